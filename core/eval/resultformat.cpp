@@ -1,0 +1,70 @@
+#include "resultformat.h"
+
+#include <QJsonDocument>
+
+namespace kforge::eval {
+
+namespace {
+
+QString q(const std::string& s) { return QString::fromStdString(s); }
+
+QString timingLine(const char* label, const protocol::TimingStats& t) {
+    return QStringLiteral("  %1 %2 us median, %3 us min, %4 us max, spread %5% over %6 runs (%7)\n")
+        .arg(QLatin1String(label), -10)
+        .arg(t.medianUs, 0, 'f', 2)
+        .arg(t.minUs, 0, 'f', 2)
+        .arg(t.maxUs, 0, 'f', 2)
+        .arg(100.0 * t.spread, 0, 'f', 2)
+        .arg(t.count)
+        .arg(q(t.method));
+}
+
+} // namespace
+
+QString formatResultText(const protocol::EvaluateResult& r, const QString& taskName, const QString& backend) {
+    QString out;
+    out += QStringLiteral("%1 on %2 (%3): %4\n")
+               .arg(taskName, backend, r.device.empty() ? QStringLiteral("no device") : q(r.device), q(std::string(protocol::statusName(r.status))));
+    out += QStringLiteral("  %1\n").arg(q(r.message));
+    for (const auto& c : r.compile)
+        out += QStringLiteral("  compile %1: %2 in %3 s\n").arg(q(c.role), c.ok ? QStringLiteral("ok") : QStringLiteral("failed")).arg(c.seconds, 0, 'f', 3);
+    for (const auto& o : r.outputs) {
+        out += QStringLiteral("  output %1: %2 elements checked, %3 wrong, %4 unwritten, max abs error %5, max rel error %6\n")
+                   .arg(q(o.name))
+                   .arg(o.checked)
+                   .arg(o.mismatches)
+                   .arg(o.unwritten)
+                   .arg(o.maxAbsError, 0, 'g', 3)
+                   .arg(o.maxRelError, 0, 'g', 3);
+        if (o.firstMismatch)
+            out += QStringLiteral("    first mismatch at index %1 (seed %2): got %3, expected %4\n")
+                       .arg(*o.firstMismatch)
+                       .arg(o.firstSeed)
+                       .arg(o.firstGot, 0, 'g', 7)
+                       .arg(o.firstExpected, 0, 'g', 7);
+    }
+    for (const auto& c : r.checks)
+        out += QStringLiteral("  check %1: %2%3\n")
+                   .arg(q(c.name), c.passed ? QStringLiteral("passed") : QStringLiteral("FAILED"),
+                        c.detail.empty() ? QString() : QStringLiteral(" (") + q(c.detail) + QLatin1Char(')'));
+    if (r.candidateTiming)
+        out += timingLine("candidate", *r.candidateTiming);
+    if (r.baselineTiming)
+        out += timingLine("baseline", *r.baselineTiming);
+    if (r.speedup)
+        out += QStringLiteral("  speedup  %1x over the baseline, timed in this run\n").arg(*r.speedup, 0, 'f', 3);
+    for (const auto& d : r.diagnostics) {
+        QString where = d.role.empty() ? QString() : q(d.role);
+        if (d.line > 0)
+            where += QStringLiteral(":%1").arg(d.line) + (d.column > 0 ? QStringLiteral(":%1").arg(d.column) : QString());
+        out += QStringLiteral("  %1 [%2]%3 %4\n")
+                   .arg(q(d.severity), q(d.kind), where.isEmpty() ? QString() : QStringLiteral(" ") + where, q(d.message));
+    }
+    return out;
+}
+
+QJsonObject resultToJson(const protocol::EvaluateResult& r) {
+    return QJsonDocument::fromJson(QByteArray::fromStdString(protocol::toJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))).object();
+}
+
+} // namespace kforge::eval

@@ -1,0 +1,669 @@
+#include "workerpool.h"
+
+#include "logging.h"
+
+#include <QFileInfo>
+#include <QProcess>
+#include <QTimer>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <utility>
+
+namespace kforge::eval {
+
+using namespace std::chrono_literals;
+using protocol::Diagnostic;
+using protocol::EvaluateResult;
+using protocol::Status;
+
+namespace {
+
+// Mirrors harness::WorkerExit; core does not link the worker harness, only the protocol.
+constexpr int kExitUsage = 2;
+constexpr int kExitDeviceLost = 3;
+
+constexpr auto kKillGrace = 300ms;     // between SIGTERM and SIGKILL
+constexpr auto kShutdownGrace = 2000ms; // for a worker asked to exit before it is terminated
+constexpr qsizetype kStderrKept = 16 * 1024;
+constexpr qsizetype kStderrQuoted = 4 * 1024;
+constexpr qsizetype kMaxLineBytes = 64 * 1024 * 1024;
+constexpr qsizetype kQuotedChars = 200;
+constexpr int kMaxAttempts = 2; // a request a dying worker never read is tried once more
+
+QString describe(std::chrono::milliseconds d) {
+    if (d < 1s)
+        return QStringLiteral("%1 ms").arg(d.count());
+    if (d.count() % 1000 == 0)
+        return QStringLiteral("%1 s").arg(d.count() / 1000);
+    return QStringLiteral("%1 s").arg(static_cast<double>(d.count()) / 1000.0, 0, 'f', 1);
+}
+
+QString describeExit(int exitCode, bool crashed) {
+    if (crashed) {
+        const char* name = ::strsignal(exitCode);
+        return QStringLiteral("crashed with signal %1 (%2)").arg(exitCode).arg(QString::fromLocal8Bit(name ? name : "unknown"));
+    }
+    switch (exitCode) {
+    case kExitDeviceLost:
+        return QStringLiteral("exited with code %1 (its device became unusable)").arg(exitCode);
+    case kExitUsage:
+        return QStringLiteral("exited with code %1 (it did not accept its command line)").arg(exitCode);
+    default:
+        return QStringLiteral("exited with code %1").arg(exitCode);
+    }
+}
+
+QString quote(const QByteArray& line) {
+    QString text = QString::fromUtf8(line.left(kQuotedChars));
+    if (line.size() > kQuotedChars)
+        text += QStringLiteral("… (%1 bytes)").arg(line.size());
+    return u'"' + text + u'"';
+}
+
+QString lastLine(const QByteArray& text) {
+    const QList<QByteArray> lines = text.trimmed().split('\n');
+    return lines.isEmpty() ? QString() : QString::fromUtf8(lines.last().trimmed().left(500));
+}
+
+Diagnostic workerDiagnostic(const QString& message, const char* severity = "error") {
+    Diagnostic d;
+    d.kind = "worker";
+    d.severity = severity;
+    d.message = message.toStdString();
+    return d;
+}
+
+int timerInterval(std::chrono::milliseconds d) {
+    return static_cast<int>(std::clamp<std::chrono::milliseconds::rep>(d.count(), 0, INT_MAX));
+}
+
+} // namespace
+
+WorkerPool::WorkerPool(QString backend, QString program, QStringList arguments, int workerCount, QObject* parent)
+    : Executor(parent),
+      m_backend(std::move(backend)),
+      m_program(std::move(program)),
+      m_arguments(std::move(arguments)),
+      m_workerCount(std::max(1, workerCount)) {
+    // Results cross threads (engine thread -> UI) through queued connections.
+    qRegisterMetaType<kforge::protocol::EvaluateResult>();
+    qRegisterMetaType<kforge::protocol::ProbeResult>();
+}
+
+WorkerPool::~WorkerPool() {
+    // Kill everything first and wait afterwards, so that several workers cost one short wait.
+    std::vector<QProcess*> running;
+    for (auto& w : m_workers) {
+        if (!w->process)
+            continue;
+        w->process->disconnect();
+        w->timer->stop();
+        if (w->process->state() != QProcess::NotRunning) {
+            w->process->kill();
+            running.push_back(w->process);
+        }
+    }
+    for (QProcess* process : running) {
+        if (!process->waitForFinished(500))
+            qCWarning(lcWorker) << "worker" << process->processId() << "did not exit after SIGKILL";
+    }
+}
+
+qint64 WorkerPool::submit(protocol::EvaluateRequest request, std::chrono::milliseconds timeout) {
+    Job job;
+    job.kind = Job::Kind::Evaluate;
+    job.id = m_nextId++;
+    request.id = job.id;
+    job.request = std::move(request);
+    job.timeout = timeout;
+    const qint64 ticket = job.id;
+    if (m_shutDown) {
+        failJob(std::move(job), Status::RuntimeError, QStringLiteral("the %1 worker pool has been shut down").arg(m_backend), {});
+        return ticket;
+    }
+    if (m_gaveUp) {
+        // The failures that made the pool give up may have been fixed since (a worker was built).
+        m_gaveUp = false;
+        m_startFailures = 0;
+    }
+    m_queue.push_back(std::move(job));
+    schedulePump();
+    return ticket;
+}
+
+void WorkerPool::cancel(qint64 ticket) {
+    auto queued = std::find_if(m_queue.begin(), m_queue.end(),
+                               [ticket](const Job& j) { return j.kind == Job::Kind::Evaluate && j.id == ticket; });
+    if (queued != m_queue.end()) {
+        Job job = std::move(*queued);
+        m_queue.erase(queued);
+        failJob(std::move(job), Status::RuntimeError, QStringLiteral("cancelled"), {});
+        return;
+    }
+    for (auto& w : m_workers) {
+        if (w->state != Worker::State::Busy || !w->job || w->job->kind != Job::Kind::Evaluate || w->job->id != ticket)
+            continue;
+        qCInfo(lcWorker).noquote() << "cancelling request" << ticket << "running on" << workerName(*w);
+        auto job = takeJob(*w);
+        stop(*w);
+        failJob(std::move(*job), Status::RuntimeError,
+                QStringLiteral("cancelled (the worker running it was stopped and will be restarted)"), {});
+        schedulePump();
+        return;
+    }
+}
+
+void WorkerPool::probe() {
+    Job job;
+    job.kind = Job::Kind::Probe;
+    job.id = m_nextId++;
+    if (m_shutDown) {
+        failJob(std::move(job), Status::RuntimeError, QStringLiteral("the %1 worker pool has been shut down").arg(m_backend), {});
+        return;
+    }
+    if (m_gaveUp) {
+        m_gaveUp = false;
+        m_startFailures = 0;
+    }
+    m_queue.push_front(std::move(job));
+    schedulePump();
+}
+
+void WorkerPool::shutdown() {
+    if (m_shutDown)
+        return;
+    m_shutDown = true;
+    const QString message = QStringLiteral("cancelled: the %1 worker pool was shut down").arg(m_backend);
+    while (!m_queue.empty()) {
+        Job job = std::move(m_queue.front());
+        m_queue.pop_front();
+        failJob(std::move(job), Status::RuntimeError, message, {});
+    }
+    for (auto& w : m_workers) {
+        switch (w->state) {
+        case Worker::State::Busy: {
+            auto job = takeJob(*w);
+            stop(*w);
+            failJob(std::move(*job), Status::RuntimeError, message, {});
+            break;
+        }
+        case Worker::State::Starting:
+        case Worker::State::Idle: {
+            const std::string line = protocol::encode(protocol::Request{protocol::ShutdownRequest{m_nextId++}}) + '\n';
+            w->process->write(line.data(), static_cast<qint64>(line.size()));
+            w->process->closeWriteChannel();
+            stop(*w, kShutdownGrace);
+            break;
+        }
+        case Worker::State::Stopping:
+        case Worker::State::Dead:
+            break;
+        }
+    }
+}
+
+WorkerPool::Worker* WorkerPool::worker(int serial) {
+    for (auto& w : m_workers)
+        if (w->serial == serial)
+            return w.get();
+    return nullptr;
+}
+
+QString WorkerPool::workerName(const Worker& w) const {
+    const QString name = QFileInfo(m_program).fileName();
+    return w.pid > 0 ? QStringLiteral("%1 (pid %2)").arg(name).arg(w.pid) : QStringLiteral("%1 #%2").arg(name).arg(w.serial);
+}
+
+int WorkerPool::count(Worker::State state) const {
+    return static_cast<int>(std::count_if(m_workers.begin(), m_workers.end(), [state](const auto& w) { return w->state == state; }));
+}
+
+void WorkerPool::schedulePump() {
+    // Decisions happen in one place, from the event loop: never inside submit() or a process
+    // callback, so no signal is emitted re-entrantly and a slot can be dropped safely.
+    if (m_pumpScheduled)
+        return;
+    m_pumpScheduled = true;
+    QMetaObject::invokeMethod(this, [this] { pump(); }, Qt::QueuedConnection);
+}
+
+void WorkerPool::pump() {
+    m_pumpScheduled = false;
+    std::erase_if(m_workers, [](const auto& w) { return w->state == Worker::State::Dead; });
+    if (m_shutDown)
+        return;
+
+    for (std::size_t i = 0; i < m_workers.size() && !m_queue.empty(); ++i) {
+        Worker& w = *m_workers[i];
+        if (w.state != Worker::State::Idle)
+            continue;
+        Job job = std::move(m_queue.front());
+        m_queue.pop_front();
+        dispatch(w, std::move(job));
+    }
+
+    // Start workers lazily: only as many as the queue can keep busy.
+    while (!m_gaveUp && !m_queue.empty()) {
+        const int ready = count(Worker::State::Starting) + count(Worker::State::Idle);
+        const int live = ready + count(Worker::State::Busy);
+        if (live >= m_workerCount || ready >= static_cast<int>(m_queue.size()))
+            break;
+        spawn();
+    }
+}
+
+void WorkerPool::spawn() {
+    auto owned = std::make_unique<Worker>();
+    Worker& w = *owned;
+    w.serial = m_nextSerial++;
+    w.process = new QProcess(this);
+    w.process->setProgram(m_program);
+    w.process->setArguments(m_arguments);
+    w.process->setProcessChannelMode(QProcess::SeparateChannels);
+    w.timer = new QTimer(w.process);
+    w.timer->setSingleShot(true);
+
+    const int serial = w.serial;
+    connect(w.process, &QProcess::readyReadStandardOutput, this, [this, serial] { onStdout(serial); });
+    connect(w.process, &QProcess::readyReadStandardError, this, [this, serial] { onStderr(serial); });
+    connect(w.process, &QProcess::finished, this, [this, serial](int exitCode, QProcess::ExitStatus status) {
+        onFinished(serial, exitCode, status == QProcess::CrashExit);
+    });
+    connect(w.process, &QProcess::errorOccurred, this, [this, serial](QProcess::ProcessError error) {
+        // Crashes arrive through finished(); only a failed start never does.
+        if (error == QProcess::FailedToStart)
+            onFailedToStart(serial);
+    });
+    connect(w.process, &QProcess::started, this, [this, serial] {
+        if (Worker* started = worker(serial); started && started->process)
+            started->pid = started->process->processId();
+    });
+    connect(w.timer, &QTimer::timeout, this, [this, serial] { onTimer(serial); });
+
+    m_workers.push_back(std::move(owned));
+    qCDebug(lcWorker).noquote() << "starting" << m_program << m_arguments.join(u' ');
+    w.timer->start(timerInterval(m_startTimeout));
+    w.process->start(); // may report FailedToStart before it returns
+}
+
+void WorkerPool::dispatch(Worker& w, Job job) {
+    ++job.attempts;
+    std::string line;
+    if (job.kind == Job::Kind::Evaluate) {
+        job.request.id = job.id;
+        line = protocol::encode(protocol::Request{job.request});
+    } else {
+        line = protocol::encode(protocol::Request{protocol::ProbeRequest{job.id}});
+    }
+    line += '\n';
+    w.process->write(line.data(), static_cast<qint64>(line.size()));
+
+    const auto limit = job.kind == Job::Kind::Evaluate ? job.timeout : m_probeTimeout;
+    if (limit > 0ms)
+        w.timer->start(timerInterval(limit));
+    else
+        w.timer->stop();
+    w.clock.start();
+    w.state = Worker::State::Busy;
+    const bool evaluation = job.kind == Job::Kind::Evaluate;
+    const qint64 ticket = job.id;
+    w.job = std::move(job);
+    if (evaluation)
+        QMetaObject::invokeMethod(this, [this, ticket] { emit evaluationStarted(ticket); }, Qt::QueuedConnection);
+}
+
+void WorkerPool::onStdout(int serial) {
+    Worker* w = worker(serial);
+    if (!w || !w->process)
+        return;
+    w->out += w->process->readAllStandardOutput();
+    if (w->state == Worker::State::Stopping || w->state == Worker::State::Dead) {
+        // A worker on its way out has nothing left to say that counts.
+        w->out.clear();
+        w->scanned = 0;
+        return;
+    }
+    for (;;) {
+        const qsizetype newline = w->out.indexOf('\n', w->scanned);
+        if (newline < 0)
+            break;
+        QByteArray line = w->out.left(newline);
+        w->out.remove(0, newline + 1);
+        w->scanned = 0;
+        if (line.endsWith('\r'))
+            line.chop(1);
+        if (!handleLine(*w, line)) {
+            w->out.clear();
+            return;
+        }
+    }
+    w->scanned = w->out.size();
+    if (w->out.size() > kMaxLineBytes) {
+        const QByteArray line = std::exchange(w->out, {});
+        w->scanned = 0;
+        protocolViolation(*w, QStringLiteral("it wrote more than 64 MiB without a newline"), line);
+    }
+}
+
+void WorkerPool::onStderr(int serial) {
+    Worker* w = worker(serial);
+    if (!w || !w->process)
+        return;
+    const QByteArray chunk = w->process->readAllStandardError();
+    w->errTail += chunk;
+    if (w->errTail.size() > kStderrKept)
+        w->errTail.remove(0, w->errTail.size() - kStderrKept);
+    w->errLine += chunk;
+    for (qsizetype newline = w->errLine.indexOf('\n'); newline >= 0; newline = w->errLine.indexOf('\n')) {
+        qCDebug(lcWorker).noquote() << workerName(*w) << QString::fromUtf8(w->errLine.left(newline));
+        w->errLine.remove(0, newline + 1);
+    }
+    if (w->errLine.size() > kStderrQuoted) {
+        qCDebug(lcWorker).noquote() << workerName(*w) << QString::fromUtf8(w->errLine);
+        w->errLine.clear();
+    }
+}
+
+bool WorkerPool::handleLine(Worker& w, const QByteArray& line) {
+    if (line.trimmed().isEmpty())
+        return true;
+    if (w.state == Worker::State::Starting) {
+        handleHello(w, line);
+        return w.state == Worker::State::Idle;
+    }
+    if (w.state != Worker::State::Busy || !w.job) {
+        protocolViolation(w, QStringLiteral("it wrote a line while no request was in flight"), line);
+        return false;
+    }
+
+    auto response = protocol::decodeResponse(line.toStdString());
+    if (!response) {
+        protocolViolation(w, QString::fromStdString(response.error()), line);
+        return false;
+    }
+    const qint64 expected = w.job->id;
+    const auto answered = protocol::responseId(*response);
+    if (const auto* error = std::get_if<protocol::ErrorResponse>(&*response)) {
+        // A worker that could not read the request may not know its id; one request is in
+        // flight per worker, so an id-less error can only be about that one.
+        if (answered && *answered != expected) {
+            protocolViolation(w, QStringLiteral("it answered request %1 while request %2 was in flight").arg(*answered).arg(expected), line);
+            return false;
+        }
+        auto job = takeJob(w);
+        w.state = Worker::State::Idle;
+        failJob(std::move(*job), Status::RuntimeError,
+                QStringLiteral("the worker rejected the request: %1").arg(QString::fromStdString(error->message)), {});
+        schedulePump();
+        return true;
+    }
+    if (!answered || *answered != expected) {
+        protocolViolation(w,
+                          QStringLiteral("it answered request %1 while request %2 was in flight")
+                              .arg(answered ? QString::number(*answered) : QStringLiteral("(none)"))
+                              .arg(expected),
+                          line);
+        return false;
+    }
+
+    if (w.job->kind == Job::Kind::Evaluate) {
+        auto* result = std::get_if<EvaluateResult>(&*response);
+        if (!result) {
+            protocolViolation(w, QStringLiteral("it sent a probe result in answer to an evaluation"), line);
+            return false;
+        }
+        auto job = takeJob(w);
+        w.state = Worker::State::Idle;
+        deliver(job->id, std::move(*result));
+    } else {
+        auto* result = std::get_if<protocol::ProbeResult>(&*response);
+        if (!result) {
+            protocolViolation(w, QStringLiteral("it sent an evaluation result in answer to a probe"), line);
+            return false;
+        }
+        takeJob(w);
+        w.state = Worker::State::Idle;
+        QMetaObject::invokeMethod(this, [this, probe = std::move(*result)] { emit probed(probe); }, Qt::QueuedConnection);
+    }
+    schedulePump();
+    return true;
+}
+
+void WorkerPool::handleHello(Worker& w, const QByteArray& line) {
+    auto hello = protocol::decodeHello(line.toStdString());
+    if (!hello) {
+        startFailed(w, QStringLiteral("%1 (its first line was %2)").arg(QString::fromStdString(hello.error()), quote(line)));
+        return;
+    }
+    const QString backend = QString::fromStdString(hello->backend);
+    if (!backend.isEmpty() && backend != m_backend) {
+        startFailed(w, QStringLiteral("it is a worker for the '%1' backend, not '%2'").arg(backend, m_backend));
+        return;
+    }
+    if (hello->pid > 0)
+        w.pid = hello->pid;
+    w.timer->stop();
+    w.state = Worker::State::Idle;
+    m_startFailures = 0;
+    qCInfo(lcWorker).noquote() << workerName(w) << "ready, version" << QString::fromStdString(hello->workerVersion);
+    schedulePump();
+}
+
+void WorkerPool::protocolViolation(Worker& w, const QString& reason, const QByteArray& line) {
+    qCWarning(lcWorker).noquote() << workerName(w) << "broke the protocol:" << reason << "- line:" << quote(line);
+    auto job = takeJob(w);
+    stop(w);
+    if (job) {
+        std::vector<Diagnostic> diagnostics{
+            workerDiagnostic(QStringLiteral("%1 broke the protocol: %2. The offending line: %3").arg(workerName(w), reason, quote(line)))};
+        if (auto err = stderrDiagnostic(w); !err.message.empty())
+            diagnostics.push_back(std::move(err));
+        failJob(std::move(*job), Status::RuntimeError,
+                QStringLiteral("the worker broke the protocol (%1); it was stopped and will be restarted").arg(reason),
+                std::move(diagnostics));
+    }
+    schedulePump();
+}
+
+void WorkerPool::onTimer(int serial) {
+    Worker* w = worker(serial);
+    if (!w)
+        return;
+    switch (w->state) {
+    case Worker::State::Starting: {
+        QString reason = QStringLiteral("it printed no hello line within %1").arg(describe(m_startTimeout));
+        if (const QString err = lastLine(w->errTail); !err.isEmpty())
+            reason += QStringLiteral(" (its last words on stderr: %1)").arg(err);
+        startFailed(*w, reason);
+        break;
+    }
+    case Worker::State::Busy: {
+        auto job = takeJob(*w);
+        const auto limit = job->kind == Job::Kind::Evaluate ? job->timeout : m_probeTimeout;
+        qCWarning(lcWorker).noquote() << workerName(*w) << "gave no answer to request" << job->id << "within" << describe(limit);
+        std::vector<Diagnostic> diagnostics{workerDiagnostic(
+            QStringLiteral("%1 gave no answer to request %2 within %3 and was stopped").arg(workerName(*w)).arg(job->id).arg(describe(limit)))};
+        if (auto err = stderrDiagnostic(*w); !err.message.empty())
+            diagnostics.push_back(std::move(err));
+        stop(*w);
+        const QString what = job->kind == Job::Kind::Evaluate ? QStringLiteral("no answer") : QStringLiteral("no answer to the probe");
+        failJob(std::move(*job), Status::Timeout,
+                QStringLiteral("%1 within %2: the worker was stopped and restarted").arg(what, describe(limit)), std::move(diagnostics));
+        schedulePump();
+        break;
+    }
+    case Worker::State::Stopping:
+        if (!w->terminated) {
+            w->process->terminate();
+            w->terminated = true;
+            w->timer->start(timerInterval(kKillGrace));
+        } else {
+            qCDebug(lcWorker).noquote() << workerName(*w) << "ignored SIGTERM; killing it";
+            w->process->kill();
+        }
+        break;
+    case Worker::State::Idle:
+    case Worker::State::Dead:
+        break;
+    }
+}
+
+void WorkerPool::onFailedToStart(int serial) {
+    Worker* w = worker(serial);
+    if (!w || w->state != Worker::State::Starting)
+        return;
+    const QString reason = QStringLiteral("cannot run it (%1)").arg(w->process->errorString());
+    retire(*w);
+    recordStartFailure(reason);
+}
+
+void WorkerPool::onFinished(int serial, int exitCode, bool crashed) {
+    Worker* w = worker(serial);
+    if (!w || w->state == Worker::State::Dead)
+        return;
+    // Whatever it wrote before exiting is still ours to read: an answer may be among it.
+    onStdout(serial);
+    onStderr(serial);
+    if (!w->errLine.isEmpty()) {
+        qCDebug(lcWorker).noquote() << workerName(*w) << QString::fromUtf8(w->errLine);
+        w->errLine.clear();
+    }
+
+    const Worker::State was = w->state;
+    const QString what = describeExit(exitCode, crashed);
+    auto job = takeJob(*w);
+    retire(*w);
+
+    switch (was) {
+    case Worker::State::Starting: {
+        QString reason = QStringLiteral("it %1 before printing its hello line").arg(what);
+        if (const QString err = lastLine(w->errTail); !err.isEmpty())
+            reason += QStringLiteral(" (its last words on stderr: %1)").arg(err);
+        recordStartFailure(reason);
+        break;
+    }
+    case Worker::State::Busy: {
+        if (!crashed && exitCode == kExitDeviceLost && job->attempts < kMaxAttempts) {
+            // The harness answers the request that broke the device and exits without reading
+            // further: a request written after that answer was never seen, so it goes again.
+            qCInfo(lcWorker).noquote() << workerName(*w) << what << "- request" << job->id << "goes to a new worker";
+            m_queue.push_front(std::move(*job));
+            break;
+        }
+        qCWarning(lcWorker).noquote() << workerName(*w) << what << "while request" << job->id << "was in flight";
+        const QString doing = job->kind == Job::Kind::Evaluate ? QStringLiteral("evaluating") : QStringLiteral("probing");
+        std::vector<Diagnostic> diagnostics{
+            workerDiagnostic(QStringLiteral("%1 %2 while %3 (request %4)").arg(workerName(*w), what, doing).arg(job->id))};
+        if (auto err = stderrDiagnostic(*w); !err.message.empty())
+            diagnostics.push_back(std::move(err));
+        else
+            diagnostics.push_back(workerDiagnostic(QStringLiteral("the worker wrote nothing to stderr"), "info"));
+        failJob(std::move(*job), Status::RuntimeError,
+                QStringLiteral("the worker %1 while %2; it will be restarted").arg(what, doing), std::move(diagnostics));
+        break;
+    }
+    case Worker::State::Idle:
+        // Exit code 3 after an answer lands here: the answer already counted.
+        qCInfo(lcWorker).noquote() << workerName(*w) << what << "while idle";
+        break;
+    case Worker::State::Stopping:
+        qCDebug(lcWorker).noquote() << workerName(*w) << "stopped:" << what;
+        break;
+    case Worker::State::Dead:
+        break;
+    }
+    schedulePump();
+}
+
+void WorkerPool::stop(Worker& w, std::chrono::milliseconds politeWait) {
+    if (w.state == Worker::State::Stopping || w.state == Worker::State::Dead)
+        return;
+    w.state = Worker::State::Stopping;
+    if (politeWait > 0ms) {
+        w.terminated = false;
+        w.timer->start(timerInterval(politeWait));
+    } else {
+        w.process->terminate();
+        w.terminated = true;
+        w.timer->start(timerInterval(kKillGrace));
+    }
+}
+
+void WorkerPool::retire(Worker& w) {
+    w.state = Worker::State::Dead;
+    if (w.process) {
+        w.timer->stop();
+        w.process->disconnect(this);
+        w.process->deleteLater();
+        w.process = nullptr;
+        w.timer = nullptr;
+    }
+}
+
+void WorkerPool::startFailed(Worker& w, const QString& reason) {
+    stop(w);
+    recordStartFailure(reason);
+}
+
+void WorkerPool::recordStartFailure(const QString& reason) {
+    ++m_startFailures;
+    qCWarning(lcWorker).noquote() << "worker start failed" << m_startFailures << "of" << m_maxStartFailures << "-" << m_program
+                                  << "-" << reason;
+    if (m_startFailures >= m_maxStartFailures && !m_gaveUp) {
+        m_gaveUp = true;
+        const QString message = QStringLiteral("the %1 worker could not be started (%2 attempts in a row failed; the last: %3). "
+                                               "Program: %4")
+                                    .arg(m_backend)
+                                    .arg(m_startFailures)
+                                    .arg(reason, m_program);
+        while (!m_queue.empty()) {
+            Job job = std::move(m_queue.front());
+            m_queue.pop_front();
+            failJob(std::move(job), Status::RuntimeError, message, {workerDiagnostic(message)});
+        }
+        QMetaObject::invokeMethod(this, [this, message] { emit workersFailedToStart(message); }, Qt::QueuedConnection);
+    }
+    schedulePump();
+}
+
+std::optional<WorkerPool::Job> WorkerPool::takeJob(Worker& w) {
+    std::optional<Job> job = std::move(w.job);
+    w.job.reset();
+    if (w.timer)
+        w.timer->stop();
+    return job;
+}
+
+void WorkerPool::failJob(Job job, Status status, const QString& message, std::vector<Diagnostic> diagnostics) {
+    if (job.kind == Job::Kind::Probe) {
+        QString text = message;
+        for (const auto& d : diagnostics)
+            text += u'\n' + QString::fromStdString(d.message);
+        QMetaObject::invokeMethod(this, [this, text] { emit probeFailed(text); }, Qt::QueuedConnection);
+        return;
+    }
+    EvaluateResult result;
+    result.status = status;
+    result.message = message.toStdString();
+    result.diagnostics = std::move(diagnostics);
+    deliver(job.id, std::move(result));
+}
+
+void WorkerPool::deliver(qint64 ticket, EvaluateResult result) {
+    result.id = ticket;
+    // Always through the event loop: never from inside submit() or cancel(), whatever happened.
+    QMetaObject::invokeMethod(this, [this, ticket, result = std::move(result)] { emit evaluated(ticket, result); }, Qt::QueuedConnection);
+}
+
+Diagnostic WorkerPool::stderrDiagnostic(const Worker& w) const {
+    const QByteArray tail = w.errTail.right(kStderrQuoted).trimmed();
+    if (tail.isEmpty())
+        return {};
+    const QString header = w.errTail.size() > kStderrQuoted ? QStringLiteral("stderr of %1 (last 4 KB):\n").arg(workerName(w))
+                                                            : QStringLiteral("stderr of %1:\n").arg(workerName(w));
+    return workerDiagnostic(header + QString::fromUtf8(tail), "info");
+}
+
+} // namespace kforge::eval

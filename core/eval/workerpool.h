@@ -1,0 +1,141 @@
+#pragma once
+// The local executor: a few worker processes (kforge-worker-<backend>) driven over the JSON-lines
+// protocol, as Hotspot drives perfparser. Workers start lazily and are replaced whenever one
+// crashes, hangs, loses its device or breaks the protocol; each such event becomes the result of
+// the request it hit (status plus a "worker" diagnostic), and the queue goes on. Nothing here
+// blocks the calling thread: stopping a worker is terminate, a short grace, then kill.
+
+#include "executor.h"
+
+#include <QByteArray>
+#include <QElapsedTimer>
+#include <QStringList>
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+class QProcess;
+class QTimer;
+
+namespace kforge::eval {
+
+class WorkerPool final : public Executor {
+    Q_OBJECT
+public:
+    WorkerPool(QString backend, QString program, QStringList arguments = {}, int workerCount = 1,
+               QObject* parent = nullptr);
+    // Kills whatever still runs (briefly waiting for the kill to land). Requests still pending get
+    // no `evaluated`: nobody is left to receive it.
+    ~WorkerPool() override;
+
+    qint64 submit(protocol::EvaluateRequest request, std::chrono::milliseconds timeout) override;
+    void cancel(qint64 ticket) override;
+    int capacity() const override { return m_workerCount; }
+    QString backend() const override { return m_backend; }
+
+    QString program() const { return m_program; }
+    QStringList arguments() const { return m_arguments; }
+
+    // How long a new worker may take to print its hello line.
+    void setStartTimeout(std::chrono::milliseconds timeout) { m_startTimeout = timeout; }
+    std::chrono::milliseconds startTimeout() const { return m_startTimeout; }
+    void setProbeTimeout(std::chrono::milliseconds timeout) { m_probeTimeout = timeout; }
+    std::chrono::milliseconds probeTimeout() const { return m_probeTimeout; }
+    // After this many failed starts in a row the queued requests fail instead of waiting forever.
+    void setMaxStartFailures(int count) { m_maxStartFailures = count < 1 ? 1 : count; }
+    int maxStartFailures() const { return m_maxStartFailures; }
+
+    // Asks a worker for its devices; answered by `probed` or `probeFailed`. Goes ahead of queued
+    // evaluations.
+    void probe();
+
+    // Fails everything pending as cancelled, asks idle workers to exit, stops busy ones, and kills
+    // whatever has not exited after a grace period. Later submits fail at once.
+    void shutdown();
+
+signals:
+    // A worker took the request (it had been queued until now). Emitted again if the request has
+    // to move to another worker because the first one exited before reading it.
+    void evaluationStarted(qint64 ticket);
+    void probed(const kforge::protocol::ProbeResult& result);
+    void probeFailed(const QString& message);
+    // Workers failed to start maxStartFailures() times in a row; queued requests were failed.
+    void workersFailedToStart(const QString& message);
+
+private:
+    struct Job {
+        enum class Kind { Evaluate, Probe };
+        Kind kind = Kind::Evaluate;
+        qint64 id = 0; // on the wire; the ticket for evaluations
+        protocol::EvaluateRequest request;
+        std::chrono::milliseconds timeout{0};
+        int attempts = 0;
+    };
+
+    struct Worker {
+        enum class State { Starting, Idle, Busy, Stopping, Dead };
+        int serial = 0;
+        State state = State::Starting;
+        QProcess* process = nullptr;
+        QTimer* timer = nullptr; // hello deadline, request deadline, or the stop grace, by state
+        bool terminated = false; // while Stopping: SIGTERM sent, SIGKILL next
+        qint64 pid = 0;
+        QByteArray out;          // stdout not yet split into lines
+        qsizetype scanned = 0;   // bytes of `out` known to hold no newline
+        QByteArray errTail;      // the last bytes of stderr, for diagnostics
+        QByteArray errLine;      // an incomplete stderr line, for the log
+        std::optional<Job> job;  // the request in flight
+        QElapsedTimer clock;     // since the request was written
+    };
+
+    Worker* worker(int serial);
+    QString workerName(const Worker& w) const;
+    int count(Worker::State state) const;
+
+    void schedulePump();
+    void pump();
+    void spawn();
+    void dispatch(Worker& w, Job job);
+
+    void onStdout(int serial);
+    void onStderr(int serial);
+    void onFinished(int serial, int exitCode, bool crashed);
+    void onFailedToStart(int serial);
+    void onTimer(int serial);
+    // False when the line made the worker unusable and reading must stop.
+    bool handleLine(Worker& w, const QByteArray& line);
+    void handleHello(Worker& w, const QByteArray& line);
+    void protocolViolation(Worker& w, const QString& reason, const QByteArray& line);
+
+    // Polite wait first (after a shutdown request), then terminate, a short grace, then kill.
+    void stop(Worker& w, std::chrono::milliseconds politeWait = std::chrono::milliseconds::zero());
+    void retire(Worker& w); // the process is gone; pump() drops the slot
+    void startFailed(Worker& w, const QString& reason);
+    void recordStartFailure(const QString& reason);
+    std::optional<Job> takeJob(Worker& w);
+    void failJob(Job job, protocol::Status status, const QString& message, std::vector<protocol::Diagnostic> diagnostics);
+    void deliver(qint64 ticket, protocol::EvaluateResult result);
+    protocol::Diagnostic stderrDiagnostic(const Worker& w) const;
+
+    QString m_backend;
+    QString m_program;
+    QStringList m_arguments;
+    int m_workerCount = 1;
+    std::chrono::milliseconds m_startTimeout{15000};
+    std::chrono::milliseconds m_probeTimeout{60000};
+    int m_maxStartFailures = 3;
+
+    std::vector<std::unique_ptr<Worker>> m_workers;
+    std::deque<Job> m_queue;
+    qint64 m_nextId = 1;
+    int m_nextSerial = 1;
+    int m_startFailures = 0; // in a row
+    bool m_gaveUp = false;   // until the next submit or probe
+    bool m_pumpScheduled = false;
+    bool m_shutDown = false;
+};
+
+} // namespace kforge::eval

@@ -1,0 +1,5 @@
+#include "logging.h"
+
+Q_LOGGING_CATEGORY(lcWorker, "kforge.worker", QtInfoMsg)
+Q_LOGGING_CATEGORY(lcTask, "kforge.task", QtInfoMsg)
+Q_LOGGING_CATEGORY(lcApp, "kforge.app", QtInfoMsg)

@@ -1,0 +1,8 @@
+#pragma once
+// Logging categories, one per subsystem.
+
+#include <QLoggingCategory>
+
+Q_DECLARE_LOGGING_CATEGORY(lcWorker)
+Q_DECLARE_LOGGING_CATEGORY(lcTask)
+Q_DECLARE_LOGGING_CATEGORY(lcApp)

@@ -1,0 +1,74 @@
+#pragma once
+// What a worker backend (OpenCL, CUDA) provides to the backend-independent evaluator: a device,
+// compiled programs, buffers, and timed launches of a resolved launch plan. Everything that decides
+// whether a candidate is correct lives in the evaluator, so every backend is held to the same rules.
+
+#include "launchplan.h"
+#include "protocol.h"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kforge::harness {
+
+// A program built from one kernel file; owned by the backend's caller.
+class Program {
+public:
+    virtual ~Program() = default;
+};
+
+using BufferId = int;
+
+struct CompileOutput {
+    bool ok = false;
+    std::string log;
+    double seconds = 0.0;
+    std::map<std::string, double> resources; // registers, shared_bytes, spill_bytes... when known
+    std::unique_ptr<Program> program;
+};
+
+// Buffers bound to one run of a launch plan, indexed like the task's inputs/outputs and the plan's
+// scratch list.
+struct Bindings {
+    std::vector<BufferId> inputs;
+    std::vector<BufferId> outputs;
+    std::vector<BufferId> scratch;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    virtual std::string name() const = 0; // "opencl", "cuda"
+    virtual spec::Dialect dialect() const = 0;
+    virtual protocol::ProbeResult probe() = 0;
+
+    // Selects the device for the following calls. Cheap when it is already open.
+    virtual spec::Status open(int device) = 0;
+    virtual std::string deviceName() const = 0;
+    virtual spec::DeviceLimits limits() const = 0;
+
+    // Problems in the source that reject it before compiling (vendor libraries, host tricks...).
+    virtual std::vector<protocol::Diagnostic> staticCheck(const std::string& source) const = 0;
+
+    virtual CompileOutput compile(const std::string& source, const std::vector<std::string>& defines,
+                                  const std::string& role) = 0;
+
+    virtual spec::Expected<BufferId> allocate(std::size_t bytes) = 0;
+    virtual void release(BufferId id) = 0;
+    virtual spec::Status upload(BufferId id, const void* data, std::size_t bytes) = 0;
+    virtual spec::Status download(BufferId id, void* data, std::size_t bytes) = 0;
+
+    // Runs every launch of `plan` in order and waits for completion. Returns the kernels' own
+    // execution time in microseconds, summed over the launches, from the device's timer.
+    virtual spec::Expected<double> run(Program& program, const spec::LaunchPlan& plan, const Bindings& bindings) = 0;
+    virtual std::string timingMethod() const = 0;
+
+    // True once an error has left the device unusable for this process (e.g. a sticky CUDA error):
+    // the worker answers the request and exits so that the pool starts a fresh one.
+    virtual bool deviceLost() const { return false; }
+};
+
+} // namespace kforge::harness

@@ -1,0 +1,618 @@
+#include "evaluator.h"
+
+#include "compilelog.h"
+#include "inputs.h"
+#include "stats.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <regex>
+#include <sstream>
+
+namespace kforge::harness {
+
+using protocol::Diagnostic;
+using protocol::EvaluateRequest;
+using protocol::EvaluateResult;
+using protocol::Status;
+using spec::Expected;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::string formatNumber(double v, int precision = 3) {
+    std::ostringstream s;
+    s.precision(precision);
+    s << v;
+    return s.str();
+}
+
+// "line 12: ..." errors from the spec library carry the directive's line.
+Diagnostic diagnosticFrom(const std::string& error, const std::string& kind, const std::string& role) {
+    Diagnostic d{kind, "error", error, role, 0, 0};
+    static const std::regex linePrefix(R"(^line (\d+): (.*)$)");
+    std::smatch m;
+    if (std::regex_match(error, m, linePrefix)) {
+        d.line = std::stoi(m[1]);
+        d.message = m[2];
+    }
+    return d;
+}
+
+// Device buffers released on scope exit.
+class BufferSet {
+public:
+    explicit BufferSet(Backend& b) : m_backend(b) {}
+    ~BufferSet() {
+        for (BufferId id : m_ids)
+            m_backend.release(id);
+    }
+    BufferSet(const BufferSet&) = delete;
+    BufferSet& operator=(const BufferSet&) = delete;
+
+    Expected<BufferId> allocate(std::size_t bytes) {
+        auto id = m_backend.allocate(bytes);
+        if (id)
+            m_ids.push_back(*id);
+        return id;
+    }
+
+private:
+    Backend& m_backend;
+    std::vector<BufferId> m_ids;
+};
+
+// One kernel file (reference, candidate or baseline) compiled and bound to its own buffers.
+struct Prepared {
+    explicit Prepared(Backend& b) : buffers(b) {}
+    std::string role;
+    std::string file;
+    spec::KernelFile kernelFile;
+    spec::LaunchPlan plan;
+    std::unique_ptr<Program> program;
+    BufferSet buffers;
+    Bindings bindings;
+    std::vector<HostTensor> zeroScratch;
+};
+
+// One verification seed's inputs and expected outputs.
+struct SeedData {
+    std::uint64_t seed = 0;
+    std::vector<HostTensor> inputs;
+    std::vector<HostTensor> expected;
+};
+
+std::uint64_t hashBytes(const std::vector<unsigned char>& bytes) {
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (unsigned char c : bytes) {
+        h ^= c;
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+class Evaluation {
+public:
+    Evaluation(Backend& backend, const EvaluateRequest& request) : m_backend(backend), m_req(request) {
+        m_result.id = request.id;
+    }
+
+    EvaluateResult run();
+
+private:
+    // Each step returns false once the result is final.
+    bool prepare(Prepared& p, const protocol::KernelInput& input, bool trusted);
+    bool allocate(Prepared& p);
+    bool makeSeeds();
+    bool verifyCandidate();
+    void timeCandidate();
+
+    // Uploads inputs, poisons outputs, zeroes scratch, runs, reads outputs back. Reports whether the
+    // candidate modified its inputs through `inputsChanged`.
+    Expected<double> runOnce(Prepared& p, const SeedData& s, int poison, std::vector<HostTensor>& outputs,
+                             std::string* inputsChanged);
+    // Compares outputs with a seed's expectations, accumulating into m_result.outputs. Returns the
+    // number of wrong elements.
+    std::uint64_t compare(const std::vector<HostTensor>& outputs, const SeedData& s, int poison, bool record);
+
+    void finish(Status status, std::string message) {
+        m_result.status = status;
+        m_result.message = std::move(message);
+    }
+    void addCheck(const std::string& name, bool passed, const std::string& detail) {
+        m_result.checks.push_back({name, passed, detail});
+    }
+    std::string outputSummary() const;
+
+    Backend& m_backend;
+    const EvaluateRequest& m_req;
+    EvaluateResult m_result;
+    spec::Sizes m_sizes;
+    std::vector<std::uint64_t> m_inputCounts;
+    std::vector<std::uint64_t> m_outputCounts;
+    std::vector<SeedData> m_seeds;
+    std::unique_ptr<Prepared> m_reference;
+    std::unique_ptr<Prepared> m_candidate;
+    std::unique_ptr<Prepared> m_baseline;
+};
+
+bool Evaluation::prepare(Prepared& p, const protocol::KernelInput& input, bool trusted) {
+    p.role = input.role;
+    p.file = input.file;
+    const bool isCandidate = p.role == "candidate";
+    const std::string who = isCandidate ? std::string("candidate") : "the task's " + p.role + " kernel";
+    auto reportBroken = [&](const Diagnostic& d) {
+        m_result.diagnostics.push_back(d);
+        if (isCandidate)
+            finish(Status::Rejected, "candidate rejected: " + (d.line ? "line " + std::to_string(d.line) + ": " : "") + d.message);
+        else if (p.role == "reference")
+            finish(Status::RuntimeError, who + " is broken: " + d.message);
+        return false;
+    };
+
+    auto kf = spec::KernelFile::parse(input.source, m_backend.dialect());
+    if (!kf)
+        return reportBroken(diagnosticFrom(kf.error(), "launch_plan", p.role));
+    p.kernelFile = std::move(*kf);
+
+    if (!trusted) {
+        bool rejected = false;
+        for (auto d : m_backend.staticCheck(input.source)) {
+            d.role = p.role;
+            rejected |= d.severity == "error";
+            m_result.diagnostics.push_back(d);
+        }
+        addCheck("static_checks", !rejected, rejected ? "the source uses something candidates may not" : "");
+        if (rejected) {
+            finish(Status::Rejected, "candidate rejected by static checks (see diagnostics)");
+            return false;
+        }
+    }
+
+    auto plan = spec::LaunchPlan::resolve(p.kernelFile, m_req.task, m_sizes, input.params, m_backend.limits());
+    if (!plan)
+        return reportBroken(diagnosticFrom(plan.error(), "launch_plan", p.role));
+    p.plan = std::move(*plan);
+
+    CompileOutput c = m_backend.compile(input.source, p.plan.defines, p.role);
+    m_result.compile.push_back({p.role, c.ok, c.seconds, c.log, c.resources});
+    if (!c.ok) {
+        auto diags = parseCompileLog(c.log, p.role);
+        std::string first = diags.empty() ? "see the compile log" : diags.front().message;
+        if (!diags.empty() && diags.front().line)
+            first = "line " + std::to_string(diags.front().line) + ": " + first;
+        for (auto& d : diags)
+            m_result.diagnostics.push_back(d);
+        if (diags.empty())
+            m_result.diagnostics.push_back({"compile", "error", "compilation failed: " + c.log.substr(0, 2000), p.role, 0, 0});
+        if (isCandidate)
+            finish(Status::CompileError, "candidate does not compile: " + first);
+        else if (p.role == "reference")
+            finish(Status::RuntimeError, who + " does not compile: " + first);
+        return false;
+    }
+    for (auto& d : parseCompileLog(c.log, p.role))
+        if (d.severity == "warning")
+            m_result.diagnostics.push_back(d);
+    p.program = std::move(c.program);
+    return allocate(p);
+}
+
+bool Evaluation::allocate(Prepared& p) {
+    auto fail = [&](const std::string& what, const std::string& error) {
+        m_result.diagnostics.push_back({"runtime", "error", what + ": " + error, p.role, 0, 0});
+        if (p.role != "baseline")
+            finish(Status::RuntimeError, "cannot allocate " + what + " on the device: " + error);
+        return false;
+    };
+    const auto& task = m_req.task;
+    for (std::size_t i = 0; i < task.inputs.size(); ++i) {
+        auto id = p.buffers.allocate(m_inputCounts[i] * spec::dtypeSize(task.inputs[i].dtype));
+        if (!id)
+            return fail("input " + task.inputs[i].name, id.error());
+        p.bindings.inputs.push_back(*id);
+    }
+    for (std::size_t i = 0; i < task.outputs.size(); ++i) {
+        auto id = p.buffers.allocate(m_outputCounts[i] * spec::dtypeSize(task.outputs[i].dtype));
+        if (!id)
+            return fail("output " + task.outputs[i].name, id.error());
+        p.bindings.outputs.push_back(*id);
+    }
+    for (const auto& s : p.plan.scratch) {
+        auto id = p.buffers.allocate(s.count * spec::dtypeSize(s.dtype));
+        if (!id)
+            return fail("scratch " + s.name, id.error());
+        p.bindings.scratch.push_back(*id);
+        p.zeroScratch.push_back(makeTensor(s.dtype, s.count));
+    }
+    return true;
+}
+
+Expected<double> Evaluation::runOnce(Prepared& p, const SeedData& s, int poison, std::vector<HostTensor>& outputs,
+                                     std::string* inputsChanged) {
+    const auto& task = m_req.task;
+    for (std::size_t i = 0; i < s.inputs.size(); ++i)
+        if (auto st = m_backend.upload(p.bindings.inputs[i], s.inputs[i].bytes.data(), s.inputs[i].byteSize()); !st)
+            return spec::Error{st.error()};
+    outputs.clear();
+    for (std::size_t i = 0; i < task.outputs.size(); ++i) {
+        HostTensor t = makeTensor(task.outputs[i].dtype, m_outputCounts[i]);
+        spec::fillPoison(t.dtype, poison, t.bytes.data(), t.count);
+        if (auto st = m_backend.upload(p.bindings.outputs[i], t.bytes.data(), t.byteSize()); !st)
+            return spec::Error{st.error()};
+        outputs.push_back(std::move(t));
+    }
+    for (std::size_t i = 0; i < p.zeroScratch.size(); ++i)
+        if (auto st = m_backend.upload(p.bindings.scratch[i], p.zeroScratch[i].bytes.data(), p.zeroScratch[i].byteSize()); !st)
+            return spec::Error{st.error()};
+
+    auto time = m_backend.run(*p.program, p.plan, p.bindings);
+    if (!time)
+        return time;
+
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+        if (auto st = m_backend.download(p.bindings.outputs[i], outputs[i].bytes.data(), outputs[i].byteSize()); !st)
+            return spec::Error{st.error()};
+    if (inputsChanged) {
+        for (std::size_t i = 0; i < s.inputs.size() && inputsChanged->empty(); ++i) {
+            HostTensor after = makeTensor(s.inputs[i].dtype, s.inputs[i].count);
+            if (auto st = m_backend.download(p.bindings.inputs[i], after.bytes.data(), after.byteSize()); !st)
+                return spec::Error{st.error()};
+            if (after.bytes != s.inputs[i].bytes) {
+                const std::size_t size = spec::dtypeSize(after.dtype);
+                std::uint64_t first = 0;
+                while (first < after.count
+                       && std::memcmp(after.bytes.data() + first * size, s.inputs[i].bytes.data() + first * size, size) == 0)
+                    ++first;
+                *inputsChanged = "input '" + task.inputs[i].name + "' was modified by the candidate (first changed element "
+                                 + std::to_string(first) + ", seed " + std::to_string(s.seed) + ")";
+            }
+        }
+    }
+    return time;
+}
+
+std::uint64_t Evaluation::compare(const std::vector<HostTensor>& outputs, const SeedData& s, int poison, bool record) {
+    std::uint64_t wrongTotal = 0;
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+        const spec::TensorSpec& spec = m_req.task.outputs[o];
+        protocol::OutputCheck& check = m_result.outputs[o];
+        const HostTensor& got = outputs[o];
+        const HostTensor& exp = s.expected[o];
+        const std::size_t size = spec::dtypeSize(got.dtype);
+        for (std::uint64_t i = 0; i < got.count; ++i) {
+            const double g = got.at(i);
+            const double e = exp.at(i);
+            bool ok;
+            double absErr = 0.0;
+            if (std::isnan(e))
+                ok = std::isnan(g);
+            else if (std::isinf(e))
+                ok = g == e;
+            else if (!std::isfinite(g))
+                ok = false;
+            else {
+                absErr = std::fabs(g - e);
+                ok = absErr <= spec.atol + spec.rtol * std::fabs(e);
+            }
+            if (!record) {
+                wrongTotal += !ok;
+                continue;
+            }
+            if (std::isfinite(g) && std::isfinite(e)) {
+                check.maxAbsError = std::max(check.maxAbsError, absErr);
+                if (e != 0.0)
+                    check.maxRelError = std::max(check.maxRelError, absErr / std::fabs(e));
+            }
+            if (ok)
+                continue;
+            ++wrongTotal;
+            ++check.mismatches;
+            if (spec::isPoison(got.dtype, poison, got.bytes.data() + i * size))
+                ++check.unwritten;
+            else if (!std::isfinite(g) && std::isfinite(e))
+                ++check.nonFinite;
+            if (!check.firstMismatch) {
+                check.firstMismatch = i;
+                check.firstGot = g;
+                check.firstExpected = e;
+                check.firstSeed = s.seed;
+            }
+        }
+        if (record)
+            check.checked += got.count;
+    }
+    return wrongTotal;
+}
+
+bool Evaluation::makeSeeds() {
+    const auto& task = m_req.task;
+    for (std::size_t k = 0; k < m_req.options.seeds.size(); ++k) {
+        SeedData s;
+        s.seed = m_req.options.seeds[k];
+        const spec::ReferenceData* data = task.findReferenceData(m_req.variant, s.seed);
+        for (std::size_t i = 0; i < task.inputs.size(); ++i) {
+            HostTensor t = makeTensor(task.inputs[i].dtype, m_inputCounts[i]);
+            if (data) {
+                if (auto st = readRaw(t, data->inputs.at(task.inputs[i].name)); !st) {
+                    finish(Status::RuntimeError, "reference data: " + st.error());
+                    return false;
+                }
+            } else {
+                initialise(t, task.inputs[i].init, s.seed, task.inputs[i].name);
+            }
+            s.inputs.push_back(std::move(t));
+        }
+        if (data) {
+            for (std::size_t i = 0; i < task.outputs.size(); ++i) {
+                HostTensor t = makeTensor(task.outputs[i].dtype, m_outputCounts[i]);
+                if (auto st = readRaw(t, data->outputs.at(task.outputs[i].name)); !st) {
+                    finish(Status::RuntimeError, "reference data: " + st.error());
+                    return false;
+                }
+                s.expected.push_back(std::move(t));
+            }
+        } else {
+            auto time = runOnce(*m_reference, s, 0, s.expected, nullptr);
+            if (!time) {
+                m_result.diagnostics.push_back({"runtime", "error", time.error(), "reference", 0, 0});
+                finish(Status::RuntimeError, "the task's reference kernel failed: " + time.error());
+                return false;
+            }
+            for (std::size_t i = 0; i < s.expected.size(); ++i) {
+                const HostTensor& t = s.expected[i];
+                const std::size_t size = spec::dtypeSize(t.dtype);
+                std::uint64_t unwritten = 0;
+                for (std::uint64_t e = 0; e < t.count; ++e)
+                    unwritten += spec::isPoison(t.dtype, 0, t.bytes.data() + e * size);
+                if (unwritten) {
+                    finish(Status::RuntimeError, "the task's reference kernel left " + std::to_string(unwritten)
+                                                     + " elements of '" + task.outputs[i].name + "' unwritten");
+                    return false;
+                }
+            }
+        }
+        m_seeds.push_back(std::move(s));
+    }
+    return true;
+}
+
+bool Evaluation::verifyCandidate() {
+    const auto& task = m_req.task;
+    for (const auto& o : task.outputs) {
+        protocol::OutputCheck c;
+        c.name = o.name;
+        m_result.outputs.push_back(c);
+    }
+    std::string inputsChanged;
+    std::vector<std::vector<std::uint64_t>> candidateHashes(task.outputs.size());
+    std::vector<HostTensor> outputs;
+    int run = 0;
+    for (std::size_t k = 0; k < m_seeds.size(); ++k) {
+        // The first seed runs twice, with each poison pattern, so an unwritten element is caught
+        // whatever value it should hold.
+        const int repeats = k == 0 ? 2 : 1;
+        for (int rep = 0; rep < repeats; ++rep, ++run) {
+            const int poison = run % 2;
+            auto time = runOnce(*m_candidate, m_seeds[k], poison, outputs, &inputsChanged);
+            if (!time) {
+                m_result.diagnostics.push_back({"runtime", "error", time.error(), "candidate", 0, 0});
+                finish(Status::RuntimeError, "candidate failed at run time: " + time.error());
+                return false;
+            }
+            compare(outputs, m_seeds[k], poison, true);
+        }
+        for (std::size_t o = 0; o < outputs.size(); ++o)
+            candidateHashes[o].push_back(hashBytes(outputs[o].bytes));
+    }
+
+    addCheck("inputs_unchanged", inputsChanged.empty(), inputsChanged);
+    std::uint64_t unwritten = 0, mismatches = 0;
+    for (const auto& c : m_result.outputs) {
+        unwritten += c.unwritten;
+        mismatches += c.mismatches;
+    }
+    addCheck("all_written", unwritten == 0,
+             unwritten ? std::to_string(unwritten) + " output elements kept the poison written before the run" : "");
+
+    // A result that does not change when the reference's does is not computed from the inputs.
+    std::string constant;
+    for (std::size_t o = 0; o < task.outputs.size() && constant.empty(); ++o)
+        for (std::size_t a = 0; a + 1 < m_seeds.size() && constant.empty(); ++a)
+            for (std::size_t b = a + 1; b < m_seeds.size() && constant.empty(); ++b)
+                if (candidateHashes[o][a] == candidateHashes[o][b]
+                    && m_seeds[a].expected[o].bytes != m_seeds[b].expected[o].bytes)
+                    constant = "output '" + task.outputs[o].name + "' is identical for seeds " + std::to_string(m_seeds[a].seed)
+                               + " and " + std::to_string(m_seeds[b].seed)
+                               + " although the reference's differs: it does not depend on the inputs";
+    if (m_seeds.size() > 1)
+        addCheck("depends_on_inputs", constant.empty(), constant);
+
+    if (!inputsChanged.empty()) {
+        m_result.diagnostics.push_back({"integrity", "error", inputsChanged, "candidate", 0, 0});
+        finish(Status::Rejected, "candidate rejected: " + inputsChanged);
+        return false;
+    }
+    if (!constant.empty())
+        m_result.diagnostics.push_back({"integrity", "error", constant, "candidate", 0, 0});
+    if (mismatches || !constant.empty()) {
+        for (const auto& c : m_result.outputs) {
+            if (!c.mismatches)
+                continue;
+            std::string msg = "output '" + c.name + "': " + std::to_string(c.mismatches) + " of " + std::to_string(c.checked)
+                              + " elements wrong";
+            if (c.unwritten)
+                msg += " (" + std::to_string(c.unwritten) + " never written)";
+            if (c.firstMismatch)
+                msg += "; first at index " + std::to_string(*c.firstMismatch) + ": got " + formatNumber(c.firstGot, 7)
+                       + ", expected " + formatNumber(c.firstExpected, 7) + " (seed " + std::to_string(c.firstSeed) + ")";
+            m_result.diagnostics.push_back({"verification", "error", msg, "candidate", 0, 0});
+        }
+        finish(Status::Incorrect, mismatches ? "candidate is incorrect: " + outputSummary() : "candidate is incorrect: " + constant);
+        return false;
+    }
+    return true;
+}
+
+std::string Evaluation::outputSummary() const {
+    std::string s;
+    for (const auto& c : m_result.outputs) {
+        if (!c.mismatches)
+            continue;
+        if (!s.empty())
+            s += "; ";
+        s += c.name + ": " + std::to_string(c.mismatches) + " of " + std::to_string(c.checked) + " elements wrong";
+        if (c.unwritten)
+            s += ", " + std::to_string(c.unwritten) + " never written";
+        else
+            s += ", max abs error " + formatNumber(c.maxAbsError);
+    }
+    return s;
+}
+
+void Evaluation::timeCandidate() {
+    const auto& o = m_req.options;
+    const std::size_t sets = std::min<std::size_t>(static_cast<std::size_t>(o.inputSets), m_seeds.size());
+    std::vector<double> candidateUs, baselineUs;
+    std::vector<HostTensor> outputs;
+    std::string timedFailure;
+    bool baselineOk = m_baseline != nullptr;
+    std::string baselineProblem;
+    const int kernels = m_baseline ? 2 : 1;
+    const auto t0 = Clock::now();
+    int run = 0;
+
+    // Each timed run gets fresh inputs from a rotating set, fresh poison, and is verified: a kernel
+    // that remembers results between calls fails here.
+    auto timed = [&](Prepared& p, int index, std::vector<double>* samples, std::string& failure) {
+        const SeedData& s = m_seeds[static_cast<std::size_t>(index) % sets];
+        const int poison = run++ % 2;
+        auto time = runOnce(p, s, poison, outputs, nullptr);
+        if (!time) {
+            failure = "timed run " + std::to_string(index) + " failed: " + time.error();
+            return false;
+        }
+        if (const auto wrong = compare(outputs, s, poison, false)) {
+            failure = "timed run " + std::to_string(index) + " (input set " + std::to_string(s.seed) + ") gave "
+                      + std::to_string(wrong) + " wrong elements: results must be computed afresh on every call";
+            return false;
+        }
+        if (samples)
+            samples->push_back(*time);
+        return true;
+    };
+
+    for (int w = 0; w < o.warmup && timedFailure.empty(); ++w) {
+        timed(*m_candidate, w, nullptr, timedFailure);
+        if (baselineOk && !timed(*m_baseline, w, nullptr, baselineProblem))
+            baselineOk = false;
+    }
+    for (int rep = 0; rep < o.maxRepetitions && timedFailure.empty(); ++rep) {
+        if (!timed(*m_candidate, rep, &candidateUs, timedFailure))
+            break;
+        if (baselineOk && !timed(*m_baseline, rep, &baselineUs, baselineProblem))
+            baselineOk = false;
+        if (rep + 1 < o.minRepetitions)
+            continue;
+        const bool stable = summarise(candidateUs, "").spread <= o.targetSpread
+                            && (!baselineOk || summarise(baselineUs, "").spread <= o.targetSpread);
+        if (stable || secondsSince(t0) > o.timeCapSeconds * kernels)
+            break;
+    }
+
+    addCheck("timed_runs_verified", timedFailure.empty(), timedFailure);
+    if (!timedFailure.empty()) {
+        m_result.diagnostics.push_back({"integrity", "error", timedFailure, "candidate", 0, 0});
+        finish(Status::Incorrect, "candidate is incorrect: " + timedFailure);
+        return;
+    }
+    m_result.candidateTiming = summarise(candidateUs, m_backend.timingMethod());
+    if (m_baseline) {
+        if (baselineOk) {
+            m_result.baselineTiming = summarise(baselineUs, m_backend.timingMethod());
+            if (m_result.candidateTiming->medianUs > 0)
+                m_result.speedup = m_result.baselineTiming->medianUs / m_result.candidateTiming->medianUs;
+        } else {
+            m_result.diagnostics.push_back({"timing", "warning", "baseline not timed, so no speedup: " + baselineProblem, "baseline", 0, 0});
+        }
+    }
+    const auto& t = *m_result.candidateTiming;
+    std::string msg = "correct on " + std::to_string(m_seeds.size()) + " seed(s); " + formatNumber(t.medianUs) + " us median over "
+                      + std::to_string(t.count) + " runs (spread " + formatNumber(100.0 * t.spread, 2) + "%)";
+    if (m_result.speedup)
+        msg += ", " + formatNumber(*m_result.speedup) + "x the baseline's speed";
+    finish(Status::Ok, msg);
+}
+
+EvaluateResult Evaluation::run() {
+    const auto& task = m_req.task;
+    try {
+        if (auto st = m_backend.open(m_req.options.device); !st) {
+            finish(Status::RuntimeError, "no device: " + st.error());
+            m_result.diagnostics.push_back({"runtime", "error", st.error(), "", 0, 0});
+            return m_result;
+        }
+        m_result.device = m_backend.deviceName();
+        auto sizes = task.sizesFor(m_req.variant);
+        if (!sizes) {
+            finish(Status::RuntimeError, sizes.error());
+            return m_result;
+        }
+        m_sizes = *sizes;
+        for (const auto& t : task.inputs)
+            m_inputCounts.push_back(static_cast<std::uint64_t>(*task.elementCount(t, m_sizes)));
+        for (const auto& t : task.outputs)
+            m_outputCounts.push_back(static_cast<std::uint64_t>(*task.elementCount(t, m_sizes)));
+
+        const bool referenceNeeded = [&] {
+            for (auto seed : m_req.options.seeds)
+                if (!task.findReferenceData(m_req.variant, seed))
+                    return true;
+            return false;
+        }();
+        m_candidate = std::make_unique<Prepared>(m_backend);
+        if (referenceNeeded) {
+            m_reference = std::make_unique<Prepared>(m_backend);
+            if (!prepare(*m_reference, m_req.reference, true))
+                return m_result;
+        }
+        if (!prepare(*m_candidate, m_req.candidate, false))
+            return m_result;
+        if (m_req.baseline && m_req.options.timing) {
+            m_baseline = std::make_unique<Prepared>(m_backend);
+            if (!prepare(*m_baseline, *m_req.baseline, true)) {
+                m_result.diagnostics.push_back({"timing", "warning", "the baseline could not be prepared, so no speedup is reported", "baseline", 0, 0});
+                m_baseline.reset();
+            }
+        }
+        if (!makeSeeds() || !verifyCandidate())
+            return m_result;
+        if (m_req.options.timing) {
+            timeCandidate();
+        } else {
+            addCheck("timed_runs_verified", true, "timing not requested");
+            finish(Status::Ok, "correct on " + std::to_string(m_seeds.size()) + " seed(s)");
+        }
+    } catch (const std::bad_alloc&) {
+        finish(Status::RuntimeError, "out of host memory for these sizes");
+    } catch (const std::exception& e) {
+        finish(Status::RuntimeError, std::string("internal error in the worker: ") + e.what());
+    }
+    return m_result;
+}
+
+} // namespace
+
+EvaluateResult Evaluator::evaluate(const EvaluateRequest& request) {
+    const auto t0 = Clock::now();
+    EvaluateResult r = Evaluation(m_backend, request).run();
+    r.wallSeconds = secondsSince(t0);
+    return r;
+}
+
+} // namespace kforge::harness

@@ -1,0 +1,30 @@
+#pragma once
+// Host-side tensors and their seeded initialisation. Values come from a splitmix64/xoshiro-style
+// generator with hand-written distributions, so one seed gives the same inputs on every machine and
+// standard library.
+
+#include "taskspec.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kforge::harness {
+
+struct HostTensor {
+    spec::DType dtype = spec::DType::Float32;
+    std::uint64_t count = 0;
+    std::vector<unsigned char> bytes;
+
+    std::size_t byteSize() const { return bytes.size(); }
+    double at(std::uint64_t i) const;
+};
+
+HostTensor makeTensor(spec::DType dtype, std::uint64_t count);
+
+// Fills `t` per `init`, drawing from a stream determined by (seed, tensor name).
+void initialise(HostTensor& t, const spec::InitSpec& init, std::uint64_t seed, const std::string& name);
+
+// Reads a raw little-endian file of exactly t.byteSize() bytes.
+spec::Status readRaw(HostTensor& t, const std::string& path);
+
+} // namespace kforge::harness

@@ -1,0 +1,90 @@
+#include "workermain.h"
+
+#include "evaluator.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+namespace kforge::harness {
+
+namespace {
+
+void writeLine(const std::string& line) {
+    std::cout << line << '\n';
+    std::cout.flush();
+}
+
+void printUsage(const Backend& backend) {
+    std::cout << "usage: kforge-worker-" << backend.name() << " [--probe | --version | --help]\n\n"
+              << "A kforge evaluation worker (" << backend.name() << " backend). Started by kforge, it reads one JSON\n"
+              << "request per line on stdin and answers one JSON line per request on stdout (protocol "
+              << protocol::kVersion << ").\n"
+              << "  --probe    print the devices this worker can use, as JSON, and exit\n"
+              << "  --version  print the worker and protocol versions and exit\n";
+}
+
+} // namespace
+
+int runWorker(Backend& backend, int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--probe") {
+            writeLine(protocol::encode(backend.probe()));
+            return ExitOk;
+        }
+        if (arg == "--version") {
+            std::cout << "kforge-worker-" << backend.name() << " " << KFORGE_VERSION << " (protocol " << protocol::kVersion << ")\n";
+            return ExitOk;
+        }
+        if (arg == "--help" || arg == "-h") {
+            printUsage(backend);
+            return ExitOk;
+        }
+        std::cerr << "kforge-worker-" << backend.name() << ": unknown argument '" << arg << "' (try --help)\n";
+        return ExitUsage;
+    }
+
+    // stdout carries the protocol alone; anything a library prints goes to stderr instead.
+    std::ios::sync_with_stdio(true);
+    writeLine(protocol::encode(protocol::Hello{backend.name(), KFORGE_VERSION, protocol::kVersion, static_cast<std::int64_t>(::getpid())}));
+
+    Evaluator evaluator(backend);
+    std::string line;
+    while (std::getline(std::cin, line)) {
+        if (line.empty() || line == "\r")
+            continue;
+        auto request = protocol::decodeRequest(line);
+        if (!request) {
+            // Try to recover the id so the caller can match the error to its request.
+            std::optional<std::int64_t> id;
+            try {
+                auto j = nlohmann::json::parse(line);
+                if (j.is_object() && j.contains("id") && j["id"].is_number_integer())
+                    id = j["id"].get<std::int64_t>();
+            } catch (const nlohmann::json::exception&) {
+            }
+            writeLine(protocol::encodeError(id, request.error()));
+            continue;
+        }
+        if (const auto* probe = std::get_if<protocol::ProbeRequest>(&*request)) {
+            auto p = backend.probe();
+            p.id = probe->id;
+            writeLine(protocol::encode(p));
+        } else if (std::holds_alternative<protocol::ShutdownRequest>(*request)) {
+            return ExitOk;
+        } else {
+            const auto& eval = std::get<protocol::EvaluateRequest>(*request);
+            writeLine(protocol::encode(evaluator.evaluate(eval)));
+            if (backend.deviceLost()) {
+                std::cerr << "kforge-worker-" << backend.name() << ": the device is unusable after this request; exiting\n";
+                return ExitDeviceLost;
+            }
+        }
+    }
+    return ExitOk;
+}
+
+} // namespace kforge::harness

@@ -1,0 +1,968 @@
+#include "openclbackend.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+namespace kforge::opencl {
+
+namespace {
+
+constexpr cl_int kPlatformNotFoundKhr = -1001; // from cl_ext.h, which older header sets lack
+
+const char* const kInstallHint =
+    "install an OpenCL driver, e.g. `apt install pocl-opencl-icd` for the CPU, or your GPU vendor's OpenCL ICD";
+
+std::string trim(std::string s) {
+    const auto notSpace = [](unsigned char c) { return !std::isspace(c) && c != '\0'; };
+    s.erase(s.begin(), std::find_if(s.begin(), s.end(), notSpace));
+    s.erase(std::find_if(s.rbegin(), s.rend(), notSpace).base(), s.end());
+    return s;
+}
+
+// clGet*Info string queries: the size first, then the text, without the terminating NUL (drivers
+// also pad some names with spaces).
+template <typename Object, typename Query>
+std::string infoString(Object object, cl_uint param, Query query) {
+    std::size_t size = 0;
+    if (query(object, param, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+        return {};
+    std::string s(size, '\0');
+    if (query(object, param, size, s.data(), nullptr) != CL_SUCCESS)
+        return {};
+    return trim(s);
+}
+
+std::string deviceString(cl_device_id d, cl_device_info param) {
+    return infoString(d, param, [](cl_device_id o, cl_uint p, std::size_t n, void* v, std::size_t* r) {
+        return clGetDeviceInfo(o, p, n, v, r);
+    });
+}
+
+std::string platformString(cl_platform_id pl, cl_platform_info param) {
+    return infoString(pl, param, [](cl_platform_id o, cl_uint p, std::size_t n, void* v, std::size_t* r) {
+        return clGetPlatformInfo(o, p, n, v, r);
+    });
+}
+
+template <typename T>
+T deviceValue(cl_device_id d, cl_device_info param, T fallback = T{}) {
+    T v{};
+    return clGetDeviceInfo(d, param, sizeof v, &v, nullptr) == CL_SUCCESS ? v : fallback;
+}
+
+std::vector<std::size_t> workItemSizes(cl_device_id d) {
+    const cl_uint dims = deviceValue<cl_uint>(d, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS, 3);
+    std::vector<std::size_t> sizes(std::max<cl_uint>(dims, 1), 0);
+    if (clGetDeviceInfo(d, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizes.size() * sizeof(std::size_t), sizes.data(), nullptr)
+        != CL_SUCCESS)
+        sizes.assign(3, 1);
+    return sizes;
+}
+
+std::string programBuildLog(cl_program p, cl_device_id d) {
+    std::size_t size = 0;
+    if (clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+        return {};
+    std::string s(size, '\0');
+    if (clGetProgramBuildInfo(p, d, CL_PROGRAM_BUILD_LOG, size, s.data(), nullptr) != CL_SUCCESS)
+        return {};
+    while (!s.empty() && (s.back() == '\0' || s.back() == '\n' || s.back() == ' '))
+        s.pop_back();
+    return s;
+}
+
+// "OpenCL 3.0 ..." / "OpenCL C 1.2 ..." -> major * 10 + minor; 0 when unreadable.
+int parseVersion(const std::string& text, const std::string& prefix) {
+    if (text.rfind(prefix, 0) != 0)
+        return 0;
+    int major = 0, minor = 0;
+    if (std::sscanf(text.c_str() + prefix.size(), "%d.%d", &major, &minor) != 2)
+        return 0;
+    return major * 10 + minor;
+}
+
+// The OpenCL C versions a device compiles, as major*10+minor. 3.0 devices list them all
+// (CL_DEVICE_OPENCL_C_ALL_VERSIONS, and report only a compatible 1.x in CL_DEVICE_OPENCL_C_VERSION);
+// older devices name their single highest version.
+std::vector<int> openClCVersions(cl_device_id d) {
+    std::vector<int> versions;
+#ifdef CL_DEVICE_OPENCL_C_ALL_VERSIONS
+    if (parseVersion(deviceString(d, CL_DEVICE_VERSION), "OpenCL ") >= 30) {
+        std::size_t size = 0;
+        if (clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_ALL_VERSIONS, 0, nullptr, &size) == CL_SUCCESS && size > 0) {
+            std::vector<cl_name_version> all(size / sizeof(cl_name_version));
+            if (clGetDeviceInfo(d, CL_DEVICE_OPENCL_C_ALL_VERSIONS, all.size() * sizeof(cl_name_version), all.data(),
+                                nullptr)
+                == CL_SUCCESS)
+                for (const auto& v : all)
+                    versions.push_back(static_cast<int>(CL_VERSION_MAJOR(v.version) * 10 + CL_VERSION_MINOR(v.version)));
+        }
+    }
+#endif
+    if (const int v = parseVersion(deviceString(d, CL_DEVICE_OPENCL_C_VERSION), "OpenCL C "); v > 0)
+        versions.push_back(v);
+    std::sort(versions.begin(), versions.end());
+    versions.erase(std::unique(versions.begin(), versions.end()), versions.end());
+    return versions;
+}
+
+// Without -cl-std a compiler accepts OpenCL C 1.2 only, which lacks program-scope globals and the
+// 2.0 atomics; the newest standard the device declares is asked for instead. -cl-std takes only
+// CL1.x, CL2.0 and CL3.0, so 2.1/2.2 devices get CL2.0.
+std::string chooseClStd(const std::vector<int>& versions) {
+    if (std::find(versions.begin(), versions.end(), 30) != versions.end())
+        return "-cl-std=CL3.0";
+    if (!versions.empty() && versions.back() >= 20)
+        return "-cl-std=CL2.0";
+    return {};
+}
+
+std::string versionText(int v) { return std::to_string(v / 10) + "." + std::to_string(v % 10); }
+
+std::string deviceKind(cl_device_type t) {
+    if (t & CL_DEVICE_TYPE_GPU)
+        return "gpu";
+    if (t & CL_DEVICE_TYPE_CPU)
+        return "cpu";
+    if (t & CL_DEVICE_TYPE_ACCELERATOR)
+        return "accelerator";
+    return "other";
+}
+
+struct DeviceEntry {
+    cl_platform_id platform = nullptr;
+    cl_device_id device = nullptr;
+};
+
+// All devices of all platforms, flattened in platform order: the index open() takes. Problems with
+// single platforms are collected rather than fatal, so one broken ICD does not hide the others.
+struct Enumeration {
+    std::vector<cl_platform_id> platforms;
+    std::vector<DeviceEntry> devices;
+    std::vector<std::string> problems;
+};
+
+Enumeration enumerate() {
+    Enumeration e;
+    cl_uint count = 0;
+    const cl_int err = clGetPlatformIDs(0, nullptr, &count);
+    if (err == kPlatformNotFoundKhr || (err == CL_SUCCESS && count == 0)) {
+        e.problems.push_back(std::string("no OpenCL platform found: ") + kInstallHint);
+        return e;
+    }
+    if (err != CL_SUCCESS) {
+        e.problems.push_back("clGetPlatformIDs failed with " + clErrorName(err) + ": " + kInstallHint);
+        return e;
+    }
+    e.platforms.resize(count);
+    if (const cl_int err2 = clGetPlatformIDs(count, e.platforms.data(), nullptr); err2 != CL_SUCCESS) {
+        e.problems.push_back("clGetPlatformIDs failed with " + clErrorName(err2));
+        e.platforms.clear();
+        return e;
+    }
+    for (cl_platform_id pl : e.platforms) {
+        cl_uint n = 0;
+        const cl_int derr = clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, 0, nullptr, &n);
+        if (derr == CL_DEVICE_NOT_FOUND || (derr == CL_SUCCESS && n == 0))
+            continue;
+        if (derr != CL_SUCCESS) {
+            e.problems.push_back("platform '" + platformString(pl, CL_PLATFORM_NAME) + "': clGetDeviceIDs failed with "
+                                 + clErrorName(derr));
+            continue;
+        }
+        std::vector<cl_device_id> ids(n);
+        if (clGetDeviceIDs(pl, CL_DEVICE_TYPE_ALL, n, ids.data(), nullptr) != CL_SUCCESS)
+            continue;
+        for (cl_device_id d : ids)
+            e.devices.push_back({pl, d});
+    }
+    if (e.devices.empty())
+        e.problems.push_back("OpenCL platforms exist but none has a device: " + std::string(kInstallHint));
+    return e;
+}
+
+bool hasExtension(cl_device_id d, const std::string& ext) {
+    std::istringstream in(deviceString(d, CL_DEVICE_EXTENSIONS));
+    for (std::string tok; in >> tok;)
+        if (tok == ext)
+            return true;
+    return false;
+}
+
+// Errors a finished or failed command reports when the context itself is broken (e.g. NVIDIA after
+// an out-of-bounds access): nothing run in it afterwards can be trusted.
+bool isStickyError(cl_int err) {
+    return err == CL_OUT_OF_RESOURCES || err == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST || err == -9999
+           || err == CL_INVALID_COMMAND_QUEUE || err == CL_INVALID_CONTEXT;
+}
+
+void CL_CALLBACK contextNotify(const char* errinfo, const void*, std::size_t, void*) {
+    // stdout carries the worker protocol; asynchronous driver reports go to stderr.
+    std::fprintf(stderr, "kforge-worker-opencl: OpenCL context reports: %s\n", errinfo ? errinfo : "(nothing)");
+}
+
+// ---- kernel argument values ------------------------------------------------------------------
+
+struct ArgValue {
+    std::array<unsigned char, 8> bytes{};
+    std::size_t size = 0;
+};
+
+template <typename T>
+ArgValue packed(T v) {
+    ArgValue a;
+    std::memcpy(a.bytes.data(), &v, sizeof v);
+    a.size = sizeof v;
+    return a;
+}
+
+template <typename T>
+spec::Expected<ArgValue> integerArg(double v, const std::string& type) {
+    if (!std::isfinite(v) || v != std::trunc(v))
+        return spec::fail("value " + std::to_string(v) + " is not a whole number, but the kernel declares it " + type);
+    // Bounds as doubles: 2^63 and 2^64 are exact, the max values themselves are not.
+    const double lo = static_cast<double>(std::numeric_limits<T>::min());
+    const double hiExclusive = std::ldexp(1.0, std::numeric_limits<T>::digits);
+    if (v < lo || v >= hiExclusive) {
+        std::ostringstream os;
+        os.precision(17);
+        os << "value " << v << " does not fit in the kernel's " << type;
+        return spec::fail(os.str());
+    }
+    return packed(static_cast<T>(v));
+}
+
+// IEEE binary16 bits of `f`, rounded to nearest even (OpenCL `half` arguments are passed as bits).
+std::uint16_t halfBits(float f) {
+    std::uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+    std::uint32_t mant = x & 0x7fffffu;
+    const int exp = static_cast<int>((x >> 23) & 0xffu);
+    if (exp == 255)
+        return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
+    const int e = exp - 127 + 15;
+    if (e >= 31)
+        return static_cast<std::uint16_t>(sign | 0x7c00u);
+    if (e <= 0) {
+        if (e < -10)
+            return sign;
+        mant |= 0x800000u;
+        const int shift = 14 - e;
+        std::uint32_t h = mant >> shift;
+        const std::uint32_t rem = mant & ((1u << shift) - 1);
+        const std::uint32_t halfway = 1u << (shift - 1);
+        if (rem > halfway || (rem == halfway && (h & 1u)))
+            ++h;
+        return static_cast<std::uint16_t>(sign | h);
+    }
+    std::uint32_t h = (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
+    const std::uint32_t rem = mant & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+        ++h; // a carry into the exponent rounds up to the next binade or to infinity, as it should
+    return static_cast<std::uint16_t>(sign | h);
+}
+
+// The bytes clSetKernelArg needs for `value` as the kernel's declared C type.
+spec::Expected<ArgValue> valueArg(const std::string& declared, double value, cl_uint addressBits) {
+    std::string t = declared;
+    if (t.rfind("signed ", 0) == 0)
+        t = t.substr(7);
+    if (t == "char" || t == "int8_t")
+        return integerArg<std::int8_t>(value, declared);
+    if (t == "uchar" || t == "unsigned char" || t == "uint8_t")
+        return integerArg<std::uint8_t>(value, declared);
+    if (t == "short" || t == "short int" || t == "int16_t")
+        return integerArg<std::int16_t>(value, declared);
+    if (t == "ushort" || t == "unsigned short" || t == "unsigned short int" || t == "uint16_t")
+        return integerArg<std::uint16_t>(value, declared);
+    if (t == "int" || t == "int32_t" || t == "signed")
+        return integerArg<std::int32_t>(value, declared);
+    if (t == "uint" || t == "unsigned int" || t == "unsigned" || t == "uint32_t")
+        return integerArg<std::uint32_t>(value, declared);
+    // OpenCL C's long is 64 bits on every device, unlike the host's on some platforms.
+    if (t == "long" || t == "long int" || t == "long long" || t == "int64_t")
+        return integerArg<std::int64_t>(value, declared);
+    if (t == "ulong" || t == "unsigned long" || t == "unsigned long int" || t == "unsigned long long" || t == "uint64_t")
+        return integerArg<std::uint64_t>(value, declared);
+    if (t == "size_t")
+        return addressBits == 32 ? integerArg<std::uint32_t>(value, declared) : integerArg<std::uint64_t>(value, declared);
+    if (t == "float")
+        return packed(static_cast<float>(value));
+    if (t == "double")
+        return packed(value);
+    if (t == "half")
+        return packed(halfBits(static_cast<float>(value)));
+    return spec::fail("type '" + declared
+                      + "' cannot be passed as a value by the OpenCL worker (use char, uchar, short, ushort, int, uint, "
+                        "long, ulong, size_t, half, float or double)");
+}
+
+std::string tripleText(const std::array<std::uint64_t, 3>& v, int dims) {
+    std::string s = "(";
+    for (int d = 0; d < dims; ++d)
+        s += (d ? ", " : "") + std::to_string(v[static_cast<std::size_t>(d)]);
+    return s + ")";
+}
+
+std::vector<std::string> splitNames(const std::string& s) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (char c : s + ";") {
+        if (c == ';') {
+            if (!trim(cur).empty())
+                out.push_back(trim(cur));
+            cur.clear();
+        } else {
+            cur += c;
+        }
+    }
+    return out;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v)
+        s += (s.empty() ? "" : ", ") + x;
+    return s;
+}
+
+} // namespace
+
+// ---- error names -----------------------------------------------------------------------------
+
+std::string clErrorName(cl_int code) {
+    switch (code) {
+    case 0: return "CL_SUCCESS";
+    case -1: return "CL_DEVICE_NOT_FOUND";
+    case -2: return "CL_DEVICE_NOT_AVAILABLE";
+    case -3: return "CL_COMPILER_NOT_AVAILABLE";
+    case -4: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case -5: return "CL_OUT_OF_RESOURCES";
+    case -6: return "CL_OUT_OF_HOST_MEMORY";
+    case -7: return "CL_PROFILING_INFO_NOT_AVAILABLE";
+    case -8: return "CL_MEM_COPY_OVERLAP";
+    case -9: return "CL_IMAGE_FORMAT_MISMATCH";
+    case -10: return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
+    case -11: return "CL_BUILD_PROGRAM_FAILURE";
+    case -12: return "CL_MAP_FAILURE";
+    case -13: return "CL_MISALIGNED_SUB_BUFFER_OFFSET";
+    case -14: return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
+    case -15: return "CL_COMPILE_PROGRAM_FAILURE";
+    case -16: return "CL_LINKER_NOT_AVAILABLE";
+    case -17: return "CL_LINK_PROGRAM_FAILURE";
+    case -18: return "CL_DEVICE_PARTITION_FAILED";
+    case -19: return "CL_KERNEL_ARG_INFO_NOT_AVAILABLE";
+    case -30: return "CL_INVALID_VALUE";
+    case -31: return "CL_INVALID_DEVICE_TYPE";
+    case -32: return "CL_INVALID_PLATFORM";
+    case -33: return "CL_INVALID_DEVICE";
+    case -34: return "CL_INVALID_CONTEXT";
+    case -35: return "CL_INVALID_QUEUE_PROPERTIES";
+    case -36: return "CL_INVALID_COMMAND_QUEUE";
+    case -37: return "CL_INVALID_HOST_PTR";
+    case -38: return "CL_INVALID_MEM_OBJECT";
+    case -39: return "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR";
+    case -40: return "CL_INVALID_IMAGE_SIZE";
+    case -41: return "CL_INVALID_SAMPLER";
+    case -42: return "CL_INVALID_BINARY";
+    case -43: return "CL_INVALID_BUILD_OPTIONS";
+    case -44: return "CL_INVALID_PROGRAM";
+    case -45: return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case -46: return "CL_INVALID_KERNEL_NAME";
+    case -47: return "CL_INVALID_KERNEL_DEFINITION";
+    case -48: return "CL_INVALID_KERNEL";
+    case -49: return "CL_INVALID_ARG_INDEX";
+    case -50: return "CL_INVALID_ARG_VALUE";
+    case -51: return "CL_INVALID_ARG_SIZE";
+    case -52: return "CL_INVALID_KERNEL_ARGS";
+    case -53: return "CL_INVALID_WORK_DIMENSION";
+    case -54: return "CL_INVALID_WORK_GROUP_SIZE";
+    case -55: return "CL_INVALID_WORK_ITEM_SIZE";
+    case -56: return "CL_INVALID_GLOBAL_OFFSET";
+    case -57: return "CL_INVALID_EVENT_WAIT_LIST";
+    case -58: return "CL_INVALID_EVENT";
+    case -59: return "CL_INVALID_OPERATION";
+    case -60: return "CL_INVALID_GL_OBJECT";
+    case -61: return "CL_INVALID_BUFFER_SIZE";
+    case -62: return "CL_INVALID_MIP_LEVEL";
+    case -63: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case -64: return "CL_INVALID_PROPERTY";
+    case -65: return "CL_INVALID_IMAGE_DESCRIPTOR";
+    case -66: return "CL_INVALID_COMPILER_OPTIONS";
+    case -67: return "CL_INVALID_LINKER_OPTIONS";
+    case -68: return "CL_INVALID_DEVICE_PARTITION_COUNT";
+    case -69: return "CL_INVALID_PIPE_SIZE";
+    case -70: return "CL_INVALID_DEVICE_QUEUE";
+    case -71: return "CL_INVALID_SPEC_ID";
+    case -72: return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
+    case -1000: return "CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    case -1057: return "CL_DEVICE_PARTITION_FAILED_EXT";
+    case -1058: return "CL_INVALID_PARTITION_COUNT_EXT";
+    case -1059: return "CL_INVALID_PARTITION_NAME_EXT";
+    case -1092: return "CL_INVALID_SEMAPHORE_KHR";
+    case -1138: return "CL_INVALID_COMMAND_BUFFER_KHR";
+    case -1139: return "CL_INVALID_SYNC_POINT_WAIT_LIST_KHR";
+    case -1140: return "CL_INCOMPATIBLE_COMMAND_QUEUE_KHR";
+    // Not in any header: what NVIDIA's driver returns after an illegal memory access in a kernel.
+    case -9999: return "NVIDIA error -9999 (illegal memory access in a kernel)";
+    default: return "CL error " + std::to_string(code);
+    }
+}
+
+// ---- OpenClProgram ---------------------------------------------------------------------------
+
+OpenClProgram::OpenClProgram(ProgramHandle program, cl_context context, cl_device_id device)
+    : m_program(std::move(program)), m_context(context), m_device(device) {
+    clRetainContext(m_context);
+}
+
+OpenClProgram::~OpenClProgram() {
+    m_kernels.clear(); // kernels before their program
+    m_program.reset();
+    clReleaseContext(m_context);
+}
+
+spec::Expected<cl_kernel> OpenClProgram::kernel(const std::string& name) {
+    if (auto it = m_kernels.find(name); it != m_kernels.end())
+        return it->second.get();
+    cl_int err = CL_SUCCESS;
+    KernelHandle k(clCreateKernel(m_program.get(), name.c_str(), &err));
+    if (err != CL_SUCCESS || !k) {
+        if (err == CL_INVALID_KERNEL_NAME)
+            return spec::fail("the program has no kernel named '" + name + "' (kernels: " + joined(kernelNames()) + ")");
+        return spec::fail("clCreateKernel(" + name + ") failed with " + clErrorName(err));
+    }
+    cl_kernel raw = k.get();
+    m_kernels.emplace(name, std::move(k));
+    return raw;
+}
+
+std::vector<std::string> OpenClProgram::kernelNames() const {
+    return splitNames(infoString(m_program.get(), CL_PROGRAM_KERNEL_NAMES,
+                                 [](cl_program o, cl_uint p, std::size_t n, void* v, std::size_t* r) {
+                                     return clGetProgramInfo(o, p, n, v, r);
+                                 }));
+}
+
+// ---- OpenClBackend ---------------------------------------------------------------------------
+
+OpenClBackend::OpenClBackend() {
+    // Until a device is open the limits describe nothing that can run.
+    m_limits.maxSharedBytes = 0;
+}
+
+OpenClBackend::~OpenClBackend() { close(); }
+
+void OpenClBackend::close() {
+    m_buffers.clear();
+    m_queue.reset();
+    m_context.reset();
+    m_device = nullptr;
+    m_platform = nullptr;
+    m_deviceIndex = -1;
+    m_deviceName.clear();
+    m_clStd.clear();
+}
+
+protocol::ProbeResult OpenClBackend::probe() {
+    protocol::ProbeResult r;
+    r.backend = name();
+    Enumeration e = enumerate();
+    r.problems = e.problems;
+
+    nlohmann::json platforms = nlohmann::json::array();
+    for (cl_platform_id pl : e.platforms) {
+        int devices = 0;
+        for (const auto& d : e.devices)
+            devices += d.platform == pl;
+        platforms.push_back({{"name", platformString(pl, CL_PLATFORM_NAME)},
+                             {"vendor", platformString(pl, CL_PLATFORM_VENDOR)},
+                             {"version", platformString(pl, CL_PLATFORM_VERSION)},
+                             {"devices", devices}});
+    }
+    r.details["platforms"] = platforms;
+
+    int index = 0;
+    for (const auto& [pl, d] : e.devices) {
+        protocol::DeviceInfo info;
+        info.name = deviceString(d, CL_DEVICE_NAME);
+        info.vendor = deviceString(d, CL_DEVICE_VENDOR);
+        info.platform = platformString(pl, CL_PLATFORM_NAME) + " (" + platformString(pl, CL_PLATFORM_VERSION) + ")";
+        info.driver = deviceString(d, CL_DRIVER_VERSION);
+        info.kind = deviceKind(deviceValue<cl_device_type>(d, CL_DEVICE_TYPE));
+
+        const std::vector<int> cVersions = openClCVersions(d);
+        nlohmann::json cList = nlohmann::json::array();
+        for (int v : cVersions)
+            cList.push_back(versionText(v));
+        const bool fp64 = deviceValue<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0
+                          || hasExtension(d, "cl_khr_fp64");
+        const bool available = deviceValue<cl_bool>(d, CL_DEVICE_AVAILABLE) != CL_FALSE;
+        const bool compiler = deviceValue<cl_bool>(d, CL_DEVICE_COMPILER_AVAILABLE) != CL_FALSE;
+
+        info.details = {
+            {"index", index},
+            {"device_version", deviceString(d, CL_DEVICE_VERSION)},
+            {"platform_name", platformString(pl, CL_PLATFORM_NAME)},
+            {"platform_version", platformString(pl, CL_PLATFORM_VERSION)},
+            {"compute_units", deviceValue<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS)},
+            {"max_clock_mhz", deviceValue<cl_uint>(d, CL_DEVICE_MAX_CLOCK_FREQUENCY)},
+            {"global_memory_bytes", deviceValue<cl_ulong>(d, CL_DEVICE_GLOBAL_MEM_SIZE)},
+            {"max_alloc_bytes", deviceValue<cl_ulong>(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE)},
+            {"local_memory_bytes", deviceValue<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE)},
+            {"max_work_group_size", deviceValue<std::size_t>(d, CL_DEVICE_MAX_WORK_GROUP_SIZE)},
+            {"max_work_item_sizes", workItemSizes(d)},
+            {"opencl_c_version", deviceString(d, CL_DEVICE_OPENCL_C_VERSION)},
+            {"opencl_c_versions", cList},
+            {"build_std", chooseClStd(cVersions)},
+            {"fp64", fp64},
+            {"fp16", hasExtension(d, "cl_khr_fp16")},
+            {"address_bits", deviceValue<cl_uint>(d, CL_DEVICE_ADDRESS_BITS)},
+            {"profiling_timer_resolution_ns", deviceValue<std::size_t>(d, CL_DEVICE_PROFILING_TIMER_RESOLUTION)},
+            {"available", available},
+            {"compiler_available", compiler},
+        };
+        if (!available)
+            r.problems.push_back("device " + std::to_string(index) + " (" + info.name + ") reports itself unavailable");
+        if (!compiler)
+            r.problems.push_back("device " + std::to_string(index) + " (" + info.name
+                                 + ") has no OpenCL C compiler, so it cannot build kernels");
+        r.devices.push_back(std::move(info));
+        ++index;
+    }
+    r.available = !r.devices.empty();
+    return r;
+}
+
+spec::Status OpenClBackend::open(int device) {
+    if (m_context && device == m_deviceIndex)
+        return spec::success();
+    Enumeration e = enumerate();
+    const int count = static_cast<int>(e.devices.size());
+    if (count == 0)
+        return spec::fail("cannot open OpenCL device " + std::to_string(device) + ": there are no OpenCL devices ("
+                          + (e.problems.empty() ? std::string(kInstallHint) : e.problems.front()) + ")");
+    if (device < 0 || device >= count)
+        return spec::fail("OpenCL device " + std::to_string(device) + " does not exist: there "
+                          + (count == 1 ? "is 1 device (index 0)" : "are " + std::to_string(count) + " devices (0.."
+                                                                        + std::to_string(count - 1) + ")"));
+    close();
+
+    const DeviceEntry entry = e.devices[static_cast<std::size_t>(device)];
+    const std::string devName = deviceString(entry.device, CL_DEVICE_NAME);
+    const std::string who = "OpenCL device " + std::to_string(device) + " (" + devName + ")";
+    if (deviceValue<cl_bool>(entry.device, CL_DEVICE_AVAILABLE) == CL_FALSE)
+        return spec::fail(who + " reports itself unavailable");
+
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(entry.platform), 0};
+    cl_int err = CL_SUCCESS;
+    ContextHandle ctx(clCreateContext(props, 1, &entry.device, contextNotify, nullptr, &err));
+    if (err != CL_SUCCESS || !ctx)
+        return spec::fail(who + ": clCreateContext failed with " + clErrorName(err));
+
+    // Profiling gives the device's own kernel times; a queue that cannot profile still runs, timed
+    // by the host clock.
+    bool profiling = true;
+    QueueHandle queue(clCreateCommandQueue(ctx.get(), entry.device, CL_QUEUE_PROFILING_ENABLE, &err));
+    if (err != CL_SUCCESS || !queue) {
+        profiling = false;
+        queue.reset(clCreateCommandQueue(ctx.get(), entry.device, 0, &err));
+        if (err != CL_SUCCESS || !queue)
+            return spec::fail(who + ": clCreateCommandQueue failed with " + clErrorName(err));
+    }
+
+    m_context = std::move(ctx);
+    m_queue = std::move(queue);
+    m_platform = entry.platform;
+    m_device = entry.device;
+    m_deviceIndex = device;
+    m_deviceName = devName;
+    m_profiling = profiling;
+    m_deviceLost = false;
+    m_clStd = chooseClStd(openClCVersions(m_device));
+    m_addressBits = deviceValue<cl_uint>(m_device, CL_DEVICE_ADDRESS_BITS, 64);
+    m_maxAlloc = deviceValue<cl_ulong>(m_device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+
+    spec::DeviceLimits l;
+    l.maxBlockThreads = deviceValue<std::size_t>(m_device, CL_DEVICE_MAX_WORK_GROUP_SIZE, 1);
+    const std::vector<std::size_t> items = workItemSizes(m_device);
+    for (std::size_t d = 0; d < 3; ++d)
+        l.maxBlockDims[d] = d < items.size() ? items[d] : 1;
+    // OpenCL has no grid limit of its own beyond size_t global sizes; this bound keeps grid * block
+    // far from overflowing.
+    l.maxGridDims = {2147483647ull, 2147483647ull, 2147483647ull};
+    // Dynamic shared memory (smem=) is CUDA-only; OpenCL kernels declare __local arrays instead.
+    l.maxSharedBytes = 0;
+    m_limits = l;
+    return spec::success();
+}
+
+std::vector<protocol::Diagnostic> OpenClBackend::staticCheck(const std::string& source) const {
+    std::vector<protocol::Diagnostic> out;
+    // Comments and strings are blanked, so directives and calls quoted in them do not count.
+    const std::string code = spec::stripComments(source);
+
+    std::vector<std::string> original;
+    {
+        std::istringstream in(source);
+        for (std::string l; std::getline(in, l);)
+            original.push_back(l);
+    }
+    std::istringstream in(code);
+    int lineNo = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++lineNo;
+        const int first = lineNo;
+        // A backslash-newline continues a preprocessor line; "#\<newline>include" is still an include.
+        while (!line.empty() && line.back() == '\\') {
+            std::string next;
+            if (!std::getline(in, next))
+                break;
+            ++lineNo;
+            line.pop_back();
+            line += next;
+        }
+        const std::size_t p = line.find_first_not_of(" \t");
+        if (p != std::string::npos) {
+            std::size_t q = std::string::npos;
+            if (line[p] == '#')
+                q = p + 1;
+            else if (line.compare(p, 2, "%:") == 0) // digraph for '#'
+                q = p + 2;
+            if (q != std::string::npos) {
+                q = line.find_first_not_of(" \t", q);
+                if (q != std::string::npos && line.compare(q, 7, "include") == 0) {
+                    protocol::Diagnostic d;
+                    d.kind = "integrity";
+                    d.severity = "error";
+                    d.line = first;
+                    d.column = static_cast<int>(p) + 1;
+                    const std::string text =
+                        first - 1 < static_cast<int>(original.size()) ? trim(original[static_cast<std::size_t>(first - 1)]) : "";
+                    d.message = "'" + text
+                                + "': #include is not allowed; a kernel file must be self-contained, since the "
+                                  "worker compiles it alone and files outside it are not part of the candidate";
+                    out.push_back(std::move(d));
+                }
+            }
+        }
+        for (std::size_t pos = line.find("printf"); pos != std::string::npos; pos = line.find("printf", pos + 6)) {
+            const auto isIdent = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+            if ((pos > 0 && isIdent(line[pos - 1])) || (pos + 6 < line.size() && isIdent(line[pos + 6])))
+                continue;
+            protocol::Diagnostic d;
+            d.kind = "integrity";
+            d.severity = "warning";
+            d.line = first;
+            d.column = static_cast<int>(pos) + 1;
+            d.message = "printf in a kernel serialises output and distorts timing; remove it before measuring";
+            out.push_back(std::move(d));
+            break; // one per line is enough
+        }
+    }
+    return out;
+}
+
+harness::CompileOutput OpenClBackend::compile(const std::string& source, const std::vector<std::string>& defines,
+                                              const std::string& /*role*/) {
+    harness::CompileOutput out;
+    if (!m_context) {
+        out.log = "no OpenCL device is open";
+        return out;
+    }
+    std::string options;
+    for (const auto& d : defines) {
+        // Plans give "-DNAME=value"; a bare "NAME=value" is taken as a define too.
+        options += (options.empty() ? "" : " ") + (d.rfind("-", 0) == 0 ? d : "-D" + d);
+    }
+    if (!m_clStd.empty())
+        options += " " + m_clStd;
+    options += " -cl-kernel-arg-info";
+
+    const auto start = std::chrono::steady_clock::now();
+    const auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+
+    cl_int err = CL_SUCCESS;
+    const char* text = source.c_str();
+    const std::size_t length = source.size();
+    ProgramHandle program(clCreateProgramWithSource(m_context.get(), 1, &text, &length, &err));
+    if (err != CL_SUCCESS || !program) {
+        out.log = "clCreateProgramWithSource failed with " + clErrorName(err);
+        out.seconds = seconds();
+        return out;
+    }
+    err = clBuildProgram(program.get(), 1, &m_device, options.c_str(), nullptr, nullptr);
+    out.seconds = seconds();
+    out.log = programBuildLog(program.get(), m_device);
+    if (err != CL_SUCCESS) {
+        // The log of a failed build carries the compiler's "<file>:line:col: error" messages; when a
+        // driver gives none, or the failure is not the source's fault, the CL error has to speak.
+        if (out.log.empty() || err != CL_BUILD_PROGRAM_FAILURE)
+            out.log += std::string(out.log.empty() ? "" : "\n") + "clBuildProgram failed with " + clErrorName(err)
+                       + (out.log.empty() ? " and the driver gave no build log" : "") + " (options: " + options + ")";
+        return out;
+    }
+
+    auto built = std::make_unique<OpenClProgram>(std::move(program), m_context.get(), m_device);
+    // Creating every kernel now reports what each needs; the evaluator sees it with the compile.
+    double localBytes = 0, privateBytes = 0, maxGroup = 0;
+    bool any = false;
+    for (const auto& k : built->kernelNames()) {
+        auto kernel = built->kernel(k);
+        if (!kernel)
+            continue;
+        cl_ulong local = 0, priv = 0;
+        std::size_t group = 0;
+        if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr) == CL_SUCCESS)
+            localBytes = std::max(localBytes, static_cast<double>(local));
+        if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, nullptr) == CL_SUCCESS)
+            privateBytes = std::max(privateBytes, static_cast<double>(priv));
+        if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_WORK_GROUP_SIZE, sizeof group, &group, nullptr) == CL_SUCCESS)
+            maxGroup = any ? std::min(maxGroup, static_cast<double>(group)) : static_cast<double>(group);
+        any = true;
+    }
+    if (any) {
+        out.resources["shared_bytes"] = localBytes;     // largest over the program's kernels
+        out.resources["private_bytes"] = privateBytes;  // largest
+        out.resources["max_work_group_size"] = maxGroup; // smallest
+    }
+    out.ok = true;
+    out.program = std::move(built);
+    return out;
+}
+
+spec::Expected<harness::BufferId> OpenClBackend::allocate(std::size_t bytes) {
+    if (!m_context)
+        return spec::fail("cannot allocate a buffer: no OpenCL device is open");
+    // OpenCL rejects zero-sized buffers (CL_INVALID_BUFFER_SIZE); an empty tensor still needs a handle.
+    const std::size_t size = std::max<std::size_t>(bytes, 1);
+    if (m_maxAlloc > 0 && size > m_maxAlloc)
+        return spec::fail("cannot allocate " + std::to_string(bytes) + " bytes on " + m_deviceName
+                          + ": the device allows at most " + std::to_string(m_maxAlloc)
+                          + " bytes per buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE, CL_INVALID_BUFFER_SIZE)");
+    cl_int err = CL_SUCCESS;
+    MemHandle mem(clCreateBuffer(m_context.get(), CL_MEM_READ_WRITE, size, nullptr, &err));
+    if (err != CL_SUCCESS || !mem)
+        return spec::fail("clCreateBuffer of " + std::to_string(bytes) + " bytes failed with " + clErrorName(err));
+    const harness::BufferId id = m_nextBuffer++;
+    m_buffers.emplace(id, Buffer{std::move(mem), bytes});
+    return id;
+}
+
+void OpenClBackend::release(harness::BufferId id) { m_buffers.erase(id); }
+
+spec::Expected<cl_mem> OpenClBackend::bufferFor(harness::BufferId id, const char* what) const {
+    auto it = m_buffers.find(id);
+    if (it == m_buffers.end())
+        return spec::fail(std::string(what) + ": buffer " + std::to_string(id) + " does not exist (released, or never allocated)");
+    return it->second.mem.get();
+}
+
+spec::Status OpenClBackend::upload(harness::BufferId id, const void* data, std::size_t bytes) {
+    if (!m_queue)
+        return spec::fail("upload: no OpenCL device is open");
+    auto it = m_buffers.find(id);
+    if (it == m_buffers.end())
+        return spec::fail("upload: buffer " + std::to_string(id) + " does not exist");
+    if (bytes > it->second.bytes)
+        return spec::fail("upload of " + std::to_string(bytes) + " bytes into buffer " + std::to_string(id) + " of "
+                          + std::to_string(it->second.bytes) + " bytes");
+    if (bytes == 0)
+        return spec::success();
+    const cl_int err = clEnqueueWriteBuffer(m_queue.get(), it->second.mem.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+        m_deviceLost = m_deviceLost || isStickyError(err);
+        return spec::fail("upload of " + std::to_string(bytes) + " bytes (clEnqueueWriteBuffer) failed with " + clErrorName(err));
+    }
+    return spec::success();
+}
+
+spec::Status OpenClBackend::download(harness::BufferId id, void* data, std::size_t bytes) {
+    if (!m_queue)
+        return spec::fail("download: no OpenCL device is open");
+    auto it = m_buffers.find(id);
+    if (it == m_buffers.end())
+        return spec::fail("download: buffer " + std::to_string(id) + " does not exist");
+    if (bytes > it->second.bytes)
+        return spec::fail("download of " + std::to_string(bytes) + " bytes from buffer " + std::to_string(id) + " of "
+                          + std::to_string(it->second.bytes) + " bytes");
+    if (bytes == 0)
+        return spec::success();
+    const cl_int err = clEnqueueReadBuffer(m_queue.get(), it->second.mem.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+        m_deviceLost = m_deviceLost || isStickyError(err);
+        return spec::fail("download of " + std::to_string(bytes) + " bytes (clEnqueueReadBuffer) failed with " + clErrorName(err));
+    }
+    return spec::success();
+}
+
+spec::Expected<double> OpenClBackend::run(harness::Program& program, const spec::LaunchPlan& plan,
+                                          const harness::Bindings& bindings) {
+    if (!m_queue)
+        return spec::fail("run: no OpenCL device is open");
+    auto* prog = dynamic_cast<OpenClProgram*>(&program);
+    if (!prog)
+        return spec::fail("run: the program was not built by the OpenCL backend");
+    if (prog->context() != m_context.get())
+        return spec::fail("run: the program was built for another OpenCL device; compile it again after open()");
+
+    std::vector<EventHandle> events;
+    events.reserve(plan.launches.size());
+    // A launch that fails after others were enqueued must not return while those still write into
+    // buffers the caller is about to reuse or release.
+    struct Drain {
+        cl_command_queue queue;
+        const std::vector<EventHandle>& pending;
+        ~Drain() {
+            if (!pending.empty())
+                clFinish(queue);
+        }
+    } drain{m_queue.get(), events};
+    const auto wallStart = std::chrono::steady_clock::now();
+
+    for (const auto& launch : plan.launches) {
+        const std::string where = "line " + std::to_string(launch.line) + ": launch " + launch.kernel + ": ";
+        if (launch.smemBytes > 0)
+            return spec::fail(where + "smem= is CUDA-only; declare __local arrays in OpenCL kernels");
+        if (launch.dims < 1 || launch.dims > 3)
+            return spec::fail(where + std::to_string(launch.dims) + " dimensions; OpenCL launches have 1 to 3");
+        auto kernel = prog->kernel(launch.kernel);
+        if (!kernel)
+            return spec::fail(where + kernel.error());
+
+        cl_uint numArgs = 0;
+        if (clGetKernelInfo(*kernel, CL_KERNEL_NUM_ARGS, sizeof numArgs, &numArgs, nullptr) == CL_SUCCESS
+            && numArgs != launch.args.size())
+            return spec::fail(where + "the compiled kernel takes " + std::to_string(numArgs)
+                              + " arguments but its signature in the source lists " + std::to_string(launch.args.size())
+                              + " (is part of the signature produced by a macro?)");
+
+        for (std::size_t i = 0; i < launch.args.size(); ++i) {
+            const spec::ArgBinding& a = launch.args[i];
+            const std::string argWhere = where + "argument '" + a.name + "': ";
+            cl_int err = CL_SUCCESS;
+            if (a.kind == spec::ArgBinding::Kind::Input || a.kind == spec::ArgBinding::Kind::Output
+                || a.kind == spec::ArgBinding::Kind::Scratch) {
+                const std::vector<harness::BufferId>& list = a.kind == spec::ArgBinding::Kind::Input    ? bindings.inputs
+                                                             : a.kind == spec::ArgBinding::Kind::Output ? bindings.outputs
+                                                                                                        : bindings.scratch;
+                const char* kindName = a.kind == spec::ArgBinding::Kind::Input    ? "input"
+                                       : a.kind == spec::ArgBinding::Kind::Output ? "output"
+                                                                                  : "scratch buffer";
+                if (a.index < 0 || static_cast<std::size_t>(a.index) >= list.size())
+                    return spec::fail(argWhere + "no buffer is bound for " + kindName + " " + std::to_string(a.index));
+                auto mem = bufferFor(list[static_cast<std::size_t>(a.index)], kindName);
+                if (!mem)
+                    return spec::fail(argWhere + mem.error());
+                cl_mem m = *mem;
+                err = clSetKernelArg(*kernel, static_cast<cl_uint>(i), sizeof(cl_mem), &m);
+            } else {
+                auto value = valueArg(a.elementType, a.value, m_addressBits);
+                if (!value)
+                    return spec::fail(argWhere + value.error());
+                err = clSetKernelArg(*kernel, static_cast<cl_uint>(i), value->size, value->bytes.data());
+            }
+            if (err != CL_SUCCESS)
+                return spec::fail(argWhere + "clSetKernelArg failed with " + clErrorName(err)
+                                  + (err == CL_INVALID_ARG_SIZE ? " (the declared type '" + a.elementType
+                                                                      + "' does not match the compiled kernel's)"
+                                                                : ""));
+        }
+
+        std::array<std::size_t, 3> global{1, 1, 1}, local{1, 1, 1};
+        for (std::size_t d = 0; d < static_cast<std::size_t>(launch.dims); ++d) {
+            global[d] = static_cast<std::size_t>(launch.grid[d] * launch.block[d]);
+            local[d] = static_cast<std::size_t>(launch.block[d]);
+        }
+        cl_event ev = nullptr;
+        const cl_int err = clEnqueueNDRangeKernel(m_queue.get(), *kernel, static_cast<cl_uint>(launch.dims), nullptr,
+                                                  global.data(), local.data(), 0, nullptr, &ev);
+        if (err != CL_SUCCESS) {
+            std::string hint;
+            std::uint64_t groupItems = 1;
+            for (int d = 0; d < launch.dims; ++d)
+                groupItems *= launch.block[static_cast<std::size_t>(d)];
+            if (err == CL_INVALID_WORK_GROUP_SIZE || err == CL_INVALID_WORK_ITEM_SIZE || err == CL_OUT_OF_RESOURCES) {
+                std::size_t kernelMax = 0;
+                cl_ulong localMem = 0;
+                std::array<std::size_t, 3> required{0, 0, 0};
+                clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernelMax, &kernelMax, nullptr);
+                clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof localMem, &localMem, nullptr);
+                clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof required,
+                                         required.data(), nullptr);
+                if (required[0] != 0 && required != local) {
+                    hint = ": the kernel declares reqd_work_group_size(" + std::to_string(required[0]) + ", "
+                           + std::to_string(required[1]) + ", " + std::to_string(required[2]) + ") but the launch has block="
+                           + tripleText(launch.block, launch.dims);
+                } else {
+                    hint = ": block=" + tripleText(launch.block, launch.dims) + " is " + std::to_string(groupItems)
+                           + " work-items per group; on " + m_deviceName + " this kernel allows at most "
+                           + std::to_string(kernelMax) + " (device: " + std::to_string(m_limits.maxBlockThreads)
+                           + ", per dimension " + tripleText(m_limits.maxBlockDims, 3) + "), and uses "
+                           + std::to_string(localMem) + " bytes of local memory";
+                }
+            } else if (err == CL_INVALID_GLOBAL_WORK_SIZE) {
+                hint = ": grid * block = " + std::to_string(global[0]) + " x " + std::to_string(global[1]) + " x "
+                       + std::to_string(global[2]) + " work-items is more than the device can address";
+            }
+            m_deviceLost = m_deviceLost || err == -9999;
+            return spec::fail(where + "clEnqueueNDRangeKernel failed with " + clErrorName(err) + hint);
+        }
+        events.emplace_back(ev);
+    }
+
+    const cl_int finishErr = clFinish(m_queue.get());
+    const auto wallEnd = std::chrono::steady_clock::now();
+    // Name the launch that failed, if the driver says which.
+    for (std::size_t i = 0; i < events.size(); ++i) {
+        cl_int status = CL_COMPLETE;
+        if (clGetEventInfo(events[i].get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS
+            && status < 0) {
+            m_deviceLost = true;
+            const auto& l = plan.launches[i];
+            return spec::fail("line " + std::to_string(l.line) + ": launch " + l.kernel + ": the kernel failed on the device with "
+                              + clErrorName(status));
+        }
+    }
+    if (finishErr != CL_SUCCESS) {
+        m_deviceLost = m_deviceLost || isStickyError(finishErr);
+        std::string names;
+        for (const auto& l : plan.launches)
+            names += (names.empty() ? "" : ", ") + l.kernel + " (line " + std::to_string(l.line) + ")";
+        return spec::fail("clFinish after launching " + names + " failed with " + clErrorName(finishErr));
+    }
+
+    if (m_profiling) {
+        double totalUs = 0.0;
+        bool ok = true;
+        for (const auto& ev : events) {
+            cl_ulong t0 = 0, t1 = 0;
+            if (clGetEventProfilingInfo(ev.get(), CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr) != CL_SUCCESS
+                || clGetEventProfilingInfo(ev.get(), CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr) != CL_SUCCESS
+                || t1 < t0) {
+                ok = false;
+                break;
+            }
+            totalUs += static_cast<double>(t1 - t0) / 1000.0;
+        }
+        if (ok)
+            return totalUs;
+        // From now on every run is timed the same way, so medians stay comparable.
+        m_profiling = false;
+    }
+    return std::chrono::duration<double, std::micro>(wallEnd - wallStart).count();
+}
+
+} // namespace kforge::opencl

@@ -1,0 +1,424 @@
+#include "protocol.h"
+
+namespace kforge::protocol {
+
+using nlohmann::json;
+using spec::Error;
+using spec::Expected;
+
+namespace {
+
+constexpr std::pair<Status, std::string_view> kStatusNames[] = {
+    {Status::Ok, "ok"},           {Status::CompileError, "compile_error"}, {Status::RuntimeError, "runtime_error"},
+    {Status::Timeout, "timeout"}, {Status::Incorrect, "incorrect"},        {Status::Rejected, "rejected"},
+};
+
+Expected<json> parseLine(const std::string& line) {
+    try {
+        json j = json::parse(line);
+        if (!j.is_object())
+            return Error{"line is not a JSON object"};
+        return j;
+    } catch (const json::parse_error& e) {
+        std::string what = e.what();
+        const auto pos = what.find("syntax error");
+        return Error{"line is not JSON (" + (pos == std::string::npos ? what : what.substr(pos)) + ")"};
+    }
+}
+
+template <typename T>
+T value(const json& j, const char* key, T fallback) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null())
+        return fallback;
+    try {
+        return it->get<T>();
+    } catch (const json::exception&) {
+        return fallback;
+    }
+}
+
+json kernelToJson(const KernelInput& k) {
+    return {{"role", k.role}, {"file", k.file}, {"source", k.source}, {"params", k.params}};
+}
+
+Expected<KernelInput> kernelFromJson(const json& j, const std::string& field) {
+    if (!j.is_object())
+        return Error{field + ": must be an object with source"};
+    KernelInput k;
+    auto src = j.find("source");
+    if (src == j.end() || !src->is_string())
+        return Error{field + ".source: missing or not a string"};
+    k.source = src->get<std::string>();
+    k.role = value<std::string>(j, "role", field);
+    k.file = value<std::string>(j, "file", field);
+    if (auto p = j.find("params"); p != j.end()) {
+        if (!p->is_object())
+            return Error{field + ".params: must be an object of name: integer"};
+        for (const auto& [name, v] : p->items()) {
+            if (!v.is_number_integer())
+                return Error{field + ".params." + name + ": must be an integer"};
+            k.params[name] = v.get<std::int64_t>();
+        }
+    }
+    return k;
+}
+
+json optionsToJson(const EvalOptions& o) {
+    return {{"seeds", o.seeds},
+            {"timing", o.timing},
+            {"warmup", o.warmup},
+            {"min_repetitions", o.minRepetitions},
+            {"max_repetitions", o.maxRepetitions},
+            {"time_cap_s", o.timeCapSeconds},
+            {"target_spread", o.targetSpread},
+            {"input_sets", o.inputSets},
+            {"device", o.device}};
+}
+
+Expected<EvalOptions> optionsFromJson(const json& j) {
+    EvalOptions o;
+    if (j.is_null())
+        return o;
+    if (!j.is_object())
+        return Error{"evaluate.options: must be an object"};
+    try {
+        if (j.contains("seeds")) {
+            o.seeds = j.at("seeds").get<std::vector<std::uint64_t>>();
+            if (o.seeds.empty())
+                return Error{"evaluate.options.seeds: needs at least one seed"};
+        }
+        o.timing = value(j, "timing", o.timing);
+        o.warmup = value(j, "warmup", o.warmup);
+        o.minRepetitions = value(j, "min_repetitions", o.minRepetitions);
+        o.maxRepetitions = value(j, "max_repetitions", o.maxRepetitions);
+        o.timeCapSeconds = value(j, "time_cap_s", o.timeCapSeconds);
+        o.targetSpread = value(j, "target_spread", o.targetSpread);
+        o.inputSets = value(j, "input_sets", o.inputSets);
+        o.device = value(j, "device", o.device);
+    } catch (const json::exception& e) {
+        return Error{std::string("evaluate.options: ") + e.what()};
+    }
+    if (o.warmup < 0 || o.minRepetitions < 1 || o.maxRepetitions < o.minRepetitions || o.inputSets < 1
+        || o.timeCapSeconds <= 0)
+        return Error{"evaluate.options: warmup >= 0, 1 <= min_repetitions <= max_repetitions, input_sets >= 1 and "
+                     "time_cap_s > 0 are required"};
+    return o;
+}
+
+json timingToJson(const TimingStats& t) {
+    return {{"method", t.method}, {"count", t.count},   {"median_us", t.medianUs}, {"mean_us", t.meanUs},
+            {"min_us", t.minUs},  {"max_us", t.maxUs}, {"spread", t.spread}};
+}
+
+TimingStats timingFromJson(const json& j) {
+    TimingStats t;
+    t.method = value<std::string>(j, "method", "");
+    t.count = value(j, "count", 0);
+    t.medianUs = value(j, "median_us", 0.0);
+    t.meanUs = value(j, "mean_us", 0.0);
+    t.minUs = value(j, "min_us", 0.0);
+    t.maxUs = value(j, "max_us", 0.0);
+    t.spread = value(j, "spread", 0.0);
+    return t;
+}
+
+} // namespace
+
+std::string_view statusName(Status s) {
+    for (const auto& [st, name] : kStatusNames)
+        if (st == s)
+            return name;
+    return "runtime_error";
+}
+
+std::optional<Status> parseStatus(std::string_view name) {
+    for (const auto& [st, n] : kStatusNames)
+        if (n == name)
+            return st;
+    return std::nullopt;
+}
+
+std::string encode(const Hello& h) {
+    return json{{"kforge", kMagic}, {"protocol", h.protocol}, {"backend", h.backend}, {"version", h.workerVersion}, {"pid", h.pid}}
+        .dump();
+}
+
+std::string encode(const Request& r) {
+    return std::visit(
+        [](const auto& req) -> std::string {
+            using T = std::decay_t<decltype(req)>;
+            if constexpr (std::is_same_v<T, ProbeRequest>) {
+                return json{{"id", req.id}, {"type", "probe"}}.dump();
+            } else if constexpr (std::is_same_v<T, ShutdownRequest>) {
+                return json{{"id", req.id}, {"type", "shutdown"}}.dump();
+            } else {
+                json j{{"id", req.id},
+                       {"type", "evaluate"},
+                       {"task", req.task.toJson()},
+                       {"variant", req.variant},
+                       {"reference", kernelToJson(req.reference)},
+                       {"candidate", kernelToJson(req.candidate)},
+                       {"options", optionsToJson(req.options)}};
+                if (req.baseline)
+                    j["baseline"] = kernelToJson(*req.baseline);
+                return j.dump();
+            }
+        },
+        r);
+}
+
+json toJson(const EvaluateResult& r) {
+    json j{{"id", r.id},
+           {"type", "result"},
+           {"status", std::string(statusName(r.status))},
+           {"message", r.message},
+           {"device", r.device},
+           {"wall_s", r.wallSeconds}};
+    json compile = json::array();
+    for (const auto& c : r.compile)
+        compile.push_back({{"role", c.role}, {"ok", c.ok}, {"seconds", c.seconds}, {"log", c.log}, {"resources", c.resources}});
+    j["compile"] = compile;
+    json outputs = json::array();
+    for (const auto& o : r.outputs) {
+        json e{{"name", o.name},           {"checked", o.checked},          {"mismatches", o.mismatches},
+               {"unwritten", o.unwritten}, {"non_finite", o.nonFinite},      {"max_abs_error", o.maxAbsError},
+               {"max_rel_error", o.maxRelError}};
+        if (o.firstMismatch)
+            e["first_mismatch"] = {{"index", *o.firstMismatch}, {"got", o.firstGot}, {"expected", o.firstExpected}, {"seed", o.firstSeed}};
+        outputs.push_back(e);
+    }
+    j["outputs"] = outputs;
+    json checks = json::array();
+    for (const auto& c : r.checks)
+        checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
+    j["checks"] = checks;
+    json timing = json::object();
+    if (r.candidateTiming)
+        timing["candidate"] = timingToJson(*r.candidateTiming);
+    if (r.baselineTiming)
+        timing["baseline"] = timingToJson(*r.baselineTiming);
+    if (r.speedup)
+        timing["speedup"] = *r.speedup;
+    j["timing"] = timing;
+    json diags = json::array();
+    for (const auto& d : r.diagnostics) {
+        json e{{"kind", d.kind}, {"severity", d.severity}, {"message", d.message}};
+        if (!d.role.empty())
+            e["role"] = d.role;
+        if (d.line > 0)
+            e["line"] = d.line;
+        if (d.column > 0)
+            e["column"] = d.column;
+        diags.push_back(e);
+    }
+    j["diagnostics"] = diags;
+    return j;
+}
+
+std::string encode(const EvaluateResult& r) { return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json toJson(const ProbeResult& r) {
+    json devices = json::array();
+    for (const auto& d : r.devices)
+        devices.push_back({{"name", d.name}, {"vendor", d.vendor}, {"platform", d.platform}, {"driver", d.driver},
+                           {"kind", d.kind}, {"details", d.details}});
+    return {{"id", r.id},           {"type", "probe"},        {"backend", r.backend},
+            {"available", r.available}, {"devices", devices}, {"problems", r.problems},
+            {"details", r.details}};
+}
+
+std::string encode(const ProbeResult& r) { return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string encodeError(std::optional<std::int64_t> id, const std::string& message) {
+    json j{{"type", "error"}, {"message", message}};
+    j["id"] = id ? json(*id) : json(nullptr);
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Expected<Hello> decodeHello(const std::string& line) {
+    auto j = parseLine(line);
+    if (!j)
+        return Error{"hello: " + j.error()};
+    if (value<std::string>(*j, "kforge", "") != kMagic)
+        return Error{"hello: the first line does not identify a kforge worker"};
+    Hello h;
+    h.protocol = value(*j, "protocol", 0);
+    h.backend = value<std::string>(*j, "backend", "");
+    h.workerVersion = value<std::string>(*j, "version", "");
+    h.pid = value<std::int64_t>(*j, "pid", 0);
+    if (h.protocol != kVersion)
+        return Error{"hello: the worker speaks protocol " + std::to_string(h.protocol) + ", this kforge speaks "
+                     + std::to_string(kVersion) + " (rebuild or reinstall the worker)"};
+    return h;
+}
+
+Expected<Request> decodeRequest(const std::string& line) {
+    auto parsed = parseLine(line);
+    if (!parsed)
+        return Error{parsed.error()};
+    const json& j = *parsed;
+    auto idIt = j.find("id");
+    if (idIt == j.end() || !idIt->is_number_integer())
+        return Error{"request: 'id' is missing or not an integer"};
+    const std::int64_t id = idIt->get<std::int64_t>();
+    const std::string type = value<std::string>(j, "type", "");
+    if (type == "probe")
+        return Request{ProbeRequest{id}};
+    if (type == "shutdown")
+        return Request{ShutdownRequest{id}};
+    if (type != "evaluate")
+        return Error{"request " + std::to_string(id) + ": unknown type '" + type + "' (known: probe, evaluate, shutdown)"};
+
+    EvaluateRequest r;
+    r.id = id;
+    auto task = j.find("task");
+    if (task == j.end())
+        return Error{"evaluate: 'task' is missing"};
+    auto spec = spec::TaskSpec::fromJson(*task, "evaluate.task");
+    if (!spec)
+        return Error{spec.error()};
+    r.task = std::move(*spec);
+    r.variant = value<std::string>(j, "variant", "default");
+    if (auto sizes = r.task.sizesFor(r.variant); !sizes)
+        return Error{"evaluate.variant: " + sizes.error()};
+    for (auto [key, target] : {std::pair{"reference", &r.reference}, std::pair{"candidate", &r.candidate}}) {
+        auto it = j.find(key);
+        if (it == j.end())
+            return Error{std::string("evaluate: '") + key + "' is missing"};
+        auto k = kernelFromJson(*it, std::string("evaluate.") + key);
+        if (!k)
+            return Error{k.error()};
+        *target = std::move(*k);
+    }
+    if (auto it = j.find("baseline"); it != j.end() && !it->is_null()) {
+        auto k = kernelFromJson(*it, "evaluate.baseline");
+        if (!k)
+            return Error{k.error()};
+        r.baseline = std::move(*k);
+    }
+    auto opts = optionsFromJson(j.contains("options") ? j.at("options") : json());
+    if (!opts)
+        return Error{opts.error()};
+    r.options = *opts;
+    return Request{std::move(r)};
+}
+
+Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
+    EvaluateResult r;
+    auto id = j.find("id");
+    if (id == j.end() || !id->is_number_integer())
+        return Error{"result: 'id' is missing or not an integer"};
+    r.id = id->get<std::int64_t>();
+    auto status = parseStatus(value<std::string>(j, "status", ""));
+    if (!status)
+        return Error{"result " + std::to_string(r.id) + ": unknown status '" + value<std::string>(j, "status", "") + "'"};
+    r.status = *status;
+    r.message = value<std::string>(j, "message", "");
+    r.device = value<std::string>(j, "device", "");
+    r.wallSeconds = value(j, "wall_s", 0.0);
+    try {
+        for (const auto& c : value(j, "compile", json::array())) {
+            CompileInfo ci;
+            ci.role = value<std::string>(c, "role", "");
+            ci.ok = value(c, "ok", false);
+            ci.seconds = value(c, "seconds", 0.0);
+            ci.log = value<std::string>(c, "log", "");
+            ci.resources = value(c, "resources", std::map<std::string, double>{});
+            r.compile.push_back(ci);
+        }
+        for (const auto& o : value(j, "outputs", json::array())) {
+            OutputCheck oc;
+            oc.name = value<std::string>(o, "name", "");
+            oc.checked = value<std::uint64_t>(o, "checked", 0);
+            oc.mismatches = value<std::uint64_t>(o, "mismatches", 0);
+            oc.unwritten = value<std::uint64_t>(o, "unwritten", 0);
+            oc.nonFinite = value<std::uint64_t>(o, "non_finite", 0);
+            oc.maxAbsError = value(o, "max_abs_error", 0.0);
+            oc.maxRelError = value(o, "max_rel_error", 0.0);
+            if (auto fm = o.find("first_mismatch"); fm != o.end() && fm->is_object()) {
+                oc.firstMismatch = value<std::uint64_t>(*fm, "index", 0);
+                oc.firstGot = value(*fm, "got", 0.0);
+                oc.firstExpected = value(*fm, "expected", 0.0);
+                oc.firstSeed = value<std::uint64_t>(*fm, "seed", 0);
+            }
+            r.outputs.push_back(oc);
+        }
+        for (const auto& c : value(j, "checks", json::array()))
+            r.checks.push_back({value<std::string>(c, "name", ""), value(c, "passed", false), value<std::string>(c, "detail", "")});
+        const json timing = value(j, "timing", json::object());
+        if (timing.contains("candidate"))
+            r.candidateTiming = timingFromJson(timing.at("candidate"));
+        if (timing.contains("baseline"))
+            r.baselineTiming = timingFromJson(timing.at("baseline"));
+        if (timing.contains("speedup") && timing.at("speedup").is_number())
+            r.speedup = timing.at("speedup").get<double>();
+        for (const auto& d : value(j, "diagnostics", json::array())) {
+            Diagnostic diag;
+            diag.kind = value<std::string>(d, "kind", "");
+            diag.severity = value<std::string>(d, "severity", "error");
+            diag.message = value<std::string>(d, "message", "");
+            diag.role = value<std::string>(d, "role", "");
+            diag.line = value(d, "line", 0);
+            diag.column = value(d, "column", 0);
+            r.diagnostics.push_back(diag);
+        }
+    } catch (const json::exception& e) {
+        return Error{"result " + std::to_string(r.id) + ": " + e.what()};
+    }
+    return r;
+}
+
+Expected<Response> decodeResponse(const std::string& line) {
+    auto parsed = parseLine(line);
+    if (!parsed)
+        return Error{parsed.error()};
+    const json& j = *parsed;
+    const std::string type = value<std::string>(j, "type", "");
+    if (type == "result") {
+        auto r = evaluateResultFromJson(j);
+        if (!r)
+            return Error{r.error()};
+        return Response{std::move(*r)};
+    }
+    if (type == "probe") {
+        ProbeResult p;
+        auto id = j.find("id");
+        if (id == j.end() || !id->is_number_integer())
+            return Error{"probe: 'id' is missing or not an integer"};
+        p.id = id->get<std::int64_t>();
+        p.backend = value<std::string>(j, "backend", "");
+        p.available = value(j, "available", false);
+        p.problems = value(j, "problems", std::vector<std::string>{});
+        p.details = value(j, "details", json::object());
+        for (const auto& d : value(j, "devices", json::array())) {
+            DeviceInfo di;
+            di.name = value<std::string>(d, "name", "");
+            di.vendor = value<std::string>(d, "vendor", "");
+            di.platform = value<std::string>(d, "platform", "");
+            di.driver = value<std::string>(d, "driver", "");
+            di.kind = value<std::string>(d, "kind", "");
+            di.details = value(d, "details", json::object());
+            p.devices.push_back(di);
+        }
+        return Response{std::move(p)};
+    }
+    if (type == "error") {
+        ErrorResponse e;
+        if (auto id = j.find("id"); id != j.end() && id->is_number_integer())
+            e.id = id->get<std::int64_t>();
+        e.message = value<std::string>(j, "message", "(no message)");
+        return Response{e};
+    }
+    return Error{"response: unknown type '" + type + "' (expected result, probe or error)"};
+}
+
+std::optional<std::int64_t> responseId(const Response& r) {
+    if (const auto* e = std::get_if<EvaluateResult>(&r))
+        return e->id;
+    if (const auto* p = std::get_if<ProbeResult>(&r))
+        return p->id;
+    return std::get<ErrorResponse>(r).id;
+}
+
+} // namespace kforge::protocol

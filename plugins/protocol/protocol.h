@@ -1,0 +1,176 @@
+#pragma once
+// The worker protocol: JSON lines over a worker's stdin/stdout. A worker first prints a hello line
+// ({"kforge": "kforge-worker", "protocol": 1, ...}); then each request line gets exactly one
+// response line with the same id. Requests: probe, evaluate, shutdown. A request that cannot be
+// read gets an "error" response naming what is wrong; the worker carries on.
+
+#include "taskspec.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace kforge::protocol {
+
+inline constexpr const char* kMagic = "kforge-worker";
+inline constexpr int kVersion = 1;
+
+enum class Status { Ok, CompileError, RuntimeError, Timeout, Incorrect, Rejected };
+std::string_view statusName(Status s);
+std::optional<Status> parseStatus(std::string_view name);
+
+struct Diagnostic {
+    std::string kind;     // compile, launch_plan, integrity, verification, runtime, timing, worker
+    std::string severity; // error, warning, info
+    std::string message;
+    std::string role;     // candidate, reference, baseline ("" if none)
+    int line = 0;
+    int column = 0;
+};
+
+struct Hello {
+    std::string backend;
+    std::string workerVersion;
+    int protocol = kVersion;
+    std::int64_t pid = 0;
+};
+
+struct KernelInput {
+    std::string role; // candidate, reference, baseline
+    std::string file; // for messages only
+    std::string source;
+    std::map<std::string, std::int64_t> params; // overrides of declared parameter defaults
+};
+
+struct EvalOptions {
+    std::vector<std::uint64_t> seeds{1, 2, 3};
+    bool timing = true;
+    int warmup = 2;
+    int minRepetitions = 5;
+    int maxRepetitions = 100;
+    double timeCapSeconds = 2.0; // per timed kernel
+    double targetSpread = 0.02;  // stop repeating once (p75 - p25) / median is below this
+    int inputSets = 2;           // rotated during timing; each timed run is verified
+    int device = 0;
+};
+
+struct EvaluateRequest {
+    std::int64_t id = 0;
+    spec::TaskSpec task;
+    std::string variant = "default";
+    KernelInput reference;
+    KernelInput candidate;
+    std::optional<KernelInput> baseline; // timed in the same call, for a paired speedup
+    EvalOptions options;
+};
+
+struct ProbeRequest {
+    std::int64_t id = 0;
+};
+
+struct ShutdownRequest {
+    std::int64_t id = 0;
+};
+
+using Request = std::variant<ProbeRequest, EvaluateRequest, ShutdownRequest>;
+
+struct CompileInfo {
+    std::string role;
+    bool ok = false;
+    double seconds = 0.0;
+    std::string log;
+    std::map<std::string, double> resources; // registers, shared bytes, spills... when known
+};
+
+struct OutputCheck {
+    std::string name;
+    std::uint64_t checked = 0;    // elements compared, over all runs
+    std::uint64_t mismatches = 0;
+    std::uint64_t unwritten = 0;  // elements still holding the poison pattern
+    std::uint64_t nonFinite = 0;  // NaN/Inf where the reference has a finite value
+    double maxAbsError = 0.0;
+    double maxRelError = 0.0;
+    std::optional<std::uint64_t> firstMismatch; // flat index
+    double firstGot = 0.0;
+    double firstExpected = 0.0;
+    std::uint64_t firstSeed = 0;
+};
+
+struct IntegrityCheck {
+    std::string name; // inputs_unchanged, all_written, depends_on_inputs, timed_runs_verified...
+    bool passed = true;
+    std::string detail;
+};
+
+struct TimingStats {
+    std::string method; // e.g. opencl-profiling, cupti-activity, cuda-events
+    int count = 0;
+    double medianUs = 0.0;
+    double meanUs = 0.0;
+    double minUs = 0.0;
+    double maxUs = 0.0;
+    double spread = 0.0; // (p75 - p25) / median
+};
+
+struct EvaluateResult {
+    std::int64_t id = 0;
+    Status status = Status::RuntimeError;
+    std::string message; // one line for people
+    std::string device;
+    std::vector<CompileInfo> compile;
+    std::vector<OutputCheck> outputs;
+    std::vector<IntegrityCheck> checks;
+    std::optional<TimingStats> candidateTiming;
+    std::optional<TimingStats> baselineTiming;
+    std::optional<double> speedup; // baseline median / candidate median, both from this call
+    std::vector<Diagnostic> diagnostics;
+    double wallSeconds = 0.0;
+};
+
+struct DeviceInfo {
+    std::string name;
+    std::string vendor;
+    std::string platform;
+    std::string driver;
+    std::string kind; // gpu, cpu, accelerator
+    nlohmann::json details = nlohmann::json::object();
+};
+
+struct ProbeResult {
+    std::int64_t id = 0;
+    std::string backend;
+    bool available = false;
+    std::vector<DeviceInfo> devices;
+    std::vector<std::string> problems; // what is missing and how to get it
+    nlohmann::json details = nlohmann::json::object();
+};
+
+// Encoders produce one line (no trailing newline).
+std::string encode(const Hello& h);
+std::string encode(const Request& r);
+std::string encode(const EvaluateResult& r);
+std::string encode(const ProbeResult& r);
+std::string encodeError(std::optional<std::int64_t> id, const std::string& message);
+
+// Decoders name what is wrong: "line is not JSON: ...", "evaluate.task: ...".
+spec::Expected<Hello> decodeHello(const std::string& line);
+spec::Expected<Request> decodeRequest(const std::string& line);
+
+// A worker's answer: a result, a probe, or an error report.
+struct ErrorResponse {
+    std::optional<std::int64_t> id;
+    std::string message;
+};
+using Response = std::variant<EvaluateResult, ProbeResult, ErrorResponse>;
+spec::Expected<Response> decodeResponse(const std::string& line);
+std::optional<std::int64_t> responseId(const Response& r);
+
+nlohmann::json toJson(const EvaluateResult& r);
+spec::Expected<EvaluateResult> evaluateResultFromJson(const nlohmann::json& j);
+nlohmann::json toJson(const ProbeResult& r);
+
+} // namespace kforge::protocol

@@ -1,0 +1,92 @@
+#include "expression.h"
+
+#include <muParser.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace kforge::spec {
+
+namespace {
+
+double cdiv(double a, double b) { return std::ceil(a / b); }
+double roundUp(double a, double b) { return std::ceil(a / b) * b; }
+double ceilFn(double a) { return std::ceil(a); }
+double floorFn(double a) { return std::floor(a); }
+
+struct UnknownNames {
+    std::vector<std::string> names;
+    std::vector<std::unique_ptr<double>> storage;
+};
+
+double* collectUnknown(const char* name, void* userData) {
+    auto* unknown = static_cast<UnknownNames*>(userData);
+    unknown->names.emplace_back(name);
+    unknown->storage.push_back(std::make_unique<double>(1.0));
+    return unknown->storage.back().get();
+}
+
+std::string knownList(const Variables& vars) {
+    std::string s;
+    for (const auto& [name, value] : vars) {
+        if (!s.empty())
+            s += ", ";
+        s += name;
+    }
+    return s.empty() ? "none" : s;
+}
+
+} // namespace
+
+Expected<double> Expression::evaluate(const std::string& text, const Variables& vars) {
+    if (text.find_first_not_of(" \t") == std::string::npos)
+        return fail("empty expression");
+    Variables values = vars; // muparser binds variables by address
+    UnknownNames unknown;
+    try {
+        mu::Parser parser;
+        parser.DefineFun("ceil", ceilFn);
+        parser.DefineFun("floor", floorFn);
+        parser.DefineFun("cdiv", cdiv);
+        parser.DefineFun("round_up", roundUp);
+        for (auto& [name, value] : values)
+            parser.DefineVar(name, &value);
+        parser.SetVarFactory(collectUnknown, &unknown);
+        parser.SetExpr(text);
+        const double result = parser.Eval();
+        if (!unknown.names.empty())
+            return fail("'" + text + "': unknown name '" + unknown.names.front() + "' (known: "
+                        + knownList(vars) + ")");
+        if (!std::isfinite(result))
+            return fail("'" + text + "' does not evaluate to a finite number");
+        return result;
+    } catch (const mu::Parser::exception_type& e) {
+        return fail("'" + text + "': " + e.GetMsg());
+    }
+}
+
+Expected<std::int64_t> Expression::evaluateInteger(const std::string& text, const Variables& vars) {
+    auto value = evaluate(text, vars);
+    if (!value)
+        return Error{value.error()};
+    const double v = *value;
+    const double rounded = std::round(v);
+    if (std::fabs(v - rounded) > 1e-9 * std::max(1.0, std::fabs(v)))
+        return fail("'" + text + "' evaluates to " + std::to_string(v) + ", not a whole number");
+    if (std::fabs(rounded) > 9.0e18)
+        return fail("'" + text + "' evaluates to a number too large for a size");
+    return static_cast<std::int64_t>(rounded);
+}
+
+Status Expression::check(const std::string& text, const Variables& vars) {
+    Variables ones;
+    for (const auto& [name, value] : vars)
+        ones[name] = 1.0;
+    auto value = evaluate(text, ones);
+    if (!value && value.error().find("finite") == std::string::npos)
+        return Error{value.error()};
+    return success();
+}
+
+} // namespace kforge::spec

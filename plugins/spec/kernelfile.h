@@ -1,0 +1,70 @@
+#pragma once
+// A kernel file in the candidate format: device code plus `// kforge:` directives that declare
+// tunable parameters, scratch buffers and the launch plan. Parsing checks the directives' syntax and
+// finds every kernel's signature; LaunchPlan (launchplan.h) then binds them to a task.
+
+#include "dtype.h"
+#include "expected.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kforge::spec {
+
+enum class Dialect { OpenCL, Cuda };
+
+struct ParamDecl {
+    std::string name;
+    std::vector<std::int64_t> choices; // empty for a fixed parameter
+    std::int64_t value = 0;            // default
+    int line = 0;
+};
+
+struct ScratchDecl {
+    std::string name;
+    DType dtype = DType::Float32;
+    std::string count; // element count expression
+    int line = 0;
+};
+
+struct LaunchDecl {
+    std::string kernel;
+    std::vector<std::string> grid;  // 1-3 expressions
+    std::vector<std::string> block; // 1-3 expressions
+    std::string smem;               // dynamic shared memory bytes, may be empty
+    int line = 0;
+};
+
+struct KernelArg {
+    std::string name;
+    std::string elementType; // without qualifiers and '*', e.g. "float", "unsigned int"
+    bool pointer = false;
+    bool isConst = false;
+};
+
+struct KernelSignature {
+    std::string name;
+    std::vector<KernelArg> args;
+    int line = 0;
+};
+
+struct KernelFile {
+    std::string source;
+    Dialect dialect = Dialect::OpenCL;
+    std::vector<ParamDecl> params;
+    std::vector<ScratchDecl> scratch;
+    std::vector<LaunchDecl> launches;
+    std::vector<KernelSignature> kernels;
+
+    // Errors read "line 3: ..." so that editors and diagnostics can point at the directive.
+    static Expected<KernelFile> parse(const std::string& source, Dialect dialect);
+
+    const KernelSignature* findKernel(const std::string& name) const;
+    const ParamDecl* findParam(const std::string& name) const;
+};
+
+// The source with comments and string literals blanked out, newlines kept (so lines still match).
+std::string stripComments(const std::string& source);
+
+} // namespace kforge::spec

@@ -1,0 +1,100 @@
+#pragma once
+// The task definition (task.json): sizes and variants, inputs with initialisers, outputs with
+// tolerances, FLOP and byte formulas, reference and baseline kernels per backend. Validation errors
+// name the file, the field and what is wrong, e.g. "tasks/x/task.json: outputs[0].atol: ...".
+
+#include "dtype.h"
+#include "expected.h"
+#include "expression.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kforge::spec {
+
+using Sizes = std::map<std::string, std::int64_t>;
+
+struct InitSpec {
+    enum class Kind { Uniform, Normal, Constant, RandInt, Arange };
+    Kind kind = Kind::Uniform;
+    double a = -1.0; // low / mean / value / start
+    double b = 1.0;  // high / std / - / step
+};
+
+struct TensorSpec {
+    std::string name;
+    DType dtype = DType::Float32;
+    std::vector<std::string> shape; // size expressions
+    InitSpec init;                  // inputs only
+    double atol = 0.0;              // outputs only
+    double rtol = 0.0;
+};
+
+struct ScalarSpec {
+    std::string name;
+    DType dtype = DType::Float32;
+    double value = 0.0;
+};
+
+// Inputs and expected outputs computed elsewhere (e.g. by PyTorch) for one variant and seed.
+struct ReferenceData {
+    std::string variant;
+    std::uint64_t seed = 0;
+    std::map<std::string, std::string> inputs;  // tensor name -> file (absolute once loaded)
+    std::map<std::string, std::string> outputs;
+};
+
+struct TaskSpec {
+    std::string name;
+    std::string title;
+    std::string family;
+    std::string description;
+    Sizes sizes;
+    std::map<std::string, Sizes> variants;
+    std::vector<ScalarSpec> scalars;
+    std::vector<TensorSpec> inputs;
+    std::vector<TensorSpec> outputs;
+    std::string flops;
+    std::string bytes;
+    std::map<std::string, std::string> reference; // backend -> kernel file
+    std::map<std::string, std::string> baseline;
+    std::vector<ReferenceData> referenceData;
+
+    // Parses and validates; `origin` prefixes every error (usually the file path).
+    static Expected<TaskSpec> fromJson(const nlohmann::json& json, const std::string& origin);
+    nlohmann::json toJson() const;
+
+    // The sizes of a variant ("" or "default" for the defaults).
+    Expected<Sizes> sizesFor(const std::string& variant) const;
+    std::vector<std::string> variantNames() const;
+    // Sizes and scalars as expression variables.
+    Variables variables(const Sizes& sizes) const;
+    Expected<std::int64_t> elementCount(const TensorSpec& t, const Sizes& sizes) const;
+    const TensorSpec* findInput(const std::string& name) const;
+    const TensorSpec* findOutput(const std::string& name) const;
+    const ScalarSpec* findScalar(const std::string& name) const;
+    const ReferenceData* findReferenceData(const std::string& variant, std::uint64_t seed) const;
+};
+
+// A task folder on disk: the validated spec plus the kernel sources of each backend.
+struct TaskBundle {
+    std::filesystem::path dir;
+    TaskSpec spec;
+    std::map<std::string, std::string> referenceSource; // backend -> source text
+    std::map<std::string, std::string> baselineSource;
+    std::map<std::string, std::string> referenceFile;   // backend -> path, for messages
+    std::map<std::string, std::string> baselineFile;
+};
+
+Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir);
+
+Expected<std::string> readTextFile(const std::filesystem::path& path);
+
+bool isIdentifier(const std::string& s);
+
+} // namespace kforge::spec

@@ -1,0 +1,117 @@
+// End to end on the OpenCL worker (PoCL on the CPU in CI): every built-in task's baseline must be
+// correct, and every integrity test kernel must be caught with the status its first line names.
+
+#include "evalrequest.h"
+#include "taskcatalog.h"
+#include "workerlocator.h"
+#include "workerpool.h"
+
+#include <QDir>
+#include <QFile>
+#include <QRegularExpression>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace kforge;
+
+class TestOpenClEval : public QObject {
+    Q_OBJECT
+private:
+    std::unique_ptr<eval::WorkerPool> m_pool;
+
+    protocol::EvaluateResult evaluate(const QString& taskName, const QString& kernelFile, bool timing) {
+        auto bundle = task::TaskCatalog::load(taskName);
+        if (!bundle)
+            qFatal("%s", bundle.error().c_str());
+        task::EvalSettings settings;
+        settings.variant = QStringLiteral("small");
+        settings.options.timing = timing;
+        settings.options.minRepetitions = 2;
+        settings.options.maxRepetitions = 4;
+        settings.options.warmup = 1;
+        QString source;
+        if (!kernelFile.isEmpty()) {
+            QFile f(kernelFile);
+            if (!f.open(QIODevice::ReadOnly))
+                qFatal("cannot read %s", qPrintable(kernelFile));
+            source = QString::fromUtf8(f.readAll());
+        }
+        auto request = task::makeEvalRequest(*bundle, settings, source, kernelFile);
+        if (!request)
+            qFatal("%s", request.error().c_str());
+        QSignalSpy spy(m_pool.get(), &eval::WorkerPool::evaluated);
+        const qint64 ticket = m_pool->submit(std::move(*request), std::chrono::minutes(3));
+        if (!spy.wait(200000))
+            qFatal("no result for %s", qPrintable(kernelFile));
+        [&] { QCOMPARE(spy.at(0).at(0).toLongLong(), ticket); }();
+        return spy.at(0).at(1).value<protocol::EvaluateResult>();
+    }
+
+private slots:
+    void initTestCase() {
+        auto worker = eval::WorkerLocator::find(QStringLiteral("opencl"));
+        if (!worker)
+            QSKIP(qPrintable(QStringLiteral("no OpenCL worker in this build: ") + QString::fromStdString(worker.error())));
+        m_pool = std::make_unique<eval::WorkerPool>(QStringLiteral("opencl"), *worker);
+    }
+
+    void baselinesAreCorrect_data() {
+        QTest::addColumn<QString>("task");
+        const auto tasks = task::TaskCatalog::list();
+        QVERIFY(tasks.size() >= 6);
+        for (const auto& t : tasks)
+            if (t.builtIn)
+                QTest::newRow(qPrintable(t.name)) << t.name;
+    }
+    void baselinesAreCorrect() {
+        QFETCH(QString, task);
+        const auto r = evaluate(task, {}, true);
+        QVERIFY2(r.status == protocol::Status::Ok, r.message.c_str());
+        QVERIFY(r.candidateTiming.has_value());
+        QVERIFY(r.candidateTiming->count >= 2);
+        for (const auto& c : r.checks)
+            QVERIFY2(c.passed, (c.name + ": " + c.detail).c_str());
+        for (const auto& o : r.outputs) {
+            QCOMPARE(o.mismatches, 0u);
+            QVERIFY(o.checked > 0);
+        }
+    }
+
+    void integrityKernelsAreCaught_data() {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("task");
+        QTest::addColumn<QString>("status");
+        const QDir dir(qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl"));
+        static const QRegularExpression header(QStringLiteral("task ([a-z_0-9]+).*expected status: ([a-z_]+)"));
+        for (const QString& name : dir.entryList({QStringLiteral("*.cl")}, QDir::Files, QDir::Name)) {
+            QFile f(dir.filePath(name));
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            const auto m = header.match(QString::fromUtf8(f.readLine()));
+            QVERIFY2(m.hasMatch(), qPrintable(name + QStringLiteral(": first line must name the task and the expected status")));
+            QTest::newRow(qPrintable(name)) << dir.filePath(name) << m.captured(1) << m.captured(2);
+        }
+    }
+    void integrityKernelsAreCaught() {
+        QFETCH(QString, file);
+        QFETCH(QString, task);
+        QFETCH(QString, status);
+        // Timing runs too: caching across calls is caught by the verified timed runs.
+        const auto r = evaluate(task, file, true);
+        const QString got = QString::fromStdString(std::string(protocol::statusName(r.status)));
+        const QString expected = status == QLatin1String("pass") ? QStringLiteral("ok") : status;
+        QVERIFY2(got == expected, qPrintable(QStringLiteral("%1: expected %2, got %3: %4").arg(file, expected, got, QString::fromStdString(r.message))));
+        QVERIFY(!r.message.empty());
+        if (r.status != protocol::Status::Ok)
+            QVERIFY2(!r.diagnostics.empty(), "a failure must come with diagnostics");
+        if (r.status == protocol::Status::Ok) {
+            QVERIFY(r.speedup.has_value()); // paired with the baseline in the same call
+        } else {
+            QVERIFY(!r.speedup.has_value());
+        }
+    }
+
+    void cleanupTestCase() { m_pool.reset(); }
+};
+
+QTEST_GUILESS_MAIN(TestOpenClEval)
+#include "tst_opencleval.moc"

@@ -1,0 +1,506 @@
+// The worker pool against kforge-worker-fake, a real process speaking the real protocol, in each
+// of its failure modes; and the worker locator's search order and messages.
+
+#include "workerlocator.h"
+#include "workerpool.h"
+
+#include <nlohmann/json.hpp>
+
+#include <QDir>
+#include <QFile>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <set>
+
+using kforge::eval::WorkerLocation;
+using kforge::eval::WorkerLocator;
+using kforge::eval::WorkerPool;
+using kforge::protocol::EvaluateRequest;
+using kforge::protocol::EvaluateResult;
+using kforge::protocol::ProbeResult;
+using kforge::protocol::Status;
+using namespace std::chrono_literals;
+
+Q_DECLARE_METATYPE(kforge::protocol::Status)
+
+namespace {
+
+// Generous: a loaded CI machine may be slow to start processes. Never a timing assertion.
+constexpr int kWaitMs = 30000;
+
+QString fakeWorkerPath() { return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake")); }
+
+const kforge::spec::TaskSpec& testTask() {
+    static const kforge::spec::TaskSpec task = [] {
+        const auto json = nlohmann::json::parse(R"({
+            "name": "vector_add", "family": "elementwise", "sizes": {"N": 1024},
+            "inputs": [{"name": "x", "dtype": "float32", "shape": ["N"], "init": {"kind": "uniform", "low": -1, "high": 1}},
+                       {"name": "y", "dtype": "float32", "shape": ["N"], "init": {"kind": "uniform", "low": -1, "high": 1}}],
+            "outputs": [{"name": "z", "dtype": "float32", "shape": ["N"], "atol": 1e-6, "rtol": 1e-6}],
+            "flops": "N", "bytes": "3 * N * 4",
+            "reference": {"opencl": "reference.cl"}, "baseline": {"opencl": "baseline.cl"}})");
+        auto parsed = kforge::spec::TaskSpec::fromJson(json, "tst_workerpool");
+        if (!parsed)
+            qFatal("test task does not parse: %s", parsed.error().c_str());
+        return *parsed;
+    }();
+    return task;
+}
+
+EvaluateRequest makeRequest(const QString& candidate, bool withBaseline = false) {
+    EvaluateRequest r;
+    r.task = testTask();
+    r.reference = {"reference", "reference.cl", "// the reference", {}};
+    r.candidate = {"candidate", "candidate.cl", candidate.toStdString(), {}};
+    if (withBaseline)
+        r.baseline = kforge::protocol::KernelInput{"baseline", "baseline.cl", "// the baseline", {}};
+    return r;
+}
+
+std::optional<EvaluateResult> resultFor(const QSignalSpy& spy, qint64 ticket) {
+    for (const auto& args : spy)
+        if (args.at(0).toLongLong() == ticket)
+            return args.at(1).value<EvaluateResult>();
+    return std::nullopt;
+}
+
+int resultsFor(const QSignalSpy& spy, qint64 ticket) {
+    return static_cast<int>(std::count_if(spy.begin(), spy.end(), [ticket](const auto& args) { return args.at(0).toLongLong() == ticket; }));
+}
+
+QString diagnosticsText(const EvaluateResult& r) {
+    QStringList parts;
+    for (const auto& d : r.diagnostics)
+        parts << QString::fromStdString(d.kind + ": " + d.message);
+    return parts.join(u'\n');
+}
+
+bool hasWorkerDiagnostic(const EvaluateResult& r, const QString& part) {
+    return std::any_of(r.diagnostics.begin(), r.diagnostics.end(), [&](const auto& d) {
+        return d.kind == "worker" && QString::fromStdString(d.message).contains(part);
+    });
+}
+
+QString describe(const EvaluateResult& r) {
+    return QStringLiteral("status %1, message '%2', diagnostics:\n%3")
+        .arg(QString::fromStdString(std::string(kforge::protocol::statusName(r.status))), QString::fromStdString(r.message),
+             diagnosticsText(r));
+}
+
+bool makeExecutable(const QString& path) {
+    QFile file(path);
+    if (!QDir().mkpath(QFileInfo(path).absolutePath()) || !file.open(QIODevice::WriteOnly))
+        return false;
+    file.write("#!/bin/sh\nexit 0\n");
+    file.close();
+    return file.setPermissions(file.permissions() | QFileDevice::ExeOwner | QFileDevice::ExeUser);
+}
+
+} // namespace
+
+class TestWorkerPool : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase();
+
+    void evaluate_data();
+    void evaluate();
+    void timingsPassThrough();
+    void exitAfterWithQueuedRequest();
+    void startFailure_data();
+    void startFailure();
+    void cancelQueued();
+    void cancelRunning();
+    void parallelWorkers();
+    void exactlyOnePerSubmit();
+    void probe();
+    void shutdownFailsPending();
+    void destructorStopsBusyWorker();
+
+    void locate_data();
+    void locate();
+    void locateMissing();
+    void locateBrokenOverride();
+    void locateAvailable();
+    void locateFakeFromEnvironment();
+
+private:
+    QTemporaryDir m_tmp;
+};
+
+void TestWorkerPool::initTestCase() {
+    QVERIFY2(QFileInfo(fakeWorkerPath()).isExecutable(),
+             qPrintable(QStringLiteral("%1 is missing; run through ctest, which sets KFORGE_WORKER_DIR").arg(fakeWorkerPath())));
+    QVERIFY(m_tmp.isValid());
+}
+
+void TestWorkerPool::evaluate_data() {
+    QTest::addColumn<QString>("source");
+    QTest::addColumn<int>("timeoutMs");
+    QTest::addColumn<Status>("status");
+    QTest::addColumn<QString>("message");
+    QTest::addColumn<QString>("workerDiagnostic"); // a "worker" diagnostic must contain it; "" for none
+
+    QTest::newRow("ok") << "// fake:mode=ok" << kWaitMs << Status::Ok << "fake evaluation" << "";
+    QTest::newRow("slow") << "// fake:mode=slow\n// fake:sleep_ms=50" << kWaitMs << Status::Ok << "fake evaluation" << "";
+    QTest::newRow("incorrect") << "// fake:mode=incorrect" << kWaitMs << Status::Incorrect << "mismatches" << "";
+    QTest::newRow("compile-error") << "// fake:mode=compile-error" << kWaitMs << Status::CompileError << "does not compile" << "";
+    QTest::newRow("crash") << "// fake:mode=crash" << kWaitMs << Status::RuntimeError << "crashed with signal 6"
+                           << "crashing on purpose";
+    QTest::newRow("hang") << "// fake:mode=hang" << 500 << Status::Timeout << "no answer within 500 ms" << "gave no answer";
+    QTest::newRow("garbage") << "// fake:mode=garbage" << kWaitMs << Status::RuntimeError << "broke the protocol"
+                             << "\"fake garbage: this line is not JSON xxx";
+    QTest::newRow("wrong-id") << "// fake:mode=wrong-id" << kWaitMs << Status::RuntimeError << "broke the protocol"
+                              << "while request";
+    QTest::newRow("long line") << "// fake:mode=long-line" << kWaitMs << Status::RuntimeError << "more than 64 MiB without a newline"
+                               << "\"fake long line: xxx";
+    QTest::newRow("error response") << "// fake:mode=error" << kWaitMs << Status::RuntimeError << "fake: cannot read this request"
+                                    << "";
+    QTest::newRow("exit-after") << "// fake:mode=exit-after" << kWaitMs << Status::Ok << "fake evaluation" << "";
+}
+
+void TestWorkerPool::evaluate() {
+    QFETCH(QString, source);
+    QFETCH(int, timeoutMs);
+    QFETCH(Status, status);
+    QFETCH(QString, message);
+    QFETCH(QString, workerDiagnostic);
+
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+
+    const qint64 first = pool.submit(makeRequest(source), std::chrono::milliseconds(timeoutMs));
+    QCOMPARE(spy.count(), 0); // never from inside submit()
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, first).has_value(), kWaitMs);
+    const EvaluateResult result = *resultFor(spy, first);
+    QVERIFY2(result.status == status, qPrintable(describe(result)));
+    QCOMPARE(result.id, first);
+    QVERIFY2(QString::fromStdString(result.message).contains(message), qPrintable(describe(result)));
+    if (!workerDiagnostic.isEmpty())
+        QVERIFY2(hasWorkerDiagnostic(result, workerDiagnostic), qPrintable(describe(result)));
+
+    // Whatever happened to the worker, the pool goes on.
+    const qint64 next = pool.submit(makeRequest(QStringLiteral("// plain")), std::chrono::milliseconds(kWaitMs));
+    QVERIFY(next > first);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, next).has_value(), kWaitMs);
+    const EvaluateResult nextResult = *resultFor(spy, next);
+    QVERIFY2(nextResult.status == Status::Ok, qPrintable(describe(nextResult)));
+    QCOMPARE(resultsFor(spy, first), 1);
+    QCOMPARE(resultsFor(spy, next), 1);
+}
+
+void TestWorkerPool::timingsPassThrough() {
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    const qint64 ticket = pool.submit(makeRequest(QStringLiteral("// fake:time_us=50"), true), 30s);
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 1, kWaitMs);
+    const auto result = *resultFor(spy, ticket);
+    QVERIFY2(result.status == Status::Ok, qPrintable(describe(result)));
+    QVERIFY(result.candidateTiming && result.baselineTiming && result.speedup);
+    QCOMPARE(result.candidateTiming->medianUs, 50.0);
+    QCOMPARE(result.baselineTiming->medianUs, 200.0);
+    QCOMPARE(*result.speedup, 4.0);
+    QCOMPARE(result.outputs.size(), std::size_t(1));
+}
+
+void TestWorkerPool::exitAfterWithQueuedRequest() {
+    // The second request may be written to the worker after its answer and before it exits; it
+    // never reads it, and the pool must give it to the next worker instead of failing it.
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    QSignalSpy started(&pool, &WorkerPool::evaluationStarted);
+    const qint64 first = pool.submit(makeRequest(QStringLiteral("// fake:mode=exit-after\n// fake:exit_delay_ms=300")), 30s);
+    const qint64 second = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, kWaitMs);
+    QVERIFY2(resultFor(spy, first)->status == Status::Ok, qPrintable(describe(*resultFor(spy, first))));
+    QVERIFY2(resultFor(spy, second)->status == Status::Ok, qPrintable(describe(*resultFor(spy, second))));
+    QCOMPARE(resultsFor(spy, first), 1);
+    QCOMPARE(resultsFor(spy, second), 1);
+    QVERIFY(started.count() >= 2); // 3 when the second request had to move to a new worker
+}
+
+void TestWorkerPool::startFailure_data() {
+    QTest::addColumn<QString>("program");
+    QTest::addColumn<QStringList>("arguments");
+    QTest::addColumn<int>("startTimeoutMs");
+    QTest::addColumn<QString>("message");
+
+    QTest::newRow("bad-hello") << fakeWorkerPath() << QStringList{"--mode", "bad-hello"} << kWaitMs << "protocol 999";
+    QTest::newRow("no-hello") << fakeWorkerPath() << QStringList{"--mode", "no-hello"} << 300 << "no hello line within 300 ms";
+    QTest::newRow("rejects arguments") << fakeWorkerPath() << QStringList{"--bogus"} << kWaitMs << "exited with code 2";
+    QTest::newRow("missing program") << QDir(m_tmp.path()).filePath(QStringLiteral("kforge-worker-missing")) << QStringList{}
+                                     << kWaitMs << "cannot run it";
+}
+
+void TestWorkerPool::startFailure() {
+    QFETCH(QString, program);
+    QFETCH(QStringList, arguments);
+    QFETCH(int, startTimeoutMs);
+    QFETCH(QString, message);
+
+    WorkerPool pool(QStringLiteral("fake"), program, arguments);
+    pool.setStartTimeout(std::chrono::milliseconds(startTimeoutMs));
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    QSignalSpy gaveUp(&pool, &WorkerPool::workersFailedToStart);
+
+    const qint64 a = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    const qint64 b = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, kWaitMs);
+    for (qint64 ticket : {a, b}) {
+        const auto result = *resultFor(spy, ticket);
+        const QString text = QString::fromStdString(result.message);
+        QVERIFY2(result.status == Status::RuntimeError, qPrintable(describe(result)));
+        QVERIFY2(text.contains(message), qPrintable(text));
+        QVERIFY2(text.contains(program), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("could not be started")), qPrintable(text));
+    }
+    QTRY_COMPARE_WITH_TIMEOUT(gaveUp.count(), 1, kWaitMs);
+
+    // A later submit tries again, and fails again rather than hanging.
+    const qint64 c = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, c).has_value(), kWaitMs);
+    QVERIFY(resultFor(spy, c)->status == Status::RuntimeError);
+
+    QSignalSpy probeFailed(&pool, &WorkerPool::probeFailed);
+    pool.probe();
+    QTRY_COMPARE_WITH_TIMEOUT(probeFailed.count(), 1, kWaitMs);
+    QVERIFY2(probeFailed.at(0).at(0).toString().contains(message), qPrintable(probeFailed.at(0).at(0).toString()));
+    QCOMPARE(spy.count(), 3);
+}
+
+void TestWorkerPool::cancelQueued() {
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    const qint64 running = pool.submit(makeRequest(QStringLiteral("// fake:mode=slow\n// fake:sleep_ms=200")), 30s);
+    const qint64 queued = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    pool.cancel(queued);
+    QCOMPARE(spy.count(), 0); // not from inside cancel() either
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, kWaitMs);
+    const auto cancelled = *resultFor(spy, queued);
+    QVERIFY(cancelled.status == Status::RuntimeError);
+    QVERIFY2(QString::fromStdString(cancelled.message).startsWith(QStringLiteral("cancelled")), qPrintable(describe(cancelled)));
+    QVERIFY2(resultFor(spy, running)->status == Status::Ok, qPrintable(describe(*resultFor(spy, running))));
+
+    pool.cancel(queued); // already answered: nothing happens
+    pool.cancel(12345);  // never submitted: nothing happens
+    QTest::qWait(50);
+    QCOMPARE(spy.count(), 2);
+}
+
+void TestWorkerPool::cancelRunning() {
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    QSignalSpy started(&pool, &WorkerPool::evaluationStarted);
+    const qint64 ticket = pool.submit(makeRequest(QStringLiteral("// fake:mode=hang")), 600s);
+    QTRY_COMPARE_WITH_TIMEOUT(started.count(), 1, kWaitMs);
+    QCOMPARE(started.at(0).at(0).toLongLong(), ticket);
+    pool.cancel(ticket);
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 1, kWaitMs);
+    const auto result = *resultFor(spy, ticket);
+    QVERIFY(result.status == Status::RuntimeError);
+    QVERIFY2(QString::fromStdString(result.message).startsWith(QStringLiteral("cancelled")), qPrintable(describe(result)));
+
+    const qint64 next = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, next).has_value(), kWaitMs);
+    QVERIFY2(resultFor(spy, next)->status == Status::Ok, qPrintable(describe(*resultFor(spy, next))));
+}
+
+void TestWorkerPool::parallelWorkers() {
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath(), {}, 3);
+    QCOMPARE(pool.capacity(), 3);
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    QSignalSpy started(&pool, &WorkerPool::evaluationStarted);
+
+    // Requests that never finish can only all be running at once if each has its own worker.
+    QList<qint64> hanging;
+    for (int i = 0; i < 3; ++i)
+        hanging << pool.submit(makeRequest(QStringLiteral("// fake:mode=hang")), 600s);
+    QTRY_COMPARE_WITH_TIMEOUT(started.count(), 3, kWaitMs);
+    QCOMPARE(spy.count(), 0);
+    for (qint64 ticket : hanging)
+        pool.cancel(ticket);
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 3, kWaitMs);
+
+    QList<qint64> tickets;
+    for (int i = 0; i < 6; ++i)
+        tickets << pool.submit(makeRequest(QStringLiteral("// fake:mode=slow\n// fake:sleep_ms=100")), 30s);
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 9, kWaitMs);
+    for (qint64 ticket : tickets)
+        QVERIFY2(resultFor(spy, ticket)->status == Status::Ok, qPrintable(describe(*resultFor(spy, ticket))));
+}
+
+void TestWorkerPool::exactlyOnePerSubmit() {
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath(), {}, 2);
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    const QStringList modes{"ok", "crash", "garbage", "hang", "wrong-id", "error", "exit-after", "slow", "incorrect", "compile-error", "ok", "ok"};
+    QList<qint64> tickets;
+    for (const QString& mode : modes)
+        tickets << pool.submit(makeRequest(QStringLiteral("// fake:mode=%1\n// fake:sleep_ms=20").arg(mode)), 500ms);
+    // Tickets are unique and increasing.
+    QVERIFY(std::is_sorted(tickets.begin(), tickets.end()));
+    QCOMPARE(std::set<qint64>(tickets.begin(), tickets.end()).size(), std::size_t(tickets.size()));
+    pool.cancel(tickets.last());
+
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), tickets.size(), kWaitMs);
+    QTest::qWait(200); // room for a stray second answer to show up
+    QCOMPARE(spy.count(), tickets.size());
+    for (qint64 ticket : tickets)
+        QCOMPARE(resultsFor(spy, ticket), 1);
+    QVERIFY(QString::fromStdString(resultFor(spy, tickets.last())->message).startsWith(QStringLiteral("cancelled")));
+    QVERIFY(resultFor(spy, tickets.first())->status == Status::Ok);
+}
+
+void TestWorkerPool::probe() {
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
+    QSignalSpy probed(&pool, &WorkerPool::probed);
+    QSignalSpy failed(&pool, &WorkerPool::probeFailed);
+    pool.probe();
+    QTRY_COMPARE_WITH_TIMEOUT(probed.count(), 1, kWaitMs);
+    QCOMPARE(failed.count(), 0);
+    const auto result = probed.at(0).at(0).value<ProbeResult>();
+    QVERIFY(result.available);
+    QCOMPARE(result.backend, std::string("fake"));
+    QCOMPARE(result.devices.size(), std::size_t(1));
+    QCOMPARE(result.devices.front().name, std::string("Fake Device"));
+
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    const qint64 ticket = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, ticket).has_value(), kWaitMs);
+    QVERIFY(resultFor(spy, ticket)->status == Status::Ok);
+}
+
+void TestWorkerPool::shutdownFailsPending() {
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    QSignalSpy started(&pool, &WorkerPool::evaluationStarted);
+    const qint64 running = pool.submit(makeRequest(QStringLiteral("// fake:mode=hang")), 600s);
+    QTRY_COMPARE_WITH_TIMEOUT(started.count(), 1, kWaitMs);
+    const qint64 queued = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    pool.shutdown();
+    const qint64 late = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 3, kWaitMs);
+    for (qint64 ticket : {running, queued, late}) {
+        const auto result = *resultFor(spy, ticket);
+        QVERIFY(result.status == Status::RuntimeError);
+        QVERIFY2(QString::fromStdString(result.message).contains(QStringLiteral("shut down")), qPrintable(describe(result)));
+    }
+}
+
+void TestWorkerPool::destructorStopsBusyWorker() {
+    auto pool = std::make_unique<WorkerPool>(QStringLiteral("fake"), fakeWorkerPath(), QStringList{}, 2);
+    QSignalSpy started(pool.get(), &WorkerPool::evaluationStarted);
+    pool->submit(makeRequest(QStringLiteral("// fake:mode=hang")), 600s);
+    pool->submit(makeRequest(QStringLiteral("// fake:mode=hang")), 600s);
+    QTRY_COMPARE_WITH_TIMEOUT(started.count(), 2, kWaitMs);
+    pool.reset(); // must return: the hanging workers are killed, not waited for
+}
+
+void TestWorkerPool::locate_data() {
+    QTest::addColumn<QString>("placement"); // where the worker is and what points at it
+    QTest::newRow("override variable") << "override";
+    QTest::newRow("KFORGE_WORKER_DIR") << "workerDir";
+    QTest::newRow("next to the application") << "appDir";
+    QTest::newRow("libexec") << "libexec";
+    QTest::newRow("lib") << "lib";
+    QTest::newRow("override beats the directories") << "override+appDir";
+}
+
+void TestWorkerPool::locate() {
+    QFETCH(QString, placement);
+    QTemporaryDir root;
+    QVERIFY(root.isValid());
+    const QString appDir = root.filePath(QStringLiteral("bin"));
+    QVERIFY(QDir().mkpath(appDir));
+    QProcessEnvironment env;
+
+    QString expected;
+    if (placement.startsWith(QStringLiteral("override"))) {
+        expected = root.filePath(QStringLiteral("elsewhere/my-worker"));
+        env.insert(QStringLiteral("KFORGE_WORKER_DEMO"), expected);
+    } else if (placement == QStringLiteral("workerDir")) {
+        expected = root.filePath(QStringLiteral("workers/kforge-worker-demo"));
+        env.insert(QStringLiteral("KFORGE_WORKER_DIR"), root.filePath(QStringLiteral("workers")));
+    } else if (placement == QStringLiteral("appDir")) {
+        expected = root.filePath(QStringLiteral("bin/kforge-worker-demo"));
+    } else if (placement == QStringLiteral("libexec")) {
+        expected = root.filePath(QStringLiteral("libexec/kforge/kforge-worker-demo"));
+    } else if (placement == QStringLiteral("lib")) {
+        expected = root.filePath(QStringLiteral("lib/kforge/kforge-worker-demo"));
+    }
+    QVERIFY(makeExecutable(expected));
+    if (placement.endsWith(QStringLiteral("+appDir")))
+        QVERIFY(makeExecutable(root.filePath(QStringLiteral("bin/kforge-worker-demo"))));
+
+    const auto path = WorkerLocator(env, appDir).locate(QStringLiteral("demo"));
+    QVERIFY2(path.ok(), path.ok() ? "" : path.error().c_str());
+    QCOMPARE(*path, QFileInfo(expected).absoluteFilePath());
+}
+
+void TestWorkerPool::locateMissing() {
+    QTemporaryDir root;
+    QProcessEnvironment env;
+    env.insert(QStringLiteral("KFORGE_WORKER_DIR"), root.filePath(QStringLiteral("workers")));
+    const QString appDir = root.filePath(QStringLiteral("bin"));
+    const WorkerLocator locator(env, appDir);
+    const auto path = locator.locate(QStringLiteral("nope"));
+    QVERIFY(!path.ok());
+    const QString error = QString::fromStdString(path.error());
+    for (const QString& part : {QStringLiteral("kforge-worker-nope"), QStringLiteral("KFORGE_WORKER_NOPE"), QStringLiteral("KFORGE_WORKER_DIR"),
+                                root.filePath(QStringLiteral("workers")), appDir, root.filePath(QStringLiteral("libexec/kforge")),
+                                root.filePath(QStringLiteral("lib/kforge"))})
+        QVERIFY2(error.contains(part), qPrintable(QStringLiteral("'%1' not in:\n%2").arg(part, error)));
+    QCOMPARE(locator.searchDirectories().size(), 4);
+    QVERIFY(!locator.locate(QStringLiteral("../escape")).ok());
+}
+
+void TestWorkerPool::locateBrokenOverride() {
+    // An override that names nothing runnable is an error, even when a worker exists elsewhere:
+    // the user asked for that file.
+    QTemporaryDir root;
+    const QString appDir = root.filePath(QStringLiteral("bin"));
+    QVERIFY(makeExecutable(root.filePath(QStringLiteral("bin/kforge-worker-demo"))));
+    QProcessEnvironment env;
+    env.insert(QStringLiteral("KFORGE_WORKER_DEMO"), root.filePath(QStringLiteral("nothing-here")));
+    const auto path = WorkerLocator(env, appDir).locate(QStringLiteral("demo"));
+    QVERIFY(!path.ok());
+    const QString error = QString::fromStdString(path.error());
+    QVERIFY2(error.contains(QStringLiteral("KFORGE_WORKER_DEMO")), qPrintable(error));
+    QVERIFY2(error.contains(root.filePath(QStringLiteral("nothing-here"))), qPrintable(error));
+}
+
+void TestWorkerPool::locateAvailable() {
+    QTemporaryDir root;
+    const QString appDir = root.filePath(QStringLiteral("bin"));
+    QVERIFY(makeExecutable(root.filePath(QStringLiteral("bin/kforge-worker-demo"))));
+    QVERIFY(makeExecutable(root.filePath(QStringLiteral("lib/kforge/kforge-worker-demo"))));
+    QVERIFY(makeExecutable(root.filePath(QStringLiteral("lib/kforge/kforge-worker-second"))));
+    QVERIFY(makeExecutable(root.filePath(QStringLiteral("elsewhere/custom"))));
+    QFile notExecutable(root.filePath(QStringLiteral("bin/kforge-worker-text")));
+    QVERIFY(notExecutable.open(QIODevice::WriteOnly));
+    notExecutable.close();
+
+    QProcessEnvironment env;
+    env.insert(QStringLiteral("KFORGE_WORKER_THIRD"), root.filePath(QStringLiteral("elsewhere/custom")));
+    const QList<WorkerLocation> found = WorkerLocator(env, appDir).available();
+    QStringList backends;
+    for (const auto& location : found)
+        backends << location.backend;
+    QCOMPARE(backends, (QStringList{"demo", "second", "third"}));
+    QCOMPARE(found.at(0).path, root.filePath(QStringLiteral("bin/kforge-worker-demo"))); // the first directory wins
+    QCOMPARE(found.at(2).path, root.filePath(QStringLiteral("elsewhere/custom")));
+}
+
+void TestWorkerPool::locateFakeFromEnvironment() {
+    const auto path = WorkerLocator::find(QStringLiteral("fake"));
+    QVERIFY2(path.ok(), path.ok() ? "" : path.error().c_str());
+    QCOMPARE(*path, QFileInfo(fakeWorkerPath()).absoluteFilePath());
+}
+
+QTEST_GUILESS_MAIN(TestWorkerPool)
+#include "tst_workerpool.moc"

@@ -1,0 +1,68 @@
+#include "expression.h"
+
+#include <QTest>
+
+using kforge::spec::Expression;
+using kforge::spec::Variables;
+
+class TestExpression : public QObject {
+    Q_OBJECT
+private slots:
+    void evaluates_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<double>("expected");
+        QTest::newRow("product") << "2 * M * N * 4" << 2.0 * 64 * 100 * 4;
+        QTest::newRow("cdiv") << "cdiv(N, BLOCK)" << 1.0;
+        QTest::newRow("cdiv exact") << "cdiv(M, 32)" << 2.0;
+        QTest::newRow("ceil of division") << "ceil(N / 64)" << 2.0;
+        QTest::newRow("floor") << "floor(N / 64)" << 1.0;
+        QTest::newRow("round_up") << "round_up(N, 32)" << 128.0;
+        QTest::newRow("min max") << "max(min(M, N), 7)" << 64.0;
+        QTest::newRow("power") << "2^10" << 1024.0;
+        QTest::newRow("parentheses") << "(M + N) * 2" << 328.0;
+        QTest::newRow("literal") << "4096" << 4096.0;
+    }
+    void evaluates() {
+        QFETCH(QString, text);
+        QFETCH(double, expected);
+        const Variables vars{{"M", 64}, {"N", 100}, {"BLOCK", 256}};
+        auto v = Expression::evaluate(text.toStdString(), vars);
+        QVERIFY2(v.ok(), v.ok() ? "" : v.error().c_str());
+        QCOMPARE(*v, expected);
+    }
+
+    void errors_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("unknown name") << "M * K" << "unknown name 'K'";
+        QTest::newRow("lists known names") << "Q + 1" << "known: M, N";
+        QTest::newRow("syntax") << "M * * N" << "M * * N";
+        QTest::newRow("unbalanced") << "(M + N" << "(M + N";
+        QTest::newRow("empty") << "  " << "empty expression";
+        QTest::newRow("division by zero") << "M / 0" << "finite";
+    }
+    void errors() {
+        QFETCH(QString, text);
+        QFETCH(QString, mentions);
+        auto v = Expression::evaluate(text.toStdString(), {{"M", 64}, {"N", 100}});
+        QVERIFY(!v.ok());
+        QVERIFY2(QString::fromStdString(v.error()).contains(mentions), v.error().c_str());
+    }
+
+    void integerResults() {
+        auto whole = Expression::evaluateInteger("cdiv(N, 3)", {{"N", 10}});
+        QVERIFY(whole.ok());
+        QCOMPARE(*whole, 4);
+        auto fraction = Expression::evaluateInteger("N / 3", {{"N", 10}});
+        QVERIFY(!fraction.ok());
+        QVERIFY(QString::fromStdString(fraction.error()).contains(QStringLiteral("not a whole number")));
+    }
+
+    void checkIgnoresValues() {
+        QVERIFY(Expression::check("N / (M - 1)", {{"N", 0}, {"M", 0}}).ok());
+        QVERIFY(!Expression::check("N / Z", {{"N", 0}}).ok());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExpression)
+#include "tst_expression.moc"

