@@ -32,10 +32,12 @@ QString currentApplicationDir() {
 
 WorkerLocator::WorkerLocator() : WorkerLocator(QProcessEnvironment::systemEnvironment(), currentApplicationDir()) {}
 
-WorkerLocator::WorkerLocator(QProcessEnvironment environment, QString applicationDir)
-    : m_environment(std::move(environment)), m_applicationDir(std::move(applicationDir)) {}
+WorkerLocator::WorkerLocator(const QProcessEnvironment& environment, QString applicationDir)
+    : m_environment(environment), m_applicationDir(std::move(applicationDir)) {}
 
-QString WorkerLocator::programName(const QString& backend) { return QStringLiteral("kforge-worker-") + backend; }
+QString WorkerLocator::programName(const QString& backend) {
+    return QStringLiteral("kforge-worker-") + backend;
+}
 
 QString WorkerLocator::overrideVariable(const QString& backend) {
     QString name = backend.toUpper();
@@ -50,18 +52,22 @@ QStringList WorkerLocator::searchDirectories() const {
         dirs << QDir::cleanPath(workerDir);
     if (!m_applicationDir.isEmpty()) {
         // The build tree keeps workers beside the app; packages put them under libexec or lib.
-        dirs << QDir::cleanPath(m_applicationDir) << QDir::cleanPath(m_applicationDir + QStringLiteral("/../libexec/kforge"))
+        dirs << QDir::cleanPath(m_applicationDir)
+             << QDir::cleanPath(m_applicationDir + QStringLiteral("/../libexec/kforge"))
              << QDir::cleanPath(m_applicationDir + QStringLiteral("/../lib/kforge"));
     }
     dirs.removeDuplicates();
     return dirs;
 }
 
-spec::Expected<QString> WorkerLocator::find(const QString& backend) { return WorkerLocator().locate(backend); }
+spec::Expected<QString> WorkerLocator::find(const QString& backend) {
+    return WorkerLocator().locate(backend);
+}
 
 spec::Expected<QString> WorkerLocator::locate(const QString& backend) const {
     if (!isBackendName(backend))
-        return spec::fail(QStringLiteral("'%1' is not a backend name (letters, digits, - and _ only)").arg(backend).toStdString());
+        return spec::fail(
+            QStringLiteral("'%1' is not a backend name (letters, digits, - and _ only)").arg(backend).toStdString());
 
     const QString program = programName(backend);
     const QString variable = overrideVariable(backend);
@@ -90,10 +96,11 @@ spec::Expected<QString> WorkerLocator::locate(const QString& backend) const {
         searched << QStringLiteral("  $%1 (not set)").arg(QString::fromLatin1(kDirectoryVariable));
     for (const QString& dir : dirs)
         searched << QStringLiteral("  ") + dir;
-    return spec::fail(QStringLiteral("%1 was not found. Searched:\n%2\nSet %3 to the worker's full path, or %4 to the "
-                                     "folder that holds it (is the %5 backend built?).")
-                          .arg(program, searched.join(u'\n'), variable, QString::fromLatin1(kDirectoryVariable), backend)
-                          .toStdString());
+    return spec::fail(
+        QStringLiteral("%1 was not found. Searched:\n%2\nSet %3 to the worker's full path, or %4 to the "
+                       "folder that holds it (is the %5 backend built?).")
+            .arg(program, searched.join(u'\n'), variable, QString::fromLatin1(kDirectoryVariable), backend)
+            .toStdString());
 }
 
 QList<WorkerLocation> WorkerLocator::available() const {
@@ -127,7 +134,8 @@ QList<WorkerLocation> WorkerLocator::available() const {
         }
     }
 
-    std::sort(found.begin(), found.end(), [](const WorkerLocation& a, const WorkerLocation& b) { return a.backend < b.backend; });
+    std::sort(found.begin(), found.end(),
+              [](const WorkerLocation& a, const WorkerLocation& b) { return a.backend < b.backend; });
     return found;
 }
 

@@ -24,7 +24,7 @@ public:
     // The process environment and QCoreApplication::applicationDirPath().
     WorkerLocator();
     // For tests and for tools that locate workers of another installation.
-    WorkerLocator(QProcessEnvironment environment, QString applicationDir);
+    WorkerLocator(const QProcessEnvironment& environment, QString applicationDir);
 
     // The worker's absolute path, or what was searched and which variable overrides it.
     spec::Expected<QString> locate(const QString& backend) const;
@@ -38,7 +38,7 @@ public:
     // The directories searched, in order (without the per-backend override variable).
     QStringList searchDirectories() const;
 
-    static QString programName(const QString& backend); // kforge-worker-<backend>
+    static QString programName(const QString& backend);      // kforge-worker-<backend>
     static QString overrideVariable(const QString& backend); // KFORGE_WORKER_<BACKEND>
     static constexpr const char* kDirectoryVariable = "KFORGE_WORKER_DIR";
 

@@ -20,15 +20,14 @@ using protocol::Status;
 
 namespace {
 
-// Mirrors harness::WorkerExit; core does not link the worker harness, only the protocol.
-constexpr int kExitUsage = 2;
-constexpr int kExitDeviceLost = 3;
+constexpr int kExitUsage = protocol::ExitUsage;
+constexpr int kExitDeviceLost = protocol::ExitDeviceLost;
 
-constexpr auto kKillGrace = 300ms;     // between SIGTERM and SIGKILL
+constexpr auto kKillGrace = 300ms;      // between SIGTERM and SIGKILL
 constexpr auto kShutdownGrace = 2000ms; // for a worker asked to exit before it is terminated
-constexpr qsizetype kStderrKept = 16 * 1024;
-constexpr qsizetype kStderrQuoted = 4 * 1024;
-constexpr qsizetype kMaxLineBytes = 64 * 1024 * 1024;
+constexpr qsizetype kStderrKept = qsizetype{16} * 1024;
+constexpr qsizetype kStderrQuoted = qsizetype{4} * 1024;
+constexpr qsizetype kMaxLineBytes = qsizetype{64} * 1024 * 1024;
 constexpr qsizetype kQuotedChars = 200;
 constexpr int kMaxAttempts = 2; // a request a dying worker never read is tried once more
 
@@ -43,7 +42,9 @@ QString describe(std::chrono::milliseconds d) {
 QString describeExit(int exitCode, bool crashed) {
     if (crashed) {
         const char* name = ::strsignal(exitCode);
-        return QStringLiteral("crashed with signal %1 (%2)").arg(exitCode).arg(QString::fromLocal8Bit(name ? name : "unknown"));
+        return QStringLiteral("crashed with signal %1 (%2)")
+            .arg(exitCode)
+            .arg(QString::fromLocal8Bit(name ? name : "unknown"));
     }
     switch (exitCode) {
     case kExitDeviceLost:
@@ -82,10 +83,7 @@ int timerInterval(std::chrono::milliseconds d) {
 } // namespace
 
 WorkerPool::WorkerPool(QString backend, QString program, QStringList arguments, int workerCount, QObject* parent)
-    : Executor(parent),
-      m_backend(std::move(backend)),
-      m_program(std::move(program)),
-      m_arguments(std::move(arguments)),
+    : Executor(parent), m_backend(std::move(backend)), m_program(std::move(program)), m_arguments(std::move(arguments)),
       m_workerCount(std::max(1, workerCount)) {
     // Results cross threads (engine thread -> UI) through queued connections.
     qRegisterMetaType<kforge::protocol::EvaluateResult>();
@@ -120,7 +118,7 @@ qint64 WorkerPool::submit(protocol::EvaluateRequest request, std::chrono::millis
     job.timeout = timeout;
     const qint64 ticket = job.id;
     if (m_shutDown) {
-        failJob(std::move(job), Status::RuntimeError, QStringLiteral("the %1 worker pool has been shut down").arg(m_backend), {});
+        failJob(job, Status::RuntimeError, QStringLiteral("the %1 worker pool has been shut down").arg(m_backend), {});
         return ticket;
     }
     if (m_gaveUp) {
@@ -139,16 +137,16 @@ void WorkerPool::cancel(qint64 ticket) {
     if (queued != m_queue.end()) {
         Job job = std::move(*queued);
         m_queue.erase(queued);
-        failJob(std::move(job), Status::RuntimeError, QStringLiteral("cancelled"), {});
+        failJob(job, Status::RuntimeError, QStringLiteral("cancelled"), {});
         return;
     }
     for (auto& w : m_workers) {
         if (w->state != Worker::State::Busy || !w->job || w->job->kind != Job::Kind::Evaluate || w->job->id != ticket)
             continue;
-        qCInfo(lcWorker).noquote() << "cancelling request" << ticket << "running on" << workerName(*w);
+        qCDebug(lcWorker).noquote() << "cancelling request" << ticket << "running on" << workerName(*w);
         auto job = takeJob(*w);
         stop(*w);
-        failJob(std::move(*job), Status::RuntimeError,
+        failJob(*job, Status::RuntimeError,
                 QStringLiteral("cancelled (the worker running it was stopped and will be restarted)"), {});
         schedulePump();
         return;
@@ -160,7 +158,7 @@ void WorkerPool::probe() {
     job.kind = Job::Kind::Probe;
     job.id = m_nextId++;
     if (m_shutDown) {
-        failJob(std::move(job), Status::RuntimeError, QStringLiteral("the %1 worker pool has been shut down").arg(m_backend), {});
+        failJob(job, Status::RuntimeError, QStringLiteral("the %1 worker pool has been shut down").arg(m_backend), {});
         return;
     }
     if (m_gaveUp) {
@@ -179,14 +177,14 @@ void WorkerPool::shutdown() {
     while (!m_queue.empty()) {
         Job job = std::move(m_queue.front());
         m_queue.pop_front();
-        failJob(std::move(job), Status::RuntimeError, message, {});
+        failJob(job, Status::RuntimeError, message, {});
     }
     for (auto& w : m_workers) {
         switch (w->state) {
         case Worker::State::Busy: {
             auto job = takeJob(*w);
             stop(*w);
-            failJob(std::move(*job), Status::RuntimeError, message, {});
+            failJob(*job, Status::RuntimeError, message, {});
             break;
         }
         case Worker::State::Starting:
@@ -213,11 +211,13 @@ WorkerPool::Worker* WorkerPool::worker(int serial) {
 
 QString WorkerPool::workerName(const Worker& w) const {
     const QString name = QFileInfo(m_program).fileName();
-    return w.pid > 0 ? QStringLiteral("%1 (pid %2)").arg(name).arg(w.pid) : QStringLiteral("%1 #%2").arg(name).arg(w.serial);
+    return w.pid > 0 ? QStringLiteral("%1 (pid %2)").arg(name).arg(w.pid)
+                     : QStringLiteral("%1 #%2").arg(name).arg(w.serial);
 }
 
 int WorkerPool::count(Worker::State state) const {
-    return static_cast<int>(std::count_if(m_workers.begin(), m_workers.end(), [state](const auto& w) { return w->state == state; }));
+    return static_cast<int>(
+        std::count_if(m_workers.begin(), m_workers.end(), [state](const auto& w) { return w->state == state; }));
 }
 
 void WorkerPool::schedulePump() {
@@ -226,7 +226,8 @@ void WorkerPool::schedulePump() {
     if (m_pumpScheduled)
         return;
     m_pumpScheduled = true;
-    QMetaObject::invokeMethod(this, [this] { pump(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this] { pump(); }, Qt::QueuedConnection);
 }
 
 void WorkerPool::pump() {
@@ -305,13 +306,18 @@ void WorkerPool::dispatch(Worker& w, Job job) {
         w.timer->start(timerInterval(limit));
     else
         w.timer->stop();
-    w.clock.start();
+    job.clock.start();
     w.state = Worker::State::Busy;
+    w.served = true;
+    // Only now did the start succeed: a worker that dies between its hello and its first request
+    // must not reset the count, or it would be replaced forever.
+    m_startFailures = 0;
     const bool evaluation = job.kind == Job::Kind::Evaluate;
     const qint64 ticket = job.id;
     w.job = std::move(job);
     if (evaluation)
-        QMetaObject::invokeMethod(this, [this, ticket] { emit evaluationStarted(ticket); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, ticket] { emit evaluationStarted(ticket); }, Qt::QueuedConnection);
 }
 
 void WorkerPool::onStdout(int serial) {
@@ -389,12 +395,14 @@ bool WorkerPool::handleLine(Worker& w, const QByteArray& line) {
         // A worker that could not read the request may not know its id; one request is in
         // flight per worker, so an id-less error can only be about that one.
         if (answered && *answered != expected) {
-            protocolViolation(w, QStringLiteral("it answered request %1 while request %2 was in flight").arg(*answered).arg(expected), line);
+            protocolViolation(
+                w, QStringLiteral("it answered request %1 while request %2 was in flight").arg(*answered).arg(expected),
+                line);
             return false;
         }
         auto job = takeJob(w);
         w.state = Worker::State::Idle;
-        failJob(std::move(*job), Status::RuntimeError,
+        failJob(*job, Status::RuntimeError,
                 QStringLiteral("the worker rejected the request: %1").arg(QString::fromStdString(error->message)), {});
         schedulePump();
         return true;
@@ -425,7 +433,8 @@ bool WorkerPool::handleLine(Worker& w, const QByteArray& line) {
         }
         takeJob(w);
         w.state = Worker::State::Idle;
-        QMetaObject::invokeMethod(this, [this, probe = std::move(*result)] { emit probed(probe); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, probe = std::move(*result)] { emit probed(probe); }, Qt::QueuedConnection);
     }
     schedulePump();
     return true;
@@ -434,7 +443,8 @@ bool WorkerPool::handleLine(Worker& w, const QByteArray& line) {
 void WorkerPool::handleHello(Worker& w, const QByteArray& line) {
     auto hello = protocol::decodeHello(line.toStdString());
     if (!hello) {
-        startFailed(w, QStringLiteral("%1 (its first line was %2)").arg(QString::fromStdString(hello.error()), quote(line)));
+        startFailed(
+            w, QStringLiteral("%1 (its first line was %2)").arg(QString::fromStdString(hello.error()), quote(line)));
         return;
     }
     const QString backend = QString::fromStdString(hello->backend);
@@ -446,8 +456,7 @@ void WorkerPool::handleHello(Worker& w, const QByteArray& line) {
         w.pid = hello->pid;
     w.timer->stop();
     w.state = Worker::State::Idle;
-    m_startFailures = 0;
-    qCInfo(lcWorker).noquote() << workerName(w) << "ready, version" << QString::fromStdString(hello->workerVersion);
+    qCDebug(lcWorker).noquote() << workerName(w) << "ready, version" << QString::fromStdString(hello->workerVersion);
     schedulePump();
 }
 
@@ -455,12 +464,19 @@ void WorkerPool::protocolViolation(Worker& w, const QString& reason, const QByte
     qCWarning(lcWorker).noquote() << workerName(w) << "broke the protocol:" << reason << "- line:" << quote(line);
     auto job = takeJob(w);
     stop(w);
+    if (!w.served) {
+        // Otherwise a worker that babbles right after its hello would be replaced forever.
+        recordStartFailure(QStringLiteral("it broke the protocol before taking a request (%1; the line: %2)")
+                               .arg(reason, quote(line)));
+        return;
+    }
     if (job) {
         std::vector<Diagnostic> diagnostics{
-            workerDiagnostic(QStringLiteral("%1 broke the protocol: %2. The offending line: %3").arg(workerName(w), reason, quote(line)))};
+            workerDiagnostic(QStringLiteral("%1 broke the protocol: %2. The offending line: %3")
+                                 .arg(workerName(w), reason, quote(line)))};
         if (auto err = stderrDiagnostic(w); !err.message.empty())
             diagnostics.push_back(std::move(err));
-        failJob(std::move(*job), Status::RuntimeError,
+        failJob(*job, Status::RuntimeError,
                 QStringLiteral("the worker broke the protocol (%1); it was stopped and will be restarted").arg(reason),
                 std::move(diagnostics));
     }
@@ -482,15 +498,21 @@ void WorkerPool::onTimer(int serial) {
     case Worker::State::Busy: {
         auto job = takeJob(*w);
         const auto limit = job->kind == Job::Kind::Evaluate ? job->timeout : m_probeTimeout;
-        qCWarning(lcWorker).noquote() << workerName(*w) << "gave no answer to request" << job->id << "within" << describe(limit);
-        std::vector<Diagnostic> diagnostics{workerDiagnostic(
-            QStringLiteral("%1 gave no answer to request %2 within %3 and was stopped").arg(workerName(*w)).arg(job->id).arg(describe(limit)))};
+        qCWarning(lcWorker).noquote() << workerName(*w) << "gave no answer to request" << job->id << "within"
+                                      << describe(limit);
+        std::vector<Diagnostic> diagnostics{
+            workerDiagnostic(QStringLiteral("%1 gave no answer to request %2 within %3 and was stopped")
+                                 .arg(workerName(*w))
+                                 .arg(job->id)
+                                 .arg(describe(limit)))};
         if (auto err = stderrDiagnostic(*w); !err.message.empty())
             diagnostics.push_back(std::move(err));
         stop(*w);
-        const QString what = job->kind == Job::Kind::Evaluate ? QStringLiteral("no answer") : QStringLiteral("no answer to the probe");
-        failJob(std::move(*job), Status::Timeout,
-                QStringLiteral("%1 within %2: the worker was stopped and restarted").arg(what, describe(limit)), std::move(diagnostics));
+        const QString what =
+            job->kind == Job::Kind::Evaluate ? QStringLiteral("no answer") : QStringLiteral("no answer to the probe");
+        failJob(*job, Status::Timeout,
+                QStringLiteral("%1 within %2: the worker was stopped and restarted").arg(what, describe(limit)),
+                std::move(diagnostics));
         schedulePump();
         break;
     }
@@ -553,18 +575,24 @@ void WorkerPool::onFinished(int serial, int exitCode, bool crashed) {
             break;
         }
         qCWarning(lcWorker).noquote() << workerName(*w) << what << "while request" << job->id << "was in flight";
-        const QString doing = job->kind == Job::Kind::Evaluate ? QStringLiteral("evaluating") : QStringLiteral("probing");
-        std::vector<Diagnostic> diagnostics{
-            workerDiagnostic(QStringLiteral("%1 %2 while %3 (request %4)").arg(workerName(*w), what, doing).arg(job->id))};
+        const QString doing =
+            job->kind == Job::Kind::Evaluate ? QStringLiteral("evaluating") : QStringLiteral("probing");
+        std::vector<Diagnostic> diagnostics{workerDiagnostic(
+            QStringLiteral("%1 %2 while %3 (request %4)").arg(workerName(*w), what, doing).arg(job->id))};
         if (auto err = stderrDiagnostic(*w); !err.message.empty())
             diagnostics.push_back(std::move(err));
         else
             diagnostics.push_back(workerDiagnostic(QStringLiteral("the worker wrote nothing to stderr"), "info"));
-        failJob(std::move(*job), Status::RuntimeError,
-                QStringLiteral("the worker %1 while %2; it will be restarted").arg(what, doing), std::move(diagnostics));
+        failJob(*job, Status::RuntimeError,
+                QStringLiteral("the worker %1 while %2; it will be restarted").arg(what, doing),
+                std::move(diagnostics));
         break;
     }
     case Worker::State::Idle:
+        if (!w->served) {
+            recordStartFailure(QStringLiteral("it %1 right after its hello line").arg(what));
+            break;
+        }
         // Exit code 3 after an answer lands here: the answer already counted.
         qCInfo(lcWorker).noquote() << workerName(*w) << what << "while idle";
         break;
@@ -609,21 +637,23 @@ void WorkerPool::startFailed(Worker& w, const QString& reason) {
 
 void WorkerPool::recordStartFailure(const QString& reason) {
     ++m_startFailures;
-    qCWarning(lcWorker).noquote() << "worker start failed" << m_startFailures << "of" << m_maxStartFailures << "-" << m_program
-                                  << "-" << reason;
+    qCWarning(lcWorker).noquote() << "worker start failed" << m_startFailures << "of" << m_maxStartFailures << "-"
+                                  << m_program << "-" << reason;
     if (m_startFailures >= m_maxStartFailures && !m_gaveUp) {
         m_gaveUp = true;
-        const QString message = QStringLiteral("the %1 worker could not be started (%2 attempts in a row failed; the last: %3). "
-                                               "Program: %4")
-                                    .arg(m_backend)
-                                    .arg(m_startFailures)
-                                    .arg(reason, m_program);
+        const QString message =
+            QStringLiteral("the %1 worker could not be started (%2 attempts in a row failed; the last: %3). "
+                           "Program: %4")
+                .arg(m_backend)
+                .arg(m_startFailures)
+                .arg(reason, m_program);
         while (!m_queue.empty()) {
             Job job = std::move(m_queue.front());
             m_queue.pop_front();
-            failJob(std::move(job), Status::RuntimeError, message, {workerDiagnostic(message)});
+            failJob(job, Status::RuntimeError, message, {workerDiagnostic(message)});
         }
-        QMetaObject::invokeMethod(this, [this, message] { emit workersFailedToStart(message); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, message] { emit workersFailedToStart(message); }, Qt::QueuedConnection);
     }
     schedulePump();
 }
@@ -636,33 +666,39 @@ std::optional<WorkerPool::Job> WorkerPool::takeJob(Worker& w) {
     return job;
 }
 
-void WorkerPool::failJob(Job job, Status status, const QString& message, std::vector<Diagnostic> diagnostics) {
+void WorkerPool::failJob(const Job& job, Status status, const QString& message, std::vector<Diagnostic> diagnostics) {
     if (job.kind == Job::Kind::Probe) {
         QString text = message;
         for (const auto& d : diagnostics)
             text += u'\n' + QString::fromStdString(d.message);
-        QMetaObject::invokeMethod(this, [this, text] { emit probeFailed(text); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, text] { emit probeFailed(text); }, Qt::QueuedConnection);
         return;
     }
     EvaluateResult result;
     result.status = status;
     result.message = message.toStdString();
     result.diagnostics = std::move(diagnostics);
+    // The time the request held a worker counts against the run's budget like any other.
+    if (job.clock.isValid())
+        result.wallSeconds = static_cast<double>(job.clock.elapsed()) / 1000.0;
     deliver(job.id, std::move(result));
 }
 
 void WorkerPool::deliver(qint64 ticket, EvaluateResult result) {
     result.id = ticket;
     // Always through the event loop: never from inside submit() or cancel(), whatever happened.
-    QMetaObject::invokeMethod(this, [this, ticket, result = std::move(result)] { emit evaluated(ticket, result); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        this, [this, ticket, result = std::move(result)] { emit evaluated(ticket, result); }, Qt::QueuedConnection);
 }
 
 Diagnostic WorkerPool::stderrDiagnostic(const Worker& w) const {
     const QByteArray tail = w.errTail.right(kStderrQuoted).trimmed();
     if (tail.isEmpty())
         return {};
-    const QString header = w.errTail.size() > kStderrQuoted ? QStringLiteral("stderr of %1 (last 4 KB):\n").arg(workerName(w))
-                                                            : QStringLiteral("stderr of %1:\n").arg(workerName(w));
+    const QString header = w.errTail.size() > kStderrQuoted
+                               ? QStringLiteral("stderr of %1 (last 4 KB):\n").arg(workerName(w))
+                               : QStringLiteral("stderr of %1:\n").arg(workerName(w));
     return workerDiagnostic(header + QString::fromUtf8(tail), "info");
 }
 

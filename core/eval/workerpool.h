@@ -3,7 +3,9 @@
 // protocol, as Hotspot drives perfparser. Workers start lazily and are replaced whenever one
 // crashes, hangs, loses its device or breaks the protocol; each such event becomes the result of
 // the request it hit (status plus a "worker" diagnostic), and the queue goes on. Nothing here
-// blocks the calling thread: stopping a worker is terminate, a short grace, then kill.
+// blocks the calling thread: stopping a worker is terminate, a short grace, then kill. Every
+// signal is emitted from the event loop, never from inside a call. Use it from the thread it lives
+// in (the engine thread); results reach other threads through queued connections.
 
 #include "executor.h"
 
@@ -31,6 +33,7 @@ public:
     // no `evaluated`: nobody is left to receive it.
     ~WorkerPool() override;
 
+    // A timeout of zero or less means none.
     qint64 submit(protocol::EvaluateRequest request, std::chrono::milliseconds timeout) override;
     void cancel(qint64 ticket) override;
     int capacity() const override { return m_workerCount; }
@@ -73,6 +76,7 @@ private:
         protocol::EvaluateRequest request;
         std::chrono::milliseconds timeout{0};
         int attempts = 0;
+        QElapsedTimer clock; // since it was written to a worker; invalid while queued
     };
 
     struct Worker {
@@ -82,13 +86,13 @@ private:
         QProcess* process = nullptr;
         QTimer* timer = nullptr; // hello deadline, request deadline, or the stop grace, by state
         bool terminated = false; // while Stopping: SIGTERM sent, SIGKILL next
+        bool served = false;     // took a request; until then its death counts as a failed start
         qint64 pid = 0;
-        QByteArray out;          // stdout not yet split into lines
-        qsizetype scanned = 0;   // bytes of `out` known to hold no newline
-        QByteArray errTail;      // the last bytes of stderr, for diagnostics
-        QByteArray errLine;      // an incomplete stderr line, for the log
-        std::optional<Job> job;  // the request in flight
-        QElapsedTimer clock;     // since the request was written
+        QByteArray out;         // stdout not yet split into lines
+        qsizetype scanned = 0;  // bytes of `out` known to hold no newline
+        QByteArray errTail;     // the last bytes of stderr, for diagnostics
+        QByteArray errLine;     // an incomplete stderr line, for the log
+        std::optional<Job> job; // the request in flight
     };
 
     Worker* worker(int serial);
@@ -116,7 +120,8 @@ private:
     void startFailed(Worker& w, const QString& reason);
     void recordStartFailure(const QString& reason);
     std::optional<Job> takeJob(Worker& w);
-    void failJob(Job job, protocol::Status status, const QString& message, std::vector<protocol::Diagnostic> diagnostics);
+    void failJob(const Job& job, protocol::Status status, const QString& message,
+                 std::vector<protocol::Diagnostic> diagnostics);
     void deliver(qint64 ticket, protocol::EvaluateResult result);
     protocol::Diagnostic stderrDiagnostic(const Worker& w) const;
 

@@ -37,6 +37,17 @@ struct Bindings {
     std::vector<BufferId> scratch;
 };
 
+// What one run of a launch plan reports.
+struct RunResult {
+    double microseconds = 0.0;    // the kernels' own execution time, summed over the launches
+    std::string integrityProblem; // e.g. "a kernel was still running after the synchronisation"
+};
+
+// How runs are timed. Default: the backend's most precise kernel timer (CUPTI activity records,
+// OpenCL profiling). KernelBench: CUDA events around the whole launch sequence, as KernelBench's
+// published protocol does, so figures can be set beside published ones.
+enum class TimingMode { Default, KernelBench };
+
 class Backend {
 public:
     virtual ~Backend() = default;
@@ -53,18 +64,40 @@ public:
     // Problems in the source that reject it before compiling (vendor libraries, host tricks...).
     virtual std::vector<protocol::Diagnostic> staticCheck(const std::string& source) const = 0;
 
+    // Builds one kernel file. May be called from several threads at once (the evaluator compiles
+    // reference, candidate and baseline together), so it must not depend on per-thread device state.
     virtual CompileOutput compile(const std::string& source, const std::vector<std::string>& defines,
                                   const std::string& role) = 0;
+
+    // Facts about a compiled program under its launch plan, called on the evaluating thread before
+    // the first run: per kernel registers, shared and local (spill) bytes, theoretical occupancy...
+    // Keys read "<kernel>.<fact>", e.g. "row_max.registers", "row_max.occupancy".
+    virtual std::map<std::string, double> launchResources(Program& program, const spec::LaunchPlan& plan) {
+        (void)program;
+        (void)plan;
+        return {};
+    }
 
     virtual spec::Expected<BufferId> allocate(std::size_t bytes) = 0;
     virtual void release(BufferId id) = 0;
     virtual spec::Status upload(BufferId id, const void* data, std::size_t bytes) = 0;
     virtual spec::Status download(BufferId id, void* data, std::size_t bytes) = 0;
 
-    // Runs every launch of `plan` in order and waits for completion. Returns the kernels' own
-    // execution time in microseconds, summed over the launches, from the device's timer.
-    virtual spec::Expected<double> run(Program& program, const spec::LaunchPlan& plan, const Bindings& bindings) = 0;
+    // Runs every launch of `plan` in order and waits for completion. Reports the kernels' own
+    // execution time, and anything the backend saw that a fair kernel does not do (work on another
+    // stream, kernels that are not the plan's, work still running after the synchronisation).
+    virtual spec::Expected<RunResult> run(Program& program, const spec::LaunchPlan& plan, const Bindings& bindings) = 0;
     virtual std::string timingMethod() const = 0;
+
+    // Chooses the timer for the following runs; a backend without the mode says so.
+    virtual spec::Status setTimingMode(TimingMode mode) {
+        if (mode == TimingMode::Default)
+            return spec::success();
+        return spec::fail("the " + name() + " backend has no KernelBench timing mode");
+    }
+    // Evicts the device caches (e.g. by writing a buffer larger than L2) so that the next timed run
+    // starts cold, as it would inside a real workload.
+    virtual void flushCaches() {}
 
     // True once an error has left the device unusable for this process (e.g. a sticky CUDA error):
     // the worker answers the request and exits so that the pool starts a fresh one.

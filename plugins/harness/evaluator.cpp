@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <future>
 #include <regex>
 #include <sstream>
 
@@ -27,7 +28,12 @@ double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>
 
 std::string formatNumber(double v, int precision = 3) {
     std::ostringstream s;
-    s.precision(precision);
+    if (std::fabs(v) >= 1000.0 && std::fabs(v) < 1e12) {
+        s.setf(std::ios::fixed);
+        s.precision(0);
+    } else {
+        s.precision(precision);
+    }
     s << v;
     return s.str();
 }
@@ -72,11 +78,14 @@ struct Prepared {
     explicit Prepared(Backend& b) : buffers(b) {}
     std::string role;
     std::string file;
+    std::string source;
     spec::KernelFile kernelFile;
     spec::LaunchPlan plan;
     std::unique_ptr<Program> program;
     BufferSet buffers;
-    Bindings bindings;
+    // The candidate gets one set of buffers per input set, so timed iterations rotate through fresh
+    // memory rather than reusing what the previous call left behind.
+    std::vector<Bindings> bindingSets;
     std::vector<HostTensor> zeroScratch;
 };
 
@@ -106,16 +115,19 @@ public:
 
 private:
     // Each step returns false once the result is final.
-    bool prepare(Prepared& p, const protocol::KernelInput& input, bool trusted);
-    bool allocate(Prepared& p);
+    // Parses, checks and binds a kernel file; compiling comes after, for all kernel files at once.
+    bool bind(Prepared& p, const protocol::KernelInput& input, bool trusted);
+    bool build(Prepared& p, CompileOutput c);
+    bool allocate(Prepared& p, int sets);
     bool makeSeeds();
+    bool computeExpected(SeedData& s);
     bool verifyCandidate();
     void timeCandidate();
 
     // Uploads inputs, poisons outputs, zeroes scratch, runs, reads outputs back. Reports whether the
     // candidate modified its inputs through `inputsChanged`.
-    Expected<double> runOnce(Prepared& p, const SeedData& s, int poison, std::vector<HostTensor>& outputs,
-                             std::string* inputsChanged);
+    Expected<RunResult> runOnce(Prepared& p, std::size_t set, const SeedData& s, int poison,
+                                std::vector<HostTensor>& outputs, std::string* inputsChanged);
     // Compares outputs with a seed's expectations, accumulating into m_result.outputs. Returns the
     // number of wrong elements.
     std::uint64_t compare(const std::vector<HostTensor>& outputs, const SeedData& s, int poison, bool record);
@@ -141,8 +153,9 @@ private:
     std::unique_ptr<Prepared> m_baseline;
 };
 
-bool Evaluation::prepare(Prepared& p, const protocol::KernelInput& input, bool trusted) {
+bool Evaluation::bind(Prepared& p, const protocol::KernelInput& input, bool trusted) {
     p.role = input.role;
+    p.source = input.source;
     p.file = input.file;
     const bool isCandidate = p.role == "candidate";
     const std::string who = isCandidate ? std::string("candidate") : "the task's " + p.role + " kernel";
@@ -178,8 +191,12 @@ bool Evaluation::prepare(Prepared& p, const protocol::KernelInput& input, bool t
     if (!plan)
         return reportBroken(diagnosticFrom(plan.error(), "launch_plan", p.role));
     p.plan = std::move(*plan);
+    return true;
+}
 
-    CompileOutput c = m_backend.compile(input.source, p.plan.defines, p.role);
+bool Evaluation::build(Prepared& p, CompileOutput c) {
+    const bool isCandidate = p.role == "candidate";
+    const std::string who = isCandidate ? std::string("candidate") : "the task's " + p.role + " kernel";
     m_result.compile.push_back({p.role, c.ok, c.seconds, c.log, c.resources});
     if (!c.ok) {
         auto diags = parseCompileLog(c.log, p.role);
@@ -200,10 +217,12 @@ bool Evaluation::prepare(Prepared& p, const protocol::KernelInput& input, bool t
         if (d.severity == "warning")
             m_result.diagnostics.push_back(d);
     p.program = std::move(c.program);
-    return allocate(p);
+    for (const auto& [key, value] : m_backend.launchResources(*p.program, p.plan))
+        m_result.compile.back().resources[key] = value;
+    return allocate(p, isCandidate ? std::max(1, m_req.options.inputSets) : 1);
 }
 
-bool Evaluation::allocate(Prepared& p) {
+bool Evaluation::allocate(Prepared& p, int sets) {
     auto fail = [&](const std::string& what, const std::string& error) {
         m_result.diagnostics.push_back({"runtime", "error", what + ": " + error, p.role, 0, 0});
         if (p.role != "baseline")
@@ -211,57 +230,63 @@ bool Evaluation::allocate(Prepared& p) {
         return false;
     };
     const auto& task = m_req.task;
-    for (std::size_t i = 0; i < task.inputs.size(); ++i) {
-        auto id = p.buffers.allocate(m_inputCounts[i] * spec::dtypeSize(task.inputs[i].dtype));
-        if (!id)
-            return fail("input " + task.inputs[i].name, id.error());
-        p.bindings.inputs.push_back(*id);
-    }
-    for (std::size_t i = 0; i < task.outputs.size(); ++i) {
-        auto id = p.buffers.allocate(m_outputCounts[i] * spec::dtypeSize(task.outputs[i].dtype));
-        if (!id)
-            return fail("output " + task.outputs[i].name, id.error());
-        p.bindings.outputs.push_back(*id);
-    }
-    for (const auto& s : p.plan.scratch) {
-        auto id = p.buffers.allocate(s.count * spec::dtypeSize(s.dtype));
-        if (!id)
-            return fail("scratch " + s.name, id.error());
-        p.bindings.scratch.push_back(*id);
+    for (const auto& s : p.plan.scratch)
         p.zeroScratch.push_back(makeTensor(s.dtype, s.count));
+    for (int set = 0; set < sets; ++set) {
+        Bindings b;
+        for (std::size_t i = 0; i < task.inputs.size(); ++i) {
+            auto id = p.buffers.allocate(m_inputCounts[i] * spec::dtypeSize(task.inputs[i].dtype));
+            if (!id)
+                return fail("input " + task.inputs[i].name, id.error());
+            b.inputs.push_back(*id);
+        }
+        for (std::size_t i = 0; i < task.outputs.size(); ++i) {
+            auto id = p.buffers.allocate(m_outputCounts[i] * spec::dtypeSize(task.outputs[i].dtype));
+            if (!id)
+                return fail("output " + task.outputs[i].name, id.error());
+            b.outputs.push_back(*id);
+        }
+        for (const auto& s : p.plan.scratch) {
+            auto id = p.buffers.allocate(s.count * spec::dtypeSize(s.dtype));
+            if (!id)
+                return fail("scratch " + s.name, id.error());
+            b.scratch.push_back(*id);
+        }
+        p.bindingSets.push_back(std::move(b));
     }
     return true;
 }
 
-Expected<double> Evaluation::runOnce(Prepared& p, const SeedData& s, int poison, std::vector<HostTensor>& outputs,
-                                     std::string* inputsChanged) {
+Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const SeedData& s, int poison,
+                                        std::vector<HostTensor>& outputs, std::string* inputsChanged) {
     const auto& task = m_req.task;
+    const Bindings& bindings = p.bindingSets[set % p.bindingSets.size()];
     for (std::size_t i = 0; i < s.inputs.size(); ++i)
-        if (auto st = m_backend.upload(p.bindings.inputs[i], s.inputs[i].bytes.data(), s.inputs[i].byteSize()); !st)
+        if (auto st = m_backend.upload(bindings.inputs[i], s.inputs[i].bytes.data(), s.inputs[i].byteSize()); !st)
             return spec::Error{st.error()};
     outputs.clear();
     for (std::size_t i = 0; i < task.outputs.size(); ++i) {
         HostTensor t = makeTensor(task.outputs[i].dtype, m_outputCounts[i]);
         spec::fillPoison(t.dtype, poison, t.bytes.data(), t.count);
-        if (auto st = m_backend.upload(p.bindings.outputs[i], t.bytes.data(), t.byteSize()); !st)
+        if (auto st = m_backend.upload(bindings.outputs[i], t.bytes.data(), t.byteSize()); !st)
             return spec::Error{st.error()};
         outputs.push_back(std::move(t));
     }
     for (std::size_t i = 0; i < p.zeroScratch.size(); ++i)
-        if (auto st = m_backend.upload(p.bindings.scratch[i], p.zeroScratch[i].bytes.data(), p.zeroScratch[i].byteSize()); !st)
+        if (auto st = m_backend.upload(bindings.scratch[i], p.zeroScratch[i].bytes.data(), p.zeroScratch[i].byteSize()); !st)
             return spec::Error{st.error()};
 
-    auto time = m_backend.run(*p.program, p.plan, p.bindings);
+    auto time = m_backend.run(*p.program, p.plan, bindings);
     if (!time)
         return time;
 
     for (std::size_t i = 0; i < outputs.size(); ++i)
-        if (auto st = m_backend.download(p.bindings.outputs[i], outputs[i].bytes.data(), outputs[i].byteSize()); !st)
+        if (auto st = m_backend.download(bindings.outputs[i], outputs[i].bytes.data(), outputs[i].byteSize()); !st)
             return spec::Error{st.error()};
     if (inputsChanged) {
         for (std::size_t i = 0; i < s.inputs.size() && inputsChanged->empty(); ++i) {
             HostTensor after = makeTensor(s.inputs[i].dtype, s.inputs[i].count);
-            if (auto st = m_backend.download(p.bindings.inputs[i], after.bytes.data(), after.byteSize()); !st)
+            if (auto st = m_backend.download(bindings.inputs[i], after.bytes.data(), after.byteSize()); !st)
                 return spec::Error{st.error()};
             if (after.bytes != s.inputs[i].bytes) {
                 const std::size_t size = spec::dtypeSize(after.dtype);
@@ -357,27 +382,32 @@ bool Evaluation::makeSeeds() {
                 }
                 s.expected.push_back(std::move(t));
             }
-        } else {
-            auto time = runOnce(*m_reference, s, 0, s.expected, nullptr);
-            if (!time) {
-                m_result.diagnostics.push_back({"runtime", "error", time.error(), "reference", 0, 0});
-                finish(Status::RuntimeError, "the task's reference kernel failed: " + time.error());
-                return false;
-            }
-            for (std::size_t i = 0; i < s.expected.size(); ++i) {
-                const HostTensor& t = s.expected[i];
-                const std::size_t size = spec::dtypeSize(t.dtype);
-                std::uint64_t unwritten = 0;
-                for (std::uint64_t e = 0; e < t.count; ++e)
-                    unwritten += spec::isPoison(t.dtype, 0, t.bytes.data() + e * size);
-                if (unwritten) {
-                    finish(Status::RuntimeError, "the task's reference kernel left " + std::to_string(unwritten)
-                                                     + " elements of '" + task.outputs[i].name + "' unwritten");
-                    return false;
-                }
-            }
         }
         m_seeds.push_back(std::move(s));
+    }
+    return true;
+}
+
+bool Evaluation::computeExpected(SeedData& s) {
+    if (!s.expected.empty())
+        return true; // given as reference data
+    auto run = runOnce(*m_reference, 0, s, 0, s.expected, nullptr);
+    if (!run) {
+        m_result.diagnostics.push_back({"runtime", "error", run.error(), "reference", 0, 0});
+        finish(Status::RuntimeError, "the task's reference kernel failed: " + run.error());
+        return false;
+    }
+    for (std::size_t i = 0; i < s.expected.size(); ++i) {
+        const HostTensor& t = s.expected[i];
+        const std::size_t size = spec::dtypeSize(t.dtype);
+        std::uint64_t unwritten = 0;
+        for (std::uint64_t e = 0; e < t.count; ++e)
+            unwritten += spec::isPoison(t.dtype, 0, t.bytes.data() + e * size);
+        if (unwritten) {
+            finish(Status::RuntimeError, "the task's reference kernel left " + std::to_string(unwritten) + " elements of '"
+                                             + m_req.task.outputs[i].name + "' unwritten");
+            return false;
+        }
     }
     return true;
 }
@@ -390,28 +420,44 @@ bool Evaluation::verifyCandidate() {
         m_result.outputs.push_back(c);
     }
     std::string inputsChanged;
+    std::string sideEffects;
     std::vector<std::vector<std::uint64_t>> candidateHashes(task.outputs.size());
     std::vector<HostTensor> outputs;
     int run = 0;
-    for (std::size_t k = 0; k < m_seeds.size(); ++k) {
-        // The first seed runs twice, with each poison pattern, so an unwritten element is caught
-        // whatever value it should hold.
-        const int repeats = k == 0 ? 2 : 1;
-        for (int rep = 0; rep < repeats; ++rep, ++run) {
-            const int poison = run % 2;
-            auto time = runOnce(*m_candidate, m_seeds[k], poison, outputs, &inputsChanged);
-            if (!time) {
-                m_result.diagnostics.push_back({"runtime", "error", time.error(), "candidate", 0, 0});
-                finish(Status::RuntimeError, "candidate failed at run time: " + time.error());
-                return false;
-            }
-            compare(outputs, m_seeds[k], poison, true);
+    auto runCandidate = [&](std::size_t k, int poison) {
+        auto r = runOnce(*m_candidate, k, m_seeds[k], poison, outputs, &inputsChanged);
+        if (!r) {
+            m_result.diagnostics.push_back({"runtime", "error", r.error(), "candidate", 0, 0});
+            finish(Status::RuntimeError, "candidate failed at run time: " + r.error());
+            return false;
         }
+        if (sideEffects.empty())
+            sideEffects = r->integrityProblem;
+        return true;
+    };
+    for (std::size_t k = 0; k < m_seeds.size(); ++k) {
+        // The first seed runs the candidate twice, with each poison pattern, so an unwritten
+        // element is caught whatever value it should hold; the first of those runs comes before the
+        // reference has run at all, so no result can be picked up from memory the reference used.
+        std::vector<std::vector<HostTensor>> early;
+        if (k == 0) {
+            if (!runCandidate(k, run++ % 2))
+                return false;
+            early.push_back(outputs);
+        }
+        if (!computeExpected(m_seeds[k]))
+            return false;
+        for (const auto& e : early)
+            compare(e, m_seeds[k], 0, true);
+        if (!runCandidate(k, run++ % 2))
+            return false;
+        compare(outputs, m_seeds[k], (run - 1) % 2, true);
         for (std::size_t o = 0; o < outputs.size(); ++o)
             candidateHashes[o].push_back(hashBytes(outputs[o].bytes));
     }
 
     addCheck("inputs_unchanged", inputsChanged.empty(), inputsChanged);
+    addCheck("no_side_effects", sideEffects.empty(), sideEffects);
     std::uint64_t unwritten = 0, mismatches = 0;
     for (const auto& c : m_result.outputs) {
         unwritten += c.unwritten;
@@ -433,9 +479,11 @@ bool Evaluation::verifyCandidate() {
     if (m_seeds.size() > 1)
         addCheck("depends_on_inputs", constant.empty(), constant);
 
-    if (!inputsChanged.empty()) {
-        m_result.diagnostics.push_back({"integrity", "error", inputsChanged, "candidate", 0, 0});
-        finish(Status::Rejected, "candidate rejected: " + inputsChanged);
+    for (const std::string* problem : {&inputsChanged, &sideEffects}) {
+        if (problem->empty())
+            continue;
+        m_result.diagnostics.push_back({"integrity", "error", *problem, "candidate", 0, 0});
+        finish(Status::Rejected, "candidate rejected: " + *problem);
         return false;
     }
     if (!constant.empty())
@@ -477,6 +525,15 @@ std::string Evaluation::outputSummary() const {
 
 void Evaluation::timeCandidate() {
     const auto& o = m_req.options;
+    const bool kernelBench = o.timingMode == "kernelbench";
+    if (auto st = m_backend.setTimingMode(kernelBench ? TimingMode::KernelBench : TimingMode::Default); !st) {
+        m_result.diagnostics.push_back({"timing", "error", st.error(), "", 0, 0});
+        finish(Status::RuntimeError, "cannot time as asked: " + st.error());
+        return;
+    }
+    // KernelBench's protocol: a fixed 100 trials, caches flushed before each, the mean reported.
+    const int minReps = kernelBench ? 100 : o.minRepetitions;
+    const int maxReps = kernelBench ? 100 : o.maxRepetitions;
     const std::size_t sets = std::min<std::size_t>(static_cast<std::size_t>(o.inputSets), m_seeds.size());
     std::vector<double> candidateUs, baselineUs;
     std::vector<HostTensor> outputs;
@@ -487,14 +544,20 @@ void Evaluation::timeCandidate() {
     const auto t0 = Clock::now();
     int run = 0;
 
-    // Each timed run gets fresh inputs from a rotating set, fresh poison, and is verified: a kernel
-    // that remembers results between calls fails here.
+    // Each timed run gets inputs from a rotating set in its own buffers, fresh poison, cold caches,
+    // and is verified: a kernel that remembers results between calls fails here.
     auto timed = [&](Prepared& p, int index, std::vector<double>* samples, std::string& failure) {
-        const SeedData& s = m_seeds[static_cast<std::size_t>(index) % sets];
+        const std::size_t set = static_cast<std::size_t>(index) % sets;
+        const SeedData& s = m_seeds[set];
         const int poison = run++ % 2;
-        auto time = runOnce(p, s, poison, outputs, nullptr);
-        if (!time) {
-            failure = "timed run " + std::to_string(index) + " failed: " + time.error();
+        m_backend.flushCaches();
+        auto r = runOnce(p, set, s, poison, outputs, nullptr);
+        if (!r) {
+            failure = "timed run " + std::to_string(index) + " failed: " + r.error();
+            return false;
+        }
+        if (!r->integrityProblem.empty()) {
+            failure = "timed run " + std::to_string(index) + ": " + r->integrityProblem;
             return false;
         }
         if (const auto wrong = compare(outputs, s, poison, false)) {
@@ -503,7 +566,7 @@ void Evaluation::timeCandidate() {
             return false;
         }
         if (samples)
-            samples->push_back(*time);
+            samples->push_back(r->microseconds);
         return true;
     };
 
@@ -512,16 +575,17 @@ void Evaluation::timeCandidate() {
         if (baselineOk && !timed(*m_baseline, w, nullptr, baselineProblem))
             baselineOk = false;
     }
-    for (int rep = 0; rep < o.maxRepetitions && timedFailure.empty(); ++rep) {
+    // Candidate and baseline alternate, so drifts in clock or temperature affect both alike.
+    for (int rep = 0; rep < maxReps && timedFailure.empty(); ++rep) {
         if (!timed(*m_candidate, rep, &candidateUs, timedFailure))
             break;
         if (baselineOk && !timed(*m_baseline, rep, &baselineUs, baselineProblem))
             baselineOk = false;
-        if (rep + 1 < o.minRepetitions)
+        if (rep + 1 < minReps)
             continue;
         const bool stable = summarise(candidateUs, "").spread <= o.targetSpread
                             && (!baselineOk || summarise(baselineUs, "").spread <= o.targetSpread);
-        if (stable || secondsSince(t0) > o.timeCapSeconds * kernels)
+        if (!kernelBench && (stable || secondsSince(t0) > o.timeCapSeconds * kernels))
             break;
     }
 
@@ -531,19 +595,22 @@ void Evaluation::timeCandidate() {
         finish(Status::Incorrect, "candidate is incorrect: " + timedFailure);
         return;
     }
-    m_result.candidateTiming = summarise(candidateUs, m_backend.timingMethod());
+    const std::string method = m_backend.timingMethod() + (kernelBench ? " (kernelbench protocol)" : "");
+    m_result.candidateTiming = summarise(candidateUs, method);
+    auto headline = [&](const protocol::TimingStats& t) { return kernelBench ? t.meanUs : t.medianUs; };
     if (m_baseline) {
         if (baselineOk) {
-            m_result.baselineTiming = summarise(baselineUs, m_backend.timingMethod());
-            if (m_result.candidateTiming->medianUs > 0)
-                m_result.speedup = m_result.baselineTiming->medianUs / m_result.candidateTiming->medianUs;
+            m_result.baselineTiming = summarise(baselineUs, method);
+            if (headline(*m_result.candidateTiming) > 0)
+                m_result.speedup = headline(*m_result.baselineTiming) / headline(*m_result.candidateTiming);
         } else {
             m_result.diagnostics.push_back({"timing", "warning", "baseline not timed, so no speedup: " + baselineProblem, "baseline", 0, 0});
         }
     }
     const auto& t = *m_result.candidateTiming;
-    std::string msg = "correct on " + std::to_string(m_seeds.size()) + " seed(s); " + formatNumber(t.medianUs) + " us median over "
-                      + std::to_string(t.count) + " runs (spread " + formatNumber(100.0 * t.spread, 2) + "%)";
+    std::string msg = "correct on " + std::to_string(m_seeds.size()) + " seed(s); " + formatNumber(headline(t)) + " us "
+                      + (kernelBench ? "mean" : "median") + " over " + std::to_string(t.count) + " runs (spread "
+                      + formatNumber(100.0 * t.spread, 2) + "%)";
     if (m_result.speedup)
         msg += ", " + formatNumber(*m_result.speedup) + "x the baseline's speed";
     finish(Status::Ok, msg);
@@ -578,20 +645,40 @@ EvaluateResult Evaluation::run() {
         m_candidate = std::make_unique<Prepared>(m_backend);
         if (referenceNeeded) {
             m_reference = std::make_unique<Prepared>(m_backend);
-            if (!prepare(*m_reference, m_req.reference, true))
+            if (!bind(*m_reference, m_req.reference, true))
                 return m_result;
         }
-        if (!prepare(*m_candidate, m_req.candidate, false))
+        if (!bind(*m_candidate, m_req.candidate, false))
             return m_result;
         if (m_req.baseline && m_req.options.timing) {
             m_baseline = std::make_unique<Prepared>(m_backend);
-            if (!prepare(*m_baseline, *m_req.baseline, true)) {
+            if (!bind(*m_baseline, *m_req.baseline, true)) {
                 m_result.diagnostics.push_back({"timing", "warning", "the baseline could not be prepared, so no speedup is reported", "baseline", 0, 0});
                 m_baseline.reset();
             }
         }
+        // Compile every kernel file at once: compilers are slow and the device is idle meanwhile.
+        std::vector<Prepared*> all;
+        for (Prepared* p : {m_reference.get(), m_candidate.get(), m_baseline.get()})
+            if (p)
+                all.push_back(p);
+        std::vector<std::future<CompileOutput>> compiles;
+        for (Prepared* p : all)
+            compiles.push_back(std::async(std::launch::async, [this, p] { return m_backend.compile(p->source, p->plan.defines, p->role); }));
+        std::vector<CompileOutput> outputs;
+        for (auto& f : compiles)
+            outputs.push_back(f.get());
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            if (build(*all[i], std::move(outputs[i])))
+                continue;
+            if (all[i] != m_baseline.get())
+                return m_result;
+            m_result.diagnostics.push_back({"timing", "warning", "the baseline could not be prepared, so no speedup is reported", "baseline", 0, 0});
+            m_baseline.reset();
+        }
         if (!makeSeeds() || !verifyCandidate())
             return m_result;
+        m_result.timingMode = m_req.options.timingMode;
         if (m_req.options.timing) {
             timeCandidate();
         } else {

@@ -12,9 +12,27 @@ namespace kforge::harness {
 
 namespace {
 
+// The protocol's own copy of stdout. File descriptor 1 itself is pointed at stderr, so that whatever
+// a driver, a compiler or a kernel's printf writes to stdout can never corrupt the protocol.
+FILE* g_protocol = stdout;
+
 void writeLine(const std::string& line) {
-    std::cout << line << '\n';
-    std::cout.flush();
+    std::fwrite(line.data(), 1, line.size(), g_protocol);
+    std::fputc('\n', g_protocol);
+    std::fflush(g_protocol);
+}
+
+void isolateProtocolStream() {
+    std::fflush(stdout);
+    const int fd = ::dup(STDOUT_FILENO);
+    if (fd < 0)
+        return;
+    if (FILE* f = ::fdopen(fd, "w")) {
+        g_protocol = f;
+        ::dup2(STDERR_FILENO, STDOUT_FILENO);
+    } else {
+        ::close(fd);
+    }
 }
 
 void printUsage(const Backend& backend) {
@@ -47,8 +65,7 @@ int runWorker(Backend& backend, int argc, char** argv) {
         return ExitUsage;
     }
 
-    // stdout carries the protocol alone; anything a library prints goes to stderr instead.
-    std::ios::sync_with_stdio(true);
+    isolateProtocolStream();
     writeLine(protocol::encode(protocol::Hello{backend.name(), KFORGE_VERSION, protocol::kVersion, static_cast<std::int64_t>(::getpid())}));
 
     Evaluator evaluator(backend);

@@ -7,12 +7,9 @@
 
 namespace kforge::harness {
 
-// Exit codes, mapped to messages by the worker pool.
-enum WorkerExit : int {
-    ExitOk = 0,
-    ExitUsage = 2,
-    ExitDeviceLost = 3, // a request left the device unusable; start a new worker
-};
+using protocol::ExitDeviceLost;
+using protocol::ExitOk;
+using protocol::ExitUsage;
 
 int runWorker(Backend& backend, int argc, char** argv);
 

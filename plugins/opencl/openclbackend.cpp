@@ -79,6 +79,21 @@ std::string programBuildLog(cl_program p, cl_device_id d) {
     return s;
 }
 
+// NVIDIA's compiler logs "(): Warning: Function K is a kernel, so overriding noinline attribute..." for
+// every kernel of every build; it says nothing about the source and would bury real warnings.
+std::string withoutDriverNoise(const std::string& log) {
+    std::istringstream in(log);
+    std::string out;
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind("(): Warning: Function ", 0) == 0 && line.find("overriding noinline attribute") != std::string::npos)
+            continue;
+        out += line + "\n";
+    }
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' '))
+        out.pop_back();
+    return out;
+}
+
 // "OpenCL 3.0 ..." / "OpenCL C 1.2 ..." -> major * 10 + minor; 0 when unreadable.
 int parseVersion(const std::string& text, const std::string& prefix) {
     if (text.rfind(prefix, 0) != 0)
@@ -123,6 +138,25 @@ std::string chooseClStd(const std::vector<int>& versions) {
     if (!versions.empty() && versions.back() >= 20)
         return "-cl-std=CL2.0";
     return {};
+}
+
+// Some compilers accept more than their device declares: PoCL 3.1 lists OpenCL C 3.0 without
+// program-scope variables yet builds them under -cl-std=CL2.0. Candidates should get the richest
+// language the compiler really takes, so try the standards on a probe that needs 2.0 features.
+std::string probeClStd(cl_context context, cl_device_id device, const std::string& declared) {
+    static const char* probe = "global int kforge_probe_counter = 0;\n"
+                               "kernel void kforge_probe(global int* out) { out[0] = kforge_probe_counter++; }\n";
+    for (const std::string option : {"-cl-std=CL3.0", "-cl-std=CL2.0"}) {
+        cl_int err = CL_SUCCESS;
+        cl_program program = clCreateProgramWithSource(context, 1, &probe, nullptr, &err);
+        if (err != CL_SUCCESS || !program)
+            break;
+        const bool built = clBuildProgram(program, 1, &device, option.c_str(), nullptr, nullptr) == CL_SUCCESS;
+        clReleaseProgram(program);
+        if (built)
+            return option;
+    }
+    return declared;
 }
 
 std::string versionText(int v) { return std::to_string(v / 10) + "." + std::to_string(v % 10); }
@@ -589,7 +623,7 @@ spec::Status OpenClBackend::open(int device) {
     m_deviceName = devName;
     m_profiling = profiling;
     m_deviceLost = false;
-    m_clStd = chooseClStd(openClCVersions(m_device));
+    m_clStd = probeClStd(m_context.get(), m_device, chooseClStd(openClCVersions(m_device)));
     m_addressBits = deviceValue<cl_uint>(m_device, CL_DEVICE_ADDRESS_BITS, 64);
     m_maxAlloc = deviceValue<cl_ulong>(m_device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
 
@@ -705,7 +739,7 @@ harness::CompileOutput OpenClBackend::compile(const std::string& source, const s
     }
     err = clBuildProgram(program.get(), 1, &m_device, options.c_str(), nullptr, nullptr);
     out.seconds = seconds();
-    out.log = programBuildLog(program.get(), m_device);
+    out.log = withoutDriverNoise(programBuildLog(program.get(), m_device));
     if (err != CL_SUCCESS) {
         // The log of a failed build carries the compiler's "<file>:line:col: error" messages; when a
         // driver gives none, or the failure is not the source's fault, the CL error has to speak.
@@ -717,26 +751,23 @@ harness::CompileOutput OpenClBackend::compile(const std::string& source, const s
 
     auto built = std::make_unique<OpenClProgram>(std::move(program), m_context.get(), m_device);
     // Creating every kernel now reports what each needs; the evaluator sees it with the compile.
-    double localBytes = 0, privateBytes = 0, maxGroup = 0;
+    // CL_KERNEL_WORK_GROUP_SIZE is left out: NVIDIA reports 256 for every kernel yet runs 1024.
+    double localBytes = 0, privateBytes = 0;
     bool any = false;
     for (const auto& k : built->kernelNames()) {
         auto kernel = built->kernel(k);
         if (!kernel)
             continue;
         cl_ulong local = 0, priv = 0;
-        std::size_t group = 0;
         if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr) == CL_SUCCESS)
             localBytes = std::max(localBytes, static_cast<double>(local));
         if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, nullptr) == CL_SUCCESS)
             privateBytes = std::max(privateBytes, static_cast<double>(priv));
-        if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_WORK_GROUP_SIZE, sizeof group, &group, nullptr) == CL_SUCCESS)
-            maxGroup = any ? std::min(maxGroup, static_cast<double>(group)) : static_cast<double>(group);
         any = true;
     }
     if (any) {
-        out.resources["shared_bytes"] = localBytes;     // largest over the program's kernels
-        out.resources["private_bytes"] = privateBytes;  // largest
-        out.resources["max_work_group_size"] = maxGroup; // smallest
+        out.resources["shared_bytes"] = localBytes;    // largest over the program's kernels
+        out.resources["private_bytes"] = privateBytes; // largest
     }
     out.ok = true;
     out.program = std::move(built);
@@ -808,7 +839,7 @@ spec::Status OpenClBackend::download(harness::BufferId id, void* data, std::size
     return spec::success();
 }
 
-spec::Expected<double> OpenClBackend::run(harness::Program& program, const spec::LaunchPlan& plan,
+spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program, const spec::LaunchPlan& plan,
                                           const harness::Bindings& bindings) {
     if (!m_queue)
         return spec::fail("run: no OpenCL device is open");
@@ -908,8 +939,8 @@ spec::Expected<double> OpenClBackend::run(harness::Program& program, const spec:
                            + tripleText(launch.block, launch.dims);
                 } else {
                     hint = ": block=" + tripleText(launch.block, launch.dims) + " is " + std::to_string(groupItems)
-                           + " work-items per group; on " + m_deviceName + " this kernel allows at most "
-                           + std::to_string(kernelMax) + " (device: " + std::to_string(m_limits.maxBlockThreads)
+                           + " work-items per group; on " + m_deviceName + " the driver reports a limit of "
+                           + std::to_string(kernelMax) + " for this kernel (device: " + std::to_string(m_limits.maxBlockThreads)
                            + ", per dimension " + tripleText(m_limits.maxBlockDims, 3) + "), and uses "
                            + std::to_string(localMem) + " bytes of local memory";
                 }
@@ -958,11 +989,11 @@ spec::Expected<double> OpenClBackend::run(harness::Program& program, const spec:
             totalUs += static_cast<double>(t1 - t0) / 1000.0;
         }
         if (ok)
-            return totalUs;
+            return harness::RunResult{totalUs, {}};
         // From now on every run is timed the same way, so medians stay comparable.
         m_profiling = false;
     }
-    return std::chrono::duration<double, std::micro>(wallEnd - wallStart).count();
+    return harness::RunResult{std::chrono::duration<double, std::micro>(wallEnd - wallStart).count(), {}};
 }
 
 } // namespace kforge::opencl

@@ -92,7 +92,7 @@ public:
     spec::Status upload(harness::BufferId id, const void* data, std::size_t bytes) override;
     spec::Status download(harness::BufferId id, void* data, std::size_t bytes) override;
 
-    spec::Expected<double> run(harness::Program& program, const spec::LaunchPlan& plan,
+    spec::Expected<harness::RunResult> run(harness::Program& program, const spec::LaunchPlan& plan,
                                const harness::Bindings& bindings) override;
     std::string timingMethod() const override { return m_profiling ? "opencl-profiling" : "wall-clock"; }
 

@@ -73,7 +73,8 @@ json optionsToJson(const EvalOptions& o) {
             {"time_cap_s", o.timeCapSeconds},
             {"target_spread", o.targetSpread},
             {"input_sets", o.inputSets},
-            {"device", o.device}};
+            {"device", o.device},
+            {"timing_mode", o.timingMode}};
 }
 
 Expected<EvalOptions> optionsFromJson(const json& j) {
@@ -96,9 +97,12 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
         o.targetSpread = value(j, "target_spread", o.targetSpread);
         o.inputSets = value(j, "input_sets", o.inputSets);
         o.device = value(j, "device", o.device);
+        o.timingMode = value<std::string>(j, "timing_mode", o.timingMode);
     } catch (const json::exception& e) {
         return Error{std::string("evaluate.options: ") + e.what()};
     }
+    if (o.timingMode != "default" && o.timingMode != "kernelbench")
+        return Error{"evaluate.options.timing_mode: '" + o.timingMode + "' is not one of default, kernelbench"};
     if (o.warmup < 0 || o.minRepetitions < 1 || o.maxRepetitions < o.minRepetitions || o.inputSets < 1
         || o.timeCapSeconds <= 0)
         return Error{"evaluate.options: warmup >= 0, 1 <= min_repetitions <= max_repetitions, input_sets >= 1 and "
@@ -200,6 +204,8 @@ json toJson(const EvaluateResult& r) {
         timing["baseline"] = timingToJson(*r.baselineTiming);
     if (r.speedup)
         timing["speedup"] = *r.speedup;
+    if (!r.timingMode.empty())
+        timing["mode"] = r.timingMode;
     j["timing"] = timing;
     json diags = json::array();
     for (const auto& d : r.diagnostics) {
@@ -353,6 +359,7 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
             r.baselineTiming = timingFromJson(timing.at("baseline"));
         if (timing.contains("speedup") && timing.at("speedup").is_number())
             r.speedup = timing.at("speedup").get<double>();
+        r.timingMode = value<std::string>(timing, "mode", "");
         for (const auto& d : value(j, "diagnostics", json::array())) {
             Diagnostic diag;
             diag.kind = value<std::string>(d, "kind", "");

@@ -1,7 +1,7 @@
 #pragma once
 // The worker protocol: JSON lines over a worker's stdin/stdout. A worker first prints a hello line
-// ({"kforge": "kforge-worker", "protocol": 1, ...}); then each request line gets exactly one
-// response line with the same id. Requests: probe, evaluate, shutdown. A request that cannot be
+// ({"kforge": "kforge-worker", "protocol": 1, ...}); then each probe or evaluate request line gets
+// exactly one response line with the same id; shutdown is not answered, the worker exits. A request that cannot be
 // read gets an "error" response naming what is wrong; the worker carries on.
 
 #include "taskspec.h"
@@ -18,6 +18,13 @@ namespace kforge::protocol {
 
 inline constexpr const char* kMagic = "kforge-worker";
 inline constexpr int kVersion = 1;
+
+// Worker exit codes. A shutdown request is not answered: the worker exits with ExitOk.
+enum WorkerExit : int {
+    ExitOk = 0,
+    ExitUsage = 2,
+    ExitDeviceLost = 3, // a request left the device unusable; the answer was sent, start a new worker
+};
 
 enum class Status { Ok, CompileError, RuntimeError, Timeout, Incorrect, Rejected };
 std::string_view statusName(Status s);
@@ -56,6 +63,7 @@ struct EvalOptions {
     double targetSpread = 0.02;  // stop repeating once (p75 - p25) / median is below this
     int inputSets = 2;           // rotated during timing; each timed run is verified
     int device = 0;
+    std::string timingMode = "default"; // or "kernelbench": CUDA events, 100 trials, L2 flushed, mean
 };
 
 struct EvaluateRequest {
@@ -126,7 +134,8 @@ struct EvaluateResult {
     std::vector<IntegrityCheck> checks;
     std::optional<TimingStats> candidateTiming;
     std::optional<TimingStats> baselineTiming;
-    std::optional<double> speedup; // baseline median / candidate median, both from this call
+    std::optional<double> speedup; // baseline / candidate (medians; means in kernelbench mode), both from this call
+    std::string timingMode;        // "default" or "kernelbench"; empty when nothing was timed
     std::vector<Diagnostic> diagnostics;
     double wallSeconds = 0.0;
 };

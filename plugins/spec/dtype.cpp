@@ -178,9 +178,11 @@ bool ctypeMatches(DType t, std::string_view c) {
     switch (t) {
     case DType::Float32: return c == "float";
     case DType::Float64: return c == "double";
-    case DType::Float16: return c == "half" || c == "__half" || c == "ushort" || c == "unsigned short";
+    case DType::Float16:
+        return c == "half" || c == "__half" || c == "half2" || c == "__half2" || c == "ushort" || c == "unsigned short";
     case DType::BFloat16:
-        return c == "__nv_bfloat16" || c == "nv_bfloat16" || c == "ushort" || c == "unsigned short";
+        return c == "__nv_bfloat16" || c == "nv_bfloat16" || c == "__nv_bfloat162" || c == "nv_bfloat162"
+               || c == "ushort" || c == "unsigned short";
     case DType::Int32: return c == "int" || c == "int32_t" || c == "unsigned int" || c == "uint";
     case DType::Int64:
         return c == "long" || c == "long long" || c == "int64_t" || c == "ulong" || c == "unsigned long";

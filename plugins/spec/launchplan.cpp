@@ -89,6 +89,9 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
         if (threads > limits.maxBlockThreads)
             return lineError(l.line, who + ": a block of " + std::to_string(threads) + " threads exceeds the device's limit of "
                                          + std::to_string(limits.maxBlockThreads));
+        if (!l.smem.empty() && limits.maxSharedBytes == 0)
+            return lineError(l.line, who + ": smem= is not supported by this backend (dynamic shared memory is CUDA-only; "
+                                         "declare __local arrays in OpenCL kernels)");
         if (!l.smem.empty()) {
             auto s = Expression::evaluateInteger(l.smem, vars);
             if (!s)
@@ -127,10 +130,12 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
                 auto sc = std::find_if(plan.scratch.begin(), plan.scratch.end(), [&](const auto& s) { return s.name == a.name; });
                 if (sc != plan.scratch.end()) {
                     st = bindBuffer(ArgBinding::Kind::Scratch, static_cast<int>(sc - plan.scratch.begin()), sc->dtype);
-                } else if (sizes.count(a.name) || task.findScalar(a.name) || plan.params.count(a.name)) {
-                    b.kind = sizes.count(a.name) ? ArgBinding::Kind::Size
-                             : task.findScalar(a.name) ? ArgBinding::Kind::Scalar
-                                                       : ArgBinding::Kind::Param;
+                } else if (plan.params.count(a.name)) {
+                    // Parameters are compile-time defines, which would rewrite the argument's name.
+                    st = lineError(sig->line, arg + " has the name of a kforge:param, which is a compile-time constant "
+                                                    "(-D" + a.name + "=...): use " + a.name + " in the code and drop the argument");
+                } else if (sizes.count(a.name) || task.findScalar(a.name)) {
+                    b.kind = sizes.count(a.name) ? ArgBinding::Kind::Size : ArgBinding::Kind::Scalar;
                     b.value = vars.at(a.name);
                     if (a.pointer)
                         st = lineError(sig->line, arg + " names a value but is a pointer");

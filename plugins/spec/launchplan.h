@@ -19,12 +19,12 @@ struct DeviceLimits {
 };
 
 struct ArgBinding {
-    enum class Kind { Input, Output, Scratch, Size, Scalar, Param };
+    enum class Kind { Input, Output, Scratch, Size, Scalar };
     Kind kind = Kind::Size;
     std::string name;
     int index = 0;           // into task inputs/outputs or plan scratch, by kind
     std::string elementType; // as declared by the kernel
-    double value = 0.0;      // for Size, Scalar and Param
+    double value = 0.0;      // for Size and Scalar
 };
 
 struct ResolvedLaunch {

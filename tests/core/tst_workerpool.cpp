@@ -33,7 +33,9 @@ namespace {
 // Generous: a loaded CI machine may be slow to start processes. Never a timing assertion.
 constexpr int kWaitMs = 30000;
 
-QString fakeWorkerPath() { return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake")); }
+QString fakeWorkerPath() {
+    return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
+}
 
 const kforge::spec::TaskSpec& testTask() {
     static const kforge::spec::TaskSpec task = [] {
@@ -70,7 +72,8 @@ std::optional<EvaluateResult> resultFor(const QSignalSpy& spy, qint64 ticket) {
 }
 
 int resultsFor(const QSignalSpy& spy, qint64 ticket) {
-    return static_cast<int>(std::count_if(spy.begin(), spy.end(), [ticket](const auto& args) { return args.at(0).toLongLong() == ticket; }));
+    return static_cast<int>(std::count_if(spy.begin(), spy.end(),
+                                          [ticket](const auto& args) { return args.at(0).toLongLong() == ticket; }));
 }
 
 QString diagnosticsText(const EvaluateResult& r) {
@@ -88,8 +91,8 @@ bool hasWorkerDiagnostic(const EvaluateResult& r, const QString& part) {
 
 QString describe(const EvaluateResult& r) {
     return QStringLiteral("status %1, message '%2', diagnostics:\n%3")
-        .arg(QString::fromStdString(std::string(kforge::protocol::statusName(r.status))), QString::fromStdString(r.message),
-             diagnosticsText(r));
+        .arg(QString::fromStdString(std::string(kforge::protocol::statusName(r.status))),
+             QString::fromStdString(r.message), diagnosticsText(r));
 }
 
 bool makeExecutable(const QString& path) {
@@ -135,8 +138,10 @@ private:
 };
 
 void TestWorkerPool::initTestCase() {
-    QVERIFY2(QFileInfo(fakeWorkerPath()).isExecutable(),
-             qPrintable(QStringLiteral("%1 is missing; run through ctest, which sets KFORGE_WORKER_DIR").arg(fakeWorkerPath())));
+    QVERIFY2(
+        QFileInfo(fakeWorkerPath()).isExecutable(),
+        qPrintable(
+            QStringLiteral("%1 is missing; run through ctest, which sets KFORGE_WORKER_DIR").arg(fakeWorkerPath())));
     QVERIFY(m_tmp.isValid());
 }
 
@@ -147,22 +152,31 @@ void TestWorkerPool::evaluate_data() {
     QTest::addColumn<QString>("message");
     QTest::addColumn<QString>("workerDiagnostic"); // a "worker" diagnostic must contain it; "" for none
 
-    QTest::newRow("ok") << "// fake:mode=ok" << kWaitMs << Status::Ok << "fake evaluation" << "";
-    QTest::newRow("slow") << "// fake:mode=slow\n// fake:sleep_ms=50" << kWaitMs << Status::Ok << "fake evaluation" << "";
-    QTest::newRow("incorrect") << "// fake:mode=incorrect" << kWaitMs << Status::Incorrect << "mismatches" << "";
-    QTest::newRow("compile-error") << "// fake:mode=compile-error" << kWaitMs << Status::CompileError << "does not compile" << "";
+    QTest::newRow("ok") << "// fake:mode=ok" << kWaitMs << Status::Ok << "fake evaluation"
+                        << "";
+    QTest::newRow("slow") << "// fake:mode=slow\n// fake:sleep_ms=50" << kWaitMs << Status::Ok << "fake evaluation"
+                          << "";
+    QTest::newRow("incorrect") << "// fake:mode=incorrect" << kWaitMs << Status::Incorrect << "mismatches"
+                               << "";
+    QTest::newRow("compile-error") << "// fake:mode=compile-error" << kWaitMs << Status::CompileError
+                                   << "does not compile"
+                                   << "";
     QTest::newRow("crash") << "// fake:mode=crash" << kWaitMs << Status::RuntimeError << "crashed with signal 6"
                            << "crashing on purpose";
-    QTest::newRow("hang") << "// fake:mode=hang" << 500 << Status::Timeout << "no answer within 500 ms" << "gave no answer";
+    QTest::newRow("hang") << "// fake:mode=hang" << 500 << Status::Timeout << "no answer within 500 ms"
+                          << "gave no answer";
     QTest::newRow("garbage") << "// fake:mode=garbage" << kWaitMs << Status::RuntimeError << "broke the protocol"
                              << "\"fake garbage: this line is not JSON xxx";
     QTest::newRow("wrong-id") << "// fake:mode=wrong-id" << kWaitMs << Status::RuntimeError << "broke the protocol"
                               << "while request";
-    QTest::newRow("long line") << "// fake:mode=long-line" << kWaitMs << Status::RuntimeError << "more than 64 MiB without a newline"
+    QTest::newRow("long line") << "// fake:mode=long-line" << kWaitMs << Status::RuntimeError
+                               << "more than 64 MiB without a newline"
                                << "\"fake long line: xxx";
-    QTest::newRow("error response") << "// fake:mode=error" << kWaitMs << Status::RuntimeError << "fake: cannot read this request"
+    QTest::newRow("error response") << "// fake:mode=error" << kWaitMs << Status::RuntimeError
+                                    << "fake: cannot read this request"
                                     << "";
-    QTest::newRow("exit-after") << "// fake:mode=exit-after" << kWaitMs << Status::Ok << "fake evaluation" << "";
+    QTest::newRow("exit-after") << "// fake:mode=exit-after" << kWaitMs << Status::Ok << "fake evaluation"
+                                << "";
 }
 
 void TestWorkerPool::evaluate() {
@@ -215,7 +229,8 @@ void TestWorkerPool::exitAfterWithQueuedRequest() {
     WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
     QSignalSpy spy(&pool, &WorkerPool::evaluated);
     QSignalSpy started(&pool, &WorkerPool::evaluationStarted);
-    const qint64 first = pool.submit(makeRequest(QStringLiteral("// fake:mode=exit-after\n// fake:exit_delay_ms=300")), 30s);
+    const qint64 first =
+        pool.submit(makeRequest(QStringLiteral("// fake:mode=exit-after\n// fake:exit_delay_ms=300")), 30s);
     const qint64 second = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
     QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, kWaitMs);
     QVERIFY2(resultFor(spy, first)->status == Status::Ok, qPrintable(describe(*resultFor(spy, first))));
@@ -232,10 +247,13 @@ void TestWorkerPool::startFailure_data() {
     QTest::addColumn<QString>("message");
 
     QTest::newRow("bad-hello") << fakeWorkerPath() << QStringList{"--mode", "bad-hello"} << kWaitMs << "protocol 999";
-    QTest::newRow("no-hello") << fakeWorkerPath() << QStringList{"--mode", "no-hello"} << 300 << "no hello line within 300 ms";
+    QTest::newRow("no-hello") << fakeWorkerPath() << QStringList{"--mode", "no-hello"} << 300
+                              << "no hello line within 300 ms";
+    QTest::newRow("babble after hello") << fakeWorkerPath() << QStringList{"--mode", "babble"} << kWaitMs
+                                        << "broke the protocol before taking a request";
     QTest::newRow("rejects arguments") << fakeWorkerPath() << QStringList{"--bogus"} << kWaitMs << "exited with code 2";
-    QTest::newRow("missing program") << QDir(m_tmp.path()).filePath(QStringLiteral("kforge-worker-missing")) << QStringList{}
-                                     << kWaitMs << "cannot run it";
+    QTest::newRow("missing program") << QDir(m_tmp.path()).filePath(QStringLiteral("kforge-worker-missing"))
+                                     << QStringList{} << kWaitMs << "cannot run it";
 }
 
 void TestWorkerPool::startFailure() {
@@ -284,7 +302,8 @@ void TestWorkerPool::cancelQueued() {
     QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, kWaitMs);
     const auto cancelled = *resultFor(spy, queued);
     QVERIFY(cancelled.status == Status::RuntimeError);
-    QVERIFY2(QString::fromStdString(cancelled.message).startsWith(QStringLiteral("cancelled")), qPrintable(describe(cancelled)));
+    QVERIFY2(QString::fromStdString(cancelled.message).startsWith(QStringLiteral("cancelled")),
+             qPrintable(describe(cancelled)));
     QVERIFY2(resultFor(spy, running)->status == Status::Ok, qPrintable(describe(*resultFor(spy, running))));
 
     pool.cancel(queued); // already answered: nothing happens
@@ -304,7 +323,8 @@ void TestWorkerPool::cancelRunning() {
     QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 1, kWaitMs);
     const auto result = *resultFor(spy, ticket);
     QVERIFY(result.status == Status::RuntimeError);
-    QVERIFY2(QString::fromStdString(result.message).startsWith(QStringLiteral("cancelled")), qPrintable(describe(result)));
+    QVERIFY2(QString::fromStdString(result.message).startsWith(QStringLiteral("cancelled")),
+             qPrintable(describe(result)));
 
     const qint64 next = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
     QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, next).has_value(), kWaitMs);
@@ -338,7 +358,8 @@ void TestWorkerPool::parallelWorkers() {
 void TestWorkerPool::exactlyOnePerSubmit() {
     WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath(), {}, 2);
     QSignalSpy spy(&pool, &WorkerPool::evaluated);
-    const QStringList modes{"ok", "crash", "garbage", "hang", "wrong-id", "error", "exit-after", "slow", "incorrect", "compile-error", "ok", "ok"};
+    const QStringList modes{"ok",         "crash", "garbage",   "hang",          "wrong-id", "error",
+                            "exit-after", "slow",  "incorrect", "compile-error", "ok",       "ok"};
     QList<qint64> tickets;
     for (const QString& mode : modes)
         tickets << pool.submit(makeRequest(QStringLiteral("// fake:mode=%1\n// fake:sleep_ms=20").arg(mode)), 500ms);
@@ -388,7 +409,8 @@ void TestWorkerPool::shutdownFailsPending() {
     for (qint64 ticket : {running, queued, late}) {
         const auto result = *resultFor(spy, ticket);
         QVERIFY(result.status == Status::RuntimeError);
-        QVERIFY2(QString::fromStdString(result.message).contains(QStringLiteral("shut down")), qPrintable(describe(result)));
+        QVERIFY2(QString::fromStdString(result.message).contains(QStringLiteral("shut down")),
+                 qPrintable(describe(result)));
     }
 }
 
@@ -451,9 +473,10 @@ void TestWorkerPool::locateMissing() {
     const auto path = locator.locate(QStringLiteral("nope"));
     QVERIFY(!path.ok());
     const QString error = QString::fromStdString(path.error());
-    for (const QString& part : {QStringLiteral("kforge-worker-nope"), QStringLiteral("KFORGE_WORKER_NOPE"), QStringLiteral("KFORGE_WORKER_DIR"),
-                                root.filePath(QStringLiteral("workers")), appDir, root.filePath(QStringLiteral("libexec/kforge")),
-                                root.filePath(QStringLiteral("lib/kforge"))})
+    for (const QString& part :
+         {QStringLiteral("kforge-worker-nope"), QStringLiteral("KFORGE_WORKER_NOPE"),
+          QStringLiteral("KFORGE_WORKER_DIR"), root.filePath(QStringLiteral("workers")), appDir,
+          root.filePath(QStringLiteral("libexec/kforge")), root.filePath(QStringLiteral("lib/kforge"))})
         QVERIFY2(error.contains(part), qPrintable(QStringLiteral("'%1' not in:\n%2").arg(part, error)));
     QCOMPARE(locator.searchDirectories().size(), 4);
     QVERIFY(!locator.locate(QStringLiteral("../escape")).ok());

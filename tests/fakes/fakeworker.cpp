@@ -14,6 +14,7 @@
 //   incorrect      status incorrect                 compile-error  status compile_error, line 3
 //   error          an error response for the request (what a worker says to a request it cannot read)
 //   long-line      65 MiB without a newline, then hang
+//   babble         a non-JSON line right after the hello line (in the same write)
 // Qt-free on purpose: like the real workers it links only the protocol code.
 
 #include "protocol.h"
@@ -163,7 +164,7 @@ std::optional<int> evaluate(const EvaluateRequest& request, const std::string& p
         return std::nullopt;
     }
     if (mode == "long-line") {
-        const std::string chunk(1024 * 1024, 'x');
+        const std::string chunk(std::size_t{1024} * 1024, 'x');
         std::cout << "fake long line: ";
         for (int i = 0; i < 65; ++i)
             std::cout << chunk;
@@ -220,7 +221,8 @@ int main(int argc, char** argv) {
         } else if (arg.rfind("--mode=", 0) == 0) {
             mode = arg.substr(7);
         } else {
-            std::cerr << "kforge-worker-fake: unknown argument '" << arg << "' (usage: kforge-worker-fake [--mode MODE])\n";
+            std::cerr << "kforge-worker-fake: unknown argument '" << arg
+                      << "' (usage: kforge-worker-fake [--mode MODE])\n";
             return 2;
         }
     }
@@ -232,7 +234,10 @@ int main(int argc, char** argv) {
         return 0;
     }
     Hello hello{"fake", "0.0-fake", mode == "bad-hello" ? 999 : kVersion, static_cast<std::int64_t>(::getpid())};
-    writeLine(encode(hello));
+    if (mode == "babble")
+        writeLine(encode(hello) + "\nfake babble: not a protocol line");
+    else
+        writeLine(encode(hello));
 
     while (std::getline(std::cin, line)) {
         if (line.empty() || line == "\r")

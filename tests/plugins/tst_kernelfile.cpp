@@ -25,7 +25,7 @@ const char* kGood = R"(// kforge:param BLOCK in {64, 128, 256} = 128
 /* a comment with __kernel void fake(int q) inside */
 __kernel void row_partials(__global const float* restrict x, __global float* partial, int M, const int N) { }
 __kernel __attribute__((reqd_work_group_size(BLOCK, 1, 1)))
-void row_finish(__global const float* partial, __global float* y, int M, int N, float eps, int BLOCK_COUNT) { }
+void row_finish(__global const float* partial, __global float* y, int M, int N, float eps, int ROWS) { }
 )";
 
 } // namespace
@@ -93,13 +93,13 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
 
     void resolvesPlan() {
         auto kf = KernelFile::parse(kGood, Dialect::OpenCL);
-        // BLOCK_COUNT is not declared anywhere: resolution must name it.
+        // ROWS is not declared anywhere: resolution must name it.
         auto bad = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {}, DeviceLimits{});
         QVERIFY(!bad.ok());
-        QVERIFY2(QString::fromStdString(bad.error()).contains(QStringLiteral("'BLOCK_COUNT' matches nothing")), bad.error().c_str());
+        QVERIFY2(QString::fromStdString(bad.error()).contains(QStringLiteral("'ROWS' matches nothing")), bad.error().c_str());
 
         std::string src = kGood;
-        src.replace(src.find(", int BLOCK_COUNT"), std::string(", int BLOCK_COUNT").size(), ", int BLOCK");
+        src.replace(src.find(", int ROWS"), std::string(", int ROWS").size(), "");
         auto kf2 = KernelFile::parse(src, Dialect::OpenCL);
         QVERIFY(kf2.ok());
         auto plan = LaunchPlan::resolve(*kf2, rowTask(), rowTask().sizes, {{"BLOCK", 256}}, DeviceLimits{});
@@ -120,7 +120,7 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QCOMPARE(second.args.at(1).kind, ArgBinding::Kind::Output);
         QCOMPARE(second.args.at(4).kind, ArgBinding::Kind::Scalar);
         QCOMPARE(second.args.at(4).value, 0.5);
-        QCOMPARE(second.args.at(5).kind, ArgBinding::Kind::Param);
+        QCOMPARE(second.args.size(), 5u);
     }
 
     void planErrors_data() {
@@ -151,6 +151,10 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
                                               << "" << "no launched kernel takes output 'y'";
         QTest::newRow("param shadows size") << "// kforge:param N = 4\n// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x, __global float* y) {}"
                                             << "" << "line 1: param N has the name of one of the task's sizes";
+        QTest::newRow("param as argument") << "// kforge:param B = 4\n// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x, __global float* y, int B) {}"
+                                           << "" << "'B' has the name of a kforge:param";
+        QTest::newRow("smem on OpenCL") << "// kforge:launch k grid=(M) block=(1) smem=64\n__kernel void k(__global const float* x, __global float* y) {}"
+                                        << "" << "smem= is not supported by this backend";
         QTest::newRow("vector loads allowed") << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float4* x, __global float* y) {}"
                                               << "" << "";
     }
@@ -163,7 +167,9 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         std::map<std::string, std::int64_t> o;
         if (!overrides.isEmpty())
             o[overrides.section(QLatin1Char('='), 0, 0).toStdString()] = overrides.section(QLatin1Char('='), 1).toLongLong();
-        auto plan = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, o, DeviceLimits{});
+        DeviceLimits limits;
+        limits.maxSharedBytes = 0; // as on OpenCL
+        auto plan = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, o, limits);
         if (mentions.isEmpty()) {
             QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
             return;

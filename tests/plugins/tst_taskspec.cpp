@@ -1,3 +1,4 @@
+#include "launchplan.h"
 #include "taskspec.h"
 
 #include <nlohmann/json.hpp>
@@ -153,8 +154,25 @@ private slots:
             auto t = loadTaskDir(tasks.filePath(name).toStdString());
             QVERIFY2(t.ok(), t.ok() ? "" : t.error().c_str());
             QVERIFY2(t->spec.variants.count("small"), qPrintable(name + QStringLiteral(" has no small variant")));
-            QVERIFY(t->referenceSource.count("opencl"));
-            QVERIFY(t->baselineSource.count("opencl"));
+            QVERIFY(!t->referenceSource.empty());
+            // Every backend with a reference has a baseline, and every kernel file binds to the task
+            // at every variant's sizes.
+            for (const auto& [backend, source] : t->referenceSource) {
+                QVERIFY2(t->baselineSource.count(backend), qPrintable(name + QStringLiteral(": no baseline for ") + QString::fromStdString(backend)));
+                const Dialect dialect = backend == "cuda" ? Dialect::Cuda : Dialect::OpenCL;
+                DeviceLimits limits;
+                if (dialect == Dialect::OpenCL)
+                    limits.maxSharedBytes = 0;
+                for (const auto* files : {&t->referenceSource, &t->baselineSource}) {
+                    const std::string& text = files->at(backend);
+                    auto kf = KernelFile::parse(text, dialect);
+                    QVERIFY2(kf.ok(), qPrintable(name + QStringLiteral(" ") + QString::fromStdString(backend + ": " + (kf.ok() ? "" : kf.error()))));
+                    for (const auto& variant : t->spec.variantNames()) {
+                        auto plan = LaunchPlan::resolve(*kf, t->spec, *t->spec.sizesFor(variant), {}, limits);
+                        QVERIFY2(plan.ok(), qPrintable(name + QStringLiteral(" ") + QString::fromStdString(backend + " " + variant + ": " + (plan.ok() ? "" : plan.error()))));
+                    }
+                }
+            }
         }
     }
 };

@@ -1,0 +1,252 @@
+#include "nvrtccompiler.h"
+
+#include "kernelfile.h"
+#include "sha256.h"
+
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+#ifndef KFORGE_CUDA_INCLUDE_DIRS
+#define KFORGE_CUDA_INCLUDE_DIRS ""
+#endif
+
+namespace kforge::cuda {
+
+namespace {
+
+// Bumped when what goes into a cache key changes meaning.
+constexpr std::string_view kKeyVersion = "kforge-nvrtc-cubin-1";
+
+struct DestroyProgram {
+    void operator()(nvrtcProgram* p) const {
+        if (p && *p)
+            nvrtcDestroyProgram(p);
+        delete p;
+    }
+};
+using ProgramHandle = std::unique_ptr<nvrtcProgram, DestroyProgram>;
+
+std::string nvrtcError(nvrtcResult r) {
+    const char* s = nvrtcGetErrorString(r);
+    return s ? s : "NVRTC error " + std::to_string(static_cast<int>(r));
+}
+
+std::string programLog(nvrtcProgram p) {
+    std::size_t size = 0;
+    if (nvrtcGetProgramLogSize(p, &size) != NVRTC_SUCCESS || size <= 1)
+        return {};
+    std::string log(size, '\0');
+    if (nvrtcGetProgramLog(p, log.data()) != NVRTC_SUCCESS)
+        return {};
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n' || log.back() == ' '))
+        log.pop_back();
+    return log;
+}
+
+bool hasHeader(const std::string& dir, const char* header) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(std::filesystem::path(dir) / header, ec);
+}
+
+// The toolkit's include dir: $CUDA_HOME (or $CUDA_PATH), the usual /usr/local/cuda, then the one the
+// build was configured with. CUDA 13 moved CUB, Thrust and libcu++ to include/cccl, so that is
+// added too when present.
+std::vector<std::string> findIncludeDirs() {
+    std::vector<std::string> candidates;
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+        if (const char* v = std::getenv(var); v && *v)
+            candidates.push_back(std::string(v) + "/include");
+    candidates.push_back("/usr/local/cuda/include");
+    std::istringstream configured(KFORGE_CUDA_INCLUDE_DIRS);
+    for (std::string d; std::getline(configured, d, ';');)
+        if (!d.empty())
+            candidates.push_back(d);
+    for (const auto& dir : candidates) {
+        if (!hasHeader(dir, "cuda_fp16.h") && !hasHeader(dir, "cuda_runtime.h"))
+            continue;
+        std::vector<std::string> dirs{dir};
+        if (hasHeader(dir + "/cccl", "cuda/std/version"))
+            dirs.push_back(dir + "/cccl");
+        return dirs;
+    }
+    return {};
+}
+
+} // namespace
+
+std::vector<std::string> kernelNamesIn(const std::string& source) {
+    std::vector<std::string> names;
+    if (auto kf = spec::KernelFile::parse(source, spec::Dialect::Cuda)) {
+        for (const auto& l : kf->launches)
+            if (std::find(names.begin(), names.end(), l.kernel) == names.end())
+                names.push_back(l.kernel);
+        return names;
+    }
+    static const std::regex head(
+        R"(__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*\()");
+    const std::string code = spec::stripComments(source);
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), head); it != std::sregex_iterator(); ++it)
+        if (std::find(names.begin(), names.end(), (*it)[1].str()) == names.end())
+            names.push_back((*it)[1].str());
+    return names;
+}
+
+NvrtcCompiler::NvrtcCompiler() : m_includeDirs(findIncludeDirs()) {
+    nvrtcVersion(&m_major, &m_minor);
+    int count = 0;
+    if (nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+        m_archs.resize(static_cast<std::size_t>(count));
+        if (nvrtcGetSupportedArchs(m_archs.data()) != NVRTC_SUCCESS)
+            m_archs.clear();
+    }
+}
+
+std::string NvrtcCompiler::archFor(int cc) const {
+    if (!m_archs.empty() && std::find(m_archs.begin(), m_archs.end(), cc) == m_archs.end())
+        return {};
+    // Architecture-specific targets exist from sm_90a on, for every major version since.
+    const bool specific = cc >= 90 && m_major >= 12;
+    return "sm_" + std::to_string(cc) + (specific ? "a" : "");
+}
+
+NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<std::string>& defines,
+                                   const std::string& programName, const std::vector<std::string>& kernels, int cc) const {
+    const auto start = std::chrono::steady_clock::now();
+    const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+
+    NvrtcOutput out;
+    out.arch = archFor(cc);
+    if (out.arch.empty()) {
+        std::string list;
+        for (int a : m_archs)
+            list += (list.empty() ? "" : ", ") + std::to_string(a);
+        out.log = "NVRTC " + versionText() + " cannot compile for compute capability " + std::to_string(cc / 10) + "."
+                  + std::to_string(cc % 10) + " (it supports " + list + "); use a CUDA toolkit that supports this GPU";
+        return out;
+    }
+
+    std::vector<std::string> options{"-arch=" + out.arch, "-lineinfo", "--std=c++17"};
+    for (const auto& dir : m_includeDirs)
+        options.push_back("-I" + dir);
+    for (const auto& d : defines)
+        options.push_back(d.rfind("-", 0) == 0 ? d : "-D" + d); // plans give "-DNAME=value"
+    if (hasPch()) {
+        // Automatic precompiled headers take heavy headers (cub, cuda_bf16.h) from ~1.5 s to ~0.14 s;
+        // their messages would only clutter the log users read.
+        options.insert(options.end(), {"-pch", "-pch-messages=false", "-pch-verbose=false"});
+    }
+
+    Sha256 key;
+    key.updateField(kKeyVersion);
+    key.updateField(versionText());
+    key.updateField(programName);
+    for (const auto& o : options)
+        key.updateField(o);
+    key.updateField("--kernels--");
+    for (const auto& k : kernels)
+        key.updateField(k);
+    key.updateField(source);
+    const std::string cacheKey = key.hexDigest();
+
+    if (auto hit = m_cache.load(cacheKey)) {
+        std::map<std::string, std::string> lowered(hit->loweredNames.begin(), hit->loweredNames.end());
+        const bool complete = std::all_of(kernels.begin(), kernels.end(), [&](const auto& k) { return lowered.count(k) > 0; });
+        if (complete) {
+            out.ok = true;
+            out.cacheHit = true;
+            out.cubin = std::move(hit->cubin);
+            out.log = std::move(hit->log);
+            out.loweredNames = std::move(lowered);
+            out.seconds = seconds();
+            return out;
+        }
+    }
+
+    NvrtcOutput built = compileUncached(source, options, programName, kernels);
+    built.arch = out.arch;
+    if (!built.ok && out.arch.back() == 'a' && built.log.find("NVRTC_ERROR_INVALID_OPTION") != std::string::npos) {
+        // An NVRTC that does not know the architecture-specific target still builds the generic one.
+        options.front() = "-arch=" + out.arch.substr(0, out.arch.size() - 1);
+        built = compileUncached(source, options, programName, kernels);
+        built.arch = options.front().substr(6);
+    }
+    if (built.ok) {
+        CubinEntry entry;
+        entry.cubin = built.cubin;
+        entry.log = built.log;
+        entry.loweredNames.assign(built.loweredNames.begin(), built.loweredNames.end());
+        m_cache.store(cacheKey, entry);
+    }
+    built.seconds = seconds();
+    return built;
+}
+
+NvrtcOutput NvrtcCompiler::compileUncached(const std::string& source, const std::vector<std::string>& options,
+                                           const std::string& programName, const std::vector<std::string>& kernels) const {
+    NvrtcOutput out;
+    ProgramHandle program(new nvrtcProgram(nullptr));
+    if (const nvrtcResult r = nvrtcCreateProgram(program.get(), source.c_str(), programName.c_str(), 0, nullptr, nullptr);
+        r != NVRTC_SUCCESS) {
+        out.log = "nvrtcCreateProgram failed with " + nvrtcError(r);
+        return out;
+    }
+    for (const auto& k : kernels) {
+        if (const nvrtcResult r = nvrtcAddNameExpression(*program, k.c_str()); r != NVRTC_SUCCESS) {
+            out.log = "nvrtcAddNameExpression(" + k + ") failed with " + nvrtcError(r);
+            return out;
+        }
+    }
+
+    std::vector<const char*> argv;
+    for (const auto& o : options)
+        argv.push_back(o.c_str());
+    const nvrtcResult r = nvrtcCompileProgram(*program, static_cast<int>(argv.size()), argv.data());
+    out.log = programLog(*program);
+    if (r != NVRTC_SUCCESS) {
+        // A failed compile's log carries "candidate.cu(12): error: ..." lines; other failures (a bad
+        // option, no memory) have to be named.
+        if (r != NVRTC_ERROR_COMPILATION || out.log.empty()) {
+            std::string joined;
+            for (const auto& o : options)
+                joined += (joined.empty() ? "" : " ") + o;
+            out.log += std::string(out.log.empty() ? "" : "\n") + "nvrtcCompileProgram failed with " + nvrtcError(r)
+                       + " (options: " + joined + ")";
+        }
+        return out;
+    }
+
+    for (const auto& k : kernels) {
+        const char* lowered = nullptr;
+        if (const nvrtcResult lr = nvrtcGetLoweredName(*program, k.c_str(), &lowered); lr != NVRTC_SUCCESS || !lowered) {
+            out.log += std::string(out.log.empty() ? "" : "\n") + programName + ": the launch plan's kernel '" + k
+                       + "' has no lowered name (" + nvrtcError(lr)
+                       + "); is it a __global__ function of that exact name, and not a template?";
+            return out;
+        }
+        out.loweredNames[k] = lowered;
+    }
+
+    std::size_t size = 0;
+    if (const nvrtcResult cr = nvrtcGetCUBINSize(*program, &size); cr != NVRTC_SUCCESS || size == 0) {
+        out.log += std::string(out.log.empty() ? "" : "\n") + "nvrtcGetCUBINSize failed with " + nvrtcError(cr)
+                   + " (NVRTC produces a CUBIN only for a real architecture such as sm_90)";
+        return out;
+    }
+    out.cubin.assign(size, '\0');
+    if (const nvrtcResult cr = nvrtcGetCUBIN(*program, out.cubin.data()); cr != NVRTC_SUCCESS) {
+        out.log += std::string(out.log.empty() ? "" : "\n") + "nvrtcGetCUBIN failed with " + nvrtcError(cr);
+        out.cubin.clear();
+        return out;
+    }
+    out.ok = true;
+    return out;
+}
+
+} // namespace kforge::cuda

@@ -1,0 +1,44 @@
+// The main window starts without any GPU driver and evaluates a task's baseline in a worker.
+
+#include "mainwindow.h"
+
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QListView>
+#include <QPlainTextEdit>
+#include <QTest>
+
+using kforge::ui::MainWindow;
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QCoreApplication::setOrganizationName(QStringLiteral("kforge-tests"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_mainwindow"));
+    }
+
+    void startsAndListsTasks() {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        auto* view = w.findChild<QListView*>();
+        QVERIFY(view);
+        QAbstractItemModelTester tester(view->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(view->model()->rowCount() >= 6);
+    }
+
+    void evaluatesBaseline() {
+        MainWindow w;
+        w.show();
+        auto* report = w.findChild<QPlainTextEdit*>();
+        QVERIFY(report);
+        w.evaluateBaseline(QStringLiteral("vector_add"));
+        QVERIFY(report->toPlainText().startsWith(QStringLiteral("Evaluating")));
+        QTRY_VERIFY_WITH_TIMEOUT(!report->toPlainText().startsWith(QStringLiteral("Evaluating")), 120000);
+        QVERIFY2(report->toPlainText().contains(QStringLiteral("): ok")), qPrintable(report->toPlainText()));
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"
