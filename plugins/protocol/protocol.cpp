@@ -429,3 +429,39 @@ std::optional<std::int64_t> responseId(const Response& r) {
 }
 
 } // namespace kforge::protocol
+
+namespace kforge::protocol {
+
+spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task, const std::string& backend,
+                                                    const std::string& variant, const EvalOptions& options,
+                                                    const std::string& candidateSource, const std::string& candidateFile,
+                                                    bool pairWithBaseline) {
+    const auto& spec = task.spec;
+    for (const auto* files : {&task.referenceSource, &task.baselineSource}) {
+        if (!files->count(backend)) {
+            const char* what = files == &task.referenceSource ? "reference" : "baseline";
+            return spec::fail("task '" + spec.name + "' has no " + backend + " " + what + " (add it to \"" + what
+                              + "\" in task.json)");
+        }
+    }
+    if (auto sizes = spec.sizesFor(variant); !sizes)
+        return spec::Error{sizes.error()};
+
+    EvaluateRequest r;
+    r.task = spec;
+    r.variant = variant;
+    r.options = options;
+    r.reference = {"reference", task.referenceFile.at(backend), task.referenceSource.at(backend), {}};
+    const KernelInput baseline{"baseline", task.baselineFile.at(backend), task.baselineSource.at(backend), {}};
+    if (candidateSource.empty()) {
+        r.candidate = baseline;
+        r.candidate.role = "candidate";
+    } else {
+        r.candidate = {"candidate", candidateFile, candidateSource, {}};
+        if (pairWithBaseline)
+            r.baseline = baseline;
+    }
+    return r;
+}
+
+} // namespace kforge::protocol

@@ -183,3 +183,14 @@ spec::Expected<EvaluateResult> evaluateResultFromJson(const nlohmann::json& j);
 nlohmann::json toJson(const ProbeResult& r);
 
 } // namespace kforge::protocol
+
+namespace kforge::protocol {
+
+// The evaluate request for a kernel against a loaded task on one backend. An empty
+// `candidateSource` evaluates the task's own baseline (and then nothing is paired with it).
+spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task, const std::string& backend,
+                                                    const std::string& variant, const EvalOptions& options,
+                                                    const std::string& candidateSource = {},
+                                                    const std::string& candidateFile = {}, bool pairWithBaseline = true);
+
+} // namespace kforge::protocol

@@ -1,0 +1,241 @@
+// kforge-cudabench: what the CUDA evaluation path costs and how far its timings can be trusted,
+// measured side by side in one run on a real GPU:
+//   1. evaluated candidates per second end to end for small kernels (1 worker, and 4 on one GPU);
+//   2. compile time per kernel, cold and from the cubin cache;
+//   3. harness overhead: an evaluation's wall time over the kernel time it measured;
+//   4. the spread of 10 repeated measurements of one kernel (>= 50 us);
+//   5. agreement with Nsight Compute's gpu__time_duration where ncu is present.
+// Prints the GPU, driver and date with every figure. Exits 77 (a skip) without a CUDA device.
+
+#include "workerprocess.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <numeric>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace fs = std::filesystem;
+using namespace kforge;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string fmt(double v, int digits = 2) {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(digits);
+    s << v;
+    return s.str();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty())
+        return 0.0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// A small candidate made unique by a comment, so that every one is compiled afresh.
+std::string uniqueCandidate(const std::string& base, int index) {
+    return base + "\n// candidate " + std::to_string(index) + "\n";
+}
+
+struct Report {
+    std::ostringstream text;
+    void line(const std::string& s) {
+        std::cout << s << std::endl;
+        text << s << "\n";
+    }
+};
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::string workerPath = (fs::path(argv[0]).parent_path() / "kforge-worker-cuda").string();
+    if (const char* env = std::getenv("KFORGE_WORKER_CUDA"))
+        workerPath = env;
+    fs::path source = KFORGE_SOURCE_DIR;
+    fs::path out;
+    int candidates = 40;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const std::string a = argv[i];
+        if (a == "--worker")
+            workerPath = argv[i + 1];
+        else if (a == "--source")
+            source = argv[i + 1];
+        else if (a == "--out")
+            out = argv[i + 1];
+        else if (a == "--candidates")
+            candidates = std::max(4, std::atoi(argv[i + 1]));
+    }
+
+    // A private cubin cache, so that "cold" really is cold.
+    const fs::path cache = fs::temp_directory_path() / ("kforge-bench-cache-" + std::to_string(::getpid()));
+    fs::create_directories(cache);
+    const std::vector<std::string> env{"KFORGE_CACHE_DIR=" + cache.string()};
+
+    gputest::WorkerProcess worker(workerPath, env);
+    auto probe = worker.probe();
+    if (!probe || !probe->available || probe->devices.empty()) {
+        std::cout << "SKIP: no usable CUDA device: " << (!probe ? probe.error() : std::string("none found")) << "\n";
+        return 77;
+    }
+    Report report;
+    const std::time_t now = std::time(nullptr);
+    char date[64];
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    report.line("# kforge CUDA evaluation benchmark");
+    report.line("");
+    report.line("GPU: " + probe->devices.front().name + ", driver " + probe->devices.front().driver + ", " + date);
+    report.line("");
+
+    auto vectorAdd = spec::loadTaskDir(source / "tasks/vector_add");
+    auto sgemm = spec::loadTaskDir(source / "tasks/sgemm");
+    auto small = spec::readTextFile(source / "tests/kernels/cuda/vector_add_float4.cu");
+    if (!vectorAdd || !sgemm || !small) {
+        std::cerr << "cannot load the benchmark's tasks or kernels under " << source << "\n";
+        return 2;
+    }
+    protocol::EvalOptions engineOptions; // what a search run uses
+
+    // 1 + 2 + 3: candidates per second, compile times, overhead — one worker.
+    std::vector<double> cold, cached, overhead;
+    int ok = 0;
+    const auto t0 = Clock::now();
+    for (int i = 0; i < candidates; ++i) {
+        auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions, uniqueCandidate(*small, i), "bench.cu");
+        const auto r = worker.evaluate(std::move(*req), 120s);
+        ok += r.status == protocol::Status::Ok;
+        for (const auto& c : r.compile)
+            if (c.role == "candidate")
+                (c.resources.count("cache_hit") && c.resources.at("cache_hit") > 0 ? cached : cold).push_back(c.seconds);
+        if (r.candidateTiming && r.baselineTiming) {
+            const double kernelUs = r.candidateTiming->meanUs * r.candidateTiming->count + r.baselineTiming->meanUs * r.baselineTiming->count;
+            overhead.push_back(r.wallSeconds * 1e6 / std::max(kernelUs, 1.0));
+        }
+    }
+    const double oneWorker = candidates / std::chrono::duration<double>(Clock::now() - t0).count();
+    // The same sources again: every compile now comes from the cache.
+    for (int i = 0; i < std::min(candidates, 10); ++i) {
+        auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions, uniqueCandidate(*small, i), "bench.cu");
+        const auto r = worker.evaluate(std::move(*req), 120s);
+        for (const auto& c : r.compile)
+            if (c.role == "candidate" && c.resources.count("cache_hit") && c.resources.at("cache_hit") > 0)
+                cached.push_back(c.seconds);
+    }
+
+    // Four workers sharing the GPU, as a host running several evaluations at once would.
+    std::atomic<int> next{candidates}, done{0};
+    const int total = candidates * 2;
+    const auto t1 = Clock::now();
+    std::vector<std::thread> threads;
+    for (int w = 0; w < 4; ++w)
+        threads.emplace_back([&] {
+            gputest::WorkerProcess local(workerPath, env);
+            for (int i = next++; i < candidates + total; i = next++) {
+                auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions, uniqueCandidate(*small, i), "bench.cu");
+                if (local.evaluate(std::move(*req), 120s).status == protocol::Status::Ok)
+                    ++done;
+            }
+        });
+    for (auto& t : threads)
+        t.join();
+    const double fourWorkers = total / std::chrono::duration<double>(Clock::now() - t1).count();
+
+    report.line("## Throughput (vector_add small variant, fresh source each, default evaluation options)");
+    report.line("");
+    report.line("| workers | candidates | correct | candidates/s |");
+    report.line("|---|---|---|---|");
+    report.line("| 1 | " + std::to_string(candidates) + " | " + std::to_string(ok) + " | " + fmt(oneWorker) + " |");
+    report.line("| 4 | " + std::to_string(total) + " | " + std::to_string(done.load()) + " | " + fmt(fourWorkers) + " |");
+    report.line("");
+    report.line("## Compile time per kernel (NVRTC to cubin)");
+    report.line("");
+    report.line("| | median ms | n |");
+    report.line("|---|---|---|");
+    report.line("| cold | " + fmt(1000 * median(cold)) + " | " + std::to_string(cold.size()) + " |");
+    report.line("| cached | " + fmt(1000 * median(cached)) + " | " + std::to_string(cached.size()) + " |");
+    report.line("");
+    report.line("Harness overhead: an evaluation's wall time is " + fmt(median(overhead), 1)
+                + "x the kernel time it measured (median; compile, 3-seed verification, uploads and checks included).");
+    report.line("");
+
+    // 4: the spread of 10 repeated measurements of one kernel of >= 50 us.
+    std::vector<double> medians;
+    for (int i = 0; i < 10; ++i) {
+        auto req = protocol::makeEvaluateRequest(*sgemm, "cuda", "default", engineOptions);
+        const auto r = worker.evaluate(std::move(*req), 300s);
+        if (r.candidateTiming)
+            medians.push_back(r.candidateTiming->medianUs);
+    }
+    double spread = 0.0, mean = 0.0;
+    if (!medians.empty()) {
+        mean = std::accumulate(medians.begin(), medians.end(), 0.0) / static_cast<double>(medians.size());
+        spread = (*std::max_element(medians.begin(), medians.end()) - *std::min_element(medians.begin(), medians.end())) / mean;
+    }
+    report.line("## Repeatability (sgemm baseline, default sizes, 10 separate evaluations)");
+    report.line("");
+    report.line("median of medians " + fmt(median(medians)) + " us; (max - min) / mean over the 10 = " + fmt(100 * spread) + "%");
+    report.line("");
+
+    // 5: Nsight Compute's own duration for the same kernel, where ncu is installed.
+    const char* ncuCandidates[] = {"/usr/local/cuda/bin/ncu", "/usr/bin/ncu"};
+    std::string ncu;
+    for (const char* c : ncuCandidates)
+        if (fs::exists(c))
+            ncu = c;
+    if (ncu.empty()) {
+        report.line("Nsight Compute: ncu not found, agreement not measured.");
+    } else {
+        protocol::EvalOptions o;
+        o.seeds = {1};
+        o.minRepetitions = o.maxRepetitions = 20;
+        o.warmup = 2;
+        auto req = protocol::makeEvaluateRequest(*sgemm, "cuda", "default", o);
+        const auto ours = worker.evaluate(*req, 300s);
+        const fs::path reqFile = cache / "request.json";
+        std::ofstream(reqFile) << protocol::encode(protocol::Request{*req}) << "\n";
+        const std::string cmd = ncu + " --clock-control none --metrics gpu__time_duration.sum --csv --kernel-name regex:'^sgemm$' "
+                                + workerPath + " < " + reqFile.string() + " 2>/dev/null";
+        std::vector<double> ncuUs;
+        if (FILE* p = ::popen(cmd.c_str(), "r")) {
+            char buf[4096];
+            static const std::regex row(R"re("gpu__time_duration.sum","([a-z]+)","([0-9.,]+)")re");
+            while (std::fgets(buf, sizeof buf, p)) {
+                std::string l = buf;
+                std::smatch m;
+                if (std::regex_search(l, m, row)) {
+                    std::string v = m[2];
+                    v.erase(std::remove(v.begin(), v.end(), ','), v.end());
+                    const double scale = m[1] == "nsecond" ? 1e-3 : m[1] == "msecond" ? 1e3 : m[1] == "second" ? 1e6 : 1.0;
+                    ncuUs.push_back(std::stod(v) * scale);
+                }
+            }
+            ::pclose(p);
+        }
+        if (ncuUs.empty() || !ours.candidateTiming) {
+            report.line("Nsight Compute: no gpu__time_duration rows came back (" + ncu + "); agreement not measured.");
+        } else {
+            const double n = median(ncuUs);
+            const double k = ours.candidateTiming->medianUs;
+            report.line("## Agreement with Nsight Compute (sgemm baseline, default sizes)");
+            report.line("");
+            report.line("kforge (" + ours.candidateTiming->method + ") median " + fmt(k) + " us; ncu gpu__time_duration median "
+                        + fmt(n) + " us over " + std::to_string(ncuUs.size()) + " launches; difference " + fmt(100 * (k - n) / n) + "%");
+        }
+    }
+    fs::remove_all(cache);
+    if (!out.empty())
+        std::ofstream(out) << report.text.str();
+    return 0;
+}

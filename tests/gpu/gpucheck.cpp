@@ -1,0 +1,199 @@
+// kforge-gpucheck: the CUDA worker's acceptance checks on a real GPU. Every built-in task's
+// baseline must evaluate correct; every integrity test kernel (tests/kernels/cuda) must be caught
+// with the status its first line names; an illegal-address kernel and an endless loop must each
+// cost one restarted worker and nothing more. Qt-free, so it runs on bare GPU hosts. Exits 77 (a
+// skip for ctest) when there is no usable CUDA device.
+
+#include "workerprocess.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+
+namespace fs = std::filesystem;
+using namespace kforge;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct Options {
+    std::string worker;
+    fs::path tasks = KFORGE_SOURCE_DIR "/tasks";
+    fs::path kernels = KFORGE_SOURCE_DIR "/tests/kernels/cuda";
+    fs::path out;
+    bool fullSizes = true;
+};
+
+struct Outcome {
+    std::string name;
+    bool passed = false;
+    std::string detail;
+};
+
+std::string utcNow() {
+    const std::time_t t = std::time(nullptr);
+    char buf[64];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
+    return buf;
+}
+
+std::string fmt(double v, int digits = 2) {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(digits);
+    s << v;
+    return s.str();
+}
+
+protocol::EvalOptions quickOptions() {
+    protocol::EvalOptions o;
+    o.minRepetitions = 5;
+    o.maxRepetitions = 30;
+    o.timeCapSeconds = 1.0;
+    return o;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    Options opt;
+    opt.worker = (fs::path(argv[0]).parent_path() / "kforge-worker-cuda").string();
+    if (const char* env = std::getenv("KFORGE_WORKER_CUDA"))
+        opt.worker = env;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::cerr << a << " needs a value\n";
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--worker")
+            opt.worker = next();
+        else if (a == "--tasks")
+            opt.tasks = next();
+        else if (a == "--kernels")
+            opt.kernels = next();
+        else if (a == "--out")
+            opt.out = next();
+        else if (a == "--small-only")
+            opt.fullSizes = false;
+        else {
+            std::cout << "usage: kforge-gpucheck [--worker PATH] [--tasks DIR] [--kernels DIR] [--out FILE.md] [--small-only]\n";
+            return a == "--help" ? 0 : 2;
+        }
+    }
+
+    gputest::WorkerProcess worker(opt.worker);
+    auto probe = worker.probe();
+    if (!probe || !probe->available || probe->devices.empty()) {
+        std::cout << "SKIP: no usable CUDA device: "
+                  << (!probe ? probe.error() : (probe->problems.empty() ? std::string("none found") : probe->problems.front())) << "\n";
+        return 77;
+    }
+    const auto& dev = probe->devices.front();
+    const std::string header = "GPU: " + dev.name + ", driver " + dev.driver + ", " + utcNow();
+    std::cout << header << "\n";
+
+    std::vector<Outcome> outcomes;
+    std::vector<std::string> rows;
+    auto record = [&](Outcome o) {
+        std::cout << (o.passed ? "PASS  " : "FAIL  ") << o.name << ": " << o.detail << std::endl;
+        outcomes.push_back(std::move(o));
+    };
+
+    // Built-in tasks: every CUDA baseline is correct, at the test sizes and at the timing sizes.
+    std::vector<fs::path> taskDirs;
+    for (const auto& e : fs::directory_iterator(opt.tasks))
+        if (fs::exists(e.path() / "task.json"))
+            taskDirs.push_back(e.path());
+    std::sort(taskDirs.begin(), taskDirs.end());
+    for (const auto& dir : taskDirs) {
+        auto bundle = spec::loadTaskDir(dir);
+        if (!bundle) {
+            record({dir.filename().string(), false, bundle.error()});
+            continue;
+        }
+        if (!bundle->referenceSource.count("cuda"))
+            continue;
+        for (const std::string& variant : {std::string("small"), std::string("default")}) {
+            if (variant == "default" && !opt.fullSizes)
+                continue;
+            auto req = protocol::makeEvaluateRequest(*bundle, "cuda", variant, quickOptions());
+            if (!req) {
+                record({bundle->spec.name + " (" + variant + ")", false, req.error()});
+                continue;
+            }
+            const auto r = worker.evaluate(std::move(*req), 300s);
+            std::string detail = std::string(protocol::statusName(r.status)) + ": " + r.message;
+            record({"baseline " + bundle->spec.name + " (" + variant + ")", r.status == protocol::Status::Ok, detail});
+            if (r.status == protocol::Status::Ok && r.candidateTiming && variant == "default")
+                rows.push_back("| " + bundle->spec.name + " | " + fmt(r.candidateTiming->medianUs) + " | "
+                               + fmt(100 * r.candidateTiming->spread) + "% | " + std::to_string(r.candidateTiming->count) + " | "
+                               + r.candidateTiming->method + " |");
+        }
+    }
+
+    // Integrity kernels, each with the status its first line names.
+    static const std::regex head(R"(task ([a-z_0-9]+).*expected status: ([a-z_]+))");
+    std::vector<fs::path> kernels;
+    for (const auto& e : fs::directory_iterator(opt.kernels))
+        if (e.path().extension() == ".cu")
+            kernels.push_back(e.path());
+    std::sort(kernels.begin(), kernels.end());
+    for (const auto& k : kernels) {
+        auto source = spec::readTextFile(k);
+        std::smatch m;
+        const std::string first = source ? source->substr(0, source->find('\n')) : std::string();
+        if (!source || !std::regex_search(first, m, head)) {
+            record({k.filename().string(), false, "first line must name the task and the expected status"});
+            continue;
+        }
+        auto bundle = spec::loadTaskDir(opt.tasks / m[1].str());
+        if (!bundle) {
+            record({k.filename().string(), false, bundle.error()});
+            continue;
+        }
+        const std::string expected = m[2] == "pass" ? "ok" : m[2].str();
+        auto req = protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions(), *source, k.filename().string());
+        const int startsBefore = worker.starts();
+        const auto r = worker.evaluate(std::move(*req), expected == "timeout" ? 20s : 120s);
+        const std::string got(protocol::statusName(r.status));
+        std::string detail = "expected " + expected + ", got " + got + ": " + r.message;
+        bool passed = got == expected;
+        // A crash or a hang must cost exactly that evaluation: the next one runs on a new worker.
+        if (expected == "runtime_error" || expected == "timeout") {
+            auto again = protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions());
+            const auto next = worker.evaluate(std::move(*again), 120s);
+            passed = passed && next.status == protocol::Status::Ok && worker.starts() > startsBefore;
+            detail += "; next evaluation on a restarted worker (" + worker.lastExit() + "): "
+                      + std::string(protocol::statusName(next.status));
+        }
+        record({k.filename().string(), passed, detail});
+    }
+
+    const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return !o.passed; });
+    std::cout << outcomes.size() - static_cast<std::size_t>(failed) << " passed, " << failed << " failed\n";
+
+    if (!opt.out.empty()) {
+        std::ofstream out(opt.out);
+        out << "# kforge-gpucheck\n\n" << header << "\n\n";
+        out << "## Checks\n\n| check | result | detail |\n|---|---|---|\n";
+        for (const auto& o : outcomes) {
+            std::string d = o.detail;
+            std::replace(d.begin(), d.end(), '|', '/');
+            out << "| " << o.name << " | " << (o.passed ? "pass" : "FAIL") << " | " << d << " |\n";
+        }
+        out << "\n## Baselines at default sizes\n\n| task | median us | spread | runs | timer |\n|---|---|---|---|---|\n";
+        for (const auto& r : rows)
+            out << r << "\n";
+    }
+    return failed ? 1 : 0;
+}
