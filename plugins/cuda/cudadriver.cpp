@@ -55,8 +55,6 @@ void CudaDriver::load() {
             m_problem += "; no NVIDIA GPU is visible to this process (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
         else if (r == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH || r == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE)
             m_problem += "; the user-space driver does not match the kernel module (reboot, or reinstall the driver)";
-        else if (r == CUDA_ERROR_INSUFFICIENT_DRIVER)
-            m_problem += "; update the NVIDIA driver";
     }
 }
 

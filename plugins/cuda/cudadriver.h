@@ -22,6 +22,7 @@ namespace kforge::cuda {
     X(deviceGetName, cuDeviceGetName, false)                                                  \
     X(deviceGetAttribute, cuDeviceGetAttribute, false)                                        \
     X(deviceTotalMem, cuDeviceTotalMem_v2, false)                                             \
+    X(memGetInfo, cuMemGetInfo_v2, false)                                                     \
     X(deviceGetPCIBusId, cuDeviceGetPCIBusId, true)                                           \
     X(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, false)                                \
     X(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, false)                           \

@@ -161,35 +161,35 @@ const std::vector<Rule>& rules() {
         std::vector<Rule> r;
         const auto error = "error";
         r.push_back({std::regex(R"(\b(cublas\w*|cublasLt\w*|cudnn\w*|cufft\w*|cusparse\w*|cusolver\w*)\b)"), error, "vendor",
-                     [](const std::string& m) {
+                     [](const std::string& m) -> std::string {
                          return "'" + m + "': vendor libraries (cuBLAS, cuDNN, cuFFT, cuSPARSE, cuSOLVER) are not allowed; "
                                 "the candidate must be the kernel itself";
                      }});
-        r.push_back({std::regex(R"(\b(cutlass|cute)\s*::)"), error, "vendor", [](const std::string& m) {
+        r.push_back({std::regex(R"(\b(cutlass|cute)\s*::)"), error, "vendor", [](const std::string& m) -> std::string {
                          return "'" + m + "': CUTLASS and CuTe are not allowed; the candidate must be the kernel itself";
                      }});
-        r.push_back({std::regex(R"(\bcurand(Create|Destroy|Generate|Set|Get)\w*)"), error, "vendor", [](const std::string& m) {
+        r.push_back({std::regex(R"(\bcurand(Create|Destroy|Generate|Set|Get)\w*)"), error, "vendor", [](const std::string& m) -> std::string {
                          return "'" + m + "': the cuRAND host API is not allowed";
                      }});
-        r.push_back({std::regex(R"(\bthrust\s*::)"), error, "vendor", [](const std::string& m) {
+        r.push_back({std::regex(R"(\bthrust\s*::)"), error, "vendor", [](const std::string& m) -> std::string {
                          return "'" + m + "': Thrust is not allowed; write the kernel itself";
                      }});
-        r.push_back({std::regex(R"(\bcub\s*::\s*Device\w*)"), error, "vendor", [](const std::string& m) {
+        r.push_back({std::regex(R"(\bcub\s*::\s*Device\w*)"), error, "vendor", [](const std::string& m) -> std::string {
                          return "'" + m + "': device-wide CUB algorithms launch their own kernels and are not allowed "
                                 "(block-, warp- and thread-level CUB are)";
                      }});
         r.push_back({std::regex(R"(\bcuda(Malloc|Free|Memcpy|Memset|Stream|Launch|DeviceSynchronize|DeviceReset|Graph|Event|SetDevice|GetParameterBuffer|HostAlloc|HostRegister)\w*)"),
-                     error, "runtime", [](const std::string& m) {
+                     error, "runtime", [](const std::string& m) -> std::string {
                          return "'" + m + "': CUDA runtime calls are not allowed; " + std::string(kDeviceOnly);
                      }});
-        r.push_back({std::regex(R"(<<<)"), error, "launch", [](const std::string&) {
+        r.push_back({std::regex(R"(<<<)"), error, "launch", [](const std::string&) -> std::string {
                          return "kernel launch syntax '<<<...>>>' is not allowed: every kernel is launched by the "
                                 "kernel file's '// kforge:launch' lines";
                      }});
-        r.push_back({std::regex(R"(\bmain\s*\()"), error, "main", [](const std::string&) {
+        r.push_back({std::regex(R"(\bmain\s*\()"), error, "main", [](const std::string&) -> std::string {
                          return "'main(': " + std::string(kDeviceOnly) + "; no host program is compiled or run";
                      }});
-        r.push_back({std::regex(R"(\bprintf\b)"), "warning", "printf", [](const std::string&) {
+        r.push_back({std::regex(R"(\bprintf\b)"), "warning", "printf", [](const std::string&) -> std::string {
                          return std::string("printf in a kernel serialises output and distorts timing; remove it before measuring");
                      }});
         return r;

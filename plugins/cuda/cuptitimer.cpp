@@ -56,6 +56,9 @@ void CuptiTimer::bufferCompleted(CUcontext context, std::uint32_t streamId, std:
         r.streamId = k->streamId;
         r.contextId = k->contextId;
         r.correlationId = k->correlationId;
+        r.grid = {k->gridX, k->gridY, k->gridZ};
+        r.block = {k->blockX, k->blockY, k->blockZ};
+        r.dynamicSharedBytes = k->dynamicSharedMemory;
 #if CUPTI_API_VERSION >= 130000
         r.deviceLaunched = k->isDeviceLaunched != 0;
 #endif

@@ -6,6 +6,7 @@
 
 #include <cuda.h>
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -20,6 +21,9 @@ struct KernelRecord {
     std::uint32_t streamId = 0;
     std::uint32_t contextId = 0;
     std::uint32_t correlationId = 0;
+    std::array<std::int64_t, 3> grid{};
+    std::array<std::int64_t, 3> block{};
+    std::int64_t dynamicSharedBytes = 0;
     bool deviceLaunched = false;
 };
 

@@ -99,6 +99,23 @@ public:
     // starts cold, as it would inside a real workload.
     virtual void flushCaches() {}
 
+    // Hardware metrics of one run of the plan (an extra, untimed run). Backends without counters
+    // say so in the status.
+    virtual protocol::ProfileResult profile(Program& program, const spec::LaunchPlan& plan, const Bindings& bindings) {
+        (void)program;
+        (void)plan;
+        (void)bindings;
+        return {"unsupported", "the " + name() + " backend has no hardware counters", {}};
+    }
+
+    // The device's measured ceilings, from the backend's cache unless `refresh`.
+    virtual protocol::CeilingsResult ceilings(bool refresh) {
+        (void)refresh;
+        protocol::CeilingsResult r;
+        r.message = "the " + name() + " backend cannot measure device ceilings";
+        return r;
+    }
+
     // True once an error has left the device unusable for this process (e.g. a sticky CUDA error):
     // the worker answers the request and exits so that the pool starts a fresh one.
     virtual bool deviceLost() const { return false; }

@@ -625,6 +625,12 @@ EvaluateResult Evaluation::run() {
             return m_result;
         }
         m_result.device = m_backend.deviceName();
+        // Verification always runs under the default timer, whose records carry the integrity
+        // checks; a KernelBench request switches only for its timed runs.
+        if (auto st = m_backend.setTimingMode(TimingMode::Default); !st) {
+            finish(Status::RuntimeError, st.error());
+            return m_result;
+        }
         auto sizes = task.sizesFor(m_req.variant);
         if (!sizes) {
             finish(Status::RuntimeError, sizes.error());
@@ -679,6 +685,10 @@ EvaluateResult Evaluation::run() {
         if (!makeSeeds() || !verifyCandidate())
             return m_result;
         m_result.timingMode = m_req.options.timingMode;
+        if (m_req.options.profile) {
+            // One extra run under the counters; its outputs are not needed, the verified runs stand.
+            m_result.profile = m_backend.profile(*m_candidate->program, m_candidate->plan, m_candidate->bindingSets.front());
+        }
         if (m_req.options.timing) {
             timeCandidate();
         } else {

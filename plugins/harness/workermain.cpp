@@ -92,6 +92,16 @@ int runWorker(Backend& backend, int argc, char** argv) {
             writeLine(protocol::encode(p));
         } else if (std::holds_alternative<protocol::ShutdownRequest>(*request)) {
             return ExitOk;
+        } else if (const auto* ceil = std::get_if<protocol::CeilingsRequest>(&*request)) {
+            protocol::CeilingsResult c;
+            if (auto st = backend.open(ceil->device); !st) {
+                c.message = st.error();
+            } else {
+                c = backend.ceilings(ceil->refresh);
+                c.device = backend.deviceName();
+            }
+            c.id = ceil->id;
+            writeLine(protocol::encode(c));
         } else {
             const auto& eval = std::get<protocol::EvaluateRequest>(*request);
             writeLine(protocol::encode(evaluator.evaluate(eval)));

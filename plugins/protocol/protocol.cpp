@@ -74,7 +74,8 @@ json optionsToJson(const EvalOptions& o) {
             {"target_spread", o.targetSpread},
             {"input_sets", o.inputSets},
             {"device", o.device},
-            {"timing_mode", o.timingMode}};
+            {"timing_mode", o.timingMode},
+            {"profile", o.profile}};
 }
 
 Expected<EvalOptions> optionsFromJson(const json& j) {
@@ -98,6 +99,7 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
         o.inputSets = value(j, "input_sets", o.inputSets);
         o.device = value(j, "device", o.device);
         o.timingMode = value<std::string>(j, "timing_mode", o.timingMode);
+        o.profile = value(j, "profile", o.profile);
     } catch (const json::exception& e) {
         return Error{std::string("evaluate.options: ") + e.what()};
     }
@@ -154,6 +156,8 @@ std::string encode(const Request& r) {
             using T = std::decay_t<decltype(req)>;
             if constexpr (std::is_same_v<T, ProbeRequest>) {
                 return json{{"id", req.id}, {"type", "probe"}}.dump();
+            } else if constexpr (std::is_same_v<T, CeilingsRequest>) {
+                return json{{"id", req.id}, {"type", "ceilings"}, {"device", req.device}, {"refresh", req.refresh}}.dump();
             } else if constexpr (std::is_same_v<T, ShutdownRequest>) {
                 return json{{"id", req.id}, {"type", "shutdown"}}.dump();
             } else {
@@ -219,6 +223,8 @@ json toJson(const EvaluateResult& r) {
         diags.push_back(e);
     }
     j["diagnostics"] = diags;
+    if (r.profile)
+        j["profile"] = {{"status", r.profile->status}, {"message", r.profile->message}, {"metrics", r.profile->metrics}};
     return j;
 }
 
@@ -235,6 +241,13 @@ json toJson(const ProbeResult& r) {
 }
 
 std::string encode(const ProbeResult& r) { return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string encode(const CeilingsResult& r) {
+    return json{{"id", r.id},           {"type", "ceilings"},         {"ok", r.ok},
+                {"message", r.message}, {"device", r.device},         {"cached", r.cached},
+                {"measured_at", r.measuredAt}, {"ceilings", r.ceilings}}
+        .dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string encodeError(std::optional<std::int64_t> id, const std::string& message) {
     json j{{"type", "error"}, {"message", message}};
@@ -273,8 +286,10 @@ Expected<Request> decodeRequest(const std::string& line) {
         return Request{ProbeRequest{id}};
     if (type == "shutdown")
         return Request{ShutdownRequest{id}};
+    if (type == "ceilings")
+        return Request{CeilingsRequest{id, value(j, "device", 0), value(j, "refresh", false)}};
     if (type != "evaluate")
-        return Error{"request " + std::to_string(id) + ": unknown type '" + type + "' (known: probe, evaluate, shutdown)"};
+        return Error{"request " + std::to_string(id) + ": unknown type '" + type + "' (known: probe, evaluate, ceilings, shutdown)"};
 
     EvaluateRequest r;
     r.id = id;
@@ -370,6 +385,13 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
             diag.column = value(d, "column", 0);
             r.diagnostics.push_back(diag);
         }
+        if (auto p = j.find("profile"); p != j.end() && p->is_object()) {
+            ProfileResult pr;
+            pr.status = value<std::string>(*p, "status", "error");
+            pr.message = value<std::string>(*p, "message", "");
+            pr.metrics = value(*p, "metrics", std::map<std::string, double>{});
+            r.profile = pr;
+        }
     } catch (const json::exception& e) {
         return Error{"result " + std::to_string(r.id) + ": " + e.what()};
     }
@@ -410,6 +432,20 @@ Expected<Response> decodeResponse(const std::string& line) {
         }
         return Response{std::move(p)};
     }
+    if (type == "ceilings") {
+        CeilingsResult c;
+        auto id = j.find("id");
+        if (id == j.end() || !id->is_number_integer())
+            return Error{"ceilings: 'id' is missing or not an integer"};
+        c.id = id->get<std::int64_t>();
+        c.ok = value(j, "ok", false);
+        c.message = value<std::string>(j, "message", "");
+        c.device = value<std::string>(j, "device", "");
+        c.cached = value(j, "cached", false);
+        c.measuredAt = value<std::string>(j, "measured_at", "");
+        c.ceilings = value(j, "ceilings", std::map<std::string, double>{});
+        return Response{std::move(c)};
+    }
     if (type == "error") {
         ErrorResponse e;
         if (auto id = j.find("id"); id != j.end() && id->is_number_integer())
@@ -417,7 +453,7 @@ Expected<Response> decodeResponse(const std::string& line) {
         e.message = value<std::string>(j, "message", "(no message)");
         return Response{e};
     }
-    return Error{"response: unknown type '" + type + "' (expected result, probe or error)"};
+    return Error{"response: unknown type '" + type + "' (expected result, probe, ceilings or error)"};
 }
 
 std::optional<std::int64_t> responseId(const Response& r) {
@@ -425,6 +461,8 @@ std::optional<std::int64_t> responseId(const Response& r) {
         return e->id;
     if (const auto* p = std::get_if<ProbeResult>(&r))
         return p->id;
+    if (const auto* c = std::get_if<CeilingsResult>(&r))
+        return c->id;
     return std::get<ErrorResponse>(r).id;
 }
 

@@ -64,6 +64,7 @@ struct EvalOptions {
     int inputSets = 2;           // rotated during timing; each timed run is verified
     int device = 0;
     std::string timingMode = "default"; // or "kernelbench": CUDA events, 100 trials, L2 flushed, mean
+    bool profile = false;               // collect hardware metrics of the candidate (one extra run)
 };
 
 struct EvaluateRequest {
@@ -80,11 +81,19 @@ struct ProbeRequest {
     std::int64_t id = 0;
 };
 
+// Asks for the device's measured ceilings (peak DRAM bandwidth, FP32 and tensor throughput),
+// measured once per device by micro-kernels and cached; `refresh` measures again.
+struct CeilingsRequest {
+    std::int64_t id = 0;
+    int device = 0;
+    bool refresh = false;
+};
+
 struct ShutdownRequest {
     std::int64_t id = 0;
 };
 
-using Request = std::variant<ProbeRequest, EvaluateRequest, ShutdownRequest>;
+using Request = std::variant<ProbeRequest, EvaluateRequest, ShutdownRequest, CeilingsRequest>;
 
 struct CompileInfo {
     std::string role;
@@ -124,6 +133,16 @@ struct TimingStats {
     double spread = 0.0; // (p75 - p25) / median
 };
 
+// Hardware metrics of the candidate's kernels (summed over one run of its launch plan). Keys:
+// dram_bytes, dram_read_bytes, dram_write_bytes, fp32_flops, fp64_flops, fp16_flops,
+// tensor_flops, achieved_occupancy (0..1), sm_throughput (0..1 of peak), dram_throughput (0..1),
+// duration_ns. A backend reports what it can measure.
+struct ProfileResult {
+    std::string status = "unsupported"; // ok, not_permitted, unsupported, error
+    std::string message;
+    std::map<std::string, double> metrics;
+};
+
 struct EvaluateResult {
     std::int64_t id = 0;
     Status status = Status::RuntimeError;
@@ -137,7 +156,18 @@ struct EvaluateResult {
     std::optional<double> speedup; // baseline / candidate (medians; means in kernelbench mode), both from this call
     std::string timingMode;        // "default" or "kernelbench"; empty when nothing was timed
     std::vector<Diagnostic> diagnostics;
+    std::optional<ProfileResult> profile; // when asked for
     double wallSeconds = 0.0;
+};
+
+struct CeilingsResult {
+    std::int64_t id = 0;
+    bool ok = false;
+    std::string message;
+    std::string device;
+    bool cached = false;           // read from the worker's cache rather than measured now
+    std::string measuredAt;        // UTC, ISO 8601
+    std::map<std::string, double> ceilings; // dram_bytes_per_s, fp32_flops_per_s, fp16_tensor_flops_per_s, ...
 };
 
 struct DeviceInfo {
@@ -163,6 +193,7 @@ std::string encode(const Hello& h);
 std::string encode(const Request& r);
 std::string encode(const EvaluateResult& r);
 std::string encode(const ProbeResult& r);
+std::string encode(const CeilingsResult& r);
 std::string encodeError(std::optional<std::int64_t> id, const std::string& message);
 
 // Decoders name what is wrong: "line is not JSON: ...", "evaluate.task: ...".
@@ -174,7 +205,7 @@ struct ErrorResponse {
     std::optional<std::int64_t> id;
     std::string message;
 };
-using Response = std::variant<EvaluateResult, ProbeResult, ErrorResponse>;
+using Response = std::variant<EvaluateResult, ProbeResult, ErrorResponse, CeilingsResult>;
 spec::Expected<Response> decodeResponse(const std::string& line);
 std::optional<std::int64_t> responseId(const Response& r);
 

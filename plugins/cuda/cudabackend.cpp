@@ -1,0 +1,962 @@
+#include "cudabackend.h"
+
+#include "cudastaticcheck.h"
+#include "cuptitimer.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <sstream>
+
+namespace kforge::cuda {
+
+namespace {
+
+// CUPTI puts GPU timestamps on the host clock; a kernel that ends this long after the synchronisation
+// returned was really still running, rather than a victim of the conversion's rounding.
+constexpr std::uint64_t kLateToleranceNs = 20'000;
+
+// ---- kernel argument values --------------------------------------------------------------------
+
+struct ArgValue {
+    std::array<unsigned char, 8> bytes{};
+    std::size_t size = 0;
+};
+
+template <typename T>
+ArgValue packed(T v) {
+    ArgValue a;
+    std::memcpy(a.bytes.data(), &v, sizeof v);
+    a.size = sizeof v;
+    return a;
+}
+
+template <typename T>
+spec::Expected<ArgValue> integerArg(double v, const std::string& type) {
+    if (!std::isfinite(v) || v != std::trunc(v))
+        return spec::fail("value " + std::to_string(v) + " is not a whole number, but the kernel declares it " + type);
+    // Bounds as doubles: 2^63 and 2^64 are exact, the max values themselves are not.
+    const double lo = static_cast<double>(std::numeric_limits<T>::min());
+    const double hiExclusive = std::ldexp(1.0, std::numeric_limits<T>::digits);
+    if (v < lo || v >= hiExclusive) {
+        std::ostringstream os;
+        os.precision(17);
+        os << "value " << v << " does not fit in the kernel's " << type;
+        return spec::fail(os.str());
+    }
+    return packed(static_cast<T>(v));
+}
+
+// IEEE binary16 bits of `f`, rounded to nearest even (__half arguments are passed as their bits).
+std::uint16_t halfBits(float f) {
+    std::uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
+    std::uint32_t mant = x & 0x7fffffu;
+    const int exp = static_cast<int>((x >> 23) & 0xffu);
+    if (exp == 255)
+        return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
+    const int e = exp - 127 + 15;
+    if (e >= 31)
+        return static_cast<std::uint16_t>(sign | 0x7c00u);
+    if (e <= 0) {
+        if (e < -10)
+            return sign;
+        mant |= 0x800000u;
+        const int shift = 14 - e;
+        std::uint32_t h = mant >> shift;
+        const std::uint32_t rem = mant & ((1u << shift) - 1);
+        const std::uint32_t halfway = 1u << (shift - 1);
+        if (rem > halfway || (rem == halfway && (h & 1u)))
+            ++h;
+        return static_cast<std::uint16_t>(sign | h);
+    }
+    std::uint32_t h = (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
+    const std::uint32_t rem = mant & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+        ++h; // a carry into the exponent rounds up to the next binade or to infinity, as it should
+    return static_cast<std::uint16_t>(sign | h);
+}
+
+// bfloat16 bits of `f`, rounded to nearest even.
+std::uint16_t bfloat16Bits(float f) {
+    std::uint32_t x;
+    std::memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u)
+        return static_cast<std::uint16_t>((x >> 16) | 0x40u); // a quiet NaN
+    x += 0x7fffu + ((x >> 16) & 1u);
+    return static_cast<std::uint16_t>(x >> 16);
+}
+
+// The bytes cuLaunchKernel needs for `value` as the kernel's declared C++ type (x86-64 Linux: long
+// is 64 bits on host and device alike).
+spec::Expected<ArgValue> valueArg(const std::string& declared, double value) {
+    std::string t = declared;
+    if (t.rfind("std::", 0) == 0)
+        t = t.substr(5);
+    if (t.rfind("signed ", 0) == 0 && t != "signed char")
+        t = t.substr(7);
+    if (t == "char" || t == "signed char" || t == "int8_t")
+        return integerArg<std::int8_t>(value, declared);
+    if (t == "unsigned char" || t == "uchar" || t == "uint8_t")
+        return integerArg<std::uint8_t>(value, declared);
+    if (t == "short" || t == "short int" || t == "int16_t")
+        return integerArg<std::int16_t>(value, declared);
+    if (t == "unsigned short" || t == "unsigned short int" || t == "ushort" || t == "uint16_t")
+        return integerArg<std::uint16_t>(value, declared);
+    if (t == "int" || t == "signed" || t == "int32_t")
+        return integerArg<std::int32_t>(value, declared);
+    if (t == "unsigned" || t == "unsigned int" || t == "uint" || t == "uint32_t")
+        return integerArg<std::uint32_t>(value, declared);
+    if (t == "long" || t == "long int" || t == "long long" || t == "long long int" || t == "int64_t" || t == "ptrdiff_t"
+        || t == "ssize_t")
+        return integerArg<std::int64_t>(value, declared);
+    if (t == "unsigned long" || t == "unsigned long int" || t == "unsigned long long" || t == "unsigned long long int"
+        || t == "ulong" || t == "uint64_t" || t == "size_t")
+        return integerArg<std::uint64_t>(value, declared);
+    if (t == "float")
+        return packed(static_cast<float>(value));
+    if (t == "double")
+        return packed(value);
+    if (t == "half" || t == "__half")
+        return packed(halfBits(static_cast<float>(value)));
+    if (t == "__nv_bfloat16" || t == "nv_bfloat16")
+        return packed(bfloat16Bits(static_cast<float>(value)));
+    return spec::fail("type '" + declared
+                      + "' cannot be passed as a value by the CUDA worker (use char, short, int, unsigned, long long, "
+                        "unsigned long long, size_t, __half, __nv_bfloat16, float or double)");
+}
+
+std::string tripleText(const std::array<std::uint64_t, 3>& v, int dims) {
+    std::string s = "(";
+    for (int d = 0; d < dims; ++d)
+        s += (d ? ", " : "") + std::to_string(v[static_cast<std::size_t>(d)]);
+    return s + ")";
+}
+
+std::string programName(const std::string& role) {
+    std::string name;
+    for (char c : role)
+        if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-')
+            name += c;
+    return (name.empty() ? "kernel" : name) + ".cu";
+}
+
+std::string launchWhere(const spec::ResolvedLaunch& l) { return "line " + std::to_string(l.line) + ": launch " + l.kernel + ": "; }
+
+std::string launchList(const spec::LaunchPlan& plan) {
+    std::string s;
+    for (const auto& l : plan.launches)
+        s += (s.empty() ? "" : ", ") + l.kernel + " (line " + std::to_string(l.line) + ")";
+    return s;
+}
+
+} // namespace
+
+namespace detail {
+void StreamTraits::destroy(CUstream s) { CudaDriver::instance().streamDestroy(s); }
+void EventTraits::destroy(CUevent e) { CudaDriver::instance().eventDestroy(e); }
+void MemoryTraits::destroy(CUdeviceptr p) { CudaDriver::instance().memFree(p); }
+} // namespace detail
+
+// ---- CudaProgram ---------------------------------------------------------------------------------
+
+CudaProgram::CudaProgram(std::string role, std::string arch, std::string cubin, std::map<std::string, std::string> loweredNames)
+    : m_role(std::move(role)), m_arch(std::move(arch)), m_cubin(std::move(cubin)), m_lowered(std::move(loweredNames)) {}
+
+CudaProgram::~CudaProgram() {
+    // A module dies with its context; unloading is only needed, and only safe, while that lives on.
+    if (auto state = m_loadedIn.lock(); state && !state->lost && m_module) {
+        const CudaDriver& d = CudaDriver::instance();
+        d.ctxSetCurrent(state->context);
+        d.moduleUnload(m_module);
+    }
+}
+
+std::string CudaProgram::loweredName(const std::string& kernel) const {
+    auto it = m_lowered.find(kernel);
+    return it == m_lowered.end() ? std::string() : it->second;
+}
+
+// ---- CudaBackend: device -------------------------------------------------------------------------
+
+CudaBackend::CudaBackend() : m_driver(CudaDriver::instance()) {
+    const char* trace = std::getenv("KFORGE_CUDA_TRACE");
+    m_trace = trace && *trace && std::string(trace) != "0";
+}
+
+CudaBackend::~CudaBackend() { close(); }
+
+void CudaBackend::close() {
+    if (m_state && m_state->lost) {
+        // Nothing may touch a lost context, not even to free it: the process exits next and the
+        // driver reclaims everything.
+        for (auto& [id, b] : m_buffers)
+            b.memory.release();
+        m_flushBuffer.release();
+        m_start.release();
+        m_stop.release();
+        m_stream.release();
+    } else if (m_state) {
+        m_driver.ctxSetCurrent(m_state->context);
+        if (m_cuptiActive)
+            CuptiTimer::instance().disable();
+    }
+    m_buffers.clear();
+    m_flushBuffer.reset();
+    m_flushBytes = 0;
+    m_start.reset();
+    m_stop.reset();
+    m_stream.reset();
+    if (m_state && !m_state->lost)
+        m_driver.devicePrimaryCtxRelease(m_device);
+    m_state.reset();
+    m_cuptiActive = false;
+    m_cuptiSeenKernel = false;
+    m_deviceIndex = -1;
+    m_deviceName.clear();
+    m_cc = 0;
+}
+
+int CudaBackend::defaultComputeCapability() const {
+    // Without an open device, compile for the first GPU; without a driver, for the H200 kforge's GPU
+    // checks run on.
+    static std::once_flag once;
+    static int cc = 90;
+    std::call_once(once, [this] {
+        int count = 0;
+        CUdevice dev = 0;
+        int major = 0, minor = 0;
+        if (m_driver.usable() && m_driver.deviceGetCount(&count) == CUDA_SUCCESS && count > 0
+            && m_driver.deviceGet(&dev, 0) == CUDA_SUCCESS
+            && m_driver.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) == CUDA_SUCCESS
+            && m_driver.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev) == CUDA_SUCCESS)
+            cc = major * 10 + minor;
+    });
+    return cc;
+}
+
+protocol::ProbeResult CudaBackend::probe() {
+    protocol::ProbeResult r;
+    r.backend = name();
+    r.details["nvrtc_version"] = m_compiler.versionText();
+    r.details["nvrtc_pch"] = m_compiler.hasPch();
+    r.details["nvrtc_archs"] = m_compiler.supportedArchs();
+    r.details["cupti_version"] = CuptiTimer::version();
+    r.details["cuda_include_dirs"] = m_compiler.includeDirs();
+    r.details["cubin_cache"] = m_compiler.cache().enabled() ? m_compiler.cache().directory() : std::string("off");
+    if (m_compiler.includeDirs().empty())
+        r.problems.push_back("the CUDA toolkit headers were not found (looked in $CUDA_HOME/include, /usr/local/cuda/include "
+                             "and the build's toolkit); kernels that include cuda_fp16.h, cub/... will not compile: "
+                             "set CUDA_HOME");
+
+    if (!m_driver.loaded()) {
+        r.problems.push_back(m_driver.problem());
+        return r;
+    }
+    r.details["driver_cuda_version"] = m_driver.versionText();
+    const std::string module = CudaDriver::kernelModuleVersion();
+    if (!module.empty())
+        r.details["driver_version"] = module;
+    if (!m_driver.usable()) {
+        r.problems.push_back(m_driver.problem());
+        return r;
+    }
+
+    int count = 0;
+    if (const CUresult e = m_driver.deviceGetCount(&count); e != CUDA_SUCCESS) {
+        r.problems.push_back("cuDeviceGetCount failed with " + m_driver.describe(e));
+        return r;
+    }
+    if (count == 0)
+        r.problems.push_back("the NVIDIA driver sees no CUDA device (check CUDA_VISIBLE_DEVICES and nvidia-smi)");
+
+    const int nvrtcMajor = m_compiler.versionMajor();
+    if (m_driver.version() > 0 && m_driver.version() / 1000 < nvrtcMajor)
+        r.problems.push_back("the driver supports CUDA " + m_driver.versionText() + " but NVRTC is " + m_compiler.versionText()
+                             + ": CUBINs it builds may not load; update the NVIDIA driver");
+
+    for (int i = 0; i < count; ++i) {
+        CUdevice dev = 0;
+        if (m_driver.deviceGet(&dev, i) != CUDA_SUCCESS)
+            continue;
+        const auto attr = [&](CUdevice_attribute a) {
+            int v = 0;
+            return m_driver.deviceGetAttribute(&v, a, dev) == CUDA_SUCCESS ? v : 0;
+        };
+        std::array<char, 256> nameBuf{};
+        m_driver.deviceGetName(nameBuf.data(), static_cast<int>(nameBuf.size()), dev);
+        std::size_t total = 0;
+        m_driver.deviceTotalMem(&total, dev);
+        const int major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        const int minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        const int cc = major * 10 + minor;
+
+        protocol::DeviceInfo info;
+        info.name = nameBuf.data();
+        info.vendor = "NVIDIA";
+        info.platform = "CUDA " + m_driver.versionText();
+        info.driver = module.empty() ? "CUDA " + m_driver.versionText() : module;
+        info.kind = "gpu";
+        std::string pci;
+        if (m_driver.deviceGetPCIBusId) {
+            std::array<char, 64> bus{};
+            if (m_driver.deviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), dev) == CUDA_SUCCESS)
+                pci = bus.data();
+        }
+        const std::string arch = m_compiler.archFor(cc);
+        info.details = {
+            {"index", i},
+            {"compute_capability", std::to_string(major) + "." + std::to_string(minor)},
+            {"arch", arch},
+            {"multiprocessors", attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)},
+            {"global_memory_bytes", total},
+            {"l2_cache_bytes", attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)},
+            {"max_clock_mhz", attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE) / 1000},
+            {"memory_clock_mhz", attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE) / 1000},
+            {"memory_bus_bits", attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)},
+            {"max_threads_per_block", attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)},
+            {"max_threads_per_multiprocessor", attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)},
+            {"shared_bytes_per_block_optin", attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)},
+            {"shared_bytes_per_multiprocessor", attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)},
+            {"registers_per_multiprocessor", attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)},
+            {"warp_size", attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE)},
+            {"ecc", attr(CU_DEVICE_ATTRIBUTE_ECC_ENABLED) != 0},
+            {"pci_bus_id", pci},
+        };
+        if (arch.empty())
+            r.problems.push_back("device " + std::to_string(i) + " (" + info.name + ", compute capability "
+                                 + info.details["compute_capability"].get<std::string>() + ") is not supported by NVRTC "
+                                 + m_compiler.versionText() + "; install a newer CUDA toolkit");
+        if (attr(CU_DEVICE_ATTRIBUTE_COMPUTE_MODE) == CU_COMPUTEMODE_PROHIBITED)
+            r.problems.push_back("device " + std::to_string(i) + " (" + info.name
+                                 + ") is in the Prohibited compute mode, so no process may use it (nvidia-smi -c DEFAULT)");
+        r.devices.push_back(std::move(info));
+    }
+    r.available = !r.devices.empty();
+    return r;
+}
+
+spec::Status CudaBackend::open(int device) {
+    if (!m_driver.usable())
+        return spec::fail(m_driver.problem());
+    if (m_state && device == m_deviceIndex) {
+        if (m_state->lost)
+            return spec::fail("CUDA device " + std::to_string(device) + " (" + m_deviceName
+                              + ") is unusable in this worker after an earlier error; a new worker is needed");
+        return spec::success();
+    }
+    int count = 0;
+    if (const CUresult e = m_driver.deviceGetCount(&count); e != CUDA_SUCCESS)
+        return spec::fail("cannot open CUDA device " + std::to_string(device) + ": cuDeviceGetCount failed with "
+                          + m_driver.describe(e));
+    if (count == 0)
+        return spec::fail("cannot open CUDA device " + std::to_string(device)
+                          + ": the NVIDIA driver sees no CUDA device (check CUDA_VISIBLE_DEVICES and nvidia-smi)");
+    if (device < 0 || device >= count)
+        return spec::fail("CUDA device " + std::to_string(device) + " does not exist: there "
+                          + (count == 1 ? "is 1 device (index 0)" : "are " + std::to_string(count) + " devices (0.."
+                                                                        + std::to_string(count - 1) + ")"));
+    close();
+
+    CUdevice dev = 0;
+    if (const CUresult e = m_driver.deviceGet(&dev, device); e != CUDA_SUCCESS)
+        return spec::fail("cuDeviceGet(" + std::to_string(device) + ") failed with " + m_driver.describe(e));
+    std::array<char, 256> nameBuf{};
+    m_driver.deviceGetName(nameBuf.data(), static_cast<int>(nameBuf.size()), dev);
+    const std::string devName = nameBuf.data();
+    const std::string who = "CUDA device " + std::to_string(device) + " (" + devName + ")";
+    const auto attr = [&](CUdevice_attribute a, int fallback) {
+        int v = 0;
+        return m_driver.deviceGetAttribute(&v, a, dev) == CUDA_SUCCESS ? v : fallback;
+    };
+
+    // CUPTI is asked before the context exists, so that it traces the context from its start.
+    if (m_timingMode == harness::TimingMode::Default && m_cuptiProblem.empty())
+        CuptiTimer::instance().enable();
+
+    CUcontext ctx = nullptr;
+    if (const CUresult e = m_driver.devicePrimaryCtxRetain(&ctx, dev); e != CUDA_SUCCESS) {
+        std::string hint;
+        const int mode = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, CU_COMPUTEMODE_DEFAULT);
+        if (mode == CU_COMPUTEMODE_PROHIBITED)
+            hint = "; the device is in the Prohibited compute mode";
+        else if (mode == CU_COMPUTEMODE_EXCLUSIVE_PROCESS)
+            hint = "; the device is in the Exclusive Process compute mode and another process holds it";
+        return spec::fail(who + ": cuDevicePrimaryCtxRetain failed with " + m_driver.describe(e) + hint);
+    }
+    auto state = std::make_shared<ContextState>();
+    state->context = ctx;
+    m_state = state;
+    m_device = dev;
+    m_deviceIndex = device;
+    m_deviceName = devName;
+    const auto fail = [&](const std::string& what, CUresult e) {
+        const std::string message = who + ": " + what + " failed with " + m_driver.describe(e);
+        close();
+        return spec::fail(message);
+    };
+    if (const CUresult e = m_driver.ctxSetCurrent(ctx); e != CUDA_SUCCESS)
+        return fail("cuCtxSetCurrent", e);
+
+    // A stream of our own that does not synchronise with the legacy default stream: nothing else in
+    // the process can queue work between the plan's launches.
+    CUstream stream = nullptr;
+    if (const CUresult e = m_driver.streamCreate(&stream, CU_STREAM_NON_BLOCKING); e != CUDA_SUCCESS)
+        return fail("cuStreamCreate", e);
+    m_stream.reset(stream);
+    CUevent ev = nullptr;
+    if (const CUresult e = m_driver.eventCreate(&ev, CU_EVENT_DEFAULT); e != CUDA_SUCCESS)
+        return fail("cuEventCreate", e);
+    m_start.reset(ev);
+    if (const CUresult e = m_driver.eventCreate(&ev, CU_EVENT_DEFAULT); e != CUDA_SUCCESS)
+        return fail("cuEventCreate", e);
+    m_stop.reset(ev);
+
+    spec::DeviceLimits l;
+    l.maxBlockThreads = static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024));
+    l.maxBlockDims = {static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, 1024)),
+                      static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, 1024)),
+                      static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, 64))};
+    l.maxGridDims = {static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, 2147483647)),
+                     static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 65535)),
+                     static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 65535))};
+    // Launches may opt in to more than the default 48 KiB (launchResources/run set the attribute).
+    l.maxSharedBytes = static_cast<std::uint64_t>(
+        attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 49152)));
+    m_limits = l;
+    m_maxThreadsPerSm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048);
+    m_registersPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536);
+    m_l2Bytes = static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0));
+    m_cc = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) * 10 + attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
+
+    if (m_timingMode == harness::TimingMode::Default)
+        startCupti();
+    return spec::success();
+}
+
+void CudaBackend::startCupti() {
+    if (m_cuptiActive || !m_cuptiProblem.empty() || !m_state)
+        return;
+    CuptiTimer& cupti = CuptiTimer::instance();
+    std::string problem = cupti.enable();
+    if (problem.empty())
+        problem = cupti.contextId(m_state->context, m_cuptiContext);
+    if (problem.empty())
+        problem = cupti.streamId(m_state->context, m_stream.get(), m_cuptiStream);
+    if (!problem.empty()) {
+        // Runs are still timed, by events; timingMethod() says why.
+        cupti.disable();
+        m_cuptiProblem = problem;
+        return;
+    }
+    m_cuptiActive = true;
+}
+
+spec::Status CudaBackend::setTimingMode(harness::TimingMode mode) {
+    m_timingMode = mode;
+    if (!m_state || m_state->lost)
+        return spec::success();
+    m_driver.ctxSetCurrent(m_state->context);
+    if (mode == harness::TimingMode::KernelBench) {
+        // KernelBench times without a profiler attached; tracing would add its own overhead.
+        if (m_cuptiActive) {
+            CuptiTimer::instance().disable();
+            m_cuptiActive = false;
+        }
+    } else {
+        startCupti();
+    }
+    return spec::success();
+}
+
+std::string CudaBackend::timingMethod() const {
+    if (m_timingMode == harness::TimingMode::KernelBench)
+        return "cuda-events";
+    if (!m_cuptiProblem.empty())
+        return "cuda-events (CUPTI unavailable: " + m_cuptiProblem + ")";
+    return "cupti-activity";
+}
+
+spec::Status CudaBackend::ready(const char* what) {
+    if (!m_state)
+        return spec::fail(std::string(what) + ": no CUDA device is open");
+    if (m_state->lost)
+        return spec::fail(std::string(what) + ": the CUDA context of " + m_deviceName
+                          + " is unusable after an earlier error; a new worker is needed");
+    if (const CUresult e = m_driver.ctxSetCurrent(m_state->context); e != CUDA_SUCCESS)
+        return spec::fail(std::string(what) + ": cuCtxSetCurrent failed with " + m_driver.describe(e));
+    return spec::success();
+}
+
+std::string CudaBackend::noteError(CUresult r) {
+    if (!m_state || m_state->lost)
+        return {};
+    bool lost = isStickyError(r);
+    if (!lost) {
+        // An error the table does not know may still have broken the context; the context says so.
+        const CUresult check = m_driver.ctxSynchronize();
+        lost = check != CUDA_SUCCESS && check != CUDA_ERROR_NOT_READY;
+    }
+    if (!lost)
+        return {};
+    m_state->lost = true;
+    return "; the CUDA context cannot be used again in this process, so the worker will restart";
+}
+
+// ---- CudaBackend: source checks and compiling ------------------------------------------------------
+
+std::vector<protocol::Diagnostic> CudaBackend::staticCheck(const std::string& source) const { return staticCheckCuda(source); }
+
+harness::CompileOutput CudaBackend::compile(const std::string& source, const std::vector<std::string>& defines,
+                                            const std::string& role) {
+    harness::CompileOutput out;
+    int cc = m_cc.load();
+    if (cc == 0)
+        cc = defaultComputeCapability();
+    NvrtcOutput built = m_compiler.compile(source, defines, programName(role), kernelNamesIn(source), cc);
+    out.ok = built.ok;
+    out.log = std::move(built.log);
+    out.seconds = built.seconds;
+    out.resources["cache_hit"] = built.cacheHit ? 1.0 : 0.0;
+    if (built.ok)
+        out.program = std::make_unique<CudaProgram>(role, built.arch, std::move(built.cubin), std::move(built.loweredNames));
+    return out;
+}
+
+spec::Status CudaBackend::load(CudaProgram& program) {
+    if (program.m_module && program.m_loadedIn.lock() == m_state)
+        return spec::success();
+    // Loaded for a device since closed: that module went with its context.
+    program.m_module = nullptr;
+    program.m_kernels.clear();
+    CUmodule module = nullptr;
+    if (const CUresult e = m_driver.moduleLoadData(&module, program.m_cubin.data()); e != CUDA_SUCCESS) {
+        std::string hint;
+        if (e == CUDA_ERROR_NO_BINARY_FOR_GPU || e == CUDA_ERROR_INVALID_IMAGE || e == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+            hint = "; it was built for " + program.m_arch + " and the device is compute capability "
+                   + std::to_string(m_cc / 10) + "." + std::to_string(m_cc % 10);
+            if (m_driver.version() / 1000 < m_compiler.versionMajor())
+                hint += ", by NVRTC " + m_compiler.versionText() + ", newer than the driver (CUDA " + m_driver.versionText()
+                        + "): update the NVIDIA driver";
+        }
+        return spec::fail("loading the compiled " + programName(program.m_role) + " on " + m_deviceName
+                          + " (cuModuleLoadData) failed with " + m_driver.describe(e) + hint + noteError(e));
+    }
+    program.m_module = module;
+    program.m_loadedIn = m_state;
+    for (const auto& [kernel, lowered] : program.m_lowered)
+        m_loadedKernelNames.insert(lowered);
+    return spec::success();
+}
+
+spec::Expected<CudaProgram::Kernel*> CudaBackend::kernel(CudaProgram& program, const std::string& name,
+                                                         std::uint64_t smemBytes) {
+    auto it = program.m_kernels.find(name);
+    if (it == program.m_kernels.end()) {
+        const std::string lowered = program.loweredName(name);
+        if (lowered.empty())
+            return spec::fail("the compiled program has no kernel '" + name + "' (it was not in the launch plan when compiled)");
+        CudaProgram::Kernel k;
+        if (const CUresult e = m_driver.moduleGetFunction(&k.function, program.m_module, lowered.c_str()); e != CUDA_SUCCESS)
+            return spec::fail("cuModuleGetFunction(" + lowered + ") failed with " + m_driver.describe(e));
+        if (m_driver.funcGetParamInfo) {
+            std::size_t offset = 0, size = 0;
+            for (std::size_t i = 0; m_driver.funcGetParamInfo(k.function, i, &offset, &size) == CUDA_SUCCESS; ++i)
+                k.paramSizes.push_back(size);
+            // An empty answer may as well mean "not supported for this module" as "no parameters".
+            k.paramsKnown = !k.paramSizes.empty();
+        }
+        it = program.m_kernels.emplace(name, std::move(k)).first;
+    }
+    CudaProgram::Kernel& k = it->second;
+    if (smemBytes > static_cast<std::uint64_t>(k.dynamicSmemLimit)) {
+        // Above 48 KiB a kernel must opt in before launch; the limit counts static shared memory too.
+        int staticBytes = 0;
+        m_driver.funcGetAttribute(&staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.function);
+        if (const CUresult e = m_driver.funcSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                         static_cast<int>(smemBytes));
+            e != CUDA_SUCCESS)
+            return spec::fail("smem=" + std::to_string(smemBytes) + " bytes of dynamic shared memory plus the kernel's "
+                              + std::to_string(staticBytes) + " static bytes is more than " + m_deviceName + " allows per block ("
+                              + std::to_string(m_limits.maxSharedBytes) + "): cuFuncSetAttribute failed with "
+                              + m_driver.describe(e));
+        k.dynamicSmemLimit = static_cast<int>(smemBytes);
+    }
+    return &k;
+}
+
+std::map<std::string, double> CudaBackend::launchResources(harness::Program& program, const spec::LaunchPlan& plan) {
+    std::map<std::string, double> out;
+    auto* prog = dynamic_cast<CudaProgram*>(&program);
+    if (!prog || !ready("launchResources") || !load(*prog))
+        return out; // run() reports the same problem, where the evaluator expects errors
+    for (const auto& launch : plan.launches) {
+        const std::string key = launch.kernel + ".";
+        if (out.count(key + "registers"))
+            continue; // the first launch of a kernel speaks for it
+        auto k = kernel(*prog, launch.kernel, launch.smemBytes);
+        if (!k)
+            continue;
+        const auto fattr = [&](CUfunction_attribute a) {
+            int v = 0;
+            m_driver.funcGetAttribute(&v, a, (*k)->function);
+            return v;
+        };
+        out[key + "registers"] = fattr(CU_FUNC_ATTRIBUTE_NUM_REGS);
+        out[key + "shared_bytes"] = fattr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+        out[key + "local_bytes"] = fattr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+        out[key + "max_threads_per_block"] = fattr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+        const std::uint64_t threads = launch.block[0] * launch.block[1] * launch.block[2];
+        int blocks = 0;
+        if (m_driver.occupancyMaxActiveBlocksPerMultiprocessor(&blocks, (*k)->function, static_cast<int>(threads),
+                                                               static_cast<std::size_t>(launch.smemBytes))
+                == CUDA_SUCCESS
+            && m_maxThreadsPerSm > 0) {
+            // Counted in warps, as the hardware schedules them: a block of 48 threads occupies two.
+            const double warps = std::ceil(static_cast<double>(threads) / 32.0);
+            out[key + "blocks_per_sm"] = blocks;
+            out[key + "occupancy"] = std::min(1.0, blocks * warps * 32.0 / m_maxThreadsPerSm);
+        }
+    }
+    return out;
+}
+
+// ---- CudaBackend: buffers ---------------------------------------------------------------------------
+
+spec::Expected<harness::BufferId> CudaBackend::allocate(std::size_t bytes) {
+    if (auto st = ready("cannot allocate a buffer"); !st)
+        return spec::Error{st.error()};
+    CUdeviceptr ptr = 0;
+    // cuMemAlloc rejects zero bytes; an empty tensor still needs a handle.
+    if (const CUresult e = m_driver.memAlloc(&ptr, std::max<std::size_t>(bytes, 1)); e != CUDA_SUCCESS) {
+        std::string detail;
+        std::size_t freeBytes = 0, totalBytes = 0;
+        if (e == CUDA_ERROR_OUT_OF_MEMORY && m_driver.memGetInfo(&freeBytes, &totalBytes) == CUDA_SUCCESS)
+            detail = " (" + std::to_string(freeBytes) + " of " + std::to_string(totalBytes) + " bytes free)";
+        return spec::fail("cuMemAlloc of " + std::to_string(bytes) + " bytes on " + m_deviceName + " failed with "
+                          + m_driver.describe(e) + detail + noteError(e));
+    }
+    const harness::BufferId id = m_nextBuffer++;
+    m_buffers.emplace(id, Buffer{MemoryHandle(ptr), bytes});
+    return id;
+}
+
+void CudaBackend::release(harness::BufferId id) {
+    auto it = m_buffers.find(id);
+    if (it == m_buffers.end())
+        return;
+    if (m_state && m_state->lost)
+        it->second.memory.release();
+    else if (m_state)
+        m_driver.ctxSetCurrent(m_state->context);
+    m_buffers.erase(it);
+}
+
+spec::Expected<CUdeviceptr> CudaBackend::bufferFor(harness::BufferId id) const {
+    auto it = m_buffers.find(id);
+    if (it == m_buffers.end())
+        return spec::fail("buffer " + std::to_string(id) + " does not exist (released, or never allocated)");
+    return it->second.memory.get();
+}
+
+spec::Status CudaBackend::upload(harness::BufferId id, const void* data, std::size_t bytes) {
+    if (auto st = ready("upload"); !st)
+        return st;
+    auto it = m_buffers.find(id);
+    if (it == m_buffers.end())
+        return spec::fail("upload: buffer " + std::to_string(id) + " does not exist");
+    if (bytes > it->second.bytes)
+        return spec::fail("upload of " + std::to_string(bytes) + " bytes into buffer " + std::to_string(id) + " of "
+                          + std::to_string(it->second.bytes) + " bytes");
+    if (bytes == 0)
+        return spec::success();
+    // On the worker's stream, so the copy is ordered before the plan's launches on any driver.
+    CUresult e = m_driver.memcpyHtoDAsync(it->second.memory.get(), data, bytes, m_stream.get());
+    if (e == CUDA_SUCCESS)
+        e = m_driver.streamSynchronize(m_stream.get());
+    if (e != CUDA_SUCCESS)
+        return spec::fail("upload of " + std::to_string(bytes) + " bytes (cuMemcpyHtoDAsync) failed with "
+                          + m_driver.describe(e) + noteError(e));
+    return spec::success();
+}
+
+spec::Status CudaBackend::download(harness::BufferId id, void* data, std::size_t bytes) {
+    if (auto st = ready("download"); !st)
+        return st;
+    auto it = m_buffers.find(id);
+    if (it == m_buffers.end())
+        return spec::fail("download: buffer " + std::to_string(id) + " does not exist");
+    if (bytes > it->second.bytes)
+        return spec::fail("download of " + std::to_string(bytes) + " bytes from buffer " + std::to_string(id) + " of "
+                          + std::to_string(it->second.bytes) + " bytes");
+    if (bytes == 0)
+        return spec::success();
+    CUresult e = m_driver.memcpyDtoHAsync(data, it->second.memory.get(), bytes, m_stream.get());
+    if (e == CUDA_SUCCESS)
+        e = m_driver.streamSynchronize(m_stream.get());
+    if (e != CUDA_SUCCESS)
+        return spec::fail("download of " + std::to_string(bytes) + " bytes (cuMemcpyDtoHAsync) failed with "
+                          + m_driver.describe(e) + noteError(e));
+    return spec::success();
+}
+
+void CudaBackend::flushCaches() {
+    if (!ready("flushCaches"))
+        return;
+    if (!m_flushBuffer) {
+        // Twice the L2, so that nothing a previous run left there survives.
+        const std::size_t bytes = 2 * (m_l2Bytes > 0 ? m_l2Bytes : std::size_t{64} << 20);
+        CUdeviceptr ptr = 0;
+        if (m_driver.memAlloc(&ptr, bytes) != CUDA_SUCCESS)
+            return;
+        m_flushBuffer.reset(ptr);
+        m_flushBytes = bytes;
+    }
+    // A memset is no kernel of the plan: CUPTI reports it as a MEMSET record, which run() never
+    // counts, and run() discards whatever was recorded before its first launch anyway.
+    m_flushValue ^= 1;
+    CUresult e = m_driver.memsetD8Async(m_flushBuffer.get(), m_flushValue, m_flushBytes, m_stream.get());
+    if (e == CUDA_SUCCESS)
+        e = m_driver.streamSynchronize(m_stream.get());
+    if (e != CUDA_SUCCESS)
+        noteError(e);
+}
+
+// ---- CudaBackend: launches --------------------------------------------------------------------------
+
+std::string CudaBackend::launchHint(CUresult r, CudaProgram::Kernel& k, const spec::ResolvedLaunch& launch) const {
+    const auto fattr = [&](CUfunction_attribute a) {
+        int v = 0;
+        m_driver.funcGetAttribute(&v, a, k.function);
+        return v;
+    };
+    const std::uint64_t threads = launch.block[0] * launch.block[1] * launch.block[2];
+    if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
+        const int regs = fattr(CU_FUNC_ATTRIBUTE_NUM_REGS);
+        return ": a block of " + std::to_string(threads) + " threads at " + std::to_string(regs) + " registers per thread needs "
+               + std::to_string(threads * static_cast<std::uint64_t>(regs)) + " registers; a block may have "
+               + std::to_string(m_registersPerBlock) + " (use a smaller block, or __launch_bounds__ to cap registers)";
+    }
+    if (r == CUDA_ERROR_INVALID_VALUE) {
+        const int maxThreads = fattr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+        const int staticSmem = fattr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+        std::string hint = ": block=" + tripleText(launch.block, launch.dims) + " is " + std::to_string(threads)
+                           + " threads (this kernel allows at most " + std::to_string(maxThreads) + "); shared memory is "
+                           + std::to_string(staticSmem) + " static + " + std::to_string(launch.smemBytes) + " dynamic bytes (the "
+                           + "device allows " + std::to_string(m_limits.maxSharedBytes) + " per block)";
+        return hint;
+    }
+    return {};
+}
+
+spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, const spec::LaunchPlan& plan,
+                                                    const harness::Bindings& bindings) {
+    if (auto st = ready("run"); !st)
+        return spec::Error{st.error()};
+    auto* prog = dynamic_cast<CudaProgram*>(&program);
+    if (!prog)
+        return spec::fail("run: the program was not built by the CUDA backend");
+    if (auto st = load(*prog); !st)
+        return spec::Error{st.error()};
+
+    // Every argument is prepared before the first launch, so that a mistake in a later launch cannot
+    // leave half of the plan running.
+    struct Launch {
+        const spec::ResolvedLaunch* plan = nullptr;
+        CudaProgram::Kernel* kernel = nullptr;
+        std::vector<ArgValue> values;
+        std::vector<void*> params;
+    };
+    std::vector<Launch> launches(plan.launches.size());
+    for (std::size_t li = 0; li < plan.launches.size(); ++li) {
+        const spec::ResolvedLaunch& l = plan.launches[li];
+        Launch& out = launches[li];
+        out.plan = &l;
+        const std::string where = launchWhere(l);
+        if (l.dims < 1 || l.dims > 3)
+            return spec::fail(where + std::to_string(l.dims) + " dimensions; CUDA launches have 1 to 3");
+        auto k = kernel(*prog, l.kernel, l.smemBytes);
+        if (!k)
+            return spec::fail(where + k.error());
+        out.kernel = *k;
+        if (out.kernel->paramsKnown && out.kernel->paramSizes.size() != l.args.size())
+            return spec::fail(where + "the compiled kernel takes " + std::to_string(out.kernel->paramSizes.size())
+                              + " arguments but its signature in the source lists " + std::to_string(l.args.size())
+                              + " (is part of the signature produced by a macro?)");
+        out.values.reserve(l.args.size());
+        for (std::size_t i = 0; i < l.args.size(); ++i) {
+            const spec::ArgBinding& a = l.args[i];
+            const std::string argWhere = where + "argument '" + a.name + "': ";
+            if (a.kind == spec::ArgBinding::Kind::Input || a.kind == spec::ArgBinding::Kind::Output
+                || a.kind == spec::ArgBinding::Kind::Scratch) {
+                const std::vector<harness::BufferId>& list = a.kind == spec::ArgBinding::Kind::Input    ? bindings.inputs
+                                                             : a.kind == spec::ArgBinding::Kind::Output ? bindings.outputs
+                                                                                                        : bindings.scratch;
+                const char* kindName = a.kind == spec::ArgBinding::Kind::Input    ? "input"
+                                       : a.kind == spec::ArgBinding::Kind::Output ? "output"
+                                                                                  : "scratch buffer";
+                if (a.index < 0 || static_cast<std::size_t>(a.index) >= list.size())
+                    return spec::fail(argWhere + "no buffer is bound for " + kindName + " " + std::to_string(a.index));
+                auto ptr = bufferFor(list[static_cast<std::size_t>(a.index)]);
+                if (!ptr)
+                    return spec::fail(argWhere + kindName + " " + ptr.error());
+                out.values.push_back(packed(*ptr));
+            } else {
+                auto value = valueArg(a.elementType, a.value);
+                if (!value)
+                    return spec::fail(argWhere + value.error());
+                out.values.push_back(*value);
+            }
+            if (out.kernel->paramsKnown && out.kernel->paramSizes[i] != out.values.back().size)
+                return spec::fail(argWhere + "the compiled kernel's parameter " + std::to_string(i + 1) + " is "
+                                  + std::to_string(out.kernel->paramSizes[i]) + " bytes, but the declared type '"
+                                  + a.elementType + (a.kind == spec::ArgBinding::Kind::Size || a.kind == spec::ArgBinding::Kind::Scalar ? "'" : "*'")
+                                  + " is " + std::to_string(out.values.back().size));
+        }
+        for (auto& v : out.values)
+            out.params.push_back(v.bytes.data());
+    }
+
+    const bool cupti = m_timingMode == harness::TimingMode::Default && m_cuptiActive;
+    if (cupti)
+        CuptiTimer::instance().discard();
+    const CUstream stream = m_stream.get();
+
+    // A launch that fails after others were queued must not return while those still write into
+    // buffers the caller is about to reuse.
+    bool queued = false;
+    const auto drain = [&] {
+        if (queued)
+            m_driver.streamSynchronize(stream);
+    };
+
+    const std::uint64_t hostBeforeLaunch = cupti ? CuptiTimer::timestamp() : 0;
+    m_driver.eventRecord(m_start.get(), stream);
+    for (const Launch& launch : launches) {
+        const spec::ResolvedLaunch& l = *launch.plan;
+        const CUresult e = m_driver.launchKernel(launch.kernel->function, static_cast<unsigned>(l.grid[0]),
+                                                 static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
+                                                 static_cast<unsigned>(l.block[0]), static_cast<unsigned>(l.block[1]),
+                                                 static_cast<unsigned>(l.block[2]), static_cast<unsigned>(l.smemBytes), stream,
+                                                 const_cast<void**>(launch.params.data()), nullptr);
+        if (e != CUDA_SUCCESS) {
+            drain();
+            const std::string hint = launchHint(e, *launch.kernel, l);
+            return spec::fail(launchWhere(l) + "cuLaunchKernel failed with " + m_driver.describe(e) + hint + noteError(e));
+        }
+        queued = true;
+    }
+    m_driver.eventRecord(m_stop.get(), stream);
+    const CUresult syncErr = m_driver.streamSynchronize(stream);
+    const std::uint64_t hostAfterSync = cupti ? CuptiTimer::timestamp() : 0;
+    if (syncErr != CUDA_SUCCESS) {
+        // The error surfaces at the synchronisation; with one launch it is that kernel's.
+        const std::string who = plan.launches.size() == 1 ? launchWhere(plan.launches.front()) + "the kernel"
+                                                           : "one of the kernels " + launchList(plan);
+        return spec::fail(who + " failed on the device with " + m_driver.describe(syncErr) + noteError(syncErr));
+    }
+
+    float ms = 0.0f;
+    const bool haveEvents = m_driver.eventElapsed(&ms, m_start.get(), m_stop.get()) == CUDA_SUCCESS;
+    const double eventUs = haveEvents ? static_cast<double>(ms) * 1000.0 : 0.0;
+    if (!cupti)
+        return harness::RunResult{eventUs, {}};
+
+    std::uint64_t dropped = 0;
+    std::vector<KernelRecord> records;
+    for (auto& r : CuptiTimer::instance().collect(dropped))
+        if (r.contextId == m_cuptiContext)
+            records.push_back(std::move(r));
+    if (records.empty() && !m_cuptiSeenKernel) {
+        // CUPTI accepted the subscription but records nothing (seen under some profilers): events
+        // time this and every later run, so that all samples are alike.
+        CuptiTimer::instance().disable();
+        m_cuptiActive = false;
+        m_cuptiProblem = "CUPTI recorded no kernel executions";
+        return harness::RunResult{eventUs, {}};
+    }
+    m_cuptiSeenKernel = true;
+    std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+        return a.start != b.start ? a.start < b.start : a.correlationId < b.correlationId;
+    });
+
+    if (m_trace) {
+        std::fprintf(stderr, "kforge-worker-cuda: run of %zu launches: %zu kernel records, %llu dropped, events %.3f us, "
+                     "worker's stream %u\n",
+                     plan.launches.size(), records.size(), static_cast<unsigned long long>(dropped), eventUs, m_cuptiStream);
+        for (const auto& r : records)
+            std::fprintf(stderr, "  %s stream %u: %.3f us, starts %+.3f us after the first launch, ends %+.3f us after the sync\n",
+                         r.name.c_str(), r.streamId, (static_cast<double>(r.end) - static_cast<double>(r.start)) / 1000.0,
+                         (static_cast<double>(r.start) - static_cast<double>(hostBeforeLaunch)) / 1000.0,
+                         (static_cast<double>(r.end) - static_cast<double>(hostAfterSync)) / 1000.0);
+    }
+
+    // The late-kernel check needs the records' clock to agree with the host's. Kernels on the worker's
+    // own stream ran between the first launch and the synchronisation, whatever else happened; if
+    // their records say otherwise, the clocks disagree and the check would only accuse innocents.
+    const bool clocksAgree = std::all_of(records.begin(), records.end(), [&](const auto& r) {
+        return r.streamId != m_cuptiStream
+               || (r.start + kLateToleranceNs >= hostBeforeLaunch && r.end <= hostAfterSync + kLateToleranceNs);
+    });
+
+    harness::RunResult result;
+    std::vector<std::string> problems;
+    if (dropped > 0)
+        problems.push_back("CUPTI dropped " + std::to_string(dropped) + " kernel records, so the run could not be checked");
+    if (records.size() != plan.launches.size()) {
+        std::string names;
+        for (const auto& r : records)
+            names += (names.empty() ? "" : ", ") + r.name + (r.deviceLaunched ? " (launched from the device)" : "");
+        problems.push_back(std::to_string(records.size()) + " kernels ran for a launch plan of "
+                           + std::to_string(plan.launches.size()) + " launches (" + (names.empty() ? "none" : names) + ")");
+    }
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const KernelRecord& r = records[i];
+        if (r.end < r.start || r.start == 0) {
+            problems.push_back("CUPTI gave no complete timestamps for kernel " + r.name);
+            continue;
+        }
+        result.microseconds += static_cast<double>(r.end - r.start) / 1000.0;
+        if (i < plan.launches.size()) {
+            const spec::ResolvedLaunch& l = plan.launches[i];
+            const std::string expected = prog->loweredName(l.kernel);
+            const auto asSigned = [](const std::array<std::uint64_t, 3>& v) {
+                return std::array<std::int64_t, 3>{static_cast<std::int64_t>(v[0]), static_cast<std::int64_t>(v[1]),
+                                                   static_cast<std::int64_t>(v[2])};
+            };
+            const bool sameShape = r.grid == asSigned(l.grid) && r.block == asSigned(l.block)
+                                   && r.dynamicSharedBytes == static_cast<std::int64_t>(l.smemBytes);
+            // CUPTI caches kernel names by function handle, and the driver hands the handles of
+            // unloaded modules out again: a record of the launched kernel can carry the name of a
+            // kernel this worker unloaded earlier. Such a name, with the launch's exact shape, is ours.
+            const bool nameMatches = r.name.empty() || r.name == expected || m_loadedKernelNames.count(r.name) > 0;
+            if (!sameShape || !nameMatches)
+                problems.push_back("kernel " + std::to_string(i + 1) + " to run was " + r.name + " with grid=("
+                                   + std::to_string(r.grid[0]) + ", " + std::to_string(r.grid[1]) + ", "
+                                   + std::to_string(r.grid[2]) + ") block=(" + std::to_string(r.block[0]) + ", "
+                                   + std::to_string(r.block[1]) + ", " + std::to_string(r.block[2]) + ") smem="
+                                   + std::to_string(r.dynamicSharedBytes) + ", but launch " + std::to_string(i + 1)
+                                   + " of the plan (line " + std::to_string(l.line) + ") is " + expected + " with grid="
+                                   + tripleText(l.grid, 3) + " block=" + tripleText(l.block, 3) + " smem="
+                                   + std::to_string(l.smemBytes));
+        }
+        if (r.streamId != m_cuptiStream)
+            problems.push_back("kernel " + r.name + " ran on stream " + std::to_string(r.streamId)
+                               + ", not on the worker's stream " + std::to_string(m_cuptiStream));
+        if (clocksAgree && r.end > hostAfterSync + kLateToleranceNs)
+            problems.push_back("kernel " + r.name + " was still running " + std::to_string((r.end - hostAfterSync) / 1000)
+                               + " us after the stream synchronisation returned");
+    }
+    for (const auto& p : problems)
+        result.integrityProblem += (result.integrityProblem.empty() ? "" : "; ") + p;
+    return result;
+}
+
+} // namespace kforge::cuda

@@ -1,0 +1,196 @@
+#pragma once
+// The CUDA backend of the evaluation worker: one device's primary context and one non-blocking
+// stream of its own, kernel files compiled by NVRTC to CUBINs (through a disk cache), buffers, and
+// launches of a resolved launch plan timed by CUPTI's activity records (or by CUDA events, for the
+// KernelBench protocol and where CUPTI cannot be used). The driver is loaded at run time, so the
+// worker starts, compiles and explains itself on machines without one.
+
+#include "backend.h"
+#include "cudadriver.h"
+#include "nvrtccompiler.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace kforge::cuda {
+
+// An owned driver object (stream, event, device memory), destroyed once through the driver table.
+template <typename T, typename Traits>
+class DriverHandle {
+public:
+    DriverHandle() = default;
+    explicit DriverHandle(T h) : m_h(h) {}
+    ~DriverHandle() { reset(); }
+    DriverHandle(const DriverHandle&) = delete;
+    DriverHandle& operator=(const DriverHandle&) = delete;
+    DriverHandle(DriverHandle&& o) noexcept : m_h(o.release()) {}
+    DriverHandle& operator=(DriverHandle&& o) noexcept {
+        if (this != &o)
+            reset(o.release());
+        return *this;
+    }
+
+    T get() const { return m_h; }
+    explicit operator bool() const { return m_h != T{}; }
+    // Gives the object up without destroying it (a lost context is never touched again).
+    T release() {
+        T h = m_h;
+        m_h = T{};
+        return h;
+    }
+    void reset(T h = T{}) {
+        if (m_h != T{})
+            Traits::destroy(m_h);
+        m_h = h;
+    }
+
+private:
+    T m_h{};
+};
+
+namespace detail {
+struct StreamTraits { static void destroy(CUstream s); };
+struct EventTraits { static void destroy(CUevent e); };
+struct MemoryTraits { static void destroy(CUdeviceptr p); };
+} // namespace detail
+
+using StreamHandle = DriverHandle<CUstream, detail::StreamTraits>;
+using EventHandle = DriverHandle<CUevent, detail::EventTraits>;
+using MemoryHandle = DriverHandle<CUdeviceptr, detail::MemoryTraits>;
+
+// The device's context while the backend holds it. Programs keep a weak reference, so that a module
+// is unloaded only while the context it was loaded into is still alive and usable.
+struct ContextState {
+    CUcontext context = nullptr;
+    bool lost = false;
+};
+
+// A kernel file compiled to a CUBIN, with the lowered names of its launched kernels. NVRTC builds it
+// on any thread; the module is loaded into the device's context later, on the evaluating thread.
+class CudaProgram final : public harness::Program {
+public:
+    CudaProgram(std::string role, std::string arch, std::string cubin, std::map<std::string, std::string> loweredNames);
+    ~CudaProgram() override;
+    CudaProgram(const CudaProgram&) = delete;
+    CudaProgram& operator=(const CudaProgram&) = delete;
+
+    const std::string& role() const { return m_role; }
+    const std::string& arch() const { return m_arch; }
+    const std::string& cubin() const { return m_cubin; }
+    // The symbol NVRTC gave `kernel` ("" when the launch plan did not name it at compile time).
+    std::string loweredName(const std::string& kernel) const;
+
+private:
+    friend class CudaBackend;
+
+    struct Kernel {
+        CUfunction function = nullptr;
+        int dynamicSmemLimit = 48 * 1024; // what the function may use without opting in
+        std::vector<std::size_t> paramSizes; // from cuFuncGetParamInfo, when the driver has it
+        bool paramsKnown = false;
+    };
+
+    std::string m_role;
+    std::string m_arch;
+    std::string m_cubin;
+    std::map<std::string, std::string> m_lowered;
+
+    CUmodule m_module = nullptr;
+    std::weak_ptr<ContextState> m_loadedIn;
+    std::map<std::string, Kernel> m_kernels;
+};
+
+class CudaBackend final : public harness::Backend {
+public:
+    CudaBackend();
+    ~CudaBackend() override;
+    CudaBackend(const CudaBackend&) = delete;
+    CudaBackend& operator=(const CudaBackend&) = delete;
+
+    std::string name() const override { return "cuda"; }
+    spec::Dialect dialect() const override { return spec::Dialect::Cuda; }
+    protocol::ProbeResult probe() override;
+
+    spec::Status open(int device) override;
+    std::string deviceName() const override { return m_deviceName; }
+    spec::DeviceLimits limits() const override { return m_limits; }
+
+    std::vector<protocol::Diagnostic> staticCheck(const std::string& source) const override;
+
+    harness::CompileOutput compile(const std::string& source, const std::vector<std::string>& defines,
+                                   const std::string& role) override;
+    std::map<std::string, double> launchResources(harness::Program& program, const spec::LaunchPlan& plan) override;
+
+    spec::Expected<harness::BufferId> allocate(std::size_t bytes) override;
+    void release(harness::BufferId id) override;
+    spec::Status upload(harness::BufferId id, const void* data, std::size_t bytes) override;
+    spec::Status download(harness::BufferId id, void* data, std::size_t bytes) override;
+
+    spec::Expected<harness::RunResult> run(harness::Program& program, const spec::LaunchPlan& plan,
+                                           const harness::Bindings& bindings) override;
+    std::string timingMethod() const override;
+    spec::Status setTimingMode(harness::TimingMode mode) override;
+    void flushCaches() override;
+
+    bool deviceLost() const override { return m_state && m_state->lost; }
+
+    const NvrtcCompiler& compiler() const { return m_compiler; }
+    // Compute capability of the open device as major * 10 + minor; 0 when none is open.
+    int computeCapability() const { return m_cc.load(); }
+
+private:
+    struct Buffer {
+        MemoryHandle memory;
+        std::size_t bytes = 0; // as requested, for bounds checks on upload/download
+    };
+
+    void close();
+    spec::Status ready(const char* what);
+    spec::Status load(CudaProgram& program);
+    spec::Expected<CudaProgram::Kernel*> kernel(CudaProgram& program, const std::string& name, std::uint64_t smemBytes);
+    spec::Expected<CUdeviceptr> bufferFor(harness::BufferId id) const;
+    // Marks the context lost when `r` (or the context's state after it) says it cannot be used
+    // again; returns the text to append to an error message.
+    std::string noteError(CUresult r);
+    void startCupti();
+    int defaultComputeCapability() const;
+    std::string launchHint(CUresult r, CudaProgram::Kernel& k, const spec::ResolvedLaunch& launch) const;
+
+    const CudaDriver& m_driver;
+    NvrtcCompiler m_compiler;
+
+    int m_deviceIndex = -1;
+    CUdevice m_device = 0;
+    std::shared_ptr<ContextState> m_state; // set while a device is open
+    StreamHandle m_stream;
+    EventHandle m_start;
+    EventHandle m_stop;
+    std::string m_deviceName;
+    spec::DeviceLimits m_limits;
+    std::atomic<int> m_cc{0}; // read by compile() on other threads
+    int m_maxThreadsPerSm = 2048;
+    int m_registersPerBlock = 65536;
+    std::size_t m_l2Bytes = 0;
+    MemoryHandle m_flushBuffer;
+    std::size_t m_flushBytes = 0;
+    unsigned char m_flushValue = 0;
+
+    harness::TimingMode m_timingMode = harness::TimingMode::Default;
+    bool m_cuptiActive = false;
+    bool m_cuptiSeenKernel = false;
+    std::string m_cuptiProblem; // why CUPTI is not used, once that is known
+    std::uint32_t m_cuptiContext = 0;
+    std::uint32_t m_cuptiStream = 0;
+    bool m_trace = false; // KFORGE_CUDA_TRACE=1: each run's kernel records on stderr
+    std::set<std::string> m_loadedKernelNames; // lowered names of every kernel loaded by this worker
+
+    std::map<harness::BufferId, Buffer> m_buffers;
+    harness::BufferId m_nextBuffer = 1;
+};
+
+} // namespace kforge::cuda
