@@ -1,5 +1,6 @@
 // The kforge command line, run as a user would run it.
 
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -123,6 +124,19 @@ private slots:
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(o[QStringLiteral("status")].toString(), QStringLiteral("runtime_error"));
         QVERIFY(!o[QStringLiteral("message")].toString().isEmpty());
+    }
+
+    void evalCudaWithoutDriver() {
+        if (QFile::exists(QStringLiteral("/proc/driver/nvidia/version")))
+            QSKIP("an NVIDIA driver is present; this checks the behaviour without one");
+        const Run r = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("vector_add"), QStringLiteral("--backend"),
+                              QStringLiteral("cuda"), QStringLiteral("--variant"), QStringLiteral("small"), QStringLiteral("--json")});
+        if (r.exitCode == 3 && r.err.contains("kforge-worker-cuda"))
+            QSKIP("this build has no CUDA worker");
+        QCOMPARE(r.exitCode, 1);
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o[QStringLiteral("status")].toString(), QStringLiteral("runtime_error"));
+        QVERIFY2(o[QStringLiteral("message")].toString().contains(QStringLiteral("no NVIDIA driver")), r.out.constData());
     }
 
     void doctorWithoutGpu() {

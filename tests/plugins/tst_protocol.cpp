@@ -138,6 +138,33 @@ private slots:
         QVERIFY2(QString::fromStdString(r.error()).contains(mentions), r.error().c_str());
     }
 
+    void ceilingsAndProfile() {
+        auto req = protocol::decodeRequest(protocol::encode(protocol::Request{protocol::CeilingsRequest{9, 1, true}}));
+        QVERIFY(req.ok());
+        const auto& c = std::get<protocol::CeilingsRequest>(*req);
+        QCOMPARE(c.id, 9);
+        QCOMPARE(c.device, 1);
+        QVERIFY(c.refresh);
+
+        protocol::CeilingsResult result;
+        result.id = 9;
+        result.ok = true;
+        result.cached = true;
+        result.ceilings["dram_bytes_per_s"] = 4.2e12;
+        auto back = protocol::decodeResponse(protocol::encode(result));
+        QVERIFY(back.ok());
+        QCOMPARE(protocol::responseId(*back).value(), 9);
+        QCOMPARE(std::get<protocol::CeilingsResult>(*back).ceilings.at("dram_bytes_per_s"), 4.2e12);
+
+        protocol::EvaluateResult r;
+        r.id = 2;
+        r.status = protocol::Status::Ok;
+        r.profile = protocol::ProfileResult{"not_permitted", "counters are restricted", {}};
+        auto decoded = protocol::decodeResponse(protocol::encode(r));
+        QVERIFY(decoded.ok());
+        QCOMPARE(std::get<protocol::EvaluateResult>(*decoded).profile->status, std::string("not_permitted"));
+    }
+
     void errorResponse() {
         auto r = protocol::decodeResponse(protocol::encodeError(std::nullopt, "bad line"));
         QVERIFY(r.ok());
