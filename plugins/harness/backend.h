@@ -7,6 +7,7 @@
 #include "protocol.h"
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,14 @@ public:
     virtual void release(BufferId id) = 0;
     virtual spec::Status upload(BufferId id, const void* data, std::size_t bytes) = 0;
     virtual spec::Status download(BufferId id, void* data, std::size_t bytes) = 0;
+    // Fills `bytes` bytes of a buffer by repeating a 1-, 2-, 4- or 8-byte pattern. The default
+    // uploads a host copy; backends with a device-side memset override it.
+    virtual spec::Status fill(BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) {
+        std::vector<unsigned char> host(bytes);
+        for (std::size_t i = 0; i + patternSize <= bytes; i += patternSize)
+            std::memcpy(host.data() + i, pattern, patternSize);
+        return upload(id, host.data(), bytes);
+    }
 
     // Runs every launch of `plan` in order and waits for completion. Reports the kernels' own
     // execution time, and anything the backend saw that a fair kernel does not do (work on another

@@ -820,6 +820,27 @@ spec::Status OpenClBackend::upload(harness::BufferId id, const void* data, std::
     return spec::success();
 }
 
+spec::Status OpenClBackend::fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) {
+    if (!m_queue)
+        return spec::fail("fill: no OpenCL device is open");
+    auto it = m_buffers.find(id);
+    if (it == m_buffers.end())
+        return spec::fail("fill: buffer " + std::to_string(id) + " does not exist");
+    if (bytes > it->second.bytes || patternSize == 0 || bytes % patternSize != 0)
+        return spec::fail("fill of " + std::to_string(bytes) + " bytes with a " + std::to_string(patternSize)
+                          + "-byte pattern into buffer " + std::to_string(id) + " of " + std::to_string(it->second.bytes) + " bytes");
+    if (bytes == 0)
+        return spec::success();
+    cl_int err = clEnqueueFillBuffer(m_queue.get(), it->second.mem.get(), pattern, patternSize, 0, bytes, 0, nullptr, nullptr);
+    if (err == CL_SUCCESS)
+        err = clFinish(m_queue.get());
+    if (err != CL_SUCCESS) {
+        m_deviceLost = m_deviceLost || isStickyError(err);
+        return spec::fail("fill of " + std::to_string(bytes) + " bytes (clEnqueueFillBuffer) failed with " + clErrorName(err));
+    }
+    return spec::success();
+}
+
 spec::Status OpenClBackend::download(harness::BufferId id, void* data, std::size_t bytes) {
     if (!m_queue)
         return spec::fail("download: no OpenCL device is open");

@@ -91,6 +91,7 @@ public:
     void release(harness::BufferId id) override;
     spec::Status upload(harness::BufferId id, const void* data, std::size_t bytes) override;
     spec::Status download(harness::BufferId id, void* data, std::size_t bytes) override;
+    spec::Status fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) override;
 
     spec::Expected<harness::RunResult> run(harness::Program& program, const spec::LaunchPlan& plan,
                                const harness::Bindings& bindings) override;

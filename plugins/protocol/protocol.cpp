@@ -71,7 +71,7 @@ json optionsToJson(const EvalOptions& o) {
             {"min_repetitions", o.minRepetitions},
             {"max_repetitions", o.maxRepetitions},
             {"time_cap_s", o.timeCapSeconds},
-            {"target_spread", o.targetSpread},
+            {"target_precision", o.targetPrecision},
             {"input_sets", o.inputSets},
             {"device", o.device},
             {"timing_mode", o.timingMode},
@@ -95,7 +95,7 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
         o.minRepetitions = value(j, "min_repetitions", o.minRepetitions);
         o.maxRepetitions = value(j, "max_repetitions", o.maxRepetitions);
         o.timeCapSeconds = value(j, "time_cap_s", o.timeCapSeconds);
-        o.targetSpread = value(j, "target_spread", o.targetSpread);
+        o.targetPrecision = value(j, "target_precision", o.targetPrecision);
         o.inputSets = value(j, "input_sets", o.inputSets);
         o.device = value(j, "device", o.device);
         o.timingMode = value<std::string>(j, "timing_mode", o.timingMode);

@@ -57,10 +57,10 @@ struct EvalOptions {
     std::vector<std::uint64_t> seeds{1, 2, 3};
     bool timing = true;
     int warmup = 2;
-    int minRepetitions = 5;
-    int maxRepetitions = 100;
-    double timeCapSeconds = 2.0; // per timed kernel
-    double targetSpread = 0.02;  // stop repeating once (p75 - p25) / median is below this
+    int minRepetitions = 10;
+    int maxRepetitions = 200;
+    double timeCapSeconds = 1.0; // per timed kernel
+    double targetPrecision = 0.005; // stop once the median's relative standard error is below this
     int inputSets = 2;           // rotated during timing; each timed run is verified
     int device = 0;
     std::string timingMode = "default"; // or "kernelbench": CUDA events, 100 trials, L2 flushed, mean

@@ -160,6 +160,8 @@ void fillPoison(DType t, int pattern, void* data, std::size_t count) {
         std::memcpy(out + i * size, &bits, size); // little-endian: low bytes first
 }
 
+std::uint64_t poisonPattern(DType t, int pattern) { return poisonBits(t, pattern); }
+
 bool isPoison(DType t, int pattern, const void* element) {
     const std::uint64_t bits = poisonBits(t, pattern);
     return std::memcmp(element, &bits, dtypeSize(t)) == 0;

@@ -26,6 +26,8 @@ void storeFromDouble(DType t, double value, void* element);
 // arithmetic produces, so a written element can never be mistaken for an unwritten one.
 void fillPoison(DType t, int pattern, void* data, std::size_t count);
 bool isPoison(DType t, int pattern, const void* element);
+// The poison bit pattern of one element (dtypeSize(t) bytes, little-endian), for device-side fills.
+std::uint64_t poisonPattern(DType t, int pattern);
 
 // Whether a kernel argument's C element type (as written in the source) can hold this dtype.
 bool ctypeMatches(DType t, std::string_view ctype);
