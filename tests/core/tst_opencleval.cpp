@@ -10,7 +10,10 @@
 #include <QFile>
 #include <QRegularExpression>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
+
+#include <nlohmann/json.hpp>
 
 using namespace kforge;
 
@@ -111,6 +114,70 @@ private slots:
         } else {
             QVERIFY(!r.speedup.has_value());
         }
+    }
+
+    // References computed elsewhere (e.g. by PyTorch) arrive as data files; the worker must use them
+    // instead of the reference kernel, and a wrong expected output must make a correct kernel fail.
+    void referenceData() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString src = task::TaskCatalog::resolve(QStringLiteral("vector_add")).value();
+        for (const QString& f : QDir(src).entryList(QDir::Files))
+            QVERIFY(QFile::copy(src + QLatin1Char('/') + f, dir.filePath(f)));
+        const int n = 1000;
+        QFile json(dir.filePath(QStringLiteral("task.json")));
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        auto task = nlohmann::json::parse(json.readAll().toStdString());
+        json.close();
+        task["variants"]["tiny"] = {{"N", n}};
+        task["reference_data"] = nlohmann::json::array();
+        for (int seed : {1, 2}) {
+            // Values unlike anything the seeded generator makes, so the files are really used.
+            std::vector<float> x(n), y(n), z(n);
+            for (int i = 0; i < n; ++i) {
+                x[i] = static_cast<float>(seed * 1000 + i);
+                y[i] = 0.5f * static_cast<float>(i);
+                z[i] = x[i] + y[i];
+            }
+            auto write = [&](const QString& name, const std::vector<float>& v) {
+                QFile f(dir.filePath(name));
+                QVERIFY(f.open(QIODevice::WriteOnly));
+                f.write(reinterpret_cast<const char*>(v.data()), static_cast<qint64>(v.size() * sizeof(float)));
+            };
+            const QString s = QString::number(seed);
+            write(QStringLiteral("x") + s + QStringLiteral(".bin"), x);
+            write(QStringLiteral("y") + s + QStringLiteral(".bin"), y);
+            if (seed == 2)
+                z[17] += 1.0f; // a wrong expectation
+            write(QStringLiteral("z") + s + QStringLiteral(".bin"), z);
+            task["reference_data"].push_back({{"variant", "tiny"}, {"seed", seed},
+                                              {"inputs", {{"x", "x" + s.toStdString() + ".bin"}, {"y", "y" + s.toStdString() + ".bin"}}},
+                                              {"outputs", {{"z", "z" + s.toStdString() + ".bin"}}}});
+        }
+        QVERIFY(json.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        json.write(QByteArray::fromStdString(task.dump(2)));
+        json.close();
+
+        auto run = [&](std::vector<std::uint64_t> seeds) {
+            auto bundle = task::TaskCatalog::load(dir.path());
+            [&] { QVERIFY2(bundle.ok(), bundle.ok() ? "" : bundle.error().c_str()); }();
+            task::EvalSettings settings;
+            settings.variant = QStringLiteral("tiny");
+            settings.options.seeds = seeds;
+            settings.options.timing = false;
+            auto request = task::makeEvalRequest(*bundle, settings);
+            QSignalSpy spy(m_pool.get(), &eval::WorkerPool::evaluated);
+            m_pool->submit(std::move(*request), std::chrono::minutes(2));
+            [&] { QVERIFY(spy.wait(120000)); }();
+            return spy.at(0).at(1).value<protocol::EvaluateResult>();
+        };
+        const auto good = run({1});
+        QVERIFY2(good.status == protocol::Status::Ok, good.message.c_str());
+        const auto bad = run({1, 2});
+        QCOMPARE(bad.status, protocol::Status::Incorrect);
+        QCOMPARE(bad.outputs.at(0).mismatches, 1u);
+        QCOMPARE(bad.outputs.at(0).firstMismatch.value(), 17u);
+        QCOMPARE(bad.outputs.at(0).firstSeed, 2u);
     }
 
     void cleanupTestCase() { m_pool.reset(); }
