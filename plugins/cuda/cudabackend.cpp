@@ -1,7 +1,9 @@
 #include "cudabackend.h"
 
+#include "ceilings.h"
 #include "cudastaticcheck.h"
 #include "cuptitimer.h"
+#include "rangeprofiler.h"
 
 #include <algorithm>
 #include <array>
@@ -687,6 +689,43 @@ spec::Status CudaBackend::upload(harness::BufferId id, const void* data, std::si
     return spec::success();
 }
 
+spec::Status CudaBackend::fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) {
+    // 8-byte patterns (float64 poison) have no driver memset: the base class uploads them.
+    if (patternSize != 1 && patternSize != 2 && patternSize != 4)
+        return Backend::fill(id, pattern, patternSize, bytes);
+    if (auto st = ready("fill"); !st)
+        return st;
+    auto it = m_buffers.find(id);
+    if (it == m_buffers.end())
+        return spec::fail("fill: buffer " + std::to_string(id) + " does not exist");
+    if (bytes > it->second.bytes || bytes % patternSize != 0)
+        return spec::fail("fill of " + std::to_string(bytes) + " bytes into buffer " + std::to_string(id) + " of "
+                          + std::to_string(it->second.bytes) + " bytes");
+    if (bytes == 0)
+        return spec::success();
+    const CUdeviceptr dst = it->second.memory.get();
+    const std::size_t count = bytes / patternSize;
+    CUresult e;
+    if (patternSize == 1) {
+        std::uint8_t v;
+        std::memcpy(&v, pattern, 1);
+        e = m_driver.memsetD8Async(dst, v, count, m_stream.get());
+    } else if (patternSize == 2) {
+        std::uint16_t v;
+        std::memcpy(&v, pattern, 2);
+        e = m_driver.memsetD16Async(dst, v, count, m_stream.get());
+    } else {
+        std::uint32_t v;
+        std::memcpy(&v, pattern, 4);
+        e = m_driver.memsetD32Async(dst, v, count, m_stream.get());
+    }
+    if (e == CUDA_SUCCESS)
+        e = m_driver.streamSynchronize(m_stream.get());
+    if (e != CUDA_SUCCESS)
+        return spec::fail("fill of " + std::to_string(bytes) + " bytes (cuMemset) failed with " + m_driver.describe(e) + noteError(e));
+    return spec::success();
+}
+
 spec::Status CudaBackend::download(harness::BufferId id, void* data, std::size_t bytes) {
     if (auto st = ready("download"); !st)
         return st;
@@ -957,6 +996,124 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     for (const auto& p : problems)
         result.integrityProblem += (result.integrityProblem.empty() ? "" : "; ") + p;
     return result;
+}
+
+// ---- CudaBackend: hardware metrics and ceilings -------------------------------------------------------
+
+class CudaBackend::TracingPause {
+public:
+    explicit TracingPause(CudaBackend& backend) : m_backend(backend), m_resume(backend.m_cuptiActive) {
+        // CUPTI's activity API and its range profiler are not meant to run at once, and the replayed
+        // passes of a profiled kernel would only be records for run() to throw away.
+        if (m_resume) {
+            CuptiTimer::instance().disable();
+            m_backend.m_cuptiActive = false;
+        }
+    }
+    ~TracingPause() {
+        if (m_resume && m_backend.m_state && !m_backend.m_state->lost && m_backend.m_timingMode == harness::TimingMode::Default)
+            m_backend.startCupti();
+    }
+    TracingPause(const TracingPause&) = delete;
+    TracingPause& operator=(const TracingPause&) = delete;
+
+private:
+    CudaBackend& m_backend;
+    bool m_resume;
+};
+
+protocol::ProfileResult CudaBackend::profile(harness::Program& program, const spec::LaunchPlan& plan,
+                                             const harness::Bindings& bindings) {
+    if (!m_driver.usable())
+        return {"unsupported", "the CUDA backend cannot read hardware counters: " + m_driver.problem(), {}};
+    if (auto st = ready("profile"); !st)
+        return {"error", st.error(), {}};
+    if (!RangeProfiler::available())
+        return RangeProfiler::collect(m_state->context, m_device, m_deviceIndex, plan.launches.size(), {}, {}, false);
+
+    const bool wasTracing = m_cuptiActive;
+    protocol::ProfileResult result;
+    {
+        TracingPause pause(*this);
+        // Each pass starts from cold caches, as each timed run does, so DRAM traffic is that of a
+        // real call rather than of data left in L2 by the previous pass.
+        const auto prepare = [&] { flushCaches(); };
+        // run() with tracing paused is a plain event-timed run: the same argument checks, launches,
+        // synchronisation and sticky-error bookkeeping as every verified run.
+        const auto launch = [&]() -> std::string {
+            auto r = run(program, plan, bindings);
+            return r ? std::string() : r.error();
+        };
+        result = RangeProfiler::collect(m_state->context, m_device, m_deviceIndex, plan.launches.size(), prepare, launch,
+                                        m_trace);
+    }
+    if (wasTracing && !m_cuptiActive && !deviceLost())
+        result.message += "; CUPTI activity tracing did not resume after profiling (" + m_cuptiProblem
+                          + "), so the timed runs use CUDA events";
+    return result;
+}
+
+std::string CudaBackend::ceilingsKey() const {
+    std::string uuid = "no-uuid";
+    CUuuid u{};
+    if (m_driver.deviceGetUuid && m_driver.deviceGetUuid(&u, m_device) == CUDA_SUCCESS) {
+        // nvidia-smi's spelling: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
+        uuid = "GPU-";
+        static constexpr char kHex[] = "0123456789abcdef";
+        for (int i = 0; i < 16; ++i) {
+            if (i == 4 || i == 6 || i == 8 || i == 10)
+                uuid += '-';
+            const auto b = static_cast<unsigned char>(u.bytes[i]);
+            uuid += kHex[b >> 4];
+            uuid += kHex[b & 0xf];
+        }
+    }
+    // A new driver can change clocks and firmware; the kernel module's release says more than the
+    // CUDA version it implements.
+    std::string driver = CudaDriver::kernelModuleVersion();
+    if (driver.empty())
+        driver = "CUDA " + m_driver.versionText();
+    return m_deviceName + "|" + uuid + "|" + driver;
+}
+
+protocol::CeilingsResult CudaBackend::ceilings(bool refresh) {
+    protocol::CeilingsResult r;
+    if (!m_driver.usable()) {
+        r.message = "cannot measure device ceilings: " + m_driver.problem();
+        return r;
+    }
+    if (auto st = ready("ceilings"); !st) {
+        r.message = st.error();
+        return r;
+    }
+    const std::string key = ceilingsKey();
+    const CeilingsCache cache;
+    if (!refresh) {
+        if (auto hit = cache.load(key)) {
+            hit->device = m_deviceName;
+            return *hit;
+        }
+    }
+
+    {
+        TracingPause pause(*this);
+        int sms = 0;
+        m_driver.deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, m_device);
+        CeilingsMeasurement m = measureCeilings(
+            CeilingsDevice{m_driver, m_compiler, m_stream.get(), m_cc.load(), sms, m_l2Bytes, m_deviceName});
+        r = std::move(m.result);
+        // Before the pause ends, so that tracing is not resumed on a context that just broke.
+        if (m.failure != CUDA_SUCCESS)
+            r.message += noteError(m.failure);
+    }
+    r.device = m_deviceName;
+    if (r.ok) {
+        if (!cache.enabled())
+            r.message += "; not cached: no cache directory (set KFORGE_CACHE_DIR, XDG_CACHE_HOME or HOME)";
+        else if (!cache.store(key, r))
+            r.message += "; could not be cached in " + cache.directory();
+    }
+    return r;
 }
 
 } // namespace kforge::cuda

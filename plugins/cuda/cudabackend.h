@@ -130,12 +130,20 @@ public:
     void release(harness::BufferId id) override;
     spec::Status upload(harness::BufferId id, const void* data, std::size_t bytes) override;
     spec::Status download(harness::BufferId id, void* data, std::size_t bytes) override;
+    spec::Status fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) override;
 
     spec::Expected<harness::RunResult> run(harness::Program& program, const spec::LaunchPlan& plan,
                                            const harness::Bindings& bindings) override;
     std::string timingMethod() const override;
     spec::Status setTimingMode(harness::TimingMode mode) override;
     void flushCaches() override;
+
+    // One extra run of the plan under CUPTI's range profiler (rangeprofiler.h); activity tracing is
+    // paused around it and resumed for the timed runs that follow.
+    protocol::ProfileResult profile(harness::Program& program, const spec::LaunchPlan& plan,
+                                    const harness::Bindings& bindings) override;
+    // Micro-kernel ceilings of the open device (ceilings.h), cached per device name, UUID and driver.
+    protocol::CeilingsResult ceilings(bool refresh) override;
 
     bool deviceLost() const override { return m_state && m_state->lost; }
 
@@ -158,6 +166,11 @@ private:
     // again; returns the text to append to an error message.
     std::string noteError(CUresult r);
     void startCupti();
+    // A guard that stops CUPTI's activity tracing while it lives (the range profiler and the ceiling
+    // micro-kernels run without it) and resumes it afterwards if it was on.
+    class TracingPause;
+    // "NVIDIA H200|GPU-8c1d...|580.159.04": what a cached ceiling is valid for.
+    std::string ceilingsKey() const;
     int defaultComputeCapability() const;
     std::string launchHint(CUresult r, CudaProgram::Kernel& k, const spec::ResolvedLaunch& launch) const;
 

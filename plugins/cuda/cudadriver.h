@@ -24,6 +24,7 @@ namespace kforge::cuda {
     X(deviceTotalMem, cuDeviceTotalMem_v2, false)                                             \
     X(memGetInfo, cuMemGetInfo_v2, false)                                                     \
     X(deviceGetPCIBusId, cuDeviceGetPCIBusId, true)                                           \
+    X(deviceGetUuid, cuDeviceGetUuid_v2, true)                                                \
     X(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, false)                                \
     X(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, false)                           \
     X(ctxSetCurrent, cuCtxSetCurrent, false)                                                  \
@@ -41,6 +42,8 @@ namespace kforge::cuda {
     X(memcpyHtoDAsync, cuMemcpyHtoDAsync_v2, false)                                           \
     X(memcpyDtoHAsync, cuMemcpyDtoHAsync_v2, false)                                           \
     X(memsetD8Async, cuMemsetD8Async, false)                                                  \
+    X(memsetD16Async, cuMemsetD16Async, false)                                                \
+    X(memsetD32Async, cuMemsetD32Async, false)                                                \
     X(moduleLoadData, cuModuleLoadData, false)                                                \
     X(moduleUnload, cuModuleUnload, false)                                                    \
     X(moduleGetFunction, cuModuleGetFunction, false)                                          \

@@ -90,13 +90,6 @@ struct Prepared {
     std::vector<std::size_t> scratchBytes; // zeroed before every run
 };
 
-// One verification seed's inputs and expected outputs.
-struct SeedData {
-    std::uint64_t seed = 0;
-    std::vector<HostTensor> inputs;
-    std::vector<HostTensor> expected;
-};
-
 std::uint64_t hashBytes(const std::vector<unsigned char>& bytes) {
     std::uint64_t h = 0xcbf29ce484222325ull;
     for (unsigned char c : bytes) {
@@ -108,7 +101,8 @@ std::uint64_t hashBytes(const std::vector<unsigned char>& bytes) {
 
 class Evaluation {
 public:
-    Evaluation(Backend& backend, const EvaluateRequest& request) : m_backend(backend), m_req(request) {
+    Evaluation(Backend& backend, SeedCache& cache, const EvaluateRequest& request)
+        : m_backend(backend), m_cache(cache), m_req(request) {
         m_result.id = request.id;
     }
 
@@ -144,7 +138,10 @@ private:
     }
     std::string outputSummary() const;
 
+    std::string cacheKey(std::uint64_t seed) const;
+
     Backend& m_backend;
+    SeedCache& m_cache;
     const EvaluateRequest& m_req;
     EvaluateResult m_result;
     spec::Sizes m_sizes;
@@ -327,9 +324,14 @@ std::uint64_t Evaluation::compare(const std::vector<HostTensor>& outputs, const 
         const HostTensor& got = outputs[o];
         const HostTensor& exp = s.expected[o];
         const std::size_t size = spec::dtypeSize(got.dtype);
+        // float32 is by far the commonest output; read it directly rather than through the
+        // dtype switch, which dominates the cost of checking large outputs.
+        const bool f32 = got.dtype == spec::DType::Float32;
+        const auto* gotF = reinterpret_cast<const float*>(got.bytes.data());
+        const auto* expF = reinterpret_cast<const float*>(exp.bytes.data());
         for (std::uint64_t i = 0; i < got.count; ++i) {
-            const double g = got.at(i);
-            const double e = exp.at(i);
+            const double g = f32 ? static_cast<double>(gotF[i]) : got.at(i);
+            const double e = f32 ? static_cast<double>(expF[i]) : exp.at(i);
             bool ok;
             double absErr = 0.0;
             if (std::isnan(e))
@@ -372,9 +374,19 @@ std::uint64_t Evaluation::compare(const std::vector<HostTensor>& outputs, const 
     return wrongTotal;
 }
 
+std::string Evaluation::cacheKey(std::uint64_t seed) const {
+    // Everything that decides a seed's inputs and expected outputs, verbatim: a hash collision
+    // here would silently verify against the wrong answers.
+    return m_req.task.toJson().dump() + '\n' + m_req.variant + '\n' + std::to_string(seed) + '\n' + m_req.reference.source;
+}
+
 bool Evaluation::makeSeeds() {
     const auto& task = m_req.task;
     for (std::size_t k = 0; k < m_req.options.seeds.size(); ++k) {
+        if (const SeedData* cached = m_cache.find(cacheKey(m_req.options.seeds[k]))) {
+            m_seeds.push_back(*cached);
+            continue;
+        }
         SeedData s;
         s.seed = m_req.options.seeds[k];
         const spec::ReferenceData* data = task.findReferenceData(m_req.variant, s.seed);
@@ -407,7 +419,7 @@ bool Evaluation::makeSeeds() {
 
 bool Evaluation::computeExpected(SeedData& s) {
     if (!s.expected.empty())
-        return true; // given as reference data
+        return true; // given as reference data, or remembered from an earlier evaluation
     auto run = runOnce(*m_reference, 0, s, 0, s.expected, nullptr);
     if (!run) {
         m_result.diagnostics.push_back({"runtime", "error", run.error(), "reference", 0, 0});
@@ -426,6 +438,7 @@ bool Evaluation::computeExpected(SeedData& s) {
             return false;
         }
     }
+    m_cache.insert(cacheKey(s.seed), s);
     return true;
 }
 
@@ -695,12 +708,9 @@ EvaluateResult Evaluation::run() {
         for (const auto& t : task.outputs)
             m_outputCounts.push_back(static_cast<std::uint64_t>(*task.elementCount(t, m_sizes)));
 
-        const bool referenceNeeded = [&] {
-            for (auto seed : m_req.options.seeds)
-                if (!task.findReferenceData(m_req.variant, seed))
-                    return true;
-            return false;
-        }();
+        if (!makeSeeds())
+            return m_result;
+        const bool referenceNeeded = std::any_of(m_seeds.begin(), m_seeds.end(), [](const SeedData& s) { return s.expected.empty(); });
         m_candidate = std::make_unique<Prepared>(m_backend);
         if (referenceNeeded) {
             m_reference = std::make_unique<Prepared>(m_backend);
@@ -735,7 +745,7 @@ EvaluateResult Evaluation::run() {
             m_result.diagnostics.push_back({"timing", "warning", "the baseline could not be prepared, so no speedup is reported", "baseline", 0, 0});
             m_baseline.reset();
         }
-        if (!makeSeeds() || !verifyCandidate())
+        if (!verifyCandidate())
             return m_result;
         m_result.timingMode = m_req.options.timingMode;
         if (m_req.options.profile) {
@@ -758,9 +768,34 @@ EvaluateResult Evaluation::run() {
 
 } // namespace
 
+const SeedData* SeedCache::find(const std::string& key) {
+    auto it = m_entries.find(key);
+    if (it == m_entries.end())
+        return nullptr;
+    it->second.lastUse = ++m_clock;
+    return &it->second.data;
+}
+
+void SeedCache::insert(const std::string& key, const SeedData& data) {
+    std::size_t bytes = key.size();
+    for (const auto* list : {&data.inputs, &data.expected})
+        for (const auto& t : *list)
+            bytes += t.byteSize();
+    if (bytes > m_capacity || m_entries.count(key))
+        return;
+    while (m_bytes + bytes > m_capacity && !m_entries.empty()) {
+        auto oldest = std::min_element(m_entries.begin(), m_entries.end(),
+                                       [](const auto& a, const auto& b) { return a.second.lastUse < b.second.lastUse; });
+        m_bytes -= oldest->second.bytes;
+        m_entries.erase(oldest);
+    }
+    m_entries.emplace(key, Entry{data, bytes, ++m_clock});
+    m_bytes += bytes;
+}
+
 EvaluateResult Evaluator::evaluate(const EvaluateRequest& request) {
     const auto t0 = Clock::now();
-    EvaluateResult r = Evaluation(m_backend, request).run();
+    EvaluateResult r = Evaluation(m_backend, m_seeds, request).run();
     r.wallSeconds = secondsSince(t0);
     return r;
 }

@@ -5,17 +5,52 @@
 // baseline in the same call. Every failure becomes a status and diagnostics, never a crash.
 
 #include "backend.h"
+#include "inputs.h"
+
+#include <map>
 
 namespace kforge::harness {
 
+// One verification seed's inputs and expected outputs.
+struct SeedData {
+    std::uint64_t seed = 0;
+    std::vector<HostTensor> inputs;
+    std::vector<HostTensor> expected;
+};
+
+// Seeds' inputs and the reference's outputs for them, kept across the evaluations of one worker:
+// a search evaluates many candidates of one task, and regenerating inputs and rerunning the
+// reference for each would cost more than checking the candidate. Least recently used entries go
+// first once the capacity is reached.
+class SeedCache {
+public:
+    explicit SeedCache(std::size_t capacityBytes) : m_capacity(capacityBytes) {}
+    const SeedData* find(const std::string& key);
+    void insert(const std::string& key, const SeedData& data);
+
+private:
+    struct Entry {
+        SeedData data;
+        std::size_t bytes = 0;
+        std::uint64_t lastUse = 0;
+    };
+    std::map<std::string, Entry> m_entries;
+    std::size_t m_capacity;
+    std::size_t m_bytes = 0;
+    std::uint64_t m_clock = 0;
+};
+
 class Evaluator {
 public:
-    explicit Evaluator(Backend& backend) : m_backend(backend) {}
+    // `cacheBytes`: how much host memory the seed cache may hold (0 turns it off).
+    explicit Evaluator(Backend& backend, std::size_t cacheBytes = std::size_t{1} << 30)
+        : m_backend(backend), m_seeds(cacheBytes) {}
 
     protocol::EvaluateResult evaluate(const protocol::EvaluateRequest& request);
 
 private:
     Backend& m_backend;
+    SeedCache m_seeds;
 };
 
 } // namespace kforge::harness

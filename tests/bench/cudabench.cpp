@@ -1,6 +1,6 @@
 // kforge-cudabench: what the CUDA evaluation path costs and how far its timings can be trusted,
 // measured side by side in one run on a real GPU:
-//   1. evaluated candidates per second end to end for small kernels (1 worker, and 4 on one GPU);
+//   1. evaluated candidates per second end to end for small kernels (1 worker, and several on one GPU);
 //   2. compile time per kernel, cold and from the cubin cache;
 //   3. harness overhead: an evaluation's wall time over the kernel time it measured;
 //   4. the spread of 10 repeated measurements of one kernel (>= 50 us);
@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
     fs::path source = KFORGE_SOURCE_DIR;
     fs::path out;
     int candidates = 40;
+    int parallel = 4;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         if (a == "--worker")
@@ -77,6 +78,8 @@ int main(int argc, char** argv) {
             out = argv[i + 1];
         else if (a == "--candidates")
             candidates = std::max(4, std::atoi(argv[i + 1]));
+        else if (a == "--workers")
+            parallel = std::max(2, std::atoi(argv[i + 1]));
     }
 
     // A private cubin cache, so that "cold" really is cold.
@@ -134,12 +137,12 @@ int main(int argc, char** argv) {
                 cached.push_back(c.seconds);
     }
 
-    // Four workers sharing the GPU, as a host running several evaluations at once would.
+    // Several workers sharing the GPU, as a host running several evaluations at once would.
     std::atomic<int> next{candidates}, done{0};
     const int total = candidates * 2;
     const auto t1 = Clock::now();
     std::vector<std::thread> threads;
-    for (int w = 0; w < 4; ++w)
+    for (int w = 0; w < parallel; ++w)
         threads.emplace_back([&] {
             gputest::WorkerProcess local(workerPath, env);
             for (int i = next++; i < candidates + total; i = next++) {
@@ -157,7 +160,27 @@ int main(int argc, char** argv) {
     report.line("| workers | candidates | correct | candidates/s |");
     report.line("|---|---|---|---|");
     report.line("| 1 | " + std::to_string(candidates) + " | " + std::to_string(ok) + " | " + fmt(oneWorker) + " |");
-    report.line("| 4 | " + std::to_string(total) + " | " + std::to_string(done.load()) + " | " + fmt(fourWorkers) + " |");
+    report.line("| " + std::to_string(parallel) + " | " + std::to_string(total) + " | " + std::to_string(done.load()) + " | " + fmt(fourWorkers) + " |");
+    report.line("");
+    // Where an evaluation's time goes: the same kind of candidates verified only, and timed with
+    // CUDA events instead of CUPTI activity records.
+    auto rate = [&](const protocol::EvalOptions& o, int first) {
+        const auto start = Clock::now();
+        const int n = 10;
+        for (int i = first; i < first + n; ++i) {
+            auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", o, uniqueCandidate(*small, i), "bench.cu");
+            worker.evaluate(std::move(*req), 120s);
+        }
+        return n / std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    protocol::EvalOptions verifyOnly = engineOptions;
+    verifyOnly.timing = false;
+    protocol::EvalOptions events = engineOptions;
+    events.timingMode = "kernelbench";
+    const double verifyRate = rate(verifyOnly, 10000);
+    const double eventsRate = rate(events, 20000);
+    report.line("Breakdown, 1 worker: verification only (no timing) " + fmt(verifyRate) + " candidates/s; timed with CUDA events "
+                "(KernelBench protocol, 100 trials) " + fmt(eventsRate) + " candidates/s.");
     report.line("");
     report.line("## Compile time per kernel (NVRTC to cubin)");
     report.line("");
@@ -217,7 +240,9 @@ int main(int argc, char** argv) {
                 if (std::regex_search(l, m, row)) {
                     std::string v = m[2];
                     v.erase(std::remove(v.begin(), v.end(), ','), v.end());
-                    const double scale = m[1] == "nsecond" ? 1e-3 : m[1] == "msecond" ? 1e3 : m[1] == "second" ? 1e6 : 1.0;
+                    // ncu writes units as "ns"/"nsecond", "us"/"usecond", "ms"/"msecond", "s"/"second".
+                    const std::string unit = m[1];
+                    const double scale = unit[0] == 'n' ? 1e-3 : unit[0] == 'u' ? 1.0 : unit[0] == 'm' ? 1e3 : 1e6;
                     ncuUs.push_back(std::stod(v) * scale);
                 }
             }

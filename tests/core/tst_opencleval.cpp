@@ -116,6 +116,20 @@ private slots:
         }
     }
 
+    // A worker remembers each seed's inputs and expected outputs: the second evaluation of a task
+    // skips the reference, and still catches a wrong kernel.
+    void seedCache() {
+        const auto first = evaluate(QStringLiteral("row_sum"), {}, false);
+        QVERIFY2(first.status == protocol::Status::Ok, first.message.c_str());
+        const auto second = evaluate(QStringLiteral("row_sum"), {}, false);
+        QVERIFY2(second.status == protocol::Status::Ok, second.message.c_str());
+        for (const auto& c : second.compile)
+            QVERIFY2(c.role != "reference", "the reference ran again although every seed was cached");
+        const auto wrong = evaluate(QStringLiteral("row_sum"),
+                                    qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/returns_constant.cl"), false);
+        QCOMPARE(wrong.status, protocol::Status::Incorrect);
+    }
+
     // References computed elsewhere (e.g. by PyTorch) arrive as data files; the worker must use them
     // instead of the reference kernel, and a wrong expected output must make a correct kernel fail.
     void referenceData() {
