@@ -1,5 +1,7 @@
 #include "ceilings.h"
 
+#include "cachefiles.h"
+
 #include "cudabackend.h"
 #include "sha256.h"
 
@@ -26,11 +28,6 @@ namespace kforge::cuda {
 namespace {
 
 constexpr std::string_view kFormat = "kforge-ceilings-1";
-
-std::string env(const char* name) {
-    const char* v = std::getenv(name);
-    return v ? std::string(v) : std::string();
-}
 
 // ---- the micro-kernels ------------------------------------------------------------------------------
 
@@ -403,13 +400,7 @@ std::string utcNow() {
 // ---- cache -----------------------------------------------------------------------------------------------
 
 std::string CeilingsCache::defaultDirectory() {
-    if (auto dir = env("KFORGE_CACHE_DIR"); !dir.empty())
-        return dir + "/ceilings";
-    if (auto xdg = env("XDG_CACHE_HOME"); !xdg.empty())
-        return xdg + "/kforge/ceilings";
-    if (auto home = env("HOME"); !home.empty())
-        return home + "/.cache/kforge/ceilings";
-    return {};
+    return cacheDirectory("ceilings");
 }
 
 CeilingsCache::CeilingsCache(std::string directory) : m_directory(std::move(directory)) {}
@@ -463,24 +454,7 @@ bool CeilingsCache::store(const std::string& key, const protocol::CeilingsResult
     const nlohmann::json j{{"format", kFormat},         {"key", key},
                            {"device", result.device},   {"measured_at", result.measuredAt},
                            {"message", result.message}, {"ceilings", result.ceilings}};
-    static std::atomic<unsigned> counter{0};
-    const std::string path = pathFor(key);
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << j.dump(2) << "\n";
-        out.close();
-        if (!out) {
-            std::filesystem::remove(tmp, ec);
-            return false;
-        }
-    }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        return false;
-    }
-    return true;
+    return writeFileAtomically(pathFor(key), j.dump(2) + "\n");
 }
 
 } // namespace kforge::cuda

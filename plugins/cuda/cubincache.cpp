@@ -1,5 +1,7 @@
 #include "cubincache.h"
 
+#include "cachefiles.h"
+
 #include "sha256.h"
 
 #include <unistd.h>
@@ -61,13 +63,7 @@ std::string CubinCache::defaultDirectory() {
     const std::string off = env("KFORGE_CUBIN_CACHE");
     if (off == "off" || off == "0" || off == "no")
         return {};
-    if (auto dir = env("KFORGE_CACHE_DIR"); !dir.empty())
-        return dir;
-    if (auto xdg = env("XDG_CACHE_HOME"); !xdg.empty())
-        return xdg + "/kforge/cubin";
-    if (auto home = env("HOME"); !home.empty())
-        return home + "/.cache/kforge/cubin";
-    return {};
+    return cacheDirectory("cubin");
 }
 
 CubinCache::CubinCache(std::string directory) : m_directory(std::move(directory)) {}
@@ -127,30 +123,10 @@ bool CubinCache::store(const std::string& key, const CubinEntry& entry) const {
         putField(payload, lowered);
     }
 
-    // Unique per process and thread, so concurrent writers of the same key never share a file.
-    static std::atomic<unsigned> counter{0};
-    std::ostringstream tmpName;
-    tmpName << pathFor(key) << ".tmp." << ::getpid() << "." << std::hash<std::thread::id>{}(std::this_thread::get_id())
-            << "." << counter++;
-    const std::string tmp = tmpName.str();
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out.write(kMagic.data(), static_cast<std::streamsize>(kMagic.size()));
-        out.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-        const std::string sum = checksum(payload);
-        out.write(sum.data(), static_cast<std::streamsize>(sum.size()));
-        out.close();
-        if (!out) {
-            std::filesystem::remove(tmp, ec);
-            return false;
-        }
-    }
-    std::filesystem::rename(tmp, pathFor(key), ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        return false;
-    }
-    return true;
+    std::string data(kMagic);
+    data += payload;
+    data += checksum(payload);
+    return writeFileAtomically(pathFor(key), data);
 }
 
 } // namespace kforge::cuda

@@ -1,5 +1,7 @@
 #include "cudabackend.h"
 
+#include "argvalue.h"
+
 #include "ceilings.h"
 #include "cudastaticcheck.h"
 #include "cuptitimer.h"
@@ -23,124 +25,6 @@ namespace {
 // CUPTI puts GPU timestamps on the host clock; a kernel that ends this long after the synchronisation
 // returned was really still running, rather than a victim of the conversion's rounding.
 constexpr std::uint64_t kLateToleranceNs = 20'000;
-
-// ---- kernel argument values --------------------------------------------------------------------
-
-struct ArgValue {
-    std::array<unsigned char, 8> bytes{};
-    std::size_t size = 0;
-};
-
-template <typename T>
-ArgValue packed(T v) {
-    ArgValue a;
-    std::memcpy(a.bytes.data(), &v, sizeof v);
-    a.size = sizeof v;
-    return a;
-}
-
-template <typename T>
-spec::Expected<ArgValue> integerArg(double v, const std::string& type) {
-    if (!std::isfinite(v) || v != std::trunc(v))
-        return spec::fail("value " + std::to_string(v) + " is not a whole number, but the kernel declares it " + type);
-    // Bounds as doubles: 2^63 and 2^64 are exact, the max values themselves are not.
-    const double lo = static_cast<double>(std::numeric_limits<T>::min());
-    const double hiExclusive = std::ldexp(1.0, std::numeric_limits<T>::digits);
-    if (v < lo || v >= hiExclusive) {
-        std::ostringstream os;
-        os.precision(17);
-        os << "value " << v << " does not fit in the kernel's " << type;
-        return spec::fail(os.str());
-    }
-    return packed(static_cast<T>(v));
-}
-
-// IEEE binary16 bits of `f`, rounded to nearest even (__half arguments are passed as their bits).
-std::uint16_t halfBits(float f) {
-    std::uint32_t x;
-    std::memcpy(&x, &f, sizeof x);
-    const auto sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
-    std::uint32_t mant = x & 0x7fffffu;
-    const int exp = static_cast<int>((x >> 23) & 0xffu);
-    if (exp == 255)
-        return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
-    const int e = exp - 127 + 15;
-    if (e >= 31)
-        return static_cast<std::uint16_t>(sign | 0x7c00u);
-    if (e <= 0) {
-        if (e < -10)
-            return sign;
-        mant |= 0x800000u;
-        const int shift = 14 - e;
-        std::uint32_t h = mant >> shift;
-        const std::uint32_t rem = mant & ((1u << shift) - 1);
-        const std::uint32_t halfway = 1u << (shift - 1);
-        if (rem > halfway || (rem == halfway && (h & 1u)))
-            ++h;
-        return static_cast<std::uint16_t>(sign | h);
-    }
-    std::uint32_t h = (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
-    const std::uint32_t rem = mant & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
-        ++h; // a carry into the exponent rounds up to the next binade or to infinity, as it should
-    return static_cast<std::uint16_t>(sign | h);
-}
-
-// bfloat16 bits of `f`, rounded to nearest even.
-std::uint16_t bfloat16Bits(float f) {
-    std::uint32_t x;
-    std::memcpy(&x, &f, sizeof x);
-    if ((x & 0x7fffffffu) > 0x7f800000u)
-        return static_cast<std::uint16_t>((x >> 16) | 0x40u); // a quiet NaN
-    x += 0x7fffu + ((x >> 16) & 1u);
-    return static_cast<std::uint16_t>(x >> 16);
-}
-
-// The bytes cuLaunchKernel needs for `value` as the kernel's declared C++ type (x86-64 Linux: long
-// is 64 bits on host and device alike).
-spec::Expected<ArgValue> valueArg(const std::string& declared, double value) {
-    std::string t = declared;
-    if (t.rfind("std::", 0) == 0)
-        t = t.substr(5);
-    if (t.rfind("signed ", 0) == 0 && t != "signed char")
-        t = t.substr(7);
-    if (t == "char" || t == "signed char" || t == "int8_t")
-        return integerArg<std::int8_t>(value, declared);
-    if (t == "unsigned char" || t == "uchar" || t == "uint8_t")
-        return integerArg<std::uint8_t>(value, declared);
-    if (t == "short" || t == "short int" || t == "int16_t")
-        return integerArg<std::int16_t>(value, declared);
-    if (t == "unsigned short" || t == "unsigned short int" || t == "ushort" || t == "uint16_t")
-        return integerArg<std::uint16_t>(value, declared);
-    if (t == "int" || t == "signed" || t == "int32_t")
-        return integerArg<std::int32_t>(value, declared);
-    if (t == "unsigned" || t == "unsigned int" || t == "uint" || t == "uint32_t")
-        return integerArg<std::uint32_t>(value, declared);
-    if (t == "long" || t == "long int" || t == "long long" || t == "long long int" || t == "int64_t" || t == "ptrdiff_t"
-        || t == "ssize_t")
-        return integerArg<std::int64_t>(value, declared);
-    if (t == "unsigned long" || t == "unsigned long int" || t == "unsigned long long" || t == "unsigned long long int"
-        || t == "ulong" || t == "uint64_t" || t == "size_t")
-        return integerArg<std::uint64_t>(value, declared);
-    if (t == "float")
-        return packed(static_cast<float>(value));
-    if (t == "double")
-        return packed(value);
-    if (t == "half" || t == "__half")
-        return packed(halfBits(static_cast<float>(value)));
-    if (t == "__nv_bfloat16" || t == "nv_bfloat16")
-        return packed(bfloat16Bits(static_cast<float>(value)));
-    return spec::fail("type '" + declared
-                      + "' cannot be passed as a value by the CUDA worker (use char, short, int, unsigned, long long, "
-                        "unsigned long long, size_t, __half, __nv_bfloat16, float or double)");
-}
-
-std::string tripleText(const std::array<std::uint64_t, 3>& v, int dims) {
-    std::string s = "(";
-    for (int d = 0; d < dims; ++d)
-        s += (d ? ", " : "") + std::to_string(v[static_cast<std::size_t>(d)]);
-    return s + ")";
-}
 
 std::string programName(const std::string& role) {
     std::string name;
@@ -786,7 +670,7 @@ std::string CudaBackend::launchHint(CUresult r, CudaProgram::Kernel& k, const sp
     if (r == CUDA_ERROR_INVALID_VALUE) {
         const int maxThreads = fattr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
         const int staticSmem = fattr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-        std::string hint = ": block=" + tripleText(launch.block, launch.dims) + " is " + std::to_string(threads)
+        std::string hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is " + std::to_string(threads)
                            + " threads (this kernel allows at most " + std::to_string(maxThreads) + "); shared memory is "
                            + std::to_string(staticSmem) + " static + " + std::to_string(launch.smemBytes) + " dynamic bytes (the "
                            + "device allows " + std::to_string(m_limits.maxSharedBytes) + " per block)";
@@ -810,7 +694,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     struct Launch {
         const spec::ResolvedLaunch* plan = nullptr;
         CudaProgram::Kernel* kernel = nullptr;
-        std::vector<ArgValue> values;
+        std::vector<harness::ArgValue> values;
         std::vector<void*> params;
     };
     std::vector<Launch> launches(plan.launches.size());
@@ -846,9 +730,12 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                 auto ptr = bufferFor(list[static_cast<std::size_t>(a.index)]);
                 if (!ptr)
                     return spec::fail(argWhere + kindName + " " + ptr.error());
-                out.values.push_back(packed(*ptr));
+                harness::ArgValue pointer;
+                std::memcpy(pointer.bytes.data(), &*ptr, sizeof(CUdeviceptr));
+                pointer.size = sizeof(CUdeviceptr);
+                out.values.push_back(pointer);
             } else {
-                auto value = valueArg(a.elementType, a.value);
+                auto value = harness::kernelArgValue(a.elementType, a.value, 8, "CUDA");
                 if (!value)
                     return spec::fail(argWhere + value.error());
                 out.values.push_back(*value);
@@ -983,7 +870,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                                    + std::to_string(r.block[1]) + ", " + std::to_string(r.block[2]) + ") smem="
                                    + std::to_string(r.dynamicSharedBytes) + ", but launch " + std::to_string(i + 1)
                                    + " of the plan (line " + std::to_string(l.line) + ") is " + expected + " with grid="
-                                   + tripleText(l.grid, 3) + " block=" + tripleText(l.block, 3) + " smem="
+                                   + harness::tripleText(l.grid, 3) + " block=" + harness::tripleText(l.block, 3) + " smem="
                                    + std::to_string(l.smemBytes));
         }
         if (r.streamId != m_cuptiStream)

@@ -1,5 +1,7 @@
 #include "openclbackend.h"
 
+#include "argvalue.h"
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -241,110 +243,6 @@ bool isStickyError(cl_int err) {
 void CL_CALLBACK contextNotify(const char* errinfo, const void*, std::size_t, void*) {
     // stdout carries the worker protocol; asynchronous driver reports go to stderr.
     std::fprintf(stderr, "kforge-worker-opencl: OpenCL context reports: %s\n", errinfo ? errinfo : "(nothing)");
-}
-
-// ---- kernel argument values ------------------------------------------------------------------
-
-struct ArgValue {
-    std::array<unsigned char, 8> bytes{};
-    std::size_t size = 0;
-};
-
-template <typename T>
-ArgValue packed(T v) {
-    ArgValue a;
-    std::memcpy(a.bytes.data(), &v, sizeof v);
-    a.size = sizeof v;
-    return a;
-}
-
-template <typename T>
-spec::Expected<ArgValue> integerArg(double v, const std::string& type) {
-    if (!std::isfinite(v) || v != std::trunc(v))
-        return spec::fail("value " + std::to_string(v) + " is not a whole number, but the kernel declares it " + type);
-    // Bounds as doubles: 2^63 and 2^64 are exact, the max values themselves are not.
-    const double lo = static_cast<double>(std::numeric_limits<T>::min());
-    const double hiExclusive = std::ldexp(1.0, std::numeric_limits<T>::digits);
-    if (v < lo || v >= hiExclusive) {
-        std::ostringstream os;
-        os.precision(17);
-        os << "value " << v << " does not fit in the kernel's " << type;
-        return spec::fail(os.str());
-    }
-    return packed(static_cast<T>(v));
-}
-
-// IEEE binary16 bits of `f`, rounded to nearest even (OpenCL `half` arguments are passed as bits).
-std::uint16_t halfBits(float f) {
-    std::uint32_t x;
-    std::memcpy(&x, &f, sizeof x);
-    const std::uint16_t sign = static_cast<std::uint16_t>((x >> 16) & 0x8000u);
-    std::uint32_t mant = x & 0x7fffffu;
-    const int exp = static_cast<int>((x >> 23) & 0xffu);
-    if (exp == 255)
-        return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
-    const int e = exp - 127 + 15;
-    if (e >= 31)
-        return static_cast<std::uint16_t>(sign | 0x7c00u);
-    if (e <= 0) {
-        if (e < -10)
-            return sign;
-        mant |= 0x800000u;
-        const int shift = 14 - e;
-        std::uint32_t h = mant >> shift;
-        const std::uint32_t rem = mant & ((1u << shift) - 1);
-        const std::uint32_t halfway = 1u << (shift - 1);
-        if (rem > halfway || (rem == halfway && (h & 1u)))
-            ++h;
-        return static_cast<std::uint16_t>(sign | h);
-    }
-    std::uint32_t h = (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
-    const std::uint32_t rem = mant & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
-        ++h; // a carry into the exponent rounds up to the next binade or to infinity, as it should
-    return static_cast<std::uint16_t>(sign | h);
-}
-
-// The bytes clSetKernelArg needs for `value` as the kernel's declared C type.
-spec::Expected<ArgValue> valueArg(const std::string& declared, double value, cl_uint addressBits) {
-    std::string t = declared;
-    if (t.rfind("signed ", 0) == 0)
-        t = t.substr(7);
-    if (t == "char" || t == "int8_t")
-        return integerArg<std::int8_t>(value, declared);
-    if (t == "uchar" || t == "unsigned char" || t == "uint8_t")
-        return integerArg<std::uint8_t>(value, declared);
-    if (t == "short" || t == "short int" || t == "int16_t")
-        return integerArg<std::int16_t>(value, declared);
-    if (t == "ushort" || t == "unsigned short" || t == "unsigned short int" || t == "uint16_t")
-        return integerArg<std::uint16_t>(value, declared);
-    if (t == "int" || t == "int32_t" || t == "signed")
-        return integerArg<std::int32_t>(value, declared);
-    if (t == "uint" || t == "unsigned int" || t == "unsigned" || t == "uint32_t")
-        return integerArg<std::uint32_t>(value, declared);
-    // OpenCL C's long is 64 bits on every device, unlike the host's on some platforms.
-    if (t == "long" || t == "long int" || t == "long long" || t == "int64_t")
-        return integerArg<std::int64_t>(value, declared);
-    if (t == "ulong" || t == "unsigned long" || t == "unsigned long int" || t == "unsigned long long" || t == "uint64_t")
-        return integerArg<std::uint64_t>(value, declared);
-    if (t == "size_t")
-        return addressBits == 32 ? integerArg<std::uint32_t>(value, declared) : integerArg<std::uint64_t>(value, declared);
-    if (t == "float")
-        return packed(static_cast<float>(value));
-    if (t == "double")
-        return packed(value);
-    if (t == "half")
-        return packed(halfBits(static_cast<float>(value)));
-    return spec::fail("type '" + declared
-                      + "' cannot be passed as a value by the OpenCL worker (use char, uchar, short, ushort, int, uint, "
-                        "long, ulong, size_t, half, float or double)");
-}
-
-std::string tripleText(const std::array<std::uint64_t, 3>& v, int dims) {
-    std::string s = "(";
-    for (int d = 0; d < dims; ++d)
-        s += (d ? ", " : "") + std::to_string(v[static_cast<std::size_t>(d)]);
-    return s + ")";
 }
 
 std::vector<std::string> splitNames(const std::string& s) {
@@ -921,7 +819,7 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
                 cl_mem m = *mem;
                 err = clSetKernelArg(*kernel, static_cast<cl_uint>(i), sizeof(cl_mem), &m);
             } else {
-                auto value = valueArg(a.elementType, a.value, m_addressBits);
+                auto value = harness::kernelArgValue(a.elementType, a.value, m_addressBits == 32 ? 4 : 8, "OpenCL");
                 if (!value)
                     return spec::fail(argWhere + value.error());
                 err = clSetKernelArg(*kernel, static_cast<cl_uint>(i), value->size, value->bytes.data());
@@ -957,12 +855,12 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
                 if (required[0] != 0 && required != local) {
                     hint = ": the kernel declares reqd_work_group_size(" + std::to_string(required[0]) + ", "
                            + std::to_string(required[1]) + ", " + std::to_string(required[2]) + ") but the launch has block="
-                           + tripleText(launch.block, launch.dims);
+                           + harness::tripleText(launch.block, launch.dims);
                 } else {
-                    hint = ": block=" + tripleText(launch.block, launch.dims) + " is " + std::to_string(groupItems)
+                    hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is " + std::to_string(groupItems)
                            + " work-items per group; on " + m_deviceName + " the driver reports a limit of "
                            + std::to_string(kernelMax) + " for this kernel (device: " + std::to_string(m_limits.maxBlockThreads)
-                           + ", per dimension " + tripleText(m_limits.maxBlockDims, 3) + "), and uses "
+                           + ", per dimension " + harness::tripleText(m_limits.maxBlockDims, 3) + "), and uses "
                            + std::to_string(localMem) + " bytes of local memory";
                 }
             } else if (err == CL_INVALID_GLOBAL_WORK_SIZE) {

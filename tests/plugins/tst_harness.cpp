@@ -1,3 +1,4 @@
+#include "argvalue.h"
 #include "compilelog.h"
 #include "inputs.h"
 #include "stats.h"
@@ -5,6 +6,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <cstring>
 
 using namespace kforge;
 
@@ -108,6 +110,43 @@ private slots:
         QCOMPARE(s.meanUs, 3.0);
         QCOMPARE(s.spread, (4.0 - 2.0) / 3.0);
         QCOMPARE(harness::summarise({}, "m").count, 0);
+    }
+
+    void kernelArgValues_data() {
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<double>("value");
+        QTest::addColumn<int>("size");      // 0: refused
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("int") << "int" << 4096.0 << 4 << "";
+        QTest::newRow("const unsigned") << "unsigned int" << 7.0 << 4 << "";
+        QTest::newRow("long long") << "long long" << 1e12 << 8 << "";
+        QTest::newRow("size_t") << "size_t" << 3.0 << 8 << "";
+        QTest::newRow("float") << "float" << 0.5 << 4 << "";
+        QTest::newRow("half") << "__half" << 1.0 << 2 << "";
+        QTest::newRow("bfloat16") << "__nv_bfloat16" << 1.0 << 2 << "";
+        QTest::newRow("fraction into int") << "int" << 2.5 << 0 << "not a whole number";
+        QTest::newRow("too large for short") << "short" << 70000.0 << 0 << "does not fit";
+        QTest::newRow("negative unsigned") << "uint" << -1.0 << 0 << "does not fit";
+        QTest::newRow("struct") << "my_struct" << 1.0 << 0 << "cannot be passed as a value by the test worker";
+    }
+    void kernelArgValues() {
+        QFETCH(QString, type);
+        QFETCH(double, value);
+        QFETCH(int, size);
+        QFETCH(QString, mentions);
+        auto v = harness::kernelArgValue(type.toStdString(), value, 8, "test");
+        if (size == 0) {
+            QVERIFY(!v.ok());
+            QVERIFY2(QString::fromStdString(v.error()).contains(mentions), v.error().c_str());
+            return;
+        }
+        QVERIFY2(v.ok(), v.ok() ? "" : v.error().c_str());
+        QCOMPARE(int(v->size), size);
+        if (type == QLatin1String("__half")) {
+            std::uint16_t bits;
+            std::memcpy(&bits, v->bytes.data(), 2);
+            QCOMPARE(bits, std::uint16_t(0x3c00)); // 1.0 in binary16
+        }
     }
 
     void compileLogs_data() {
