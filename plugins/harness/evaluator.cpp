@@ -157,14 +157,12 @@ bool Evaluation::bind(Prepared& p, const protocol::KernelInput& input, bool trus
     p.role = input.role;
     p.source = input.source;
     p.file = input.file;
-    const bool isCandidate = p.role == "candidate";
-    const std::string who = isCandidate ? std::string("candidate") : "the task's " + p.role + " kernel";
     auto reportBroken = [&](const Diagnostic& d) {
         m_result.diagnostics.push_back(d);
-        if (isCandidate)
+        if (p.role == "candidate")
             finish(Status::Rejected, "candidate rejected: " + (d.line ? "line " + std::to_string(d.line) + ": " : "") + d.message);
         else if (p.role == "reference")
-            finish(Status::RuntimeError, who + " is broken: " + d.message);
+            finish(Status::RuntimeError, "the task's reference kernel is broken: " + d.message);
         return false;
     };
 
@@ -174,15 +172,16 @@ bool Evaluation::bind(Prepared& p, const protocol::KernelInput& input, bool trus
     p.kernelFile = std::move(*kf);
 
     if (!trusted) {
-        bool rejected = false;
+        std::string firstError;
         for (auto d : m_backend.staticCheck(input.source)) {
             d.role = p.role;
-            rejected |= d.severity == "error";
+            if (d.severity == "error" && firstError.empty())
+                firstError = (d.line ? "line " + std::to_string(d.line) + ": " : "") + d.message;
             m_result.diagnostics.push_back(d);
         }
-        addCheck("static_checks", !rejected, rejected ? "the source uses something candidates may not" : "");
-        if (rejected) {
-            finish(Status::Rejected, "candidate rejected by static checks (see diagnostics)");
+        addCheck("static_checks", firstError.empty(), firstError);
+        if (!firstError.empty()) {
+            finish(Status::Rejected, "candidate rejected: " + firstError);
             return false;
         }
     }
@@ -196,7 +195,6 @@ bool Evaluation::bind(Prepared& p, const protocol::KernelInput& input, bool trus
 
 bool Evaluation::build(Prepared& p, CompileOutput c) {
     const bool isCandidate = p.role == "candidate";
-    const std::string who = isCandidate ? std::string("candidate") : "the task's " + p.role + " kernel";
     m_result.compile.push_back({p.role, c.ok, c.seconds, c.log, c.resources});
     if (!c.ok) {
         auto diags = parseCompileLog(c.log, p.role);
@@ -210,7 +208,7 @@ bool Evaluation::build(Prepared& p, CompileOutput c) {
         if (isCandidate)
             finish(Status::CompileError, "candidate does not compile: " + first);
         else if (p.role == "reference")
-            finish(Status::RuntimeError, who + " does not compile: " + first);
+            finish(Status::RuntimeError, "the task's reference kernel does not compile: " + first);
         return false;
     }
     for (auto& d : parseCompileLog(c.log, p.role))
