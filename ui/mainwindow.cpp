@@ -71,7 +71,8 @@ void MainWindow::createActions() {
     QMenu* evalMenu = menuBar()->addMenu(tr("&Evaluate"));
     m_evaluateAction = evalMenu->addAction(tr("Evaluate &Baseline"), this, &MainWindow::evaluateSelected);
     m_evaluateAction->setShortcut(Qt::CTRL | Qt::Key_E);
-    m_evaluateAction->setStatusTip(tr("Compile, verify and time the selected task's baseline on the OpenCL backend"));
+    m_evaluateAction->setStatusTip(tr("Compile, verify and time the selected task's baseline in a worker (OpenCL where the "
+                                      "task has it, else CUDA)"));
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About kforge"), this, &MainWindow::showAbout);
@@ -116,25 +117,29 @@ void MainWindow::evaluateSelected() {
         return;
     }
     task::EvalSettings settings;
+    if (!bundle->referenceSource.count("opencl"))
+        settings.backend = QStringLiteral("cuda");
     auto request = task::makeEvalRequest(*bundle, settings);
     if (!request) {
         m_report->setPlainText(QString::fromStdString(request.error()));
         return;
     }
-    if (!m_pool) {
+    QPointer<eval::WorkerPool>& pool = m_pools[settings.backend];
+    if (!pool) {
         auto worker = eval::WorkerLocator::find(settings.backend);
         if (!worker) {
             m_report->setPlainText(QString::fromStdString(worker.error()));
             return;
         }
-        m_pool = new eval::WorkerPool(settings.backend, *worker, {}, 1, this);
-        connect(m_pool, &eval::WorkerPool::evaluated, this, &MainWindow::showResult);
+        pool = new eval::WorkerPool(settings.backend, *worker, {}, 1, this);
+        connect(pool, &eval::WorkerPool::evaluated, this, &MainWindow::showResult);
     }
     m_pendingTask = QString::fromStdString(bundle->spec.name);
     m_report->setPlainText(tr("Evaluating the baseline of %1 on %2...").arg(m_pendingTask, settings.backend));
     m_statusLabel->setText(tr("Evaluating %1...").arg(m_pendingTask));
     m_evaluateAction->setEnabled(false);
-    m_pendingTicket = m_pool->submit(std::move(*request), std::chrono::minutes(5));
+    m_pendingBackend = settings.backend;
+    m_pendingTicket = pool->submit(std::move(*request), std::chrono::minutes(5));
 }
 
 void MainWindow::showResult(qint64 ticket, const protocol::EvaluateResult& result) {
@@ -142,7 +147,7 @@ void MainWindow::showResult(qint64 ticket, const protocol::EvaluateResult& resul
         return;
     m_pendingTicket = -1;
     m_evaluateAction->setEnabled(true);
-    m_report->setPlainText(eval::formatResultText(result, m_pendingTask, QStringLiteral("opencl")));
+    m_report->setPlainText(eval::formatResultText(result, m_pendingTask, m_pendingBackend));
     m_statusLabel->setText(tr("%1: %2").arg(m_pendingTask, QString::fromStdString(std::string(protocol::statusName(result.status)))));
 }
 

@@ -2,6 +2,7 @@
 // The workbench window. For now: the task list, evaluation of a task's baseline in a worker, and
 // the evaluation report; the run views (islands, heatmap, diffs, roofline) build on it.
 
+#include <QHash>
 #include <QMainWindow>
 #include <QPointer>
 
@@ -26,7 +27,8 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Selects the named task and evaluates its baseline on the OpenCL backend.
+    // Selects the named task and evaluates its baseline: on OpenCL where the task has an OpenCL
+    // reference, else on CUDA.
     void evaluateBaseline(const QString& taskName);
 
 private:
@@ -42,9 +44,10 @@ private:
     QPlainTextEdit* m_report = nullptr;
     QLabel* m_statusLabel = nullptr;
     QAction* m_evaluateAction = nullptr;
-    QPointer<eval::WorkerPool> m_pool;
+    QHash<QString, QPointer<eval::WorkerPool>> m_pools; // one per backend, started on first use
     qint64 m_pendingTicket = -1;
     QString m_pendingTask;
+    QString m_pendingBackend;
 };
 
 } // namespace kforge::ui

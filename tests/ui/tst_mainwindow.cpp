@@ -4,6 +4,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QFile>
 #include <QListView>
 #include <QPlainTextEdit>
 #include <QTest>
@@ -37,6 +38,19 @@ private slots:
         QVERIFY(report->toPlainText().startsWith(QStringLiteral("Evaluating")));
         QTRY_VERIFY_WITH_TIMEOUT(!report->toPlainText().startsWith(QStringLiteral("Evaluating")), 120000);
         QVERIFY2(report->toPlainText().contains(QStringLiteral("): ok")), qPrintable(report->toPlainText()));
+    }
+
+    // A CUDA-only task goes to the CUDA worker; without a driver the report says so.
+    void cudaOnlyTaskUsesCuda() {
+        MainWindow w;
+        w.show();
+        auto* report = w.findChild<QPlainTextEdit*>();
+        w.evaluateBaseline(QStringLiteral("transpose"));
+        QTRY_VERIFY_WITH_TIMEOUT(!report->toPlainText().startsWith(QStringLiteral("Evaluating")), 120000);
+        const QString text = report->toPlainText();
+        QVERIFY2(text.contains(QStringLiteral("transpose on cuda")) || text.contains(QStringLiteral("kforge-worker-cuda")), qPrintable(text));
+        if (!QFile::exists(QStringLiteral("/proc/driver/nvidia/version")) && text.contains(QStringLiteral("transpose on cuda")))
+            QVERIFY2(text.contains(QStringLiteral("no NVIDIA driver")), qPrintable(text));
     }
 };
 
