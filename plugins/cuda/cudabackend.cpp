@@ -717,19 +717,13 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
         for (std::size_t i = 0; i < l.args.size(); ++i) {
             const spec::ArgBinding& a = l.args[i];
             const std::string argWhere = where + "argument '" + a.name + "': ";
-            if (a.kind == spec::ArgBinding::Kind::Input || a.kind == spec::ArgBinding::Kind::Output
-                || a.kind == spec::ArgBinding::Kind::Scratch) {
-                const std::vector<harness::BufferId>& list = a.kind == spec::ArgBinding::Kind::Input    ? bindings.inputs
-                                                             : a.kind == spec::ArgBinding::Kind::Output ? bindings.outputs
-                                                                                                        : bindings.scratch;
-                const char* kindName = a.kind == spec::ArgBinding::Kind::Input    ? "input"
-                                       : a.kind == spec::ArgBinding::Kind::Output ? "output"
-                                                                                  : "scratch buffer";
-                if (a.index < 0 || static_cast<std::size_t>(a.index) >= list.size())
-                    return spec::fail(argWhere + "no buffer is bound for " + kindName + " " + std::to_string(a.index));
-                auto ptr = bufferFor(list[static_cast<std::size_t>(a.index)]);
+            if (harness::isBufferBinding(a)) {
+                auto id = harness::boundBuffer(bindings, a);
+                if (!id)
+                    return spec::fail(argWhere + id.error());
+                auto ptr = bufferFor(*id);
                 if (!ptr)
-                    return spec::fail(argWhere + kindName + " " + ptr.error());
+                    return spec::fail(argWhere + harness::bufferKindName(a) + " " + ptr.error());
                 harness::ArgValue pointer;
                 std::memcpy(pointer.bytes.data(), &*ptr, sizeof(CUdeviceptr));
                 pointer.size = sizeof(CUdeviceptr);

@@ -49,6 +49,28 @@ struct RunResult {
 // published protocol does, so figures can be set beside published ones.
 enum class TimingMode { Default, KernelBench };
 
+inline bool isBufferBinding(const spec::ArgBinding& a) {
+    using Kind = spec::ArgBinding::Kind;
+    return a.kind == Kind::Input || a.kind == Kind::Output || a.kind == Kind::Scratch;
+}
+
+// "input", "output" or "scratch buffer", for messages.
+inline const char* bufferKindName(const spec::ArgBinding& a) {
+    using Kind = spec::ArgBinding::Kind;
+    return a.kind == Kind::Input ? "input" : a.kind == Kind::Output ? "output" : "scratch buffer";
+}
+
+// The buffer a buffer argument binds to in `bindings`, or what is wrong.
+inline spec::Expected<BufferId> boundBuffer(const Bindings& bindings, const spec::ArgBinding& a) {
+    using Kind = spec::ArgBinding::Kind;
+    if (!isBufferBinding(a))
+        return spec::fail("'" + a.name + "' is a value, not a buffer");
+    const std::vector<BufferId>& list = a.kind == Kind::Input ? bindings.inputs : a.kind == Kind::Output ? bindings.outputs : bindings.scratch;
+    if (a.index < 0 || static_cast<std::size_t>(a.index) >= list.size())
+        return spec::fail(std::string("no buffer is bound for ") + bufferKindName(a) + " " + std::to_string(a.index));
+    return list[static_cast<std::size_t>(a.index)];
+}
+
 class Backend {
 public:
     virtual ~Backend() = default;

@@ -803,17 +803,11 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
             const spec::ArgBinding& a = launch.args[i];
             const std::string argWhere = where + "argument '" + a.name + "': ";
             cl_int err = CL_SUCCESS;
-            if (a.kind == spec::ArgBinding::Kind::Input || a.kind == spec::ArgBinding::Kind::Output
-                || a.kind == spec::ArgBinding::Kind::Scratch) {
-                const std::vector<harness::BufferId>& list = a.kind == spec::ArgBinding::Kind::Input    ? bindings.inputs
-                                                             : a.kind == spec::ArgBinding::Kind::Output ? bindings.outputs
-                                                                                                        : bindings.scratch;
-                const char* kindName = a.kind == spec::ArgBinding::Kind::Input    ? "input"
-                                       : a.kind == spec::ArgBinding::Kind::Output ? "output"
-                                                                                  : "scratch buffer";
-                if (a.index < 0 || static_cast<std::size_t>(a.index) >= list.size())
-                    return spec::fail(argWhere + "no buffer is bound for " + kindName + " " + std::to_string(a.index));
-                auto mem = bufferFor(list[static_cast<std::size_t>(a.index)], kindName);
+            if (harness::isBufferBinding(a)) {
+                auto id = harness::boundBuffer(bindings, a);
+                if (!id)
+                    return spec::fail(argWhere + id.error());
+                auto mem = bufferFor(*id, harness::bufferKindName(a));
                 if (!mem)
                     return spec::fail(argWhere + mem.error());
                 cl_mem m = *mem;
