@@ -555,16 +555,13 @@ spec::Expected<CUdeviceptr> CudaBackend::bufferFor(harness::BufferId id) const {
 spec::Status CudaBackend::upload(harness::BufferId id, const void* data, std::size_t bytes) {
     if (auto st = ready("upload"); !st)
         return st;
-    auto it = m_buffers.find(id);
-    if (it == m_buffers.end())
-        return spec::fail("upload: buffer " + std::to_string(id) + " does not exist");
-    if (bytes > it->second.bytes)
-        return spec::fail("upload of " + std::to_string(bytes) + " bytes into buffer " + std::to_string(id) + " of "
-                          + std::to_string(it->second.bytes) + " bytes");
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "upload");
+    if (!buffer)
+        return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
     // On the worker's stream, so the copy is ordered before the plan's launches on any driver.
-    CUresult e = m_driver.memcpyHtoDAsync(it->second.memory.get(), data, bytes, m_stream.get());
+    CUresult e = m_driver.memcpyHtoDAsync((*buffer)->memory.get(), data, bytes, m_stream.get());
     if (e == CUDA_SUCCESS)
         e = m_driver.streamSynchronize(m_stream.get());
     if (e != CUDA_SUCCESS)
@@ -579,15 +576,12 @@ spec::Status CudaBackend::fill(harness::BufferId id, const void* pattern, std::s
         return Backend::fill(id, pattern, patternSize, bytes);
     if (auto st = ready("fill"); !st)
         return st;
-    auto it = m_buffers.find(id);
-    if (it == m_buffers.end())
-        return spec::fail("fill: buffer " + std::to_string(id) + " does not exist");
-    if (bytes > it->second.bytes || bytes % patternSize != 0)
-        return spec::fail("fill of " + std::to_string(bytes) + " bytes into buffer " + std::to_string(id) + " of "
-                          + std::to_string(it->second.bytes) + " bytes");
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "fill", patternSize);
+    if (!buffer)
+        return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    const CUdeviceptr dst = it->second.memory.get();
+    const CUdeviceptr dst = (*buffer)->memory.get();
     const std::size_t count = bytes / patternSize;
     CUresult e;
     if (patternSize == 1) {
@@ -613,15 +607,12 @@ spec::Status CudaBackend::fill(harness::BufferId id, const void* pattern, std::s
 spec::Status CudaBackend::download(harness::BufferId id, void* data, std::size_t bytes) {
     if (auto st = ready("download"); !st)
         return st;
-    auto it = m_buffers.find(id);
-    if (it == m_buffers.end())
-        return spec::fail("download: buffer " + std::to_string(id) + " does not exist");
-    if (bytes > it->second.bytes)
-        return spec::fail("download of " + std::to_string(bytes) + " bytes from buffer " + std::to_string(id) + " of "
-                          + std::to_string(it->second.bytes) + " bytes");
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "download");
+    if (!buffer)
+        return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    CUresult e = m_driver.memcpyDtoHAsync(data, it->second.memory.get(), bytes, m_stream.get());
+    CUresult e = m_driver.memcpyDtoHAsync(data, (*buffer)->memory.get(), bytes, m_stream.get());
     if (e == CUDA_SUCCESS)
         e = m_driver.streamSynchronize(m_stream.get());
     if (e != CUDA_SUCCESS)

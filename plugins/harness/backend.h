@@ -71,6 +71,20 @@ inline spec::Expected<BufferId> boundBuffer(const Bindings& bindings, const spec
     return list[static_cast<std::size_t>(a.index)];
 }
 
+// The entry of buffer `id` in a backend's buffer map (whose entries record their size in `bytes`),
+// checked to hold `bytes` bytes in whole `unit`s; `op` names the transfer in messages.
+template <typename Map>
+spec::Expected<typename Map::mapped_type*> transferTarget(Map& buffers, BufferId id, std::size_t bytes, const char* op,
+                                                           std::size_t unit = 1) {
+    auto it = buffers.find(id);
+    if (it == buffers.end())
+        return spec::fail(std::string(op) + ": buffer " + std::to_string(id) + " does not exist");
+    if (bytes > it->second.bytes || unit == 0 || bytes % unit != 0)
+        return spec::fail(std::string(op) + " of " + std::to_string(bytes) + " bytes" + (unit > 1 ? " in " + std::to_string(unit) + "-byte units" : "")
+                          + " on buffer " + std::to_string(id) + " of " + std::to_string(it->second.bytes) + " bytes");
+    return &it->second;
+}
+
 class Backend {
 public:
     virtual ~Backend() = default;

@@ -702,15 +702,12 @@ spec::Expected<cl_mem> OpenClBackend::bufferFor(harness::BufferId id, const char
 spec::Status OpenClBackend::upload(harness::BufferId id, const void* data, std::size_t bytes) {
     if (!m_queue)
         return spec::fail("upload: no OpenCL device is open");
-    auto it = m_buffers.find(id);
-    if (it == m_buffers.end())
-        return spec::fail("upload: buffer " + std::to_string(id) + " does not exist");
-    if (bytes > it->second.bytes)
-        return spec::fail("upload of " + std::to_string(bytes) + " bytes into buffer " + std::to_string(id) + " of "
-                          + std::to_string(it->second.bytes) + " bytes");
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "upload");
+    if (!buffer)
+        return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    const cl_int err = clEnqueueWriteBuffer(m_queue.get(), it->second.mem.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
+    const cl_int err = clEnqueueWriteBuffer(m_queue.get(), (*buffer)->mem.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
         m_deviceLost = m_deviceLost || isStickyError(err);
         return spec::fail("upload of " + std::to_string(bytes) + " bytes (clEnqueueWriteBuffer) failed with " + clErrorName(err));
@@ -721,15 +718,12 @@ spec::Status OpenClBackend::upload(harness::BufferId id, const void* data, std::
 spec::Status OpenClBackend::fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) {
     if (!m_queue)
         return spec::fail("fill: no OpenCL device is open");
-    auto it = m_buffers.find(id);
-    if (it == m_buffers.end())
-        return spec::fail("fill: buffer " + std::to_string(id) + " does not exist");
-    if (bytes > it->second.bytes || patternSize == 0 || bytes % patternSize != 0)
-        return spec::fail("fill of " + std::to_string(bytes) + " bytes with a " + std::to_string(patternSize)
-                          + "-byte pattern into buffer " + std::to_string(id) + " of " + std::to_string(it->second.bytes) + " bytes");
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "fill", patternSize);
+    if (!buffer)
+        return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    cl_int err = clEnqueueFillBuffer(m_queue.get(), it->second.mem.get(), pattern, patternSize, 0, bytes, 0, nullptr, nullptr);
+    cl_int err = clEnqueueFillBuffer(m_queue.get(), (*buffer)->mem.get(), pattern, patternSize, 0, bytes, 0, nullptr, nullptr);
     if (err == CL_SUCCESS)
         err = clFinish(m_queue.get());
     if (err != CL_SUCCESS) {
@@ -742,15 +736,12 @@ spec::Status OpenClBackend::fill(harness::BufferId id, const void* pattern, std:
 spec::Status OpenClBackend::download(harness::BufferId id, void* data, std::size_t bytes) {
     if (!m_queue)
         return spec::fail("download: no OpenCL device is open");
-    auto it = m_buffers.find(id);
-    if (it == m_buffers.end())
-        return spec::fail("download: buffer " + std::to_string(id) + " does not exist");
-    if (bytes > it->second.bytes)
-        return spec::fail("download of " + std::to_string(bytes) + " bytes from buffer " + std::to_string(id) + " of "
-                          + std::to_string(it->second.bytes) + " bytes");
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "download");
+    if (!buffer)
+        return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    const cl_int err = clEnqueueReadBuffer(m_queue.get(), it->second.mem.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
+    const cl_int err = clEnqueueReadBuffer(m_queue.get(), (*buffer)->mem.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
         m_deviceLost = m_deviceLost || isStickyError(err);
         return spec::fail("download of " + std::to_string(bytes) + " bytes (clEnqueueReadBuffer) failed with " + clErrorName(err));
