@@ -78,9 +78,7 @@ private:
 struct Prepared {
     explicit Prepared(Backend& b) : buffers(b) {}
     std::string role;
-    std::string file;
     std::string source;
-    spec::KernelFile kernelFile;
     spec::LaunchPlan plan;
     std::unique_ptr<Program> program;
     BufferSet buffers;
@@ -89,15 +87,6 @@ struct Prepared {
     std::vector<Bindings> bindingSets;
     std::vector<std::size_t> scratchBytes; // zeroed before every run
 };
-
-std::uint64_t hashBytes(const std::vector<unsigned char>& bytes) {
-    std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : bytes) {
-        h ^= c;
-        h *= 0x100000001b3ull;
-    }
-    return h;
-}
 
 class Evaluation {
 public:
@@ -156,7 +145,6 @@ private:
 bool Evaluation::bind(Prepared& p, const protocol::KernelInput& input, bool trusted) {
     p.role = input.role;
     p.source = input.source;
-    p.file = input.file;
     auto reportBroken = [&](const Diagnostic& d) {
         m_result.diagnostics.push_back(d);
         if (p.role == "candidate")
@@ -169,7 +157,6 @@ bool Evaluation::bind(Prepared& p, const protocol::KernelInput& input, bool trus
     auto kf = spec::KernelFile::parse(input.source, m_backend.dialect());
     if (!kf)
         return reportBroken(diagnosticFrom(kf.error(), "launch_plan", p.role));
-    p.kernelFile = std::move(*kf);
 
     if (!trusted) {
         std::string firstError;
@@ -186,7 +173,7 @@ bool Evaluation::bind(Prepared& p, const protocol::KernelInput& input, bool trus
         }
     }
 
-    auto plan = spec::LaunchPlan::resolve(p.kernelFile, m_req.task, m_sizes, input.params, m_backend.limits());
+    auto plan = spec::LaunchPlan::resolve(*kf, m_req.task, m_sizes, input.params, m_backend.limits());
     if (!plan)
         return reportBroken(diagnosticFrom(plan.error(), "launch_plan", p.role));
     p.plan = std::move(*plan);
@@ -481,7 +468,7 @@ bool Evaluation::verifyCandidate() {
             return false;
         compare(outputs, m_seeds[k], (run - 1) % 2, true);
         for (std::size_t o = 0; o < outputs.size(); ++o)
-            candidateHashes[o].push_back(hashBytes(outputs[o].bytes));
+            candidateHashes[o].push_back(fnv1a(outputs[o].bytes.data(), outputs[o].bytes.size()));
     }
 
     addCheck("inputs_unchanged", inputsChanged.empty(), inputsChanged);

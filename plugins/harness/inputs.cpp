@@ -41,16 +41,17 @@ private:
     std::uint64_t m_s[4];
 };
 
-std::uint64_t fnv1a(const std::string& s) {
+} // namespace
+
+std::uint64_t fnv1a(const void* data, std::size_t size) {
     std::uint64_t h = 0xcbf29ce484222325ull;
-    for (unsigned char c : s) {
-        h ^= c;
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) {
+        h ^= bytes[i];
         h *= 0x100000001b3ull;
     }
     return h;
 }
-
-} // namespace
 
 double HostTensor::at(std::uint64_t i) const { return spec::loadAsDouble(dtype, bytes.data() + i * spec::dtypeSize(dtype)); }
 
@@ -63,7 +64,7 @@ HostTensor makeTensor(spec::DType dtype, std::uint64_t count) {
 }
 
 void initialise(HostTensor& t, const spec::InitSpec& init, std::uint64_t seed, const std::string& name) {
-    Rng rng(seed * 0x9e3779b97f4a7c15ull ^ fnv1a(name));
+    Rng rng(seed * 0x9e3779b97f4a7c15ull ^ fnv1a(name.data(), name.size()));
     const std::size_t size = spec::dtypeSize(t.dtype);
     unsigned char* out = t.bytes.data();
     using Kind = spec::InitSpec::Kind;

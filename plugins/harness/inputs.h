@@ -24,6 +24,9 @@ HostTensor makeTensor(spec::DType dtype, std::uint64_t count);
 // Fills `t` per `init`, drawing from a stream determined by (seed, tensor name).
 void initialise(HostTensor& t, const spec::InitSpec& init, std::uint64_t seed, const std::string& name);
 
+// 64-bit FNV-1a of a byte range: names seed the input streams, outputs are compared by it.
+std::uint64_t fnv1a(const void* data, std::size_t size);
+
 // Reads a raw little-endian file of exactly t.byteSize() bytes.
 spec::Status readRaw(HostTensor& t, const std::string& path);
 
