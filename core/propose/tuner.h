@@ -1,0 +1,50 @@
+#pragma once
+// The template tuner: a search over a kernel file's declared `// kforge:param` choices. Local
+// search around the parent's configuration (one or two parameters moved to a neighbouring choice),
+// with random restarts, and a memory of every configuration ever proposed for the template so that
+// none is evaluated twice. Deterministic for a given random engine state.
+
+#include "candidate.h"
+#include "kernelfile.h"
+
+#include <QString>
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <set>
+#include <vector>
+
+namespace kforge::propose {
+
+class Tuner {
+public:
+    // `params` are the declarations of one kernel file (the template); fixed parameters (no
+    // choices) are left alone.
+    explicit Tuner(std::vector<spec::ParamDecl> params);
+
+    // Every declared parameter with its value: the default unless `values` sets it.
+    search::ParamValues complete(const search::ParamValues& values) const;
+
+    // How many distinct configurations the template has (product of choice counts, saturating).
+    std::uint64_t spaceSize() const;
+    std::uint64_t seenCount() const { return m_seen.size(); }
+    bool exhausted() const { return seenCount() >= spaceSize(); }
+
+    // Marks a configuration as taken (evaluated, queued, or already in the run when resuming).
+    void markSeen(const search::ParamValues& values);
+    bool seen(const search::ParamValues& values) const;
+
+    // The next configuration to evaluate near `around` (a complete or partial configuration):
+    // a neighbour first, a random unseen configuration with probability `restart` or when no
+    // neighbour is left, nothing when the space is exhausted. The result is marked seen.
+    std::optional<search::ParamValues> propose(const search::ParamValues& around, std::mt19937_64& rng,
+                                               double restart = 0.2);
+
+private:
+    std::vector<spec::ParamDecl> m_params; // only the tunable ones
+    std::vector<spec::ParamDecl> m_fixed;
+    std::set<search::ParamValues> m_seen;  // complete configurations
+};
+
+} // namespace kforge::propose

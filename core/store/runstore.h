@@ -1,0 +1,124 @@
+#pragma once
+// The run store: one SQLite file holding runs, their configuration, candidates with lineage,
+// every evaluation with its diagnostics, and the events of the search (migrations, promotions,
+// human actions). WAL journal, every write in an IMMEDIATE transaction, a schema version table
+// with migrations. A run file is portable: a run made on a GPU server opens on a laptop.
+//
+// The engine thread owns the connection; open a second RunStore on the same file to read it from
+// another thread or process (WAL lets readers run beside the writer).
+
+#include "candidate.h"
+#include "expected.h"
+#include "protocol.h"
+
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QString>
+
+#include <memory>
+
+struct sqlite3;
+
+namespace kforge::store {
+
+template <typename T>
+using Expected = spec::Expected<T>;
+using Status = spec::Status;
+
+struct RunRecord {
+    qint64 id = 0;
+    QString name;    // for people; defaults to "<task> on <backend>"
+    QString task;    // task name
+    QString taskDir; // the folder it was loaded from, to resume
+    QString backend;
+    QString variant;
+    QJsonObject config; // the run's configuration (engine RunConfig as JSON)
+    QString state;      // created, running, paused, stopped, finished, failed, interrupted
+    QString message;    // why it stopped, for people
+    QDateTime created;  // UTC
+    QDateTime updated;  // UTC
+    qint64 bestCandidate = 0; // confirmed best; 0 when none yet
+    double bestSpeedup = 0.0;
+    qint64 evaluations = 0;   // evaluations counted against the budget
+    double wallSeconds = 0.0; // accumulated over all sessions of the run
+    int generation = 0;       // last generation completed
+};
+
+struct EvaluationRecord {
+    qint64 id = 0;
+    qint64 candidateId = 0;
+    QString purpose; // "search" (first evaluation) or "confirm" (re-measurement before promotion)
+    protocol::EvaluateResult result;
+    QDateTime at;
+};
+
+struct EventRecord {
+    qint64 id = 0;
+    int generation = 0;
+    QString kind; // run_started, migration, new_best, promotion_rejected, pin, veto, inject, pause, ...
+    QJsonObject data;
+    QDateTime at;
+};
+
+class RunStore {
+public:
+    // Opens or creates the file, sets WAL and a busy timeout, and migrates an older schema.
+    // Fails with a message naming the file when it is not a kforge run store, is newer than this
+    // build understands, or cannot be opened.
+    static Expected<std::unique_ptr<RunStore>> open(const QString& path);
+    static int schemaVersion(); // the version this build writes
+
+    ~RunStore();
+    RunStore(const RunStore&) = delete;
+    RunStore& operator=(const RunStore&) = delete;
+
+    QString path() const { return m_path; }
+
+    // Runs. createRun ignores record.id and returns the new one.
+    Expected<qint64> createRun(const RunRecord& record);
+    Status updateRun(const RunRecord& record); // everything but id and created
+    Expected<QList<RunRecord>> runs();         // newest first
+    Expected<RunRecord> run(qint64 runId);     // fails naming the id when there is none
+
+    // Candidates. Ids are assigned by the engine and unique within a run.
+    Status insertCandidate(qint64 runId, const search::Candidate& candidate);
+    Status setCandidateFlags(qint64 runId, qint64 candidateId, bool pinned, bool vetoed);
+    Expected<QList<search::Candidate>> candidates(qint64 runId); // in id order
+
+    // Evaluations keep the whole result; diagnostics are also written as rows of their own
+    // (candidate, kind, severity, line, message) so they can be queried.
+    Expected<qint64> insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
+                                      const protocol::EvaluateResult& result);
+    Expected<QList<EvaluationRecord>> evaluations(qint64 runId); // in insertion order
+
+    Expected<qint64> insertEvent(qint64 runId, int generation, const QString& kind, const QJsonObject& data);
+    Expected<QList<EventRecord>> events(qint64 runId); // in insertion order
+
+    // Groups writes into one IMMEDIATE transaction that rolls back unless committed. Writes made
+    // outside a Transaction each run in their own.
+    class Transaction {
+    public:
+        explicit Transaction(RunStore& store);
+        ~Transaction(); // rolls back unless commit() succeeded
+        Transaction(const Transaction&) = delete;
+        Transaction& operator=(const Transaction&) = delete;
+        Status begun() const { return m_begun; } // BEGIN IMMEDIATE may fail (busy, read-only)
+        Status commit();
+
+    private:
+        RunStore& m_store;
+        Status m_begun;
+        bool m_done = false;
+    };
+
+private:
+    RunStore(sqlite3* db, QString path);
+    friend class Transaction;
+
+    sqlite3* m_db = nullptr;
+    QString m_path;
+    int m_transactionDepth = 0;
+};
+
+} // namespace kforge::store

@@ -1,0 +1,39 @@
+#include "resourcelocator.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
+
+namespace kforge::util {
+
+QStringList ResourceLocator::dirs() {
+    QStringList candidates;
+    const QString env = qEnvironmentVariable("KFORGE_RESOURCES_DIR");
+    if (!env.isEmpty())
+        candidates << env;
+    const QString app = QCoreApplication::applicationDirPath();
+    if (!app.isEmpty())
+        candidates << QDir::cleanPath(app + QStringLiteral("/../share/kforge/resources"));
+    candidates << QStringLiteral(KFORGE_SOURCE_RESOURCES_DIR);
+    QStringList existing;
+    for (const QString& d : candidates)
+        if (QFileInfo(d).isDir() && !existing.contains(QDir::cleanPath(d)))
+            existing << QDir::cleanPath(d);
+    return existing;
+}
+
+QString ResourceLocator::find(const QString& relative) {
+    for (const QString& d : dirs()) {
+        const QString path = d + QLatin1Char('/') + relative;
+        if (QFileInfo::exists(path))
+            return path;
+    }
+    return {};
+}
+
+QString ResourceLocator::userDir() {
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+}
+
+} // namespace kforge::util
