@@ -1,1 +1,74 @@
-// (being written)
+#include "candidate.h"
+
+#include "kernelfile.h"
+
+#include <QCryptographicHash>
+#include <QRegularExpression>
+#include <QStringList>
+
+namespace kforge::search {
+
+namespace {
+
+struct OriginName {
+    Origin origin;
+    const char* name;
+};
+
+constexpr OriginName kOrigins[] = {
+    {Origin::Seed, "seed"}, {Origin::Tuner, "tuner"}, {Origin::Expert, "expert"},
+    {Origin::Llm, "llm"},   {Origin::Human, "human"},
+};
+
+} // namespace
+
+QString originName(Origin origin) {
+    for (const auto& o : kOrigins)
+        if (o.origin == origin)
+            return QString::fromLatin1(o.name);
+    return QStringLiteral("seed");
+}
+
+std::optional<Origin> parseOrigin(const QString& name) {
+    for (const auto& o : kOrigins)
+        if (name == QLatin1String(o.name))
+            return o.origin;
+    return std::nullopt;
+}
+
+QString formatParams(const ParamValues& params) {
+    QStringList parts;
+    for (const auto& [name, value] : params)
+        parts << QStringLiteral("%1=%2").arg(QString::fromStdString(name)).arg(value);
+    return parts.join(QLatin1Char(' '));
+}
+
+QString candidateKey(const QString& source, const ParamValues& completeParams) {
+    // Comments and layout do not make a different kernel, but `// kforge:` directives do (they are
+    // the launch plan), so they are kept apart from the comment-stripped code.
+    static const QRegularExpression directive(QStringLiteral(R"(^\s*//\s*(kforge:.*)$)"),
+                                              QRegularExpression::MultilineOption);
+    static const QRegularExpression space(QStringLiteral(R"(\s+)"));
+    QString normalised = QString::fromStdString(spec::stripComments(source.toStdString()));
+    normalised.replace(space, QStringLiteral(" "));
+    QStringList directives;
+    for (auto it = directive.globalMatch(source); it.hasNext();)
+        directives << it.next().captured(1).replace(space, QStringLiteral(" ")).trimmed();
+    QCryptographicHash hash(QCryptographicHash::Sha256);
+    hash.addData(normalised.trimmed().toUtf8());
+    hash.addData(QByteArrayView("\n--directives--\n"));
+    hash.addData(directives.join(QLatin1Char('\n')).toUtf8());
+    hash.addData(QByteArrayView("\n--params--\n"));
+    hash.addData(formatParams(completeParams).toUtf8());
+    return QString::fromLatin1(hash.result().toHex().left(32));
+}
+
+Fitness fitnessOf(const protocol::EvaluateResult& result) {
+    Fitness f;
+    f.correct = result.status == protocol::Status::Ok;
+    if (f.correct && result.speedup)
+        f.speedup = *result.speedup;
+    return f;
+}
+
+} // namespace kforge::search

@@ -56,4 +56,8 @@ struct Fitness {
 
 Fitness fitnessOf(const protocol::EvaluateResult& result);
 
+// The identity of a kernel for "never evaluate twice": a hash of the code without comments or
+// layout, its launch-plan directives, and the complete parameter values.
+QString candidateKey(const QString& source, const ParamValues& completeParams);
+
 } // namespace kforge::search

@@ -3,8 +3,11 @@
 //
 // Mode: `--mode X`, else $KFORGE_FAKE_MODE, else ok; one request can override it with a
 // `// fake:mode=X` line in the candidate source. Modes:
-//   ok             answer with status ok; candidate median from `// fake:time_us=N` (default 100),
-//                  baseline 200 when a baseline is given, speedup baseline / candidate
+//   ok             answer with status ok; candidate median from `// fake:time_us=EXPR` (default
+//                  100), an expression over the kernel's parameters (declared defaults, overridden
+//                  by the request), e.g. `100+abs(BX-16)`, so that a tuner has a landscape to
+//                  search; baseline 200 when a baseline is given, speedup baseline / candidate.
+//                  `// fake:incorrect_if=EXPR` makes it incorrect where EXPR is non-zero.
 //   crash          abort() on evaluate              hang      never answer an evaluate
 //   garbage        print a non-JSON line            wrong-id  answer with another request's id
 //   slow           sleep `// fake:sleep_ms=N` (default 500) ms, then answer ok
@@ -17,6 +20,8 @@
 //   babble         a non-JSON line right after the hello line (in the same write)
 // Qt-free on purpose: like the real workers it links only the protocol code.
 
+#include "expression.h"
+#include "kernelfile.h"
 #include "protocol.h"
 
 #include <unistd.h>
@@ -58,6 +63,26 @@ double directiveNumber(const std::string& source, const std::string& key, double
     return fallback;
 }
 
+// The kernel's parameters as the worker would define them: declared defaults, then the request's
+// overrides.
+kforge::spec::Variables paramValues(const KernelInput& kernel) {
+    kforge::spec::Variables vars;
+    if (auto kf = kforge::spec::KernelFile::parse(kernel.source, kforge::spec::Dialect::OpenCL))
+        for (const auto& p : kf->params)
+            vars[p.name] = static_cast<double>(p.value);
+    for (const auto& [name, value] : kernel.params)
+        vars[name] = static_cast<double>(value);
+    return vars;
+}
+
+double directiveExpression(const KernelInput& kernel, const std::string& key, double fallback) {
+    auto text = directive(kernel.source, key);
+    if (!text)
+        return fallback;
+    auto value = kforge::spec::Expression::evaluate(*text, paramValues(kernel));
+    return value ? *value : fallback;
+}
+
 [[noreturn]] void sleepForever() {
     for (;;)
         std::this_thread::sleep_for(std::chrono::hours(1));
@@ -86,7 +111,7 @@ EvaluateResult okResult(const EvaluateRequest& request) {
         r.outputs.push_back(check);
     }
     r.checks.push_back({"all_written", true, ""});
-    const double candidateUs = directiveNumber(request.candidate.source, "time_us", 100.0);
+    const double candidateUs = directiveExpression(request.candidate, "time_us", 100.0);
     r.candidateTiming = fakeTiming(candidateUs);
     if (request.baseline) {
         r.compile.push_back({"baseline", true, 0.001, "", {}});
@@ -175,7 +200,7 @@ std::optional<int> evaluate(const EvaluateRequest& request, const std::string& p
         const auto ms = static_cast<long>(directiveNumber(request.candidate.source, "sleep_ms", 500.0));
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     }
-    if (mode == "incorrect") {
+    if (mode == "incorrect" || directiveExpression(request.candidate, "incorrect_if", 0.0) != 0.0) {
         writeLine(encode(incorrectResult(request)));
         return std::nullopt;
     }

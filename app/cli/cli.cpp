@@ -1,0 +1,43 @@
+#include "cli.h"
+
+#include "cliio.h"
+
+namespace kforge::cli {
+
+std::optional<int> dispatch(const QString& command, const QStringList& args) {
+    if (command == QLatin1String("eval"))
+        return evalCommand(args);
+    if (command == QLatin1String("doctor"))
+        return doctorCommand(args);
+    if (command == QLatin1String("tasks"))
+        return tasksCommand(args);
+    if (command == QLatin1String("run"))
+        return runCommand(args);
+    if (command == QLatin1String("runs"))
+        return runsCommand(args);
+    if (command == QLatin1String("export"))
+        return exportCommand(args);
+    return std::nullopt;
+}
+
+QString usage(bool gui) {
+    QString text = gui ? QStringLiteral("usage: kforge [command] [options]\n\n"
+                                        "Without a command kforge opens the workbench window.\n\n")
+                       : QStringLiteral("usage: kforge-headless command [options]\n\n"
+                                        "The headless commands of kforge, for servers without a display or GUI libraries.\n\n");
+    text += QStringLiteral("commands:\n"
+                           "  run      evolve kernels for a task, headless (kforge run --help)\n"
+                           "  runs     list the runs in a run store, or show one (kforge runs --help)\n"
+                           "  export   write a run's best kernel, its launch plan and a report (kforge export --help)\n"
+                           "  eval     evaluate one kernel on a task (kforge eval --help)\n"
+                           "  doctor   list backends and devices, and how to get what is missing\n"
+                           "  tasks    list the built-in and user tasks\n");
+    if (gui)
+        text += QStringLiteral("  demo     open the workbench on the built-in demo task; without a display, evaluate it headless\n");
+    text += QStringLiteral("options:\n"
+                           "  --version  print the version\n"
+                           "  --help     print this help\n");
+    return text;
+}
+
+} // namespace kforge::cli

@@ -1,0 +1,391 @@
+// kforge run, runs and export: the search without a window.
+
+#include "cli.h"
+#include "cliio.h"
+
+#include "engine.h"
+#include "runexport.h"
+#include "runstore.h"
+
+#include <QCommandLineParser>
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QStandardPaths>
+#include <QSocketNotifier>
+#include <QThread>
+
+#include <csignal>
+#include <cstdio>
+#include <unistd.h>
+
+namespace kforge::cli {
+
+namespace {
+
+QString defaultStorePath() {
+    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs.kforge");
+}
+
+QString formatDuration(double seconds) {
+    if (seconds < 0)
+        return QStringLiteral("?");
+    const qint64 s = static_cast<qint64>(seconds + 0.5);
+    if (s < 60)
+        return QStringLiteral("%1s").arg(s);
+    if (s < 3600)
+        return QStringLiteral("%1m%2s").arg(s / 60).arg(s % 60, 2, 10, QLatin1Char('0'));
+    return QStringLiteral("%1h%2m").arg(s / 3600).arg((s % 3600) / 60, 2, 10, QLatin1Char('0'));
+}
+
+QString progressLine(const search::RunProgress& p) {
+    QString budget = p.budgetEvaluations > 0 ? QStringLiteral("/%1").arg(p.budgetEvaluations) : QString();
+    QString best = p.bestCandidate ? QStringLiteral("%1x (#%2)").arg(p.bestSpeedup, 0, 'f', 3).arg(p.bestCandidate)
+                                   : QStringLiteral("-");
+    return QStringLiteral("gen %1  evals %2%3  correct %4/%5  cells %6  best %7  %8/s  elapsed %9  eta %10")
+        .arg(p.generation)
+        .arg(p.evaluations)
+        .arg(budget)
+        .arg(p.correct)
+        .arg(p.candidates)
+        .arg(p.archiveCells)
+        .arg(best)
+        .arg(p.evaluationsPerSecond, 0, 'f', 2)
+        .arg(formatDuration(p.elapsedSeconds), formatDuration(p.etaSeconds));
+}
+
+QJsonObject summaryJson(const search::RunSummary& s) {
+    QJsonObject o{{QStringLiteral("run"), s.runId},
+                  {QStringLiteral("store"), s.storePath},
+                  {QStringLiteral("state"), search::runStateName(s.state)},
+                  {QStringLiteral("message"), s.message},
+                  {QStringLiteral("evaluations"), s.evaluations},
+                  {QStringLiteral("candidates"), s.candidates},
+                  {QStringLiteral("generations"), s.generations},
+                  {QStringLiteral("wall_seconds"), s.wallSeconds}};
+    if (s.bestCandidate) {
+        o.insert(QStringLiteral("best_candidate"), s.bestCandidate);
+        o.insert(QStringLiteral("best_speedup"), s.bestSpeedup);
+        o.insert(QStringLiteral("best_label"), s.bestLabel);
+    } else {
+        o.insert(QStringLiteral("best_candidate"), QJsonValue());
+        o.insert(QStringLiteral("best_speedup"), QJsonValue());
+    }
+    return o;
+}
+
+// SIGINT/SIGTERM ask the engine to stop (in-flight evaluations are cancelled; the run stays
+// resumable); a second signal leaves at once. The handler only writes to a pipe.
+int g_signalPipe[2] = {-1, -1};
+
+void onSignal(int) {
+    const char c = 1;
+    [[maybe_unused]] auto n = ::write(g_signalPipe[1], &c, 1);
+}
+
+bool parsePositive(const QCommandLineParser& p, const QString& name, qint64 min, qint64& target, QString& error) {
+    if (!p.isSet(name))
+        return true;
+    bool ok = false;
+    const qint64 v = p.value(name).toLongLong(&ok);
+    if (!ok || v < min) {
+        error = QStringLiteral("--%1 must be an integer of at least %2, not '%3'").arg(name).arg(min).arg(p.value(name));
+        return false;
+    }
+    target = v;
+    return true;
+}
+
+} // namespace
+
+int runCommand(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Evolves kernels for a task without a window. Islands of candidates evolve apart and exchange their best by\n"
+        "migration; a MAP-Elites archive keeps the best kernel of each kind (memory hierarchy, compute style,\n"
+        "parallel granularity). With no LLM configured, the expert library seeds the islands and the template tuner\n"
+        "searches the kernels' declared parameters. Every candidate is compiled, verified against the task's\n"
+        "reference and timed paired with the task's baseline in a sandboxed worker; a new best is re-measured before\n"
+        "it is promoted. Everything goes into the run store (--db), and a run that was interrupted continues with\n"
+        "--resume. Ctrl-C stops the run cleanly (it can be resumed)."));
+    p.addHelpOption();
+    p.addOption({QStringLiteral("task"), QStringLiteral("Task folder or built-in task name (see `kforge tasks`)."), QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("backend"), QStringLiteral("opencl or cuda (default opencl)."), QStringLiteral("B"), QStringLiteral("opencl")});
+    p.addOption({QStringLiteral("variant"), QStringLiteral("Size variant of the task (default: its default sizes)."), QStringLiteral("NAME"), QStringLiteral("default")});
+    p.addOption({QStringLiteral("islands"), QStringLiteral("Number of islands (default 4)."), QStringLiteral("N")});
+    p.addOption({QStringLiteral("children"), QStringLiteral("Children per island and generation (default 4)."), QStringLiteral("N")});
+    p.addOption({QStringLiteral("migration-interval"), QStringLiteral("Generations between migrations, 0 for none (default 3)."), QStringLiteral("N")});
+    p.addOption({QStringLiteral("budget-evals"), QStringLiteral("Evaluations to spend, re-measurements included; 0 for no limit (default 200)."), QStringLiteral("N")});
+    p.addOption({QStringLiteral("budget-time"), QStringLiteral("Wall-clock seconds to spend, checked between generations; 0 for no limit."), QStringLiteral("S")});
+    p.addOption({QStringLiteral("seed"), QStringLiteral("Random seed; the same seed and results give the same run (default 1)."), QStringLiteral("S")});
+    p.addOption({QStringLiteral("workers"), QStringLiteral("Worker processes (default 1; more than one per GPU makes timings less trustworthy)."), QStringLiteral("N")});
+    p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."), QStringLiteral("N")});
+    p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds before an evaluation's worker is stopped (default 300)."), QStringLiteral("S")});
+    p.addOption({QStringLiteral("no-experts"), QStringLiteral("Do not seed from the expert library (start from the baseline only).")});
+    p.addOption({QStringLiteral("no-confirm"), QStringLiteral("Promote a new best without re-measuring it first.")});
+    p.addOption({QStringLiteral("descriptors"), QStringLiteral("A behaviour-descriptor file instead of the built-in one."), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("resume"), QStringLiteral("Continue a stored run: --resume (the newest) or --resume=ID.")});
+    p.addOption({QStringLiteral("run"), QStringLiteral("With --resume: the run to continue (default: the newest in the store)."), QStringLiteral("ID")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object at the end instead of text.")});
+    p.addOption({QStringLiteral("quiet"), QStringLiteral("No progress lines.")});
+    p.process(args);
+
+    search::Engine::Setup setup;
+    setup.storePath = p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
+    search::RunConfig& c = setup.config;
+    QString error;
+    const bool resume = p.isSet(QStringLiteral("resume"));
+    if (!resume) {
+        c.task = p.value(QStringLiteral("task"));
+        if (c.task.isEmpty())
+            return fail(ExitUsage, QStringLiteral("run needs --task DIR (a task folder or a built-in task name; see `kforge tasks`), or --resume"));
+        c.backend = p.value(QStringLiteral("backend"));
+        c.variant = p.value(QStringLiteral("variant"));
+        qint64 v = 0;
+        if (!parsePositive(p, QStringLiteral("islands"), 1, v = c.islands, error))
+            return fail(ExitUsage, error);
+        c.islands = static_cast<int>(v);
+        if (!parsePositive(p, QStringLiteral("children"), 1, v = c.childrenPerIsland, error))
+            return fail(ExitUsage, error);
+        c.childrenPerIsland = static_cast<int>(v);
+        if (!parsePositive(p, QStringLiteral("migration-interval"), 0, v = c.migrationInterval, error))
+            return fail(ExitUsage, error);
+        c.migrationInterval = static_cast<int>(v);
+        if (!parsePositive(p, QStringLiteral("budget-evals"), 0, c.budgetEvaluations, error))
+            return fail(ExitUsage, error);
+        if (!parsePositive(p, QStringLiteral("workers"), 1, v = c.workers, error))
+            return fail(ExitUsage, error);
+        c.workers = static_cast<int>(v);
+        if (!parsePositive(p, QStringLiteral("device"), 0, v = c.device, error))
+            return fail(ExitUsage, error);
+        c.device = static_cast<int>(v);
+        if (!parsePositive(p, QStringLiteral("timeout"), 1, v = static_cast<qint64>(c.evalTimeoutSeconds), error))
+            return fail(ExitUsage, error);
+        c.evalTimeoutSeconds = static_cast<double>(v);
+        if (p.isSet(QStringLiteral("seed"))) {
+            bool ok = false;
+            c.seed = p.value(QStringLiteral("seed")).toULongLong(&ok);
+            if (!ok)
+                return fail(ExitUsage, QStringLiteral("--seed must be a non-negative integer, not '%1'").arg(p.value(QStringLiteral("seed"))));
+        }
+        c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
+        c.descriptors = p.value(QStringLiteral("descriptors"));
+        if (auto valid = c.validate(); !valid)
+            return fail(ExitUsage, QString::fromStdString(valid.error()));
+        setup.useExperts = !p.isSet(QStringLiteral("no-experts"));
+    } else {
+        setup.resumeRun = 0;
+        if (p.isSet(QStringLiteral("run"))) {
+            if (!parsePositive(p, QStringLiteral("run"), 1, setup.resumeRun, error))
+                return fail(ExitUsage, error);
+        }
+        if (!QFileInfo::exists(setup.storePath))
+            return fail(ExitSetup, QStringLiteral("%1: no such run store to resume").arg(setup.storePath));
+        if (p.isSet(QStringLiteral("budget-evals")) && !parsePositive(p, QStringLiteral("budget-evals"), 0, setup.budgetEvaluations, error))
+            return fail(ExitUsage, error);
+        setup.useExperts = !p.isSet(QStringLiteral("no-experts"));
+    }
+    if (p.isSet(QStringLiteral("budget-time"))) {
+        bool ok = false;
+        const double s = p.value(QStringLiteral("budget-time")).toDouble(&ok);
+        if (!ok || s < 0)
+            return fail(ExitUsage, QStringLiteral("--budget-time must be a non-negative number of seconds"));
+        if (resume)
+            setup.budgetSeconds = s;
+        else
+            c.budgetSeconds = s;
+    }
+    QDir().mkpath(QFileInfo(setup.storePath).absolutePath());
+
+    const bool json = p.isSet(QStringLiteral("json"));
+    const bool quiet = p.isSet(QStringLiteral("quiet"));
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+
+    QThread thread;
+    thread.setObjectName(QStringLiteral("kforge-engine"));
+    auto* engine = new search::Engine(std::move(setup));
+    engine->moveToThread(&thread);
+    QObject::connect(&thread, &QThread::finished, engine, &QObject::deleteLater);
+
+    int code = ExitSetup;
+    QString lastLine;
+    QObject::connect(engine, &search::Engine::started, qApp, [&](qint64 runId, const QString& path) {
+        if (!json)
+            err() << "kforge: run " << runId << " in " << path << Qt::endl;
+    });
+    QObject::connect(engine, &search::Engine::notice, qApp, [&](const QString& message) { err() << "kforge: " << message << Qt::endl; });
+    QObject::connect(engine, &search::Engine::progressed, qApp, [&](const search::RunProgress& progress) {
+        if (quiet || json)
+            return;
+        const QString line = progressLine(progress);
+        if (tty) {
+            err() << '\r' << line << QStringLiteral("\x1b[K");
+            err().flush();
+        } else if (line.section(QStringLiteral("  "), 0, 1) != lastLine.section(QStringLiteral("  "), 0, 1)) {
+            err() << line << Qt::endl; // one line per change of generation or evaluations
+        }
+        lastLine = line;
+    });
+    QObject::connect(engine, &search::Engine::finished, qApp, [&](const search::RunSummary& s) {
+        if (tty && !quiet && !json)
+            err() << Qt::endl;
+        if (json) {
+            out() << QJsonDocument(summaryJson(s)).toJson(QJsonDocument::Indented);
+        } else {
+            out() << QStringLiteral("run %1 %2: %3\n").arg(s.runId).arg(search::runStateName(s.state), s.message);
+            if (s.bestCandidate)
+                out() << QStringLiteral("best: candidate %1 (%2), %3x over the baseline, verified and re-measured\n")
+                             .arg(s.bestCandidate)
+                             .arg(s.bestLabel)
+                             .arg(s.bestSpeedup, 0, 'f', 3);
+            out() << QStringLiteral("%1 evaluations, %2 candidates, %3 generations, %4 of wall time\n")
+                         .arg(s.evaluations)
+                         .arg(s.candidates)
+                         .arg(s.generations)
+                         .arg(formatDuration(s.wallSeconds));
+            out() << QStringLiteral("store: %1 (kforge runs show %2 --db FILE; kforge export --best --db FILE --out DIR)\n")
+                         .arg(s.storePath)
+                         .arg(s.runId);
+        }
+        out().flush();
+        switch (s.state) {
+        case search::RunState::Finished: code = ExitCorrect; break;
+        case search::RunState::Stopped: code = ExitInterrupted; break;
+        default:
+            code = ExitSetup;
+            if (!json)
+                err() << "kforge: " << s.message << Qt::endl;
+        }
+        thread.quit();
+        QCoreApplication::exit(0);
+    });
+
+    // Signals: stop the run; it can be resumed.
+    if (::pipe(g_signalPipe) == 0) {
+        std::signal(SIGINT, onSignal);
+        std::signal(SIGTERM, onSignal);
+    }
+    auto* notifier = new QSocketNotifier(g_signalPipe[0], QSocketNotifier::Read, qApp);
+    int signalCount = 0;
+    QObject::connect(notifier, &QSocketNotifier::activated, qApp, [&] {
+        char buf[16];
+        [[maybe_unused]] auto n = ::read(g_signalPipe[0], buf, sizeof buf);
+        if (++signalCount > 1)
+            std::_Exit(ExitInterrupted);
+        err() << Qt::endl << "kforge: stopping (the run can be resumed with --resume; press Ctrl-C again to quit at once)" << Qt::endl;
+        search::EngineCommand stop;
+        stop.kind = search::EngineCommand::Kind::Stop;
+        engine->post(stop);
+    });
+
+    thread.start();
+    QMetaObject::invokeMethod(engine, &search::Engine::start, Qt::QueuedConnection);
+    QCoreApplication::exec();
+    thread.quit();
+    thread.wait();
+    delete notifier;
+    return code;
+}
+
+int runsCommand(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Lists the runs in a run store (`kforge runs list`) or shows one (`kforge runs show ID`)."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list or show"));
+    p.addPositionalArgument(QStringLiteral("id"), QStringLiteral("For show: the run id (default: the newest)."), QStringLiteral("[ID]"));
+    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print JSON instead of text.")});
+    p.addOption({QStringLiteral("top"), QStringLiteral("For show: how many of the best candidates to list (default 10)."), QStringLiteral("N"), QStringLiteral("10")});
+    p.process(args);
+    const QStringList pos = p.positionalArguments();
+    const QString action = pos.value(0, QStringLiteral("list"));
+    const QString path = p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
+    if (!QFileInfo::exists(path))
+        return fail(ExitSetup, QStringLiteral("%1: no such run store (start one with `kforge run --task NAME --db FILE`)").arg(path));
+    auto store = store::RunStore::open(path);
+    if (!store)
+        return fail(ExitSetup, QString::fromStdString(store.error()));
+    const bool json = p.isSet(QStringLiteral("json"));
+
+    if (action == QLatin1String("list")) {
+        auto runs = (*store)->runs();
+        if (!runs)
+            return fail(ExitSetup, QString::fromStdString(runs.error()));
+        if (json) {
+            QJsonArray a;
+            for (const auto& r : *runs)
+                a.append(store::runToJson(r));
+            out() << QJsonDocument(a).toJson(QJsonDocument::Indented);
+            return 0;
+        }
+        if (runs->isEmpty())
+            out() << "no runs in " << path << "\n";
+        for (const auto& r : *runs)
+            out() << store::formatRunLine(r) << "\n";
+        return 0;
+    }
+    if (action != QLatin1String("show"))
+        return fail(ExitUsage, QStringLiteral("runs: unknown action '%1' (list or show)").arg(action));
+    qint64 id = 0;
+    if (pos.size() > 1) {
+        bool ok = false;
+        id = pos[1].toLongLong(&ok);
+        if (!ok || id <= 0)
+            return fail(ExitUsage, QStringLiteral("runs show: '%1' is not a run id").arg(pos[1]));
+    }
+    bool ok = false;
+    const int top = p.value(QStringLiteral("top")).toInt(&ok);
+    if (!ok || top < 0)
+        return fail(ExitUsage, QStringLiteral("--top must be a non-negative integer"));
+    auto report = store::describeRun(**store, id, top);
+    if (!report)
+        return fail(ExitSetup, QString::fromStdString(report.error()));
+    if (json)
+        out() << QJsonDocument(report->json).toJson(QJsonDocument::Indented);
+    else
+        out() << report->text;
+    return 0;
+}
+
+int exportCommand(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "Writes a run's best kernel (or any candidate) to a folder: the kernel file with its tuned parameter values\n"
+        "as defaults (so `kforge eval --kernel` reproduces it), the launch plan resolved at the run's sizes, and a\n"
+        "report with its verification, timing and lineage."));
+    p.addHelpOption();
+    p.addOption({QStringLiteral("best"), QStringLiteral("Export the run's confirmed best kernel.")});
+    p.addOption({QStringLiteral("candidate"), QStringLiteral("Export this candidate instead."), QStringLiteral("ID")});
+    p.addOption({QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
+    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("out"), QStringLiteral("Folder to write into (created if needed)."), QStringLiteral("DIR")});
+    p.process(args);
+    if (!p.isSet(QStringLiteral("best")) && !p.isSet(QStringLiteral("candidate")))
+        return fail(ExitUsage, QStringLiteral("export needs --best or --candidate ID"));
+    if (!p.isSet(QStringLiteral("out")))
+        return fail(ExitUsage, QStringLiteral("export needs --out DIR"));
+    const QString path = p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
+    if (!QFileInfo::exists(path))
+        return fail(ExitSetup, QStringLiteral("%1: no such run store").arg(path));
+    auto store = store::RunStore::open(path);
+    if (!store)
+        return fail(ExitSetup, QString::fromStdString(store.error()));
+    qint64 runId = 0;
+    QString error;
+    if (!parsePositive(p, QStringLiteral("run"), 1, runId, error))
+        return fail(ExitUsage, error);
+    qint64 candidate = 0;
+    if (!parsePositive(p, QStringLiteral("candidate"), 1, candidate, error))
+        return fail(ExitUsage, error);
+    auto written = store::exportCandidate(**store, runId, candidate, p.value(QStringLiteral("out")));
+    if (!written)
+        return fail(ExitSetup, QString::fromStdString(written.error()));
+    for (const QString& f : *written)
+        out() << f << "\n";
+    return 0;
+}
+
+} // namespace kforge::cli

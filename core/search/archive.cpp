@@ -1,0 +1,64 @@
+#include "archive.h"
+
+#include <algorithm>
+
+namespace kforge::search {
+
+Archive::Insertion Archive::insert(const Cell& cell, qint64 candidate, const Fitness& fitness) {
+    Insertion result;
+    if (!fitness.correct)
+        return result;
+    auto it = m_cells.find(cell);
+    if (it == m_cells.end()) {
+        m_cells.emplace(cell, Elite{candidate, fitness});
+        result.outcome = Outcome::NewCell;
+        return result;
+    }
+    if (it->second.candidate == candidate || !fitness.betterThan(it->second.fitness))
+        return result;
+    result.evicted = it->second.candidate;
+    it->second = Elite{candidate, fitness};
+    result.outcome = Outcome::Improved;
+    return result;
+}
+
+bool Archive::remove(qint64 candidate) {
+    for (auto it = m_cells.begin(); it != m_cells.end(); ++it) {
+        if (it->second.candidate == candidate) {
+            m_cells.erase(it);
+            return true;
+        }
+    }
+    return false;
+}
+
+std::optional<Elite> Archive::at(const Cell& cell) const {
+    auto it = m_cells.find(cell);
+    if (it == m_cells.end())
+        return std::nullopt;
+    return it->second;
+}
+
+std::optional<Cell> Archive::cellOf(qint64 candidate) const {
+    for (const auto& [cell, elite] : m_cells)
+        if (elite.candidate == candidate)
+            return cell;
+    return std::nullopt;
+}
+
+std::vector<Elite> Archive::ranked() const {
+    std::vector<Elite> elites;
+    elites.reserve(m_cells.size());
+    for (const auto& [cell, elite] : m_cells)
+        elites.push_back(elite);
+    std::sort(elites.begin(), elites.end(), [](const Elite& a, const Elite& b) {
+        if (a.fitness.betterThan(b.fitness))
+            return true;
+        if (b.fitness.betterThan(a.fitness))
+            return false;
+        return a.candidate < b.candidate;
+    });
+    return elites;
+}
+
+} // namespace kforge::search

@@ -1,0 +1,1029 @@
+#include "engine.h"
+
+#include "evalrequest.h"
+#include "executor.h"
+#include "logging.h"
+#include "taskcatalog.h"
+#include "workerlocator.h"
+#include "workerpool.h"
+
+#include <QJsonArray>
+#include <QMutexLocker>
+#include <QTimer>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+namespace kforge::search {
+
+namespace {
+
+const QString kSearch = QStringLiteral("search");
+const QString kConfirm = QStringLiteral("confirm");
+
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+// A speedup must beat the current best by more than measurement noise to be worth re-measuring.
+constexpr double kPromotionMargin = 1.005;
+
+std::uint64_t mix(std::uint64_t x) {
+    // splitmix64: spreads (seed, generation, island) over the whole state space.
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// What changed between a parent's parameters and a child's, for the child's label.
+QString paramChange(const ParamValues& from, const ParamValues& to) {
+    QStringList parts;
+    for (const auto& [name, value] : to) {
+        auto it = from.find(name);
+        if (it == from.end() || it->second != value)
+            parts << QStringLiteral("%1=%2").arg(q(name)).arg(value);
+    }
+    return parts.isEmpty() ? QStringLiteral("(same)") : parts.join(QLatin1Char(' '));
+}
+
+} // namespace
+
+QString runStateName(RunState state) {
+    switch (state) {
+    case RunState::Starting: return QStringLiteral("starting");
+    case RunState::Running: return QStringLiteral("running");
+    case RunState::Pausing: return QStringLiteral("pausing");
+    case RunState::Paused: return QStringLiteral("paused");
+    case RunState::Stopping: return QStringLiteral("stopping");
+    case RunState::Finished: return QStringLiteral("finished");
+    case RunState::Stopped: return QStringLiteral("stopped");
+    case RunState::Failed: return QStringLiteral("failed");
+    }
+    return QStringLiteral("unknown");
+}
+
+Engine::Engine(Setup setup, QObject* parent) : QObject(parent), m_setup(std::move(setup)) {
+    qRegisterMetaType<kforge::search::RunProgress>();
+    qRegisterMetaType<kforge::search::RunSummary>();
+    qRegisterMetaType<kforge::search::EngineCommand>();
+    m_config = m_setup.config;
+}
+
+Engine::~Engine() = default;
+
+void Engine::post(EngineCommand command) {
+    {
+        QMutexLocker lock(&m_commandsMutex);
+        m_commands.push_back(std::move(command));
+    }
+    QMetaObject::invokeMethod(this, &Engine::drainCommands, Qt::QueuedConnection);
+}
+
+spec::Expected<eval::Executor*> Engine::defaultExecutor(const RunConfig& config, QObject* parent) {
+    auto program = eval::WorkerLocator::find(config.backend);
+    if (!program)
+        return spec::fail(program.error());
+    return static_cast<eval::Executor*>(new eval::WorkerPool(config.backend, *program, {}, config.workers, parent));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Setup
+
+void Engine::start() {
+    m_session.start();
+    m_progressTimer = new QTimer(this);
+    m_progressTimer->setSingleShot(true);
+    m_progressTimer->setInterval(250);
+    connect(m_progressTimer, &QTimer::timeout, this, [this] { emit progressed(progress()); });
+
+    if (auto opened = open(); !opened) {
+        fail(q(opened.error()));
+        return;
+    }
+    m_state = RunState::Running;
+    writeRun();
+    emit started(m_run.id, m_store->path());
+    scheduleProgress();
+    scheduleNextGeneration();
+}
+
+spec::Status Engine::open() {
+    auto store = store::RunStore::open(m_setup.storePath);
+    if (!store)
+        return spec::fail(store.error());
+    m_store = std::move(*store);
+
+    const bool resuming = m_setup.resumeRun >= 0;
+    if (resuming) {
+        qint64 id = m_setup.resumeRun;
+        if (id == 0) {
+            auto runs = m_store->runs();
+            if (!runs)
+                return spec::fail(runs.error());
+            if (runs->isEmpty())
+                return spec::fail(m_setup.storePath.toStdString() + ": holds no run to resume");
+            id = runs->first().id;
+        }
+        auto run = m_store->run(id);
+        if (!run)
+            return spec::fail(run.error());
+        m_run = *run;
+        auto config = RunConfig::fromJson(m_run.config);
+        if (!config)
+            return spec::fail(m_setup.storePath.toStdString() + ": run " + std::to_string(id) + ": " + config.error());
+        m_config = *config;
+        if (m_setup.budgetEvaluations >= 0)
+            m_config.budgetEvaluations = m_setup.budgetEvaluations;
+        if (m_setup.budgetSeconds >= 0.0)
+            m_config.budgetSeconds = m_setup.budgetSeconds;
+        m_run.config = m_config.toJson();
+    } else if (auto valid = m_config.validate(); !valid) {
+        return valid;
+    }
+
+    // The task: by the folder it was loaded from when resuming (it may not be a built-in one).
+    auto taskDir = task::TaskCatalog::resolve(resuming && !m_run.taskDir.isEmpty() ? m_run.taskDir : m_config.task);
+    if (!taskDir && resuming)
+        taskDir = task::TaskCatalog::resolve(m_config.task);
+    if (!taskDir)
+        return spec::fail(taskDir.error());
+    auto bundle = spec::loadTaskDir(taskDir->toStdString());
+    if (!bundle)
+        return spec::fail(bundle.error());
+    m_task = std::move(*bundle);
+    const std::string backend = m_config.backend.toStdString();
+    if (!m_task.baselineSource.count(backend))
+        return spec::fail("task " + m_task.spec.name + " has no " + backend + " baseline to start from (its task.json names none)");
+    if (m_config.variant != QLatin1String("default") && !m_task.spec.variants.count(m_config.variant.toStdString()))
+        return spec::fail("task " + m_task.spec.name + " has no size variant '" + m_config.variant.toStdString() + "'");
+    m_dialect = m_config.backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+
+    auto space = m_config.descriptors.isEmpty() ? DescriptorSpace::builtIn() : DescriptorSpace::load(m_config.descriptors);
+    if (!space)
+        return spec::fail(space.error());
+    m_space = *space;
+
+    if (m_setup.useExperts) {
+        const auto library = propose::ExpertLibrary::load(m_setup.expertRoots.isEmpty() ? propose::ExpertLibrary::defaultRoots()
+                                                                                        : m_setup.expertRoots);
+        for (const QString& problem : library.problems())
+            emit notice(QStringLiteral("expert library: %1").arg(problem));
+        m_experts = library.forTask(q(m_task.spec.name), m_config.backend);
+    }
+    m_islands.assign(static_cast<size_t>(m_config.islands), Island{});
+
+    if (resuming) {
+        if (auto loaded = loadStoredRun(); !loaded)
+            return loaded;
+    } else {
+        m_run.name = QStringLiteral("%1 on %2").arg(q(m_task.spec.name), m_config.backend);
+        m_run.task = q(m_task.spec.name);
+        m_run.taskDir = *taskDir;
+        m_run.backend = m_config.backend;
+        m_run.variant = m_config.variant;
+        m_run.config = m_config.toJson();
+        m_run.state = runStateName(RunState::Starting);
+        auto id = m_store->createRun(m_run);
+        if (!id)
+            return spec::fail(id.error());
+        m_run.id = *id;
+        m_run.generation = -1;
+    }
+
+    auto executor = m_setup.executorFactory ? m_setup.executorFactory(m_config, this) : defaultExecutor(m_config, this);
+    if (!executor)
+        return spec::fail(executor.error());
+    m_executor = *executor;
+    connect(m_executor, &eval::Executor::evaluated, this, &Engine::onEvaluated);
+    if (auto* pool = qobject_cast<eval::WorkerPool*>(m_executor))
+        connect(pool, &eval::WorkerPool::workersFailedToStart, this,
+                [this](const QString& message) { fail(QStringLiteral("the %1 worker cannot start: %2").arg(m_config.backend, message)); });
+
+    QJsonObject data{{QStringLiteral("backend"), m_config.backend}, {QStringLiteral("experts"), static_cast<int>(m_experts.size())}};
+    event(resuming ? QStringLiteral("run_resumed") : QStringLiteral("run_started"), data);
+    return spec::success();
+}
+
+spec::Status Engine::loadStoredRun() {
+    auto candidates = m_store->candidates(m_run.id);
+    if (!candidates)
+        return spec::fail(candidates.error());
+    auto evaluations = m_store->evaluations(m_run.id);
+    if (!evaluations)
+        return spec::fail(evaluations.error());
+    auto events = m_store->events(m_run.id);
+    if (!events)
+        return spec::fail(events.error());
+
+    m_storedGeneration = m_run.generation;
+    m_priorWallSeconds = m_run.wallSeconds;
+    for (Candidate c : *candidates) {
+        // Flags are replayed from the events, at the generation they were set.
+        c.pinned = false;
+        c.vetoed = false;
+        m_storedBatches[c.generation].push_back(c.id);
+        m_nextId = std::max(m_nextId, c.id + 1);
+        Entry e;
+        e.candidate = std::move(c);
+        completeParams(e.candidate.source, e.candidate.params, &e.templateKey);
+        m_keys.insert(e.candidate.key);
+        m_entries.emplace(e.candidate.id, std::move(e));
+    }
+    for (const auto& record : *evaluations) {
+        m_known[{record.candidateId, record.purpose}] = record.result;
+        ++m_evaluations;
+    }
+    for (const auto& record : *events) {
+        static const QStringList human{QStringLiteral("pin"), QStringLiteral("unpin"), QStringLiteral("veto")};
+        if (human.contains(record.kind))
+            m_storedHumanEvents[record.generation].push_back(record);
+    }
+    // Evaluations whose generation never completed are kept but the generation is not re-proposed.
+    return spec::success();
+}
+
+void Engine::fail(const QString& message) {
+    qCWarning(lcSearch) << "run failed:" << message;
+    finish(RunState::Failed, message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The generation loop
+
+void Engine::scheduleNextGeneration() {
+    QMetaObject::invokeMethod(this, &Engine::nextGeneration, Qt::QueuedConnection);
+}
+
+void Engine::nextGeneration() {
+    if (m_finished || m_generation > m_completedGeneration)
+        return;
+    drainCommands();
+    if (m_finished)
+        return;
+    if (m_state == RunState::Stopping) {
+        finish(RunState::Stopped, QStringLiteral("stopped by the user"));
+        return;
+    }
+    if (m_state == RunState::Pausing || m_state == RunState::Paused) {
+        if (m_state == RunState::Pausing) {
+            m_state = RunState::Paused;
+            writeRun();
+            scheduleProgress();
+        }
+        return;
+    }
+
+    const int generation = m_completedGeneration + 1;
+    const bool stored = m_storedBatches.count(generation) > 0;
+    if (!stored) {
+        if (m_config.budgetEvaluations > 0 && budgetLeft() <= 0) {
+            finish(RunState::Finished, QStringLiteral("evaluation budget reached (%1 of %2)").arg(m_evaluations).arg(m_config.budgetEvaluations));
+            return;
+        }
+        if (m_config.budgetSeconds > 0.0 && elapsedSeconds() >= m_config.budgetSeconds) {
+            finish(RunState::Finished, QStringLiteral("time budget reached (%1 s)").arg(m_config.budgetSeconds));
+            return;
+        }
+    }
+
+    m_generation = generation;
+    if (stored) {
+        m_batch = m_storedBatches[generation];
+        for (qint64 id : m_batch)
+            adopt(m_entries.at(id));
+    } else {
+        m_batch = propose(generation);
+    }
+    if (m_batch.empty()) {
+        finish(RunState::Finished, QStringLiteral("nothing left to try: every configuration of every kernel on every island has been evaluated"));
+        return;
+    }
+    m_outstanding = static_cast<int>(m_batch.size());
+    for (qint64 id : m_batch)
+        evaluate(id, kSearch);
+    scheduleProgress();
+}
+
+std::vector<qint64> Engine::propose(int generation) {
+    std::vector<Candidate> children;
+    if (generation == 0) {
+        std::vector<qint64> ids = proposeSeeds();
+        return ids;
+    }
+    for (Candidate& c : m_injected) {
+        c.generation = generation;
+        children.push_back(std::move(c));
+    }
+    m_injected.clear();
+    const int limit = budgetLeft();
+    std::vector<qint64> ids;
+    {
+        store::RunStore::Transaction tx(*m_store);
+        for (Candidate& c : children) {
+            if (static_cast<int>(ids.size()) >= limit)
+                break;
+            ids.push_back(addCandidate(std::move(c)));
+        }
+        for (int island = 0; island < m_config.islands; ++island) {
+            auto rng = rngFor(generation, island);
+            for (int k = 0; k < m_config.childrenPerIsland && static_cast<int>(ids.size()) < limit; ++k) {
+                std::optional<Candidate> child;
+                std::uniform_real_distribution<double> coin(0.0, 1.0);
+                if (coin(rng) < m_config.expertRate)
+                    child = proposeExpert(island, generation);
+                if (!child)
+                    child = proposeChild(island, generation, rng);
+                if (!child)
+                    child = proposeExpert(island, generation); // the island's templates are exhausted
+                if (!child)
+                    break;
+                ids.push_back(addCandidate(std::move(*child)));
+            }
+        }
+        if (auto committed = tx.commit(); !committed)
+            fail(QStringLiteral("cannot record generation %1: %2").arg(generation).arg(q(committed.error())));
+    }
+    return ids;
+}
+
+std::vector<qint64> Engine::proposeSeeds() {
+    std::vector<qint64> ids;
+    store::RunStore::Transaction tx(*m_store);
+    const std::string backend = m_config.backend.toStdString();
+    Candidate baseline;
+    baseline.source = q(m_task.baselineSource.at(backend));
+    baseline.origin = Origin::Seed;
+    baseline.label = QStringLiteral("baseline");
+    baseline.island = 0;
+    ids.push_back(addCandidate(std::move(baseline)));
+    // Each expert starts on one island, so the islands begin in different places.
+    int island = m_config.islands > 1 ? 1 : 0;
+    for (const auto& expert : m_experts) {
+        if (budgetLeft() <= static_cast<int>(ids.size()))
+            break;
+        Candidate c;
+        c.source = expert.source;
+        c.origin = Origin::Expert;
+        c.label = QStringLiteral("expert %1/%2").arg(expert.family, expert.name);
+        c.island = island;
+        island = (island + 1) % m_config.islands;
+        ids.push_back(addCandidate(std::move(c)));
+    }
+    if (auto committed = tx.commit(); !committed)
+        fail(QStringLiteral("cannot record the seeds: %1").arg(q(committed.error())));
+    return ids;
+}
+
+std::optional<Candidate> Engine::proposeExpert(int island, int generation) {
+    auto& tried = m_islands[static_cast<size_t>(island)].expertsTried;
+    for (const auto& expert : m_experts) {
+        const QString templateKey = candidateKey(expert.source, {});
+        if (tried.count(templateKey))
+            continue;
+        tried.insert(templateKey);
+        Candidate c;
+        c.source = expert.source;
+        c.origin = Origin::Expert;
+        c.label = QStringLiteral("expert %1/%2").arg(expert.family, expert.name);
+        c.island = island;
+        c.generation = generation;
+        QString unused;
+        c.params = completeParams(c.source, {}, &unused);
+        if (m_keys.count(candidateKey(c.source, c.params)))
+            continue; // already in the run (seeded on another island)
+        return c;
+    }
+    return std::nullopt;
+}
+
+std::optional<Candidate> Engine::proposeChild(int island, int generation, std::mt19937_64& rng) {
+    auto parentId = selectParent(island, rng);
+    if (!parentId)
+        return std::nullopt;
+    Entry& parent = m_entries.at(*parentId);
+    propose::Tuner* tuner = tunerFor(parent);
+    if (!tuner)
+        return std::nullopt;
+    auto config = tuner->propose(parent.candidate.params, rng, m_config.tunerRestart);
+    if (!config)
+        return std::nullopt;
+    Candidate c;
+    c.source = parent.candidate.source;
+    c.params = *config;
+    c.parents = {parent.candidate.id};
+    c.island = island;
+    c.generation = generation;
+    c.origin = Origin::Tuner;
+    c.label = QStringLiteral("tuner %1").arg(paramChange(parent.candidate.params, c.params));
+    return c;
+}
+
+qint64 Engine::addCandidate(Candidate candidate) {
+    Entry e;
+    e.candidate = std::move(candidate);
+    e.candidate.id = m_nextId++;
+    e.candidate.params = completeParams(e.candidate.source, e.candidate.params, &e.templateKey);
+    e.candidate.key = candidateKey(e.candidate.source, e.candidate.params);
+    adopt(e);
+    if (auto stored = m_store->insertCandidate(m_run.id, e.candidate); !stored)
+        qCWarning(lcSearch) << "cannot store candidate" << e.candidate.id << q(stored.error());
+    const qint64 id = e.candidate.id;
+    m_entries.emplace(id, std::move(e));
+    return id;
+}
+
+void Engine::adopt(Entry& entry) {
+    m_keys.insert(entry.candidate.key);
+    if (entry.candidate.origin == Origin::Expert) {
+        const int island = std::clamp(entry.candidate.island, 0, m_config.islands - 1);
+        m_islands[static_cast<size_t>(island)].expertsTried.insert(entry.templateKey);
+    }
+    if (auto* tuner = tunerFor(entry))
+        tuner->markSeen(entry.candidate.params);
+}
+
+void Engine::evaluate(qint64 candidate, const QString& purpose) {
+    auto known = m_known.find({candidate, purpose});
+    if (known != m_known.end()) {
+        const protocol::EvaluateResult result = known->second;
+        QMetaObject::invokeMethod(this, [this, candidate, purpose, result] { onResult(candidate, purpose, result); },
+                                  Qt::QueuedConnection);
+        return;
+    }
+    const Entry& e = m_entries.at(candidate);
+    task::EvalSettings settings;
+    settings.backend = m_config.backend;
+    settings.variant = m_config.variant;
+    settings.pairWithBaseline = true;
+    settings.options.device = m_config.device;
+    if (purpose == kConfirm) {
+        // Fresh inputs: the re-measurement must not be able to lean on anything from the first one.
+        settings.options.seeds = {1000003ull + static_cast<std::uint64_t>(candidate), 2000003ull + static_cast<std::uint64_t>(candidate)};
+    }
+    auto request = task::makeEvalRequest(m_task, settings, e.candidate.source,
+                                         QStringLiteral("candidate-%1.%2").arg(candidate).arg(m_dialect == spec::Dialect::Cuda ? QStringLiteral("cu") : QStringLiteral("cl")));
+    if (!request) {
+        protocol::EvaluateResult r;
+        r.status = protocol::Status::Rejected;
+        r.message = request.error();
+        r.diagnostics.push_back({"launch_plan", "error", request.error(), "candidate", 0, 0});
+        QMetaObject::invokeMethod(this, [this, candidate, purpose, r] {
+            if (auto stored = m_store->insertEvaluation(m_run.id, candidate, purpose, r); !stored)
+                qCWarning(lcSearch) << q(stored.error());
+            ++m_evaluations;
+            ++m_sessionEvaluations;
+            onResult(candidate, purpose, r);
+        }, Qt::QueuedConnection);
+        return;
+    }
+    request->candidate.params = e.candidate.params;
+    const auto timeout = std::chrono::milliseconds(static_cast<qint64>(m_config.evalTimeoutSeconds * 1000.0));
+    const qint64 ticket = m_executor->submit(std::move(*request), timeout);
+    m_tickets[ticket] = Pending{candidate, purpose};
+}
+
+void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) {
+    auto it = m_tickets.find(ticket);
+    if (it == m_tickets.end())
+        return;
+    const Pending pending = it->second;
+    m_tickets.erase(it);
+    if (m_state == RunState::Stopping || m_finished) {
+        // Cancelled on the way out: not a result; a resumed run evaluates it again.
+        if (m_tickets.empty() && !m_finished)
+            finish(RunState::Stopped, QStringLiteral("stopped by the user"));
+        return;
+    }
+    if (auto stored = m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, result); !stored)
+        qCWarning(lcSearch) << "cannot store evaluation:" << q(stored.error());
+    ++m_evaluations;
+    ++m_sessionEvaluations;
+    onResult(pending.candidate, pending.purpose, result);
+}
+
+void Engine::onResult(qint64 candidate, const QString& purpose, const protocol::EvaluateResult& result) {
+    if (m_finished)
+        return;
+    if (purpose == kConfirm) {
+        onConfirmation(candidate, result);
+        return;
+    }
+    m_entries.at(candidate).result = result;
+    scheduleProgress();
+    if (--m_outstanding == 0)
+        completeGeneration();
+}
+
+void Engine::completeGeneration() {
+    for (qint64 id : m_batch)
+        integrate(m_entries.at(id));
+
+    if (m_generation == 0) {
+        const Entry& baseline = m_entries.at(m_batch.front());
+        if (!baseline.fitness.correct) {
+            fail(QStringLiteral("the task's own baseline did not pass on %1: %2")
+                     .arg(m_config.backend, q(baseline.result ? baseline.result->message : std::string("no result"))));
+            return;
+        }
+    }
+    if (m_config.migrationInterval > 0 && m_generation > 0 && m_generation % m_config.migrationInterval == 0)
+        migrate();
+    considerPromotion();
+}
+
+void Engine::integrate(Entry& entry) {
+    const auto& result = *entry.result;
+    entry.fitness = fitnessOf(result);
+    KernelFacts facts;
+    facts.dialect = m_dialect;
+    facts.params = entry.candidate.params;
+    for (const auto& c : result.compile)
+        if (c.role == "candidate")
+            facts.resources = c.resources;
+    entry.cell = m_space.describe(entry.candidate.source, facts);
+    if (!entry.fitness.correct || entry.candidate.vetoed)
+        return;
+
+    // Seeds (the baseline) belong to every island; everything else to the island it was made on.
+    std::vector<int> islands;
+    if (entry.candidate.origin == Origin::Seed) {
+        for (int i = 0; i < m_config.islands; ++i)
+            islands.push_back(i);
+    } else {
+        islands.push_back(std::clamp(entry.candidate.island, 0, m_config.islands - 1));
+    }
+    for (int i : islands) {
+        Island& island = m_islands[static_cast<size_t>(i)];
+        const auto insertion = island.archive.insert(*entry.cell, entry.candidate.id, entry.fitness);
+        // Credit the parent's cell when its child made it in: the selection favours cells that
+        // improved recently, and forgets slowly those that stopped paying off.
+        if (!entry.candidate.parents.isEmpty()) {
+            if (auto parentCell = island.archive.cellOf(entry.candidate.parents.front())) {
+                double& c = island.curiosity[*parentCell];
+                c = insertion.outcome == Archive::Outcome::Rejected ? c * 0.8 : c + 1.0;
+            }
+        }
+    }
+}
+
+void Engine::migrate() {
+    // Everyone picks its emigrants before anyone receives, so the ring's order does not matter.
+    std::vector<std::vector<Elite>> emigrants(m_islands.size());
+    for (size_t i = 0; i < m_islands.size(); ++i) {
+        for (const Elite& e : m_islands[i].archive.ranked()) {
+            if (static_cast<int>(emigrants[i].size()) >= m_config.migrants)
+                break;
+            if (!m_entries.at(e.candidate).candidate.vetoed)
+                emigrants[i].push_back(e);
+        }
+    }
+    if (m_islands.size() < 2)
+        return;
+    for (size_t i = 0; i < m_islands.size(); ++i) {
+        const size_t to = (i + 1) % m_islands.size();
+        for (const Elite& e : emigrants[i]) {
+            const Entry& entry = m_entries.at(e.candidate);
+            const auto insertion = m_islands[to].archive.insert(*entry.cell, e.candidate, e.fitness);
+            const bool accepted = insertion.outcome != Archive::Outcome::Rejected;
+            event(QStringLiteral("migration"),
+                  {{QStringLiteral("from"), static_cast<int>(i)}, {QStringLiteral("to"), static_cast<int>(to)},
+                   {QStringLiteral("candidate"), e.candidate}, {QStringLiteral("speedup"), e.fitness.speedup},
+                   {QStringLiteral("accepted"), accepted}});
+        }
+    }
+}
+
+void Engine::considerPromotion() {
+    const Entry* best = nullptr;
+    for (qint64 id : m_batch) {
+        const Entry& e = m_entries.at(id);
+        if (!e.fitness.correct || e.candidate.vetoed || m_confirmed.count(id))
+            continue;
+        if (!best || e.fitness.betterThan(best->fitness))
+            best = &e;
+    }
+    const double threshold = m_bestCandidate ? m_bestSpeedup * kPromotionMargin : 0.0;
+    if (!best || best->fitness.speedup <= threshold) {
+        finishGeneration();
+        return;
+    }
+    if (!m_config.confirmBest) {
+        onConfirmation(best->candidate.id, *best->result);
+        return;
+    }
+    m_outstanding = 1;
+    evaluate(best->candidate.id, kConfirm);
+}
+
+void Engine::onConfirmation(qint64 candidate, const protocol::EvaluateResult& result) {
+    const Entry& e = m_entries.at(candidate);
+    const Fitness confirmed = fitnessOf(result);
+    const double threshold = m_bestCandidate ? m_bestSpeedup * kPromotionMargin : 0.0;
+    QJsonObject data{{QStringLiteral("candidate"), candidate},
+                     {QStringLiteral("first_speedup"), e.fitness.speedup},
+                     {QStringLiteral("confirmed_speedup"), confirmed.speedup},
+                     {QStringLiteral("status"), q(std::string(protocol::statusName(result.status)))},
+                     {QStringLiteral("label"), e.candidate.label}};
+    if (confirmed.correct && confirmed.speedup > threshold) {
+        m_confirmed[candidate] = confirmed.speedup;
+        event(QStringLiteral("new_best"), data);
+        recomputeBest();
+    } else {
+        data.insert(QStringLiteral("previous_best"), m_bestSpeedup);
+        event(QStringLiteral("promotion_rejected"), data);
+    }
+    m_outstanding = 0;
+    finishGeneration();
+}
+
+void Engine::finishGeneration() {
+    m_completedGeneration = m_generation;
+    {
+        store::RunStore::Transaction tx(*m_store);
+        if (m_generation > m_storedGeneration) { // a replayed generation's events are stored already
+            for (const auto& [kind, data] : m_generationEvents)
+                if (auto stored = m_store->insertEvent(m_run.id, m_generation, kind, data); !stored)
+                    qCWarning(lcSearch) << q(stored.error());
+        }
+        writeRun();
+        if (auto committed = tx.commit(); !committed)
+            qCWarning(lcSearch) << "cannot record generation" << m_generation << q(committed.error());
+    }
+    m_generationEvents.clear();
+    applyStoredHumanEvents(m_completedGeneration);
+    emit generationCompleted(m_completedGeneration);
+    scheduleProgress();
+    scheduleNextGeneration();
+}
+
+void Engine::finish(RunState state, const QString& message) {
+    if (m_finished)
+        return;
+    m_finished = true;
+    m_state = state;
+    for (const auto& [ticket, pending] : m_tickets)
+        if (m_executor)
+            m_executor->cancel(ticket);
+    m_tickets.clear();
+    if (m_store && m_run.id != 0) {
+        m_run.message = message;
+        m_generationEvents.clear();
+        event(QStringLiteral("run_ended"), {{QStringLiteral("state"), runStateName(state)}, {QStringLiteral("message"), message}});
+        store::RunStore::Transaction tx(*m_store);
+        for (const auto& [kind, data] : m_generationEvents)
+            m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), kind, data);
+        m_generationEvents.clear();
+        writeRun();
+        tx.commit();
+    }
+    if (auto* pool = qobject_cast<eval::WorkerPool*>(m_executor))
+        pool->shutdown();
+    if (m_progressTimer)
+        m_progressTimer->stop();
+    emit progressed(progress());
+
+    RunSummary s;
+    s.runId = m_run.id;
+    s.storePath = m_store ? m_store->path() : m_setup.storePath;
+    s.state = state;
+    s.message = message;
+    s.bestCandidate = m_bestCandidate;
+    s.bestSpeedup = m_bestSpeedup;
+    if (m_bestCandidate)
+        s.bestLabel = m_entries.at(m_bestCandidate).candidate.label;
+    s.evaluations = m_evaluations;
+    s.candidates = static_cast<qint64>(m_entries.size());
+    s.generations = m_completedGeneration + 1;
+    s.wallSeconds = elapsedSeconds();
+    emit finished(s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steering
+
+void Engine::drainCommands() {
+    std::deque<EngineCommand> commands;
+    {
+        QMutexLocker lock(&m_commandsMutex);
+        commands.swap(m_commands);
+    }
+    if (m_finished || m_state == RunState::Starting) {
+        if (!m_finished && !commands.empty()) {
+            // Not started yet: keep them for the first boundary.
+            QMutexLocker lock(&m_commandsMutex);
+            for (auto it = commands.rbegin(); it != commands.rend(); ++it)
+                m_commands.push_front(*it);
+        }
+        return;
+    }
+    const bool atBoundary = m_generation == m_completedGeneration;
+    for (const EngineCommand& c : commands) {
+        using K = EngineCommand::Kind;
+        const bool immediate = c.kind == K::Pause || c.kind == K::Resume || c.kind == K::Stop || c.kind == K::SetBudget;
+        if (immediate || atBoundary) {
+            apply(c, false);
+        } else {
+            QMutexLocker lock(&m_commandsMutex);
+            m_commands.push_back(c); // waits for the end of the generation in flight
+        }
+    }
+}
+
+void Engine::apply(const EngineCommand& c, bool replaying) {
+    using K = EngineCommand::Kind;
+    auto record = [&](const QString& kind, QJsonObject data) {
+        if (replaying)
+            return;
+        if (!c.reason.isEmpty())
+            data.insert(QStringLiteral("reason"), c.reason);
+        if (auto stored = m_store->insertEvent(m_run.id, m_completedGeneration, kind, data); !stored)
+            qCWarning(lcSearch) << q(stored.error());
+    };
+    const QJsonObject who{{QStringLiteral("candidate"), c.candidate}};
+    switch (c.kind) {
+    case K::Pause:
+        if (m_state == RunState::Running) {
+            m_state = m_generation == m_completedGeneration ? RunState::Paused : RunState::Pausing;
+            record(QStringLiteral("pause"), {});
+            writeRun();
+        }
+        break;
+    case K::Resume:
+        if (m_state == RunState::Paused || m_state == RunState::Pausing) {
+            const bool wasPaused = m_state == RunState::Paused;
+            m_state = RunState::Running;
+            record(QStringLiteral("resume"), {});
+            writeRun();
+            if (wasPaused)
+                scheduleNextGeneration();
+        }
+        break;
+    case K::Stop:
+        if (m_state != RunState::Stopping) {
+            record(QStringLiteral("stop"), {});
+            m_state = RunState::Stopping;
+            if (m_tickets.empty()) {
+                finish(RunState::Stopped, QStringLiteral("stopped by the user"));
+            } else {
+                for (const auto& [ticket, pending] : m_tickets)
+                    m_executor->cancel(ticket);
+            }
+        }
+        break;
+    case K::SetBudget:
+        if (c.budgetEvaluations >= 0)
+            m_config.budgetEvaluations = c.budgetEvaluations;
+        if (c.budgetSeconds >= 0.0)
+            m_config.budgetSeconds = c.budgetSeconds;
+        m_run.config = m_config.toJson();
+        record(QStringLiteral("budget"), {{QStringLiteral("evaluations"), m_config.budgetEvaluations},
+                                          {QStringLiteral("seconds"), m_config.budgetSeconds}});
+        writeRun();
+        if (m_state == RunState::Running && m_generation == m_completedGeneration)
+            scheduleNextGeneration();
+        break;
+    case K::Pin:
+    case K::Unpin:
+        if (!m_entries.count(c.candidate)) {
+            emit notice(QStringLiteral("cannot %1 candidate %2: the run has no such candidate")
+                            .arg(c.kind == K::Pin ? QStringLiteral("pin") : QStringLiteral("unpin")).arg(c.candidate));
+            break;
+        }
+        setPinned(c.candidate, c.kind == K::Pin);
+        record(c.kind == K::Pin ? QStringLiteral("pin") : QStringLiteral("unpin"), who);
+        break;
+    case K::Veto:
+        if (!m_entries.count(c.candidate)) {
+            emit notice(QStringLiteral("cannot veto candidate %1: the run has no such candidate").arg(c.candidate));
+            break;
+        }
+        setVetoed(c.candidate);
+        record(QStringLiteral("veto"), who);
+        break;
+    case K::Inject: {
+        Candidate cand = c.injected;
+        cand.origin = Origin::Human;
+        cand.island = std::clamp(cand.island, 0, m_config.islands - 1);
+        if (cand.label.isEmpty())
+            cand.label = cand.parents.isEmpty() ? QStringLiteral("human") : QStringLiteral("human edit of #%1").arg(cand.parents.front());
+        QString templateKey;
+        const ParamValues complete = completeParams(cand.source, cand.params, &templateKey);
+        if (m_keys.count(candidateKey(cand.source, complete))) {
+            emit notice(QStringLiteral("not injected: the run already has this kernel with these parameters"));
+            break;
+        }
+        record(QStringLiteral("inject"), {{QStringLiteral("island"), cand.island}, {QStringLiteral("label"), cand.label}});
+        m_injected.push_back(std::move(cand));
+        if (m_state == RunState::Running && m_generation == m_completedGeneration)
+            scheduleNextGeneration();
+        break;
+    }
+    }
+    scheduleProgress();
+}
+
+void Engine::applyStoredHumanEvents(int generation) {
+    auto it = m_storedHumanEvents.find(generation);
+    if (it == m_storedHumanEvents.end())
+        return;
+    for (const auto& record : it->second) {
+        const qint64 id = static_cast<qint64>(record.data.value(QStringLiteral("candidate")).toDouble());
+        if (!m_entries.count(id))
+            continue;
+        if (record.kind == QLatin1String("veto"))
+            setVetoed(id);
+        else
+            setPinned(id, record.kind == QLatin1String("pin"));
+    }
+    m_storedHumanEvents.erase(it);
+}
+
+void Engine::setPinned(qint64 candidate, bool pinned) {
+    Entry& e = m_entries.at(candidate);
+    e.candidate.pinned = pinned && !e.candidate.vetoed;
+    m_store->setCandidateFlags(m_run.id, candidate, e.candidate.pinned, e.candidate.vetoed);
+}
+
+void Engine::setVetoed(qint64 candidate) {
+    Entry& e = m_entries.at(candidate);
+    e.candidate.vetoed = true;
+    e.candidate.pinned = false;
+    for (Island& island : m_islands)
+        island.archive.remove(candidate);
+    m_store->setCandidateFlags(m_run.id, candidate, false, true);
+    if (candidate == m_bestCandidate)
+        recomputeBest();
+}
+
+void Engine::recomputeBest() {
+    const qint64 before = m_bestCandidate;
+    m_bestCandidate = 0;
+    m_bestSpeedup = 0.0;
+    for (const auto& [id, speedup] : m_confirmed) {
+        if (m_entries.at(id).candidate.vetoed)
+            continue;
+        if (!m_bestCandidate || speedup > m_bestSpeedup) {
+            m_bestCandidate = id;
+            m_bestSpeedup = speedup;
+        }
+    }
+    m_run.bestCandidate = m_bestCandidate;
+    m_run.bestSpeedup = m_bestSpeedup;
+    if (m_bestCandidate != before)
+        emit bestChanged(m_bestCandidate, m_bestSpeedup);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+std::optional<qint64> Engine::selectParent(int island, std::mt19937_64& rng) const {
+    const Island& isl = m_islands[static_cast<size_t>(island)];
+    struct Option {
+        qint64 id;
+        Fitness fitness;
+        double weight;
+    };
+    std::vector<Option> options;
+    for (const Elite& e : isl.archive.ranked()) {
+        const Entry& entry = m_entries.at(e.candidate);
+        if (entry.candidate.vetoed)
+            continue;
+        double curiosity = 0.0;
+        if (entry.cell)
+            if (auto it = isl.curiosity.find(*entry.cell); it != isl.curiosity.end())
+                curiosity = it->second;
+        options.push_back({e.candidate, e.fitness, (1.0 + curiosity) * (entry.candidate.pinned ? 3.0 : 1.0)});
+    }
+    // Pinned kernels stay parents even when a better one took their cell.
+    for (const auto& [id, entry] : m_entries) {
+        if (!entry.candidate.pinned || entry.candidate.vetoed || !entry.fitness.correct)
+            continue;
+        if (std::none_of(options.begin(), options.end(), [&](const Option& o) { return o.id == id; }))
+            options.push_back({id, entry.fitness, 3.0});
+    }
+    if (options.empty())
+        return std::nullopt;
+
+    std::uniform_real_distribution<double> coin(0.0, 1.0);
+    if (coin(rng) < m_config.exploitation) {
+        // Exploit: a tournament of three by fitness; pinned kernels enter twice.
+        std::vector<size_t> pool;
+        for (size_t i = 0; i < options.size(); ++i) {
+            pool.push_back(i);
+            if (m_entries.at(options[i].id).candidate.pinned)
+                pool.push_back(i);
+        }
+        std::uniform_int_distribution<size_t> pick(0, pool.size() - 1);
+        size_t best = pool[pick(rng)];
+        for (int round = 1; round < 3; ++round) {
+            const size_t other = pool[pick(rng)];
+            if (options[other].fitness.betterThan(options[best].fitness))
+                best = other;
+        }
+        return options[best].id;
+    }
+    // Explore: roulette over the cells, weighted by their recent success.
+    double total = 0.0;
+    for (const auto& o : options)
+        total += o.weight;
+    double target = std::uniform_real_distribution<double>(0.0, total)(rng);
+    for (const auto& o : options) {
+        target -= o.weight;
+        if (target <= 0.0)
+            return o.id;
+    }
+    return options.back().id;
+}
+
+std::mt19937_64 Engine::rngFor(int generation, int island) const {
+    const std::uint64_t s = mix(mix(m_config.seed) ^ mix(static_cast<std::uint64_t>(generation) * 1315423911ull + static_cast<std::uint64_t>(island)));
+    return std::mt19937_64(s);
+}
+
+propose::Tuner* Engine::tunerFor(const Entry& entry) {
+    auto it = m_tuners.find(entry.templateKey);
+    if (it != m_tuners.end())
+        return it->second.get();
+    auto kf = spec::KernelFile::parse(entry.candidate.source.toStdString(), m_dialect);
+    if (!kf)
+        return nullptr;
+    auto tuner = std::make_unique<propose::Tuner>(kf->params);
+    auto* raw = tuner.get();
+    m_tuners.emplace(entry.templateKey, std::move(tuner));
+    return raw;
+}
+
+ParamValues Engine::completeParams(const QString& source, const ParamValues& params, QString* templateKey) {
+    *templateKey = candidateKey(source, {});
+    auto kf = spec::KernelFile::parse(source.toStdString(), m_dialect);
+    if (!kf)
+        return params; // the worker will say what is wrong with it
+    return propose::Tuner(kf->params).complete(params);
+}
+
+double Engine::elapsedSeconds() const {
+    return m_priorWallSeconds + (m_session.isValid() ? m_session.elapsed() / 1000.0 : 0.0);
+}
+
+int Engine::budgetLeft() const {
+    if (m_config.budgetEvaluations <= 0)
+        return INT_MAX;
+    // One evaluation stays in reserve for the re-measurement that a new best needs.
+    const qint64 reserve = m_config.confirmBest ? 1 : 0;
+    const qint64 left = m_config.budgetEvaluations - m_evaluations - static_cast<qint64>(m_tickets.size()) - reserve;
+    return static_cast<int>(std::clamp<qint64>(left, 0, INT_MAX));
+}
+
+void Engine::event(const QString& kind, const QJsonObject& data) {
+    m_generationEvents.emplace_back(kind, data);
+}
+
+void Engine::writeRun() {
+    if (!m_store || m_run.id == 0)
+        return;
+    m_run.state = runStateName(m_state);
+    m_run.evaluations = m_evaluations;
+    m_run.wallSeconds = elapsedSeconds();
+    m_run.generation = m_completedGeneration;
+    m_run.bestCandidate = m_bestCandidate;
+    m_run.bestSpeedup = m_bestSpeedup;
+    m_run.config = m_config.toJson();
+    if (auto updated = m_store->updateRun(m_run); !updated)
+        qCWarning(lcSearch) << "cannot update the run:" << q(updated.error());
+}
+
+void Engine::scheduleProgress() {
+    if (m_progressTimer && !m_progressTimer->isActive())
+        m_progressTimer->start();
+}
+
+RunProgress Engine::progress() const {
+    RunProgress p;
+    p.runId = m_run.id;
+    p.state = m_state;
+    p.generation = std::max(0, m_generation);
+    p.evaluations = m_evaluations;
+    p.budgetEvaluations = m_config.budgetEvaluations;
+    p.inFlight = static_cast<int>(m_tickets.size());
+    p.candidates = static_cast<qint64>(m_entries.size());
+    for (const auto& [id, e] : m_entries)
+        if (e.fitness.correct)
+            ++p.correct;
+    p.bestCandidate = m_bestCandidate;
+    p.bestSpeedup = m_bestSpeedup;
+    p.elapsedSeconds = elapsedSeconds();
+    const double session = m_session.isValid() ? m_session.elapsed() / 1000.0 : 0.0;
+    p.evaluationsPerSecond = session > 0.5 ? m_sessionEvaluations / session : 0.0;
+    if (m_config.budgetEvaluations > 0 && p.evaluationsPerSecond > 0.0)
+        p.etaSeconds = std::max<qint64>(0, m_config.budgetEvaluations - m_evaluations) / p.evaluationsPerSecond;
+    std::set<Cell> cells;
+    for (const Island& island : m_islands)
+        for (const auto& [cell, elite] : island.archive.cells())
+            cells.insert(cell);
+    p.archiveCells = static_cast<int>(cells.size());
+    return p;
+}
+
+} // namespace kforge::search

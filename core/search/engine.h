@@ -1,0 +1,198 @@
+#pragma once
+// The evolutionary search engine. Lives in its own thread (RenderDoc's replay thread, Hotspot's
+// parser job) and owns the run store connection and the executor. Generation by generation it
+// asks the proposers for children on every island, evaluates them in the executor, places the
+// correct ones in the islands' MAP-Elites archives, migrates elites around the ring of islands,
+// and promotes a new best only after a fresh, paired re-measurement confirms it.
+//
+// Determinism: a generation's results are processed in candidate order once all have arrived,
+// and every random choice draws from an engine seeded by (run seed, generation, island), so the
+// same seed and the same evaluation results give the same run. A resumed run replays its stored
+// generations through the same code (stored candidates and results instead of proposals and
+// workers) and goes on from the generation that was in flight, losing only its unfinished
+// evaluations.
+//
+// Users steer with commands posted from any thread (post()); progress comes back batched through
+// queued signals, a few times a second at most.
+
+#include "archive.h"
+#include "candidate.h"
+#include "descriptors.h"
+#include "enginetypes.h"
+#include "expertlibrary.h"
+#include "runconfig.h"
+#include "runstore.h"
+#include "tuner.h"
+
+#include <QElapsedTimer>
+#include <QMutex>
+#include <QObject>
+#include <QStringList>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <vector>
+
+class QTimer;
+
+namespace kforge::eval {
+class Executor;
+}
+
+namespace kforge::search {
+
+class Engine : public QObject {
+    Q_OBJECT
+public:
+    // Builds the executor for a run in the engine's thread; the default starts a WorkerPool of
+    // kforge-worker-<backend> processes. Tests pass one that runs the fake worker.
+    using ExecutorFactory = std::function<spec::Expected<eval::Executor*>(const RunConfig& config, QObject* parent)>;
+
+    struct Setup {
+        QString storePath;
+        RunConfig config;        // for a new run
+        qint64 resumeRun = -1;   // -1: a new run; 0: the newest run in the store; otherwise that run
+        qint64 budgetEvaluations = -1; // when resuming: a new evaluation budget (-1 keeps the stored one)
+        double budgetSeconds = -1.0;
+        ExecutorFactory executorFactory;
+        QStringList expertRoots; // empty: ExpertLibrary::defaultRoots()
+        bool useExperts = true;
+    };
+
+    explicit Engine(Setup setup, QObject* parent = nullptr);
+    ~Engine() override;
+
+    // Thread-safe: queues a command for the engine thread.
+    void post(EngineCommand command);
+
+    static spec::Expected<eval::Executor*> defaultExecutor(const RunConfig& config, QObject* parent);
+
+public slots:
+    // Opens the store, loads the task and starts (or resumes) the run. Call in the engine thread.
+    void start();
+
+signals:
+    void started(qint64 runId, const QString& storePath);
+    void progressed(const kforge::search::RunProgress& progress);
+    void generationCompleted(int generation);
+    void bestChanged(qint64 candidate, double speedup);
+    // Something people should know that does not stop the run (an expert file that failed to load).
+    void notice(const QString& message);
+    // Exactly once per start(); state Finished, Stopped or Failed.
+    void finished(const kforge::search::RunSummary& summary);
+
+private:
+    struct Entry {
+        Candidate candidate;
+        QString templateKey; // the source without its parameter values
+        std::optional<protocol::EvaluateResult> result; // the search evaluation
+        Fitness fitness;
+        std::optional<Cell> cell;
+    };
+    struct Island {
+        Archive archive;
+        std::map<Cell, double> curiosity; // recent success of children of the cell's elite
+        std::set<QString> expertsTried;   // expert file paths seeded or proposed here
+    };
+    struct Pending {
+        qint64 candidate = 0;
+        QString purpose;
+    };
+
+    // Setup.
+    spec::Status open();
+    spec::Status loadStoredRun();
+    void fail(const QString& message);
+
+    // The generation loop.
+    void scheduleNextGeneration();
+    void nextGeneration();
+    std::vector<qint64> propose(int generation);
+    std::vector<qint64> proposeSeeds();
+    std::optional<Candidate> proposeChild(int island, int generation, std::mt19937_64& rng);
+    std::optional<Candidate> proposeExpert(int island, int generation);
+    qint64 addCandidate(Candidate candidate); // registers a new one; returns its id
+    void adopt(Entry& entry);                 // what proposing it taught the proposers
+    void evaluate(qint64 candidate, const QString& purpose);
+    void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
+    void onResult(qint64 candidate, const QString& purpose, const protocol::EvaluateResult& result);
+    void completeGeneration();
+    void integrate(Entry& entry);
+    void migrate();
+    void considerPromotion();
+    void onConfirmation(qint64 candidate, const protocol::EvaluateResult& result);
+    void finishGeneration();
+    void finish(RunState state, const QString& message);
+
+    // Steering.
+    void drainCommands();
+    void apply(const EngineCommand& command, bool replaying);
+    void applyStoredHumanEvents(int generation);
+    void setPinned(qint64 candidate, bool pinned);
+    void setVetoed(qint64 candidate);
+    void recomputeBest();
+
+    // Helpers.
+    std::optional<qint64> selectParent(int island, std::mt19937_64& rng) const;
+    std::mt19937_64 rngFor(int generation, int island) const;
+    propose::Tuner* tunerFor(const Entry& entry);
+    ParamValues completeParams(const QString& source, const ParamValues& params, QString* templateKey);
+    double elapsedSeconds() const;
+    int budgetLeft() const; // evaluations that may still be started; INT_MAX without a budget
+    void event(const QString& kind, const QJsonObject& data);
+    void writeRun();
+    void scheduleProgress();
+    RunProgress progress() const;
+
+    Setup m_setup;
+    RunConfig m_config;
+    std::unique_ptr<store::RunStore> m_store;
+    store::RunRecord m_run;
+    spec::TaskBundle m_task;
+    spec::Dialect m_dialect = spec::Dialect::OpenCL;
+    DescriptorSpace m_space;
+    QList<propose::Expert> m_experts;
+    eval::Executor* m_executor = nullptr;
+
+    std::map<qint64, Entry> m_entries;
+    std::set<QString> m_keys;
+    std::map<QString, std::unique_ptr<propose::Tuner>> m_tuners; // by template key
+    std::vector<Island> m_islands;
+    std::map<qint64, double> m_confirmed; // candidate -> confirmed speedup
+    qint64 m_bestCandidate = 0;
+    double m_bestSpeedup = 0.0;
+    qint64 m_nextId = 1;
+
+    // Replay of a stored run.
+    int m_storedGeneration = -1; // last generation the store says was completed
+    std::map<int, std::vector<qint64>> m_storedBatches;
+    std::map<std::pair<qint64, QString>, protocol::EvaluateResult> m_known;
+    std::map<int, std::vector<store::EventRecord>> m_storedHumanEvents;
+
+    // The generation in flight.
+    int m_generation = -1;
+    int m_completedGeneration = -1;
+    std::vector<qint64> m_batch;
+    std::map<qint64, Pending> m_tickets;
+    int m_outstanding = 0; // results the generation still waits for
+    std::vector<std::pair<QString, QJsonObject>> m_generationEvents;
+    std::vector<Candidate> m_injected; // waiting for the next generation
+
+    RunState m_state = RunState::Starting;
+    qint64 m_evaluations = 0;
+    qint64 m_sessionEvaluations = 0;
+    double m_priorWallSeconds = 0.0;
+    QElapsedTimer m_session;
+    QTimer* m_progressTimer = nullptr;
+    bool m_finished = false;
+
+    QMutex m_commandsMutex;
+    std::deque<EngineCommand> m_commands;
+};
+
+} // namespace kforge::search

@@ -1,0 +1,63 @@
+#pragma once
+// The values the engine and its users exchange across threads: commands in, progress and the final
+// summary out. All plain values, copied through queued signals.
+
+#include "candidate.h"
+
+#include <QMetaType>
+#include <QString>
+
+namespace kforge::search {
+
+enum class RunState { Starting, Running, Pausing, Paused, Stopping, Finished, Stopped, Failed };
+QString runStateName(RunState state);
+
+// What people steer with (the GUI and the command line send the same ones). Pin, veto and inject
+// take effect at the next generation boundary, in the order they were posted, so a resumed run
+// replays them at the same point.
+struct EngineCommand {
+    enum class Kind { Pause, Resume, Stop, Pin, Unpin, Veto, Inject, SetBudget };
+    Kind kind = Kind::Pause;
+    qint64 candidate = 0;    // pin, unpin, veto
+    QString reason;          // why, for the experience library and the log
+    Candidate injected;      // inject: source, params, island, parents (the edited kernel), label
+    qint64 budgetEvaluations = -1; // set budget: -1 leaves it
+    double budgetSeconds = -1.0;
+};
+
+struct RunProgress {
+    qint64 runId = 0;
+    RunState state = RunState::Starting;
+    int generation = 0;
+    qint64 evaluations = 0;       // counted against the budget, over all sessions of the run
+    qint64 budgetEvaluations = 0; // 0: none
+    int inFlight = 0;
+    qint64 candidates = 0;
+    qint64 correct = 0;
+    qint64 bestCandidate = 0;     // confirmed best; 0 when none
+    double bestSpeedup = 0.0;
+    double elapsedSeconds = 0.0;  // over all sessions
+    double evaluationsPerSecond = 0.0; // this session
+    double etaSeconds = -1.0;     // until the budget is spent; -1 when unknown
+    int archiveCells = 0;         // cells filled in the run-wide archive
+};
+
+struct RunSummary {
+    qint64 runId = 0;
+    QString storePath;
+    RunState state = RunState::Finished;
+    QString message; // why it ended, for people
+    qint64 bestCandidate = 0;
+    double bestSpeedup = 0.0; // confirmed, over the baseline paired in the same evaluation
+    QString bestLabel;
+    qint64 evaluations = 0;
+    qint64 candidates = 0;
+    int generations = 0;
+    double wallSeconds = 0.0;
+};
+
+} // namespace kforge::search
+
+Q_DECLARE_METATYPE(kforge::search::EngineCommand)
+Q_DECLARE_METATYPE(kforge::search::RunProgress)
+Q_DECLARE_METATYPE(kforge::search::RunSummary)

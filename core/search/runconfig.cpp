@@ -1,0 +1,129 @@
+#include "runconfig.h"
+
+#include <QJsonValue>
+
+namespace kforge::search {
+
+QJsonObject RunConfig::toJson() const {
+    return QJsonObject{
+        {QStringLiteral("task"), task},
+        {QStringLiteral("backend"), backend},
+        {QStringLiteral("variant"), variant},
+        {QStringLiteral("islands"), islands},
+        {QStringLiteral("children_per_island"), childrenPerIsland},
+        {QStringLiteral("migration_interval"), migrationInterval},
+        {QStringLiteral("migrants"), migrants},
+        {QStringLiteral("exploitation"), exploitation},
+        {QStringLiteral("tuner_restart"), tunerRestart},
+        {QStringLiteral("expert_rate"), expertRate},
+        {QStringLiteral("budget_evaluations"), budgetEvaluations},
+        {QStringLiteral("budget_seconds"), budgetSeconds},
+        // JSON numbers are doubles: keep the whole 64-bit seed as text.
+        {QStringLiteral("seed"), QString::number(seed)},
+        {QStringLiteral("workers"), workers},
+        {QStringLiteral("device"), device},
+        {QStringLiteral("eval_timeout_seconds"), evalTimeoutSeconds},
+        {QStringLiteral("confirm_best"), confirmBest},
+        {QStringLiteral("descriptors"), descriptors},
+    };
+}
+
+namespace {
+
+template <typename T>
+bool readNumber(const QJsonObject& json, const char* key, T& target, std::string& error) {
+    const QJsonValue v = json.value(QLatin1String(key));
+    if (v.isUndefined())
+        return true;
+    if (!v.isDouble()) {
+        error = std::string("run configuration: '") + key + "' must be a number";
+        return false;
+    }
+    target = static_cast<T>(v.toDouble());
+    return true;
+}
+
+bool readString(const QJsonObject& json, const char* key, QString& target, std::string& error) {
+    const QJsonValue v = json.value(QLatin1String(key));
+    if (v.isUndefined())
+        return true;
+    if (!v.isString()) {
+        error = std::string("run configuration: '") + key + "' must be a string";
+        return false;
+    }
+    target = v.toString();
+    return true;
+}
+
+} // namespace
+
+spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
+    RunConfig c;
+    std::string e;
+    const bool ok = readString(json, "task", c.task, e) && readString(json, "backend", c.backend, e)
+                    && readString(json, "variant", c.variant, e) && readNumber(json, "islands", c.islands, e)
+                    && readNumber(json, "children_per_island", c.childrenPerIsland, e)
+                    && readNumber(json, "migration_interval", c.migrationInterval, e)
+                    && readNumber(json, "migrants", c.migrants, e) && readNumber(json, "exploitation", c.exploitation, e)
+                    && readNumber(json, "tuner_restart", c.tunerRestart, e)
+                    && readNumber(json, "expert_rate", c.expertRate, e)
+                    && readNumber(json, "budget_evaluations", c.budgetEvaluations, e)
+                    && readNumber(json, "budget_seconds", c.budgetSeconds, e) && readNumber(json, "workers", c.workers, e)
+                    && readNumber(json, "device", c.device, e)
+                    && readNumber(json, "eval_timeout_seconds", c.evalTimeoutSeconds, e)
+                    && readString(json, "descriptors", c.descriptors, e);
+    if (!ok)
+        return spec::fail(e);
+    const QJsonValue seed = json.value(QLatin1String("seed"));
+    if (seed.isString()) {
+        bool parsed = false;
+        c.seed = seed.toString().toULongLong(&parsed);
+        if (!parsed)
+            return spec::fail("run configuration: 'seed' must be a non-negative integer, not '" + seed.toString().toStdString() + "'");
+    } else if (seed.isDouble()) {
+        c.seed = static_cast<std::uint64_t>(seed.toDouble());
+    } else if (!seed.isUndefined()) {
+        return spec::fail("run configuration: 'seed' must be a non-negative integer");
+    }
+    const QJsonValue confirm = json.value(QLatin1String("confirm_best"));
+    if (confirm.isBool())
+        c.confirmBest = confirm.toBool();
+    else if (!confirm.isUndefined())
+        return spec::fail("run configuration: 'confirm_best' must be true or false");
+    if (auto valid = c.validate(); !valid)
+        return spec::fail(valid.error());
+    return c;
+}
+
+spec::Status RunConfig::validate() const {
+    auto bad = [](const std::string& what) { return spec::fail("run configuration: " + what); };
+    if (backend != QLatin1String("opencl") && backend != QLatin1String("cuda"))
+        return bad("backend must be opencl or cuda, not '" + backend.toStdString() + "'");
+    if (islands < 1 || islands > 64)
+        return bad("islands must be between 1 and 64, not " + std::to_string(islands));
+    if (childrenPerIsland < 1 || childrenPerIsland > 256)
+        return bad("children per island must be between 1 and 256, not " + std::to_string(childrenPerIsland));
+    if (migrationInterval < 0)
+        return bad("the migration interval cannot be negative");
+    if (migrants < 0)
+        return bad("migrants cannot be negative");
+    if (exploitation < 0.0 || exploitation > 1.0)
+        return bad("exploitation must be between 0 and 1");
+    if (tunerRestart < 0.0 || tunerRestart > 1.0)
+        return bad("the tuner's restart chance must be between 0 and 1");
+    if (expertRate < 0.0 || expertRate > 1.0)
+        return bad("the expert rate must be between 0 and 1");
+    if (budgetEvaluations < 0)
+        return bad("the evaluation budget cannot be negative");
+    if (budgetSeconds < 0.0)
+        return bad("the time budget cannot be negative");
+    if (workers < 1 || workers > 64)
+        return bad("workers must be between 1 and 64, not " + std::to_string(workers));
+    if (device < 0)
+        return bad("the device index cannot be negative");
+    if (evalTimeoutSeconds <= 0.0)
+        return bad("the evaluation timeout must be positive");
+    return spec::success();
+}
+
+} // namespace kforge::search

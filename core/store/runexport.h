@@ -1,0 +1,32 @@
+#pragma once
+// Reading a stored run for people: one-line run summaries, a run report (its best candidates and
+// what happened), and the export of a candidate as files that reproduce it outside kforge.
+
+#include "runstore.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+namespace kforge::store {
+
+QJsonObject runToJson(const RunRecord& run);
+QString formatRunLine(const RunRecord& run); // "3  sgemm on opencl  finished  1.84x  200 evals  ..."
+
+struct RunReport {
+    QString text;
+    QJsonObject json;
+};
+// `runId` 0 means the newest run; `top` how many of the best correct candidates to list.
+Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top);
+
+// Writes candidate `candidateId` (0: the run's confirmed best) of run `runId` (0: the newest) to
+// `outDir`: the kernel file with its parameter values as defaults, launch-plan.json (resolved at
+// the run's sizes), result.json (its evaluations) and report.md. Returns the files written.
+Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 candidateId, const QString& outDir);
+
+// The kernel file with `// kforge:param` defaults replaced by `params`, so that it evaluates to
+// the same kernel without overrides.
+QString bakeParams(const QString& source, const search::ParamValues& params);
+
+} // namespace kforge::store
