@@ -42,9 +42,22 @@ public:
                                                double restart = 0.2);
 
 private:
-    std::vector<spec::ParamDecl> m_params; // only the tunable ones
+    // Whether a complete configuration is one the tuner can propose: every tunable value among
+    // its choices, every fixed parameter at its declared value.
+    bool inSpace(const search::ParamValues& complete) const;
+    // The nearest choices below and above `value`.
+    static std::vector<std::int64_t> steps(const spec::ParamDecl& p, std::int64_t value);
+    // Unseen configurations with `moved` (1 or 2) parameters one step away from `base`.
+    std::vector<search::ParamValues> unseenNeighbours(const search::ParamValues& base, int moved) const;
+    std::optional<search::ParamValues> randomUnseen(std::mt19937_64& rng) const;
+    // Configurations by index: one choice index per tunable parameter, in m_params' order.
+    search::ParamValues configAt(const std::vector<std::size_t>& digits) const;
+    bool advance(std::vector<std::size_t>& digits) const;
+
+    std::vector<spec::ParamDecl> m_params; // only the tunable ones, choices sorted and distinct
     std::vector<spec::ParamDecl> m_fixed;
-    std::set<search::ParamValues> m_seen;  // complete configurations
+    std::set<search::ParamValues> m_seen;      // complete configurations inside the space
+    std::set<search::ParamValues> m_elsewhere; // marked seen but outside it (off-list values)
 };
 
 } // namespace kforge::propose

@@ -202,7 +202,9 @@ spec::Status Engine::open() {
                 [this](const QString& message) { fail(QStringLiteral("the %1 worker cannot start: %2").arg(m_config.backend, message)); });
 
     QJsonObject data{{QStringLiteral("backend"), m_config.backend}, {QStringLiteral("experts"), static_cast<int>(m_experts.size())}};
-    event(resuming ? QStringLiteral("run_resumed") : QStringLiteral("run_started"), data);
+    // Written at once: the generation's buffered events are skipped while stored ones replay.
+    if (auto stored = m_store->insertEvent(m_run.id, std::max(0, m_run.generation), resuming ? QStringLiteral("run_resumed") : QStringLiteral("run_started"), data); !stored)
+        return spec::fail(stored.error());
     return spec::success();
 }
 

@@ -1,1 +1,853 @@
-// (being written)
+#include "runstore.h"
+
+#include "logging.h"
+
+#include <sqlite3.h>
+
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonDocument>
+#include <QLoggingCategory>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kforge::store {
+
+using spec::Error;
+using spec::fail;
+using spec::success;
+
+namespace {
+
+// "kfrg" in the header's application id: how a kforge run store recognises its own files.
+constexpr std::int32_t kApplicationId = 0x6b667267;
+constexpr int kBusyTimeoutMs = 5000;
+
+// Schema scripts, index = the version they produce; version 0 is the empty file. Append a script
+// for each change and never edit one that has shipped: every store is upgraded through all of them
+// in one transaction when it is opened.
+const std::vector<const char*> kMigrations = {
+    "",
+    R"sql(
+CREATE TABLE schema_version (version INTEGER NOT NULL);
+
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused, since people refer to runs by id
+    name TEXT NOT NULL,
+    task TEXT NOT NULL,
+    task_dir TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    variant TEXT NOT NULL,
+    config_json TEXT NOT NULL,
+    state TEXT NOT NULL,
+    message TEXT NOT NULL,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    best_candidate INTEGER, -- NULL until a best is confirmed
+    best_speedup REAL NOT NULL DEFAULT 0,
+    evaluations INTEGER NOT NULL DEFAULT 0,
+    wall_seconds REAL NOT NULL DEFAULT 0,
+    generation INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE candidates (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    id INTEGER NOT NULL,
+    source TEXT NOT NULL,
+    params_json TEXT NOT NULL,
+    island INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    origin TEXT NOT NULL,
+    label TEXT NOT NULL,
+    key TEXT NOT NULL,
+    pinned INTEGER NOT NULL DEFAULT 0,
+    vetoed INTEGER NOT NULL DEFAULT 0,
+    created TEXT NOT NULL,
+    PRIMARY KEY (run_id, id)
+);
+CREATE INDEX candidates_key ON candidates(run_id, key);
+
+CREATE TABLE candidate_parents (
+    run_id INTEGER NOT NULL,
+    child INTEGER NOT NULL,
+    parent INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (run_id, child, position),
+    FOREIGN KEY (run_id, child) REFERENCES candidates(run_id, id) ON DELETE CASCADE,
+    FOREIGN KEY (run_id, parent) REFERENCES candidates(run_id, id) ON DELETE CASCADE
+);
+CREATE INDEX candidate_parents_parent ON candidate_parents(run_id, parent);
+
+CREATE TABLE evaluations (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL,
+    candidate_id INTEGER NOT NULL,
+    purpose TEXT NOT NULL,
+    status TEXT NOT NULL,
+    speedup REAL,
+    candidate_us REAL,
+    baseline_us REAL,
+    message TEXT NOT NULL,
+    device TEXT NOT NULL,
+    wall_seconds REAL NOT NULL,
+    result_json TEXT NOT NULL, -- the whole result; the columns above are for queries
+    at TEXT NOT NULL,
+    FOREIGN KEY (run_id, candidate_id) REFERENCES candidates(run_id, id) ON DELETE CASCADE
+);
+CREATE INDEX evaluations_candidate ON evaluations(run_id, candidate_id);
+
+CREATE TABLE diagnostics (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL,
+    candidate_id INTEGER NOT NULL,
+    evaluation_id INTEGER NOT NULL REFERENCES evaluations(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    role TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    "column" INTEGER NOT NULL,
+    message TEXT NOT NULL
+);
+CREATE INDEX diagnostics_candidate ON diagnostics(run_id, candidate_id);
+CREATE INDEX diagnostics_evaluation ON diagnostics(evaluation_id);
+
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    generation INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    data_json TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE INDEX events_run ON events(run_id, id);
+)sql",
+};
+
+// A prepared statement that finalizes itself. Binding keeps the first error and step() reports
+// it, so a caller checks once, after stepping.
+class Statement {
+public:
+    Statement(sqlite3* db, std::string_view sql) : m_db(db) {
+        m_rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &m_stmt, nullptr);
+        if (m_rc != SQLITE_OK)
+            m_error = sqlite3_errmsg(db);
+    }
+    ~Statement() { sqlite3_finalize(m_stmt); }
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    // Indexes start at 1, as in SQL.
+    Statement& bindInt(int index, qint64 value) { return check(sqlite3_bind_int64(m_stmt, index, value)); }
+    Statement& bindDouble(int index, double value) { return check(sqlite3_bind_double(m_stmt, index, value)); }
+    Statement& bindNull(int index) { return check(sqlite3_bind_null(m_stmt, index)); }
+    Statement& bindDouble(int index, std::optional<double> value) {
+        return value ? bindDouble(index, *value) : bindNull(index);
+    }
+    Statement& bindText(int index, std::string_view text) {
+        return check(sqlite3_bind_text64(m_stmt, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
+    }
+    Statement& bindText(int index, const QString& text) { return bindText(index, text.toUtf8().toStdString()); }
+
+    // SQLITE_ROW, SQLITE_DONE or an (extended) error code.
+    int step() {
+        if (m_rc != SQLITE_OK && m_rc != SQLITE_ROW)
+            return m_rc;
+        m_rc = sqlite3_step(m_stmt);
+        if (m_rc != SQLITE_ROW && m_rc != SQLITE_DONE)
+            m_error = sqlite3_errmsg(m_db);
+        return m_rc;
+    }
+    // For statements that return no rows.
+    bool run() { return step() == SQLITE_DONE; }
+
+    bool isNull(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
+    qint64 int64(int column) const { return sqlite3_column_int64(m_stmt, column); }
+    double real(int column) const { return sqlite3_column_double(m_stmt, column); }
+    std::string utf8(int column) const {
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
+        return text ? std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column))) : std::string();
+    }
+    QString text(int column) const {
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
+        return text ? QString::fromUtf8(text, sqlite3_column_bytes(m_stmt, column)) : QString();
+    }
+
+    int code() const { return m_rc; }
+    const std::string& error() const { return m_error; }
+
+private:
+    Statement& check(int rc) {
+        if (rc != SQLITE_OK && m_rc == SQLITE_OK) {
+            m_rc = rc;
+            m_error = sqlite3_errmsg(m_db);
+        }
+        return *this;
+    }
+
+    sqlite3* m_db = nullptr;
+    sqlite3_stmt* m_stmt = nullptr;
+    int m_rc = SQLITE_OK;
+    std::string m_error;
+};
+
+Error failure(const std::string& where, const std::string& what, const Statement& statement) {
+    return fail(where + ": " + what + ": " + statement.error());
+}
+
+std::string number(qint64 n) {
+    return std::to_string(n);
+}
+
+QString timestamp(const QDateTime& time) {
+    return time.toUTC().toString(Qt::ISODateWithMs);
+}
+QString now() {
+    return timestamp(QDateTime::currentDateTimeUtc());
+}
+QDateTime parseTimestamp(const QString& text) {
+    return QDateTime::fromString(text, Qt::ISODateWithMs);
+}
+
+std::string compactJson(const QJsonObject& object) {
+    return QJsonDocument(object).toJson(QJsonDocument::Compact).toStdString();
+}
+
+std::optional<QJsonObject> parseObject(const std::string& text) {
+    QJsonParseError error;
+    const QJsonDocument document = QJsonDocument::fromJson(QByteArray::fromStdString(text), &error);
+    if (error.error != QJsonParseError::NoError || !document.isObject())
+        return std::nullopt;
+    return document.object();
+}
+
+// Compile logs may carry bytes that are not UTF-8; they must not make a result unstorable.
+std::string dumpJson(const nlohmann::json& json) {
+    return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// Refuses what is not SQLite before SQLite sees it: a damaged or foreign file would otherwise only
+// fail at the first query, with "file is not a database".
+spec::Status checkHeader(const QString& path, const std::string& where) {
+    const QFileInfo info(path);
+    if (info.isDir())
+        return fail(where + ": is a folder, not a run store");
+    if (!info.exists() || info.size() == 0)
+        return success();
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return fail(where + ": cannot be read: " + file.errorString().toStdString());
+    static constexpr char kMagic[] = "SQLite format 3"; // followed by a NUL in the file
+    if (file.read(sizeof kMagic) != QByteArray(kMagic, sizeof kMagic))
+        return fail(where + ": not a kforge run store (not a SQLite database)");
+    return success();
+}
+
+// The schema version of an open file: 0 for an empty one (to be created), or an error when the
+// file belongs to someone else.
+Expected<int> storedVersion(sqlite3* db, const std::string& where) {
+    Statement appId(db, "PRAGMA application_id");
+    if (appId.step() != SQLITE_ROW) {
+        if (appId.code() == SQLITE_NOTADB)
+            return fail(where + ": not a kforge run store (not a SQLite database)");
+        return failure(where, "cannot be read", appId);
+    }
+    const qint64 applicationId = appId.int64(0);
+
+    Statement tables(db,
+                     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
+    bool anyTable = false;
+    bool versionTable = false;
+    int rc = SQLITE_OK;
+    while ((rc = tables.step()) == SQLITE_ROW) {
+        anyTable = true;
+        versionTable = versionTable || tables.utf8(0) == "schema_version";
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where, "cannot be read", tables);
+
+    if (applicationId != kApplicationId) {
+        if (applicationId != 0) {
+            char hex[16];
+            std::snprintf(hex, sizeof hex, "0x%08llx", static_cast<unsigned long long>(applicationId) & 0xffffffffULL);
+            return fail(where + ": not a kforge run store (it belongs to another application, id " + hex + ")");
+        }
+        if (!anyTable)
+            return 0;
+        if (!versionTable)
+            return fail(where + ": not a kforge run store (no schema_version table)");
+        return fail(where + ": not a kforge run store (it has a schema_version table but no kforge application id)");
+    }
+    if (!versionTable)
+        return fail(where + ": damaged kforge run store (no schema_version table)");
+    Statement version(db, "SELECT max(version) FROM schema_version");
+    if (version.step() != SQLITE_ROW)
+        return failure(where, "cannot read the schema version", version);
+    if (version.isNull(0))
+        return fail(where + ": damaged kforge run store (the schema_version table is empty)");
+    return static_cast<int>(version.int64(0));
+}
+
+Error newer(const std::string& where, int version) {
+    return fail(where + ": written by a newer kforge (schema " + std::to_string(version) + ", this build reads up to "
+                + std::to_string(RunStore::schemaVersion()) + ")");
+}
+
+// One write in its own transaction, or in the caller's when one is open.
+template <typename T, typename Body>
+Expected<T> inTransaction(RunStore& store, Body&& body) {
+    RunStore::Transaction transaction(store);
+    if (auto begun = transaction.begun(); !begun)
+        return Error{begun.error()};
+    Expected<T> result = std::forward<Body>(body)();
+    if (!result)
+        return result; // rolled back by the transaction (or marks the enclosing one)
+    if (auto committed = transaction.commit(); !committed)
+        return Error{committed.error()};
+    return result;
+}
+
+constexpr std::string_view kRunColumns = "id, name, task, task_dir, backend, variant, config_json, state, message, "
+                                         "created, updated, best_candidate, best_speedup, evaluations, wall_seconds, "
+                                         "generation";
+
+Expected<RunRecord> readRun(const Statement& row, const std::string& where) {
+    RunRecord r;
+    r.id = row.int64(0);
+    r.name = row.text(1);
+    r.task = row.text(2);
+    r.taskDir = row.text(3);
+    r.backend = row.text(4);
+    r.variant = row.text(5);
+    auto config = parseObject(row.utf8(6));
+    if (!config)
+        return fail(where + ": run " + number(r.id) + ": its configuration is not a JSON object");
+    r.config = *config;
+    r.state = row.text(7);
+    r.message = row.text(8);
+    r.created = parseTimestamp(row.text(9));
+    r.updated = parseTimestamp(row.text(10));
+    r.bestCandidate = row.isNull(11) ? 0 : row.int64(11);
+    r.bestSpeedup = row.real(12);
+    r.evaluations = row.int64(13);
+    r.wallSeconds = row.real(14);
+    r.generation = static_cast<int>(row.int64(15));
+    return r;
+}
+
+} // namespace
+
+RunStore::RunStore(sqlite3* db, QString path) : m_db(db), m_path(std::move(path)) {}
+
+RunStore::~RunStore() {
+    if (sqlite3_close_v2(m_db) != SQLITE_OK)
+        qCWarning(lcStore).noquote() << m_path << "did not close cleanly:" << sqlite3_errmsg(m_db);
+}
+
+int RunStore::schemaVersion() {
+    return static_cast<int>(kMigrations.size()) - 1;
+}
+
+std::string RunStore::where() const {
+    return QDir::toNativeSeparators(m_path).toStdString();
+}
+
+Expected<std::unique_ptr<RunStore>> RunStore::open(const QString& path) {
+    const std::string where = QDir::toNativeSeparators(path).toStdString();
+    if (auto header = checkHeader(path, where); !header)
+        return Error{header.error()};
+
+    sqlite3* db = nullptr;
+    const int rc =
+        sqlite3_open_v2(QFile::encodeName(path).constData(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    std::unique_ptr<RunStore> store(new RunStore(db, path)); // closes it on every path
+    if (rc != SQLITE_OK)
+        return fail(where + ": cannot be opened: " + (db ? sqlite3_errmsg(db) : "out of memory"));
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+
+    // Recognise the file before changing anything in it: a foreign database is left as it was.
+    auto version = storedVersion(db, where);
+    if (!version)
+        return Error{version.error()};
+    if (*version > schemaVersion())
+        return newer(where, *version);
+    if (auto configured = store->configure(); !configured)
+        return Error{configured.error()};
+    if (*version < schemaVersion()) {
+        if (auto migrated = store->migrate(); !migrated)
+            return Error{migrated.error()};
+    }
+    return Expected<std::unique_ptr<RunStore>>(std::move(store));
+}
+
+Status RunStore::configure() {
+    // WAL: readers beside the writer, and a commit is one append, so a killed process loses at most
+    // the transaction it was in. NORMAL sync keeps that guarantee for process crashes; only a power
+    // cut may lose the last commits.
+    Statement journal(m_db, "PRAGMA journal_mode = WAL");
+    if (journal.step() != SQLITE_ROW)
+        return failure(where(), "cannot switch to WAL journal mode", journal);
+    if (journal.text(0).compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0)
+        qCWarning(lcStore).noquote() << m_path << "stays in" << journal.text(0)
+                                     << "journal mode (the file system may not support WAL)";
+    if (auto s = exec("PRAGMA foreign_keys = ON", "cannot enable foreign keys"); !s)
+        return s;
+    return exec("PRAGMA synchronous = NORMAL", "cannot set synchronous mode");
+}
+
+Status RunStore::migrate() {
+    Transaction transaction(*this);
+    if (auto begun = transaction.begun(); !begun)
+        return begun;
+    // Again, inside the lock: another process may have created or upgraded the file meanwhile.
+    auto version = storedVersion(m_db, where());
+    if (!version)
+        return Error{version.error()};
+    if (*version > schemaVersion())
+        return newer(where(), *version);
+    if (*version == schemaVersion())
+        return transaction.commit();
+
+    for (int next = *version + 1; next <= schemaVersion(); ++next) {
+        if (auto s = exec(kMigrations[static_cast<std::size_t>(next)], "upgrading to schema " + std::to_string(next));
+            !s)
+            return s;
+    }
+    if (*version == 0) {
+        // A constant of this build, not a value: pragmas take no parameters.
+        const std::string setId = "PRAGMA application_id = " + std::to_string(kApplicationId);
+        if (auto s = exec(setId.c_str(), "cannot mark the file as a kforge run store"); !s)
+            return s;
+    }
+    if (auto s = exec("DELETE FROM schema_version", "cannot record the schema version"); !s)
+        return s;
+    Statement record(m_db, "INSERT INTO schema_version(version) VALUES (?)");
+    if (!record.bindInt(1, schemaVersion()).run())
+        return failure(where(), "cannot record the schema version", record);
+    if (*version == 0)
+        qCDebug(lcStore).noquote() << m_path << "created with schema" << schemaVersion();
+    else
+        qCInfo(lcStore).noquote() << m_path << "upgraded from schema" << *version << "to" << schemaVersion();
+    return transaction.commit();
+}
+
+Status RunStore::exec(const char* sql, const std::string& what) {
+    char* message = nullptr;
+    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+        const std::string text = message ? message : sqlite3_errmsg(m_db);
+        sqlite3_free(message);
+        return fail(where() + ": " + what + ": " + text);
+    }
+    return success();
+}
+
+void RunStore::rollback() {
+    // Some errors (I/O, disk full, busy) already rolled the transaction back.
+    if (sqlite3_get_autocommit(m_db))
+        return;
+    if (auto s = exec("ROLLBACK", "cannot roll back"); !s)
+        qCWarning(lcStore).noquote() << QString::fromStdString(s.error());
+}
+
+Status RunStore::requireRun(qint64 runId) {
+    Statement query(m_db, "SELECT 1 FROM runs WHERE id = ?");
+    const int rc = query.bindInt(1, runId).step();
+    if (rc == SQLITE_ROW)
+        return success();
+    if (rc == SQLITE_DONE)
+        return fail(where() + ": run " + number(runId) + " does not exist");
+    return failure(where(), "cannot look up run " + number(runId), query);
+}
+
+Status RunStore::requireCandidate(qint64 runId, qint64 candidateId) {
+    if (auto s = requireRun(runId); !s)
+        return s;
+    Statement query(m_db, "SELECT 1 FROM candidates WHERE run_id = ? AND id = ?");
+    const int rc = query.bindInt(1, runId).bindInt(2, candidateId).step();
+    if (rc == SQLITE_ROW)
+        return success();
+    if (rc == SQLITE_DONE)
+        return fail(where() + ": run " + number(runId) + " has no candidate " + number(candidateId));
+    return failure(where(), "cannot look up candidate " + number(candidateId) + " of run " + number(runId), query);
+}
+
+// --- Transaction ---
+
+RunStore::Transaction::Transaction(RunStore& store) : m_store(store), m_begun(success()) {
+    if (m_store.m_transactionDepth == 0) {
+        // IMMEDIATE takes the write lock now (waiting up to the busy timeout), so a transaction
+        // never fails halfway because another writer got there first.
+        m_begun = m_store.exec("BEGIN IMMEDIATE", "cannot start a write transaction");
+        if (!m_begun) {
+            m_done = true;
+            return;
+        }
+        m_outermost = true;
+        m_store.m_rollbackOnly = false;
+    }
+    ++m_store.m_transactionDepth;
+}
+
+RunStore::Transaction::~Transaction() {
+    if (m_done)
+        return;
+    --m_store.m_transactionDepth;
+    if (m_outermost)
+        m_store.rollback();
+    else
+        m_store.m_rollbackOnly = true; // its writes cannot be undone alone; the outermost must not commit them
+}
+
+Status RunStore::Transaction::commit() {
+    if (!m_begun)
+        return m_begun;
+    if (m_done)
+        return fail(m_store.where() + ": the transaction was already committed");
+    m_done = true;
+    --m_store.m_transactionDepth;
+    if (!m_outermost)
+        return success();
+    if (m_store.m_rollbackOnly) {
+        m_store.rollback();
+        return fail(m_store.where()
+                    + ": nothing was written: a write inside the transaction failed and all of it was rolled back");
+    }
+    if (auto committed = m_store.exec("COMMIT", "cannot commit"); !committed) {
+        m_store.rollback();
+        return committed;
+    }
+    return success();
+}
+
+// --- Runs ---
+
+Expected<qint64> RunStore::createRun(const RunRecord& record) {
+    return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
+        const QString created = record.created.isValid() ? timestamp(record.created) : now();
+        const QString updated = record.updated.isValid() ? timestamp(record.updated) : created;
+        const QString name =
+            record.name.isEmpty() ? QStringLiteral("%1 on %2").arg(record.task, record.backend) : record.name;
+        Statement insert(m_db, "INSERT INTO runs(name, task, task_dir, backend, variant, config_json, state, message, "
+                               "created, updated, best_candidate, best_speedup, evaluations, wall_seconds, generation) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.bindText(1, name)
+            .bindText(2, record.task)
+            .bindText(3, record.taskDir)
+            .bindText(4, record.backend)
+            .bindText(5, record.variant)
+            .bindText(6, compactJson(record.config))
+            .bindText(7, record.state.isEmpty() ? QStringLiteral("created") : record.state)
+            .bindText(8, record.message)
+            .bindText(9, created)
+            .bindText(10, updated);
+        if (record.bestCandidate != 0)
+            insert.bindInt(11, record.bestCandidate);
+        else
+            insert.bindNull(11);
+        insert.bindDouble(12, record.bestSpeedup)
+            .bindInt(13, record.evaluations)
+            .bindDouble(14, record.wallSeconds)
+            .bindInt(15, record.generation);
+        if (!insert.run())
+            return failure(where(), "cannot create a run", insert);
+        return sqlite3_last_insert_rowid(m_db);
+    });
+}
+
+Status RunStore::updateRun(const RunRecord& record) {
+    return inTransaction<spec::Done>(*this, [&]() -> Status {
+        // `updated` is the store's: the time of this write, whatever the record says.
+        Statement update(m_db, "UPDATE runs SET name = ?, task = ?, task_dir = ?, backend = ?, variant = ?, "
+                               "config_json = ?, state = ?, message = ?, updated = ?, best_candidate = ?, "
+                               "best_speedup = ?, evaluations = ?, wall_seconds = ?, generation = ? WHERE id = ?");
+        update.bindText(1, record.name)
+            .bindText(2, record.task)
+            .bindText(3, record.taskDir)
+            .bindText(4, record.backend)
+            .bindText(5, record.variant)
+            .bindText(6, compactJson(record.config))
+            .bindText(7, record.state)
+            .bindText(8, record.message)
+            .bindText(9, now());
+        if (record.bestCandidate != 0)
+            update.bindInt(10, record.bestCandidate);
+        else
+            update.bindNull(10);
+        update.bindDouble(11, record.bestSpeedup)
+            .bindInt(12, record.evaluations)
+            .bindDouble(13, record.wallSeconds)
+            .bindInt(14, record.generation)
+            .bindInt(15, record.id);
+        if (!update.run())
+            return failure(where(), "cannot update run " + number(record.id), update);
+        if (sqlite3_changes64(m_db) == 0)
+            return fail(where() + ": run " + number(record.id) + " does not exist");
+        return success();
+    });
+}
+
+Expected<QList<RunRecord>> RunStore::runs() {
+    Statement query(m_db,
+                    std::string("SELECT ") + std::string(kRunColumns) + " FROM runs ORDER BY created DESC, id DESC");
+    QList<RunRecord> result;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        auto run = readRun(query, where());
+        if (!run)
+            return Error{run.error()};
+        result.push_back(std::move(*run));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot list the runs", query);
+    return result;
+}
+
+Expected<RunRecord> RunStore::run(qint64 runId) {
+    Statement query(m_db, std::string("SELECT ") + std::string(kRunColumns) + " FROM runs WHERE id = ?");
+    const int rc = query.bindInt(1, runId).step();
+    if (rc == SQLITE_DONE)
+        return fail(where() + ": run " + number(runId) + " does not exist");
+    if (rc != SQLITE_ROW)
+        return failure(where(), "cannot read run " + number(runId), query);
+    return readRun(query, where());
+}
+
+// --- Candidates ---
+
+Status RunStore::insertCandidate(qint64 runId, const search::Candidate& candidate) {
+    return inTransaction<spec::Done>(*this, [&]() -> Status {
+        const std::string what = "candidate " + number(candidate.id) + " of run " + number(runId);
+        if (auto s = requireRun(runId); !s)
+            return s;
+        nlohmann::json params = nlohmann::json::object();
+        for (const auto& [name, value] : candidate.params)
+            params[name] = value;
+
+        Statement insert(m_db, "INSERT INTO candidates(run_id, id, source, params_json, island, generation, origin, "
+                               "label, key, pinned, vetoed, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.bindInt(1, runId)
+            .bindInt(2, candidate.id)
+            .bindText(3, candidate.source)
+            .bindText(4, dumpJson(params))
+            .bindInt(5, candidate.island)
+            .bindInt(6, candidate.generation)
+            .bindText(7, search::originName(candidate.origin))
+            .bindText(8, candidate.label)
+            .bindText(9, candidate.key)
+            .bindInt(10, candidate.pinned ? 1 : 0)
+            .bindInt(11, candidate.vetoed ? 1 : 0)
+            .bindText(12, now());
+        if (!insert.run()) {
+            if (insert.code() == SQLITE_CONSTRAINT_PRIMARYKEY)
+                return fail(where() + ": " + what + " already exists");
+            return failure(where(), "cannot write " + what, insert);
+        }
+
+        for (qsizetype i = 0; i < candidate.parents.size(); ++i) {
+            const qint64 parent = candidate.parents.at(i);
+            // Named here rather than left to the foreign key, whose message says only "failed".
+            if (!requireCandidate(runId, parent))
+                return fail(where() + ": " + what + " names parent " + number(parent) + ", which does not exist");
+            Statement link(m_db, "INSERT INTO candidate_parents(run_id, child, parent, position) VALUES (?, ?, ?, ?)");
+            if (!link.bindInt(1, runId).bindInt(2, candidate.id).bindInt(3, parent).bindInt(4, i).run())
+                return failure(where(), "cannot write the parents of " + what, link);
+        }
+        return success();
+    });
+}
+
+Status RunStore::setCandidateFlags(qint64 runId, qint64 candidateId, bool pinned, bool vetoed) {
+    return inTransaction<spec::Done>(*this, [&]() -> Status {
+        Statement update(m_db, "UPDATE candidates SET pinned = ?, vetoed = ? WHERE run_id = ? AND id = ?");
+        update.bindInt(1, pinned ? 1 : 0).bindInt(2, vetoed ? 1 : 0).bindInt(3, runId).bindInt(4, candidateId);
+        if (!update.run())
+            return failure(where(), "cannot flag candidate " + number(candidateId) + " of run " + number(runId),
+                           update);
+        if (sqlite3_changes64(m_db) == 0)
+            return requireCandidate(runId, candidateId); // names the run or the candidate that is missing
+        return success();
+    });
+}
+
+Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    QList<search::Candidate> result;
+    Statement query(m_db, "SELECT id, source, params_json, island, generation, origin, label, key, pinned, vetoed "
+                          "FROM candidates WHERE run_id = ? ORDER BY id");
+    query.bindInt(1, runId);
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        search::Candidate c;
+        c.id = query.int64(0);
+        const std::string what = "candidate " + number(c.id) + " of run " + number(runId);
+        c.source = query.text(1);
+        const auto params = nlohmann::json::parse(query.utf8(2), nullptr, false);
+        if (!params.is_object())
+            return fail(where() + ": " + what + ": its parameters are not a JSON object");
+        for (const auto& [name, value] : params.items()) {
+            if (!value.is_number_integer())
+                return fail(where() + ": " + what + ": parameter '" + name + "' is not an integer");
+            c.params[name] = value.get<std::int64_t>();
+        }
+        c.island = static_cast<int>(query.int64(3));
+        c.generation = static_cast<int>(query.int64(4));
+        const auto origin = search::parseOrigin(query.text(5));
+        if (!origin)
+            return fail(where() + ": " + what + ": unknown origin '" + query.utf8(5) + "'");
+        c.origin = *origin;
+        c.label = query.text(6);
+        c.key = query.text(7);
+        c.pinned = query.int64(8) != 0;
+        c.vetoed = query.int64(9) != 0;
+        result.push_back(std::move(c));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the candidates of run " + number(runId), query);
+
+    // Parents come in one query and are matched by id: both lists are in id order. A candidate
+    // committed between the two queries has no entry in `result`, and is skipped.
+    Statement links(m_db, "SELECT child, parent FROM candidate_parents WHERE run_id = ? ORDER BY child, position");
+    links.bindInt(1, runId);
+    qsizetype at = 0;
+    while ((rc = links.step()) == SQLITE_ROW) {
+        const qint64 child = links.int64(0);
+        while (at < result.size() && result[at].id < child)
+            ++at;
+        if (at < result.size() && result[at].id == child)
+            result[at].parents.push_back(links.int64(1));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the lineage of run " + number(runId), links);
+    return result;
+}
+
+// --- Evaluations ---
+
+Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
+                                            const protocol::EvaluateResult& result) {
+    return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
+        if (auto s = requireCandidate(runId, candidateId); !s)
+            return Error{s.error()};
+        const std::string what = "an evaluation of candidate " + number(candidateId) + " of run " + number(runId);
+        Statement insert(m_db, "INSERT INTO evaluations(run_id, candidate_id, purpose, status, speedup, candidate_us, "
+                               "baseline_us, message, device, wall_seconds, result_json, at) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.bindInt(1, runId)
+            .bindInt(2, candidateId)
+            .bindText(3, purpose)
+            .bindText(4, protocol::statusName(result.status))
+            .bindDouble(5, result.speedup)
+            .bindDouble(6,
+                        result.candidateTiming ? std::optional<double>(result.candidateTiming->medianUs) : std::nullopt)
+            .bindDouble(7,
+                        result.baselineTiming ? std::optional<double>(result.baselineTiming->medianUs) : std::nullopt)
+            .bindText(8, result.message)
+            .bindText(9, result.device)
+            .bindDouble(10, result.wallSeconds)
+            .bindText(11, dumpJson(protocol::toJson(result)))
+            .bindText(12, now());
+        if (!insert.run())
+            return failure(where(), "cannot write " + what, insert);
+        const qint64 evaluationId = sqlite3_last_insert_rowid(m_db);
+
+        for (const auto& d : result.diagnostics) {
+            Statement row(m_db, "INSERT INTO diagnostics(run_id, candidate_id, evaluation_id, kind, severity, role, "
+                                "line, \"column\", message) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            row.bindInt(1, runId)
+                .bindInt(2, candidateId)
+                .bindInt(3, evaluationId)
+                .bindText(4, d.kind)
+                .bindText(5, d.severity)
+                .bindText(6, d.role)
+                .bindInt(7, d.line)
+                .bindInt(8, d.column)
+                .bindText(9, d.message);
+            if (!row.run())
+                return failure(where(), "cannot write the diagnostics of " + what, row);
+        }
+        return evaluationId;
+    });
+}
+
+Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT id, candidate_id, purpose, result_json, at FROM evaluations WHERE run_id = ? "
+                          "ORDER BY id");
+    query.bindInt(1, runId);
+    QList<EvaluationRecord> result;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        EvaluationRecord e;
+        e.id = query.int64(0);
+        e.candidateId = query.int64(1);
+        e.purpose = query.text(2);
+        const std::string what = where() + ": evaluation " + number(e.id) + " of run " + number(runId);
+        const auto json = nlohmann::json::parse(query.utf8(3), nullptr, false);
+        if (json.is_discarded())
+            return fail(what + ": its result is not JSON");
+        auto decoded = protocol::evaluateResultFromJson(json);
+        if (!decoded)
+            return fail(what + ": " + decoded.error());
+        e.result = std::move(*decoded);
+        e.at = parseTimestamp(query.text(4));
+        result.push_back(std::move(e));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the evaluations of run " + number(runId), query);
+    return result;
+}
+
+// --- Events ---
+
+Expected<qint64> RunStore::insertEvent(qint64 runId, int generation, const QString& kind, const QJsonObject& data) {
+    return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
+        if (auto s = requireRun(runId); !s)
+            return Error{s.error()};
+        Statement insert(m_db, "INSERT INTO events(run_id, generation, kind, data_json, at) VALUES (?, ?, ?, ?, ?)");
+        insert.bindInt(1, runId)
+            .bindInt(2, generation)
+            .bindText(3, kind)
+            .bindText(4, compactJson(data))
+            .bindText(5, now());
+        if (!insert.run())
+            return failure(where(), "cannot write a " + kind.toStdString() + " event of run " + number(runId), insert);
+        return sqlite3_last_insert_rowid(m_db);
+    });
+}
+
+Expected<QList<EventRecord>> RunStore::events(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT id, generation, kind, data_json, at FROM events WHERE run_id = ? ORDER BY id");
+    query.bindInt(1, runId);
+    QList<EventRecord> result;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        EventRecord e;
+        e.id = query.int64(0);
+        e.generation = static_cast<int>(query.int64(1));
+        e.kind = query.text(2);
+        auto data = parseObject(query.utf8(3));
+        if (!data)
+            return fail(where() + ": event " + number(e.id) + " of run " + number(runId)
+                        + ": its data is not a JSON object");
+        e.data = *data;
+        e.at = parseTimestamp(query.text(4));
+        result.push_back(std::move(e));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the events of run " + number(runId), query);
+    return result;
+}
+
+} // namespace kforge::store

@@ -110,15 +110,25 @@ public:
         RunStore& m_store;
         Status m_begun;
         bool m_done = false;
+        bool m_outermost = false; // only the outermost one sends BEGIN and COMMIT
     };
 
 private:
     RunStore(sqlite3* db, QString path);
     friend class Transaction;
 
+    std::string where() const; // the file, as messages name it
+    Status configure();
+    Status migrate();
+    Status exec(const char* sql, const std::string& what);
+    void rollback();
+    Status requireRun(qint64 runId);
+    Status requireCandidate(qint64 runId, qint64 candidateId);
+
     sqlite3* m_db = nullptr;
     QString m_path;
     int m_transactionDepth = 0;
+    bool m_rollbackOnly = false; // a nested Transaction ended uncommitted: the outermost may not commit
 };
 
 } // namespace kforge::store

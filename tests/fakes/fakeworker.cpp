@@ -10,7 +10,8 @@
 //                  `// fake:incorrect_if=EXPR` makes it incorrect where EXPR is non-zero.
 //   crash          abort() on evaluate              hang      never answer an evaluate
 //   garbage        print a non-JSON line            wrong-id  answer with another request's id
-//   slow           sleep `// fake:sleep_ms=N` (default 500) ms, then answer ok
+//   slow           sleep `// fake:sleep_ms=N` (default 500) ms, then answer ok; a sleep_ms line
+//                  alone makes any mode take that long
 //   bad-hello      hello with protocol 999          no-hello  never print hello; read until EOF
 //   exit-after     answer ok, then exit with code 3 (a lost device), after `// fake:exit_delay_ms=N`
 //                  (default 0) so that the pool can write the next request first
@@ -196,7 +197,7 @@ std::optional<int> evaluate(const EvaluateRequest& request, const std::string& p
         std::cout.flush();
         sleepForever();
     }
-    if (mode == "slow") {
+    if (mode == "slow" || directive(request.candidate.source, "sleep_ms")) {
         const auto ms = static_cast<long>(directiveNumber(request.candidate.source, "sleep_ms", 500.0));
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     }

@@ -1,0 +1,412 @@
+// The search engine end to end against kforge-worker-fake, a real worker process whose timings come
+// from expressions over the kernels' parameters (`// fake:time_us=...`), so every run is
+// deterministic. A test task (data/engine/tasks/fake_scale) and a small expert library
+// (data/engine/experts) give the engine something to search.
+
+#include "engine.h"
+#include "runstore.h"
+#include "workerpool.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <set>
+
+using namespace kforge;
+using namespace kforge::search;
+
+namespace {
+
+QString dataDir() {
+    return QStringLiteral(KFORGE_ENGINE_TEST_DATA);
+}
+
+QString fakeWorkerPath() {
+    return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
+}
+
+RunConfig testConfig(qint64 budget, std::uint64_t seed = 7) {
+    RunConfig c;
+    c.task = dataDir() + QStringLiteral("/tasks/fake_scale");
+    c.backend = QStringLiteral("opencl");
+    c.islands = 3;
+    c.childrenPerIsland = 3;
+    c.migrationInterval = 2;
+    c.budgetEvaluations = budget;
+    c.seed = seed;
+    c.workers = 2;
+    c.evalTimeoutSeconds = 30;
+    return c;
+}
+
+Engine::Setup testSetup(const QString& store, const RunConfig& config) {
+    Engine::Setup s;
+    s.storePath = store;
+    s.config = config;
+    s.expertRoots = {dataDir() + QStringLiteral("/experts")};
+    s.executorFactory = [](const RunConfig& c, QObject* parent) -> spec::Expected<eval::Executor*> {
+        return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, c.workers, parent));
+    };
+    return s;
+}
+
+// Runs an engine in this thread until it finishes.
+RunSummary runToEnd(Engine& engine) {
+    QSignalSpy finished(&engine, &Engine::finished);
+    QMetaObject::invokeMethod(&engine, &Engine::start, Qt::QueuedConnection);
+    if (!finished.wait(120000)) {
+        RunSummary timedOut;
+        timedOut.state = RunState::Failed;
+        timedOut.message = QStringLiteral("the run did not finish within two minutes");
+        return timedOut;
+    }
+    return finished.takeFirst().at(0).value<RunSummary>();
+}
+
+struct Stored {
+    store::RunRecord run;
+    QList<Candidate> candidates;
+    QList<store::EvaluationRecord> evaluations;
+    QList<store::EventRecord> events;
+};
+
+Stored readStore(const QString& path) {
+    Stored s;
+    auto st = store::RunStore::open(path);
+    if (!st) {
+        qWarning("%s", st.error().c_str());
+        return s;
+    }
+    // A child process may not have created its run yet.
+    auto runs = (*st)->runs();
+    if (!runs || runs->isEmpty())
+        return s;
+    s.run = runs->first();
+    if (auto c = (*st)->candidates(s.run.id))
+        s.candidates = *c;
+    if (auto e = (*st)->evaluations(s.run.id))
+        s.evaluations = *e;
+    if (auto e = (*st)->events(s.run.id))
+        s.events = *e;
+    return s;
+}
+
+// What makes two runs the same run: every candidate's identity, lineage and placement.
+QStringList lineage(const Stored& s) {
+    QStringList out;
+    for (const auto& c : s.candidates) {
+        QStringList parents;
+        for (qint64 p : c.parents)
+            parents << QString::number(p);
+        out << QStringLiteral("#%1 %2 gen%3 island%4 %5 <- %6")
+                   .arg(c.id).arg(c.key).arg(c.generation).arg(c.island).arg(originName(c.origin), parents.join(QLatin1Char(',')));
+    }
+    return out;
+}
+
+int countEvents(const Stored& s, const QString& kind) {
+    return static_cast<int>(std::count_if(s.events.begin(), s.events.end(), [&](const auto& e) { return e.kind == kind; }));
+}
+
+} // namespace
+
+class TestEngine : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        QVERIFY2(QFileInfo::exists(fakeWorkerPath()), qPrintable(fakeWorkerPath()));
+        qRegisterMetaType<RunSummary>();
+        qRegisterMetaType<RunProgress>();
+    }
+
+    void budgetStopsTheRun() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(20)));
+        const RunSummary summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        QVERIFY2(summary.message.contains(QStringLiteral("budget")), qPrintable(summary.message));
+        const Stored s = readStore(db);
+        QVERIFY(s.evaluations.size() <= 20);
+        QCOMPARE(s.run.evaluations, static_cast<qint64>(s.evaluations.size()));
+        QCOMPARE(summary.evaluations, s.run.evaluations);
+        QCOMPARE(s.run.state, QStringLiteral("finished"));
+    }
+
+    void findsFasterKernelsAndConfirmsThem() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(60)));
+        const RunSummary summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        // The baseline runs at 208 us against the fake baseline's 200; the landscape's best
+        // (vectorised, VEC 4, BLOCK 128) at 60 us.
+        QVERIFY2(summary.bestSpeedup > 2.0, qPrintable(QString::number(summary.bestSpeedup)));
+        const Stored s = readStore(db);
+        QCOMPARE(s.run.bestCandidate, summary.bestCandidate);
+        // Promoted only after a re-measurement of that very candidate.
+        const bool confirmed = std::any_of(s.evaluations.begin(), s.evaluations.end(), [&](const auto& e) {
+            return e.candidateId == summary.bestCandidate && e.purpose == QLatin1String("confirm");
+        });
+        QVERIFY(confirmed);
+        QVERIFY(countEvents(s, QStringLiteral("new_best")) >= 1);
+        // Every origin an offline run has: the baseline seed, the experts, the tuner.
+        std::set<Origin> origins;
+        for (const auto& c : s.candidates)
+            origins.insert(c.origin);
+        QVERIFY(origins.count(Origin::Seed) && origins.count(Origin::Expert) && origins.count(Origin::Tuner));
+    }
+
+    void neverEvaluatesAConfigurationTwice() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(0))); // no budget: until every configuration is tried
+        const RunSummary summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        QVERIFY2(summary.message.contains(QStringLiteral("nothing left")), qPrintable(summary.message));
+        const Stored s = readStore(db);
+        std::set<QString> keys;
+        for (const auto& c : s.candidates)
+            QVERIFY2(keys.insert(c.key).second, qPrintable(QStringLiteral("candidate %1 repeats a kernel").arg(c.id)));
+        std::set<qint64> evaluated;
+        for (const auto& e : s.evaluations)
+            if (e.purpose == QLatin1String("search"))
+                QVERIFY2(evaluated.insert(e.candidateId).second, qPrintable(QString::number(e.candidateId)));
+        // The baseline's 5 x 4 and the vectorised expert's 3 x 4 configurations all got tried; the
+        // incorrect expert is never a parent, so its other configuration is not.
+        QCOMPARE(static_cast<int>(s.candidates.size()), 20 + 12 + 1);
+    }
+
+    void incorrectKernelsAreNeverParents() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(40)));
+        runToEnd(engine);
+        const Stored s = readStore(db);
+        std::set<qint64> failed;
+        for (const auto& e : s.evaluations)
+            if (e.result.status != protocol::Status::Ok)
+                failed.insert(e.candidateId);
+        QVERIFY(!failed.empty()); // broken_wide with WIDE 8
+        for (const auto& c : s.candidates)
+            for (qint64 p : c.parents)
+                QVERIFY2(!failed.count(p), qPrintable(QStringLiteral("candidate %1 descends from failed %2").arg(c.id).arg(p)));
+    }
+
+    void sameSeedSameRun() {
+        QTemporaryDir dir;
+        QStringList runs[3];
+        qint64 best[3] = {};
+        const std::uint64_t seeds[3] = {11, 11, 12};
+        for (int i = 0; i < 3; ++i) {
+            const QString db = dir.filePath(QStringLiteral("run%1.kforge").arg(i));
+            Engine engine(testSetup(db, testConfig(45, seeds[i])));
+            best[i] = runToEnd(engine).bestCandidate;
+            runs[i] = lineage(readStore(db));
+        }
+        QCOMPARE(runs[0], runs[1]);
+        QCOMPARE(best[0], best[1]);
+        QVERIFY(runs[0] != runs[2]);
+    }
+
+    void migrationMovesElitesAroundTheRing() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        RunConfig config = testConfig(50);
+        config.migrationInterval = 1;
+        Engine engine(testSetup(db, config));
+        runToEnd(engine);
+        const Stored s = readStore(db);
+        int accepted = 0;
+        std::map<int, int> perGeneration;
+        for (const auto& e : s.events) {
+            if (e.kind != QLatin1String("migration"))
+                continue;
+            const int from = e.data.value(QStringLiteral("from")).toInt();
+            const int to = e.data.value(QStringLiteral("to")).toInt();
+            QCOMPARE(to, (from + 1) % config.islands);
+            ++perGeneration[e.generation];
+            accepted += e.data.value(QStringLiteral("accepted")).toBool() ? 1 : 0;
+        }
+        QVERIFY(perGeneration.size() >= 2);
+        for (const auto& [generation, n] : perGeneration)
+            QCOMPARE(n, config.islands * config.migrants); // every island sends its best each time
+        QVERIFY(accepted > 0);
+    }
+
+    void pinAndVeto() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(60)));
+        qint64 vetoed = 0;
+        int vetoGeneration = -1;
+        qint64 best = 0;
+        connect(&engine, &Engine::bestChanged, this, [&](qint64 candidate, double) { best = candidate; });
+        connect(&engine, &Engine::generationCompleted, this, [&](int generation) {
+            if (generation != 1 || !best)
+                return;
+            vetoed = best;
+            vetoGeneration = generation;
+            EngineCommand veto;
+            veto.kind = EngineCommand::Kind::Veto;
+            veto.candidate = vetoed;
+            veto.reason = QStringLiteral("reads past the end of x");
+            engine.post(veto);
+            EngineCommand pin;
+            pin.kind = EngineCommand::Kind::Pin;
+            pin.candidate = 1; // the baseline
+            engine.post(pin);
+        });
+        const RunSummary summary = runToEnd(engine);
+        QVERIFY(vetoed != 0);
+        QVERIFY(summary.bestCandidate != vetoed);
+        const Stored s = readStore(db);
+        bool pinnedIsParent = false;
+        for (const auto& c : s.candidates) {
+            if (c.id == vetoed)
+                QVERIFY(c.vetoed);
+            if (c.id == 1)
+                QVERIFY(c.pinned);
+            if (c.generation > vetoGeneration) {
+                QVERIFY2(!c.parents.contains(vetoed), qPrintable(QStringLiteral("candidate %1 has the vetoed parent").arg(c.id)));
+                pinnedIsParent = pinnedIsParent || c.parents.contains(1);
+            }
+        }
+        QVERIFY(pinnedIsParent);
+        QCOMPARE(countEvents(s, QStringLiteral("veto")), 1);
+        QCOMPARE(countEvents(s, QStringLiteral("pin")), 1);
+        const auto veto = std::find_if(s.events.begin(), s.events.end(), [](const auto& e) { return e.kind == QLatin1String("veto"); });
+        QCOMPARE(veto->data.value(QStringLiteral("reason")).toString(), QStringLiteral("reads past the end of x"));
+    }
+
+    void injectedKernelIsEvaluatedAsHuman() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(30)));
+        connect(&engine, &Engine::generationCompleted, this, [&](int generation) {
+            if (generation != 0)
+                return;
+            EngineCommand inject;
+            inject.kind = EngineCommand::Kind::Inject;
+            inject.injected.source = QStringLiteral("// fake:time_us=40\n// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
+                                                    "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+                                                    "{ const int i = get_global_id(0); if (i < N) y[i] = x[i] + x[i]; }\n");
+            inject.injected.parents = {1};
+            inject.injected.island = 1;
+            inject.reason = QStringLiteral("hand-written");
+            engine.post(inject);
+        });
+        const RunSummary summary = runToEnd(engine);
+        const Stored s = readStore(db);
+        const auto human = std::find_if(s.candidates.begin(), s.candidates.end(), [](const auto& c) { return c.origin == Origin::Human; });
+        QVERIFY(human != s.candidates.end());
+        QCOMPARE(human->generation, 1);
+        QCOMPARE(human->island, 1);
+        QCOMPARE(human->parents, QList<qint64>{1});
+        QVERIFY(human->label.contains(QStringLiteral("human")));
+        // 200 / 40: the best there is, so it becomes the run's best.
+        QCOMPARE(summary.bestCandidate, human->id);
+        QCOMPARE(countEvents(s, QStringLiteral("inject")), 1);
+    }
+
+    void pauseResumeStopAndResumeLater() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        auto engine = std::make_unique<Engine>(testSetup(db, testConfig(40)));
+        QSignalSpy finished(engine.get(), &Engine::finished);
+        RunState state = RunState::Starting;
+        int generationsWhilePaused = 0;
+        connect(engine.get(), &Engine::progressed, this, [&](const RunProgress& p) { state = p.state; });
+        connect(engine.get(), &Engine::generationCompleted, this, [&](int generation) {
+            if (state == RunState::Paused)
+                ++generationsWhilePaused;
+            if (generation == 1) {
+                EngineCommand pause;
+                pause.kind = EngineCommand::Kind::Pause;
+                engine->post(pause);
+            }
+        });
+        QMetaObject::invokeMethod(engine.get(), &Engine::start, Qt::QueuedConnection);
+        QTRY_COMPARE_WITH_TIMEOUT(state, RunState::Paused, 30000);
+        const qint64 evaluationsWhenPaused = readStore(db).evaluations.size();
+        QTest::qWait(200);
+        QCOMPARE(readStore(db).evaluations.size(), evaluationsWhenPaused);
+        QCOMPARE(generationsWhilePaused, 0);
+
+        EngineCommand resume;
+        resume.kind = EngineCommand::Kind::Resume;
+        engine->post(resume);
+        QTRY_VERIFY_WITH_TIMEOUT(readStore(db).evaluations.size() > evaluationsWhenPaused, 30000);
+        EngineCommand stop;
+        stop.kind = EngineCommand::Kind::Stop;
+        engine->post(stop);
+        QVERIFY(finished.wait(30000));
+        QCOMPARE(finished.first().at(0).value<RunSummary>().state, RunState::Stopped);
+        QCOMPARE(readStore(db).run.state, QStringLiteral("stopped"));
+        engine.reset();
+
+        // A stopped run continues where it stopped.
+        Engine::Setup again = testSetup(db, {});
+        again.resumeRun = 0;
+        Engine resumed(again);
+        const RunSummary summary = runToEnd(resumed);
+        QCOMPARE(summary.state, RunState::Finished);
+        const Stored s = readStore(db);
+        QVERIFY(s.evaluations.size() <= 40);
+        QCOMPARE(countEvents(s, QStringLiteral("run_resumed")), 1);
+    }
+
+    void resumeAfterKillNineGivesTheSameRun() {
+        QTemporaryDir dir;
+        const QString reference = dir.filePath(QStringLiteral("reference.kforge"));
+        const QString crashed = dir.filePath(QStringLiteral("crashed.kforge"));
+        {
+            Engine engine(testSetup(reference, testConfig(45)));
+            QCOMPARE(runToEnd(engine).state, RunState::Finished);
+        }
+        // The same run in a child process, killed without warning partway.
+        QProcess child;
+        child.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        child.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--engine-child"), crashed});
+        QVERIFY(child.waitForStarted());
+        QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(crashed) && readStore(crashed).evaluations.size() >= 14, 60000);
+        child.kill();
+        QVERIFY(child.waitForFinished());
+        const Stored before = readStore(crashed);
+        QCOMPARE(before.run.state, QStringLiteral("running"));
+        QVERIFY(before.evaluations.size() < 45);
+
+        Engine::Setup again = testSetup(crashed, {});
+        again.resumeRun = 0;
+        Engine resumed(again);
+        const RunSummary summary = runToEnd(resumed);
+        QCOMPARE(summary.state, RunState::Finished);
+
+        const Stored a = readStore(reference);
+        const Stored b = readStore(crashed);
+        QCOMPARE(lineage(b), lineage(a));
+        QCOMPARE(b.run.bestCandidate, a.run.bestCandidate);
+        QCOMPARE(b.run.evaluations, a.run.evaluations);
+        QCOMPARE(b.evaluations.size(), a.evaluations.size());
+    }
+};
+
+int main(int argc, char** argv) {
+    QCoreApplication app(argc, argv);
+    // The child of resumeAfterKillNineGivesTheSameRun: runs the reference configuration until killed.
+    if (argc == 3 && QByteArray(argv[1]) == "--engine-child") {
+        qRegisterMetaType<RunSummary>();
+        Engine engine(testSetup(QString::fromLocal8Bit(argv[2]), testConfig(45)));
+        QObject::connect(&engine, &Engine::finished, &app, [] { QCoreApplication::exit(0); });
+        QMetaObject::invokeMethod(&engine, &Engine::start, Qt::QueuedConnection);
+        return QCoreApplication::exec();
+    }
+    TestEngine test;
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_engine.moc"

@@ -1,0 +1,823 @@
+// The run store on real files: creating, reopening and upgrading them, refusing files that are not
+// run stores, round trips of every record, transactions, a second connection reading beside the
+// first, and a writer process killed with SIGKILL in the middle of its writes.
+//
+// The same executable is that writer: `tst_runstore --writer FILE` writes in a loop until killed.
+
+#include "runstore.h"
+
+#include <sqlite3.h>
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <utility>
+
+Q_DECLARE_METATYPE(kforge::search::Candidate)
+
+using kforge::protocol::Diagnostic;
+using kforge::protocol::EvaluateResult;
+using kforge::protocol::TimingStats;
+using kforge::search::Candidate;
+using kforge::search::Origin;
+using kforge::store::RunRecord;
+using kforge::store::RunStore;
+
+namespace {
+
+constexpr qint64 kApplicationId = 0x6b667267; // as runstore.cpp writes it
+
+// Plain SQLite beside the store, to look at what it wrote and to make foreign files.
+class RawDb {
+public:
+    explicit RawDb(const QString& path) {
+        if (sqlite3_open_v2(QFile::encodeName(path).constData(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                            nullptr)
+            != SQLITE_OK)
+            qFatal("cannot open %s", qPrintable(path));
+        sqlite3_busy_timeout(m_db, 5000);
+    }
+    ~RawDb() { sqlite3_close_v2(m_db); }
+    RawDb(const RawDb&) = delete;
+    RawDb& operator=(const RawDb&) = delete;
+
+    bool exec(const char* sql) { return sqlite3_exec(m_db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; }
+
+    QList<QVariantList> rows(const char* sql, const QVariantList& args = {}) {
+        QList<QVariantList> result;
+        sqlite3_stmt* stmt = nullptr;
+        if (sqlite3_prepare_v2(m_db, sql, -1, &stmt, nullptr) != SQLITE_OK) {
+            qWarning("%s: %s", sql, sqlite3_errmsg(m_db));
+            return result;
+        }
+        for (int i = 0; i < args.size(); ++i)
+            sqlite3_bind_int64(stmt, i + 1, args.at(i).toLongLong());
+        while (sqlite3_step(stmt) == SQLITE_ROW) {
+            QVariantList row;
+            for (int c = 0; c < sqlite3_column_count(stmt); ++c) {
+                switch (sqlite3_column_type(stmt, c)) {
+                case SQLITE_NULL:
+                    row << QVariant();
+                    break;
+                case SQLITE_INTEGER:
+                    row << QVariant(static_cast<qint64>(sqlite3_column_int64(stmt, c)));
+                    break;
+                case SQLITE_FLOAT:
+                    row << QVariant(sqlite3_column_double(stmt, c));
+                    break;
+                default:
+                    row << QVariant(QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c))));
+                }
+            }
+            result << row;
+        }
+        sqlite3_finalize(stmt);
+        return result;
+    }
+
+    QVariant value(const char* sql, const QVariantList& args = {}) {
+        const auto r = rows(sql, args);
+        return r.isEmpty() || r.first().isEmpty() ? QVariant() : r.first().first();
+    }
+
+private:
+    sqlite3* m_db = nullptr;
+};
+
+std::unique_ptr<RunStore> openStore(const QString& path) {
+    auto store = RunStore::open(path);
+    if (!store) {
+        qWarning("%s", store.error().c_str());
+        return nullptr;
+    }
+    return std::move(*store);
+}
+
+RunRecord makeRun(const QString& task = QStringLiteral("sgemm")) {
+    RunRecord r;
+    r.task = task;
+    r.taskDir = QStringLiteral("/tasks/") + task;
+    r.backend = QStringLiteral("cuda");
+    r.variant = QStringLiteral("default");
+    r.config = QJsonObject{{QStringLiteral("population"), 32},
+                           {QStringLiteral("islands"), QJsonArray{1, 2}},
+                           {QStringLiteral("llm"), QJsonObject{{QStringLiteral("model"), QStringLiteral("m")}}}};
+    r.state = QStringLiteral("running");
+    return r;
+}
+
+Candidate makeCandidate(qint64 id, QList<qint64> parents = {}) {
+    Candidate c;
+    c.id = id;
+    c.source = QStringLiteral("// kforge:param BX 16\n__global__ void k%1() {}\n").arg(id);
+    c.params = {{"BX", 16 * id}};
+    c.parents = std::move(parents);
+    c.island = static_cast<int>(id % 3);
+    c.generation = static_cast<int>(id / 4);
+    c.origin = c.parents.isEmpty() ? Origin::Seed : Origin::Tuner;
+    c.label = QStringLiteral("candidate %1").arg(id);
+    c.key = QStringLiteral("key-%1").arg(id);
+    return c;
+}
+
+EvaluateResult makeResult(qint64 id, bool timed) {
+    EvaluateResult r;
+    r.id = id;
+    r.status = timed ? kforge::protocol::Status::Ok : kforge::protocol::Status::CompileError;
+    r.message = timed ? "ok" : "candidate does not compile";
+    r.device = "NVIDIA H200";
+    r.wallSeconds = 1.25;
+    r.compile.push_back(
+        {"candidate", timed, 0.5, timed ? "" : "error: expected ';'\n\xff not utf-8", {{"registers", 32}}});
+    if (timed) {
+        r.candidateTiming = TimingStats{"cupti-activity", 20, 10.5, 10.75, 10.0, 12.0, 0.02};
+        r.baselineTiming = TimingStats{"cupti-activity", 20, 21.0, 21.5, 20.0, 23.0, 0.03};
+        r.speedup = 2.0;
+        r.timingMode = "default";
+        r.diagnostics.push_back({"timing", "warning", "noisy timing", "candidate", 0, 0});
+    } else {
+        r.diagnostics.push_back({"compile", "error", "expected ';'", "candidate", 12, 7});
+        r.diagnostics.push_back({"compile", "warning", "unused variable 'x'", "candidate", 3, 9});
+    }
+    return r;
+}
+
+std::string encoded(const EvaluateResult& r) {
+    return kforge::protocol::toJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// For QVERIFY2, which evaluates its message whether or not the check fails.
+template <typename T>
+QByteArray why(const kforge::spec::Expected<T>& e) {
+    return e ? QByteArray() : QByteArray::fromStdString(e.error());
+}
+
+bool says(const std::string& error, const QString& fragment) {
+    return QString::fromStdString(error).contains(fragment);
+}
+
+// The writer of killAtAnyMoment: one candidate, its evaluation, an event and the run's counters
+// per transaction, as fast as it can, until it is killed.
+int runWriter(const QString& path) {
+    auto opened = RunStore::open(path);
+    if (!opened) {
+        std::fprintf(stderr, "%s\n", opened.error().c_str());
+        return 1;
+    }
+    RunStore& store = **opened;
+    auto run = store.run(1);
+    auto existing = store.candidates(1);
+    if (!run || !existing) {
+        std::fprintf(stderr, "%s\n", (!run ? run.error() : existing.error()).c_str());
+        return 1;
+    }
+    for (qint64 id = existing->size() + 1;; ++id) {
+        RunStore::Transaction transaction(store);
+        auto step = transaction.begun();
+        if (step)
+            step = store.insertCandidate(1, makeCandidate(id, id > 1 ? QList<qint64>{id - 1} : QList<qint64>{}));
+        if (step) {
+            auto evaluation = store.insertEvaluation(1, id, QStringLiteral("search"), makeResult(id, id % 2 == 0));
+            if (!evaluation)
+                step = kforge::spec::fail(evaluation.error());
+        }
+        if (step) {
+            auto event = store.insertEvent(1, 0, QStringLiteral("evaluated"), QJsonObject{{QStringLiteral("id"), id}});
+            if (!event)
+                step = kforge::spec::fail(event.error());
+        }
+        if (step) {
+            run->evaluations = id;
+            step = store.updateRun(*run);
+        }
+        if (step)
+            step = transaction.commit();
+        if (!step) {
+            std::fprintf(stderr, "%s\n", step.error().c_str());
+            return 2;
+        }
+    }
+}
+
+} // namespace
+
+class TestRunStore : public QObject {
+    Q_OBJECT
+
+private slots:
+    void createOpenReopen();
+    void schema();
+    void upgradesEmptyFile_data();
+    void upgradesEmptyFile();
+    void refusesForeignFile_data();
+    void refusesForeignFile();
+    void runsNewestFirst();
+    void updateRun();
+    void missingRun();
+    void candidatesRoundTrip_data();
+    void candidatesRoundTrip();
+    void lineage();
+    void candidateFlags();
+    void evaluationsAndDiagnostics();
+    void events();
+    void transactionRollsBack();
+    void nestedTransactions();
+    void failedWriteSpoilsTransaction();
+    void secondStoreReads();
+    void killAtAnyMoment();
+
+private:
+    QString newPath() { return m_dir.filePath(QStringLiteral("run%1.kforge").arg(++m_files)); }
+
+    QTemporaryDir m_dir;
+    int m_files = 0;
+};
+
+void TestRunStore::createOpenReopen() {
+    QVERIFY(m_dir.isValid());
+    const QString path = newPath();
+    qint64 id = 0;
+    {
+        auto store = openStore(path);
+        QVERIFY(store);
+        QCOMPARE(store->path(), path);
+        auto created = store->createRun(makeRun());
+        QVERIFY2(created, why(created));
+        id = *created;
+        QVERIFY(id > 0);
+    }
+    QVERIFY(QFile::exists(path));
+    auto store = openStore(path);
+    QVERIFY(store);
+    auto run = store->run(id);
+    QVERIFY2(run, why(run));
+    QCOMPARE(run->task, QStringLiteral("sgemm"));
+    QCOMPARE(run->name, QStringLiteral("sgemm on cuda")); // the default name
+    QCOMPARE(run->config, makeRun().config);
+}
+
+void TestRunStore::schema() {
+    const QString path = newPath();
+    QVERIFY(openStore(path));
+    QCOMPARE(RunStore::schemaVersion(), 1);
+    RawDb db(path);
+    QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
+    QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
+    QCOMPARE(db.value("PRAGMA application_id").toLongLong(), kApplicationId);
+    QCOMPARE(db.value("PRAGMA journal_mode").toString(), QStringLiteral("wal"));
+    QCOMPARE(db.value("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'candidates', "
+                      "'candidate_parents', 'evaluations', 'diagnostics', 'events')")
+                 .toInt(),
+             6);
+}
+
+void TestRunStore::upgradesEmptyFile_data() {
+    QTest::addColumn<QByteArray>("setup"); // SQL run on the file first; empty: a file of zero bytes
+    QTest::newRow("zero bytes") << QByteArray();
+    QTest::newRow("SQLite without tables") << QByteArray("PRAGMA user_version = 7; VACUUM;");
+    QTest::newRow("SQLite in WAL mode") << QByteArray("PRAGMA journal_mode = WAL; PRAGMA user_version = 1;");
+}
+
+void TestRunStore::upgradesEmptyFile() {
+    QFETCH(QByteArray, setup);
+    const QString path = newPath();
+    if (setup.isEmpty()) {
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+    } else {
+        RawDb db(path);
+        QVERIFY(db.exec(setup.constData()));
+    }
+    {
+        auto store = openStore(path);
+        QVERIFY(store);
+        QVERIFY(store->createRun(makeRun()));
+    }
+    RawDb db(path);
+    QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
+    QCOMPARE(db.value("PRAGMA application_id").toLongLong(), kApplicationId);
+    QCOMPARE(db.value("SELECT count(*) FROM runs").toInt(), 1);
+}
+
+void TestRunStore::refusesForeignFile_data() {
+    QTest::addColumn<QByteArray>("content"); // raw bytes, or SQL after "sql:"
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("text file") << QByteArray("name,speedup\nsgemm,2.0\n")
+                               << QStringLiteral("not a kforge run store (not a SQLite database)");
+    QTest::newRow("short file") << QByteArray("SQL") << QStringLiteral("not a SQLite database");
+    QTest::newRow("foreign tables") << QByteArray("sql:CREATE TABLE notes(id INTEGER, text TEXT);"
+                                                  "INSERT INTO notes VALUES (1, 'keep me');")
+                                    << QStringLiteral("not a kforge run store (no schema_version table)");
+    QTest::newRow("foreign schema_version") << QByteArray("sql:CREATE TABLE schema_version(version INTEGER);"
+                                                          "INSERT INTO schema_version VALUES (1);")
+                                            << QStringLiteral("not a kforge run store");
+    QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
+                                       << QStringLiteral("belongs to another application, id 0x000004d2");
+    QTest::newRow("newer kforge") << QByteArray("newer")
+                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 1)");
+    QTest::newRow("damaged kforge") << QByteArray("damaged")
+                                    << QStringLiteral("damaged kforge run store (no schema_version table)");
+    QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");
+}
+
+void TestRunStore::refusesForeignFile() {
+    QFETCH(QByteArray, content);
+    QFETCH(QString, expected);
+    const QString path = newPath();
+    if (content == "folder") {
+        QVERIFY(QDir().mkpath(path));
+    } else if (content == "newer" || content == "damaged") {
+        QVERIFY(openStore(path));
+        RawDb db(path);
+        QVERIFY(db.exec(content == "newer" ? "UPDATE schema_version SET version = 9" : "DROP TABLE schema_version"));
+    } else if (content.startsWith("sql:")) {
+        RawDb db(path);
+        QVERIFY(db.exec(content.mid(4).constData()));
+    } else {
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write(content);
+    }
+    QByteArray before;
+    if (QFile file(path); file.open(QIODevice::ReadOnly))
+        before = file.readAll();
+
+    auto store = RunStore::open(path);
+    QVERIFY(!store);
+    QVERIFY2(says(store.error(), QDir::toNativeSeparators(path)), why(store));
+    QVERIFY2(says(store.error(), expected), why(store));
+
+    if (QFile file(path); file.open(QIODevice::ReadOnly))
+        QCOMPARE(file.readAll(), before); // refused means untouched
+}
+
+void TestRunStore::runsNewestFirst() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    const QDateTime base = QDateTime(QDate(2024, 5, 1), QTime(10, 0, 0, 123), Qt::UTC);
+    QList<qint64> ids;
+    for (int days : {1, 3, 2}) {
+        RunRecord r = makeRun(QStringLiteral("task%1").arg(days));
+        r.name = QStringLiteral("run %1").arg(days);
+        r.created = base.addDays(days);
+        auto id = store->createRun(r);
+        QVERIFY2(id, why(id));
+        ids << *id;
+    }
+    auto runs = store->runs();
+    QVERIFY2(runs, why(runs));
+    QCOMPARE(runs->size(), 3);
+    QCOMPARE(runs->at(0).id, ids.at(1));
+    QCOMPARE(runs->at(1).id, ids.at(2));
+    QCOMPARE(runs->at(2).id, ids.at(0));
+    QCOMPARE(runs->at(0).name, QStringLiteral("run 3"));
+    QCOMPARE(runs->at(0).created, base.addDays(3)); // milliseconds kept
+    QCOMPARE(runs->at(0).created.timeSpec(), Qt::UTC);
+    QCOMPARE(runs->at(0).state, QStringLiteral("running"));
+    QCOMPARE(runs->at(0).bestCandidate, 0);
+}
+
+void TestRunStore::updateRun() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    RunRecord r = makeRun();
+    r.created = QDateTime(QDate(2024, 1, 2), QTime(3, 4, 5, 6), Qt::UTC);
+    r.updated = r.created;
+    auto id = store->createRun(r);
+    QVERIFY(id);
+
+    auto run = store->run(*id);
+    QVERIFY(run);
+    run->name = QStringLiteral("renamed");
+    run->state = QStringLiteral("stopped");
+    run->message = QStringLiteral("stopped by the user");
+    run->config[QStringLiteral("population")] = 64;
+    run->bestCandidate = 17;
+    run->bestSpeedup = 3.5;
+    run->evaluations = 120;
+    run->wallSeconds = 3600.5;
+    run->generation = 9;
+    run->created = QDateTime::currentDateTimeUtc(); // ignored
+    auto updated = store->updateRun(*run);
+    QVERIFY2(updated, why(updated));
+
+    auto again = store->run(*id);
+    QVERIFY(again);
+    QCOMPARE(again->name, run->name);
+    QCOMPARE(again->state, run->state);
+    QCOMPARE(again->message, run->message);
+    QCOMPARE(again->config, run->config);
+    QCOMPARE(again->bestCandidate, 17);
+    QCOMPARE(again->bestSpeedup, 3.5);
+    QCOMPARE(again->evaluations, 120);
+    QCOMPARE(again->wallSeconds, 3600.5);
+    QCOMPARE(again->generation, 9);
+    QCOMPARE(again->created, r.created);
+    QVERIFY(again->updated > r.updated); // the time of the write
+
+    run->id = 99;
+    auto missing = store->updateRun(*run);
+    QVERIFY(!missing);
+    QVERIFY2(says(missing.error(), QStringLiteral("run 99 does not exist")), why(missing));
+}
+
+void TestRunStore::missingRun() {
+    const QString path = newPath();
+    auto store = openStore(path);
+    QVERIFY(store);
+    const QString expected = QDir::toNativeSeparators(path) + QStringLiteral(": run 7 does not exist");
+    auto run = store->run(7);
+    QVERIFY(!run);
+    QCOMPARE(QString::fromStdString(run.error()), expected);
+    QCOMPARE(QString::fromStdString(store->candidates(7).error()), expected);
+    QCOMPARE(QString::fromStdString(store->evaluations(7).error()), expected);
+    QCOMPARE(QString::fromStdString(store->events(7).error()), expected);
+    QCOMPARE(QString::fromStdString(store->insertCandidate(7, makeCandidate(1)).error()), expected);
+    QCOMPARE(QString::fromStdString(store->insertEvent(7, 0, QStringLiteral("pause"), {}).error()), expected);
+}
+
+void TestRunStore::candidatesRoundTrip_data() {
+    QTest::addColumn<Candidate>("candidate");
+    Candidate seed = makeCandidate(10);
+    seed.params.clear();
+    seed.label = QStringLiteral("baseline");
+    QTest::newRow("seed") << seed;
+
+    Candidate tuner = makeCandidate(11, {2});
+    tuner.params = {{"BX", 32},
+                    {"BY", -8},
+                    {"BIG", std::numeric_limits<std::int64_t>::max()},
+                    {"SMALL", std::numeric_limits<std::int64_t>::min()}};
+    tuner.label = QStringLiteral("tuner BX=32");
+    QTest::newRow("tuner, extreme params") << tuner;
+
+    Candidate expert = makeCandidate(12, {3, 1, 2});
+    expert.origin = Origin::Expert;
+    expert.island = 4;
+    expert.generation = 17;
+    QTest::newRow("expert, three parents in order") << expert;
+
+    Candidate llm = makeCandidate(13, {1});
+    llm.origin = Origin::Llm;
+    llm.source =
+        QStringLiteral("// ü ∑ \"quotes\" 'apostrophes' \\ backslash\n") + QChar(0) + QStringLiteral("after a NUL");
+    llm.label = QStringLiteral("llm: tiled — 2×2 “register” blocking");
+    QTest::newRow("llm, unicode") << llm;
+
+    Candidate human = makeCandidate(14, {1});
+    human.origin = Origin::Human;
+    human.pinned = true;
+    human.vetoed = true;
+    QTest::newRow("human, pinned and vetoed") << human;
+}
+
+void TestRunStore::candidatesRoundTrip() {
+    QFETCH(Candidate, candidate);
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    auto run = store->createRun(makeRun());
+    QVERIFY(run);
+    for (qint64 id : {1, 2, 3}) {
+        auto s = store->insertCandidate(*run, makeCandidate(id));
+        QVERIFY2(s, why(s));
+    }
+    auto inserted = store->insertCandidate(*run, candidate);
+    QVERIFY2(inserted, why(inserted));
+
+    auto list = store->candidates(*run);
+    QVERIFY2(list, why(list));
+    QCOMPARE(list->size(), 4);
+    QCOMPARE(list->at(0).id, 1);
+    const Candidate& back = list->last();
+    QCOMPARE(back.id, candidate.id);
+    QCOMPARE(back.source, candidate.source);
+    QVERIFY2(back.params == candidate.params, qPrintable(kforge::search::formatParams(back.params)));
+    QCOMPARE(back.parents, candidate.parents);
+    QCOMPARE(back.island, candidate.island);
+    QCOMPARE(back.generation, candidate.generation);
+    QCOMPARE(back.origin, candidate.origin);
+    QCOMPARE(back.label, candidate.label);
+    QCOMPARE(back.key, candidate.key);
+    QCOMPARE(back.pinned, candidate.pinned);
+    QCOMPARE(back.vetoed, candidate.vetoed);
+}
+
+void TestRunStore::lineage() {
+    const QString path = newPath();
+    auto store = openStore(path);
+    QVERIFY(store);
+    auto run = store->createRun(makeRun());
+    auto other = store->createRun(makeRun(QStringLiteral("softmax")));
+    QVERIFY(run && other);
+    QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
+    QVERIFY(store->insertCandidate(*run, makeCandidate(2)));
+    QVERIFY(store->insertCandidate(*run, makeCandidate(3, {1})));
+    QVERIFY(store->insertCandidate(*run, makeCandidate(4, {2, 1})));
+    QVERIFY(store->insertCandidate(*run, makeCandidate(5, {4})));
+    QVERIFY(store->insertCandidate(*other, makeCandidate(1)));
+    QVERIFY(store->insertCandidate(*other, makeCandidate(6, {1}))); // same ids, another run
+
+    RawDb db(path);
+    const auto children =
+        db.rows("SELECT child FROM candidate_parents WHERE run_id = ?1 AND parent = ?2 ORDER BY child", {*run, 1});
+    QCOMPARE(children, (QList<QVariantList>{{qint64{3}}, {qint64{4}}}));
+
+    auto missingParent = store->insertCandidate(*run, makeCandidate(7, {1, 42}));
+    QVERIFY(!missingParent);
+    QVERIFY2(says(missingParent.error(),
+                  QStringLiteral("candidate 7 of run %1 names parent 42, which does not exist").arg(*run)),
+             why(missingParent));
+    auto duplicate = store->insertCandidate(*run, makeCandidate(3));
+    QVERIFY(!duplicate);
+    QVERIFY2(says(duplicate.error(), QStringLiteral("candidate 3 of run %1 already exists").arg(*run)), why(duplicate));
+
+    auto list = store->candidates(*run);
+    QVERIFY(list);
+    QCOMPARE(list->size(), 5); // the failed inserts left nothing behind
+    QCOMPARE(list->at(3).parents, (QList<qint64>{2, 1}));
+    QVERIFY(list->at(0).parents.isEmpty());
+}
+
+void TestRunStore::candidateFlags() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    auto run = store->createRun(makeRun());
+    QVERIFY(run);
+    QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
+    QVERIFY(store->insertCandidate(*run, makeCandidate(2)));
+    for (auto [pinned, vetoed] :
+         {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}, std::pair{false, false}}) {
+        auto s = store->setCandidateFlags(*run, 2, pinned, vetoed);
+        QVERIFY2(s, why(s));
+        auto list = store->candidates(*run);
+        QVERIFY(list);
+        QCOMPARE(list->at(1).pinned, pinned);
+        QCOMPARE(list->at(1).vetoed, vetoed);
+        QVERIFY(!list->at(0).pinned && !list->at(0).vetoed);
+    }
+    auto missing = store->setCandidateFlags(*run, 9, true, false);
+    QVERIFY(!missing);
+    QVERIFY2(says(missing.error(), QStringLiteral("run %1 has no candidate 9").arg(*run)), why(missing));
+}
+
+void TestRunStore::evaluationsAndDiagnostics() {
+    const QString path = newPath();
+    auto store = openStore(path);
+    QVERIFY(store);
+    auto run = store->createRun(makeRun());
+    QVERIFY(run);
+    QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
+    QVERIFY(store->insertCandidate(*run, makeCandidate(2, {1})));
+
+    const EvaluateResult failed = makeResult(5, false);
+    EvaluateResult timed = makeResult(6, true);
+    timed.profile = kforge::protocol::ProfileResult{"ok", "", {{"dram_bytes", 1.5e9}, {"achieved_occupancy", 0.5}}};
+    auto first = store->insertEvaluation(*run, 2, QStringLiteral("search"), failed);
+    auto second = store->insertEvaluation(*run, 1, QStringLiteral("search"), timed);
+    auto third = store->insertEvaluation(*run, 1, QStringLiteral("confirm"), timed);
+    QVERIFY2(first, why(first));
+    QVERIFY2(second, why(second));
+    QVERIFY2(third, why(third));
+    QVERIFY(*first < *second && *second < *third);
+
+    auto list = store->evaluations(*run);
+    QVERIFY2(list, why(list));
+    QCOMPARE(list->size(), 3);
+    QCOMPARE(list->at(0).id, *first);
+    QCOMPARE(list->at(0).candidateId, 2);
+    QCOMPARE(list->at(0).purpose, QStringLiteral("search"));
+    QCOMPARE(encoded(list->at(0).result), encoded(failed));
+    QCOMPARE(encoded(list->at(1).result), encoded(timed));
+    QCOMPARE(list->at(2).purpose, QStringLiteral("confirm"));
+    QVERIFY(list->at(2).at.isValid());
+    QCOMPARE(list->at(2).at.timeSpec(), Qt::UTC);
+
+    RawDb db(path);
+    const auto columns = db.rows("SELECT status, speedup, candidate_us, baseline_us, message, device, wall_seconds "
+                                 "FROM evaluations WHERE run_id = ?1 ORDER BY id",
+                                 {*run});
+    QCOMPARE(columns.size(), 3);
+    QCOMPARE(columns.at(0),
+             (QVariantList{QStringLiteral("compile_error"), QVariant(), QVariant(), QVariant(),
+                           QStringLiteral("candidate does not compile"), QStringLiteral("NVIDIA H200"), 1.25}));
+    QCOMPARE(columns.at(1), (QVariantList{QStringLiteral("ok"), 2.0, 10.5, 21.0, QStringLiteral("ok"),
+                                          QStringLiteral("NVIDIA H200"), 1.25}));
+
+    const auto diagnostics = db.rows("SELECT candidate_id, evaluation_id, kind, severity, role, line, \"column\", "
+                                     "message FROM diagnostics WHERE run_id = ?1 ORDER BY id",
+                                     {*run});
+    QCOMPARE(diagnostics.size(), 4);
+    QCOMPARE(diagnostics.at(0),
+             (QVariantList{qint64{2}, *first, QStringLiteral("compile"), QStringLiteral("error"),
+                           QStringLiteral("candidate"), qint64{12}, qint64{7}, QStringLiteral("expected ';'")}));
+    QCOMPARE(diagnostics.at(2).at(1), QVariant(*second));
+    QCOMPARE(db.value("SELECT count(*) FROM diagnostics WHERE run_id = ?1 AND candidate_id = 1", {*run}).toInt(), 2);
+
+    auto missing = store->insertEvaluation(*run, 3, QStringLiteral("search"), timed);
+    QVERIFY(!missing);
+    QVERIFY2(says(missing.error(), QStringLiteral("run %1 has no candidate 3").arg(*run)), why(missing));
+}
+
+void TestRunStore::events() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    auto run = store->createRun(makeRun());
+    QVERIFY(run);
+    const QJsonObject migration{{QStringLiteral("from"), 1}, {QStringLiteral("to"), 2}};
+    auto a = store->insertEvent(*run, 0, QStringLiteral("run_started"), {});
+    auto b = store->insertEvent(*run, 3, QStringLiteral("migration"), migration);
+    auto c = store->insertEvent(*run, 4, QStringLiteral("pin"), {{QStringLiteral("candidate"), 12}});
+    QVERIFY(a && b && c);
+    QVERIFY(*a < *b && *b < *c);
+
+    auto list = store->events(*run);
+    QVERIFY2(list, why(list));
+    QCOMPARE(list->size(), 3);
+    QCOMPARE(list->at(0).kind, QStringLiteral("run_started"));
+    QVERIFY(list->at(0).data.isEmpty());
+    QCOMPARE(list->at(1).id, *b);
+    QCOMPARE(list->at(1).generation, 3);
+    QCOMPARE(list->at(1).data, migration);
+    QCOMPARE(list->at(2).kind, QStringLiteral("pin"));
+    QVERIFY(list->at(2).at.isValid());
+}
+
+void TestRunStore::transactionRollsBack() {
+    const QString path = newPath();
+    auto store = openStore(path);
+    QVERIFY(store);
+    auto run = store->createRun(makeRun());
+    QVERIFY(run);
+    {
+        RunStore::Transaction transaction(*store);
+        QVERIFY(transaction.begun());
+        QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
+        QVERIFY(store->insertEvaluation(*run, 1, QStringLiteral("search"), makeResult(1, true)));
+        QVERIFY(store->insertEvent(*run, 0, QStringLiteral("inject"), {}));
+        QCOMPARE(store->candidates(*run)->size(), 1); // visible to its own connection
+    }
+    QCOMPARE(store->candidates(*run)->size(), 0);
+    QCOMPARE(store->evaluations(*run)->size(), 0);
+    QCOMPARE(store->events(*run)->size(), 0);
+    RawDb db(path);
+    QCOMPARE(db.value("SELECT count(*) FROM diagnostics").toInt(), 0);
+
+    // The store is usable afterwards.
+    QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
+    QCOMPARE(store->candidates(*run)->size(), 1);
+}
+
+void TestRunStore::nestedTransactions() {
+    const QString path = newPath();
+    auto store = openStore(path);
+    auto reader = openStore(path);
+    QVERIFY(store && reader);
+    auto run = store->createRun(makeRun());
+    QVERIFY(run);
+    {
+        RunStore::Transaction outer(*store);
+        QVERIFY(outer.begun());
+        QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
+        {
+            RunStore::Transaction inner(*store);
+            QVERIFY(inner.begun());
+            QVERIFY(store->insertCandidate(*run, makeCandidate(2, {1})));
+            QVERIFY(inner.commit()); // no-op: the outer one decides
+            QVERIFY(!inner.commit());
+        }
+        QCOMPARE(reader->candidates(*run)->size(), 0);
+        QVERIFY(outer.commit());
+        auto again = outer.commit();
+        QVERIFY(!again);
+        QVERIFY2(says(again.error(), QStringLiteral("already committed")), why(again));
+    }
+    QCOMPARE(reader->candidates(*run)->size(), 2);
+
+    // An inner transaction abandoned: the outer one may not commit its half.
+    {
+        RunStore::Transaction outer(*store);
+        QVERIFY(store->insertCandidate(*run, makeCandidate(3)));
+        {
+            RunStore::Transaction inner(*store);
+            QVERIFY(store->insertCandidate(*run, makeCandidate(4)));
+        }
+        auto committed = outer.commit();
+        QVERIFY(!committed);
+        QVERIFY2(says(committed.error(), QStringLiteral("nothing was written")), why(committed));
+    }
+    QCOMPARE(store->candidates(*run)->size(), 2);
+    QCOMPARE(reader->candidates(*run)->size(), 2);
+}
+
+void TestRunStore::failedWriteSpoilsTransaction() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    auto run = store->createRun(makeRun());
+    QVERIFY(run);
+    {
+        RunStore::Transaction transaction(*store);
+        QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
+        QVERIFY(!store->insertCandidate(*run, makeCandidate(2, {9}))); // half written, then refused
+        QVERIFY(!transaction.commit());
+    }
+    QCOMPARE(store->candidates(*run)->size(), 0);
+}
+
+void TestRunStore::secondStoreReads() {
+    const QString path = newPath();
+    auto writer = openStore(path);
+    QVERIFY(writer);
+    auto run = writer->createRun(makeRun());
+    QVERIFY(run);
+    QVERIFY(writer->insertCandidate(*run, makeCandidate(1)));
+
+    auto reader = openStore(path);
+    QVERIFY(reader);
+    QCOMPARE(reader->runs()->size(), 1);
+    QCOMPARE(reader->candidates(*run)->size(), 1);
+    {
+        RunStore::Transaction transaction(*writer);
+        QVERIFY(writer->insertCandidate(*run, makeCandidate(2)));
+        QVERIFY(writer->insertEvaluation(*run, 2, QStringLiteral("search"), makeResult(1, true)));
+        QCOMPARE(reader->candidates(*run)->size(), 1); // not committed yet
+        QCOMPARE(reader->evaluations(*run)->size(), 0);
+        QVERIFY(transaction.commit());
+    }
+    QCOMPARE(reader->candidates(*run)->size(), 2);
+    QCOMPARE(reader->evaluations(*run)->size(), 1);
+    QCOMPARE(encoded(reader->evaluations(*run)->first().result), encoded(makeResult(1, true)));
+}
+
+void TestRunStore::killAtAnyMoment() {
+    const QString path = newPath();
+    {
+        auto store = openStore(path);
+        QVERIFY(store);
+        QCOMPARE(*store->createRun(makeRun()), 1);
+    }
+    qint64 previous = 0;
+    for (int round = 1; round <= 3; ++round) {
+        QProcess writer;
+        writer.setProcessChannelMode(QProcess::ForwardedOutputChannel); // stderr is read on failure
+        writer.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--writer"), path});
+        QVERIFY2(writer.waitForStarted(), qPrintable(writer.errorString()));
+        const qint64 target = previous + 50;
+        {
+            RawDb db(path);
+            QTRY_VERIFY_WITH_TIMEOUT(writer.state() != QProcess::Running
+                                         || db.value("SELECT count(*) FROM evaluations").toLongLong() >= target,
+                                     60000);
+        }
+        QVERIFY2(writer.state() == QProcess::Running, writer.readAllStandardError().constData());
+        writer.kill(); // SIGKILL, most likely in the middle of a transaction
+        QVERIFY(writer.waitForFinished(10000));
+        QCOMPARE(writer.exitStatus(), QProcess::CrashExit);
+
+        auto store = openStore(path);
+        QVERIFY(store);
+        {
+            RawDb db(path);
+            QCOMPARE(db.value("PRAGMA integrity_check").toString(), QStringLiteral("ok"));
+            QVERIFY(db.rows("PRAGMA foreign_key_check").isEmpty());
+        }
+        // Each transaction wrote a candidate, its evaluation, an event and the run's counter:
+        // all of them or none.
+        auto candidates = store->candidates(1);
+        auto evaluations = store->evaluations(1);
+        auto events = store->events(1);
+        auto run = store->run(1);
+        QVERIFY(candidates && evaluations && events && run);
+        const qint64 count = candidates->size();
+        QVERIFY(count >= target);
+        QCOMPARE(evaluations->size(), count);
+        QCOMPARE(events->size(), count);
+        QCOMPARE(run->evaluations, count);
+        for (qint64 i = 0; i < count; ++i) {
+            QCOMPARE(candidates->at(i).id, i + 1);
+            QCOMPARE(candidates->at(i).parents, i == 0 ? QList<qint64>{} : QList<qint64>{i});
+            QCOMPARE(evaluations->at(i).candidateId, i + 1);
+            QCOMPARE(encoded(evaluations->at(i).result), encoded(makeResult(i + 1, (i + 1) % 2 == 0)));
+        }
+        previous = count;
+    }
+}
+
+int main(int argc, char** argv) {
+    if (argc == 3 && std::strcmp(argv[1], "--writer") == 0)
+        return runWriter(QString::fromLocal8Bit(argv[2]));
+    QCoreApplication app(argc, argv);
+    TestRunStore test;
+    QTEST_SET_MAIN_SOURCE_PATH
+    return QTest::qExec(&test, argc, argv);
+}
+
+#include "tst_runstore.moc"
