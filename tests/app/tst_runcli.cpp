@@ -1,0 +1,120 @@
+// `kforge run`, `runs` and `export` end to end on the real OpenCL worker (PoCL on the CPU in CI):
+// a short offline search on softmax's small sizes, then the stored run read back, exported and the
+// exported kernel evaluated again with `kforge eval`.
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+Run kforge(const QStringList& args) {
+    QProcess p;
+    p.start(qEnvironmentVariable("KFORGE_HEADLESS_BIN"), args);
+    if (!p.waitForFinished(600000))
+        qFatal("kforge %s did not finish", qPrintable(args.join(QLatin1Char(' '))));
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+} // namespace
+
+class TestRunCli : public QObject {
+    Q_OBJECT
+private slots:
+    void runBadInput_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exitCode");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no task") << QStringList{} << 2 << QStringLiteral("run needs --task");
+        QTest::newRow("bad backend") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--backend"), QStringLiteral("metal")}
+                                     << 2 << QStringLiteral("backend must be opencl or cuda");
+        QTest::newRow("bad islands") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--islands"), QStringLiteral("zero")}
+                                     << 2 << QStringLiteral("--islands must be an integer of at least 1");
+        QTest::newRow("unknown task") << QStringList{QStringLiteral("--task"), QStringLiteral("no_such_task")} << 3
+                                      << QStringLiteral("no task named 'no_such_task'");
+        QTest::newRow("unknown variant") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"), QStringLiteral("huge")}
+                                         << 3 << QStringLiteral("no size variant 'huge'");
+    }
+
+    void runBadInput() {
+        QFETCH(QStringList, args);
+        QFETCH(int, exitCode);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        args << QStringLiteral("--db") << dir.filePath(QStringLiteral("runs.kforge"));
+        const Run r = kforge(QStringList{QStringLiteral("run")} + args);
+        QCOMPARE(r.exitCode, exitCode);
+        QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
+    }
+
+    void runShowExportEval() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        const Run run = kforge({QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
+                                QStringLiteral("small"), QStringLiteral("--islands"), QStringLiteral("2"), QStringLiteral("--children"),
+                                QStringLiteral("2"), QStringLiteral("--budget-evals"), QStringLiteral("10"), QStringLiteral("--db"), db,
+                                QStringLiteral("--json")});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const QJsonObject summary = QJsonDocument::fromJson(run.out).object();
+        QCOMPARE(summary.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
+        QVERIFY(summary.value(QStringLiteral("evaluations")).toInt() <= 10);
+        QVERIFY(summary.value(QStringLiteral("evaluations")).toInt() >= 3);
+        QVERIFY(summary.value(QStringLiteral("best_candidate")).toInt() > 0);
+        QVERIFY(summary.value(QStringLiteral("best_speedup")).toDouble() > 0.0);
+        QVERIFY(summary.contains(QStringLiteral("wall_seconds")));
+
+        const Run list = kforge({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--db"), db});
+        QCOMPARE(list.exitCode, 0);
+        QVERIFY2(list.out.contains("softmax on opencl"), list.out.constData());
+
+        const Run show = kforge({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--db"), db, QStringLiteral("--json")});
+        QCOMPARE(show.exitCode, 0);
+        const QJsonObject report = QJsonDocument::fromJson(show.out).object();
+        QCOMPARE(report.value(QStringLiteral("best_candidate")).toInt(), summary.value(QStringLiteral("best_candidate")).toInt());
+        QVERIFY(!report.value(QStringLiteral("best_candidates")).toArray().isEmpty());
+
+        const QString out = dir.filePath(QStringLiteral("best"));
+        const Run exported = kforge({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"), db, QStringLiteral("--out"), out});
+        QVERIFY2(exported.exitCode == 0, exported.err.constData());
+        for (const char* f : {"kernel.cl", "launch-plan.json", "result.json", "report.md"})
+            QVERIFY2(QFile::exists(out + QLatin1Char('/') + QLatin1String(f)), f);
+        QFile plan(out + QStringLiteral("/launch-plan.json"));
+        QVERIFY(plan.open(QIODevice::ReadOnly));
+        QVERIFY(!QJsonDocument::fromJson(plan.readAll()).object().value(QStringLiteral("launches")).toArray().isEmpty());
+
+        // The exported kernel carries its tuned values as defaults, so it is correct on its own.
+        const Run again = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
+                                  QStringLiteral("small"), QStringLiteral("--kernel"), out + QStringLiteral("/kernel.cl"), QStringLiteral("--no-timing")});
+        QVERIFY2(again.exitCode == 0, again.out.constData());
+
+        // Resuming a finished run with a larger budget continues it.
+        const Run resumed = kforge({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--budget-evals"), QStringLiteral("14"),
+                                    QStringLiteral("--db"), db, QStringLiteral("--json")});
+        QVERIFY2(resumed.exitCode == 0, resumed.err.constData());
+        const QJsonObject more = QJsonDocument::fromJson(resumed.out).object();
+        QCOMPARE(more.value(QStringLiteral("run")).toInt(), 1);
+        QVERIFY(more.value(QStringLiteral("evaluations")).toInt() > summary.value(QStringLiteral("evaluations")).toInt());
+        QVERIFY(more.value(QStringLiteral("evaluations")).toInt() <= 14);
+    }
+
+    void exportWithoutRunsFails() {
+        QTemporaryDir dir;
+        const Run r = kforge({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"), dir.filePath(QStringLiteral("none.kforge")),
+                              QStringLiteral("--out"), dir.filePath(QStringLiteral("x"))});
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY(r.err.contains("no such run store"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunCli)
+#include "tst_runcli.moc"
