@@ -1,0 +1,28 @@
+#!/bin/sh
+# Stages kforge-headless, the Qt-free workers and the shared libraries a GPU host without Qt lacks
+# (QtCore, ICU, muparser, ...) into one folder that can be copied there. Run it after building
+# kforge-headless (any preset) and the workers-only build (see tests/gpu/README.md):
+#   tests/gpu/stage-headless.sh build .gpu/build .gpu/headless
+# On the host: LD_LIBRARY_PATH=.gpu/headless/lib .gpu/headless/bin/kforge-headless run ...
+set -eu
+build=${1:-build}
+workers=${2:-.gpu/build}
+dest=${3:-.gpu/headless}
+rm -rf "$dest"
+mkdir -p "$dest/bin" "$dest/lib"
+cp "$build/bin/kforge-headless" "$dest/bin/"
+strip "$dest/bin/kforge-headless"
+for w in "$workers"/bin/kforge-worker-cuda; do
+    cp "$w" "$dest/bin/"
+    strip "$dest/bin/$(basename "$w")"
+done
+# Everything the binaries link except the C and C++ runtimes, which every host has (newer).
+for bin in "$dest"/bin/*; do
+    ldd "$bin" | awk '/=> \//{print $3}'
+done | sort -u | while read -r lib; do
+    case "$(basename "$lib")" in
+        libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|ld-linux*|libdl.so*|libpthread.so*|librt.so*|libcuda.so*|libOpenCL.so*|libnvrtc*|libcupti*|libutil.so*|libz.so*) ;; # the host has these
+        *) cp -L "$lib" "$dest/lib/" ;;
+    esac
+done
+du -sh "$dest"
