@@ -401,7 +401,7 @@ std::optional<Candidate> Engine::proposeExpert(int island, int generation) {
 }
 
 std::optional<Candidate> Engine::proposeChild(int island, int generation, std::mt19937_64& rng) {
-    auto parentId = selectParent(island, rng);
+    auto parentId = selectParent(island, rng, true);
     if (!parentId)
         return std::nullopt;
     Entry& parent = m_entries.at(*parentId);
@@ -845,6 +845,10 @@ void Engine::applyStoredHumanEvents(int generation) {
 void Engine::setPinned(qint64 candidate, bool pinned) {
     Entry& e = m_entries.at(candidate);
     e.candidate.pinned = pinned && !e.candidate.vetoed;
+    if (e.candidate.pinned)
+        m_pinned.insert(candidate);
+    else
+        m_pinned.erase(candidate);
     m_store->setCandidateFlags(m_run.id, candidate, e.candidate.pinned, e.candidate.vetoed);
 }
 
@@ -852,6 +856,7 @@ void Engine::setVetoed(qint64 candidate) {
     Entry& e = m_entries.at(candidate);
     e.candidate.vetoed = true;
     e.candidate.pinned = false;
+    m_pinned.erase(candidate);
     for (Island& island : m_islands)
         island.archive.remove(candidate);
     m_store->setCandidateFlags(m_run.id, candidate, false, true);
@@ -880,7 +885,7 @@ void Engine::recomputeBest() {
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-std::optional<qint64> Engine::selectParent(int island, std::mt19937_64& rng) const {
+std::optional<qint64> Engine::selectParent(int island, std::mt19937_64& rng, bool tunable) {
     const Island& isl = m_islands[static_cast<size_t>(island)];
     struct Option {
         qint64 id;
@@ -888,9 +893,16 @@ std::optional<qint64> Engine::selectParent(int island, std::mt19937_64& rng) con
         double weight;
     };
     std::vector<Option> options;
+    // A template whose every configuration was tried has nothing left for the tuner.
+    auto spent = [&](const Entry& entry) {
+        if (!tunable)
+            return false;
+        const propose::Tuner* tuner = tunerFor(entry);
+        return !tuner || tuner->exhausted();
+    };
     for (const Elite& e : isl.archive.ranked()) {
         const Entry& entry = m_entries.at(e.candidate);
-        if (entry.candidate.vetoed)
+        if (entry.candidate.vetoed || spent(entry))
             continue;
         double curiosity = 0.0;
         if (entry.cell)
@@ -899,8 +911,9 @@ std::optional<qint64> Engine::selectParent(int island, std::mt19937_64& rng) con
         options.push_back({e.candidate, e.fitness, (1.0 + curiosity) * (entry.candidate.pinned ? 3.0 : 1.0)});
     }
     // Pinned kernels stay parents even when a better one took their cell.
-    for (const auto& [id, entry] : m_entries) {
-        if (!entry.candidate.pinned || entry.candidate.vetoed || !entry.fitness.correct)
+    for (qint64 id : m_pinned) {
+        const Entry& entry = m_entries.at(id);
+        if (entry.candidate.vetoed || !entry.fitness.correct || spent(entry))
             continue;
         if (std::none_of(options.begin(), options.end(), [&](const Option& o) { return o.id == id; }))
             options.push_back({id, entry.fitness, 3.0});

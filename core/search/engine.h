@@ -138,7 +138,9 @@ private:
     void recomputeBest();
 
     // Helpers.
-    std::optional<qint64> selectParent(int island, std::mt19937_64& rng) const;
+    // A parent from the island's elites and the pinned kernels; `tunable`: only those whose
+    // template still has untried configurations.
+    std::optional<qint64> selectParent(int island, std::mt19937_64& rng, bool tunable);
     std::mt19937_64 rngFor(int generation, int island) const;
     propose::Tuner* tunerFor(const Entry& entry);
     ParamValues completeParams(const QString& source, const ParamValues& params, QString* templateKey);
@@ -163,6 +165,7 @@ private:
     std::set<QString> m_keys;
     std::map<QString, std::unique_ptr<propose::Tuner>> m_tuners; // by template key
     std::vector<Island> m_islands;
+    std::set<qint64> m_pinned;
     std::map<qint64, double> m_confirmed; // candidate -> confirmed speedup
     qint64 m_bestCandidate = 0;
     double m_bestSpeedup = 0.0;

@@ -1,0 +1,28 @@
+#!/bin/bash
+# The offline search (expert library + template tuner, no LLM) on a GPU host, one run per CUDA task,
+# each with its own evaluation budget; then each run's report and best kernel exported. Uses the
+# folder staged by tests/gpu/stage-headless.sh, so the host needs no Qt.
+#   OUT=results TASKS="sgemm softmax" BUDGET=40 tests/gpu/offline-search.sh
+set -u
+headless=${KFORGE_HEADLESS:-.gpu/headless}
+out=${OUT:-/tmp/kforge-offline}
+budget=${BUDGET:-40}
+tasks=${TASKS:-"sgemm gemm_bias_relu softmax rmsnorm layernorm layernorm_residual row_sum gemv"}
+mkdir -p "$out"
+export LD_LIBRARY_PATH="$headless/lib:${LD_LIBRARY_PATH:-}"
+export KFORGE_TASKS_DIR="$PWD/tasks" KFORGE_RESOURCES_DIR="$PWD/resources" KFORGE_WORKER_DIR="$headless/bin"
+export KFORGE_CACHE_DIR="${KFORGE_CACHE_DIR:-$out/cache}"
+kforge="$headless/bin/kforge-headless"
+
+{ date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; } > "$out/gpu.txt"
+printf '{"id":1,"type":"ceilings","device":0,"refresh":false}\n{"id":2,"type":"shutdown"}\n' \
+    | "$headless/bin/kforge-worker-cuda" > "$out/ceilings.jsonl" 2> "$out/ceilings.log"
+for t in $tasks; do
+    start=$(date +%s)
+    timeout "${TASK_TIMEOUT:-300}" "$kforge" run --task "$t" --backend cuda --budget-evals "$budget" \
+        --db "$out/runs.kforge" --json ${RUN_ARGS:-} > "$out/$t.json" 2> "$out/$t.log"
+    echo "$t: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n ' < "$out/$t.json" | head -c 400)"
+    id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run'])" "$out/$t.json" 2>/dev/null) || continue
+    "$kforge" runs show "$id" --db "$out/runs.kforge" --top 8 > "$out/$t.show.txt" 2>&1
+    "$kforge" export --best --run "$id" --db "$out/runs.kforge" --out "$out/$t-best" > /dev/null 2>&1
+done
