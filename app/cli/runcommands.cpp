@@ -49,7 +49,7 @@ QString progressLine(const search::RunProgress& p) {
         .arg(p.evaluations)
         .arg(budget)
         .arg(p.correct)
-        .arg(p.candidates)
+        .arg(p.evaluated)
         .arg(p.archiveCells)
         .arg(best)
         .arg(p.evaluationsPerSecond, 0, 'f', 2)

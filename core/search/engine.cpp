@@ -1023,9 +1023,10 @@ RunProgress Engine::progress() const {
     p.budgetEvaluations = m_config.budgetEvaluations;
     p.inFlight = static_cast<int>(m_tickets.size());
     p.candidates = static_cast<qint64>(m_entries.size());
-    for (const auto& [id, e] : m_entries)
-        if (e.fitness.correct)
-            ++p.correct;
+    for (const auto& [id, e] : m_entries) {
+        p.evaluated += e.result ? 1 : 0;
+        p.correct += e.result && e.result->status == protocol::Status::Ok ? 1 : 0;
+    }
     p.bestCandidate = m_bestCandidate;
     p.bestSpeedup = m_bestSpeedup;
     p.elapsedSeconds = elapsedSeconds();

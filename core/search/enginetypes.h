@@ -33,6 +33,7 @@ struct RunProgress {
     qint64 budgetEvaluations = 0; // 0: none
     int inFlight = 0;
     qint64 candidates = 0;
+    qint64 evaluated = 0;         // candidates with a result
     qint64 correct = 0;
     qint64 bestCandidate = 0;     // confirmed best; 0 when none
     double bestSpeedup = 0.0;

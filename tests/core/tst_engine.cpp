@@ -137,6 +137,41 @@ private slots:
         QCOMPARE(s.run.state, QStringLiteral("finished"));
     }
 
+    void aFailingBaselineFailsTheRun() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        qputenv("KFORGE_FAKE_MODE", "incorrect");
+        Engine engine(testSetup(db, testConfig(20)));
+        const RunSummary summary = runToEnd(engine);
+        qunsetenv("KFORGE_FAKE_MODE");
+        QCOMPARE(summary.state, RunState::Failed);
+        QVERIFY2(summary.message.contains(QStringLiteral("baseline did not pass")), qPrintable(summary.message));
+        QCOMPARE(readStore(db).run.state, QStringLiteral("failed"));
+    }
+
+    void badSetupIsAClearFailure_data() {
+        QTest::addColumn<QString>("task");
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no task") << QStringLiteral("/nonexistent/task") << QStringLiteral("default") << QStringLiteral("no task named");
+        QTest::newRow("no variant") << QString() << QStringLiteral("huge") << QStringLiteral("no size variant 'huge'");
+    }
+
+    void badSetupIsAClearFailure() {
+        QFETCH(QString, task);
+        QFETCH(QString, variant);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        RunConfig config = testConfig(10);
+        if (!task.isEmpty())
+            config.task = task;
+        config.variant = variant;
+        Engine engine(testSetup(dir.filePath(QStringLiteral("runs.kforge")), config));
+        const RunSummary summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Failed);
+        QVERIFY2(summary.message.contains(message), qPrintable(summary.message));
+    }
+
     void findsFasterKernelsAndConfirmsThem() {
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));
