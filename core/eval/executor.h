@@ -10,6 +10,7 @@
 
 Q_DECLARE_METATYPE(kforge::protocol::EvaluateResult)
 Q_DECLARE_METATYPE(kforge::protocol::ProbeResult)
+Q_DECLARE_METATYPE(kforge::protocol::CeilingsResult)
 
 namespace kforge::eval {
 

@@ -88,6 +88,7 @@ WorkerPool::WorkerPool(QString backend, QString program, QStringList arguments, 
     // Results cross threads (engine thread -> UI) through queued connections.
     qRegisterMetaType<kforge::protocol::EvaluateResult>();
     qRegisterMetaType<kforge::protocol::ProbeResult>();
+    qRegisterMetaType<kforge::protocol::CeilingsResult>();
 }
 
 WorkerPool::~WorkerPool() {
@@ -153,9 +154,21 @@ void WorkerPool::cancel(qint64 ticket) {
     }
 }
 
+void WorkerPool::requestCeilings(int device, bool refresh) {
+    Job job;
+    job.kind = Job::Kind::Ceilings;
+    job.device = device;
+    job.refresh = refresh;
+    enqueueFirst(std::move(job));
+}
+
 void WorkerPool::probe() {
     Job job;
     job.kind = Job::Kind::Probe;
+    enqueueFirst(std::move(job));
+}
+
+void WorkerPool::enqueueFirst(Job job) {
     job.id = m_nextId++;
     if (m_shutDown) {
         failJob(job, Status::RuntimeError, QStringLiteral("the %1 worker pool has been shut down").arg(m_backend), {});
@@ -295,6 +308,8 @@ void WorkerPool::dispatch(Worker& w, Job job) {
     if (job.kind == Job::Kind::Evaluate) {
         job.request.id = job.id;
         line = protocol::encode(protocol::Request{job.request});
+    } else if (job.kind == Job::Kind::Ceilings) {
+        line = protocol::encode(protocol::Request{protocol::CeilingsRequest{job.id, job.device, job.refresh}});
     } else {
         line = protocol::encode(protocol::Request{protocol::ProbeRequest{job.id}});
     }
@@ -425,6 +440,23 @@ bool WorkerPool::handleLine(Worker& w, const QByteArray& line) {
         auto job = takeJob(w);
         w.state = Worker::State::Idle;
         deliver(job->id, std::move(*result));
+    } else if (w.job->kind == Job::Kind::Ceilings) {
+        auto* result = std::get_if<protocol::CeilingsResult>(&*response);
+        if (!result) {
+            protocolViolation(w, QStringLiteral("it sent another kind of answer to a ceilings request"), line);
+            return false;
+        }
+        takeJob(w);
+        w.state = Worker::State::Idle;
+        QMetaObject::invokeMethod(
+            this,
+            [this, ceilings = std::move(*result)] {
+                if (ceilings.ok)
+                    emit ceilingsMeasured(ceilings);
+                else
+                    emit ceilingsFailed(QString::fromStdString(ceilings.message));
+            },
+            Qt::QueuedConnection);
     } else {
         auto* result = std::get_if<protocol::ProbeResult>(&*response);
         if (!result) {
@@ -509,7 +541,8 @@ void WorkerPool::onTimer(int serial) {
             diagnostics.push_back(std::move(err));
         stop(*w);
         const QString what =
-            job->kind == Job::Kind::Evaluate ? QStringLiteral("no answer") : QStringLiteral("no answer to the probe");
+            job->kind == Job::Kind::Evaluate ? QStringLiteral("no answer")
+            : job->kind == Job::Kind::Probe ? QStringLiteral("no answer to the probe") : QStringLiteral("no answer to the ceilings request");
         failJob(*job, Status::Timeout,
                 QStringLiteral("%1 within %2: the worker was stopped and restarted").arg(what, describe(limit)),
                 std::move(diagnostics));
@@ -667,6 +700,11 @@ std::optional<WorkerPool::Job> WorkerPool::takeJob(Worker& w) {
 }
 
 void WorkerPool::failJob(const Job& job, Status status, const QString& message, std::vector<Diagnostic> diagnostics) {
+    if (job.kind == Job::Kind::Ceilings) {
+        QMetaObject::invokeMethod(
+            this, [this, message] { emit ceilingsFailed(message); }, Qt::QueuedConnection);
+        return;
+    }
     if (job.kind == Job::Kind::Probe) {
         QString text = message;
         for (const auto& d : diagnostics)

@@ -54,6 +54,9 @@ public:
     // Asks a worker for its devices; answered by `probed` or `probeFailed`. Goes ahead of queued
     // evaluations.
     void probe();
+    // Asks a worker for the device's measured ceilings (measured once per device and cached by the
+    // worker); answered by `ceilingsMeasured` or `ceilingsFailed`. Goes ahead of queued evaluations.
+    void requestCeilings(int device, bool refresh = false);
 
     // Fails everything pending as cancelled, asks idle workers to exit, stops busy ones, and kills
     // whatever has not exited after a grace period. Later submits fail at once.
@@ -65,13 +68,17 @@ signals:
     void evaluationStarted(qint64 ticket);
     void probed(const kforge::protocol::ProbeResult& result);
     void probeFailed(const QString& message);
+    void ceilingsMeasured(const kforge::protocol::CeilingsResult& result);
+    void ceilingsFailed(const QString& message);
     // Workers failed to start maxStartFailures() times in a row; queued requests were failed.
     void workersFailedToStart(const QString& message);
 
 private:
     struct Job {
-        enum class Kind { Evaluate, Probe };
+        enum class Kind { Evaluate, Probe, Ceilings };
         Kind kind = Kind::Evaluate;
+        int device = 0;      // ceilings
+        bool refresh = false;
         qint64 id = 0; // on the wire; the ticket for evaluations
         protocol::EvaluateRequest request;
         std::chrono::milliseconds timeout{0};
@@ -99,6 +106,7 @@ private:
     QString workerName(const Worker& w) const;
     int count(Worker::State state) const;
 
+    void enqueueFirst(Job job); // probes and ceilings go ahead of evaluations
     void schedulePump();
     void pump();
     void spawn();

@@ -106,7 +106,52 @@ void Engine::start() {
     writeRun();
     emit started(m_run.id, m_store->path());
     scheduleProgress();
+    if (!m_waitingForCeilings)
+        scheduleNextGeneration();
+}
+
+void Engine::onCeilings(const diagnose::Ceilings& ceilings, const QString& problem) {
+    if (!m_waitingForCeilings || m_finished)
+        return;
+    m_waitingForCeilings = false;
+    m_ceilings = ceilings;
+    QJsonObject data = ceilings.toJson();
+    if (!problem.isEmpty()) {
+        data.insert(QStringLiteral("problem"), problem);
+        emit notice(QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only").arg(problem));
+    }
+    if (auto stored = m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("ceilings"), data); !stored)
+        qCWarning(lcSearch) << q(stored.error());
     scheduleNextGeneration();
+}
+
+std::pair<QJsonArray, QJsonObject> Engine::analyse(const protocol::EvaluateResult& result) const {
+    std::optional<diagnose::Roofline> roofline;
+    if (auto r = diagnose::computeRoofline(m_task.spec, m_sizes, result, m_ceilings))
+        roofline = *r;
+    QJsonArray findings;
+    if (m_diagnosis)
+        for (const auto& f : m_diagnosis->diagnose(result, m_task.spec, m_sizes, roofline))
+            findings.append(f.toJson());
+    return {findings, roofline ? roofline->toJson() : QJsonObject()};
+}
+
+QString Engine::suspicion(const Entry& entry) const {
+    if (m_config.reviewSpeedup > 0.0 && entry.fitness.speedup > m_config.reviewSpeedup)
+        return QStringLiteral("%1x over the baseline is more than %2x: check that it really does the work")
+            .arg(entry.fitness.speedup, 0, 'f', 1)
+            .arg(m_config.reviewSpeedup);
+    if (m_config.reviewCeiling > 0.0 && !entry.roofline.isEmpty()) {
+        const double memory = entry.roofline.value(QStringLiteral("memory_fraction")).toDouble();
+        const double compute = entry.roofline.value(QStringLiteral("compute_fraction")).toDouble();
+        if (memory > m_config.reviewCeiling)
+            return QStringLiteral("it moves the task's bytes at %1% of the measured DRAM bandwidth").arg(memory * 100.0, 0, 'f', 0);
+        if (compute > m_config.reviewCeiling)
+            return QStringLiteral("it does the task's FLOPs at %1% of the measured %2 peak")
+                .arg(compute * 100.0, 0, 'f', 0)
+                .arg(entry.roofline.value(QStringLiteral("peak_name")).toString());
+    }
+    return {};
 }
 
 spec::Status Engine::open() {
@@ -159,6 +204,12 @@ spec::Status Engine::open() {
     if (m_config.variant != QLatin1String("default") && !m_task.spec.variants.count(m_config.variant.toStdString()))
         return spec::fail("task " + m_task.spec.name + " has no size variant '" + m_config.variant.toStdString() + "'");
     m_dialect = m_config.backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+    if (auto sizes = m_task.spec.sizesFor(m_config.variant.toStdString()))
+        m_sizes = *sizes;
+    if (auto diagnosis = diagnose::Diagnosis::builtIn())
+        m_diagnosis = std::move(*diagnosis);
+    else
+        emit notice(QStringLiteral("diagnosis rules: %1 (evaluations get no findings)").arg(q(diagnosis.error())));
 
     auto space = m_config.descriptors.isEmpty() ? DescriptorSpace::builtIn() : DescriptorSpace::load(m_config.descriptors);
     if (!space)
@@ -197,9 +248,18 @@ spec::Status Engine::open() {
         return spec::fail(executor.error());
     m_executor = *executor;
     connect(m_executor, &eval::Executor::evaluated, this, &Engine::onEvaluated);
-    if (auto* pool = qobject_cast<eval::WorkerPool*>(m_executor))
+    if (auto* pool = qobject_cast<eval::WorkerPool*>(m_executor)) {
         connect(pool, &eval::WorkerPool::workersFailedToStart, this,
                 [this](const QString& message) { fail(QStringLiteral("the %1 worker cannot start: %2").arg(m_config.backend, message)); });
+        // The roofline needs the device's ceilings before the first result arrives.
+        connect(pool, &eval::WorkerPool::ceilingsMeasured, this, [this](const protocol::CeilingsResult& c) {
+            onCeilings(diagnose::Ceilings::fromWorker(c.ceilings, q(c.device)), {});
+        });
+        connect(pool, &eval::WorkerPool::ceilingsFailed, this,
+                [this](const QString& message) { onCeilings({}, message); });
+        m_waitingForCeilings = true;
+        pool->requestCeilings(m_config.device);
+    }
 
     QJsonObject data{{QStringLiteral("backend"), m_config.backend}, {QStringLiteral("experts"), static_cast<int>(m_experts.size())}};
     // Written at once: the generation's buffered events are skipped while stored ones replay.
@@ -235,7 +295,13 @@ spec::Status Engine::loadStoredRun() {
     }
     for (const auto& record : *evaluations) {
         m_known[{record.candidateId, record.purpose}] = record.result;
+        if (record.purpose == kSearch)
+            m_knownRoofline[record.candidateId] = record.roofline;
         ++m_evaluations;
+    }
+    if (auto reviews = m_store->reviews(m_run.id)) {
+        for (const auto& r : *reviews)
+            m_knownReviews[r.candidateId] = r.state;
     }
     for (const auto& record : *events) {
         static const QStringList human{QStringLiteral("pin"), QStringLiteral("unpin"), QStringLiteral("veto")};
@@ -259,7 +325,7 @@ void Engine::scheduleNextGeneration() {
 }
 
 void Engine::nextGeneration() {
-    if (m_finished || m_generation > m_completedGeneration)
+    if (m_finished || m_generation > m_completedGeneration || m_waitingForCeilings)
         return;
     drainCommands();
     if (m_finished)
@@ -450,6 +516,8 @@ void Engine::evaluate(qint64 candidate, const QString& purpose) {
     auto known = m_known.find({candidate, purpose});
     if (known != m_known.end()) {
         const protocol::EvaluateResult result = known->second;
+        if (purpose == kSearch)
+            m_entries.at(candidate).roofline = m_knownRoofline[candidate];
         QMetaObject::invokeMethod(this, [this, candidate, purpose, result] { onResult(candidate, purpose, result); },
                                   Qt::QueuedConnection);
         return;
@@ -498,7 +566,10 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
             finish(RunState::Stopped, QStringLiteral("stopped by the user"));
         return;
     }
-    if (auto stored = m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, result); !stored)
+    const auto [findings, roofline] = analyse(result);
+    if (pending.purpose == kSearch)
+        m_entries.at(pending.candidate).roofline = roofline;
+    if (auto stored = m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, result, findings, roofline); !stored)
         qCWarning(lcSearch) << "cannot store evaluation:" << q(stored.error());
     ++m_evaluations;
     ++m_sessionEvaluations;
@@ -547,7 +618,25 @@ void Engine::integrate(Entry& entry) {
     entry.cell = m_space.describe(entry.candidate.source, facts);
     if (!entry.fitness.correct || entry.candidate.vetoed)
         return;
+    // A suspicious result waits for a person instead of entering the archive; the task's own
+    // baseline is the reference point, never suspicious.
+    entry.review = entry.candidate.origin == Origin::Seed ? QString() : suspicion(entry);
+    if (!entry.review.isEmpty()) {
+        auto known = m_knownReviews.find(entry.candidate.id);
+        entry.reviewState = known != m_knownReviews.end() ? known->second : QStringLiteral("pending");
+        if (known == m_knownReviews.end()) {
+            if (auto queued = m_store->requestReview(m_run.id, entry.candidate.id, entry.review); !queued)
+                qCWarning(lcSearch) << q(queued.error());
+            event(QStringLiteral("review_requested"), {{QStringLiteral("candidate"), entry.candidate.id}, {QStringLiteral("reason"), entry.review}});
+            emit notice(QStringLiteral("candidate %1 waits for review: %2").arg(entry.candidate.id).arg(entry.review));
+        }
+        if (entry.reviewState != QLatin1String("accepted"))
+            return;
+    }
+    admit(entry);
+}
 
+void Engine::admit(Entry& entry) {
     // Seeds (the baseline) belong to every island; everything else to the island it was made on.
     std::vector<int> islands;
     if (entry.candidate.origin == Origin::Seed) {
@@ -599,9 +688,12 @@ void Engine::migrate() {
 
 void Engine::considerPromotion() {
     const Entry* best = nullptr;
-    for (qint64 id : m_batch) {
+    std::vector<qint64> considered = m_batch;
+    considered.insert(considered.end(), m_reviewAccepted.begin(), m_reviewAccepted.end());
+    m_reviewAccepted.clear();
+    for (qint64 id : considered) {
         const Entry& e = m_entries.at(id);
-        if (!e.fitness.correct || e.candidate.vetoed || m_confirmed.count(id))
+        if (!e.fitness.correct || e.candidate.vetoed || m_confirmed.count(id) || awaitingReview(e))
             continue;
         if (!best || e.fitness.betterThan(best->fitness))
             best = &e;
@@ -804,6 +896,28 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
         setVetoed(c.candidate);
         record(QStringLiteral("veto"), who);
         break;
+    case K::AcceptReview:
+    case K::RejectReview: {
+        auto it = m_entries.find(c.candidate);
+        if (it == m_entries.end() || it->second.review.isEmpty() || it->second.reviewState != QLatin1String("pending")) {
+            emit notice(QStringLiteral("candidate %1 is not waiting for review").arg(c.candidate));
+            break;
+        }
+        const bool accepted = c.kind == K::AcceptReview;
+        if (!replaying)
+            if (auto decided = m_store->decideReview(m_run.id, c.candidate, accepted, c.reason); !decided)
+                qCWarning(lcSearch) << q(decided.error());
+        it->second.reviewState = accepted ? QStringLiteral("accepted") : QStringLiteral("rejected");
+        m_knownReviews[c.candidate] = it->second.reviewState;
+        record(accepted ? QStringLiteral("review_accepted") : QStringLiteral("review_rejected"), who);
+        if (accepted) {
+            admit(it->second); // an elite and a parent from now on
+            m_reviewAccepted.push_back(c.candidate); // and considered for promotion after this generation
+        }
+        else
+            setVetoed(c.candidate);
+        break;
+    }
     case K::Inject: {
         Candidate cand = c.injected;
         cand.origin = Origin::Human;

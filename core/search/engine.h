@@ -18,6 +18,7 @@
 #include "archive.h"
 #include "candidate.h"
 #include "descriptors.h"
+#include "diagnosis.h"
 #include "enginetypes.h"
 #include "expertlibrary.h"
 #include "runconfig.h"
@@ -93,6 +94,9 @@ private:
         std::optional<protocol::EvaluateResult> result; // the search evaluation
         Fitness fitness;
         std::optional<Cell> cell;
+        QJsonObject roofline;   // of the search evaluation; empty when not timed
+        QString review;         // why it waits for a person; empty when it does not
+        QString reviewState;    // pending, accepted, rejected
     };
     struct Island {
         Archive archive;
@@ -120,9 +124,15 @@ private:
     void adopt(Entry& entry);                 // what proposing it taught the proposers
     void evaluate(qint64 candidate, const QString& purpose);
     void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
+    void onCeilings(const diagnose::Ceilings& ceilings, const QString& problem);
+    // Findings and the roofline point of a fresh result, as stored with it.
+    std::pair<QJsonArray, QJsonObject> analyse(const protocol::EvaluateResult& result) const;
+    QString suspicion(const Entry& entry) const; // why a correct result needs a person, or empty
     void onResult(qint64 candidate, const QString& purpose, const protocol::EvaluateResult& result);
     void completeGeneration();
     void integrate(Entry& entry);
+    void admit(Entry& entry); // into the archives of its island (every island for seeds)
+    static bool awaitingReview(const Entry& e) { return !e.review.isEmpty() && e.reviewState != QLatin1String("accepted"); }
     void migrate();
     void considerPromotion();
     void onConfirmation(qint64 candidate, const protocol::EvaluateResult& result);
@@ -158,6 +168,10 @@ private:
     spec::TaskBundle m_task;
     spec::Dialect m_dialect = spec::Dialect::OpenCL;
     DescriptorSpace m_space;
+    std::optional<diagnose::Diagnosis> m_diagnosis;
+    diagnose::Ceilings m_ceilings;
+    spec::Sizes m_sizes;
+    bool m_waitingForCeilings = false;
     QList<propose::Expert> m_experts;
     eval::Executor* m_executor = nullptr;
 
@@ -175,6 +189,8 @@ private:
     int m_storedGeneration = -1; // last generation the store says was completed
     std::map<int, std::vector<qint64>> m_storedBatches;
     std::map<std::pair<qint64, QString>, protocol::EvaluateResult> m_known;
+    std::map<qint64, QJsonObject> m_knownRoofline; // of stored search evaluations
+    std::map<qint64, QString> m_knownReviews;      // candidate -> stored review state
     std::map<int, std::vector<store::EventRecord>> m_storedHumanEvents;
 
     // The generation in flight.
@@ -185,6 +201,7 @@ private:
     int m_outstanding = 0; // results the generation still waits for
     std::vector<std::pair<QString, QJsonObject>> m_generationEvents;
     std::vector<Candidate> m_injected; // waiting for the next generation
+    std::vector<qint64> m_reviewAccepted; // accepted since the last promotion check
 
     RunState m_state = RunState::Starting;
     qint64 m_evaluations = 0;

@@ -16,9 +16,9 @@ QString runStateName(RunState state);
 // take effect at the next generation boundary, in the order they were posted, so a resumed run
 // replays them at the same point.
 struct EngineCommand {
-    enum class Kind { Pause, Resume, Stop, Pin, Unpin, Veto, Inject, SetBudget };
+    enum class Kind { Pause, Resume, Stop, Pin, Unpin, Veto, Inject, SetBudget, AcceptReview, RejectReview };
     Kind kind = Kind::Pause;
-    qint64 candidate = 0;    // pin, unpin, veto
+    qint64 candidate = 0;    // pin, unpin, veto, accept or reject a review
     QString reason;          // why, for the experience library and the log
     Candidate injected;      // inject: source, params, island, parents (the edited kernel), label
     qint64 budgetEvaluations = -1; // set budget: -1 leaves it

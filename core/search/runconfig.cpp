@@ -25,6 +25,8 @@ QJsonObject RunConfig::toJson() const {
         {QStringLiteral("eval_timeout_seconds"), evalTimeoutSeconds},
         {QStringLiteral("confirm_best"), confirmBest},
         {QStringLiteral("descriptors"), descriptors},
+        {QStringLiteral("review_speedup"), reviewSpeedup},
+        {QStringLiteral("review_ceiling"), reviewCeiling},
     };
 }
 
@@ -71,7 +73,9 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
                     && readNumber(json, "budget_seconds", c.budgetSeconds, e) && readNumber(json, "workers", c.workers, e)
                     && readNumber(json, "device", c.device, e)
                     && readNumber(json, "eval_timeout_seconds", c.evalTimeoutSeconds, e)
-                    && readString(json, "descriptors", c.descriptors, e);
+                    && readString(json, "descriptors", c.descriptors, e)
+                    && readNumber(json, "review_speedup", c.reviewSpeedup, e)
+                    && readNumber(json, "review_ceiling", c.reviewCeiling, e);
     if (!ok)
         return spec::fail(e);
     const QJsonValue seed = json.value(QLatin1String("seed"));
@@ -121,6 +125,8 @@ spec::Status RunConfig::validate() const {
         return bad("workers must be between 1 and 64, not " + std::to_string(workers));
     if (device < 0)
         return bad("the device index cannot be negative");
+    if (reviewSpeedup < 0.0 || reviewCeiling < 0.0)
+        return bad("review thresholds cannot be negative");
     if (evalTimeoutSeconds <= 0.0)
         return bad("the evaluation timeout must be positive");
     return spec::success();

@@ -30,6 +30,8 @@ struct RunConfig {
     double evalTimeoutSeconds = 300.0;
     bool confirmBest = true;       // re-measure a new best before promoting it
     QString descriptors;           // a descriptor space file; empty: the built-in one
+    double reviewSpeedup = 10.0;   // a speedup above this waits for a person (0: never)
+    double reviewCeiling = 0.95;   // so does throughput above this share of a measured ceiling (0: never)
 
     QJsonObject toJson() const;
     // Errors name the key and what is wrong; keys not given keep their defaults.

@@ -7,6 +7,7 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
 
@@ -128,6 +129,25 @@ CREATE TABLE events (
     at TEXT NOT NULL
 );
 CREATE INDEX events_run ON events(run_id, id);
+)sql",
+    // 2: diagnosis and roofline per evaluation; the review queue for suspicious results.
+    R"sql(
+ALTER TABLE evaluations ADD COLUMN findings_json TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE evaluations ADD COLUMN roofline_json TEXT NOT NULL DEFAULT '{}';
+
+CREATE TABLE reviews (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    candidate_id INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    state TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    created TEXT NOT NULL,
+    decided TEXT,
+    UNIQUE(run_id, candidate_id),
+    FOREIGN KEY (run_id, candidate_id) REFERENCES candidates(run_id, id) ON DELETE CASCADE
+);
+CREATE INDEX reviews_state ON reviews(run_id, state);
 )sql",
 };
 
@@ -733,14 +753,15 @@ Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId) {
 // --- Evaluations ---
 
 Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
-                                            const protocol::EvaluateResult& result) {
+                                            const protocol::EvaluateResult& result, const QJsonArray& findings,
+                                            const QJsonObject& roofline) {
     return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
         if (auto s = requireCandidate(runId, candidateId); !s)
             return Error{s.error()};
         const std::string what = "an evaluation of candidate " + number(candidateId) + " of run " + number(runId);
         Statement insert(m_db, "INSERT INTO evaluations(run_id, candidate_id, purpose, status, speedup, candidate_us, "
-                               "baseline_us, message, device, wall_seconds, result_json, at) "
-                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                               "baseline_us, message, device, wall_seconds, result_json, at, findings_json, "
+                               "roofline_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, runId)
             .bindInt(2, candidateId)
             .bindText(3, purpose)
@@ -754,7 +775,9 @@ Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, co
             .bindText(9, result.device)
             .bindDouble(10, result.wallSeconds)
             .bindText(11, dumpJson(protocol::toJson(result)))
-            .bindText(12, now());
+            .bindText(12, now())
+            .bindText(13, QString::fromUtf8(QJsonDocument(findings).toJson(QJsonDocument::Compact)))
+            .bindText(14, QString::fromUtf8(QJsonDocument(roofline).toJson(QJsonDocument::Compact)));
         if (!insert.run())
             return failure(where(), "cannot write " + what, insert);
         const qint64 evaluationId = sqlite3_last_insert_rowid(m_db);
@@ -781,8 +804,8 @@ Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, co
 Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT id, candidate_id, purpose, result_json, at FROM evaluations WHERE run_id = ? "
-                          "ORDER BY id");
+    Statement query(m_db, "SELECT id, candidate_id, purpose, result_json, at, findings_json, roofline_json "
+                          "FROM evaluations WHERE run_id = ? ORDER BY id");
     query.bindInt(1, runId);
     QList<EvaluationRecord> result;
     int rc = SQLITE_OK;
@@ -800,10 +823,66 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId) {
             return fail(what + ": " + decoded.error());
         e.result = std::move(*decoded);
         e.at = parseTimestamp(query.text(4));
+        e.findings = QJsonDocument::fromJson(query.text(5).toUtf8()).array();
+        e.roofline = QJsonDocument::fromJson(query.text(6).toUtf8()).object();
         result.push_back(std::move(e));
     }
     if (rc != SQLITE_DONE)
         return failure(where(), "cannot read the evaluations of run " + number(runId), query);
+    return result;
+}
+
+// --- Reviews ---
+
+Expected<bool> RunStore::requestReview(qint64 runId, qint64 candidateId, const QString& reason) {
+    return inTransaction<bool>(*this, [&]() -> Expected<bool> {
+        if (auto s = requireCandidate(runId, candidateId); !s)
+            return Error{s.error()};
+        Statement insert(m_db, "INSERT OR IGNORE INTO reviews(run_id, candidate_id, reason, state, created) "
+                               "VALUES (?, ?, ?, 'pending', ?)");
+        insert.bindInt(1, runId).bindInt(2, candidateId).bindText(3, reason).bindText(4, now());
+        if (!insert.run())
+            return failure(where(), "cannot queue candidate " + number(candidateId) + " for review", insert);
+        return sqlite3_changes(m_db) > 0;
+    });
+}
+
+Status RunStore::decideReview(qint64 runId, qint64 candidateId, bool accepted, const QString& note) {
+    return inTransaction<spec::Done>(*this, [&]() -> Expected<spec::Done> {
+        Statement update(m_db, "UPDATE reviews SET state = ?, note = ?, decided = ? WHERE run_id = ? AND candidate_id = ?");
+        update.bindText(1, accepted ? QStringLiteral("accepted") : QStringLiteral("rejected"))
+            .bindText(2, note)
+            .bindText(3, now())
+            .bindInt(4, runId)
+            .bindInt(5, candidateId);
+        if (!update.run())
+            return failure(where(), "cannot record the review of candidate " + number(candidateId), update);
+        if (sqlite3_changes(m_db) == 0)
+            return fail(where() + ": candidate " + number(candidateId) + " of run " + number(runId) + " is not in the review queue");
+        return spec::Done{};
+    });
+}
+
+Expected<QList<ReviewRecord>> RunStore::reviews(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT id, candidate_id, reason, state, note, created, decided FROM reviews WHERE run_id = ? ORDER BY id");
+    query.bindInt(1, runId);
+    QList<ReviewRecord> result;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        ReviewRecord r;
+        r.id = query.int64(0);
+        r.candidateId = query.int64(1);
+        r.reason = query.text(2);
+        r.state = query.text(3);
+        r.note = query.text(4);
+        r.created = parseTimestamp(query.text(5));
+        r.decided = parseTimestamp(query.text(6));
+        result.push_back(std::move(r));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the review queue of run " + number(runId), query);
     return result;
 }
 

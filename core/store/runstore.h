@@ -12,6 +12,7 @@
 #include "protocol.h"
 
 #include <QDateTime>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QString>
@@ -51,6 +52,20 @@ struct EvaluationRecord {
     QString purpose; // "search" (first evaluation) or "confirm" (re-measurement before promotion)
     protocol::EvaluateResult result;
     QDateTime at;
+    QJsonArray findings;  // diagnose::Finding as JSON, most severe first
+    QJsonObject roofline; // diagnose::Roofline as JSON; empty when not computed
+};
+
+// A result that is suspicious rather than certainly wrong (a speedup over 10x the baseline,
+// throughput above 95 % of a measured ceiling) waits here for a person instead of being accepted.
+struct ReviewRecord {
+    qint64 id = 0;
+    qint64 candidateId = 0;
+    QString reason;
+    QString state; // pending, accepted, rejected
+    QString note;  // the reviewer's words
+    QDateTime created;
+    QDateTime decided; // invalid while pending
 };
 
 struct EventRecord {
@@ -89,8 +104,14 @@ public:
     // Evaluations keep the whole result; diagnostics are also written as rows of their own
     // (candidate, kind, severity, line, message) so they can be queried.
     Expected<qint64> insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
-                                      const protocol::EvaluateResult& result);
+                                      const protocol::EvaluateResult& result, const QJsonArray& findings = {},
+                                      const QJsonObject& roofline = {});
     Expected<QList<EvaluationRecord>> evaluations(qint64 runId); // in insertion order
+
+    // The review queue. requestReview is true when the candidate was not queued before.
+    Expected<bool> requestReview(qint64 runId, qint64 candidateId, const QString& reason);
+    Status decideReview(qint64 runId, qint64 candidateId, bool accepted, const QString& note);
+    Expected<QList<ReviewRecord>> reviews(qint64 runId); // in queue order
 
     Expected<qint64> insertEvent(qint64 runId, int generation, const QString& kind, const QJsonObject& data);
     Expected<QList<EventRecord>> events(qint64 runId); // in insertion order

@@ -348,6 +348,77 @@ private slots:
         QCOMPARE(countEvents(s, QStringLiteral("inject")), 1);
     }
 
+    void evaluationsCarryRooflineAndFindings() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(30)));
+        runToEnd(engine);
+        const Stored s = readStore(db);
+        // The fake worker's ceilings: 1 GB/s DRAM, 10 GFLOP/s.
+        QCOMPARE(countEvents(s, QStringLiteral("ceilings")), 1);
+        bool sawIncorrectFinding = false;
+        for (const auto& e : s.evaluations) {
+            if (e.result.status == protocol::Status::Ok) {
+                QVERIFY(!e.roofline.isEmpty());
+                const double seconds = e.result.candidateTiming->medianUs * 1e-6;
+                QCOMPARE(e.roofline.value(QStringLiteral("bytes")).toDouble(), 8.0 * 1024);
+                QVERIFY(qAbs(e.roofline.value(QStringLiteral("memory_fraction")).toDouble() - 8.0 * 1024 / seconds / 1e9) < 1e-9);
+            } else {
+                QVERIFY(e.roofline.isEmpty());
+                for (const auto& f : e.findings)
+                    sawIncorrectFinding = sawIncorrectFinding || f.toObject().value(QStringLiteral("kind")).toString() == QLatin1String("correctness");
+            }
+        }
+        QVERIFY(sawIncorrectFinding); // broken_wide is incorrect, and its evaluation says why
+    }
+
+    void suspiciousResultWaitsForReview() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(40)));
+        qint64 suspicious = 0;
+        connect(&engine, &Engine::generationCompleted, this, [&](int generation) {
+            if (generation == 0) {
+                // 200 us / 4 us: 50x the baseline, and 200 % of the fake DRAM ceiling.
+                EngineCommand inject;
+                inject.kind = EngineCommand::Kind::Inject;
+                inject.injected.source = QStringLiteral("// fake:time_us=4\n// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
+                                                        "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+                                                        "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
+                engine.post(inject);
+            }
+            if (generation == 2) {
+                const Stored s = readStore(db);
+                for (const auto& c : s.candidates)
+                    if (c.origin == Origin::Human)
+                        suspicious = c.id;
+                EngineCommand accept;
+                accept.kind = EngineCommand::Kind::AcceptReview;
+                accept.candidate = suspicious;
+                accept.reason = QStringLiteral("checked by hand: it is a plain copy kernel on a tiny input");
+                engine.post(accept);
+            }
+        });
+        qint64 bestBeforeAccept = -1;
+        connect(&engine, &Engine::bestChanged, this, [&](qint64 candidate, double) {
+            if (suspicious == 0)
+                bestBeforeAccept = candidate;
+        });
+        const RunSummary summary = runToEnd(engine);
+        QVERIFY(suspicious != 0);
+        QVERIFY(bestBeforeAccept != suspicious); // never promoted while it waited
+        QCOMPARE(summary.bestCandidate, suspicious); // promoted once accepted (and re-measured)
+        const Stored s = readStore(db);
+        auto st = store::RunStore::open(db);
+        const auto reviews = *(*st)->reviews(s.run.id);
+        QCOMPARE(reviews.size(), 1);
+        QCOMPARE(reviews.first().candidateId, suspicious);
+        QCOMPARE(reviews.first().state, QStringLiteral("accepted"));
+        QVERIFY(reviews.first().reason.contains(QStringLiteral("50.0x")));
+        QCOMPARE(countEvents(s, QStringLiteral("review_requested")), 1);
+        QCOMPARE(countEvents(s, QStringLiteral("review_accepted")), 1);
+    }
+
     void pauseResumeStopAndResumeLater() {
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));

@@ -216,6 +216,9 @@ class TestRunStore : public QObject {
 private slots:
     void createOpenReopen();
     void schema();
+    void upgradesARealVersion1Store();
+    void reviewQueue();
+    void analysisRoundTrips();
     void upgradesEmptyFile_data();
     void upgradesEmptyFile();
     void refusesForeignFile_data();
@@ -268,16 +271,84 @@ void TestRunStore::createOpenReopen() {
 void TestRunStore::schema() {
     const QString path = newPath();
     QVERIFY(openStore(path));
-    QCOMPARE(RunStore::schemaVersion(), 1);
+    QCOMPARE(RunStore::schemaVersion(), 2);
     RawDb db(path);
     QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
     QCOMPARE(db.value("PRAGMA application_id").toLongLong(), kApplicationId);
     QCOMPARE(db.value("PRAGMA journal_mode").toString(), QStringLiteral("wal"));
     QCOMPARE(db.value("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'candidates', "
-                      "'candidate_parents', 'evaluations', 'diagnostics', 'events')")
+                      "'candidate_parents', 'evaluations', 'diagnostics', 'events', 'reviews')")
                  .toInt(),
-             6);
+             7);
+}
+
+void TestRunStore::upgradesARealVersion1Store() {
+    // A run store written by schema 1 on the H200 (kept with the GPU results).
+    const QString original = QStringLiteral(KFORGE_SOURCE_DIR "/tests/gpu/runs/h200-offline-2026-11-30-a.kforge");
+    const QString path = newPath();
+    QVERIFY(QFile::copy(original, path));
+    QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner);
+    {
+        RawDb before(path);
+        QCOMPARE(before.value("SELECT max(version) FROM schema_version").toInt(), 1);
+    }
+    auto store = openStore(path);
+    QVERIFY(store);
+    RawDb db(path);
+    QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), 2);
+    auto runs = store->runs();
+    QVERIFY2(runs, why(runs));
+    QCOMPARE(runs->size(), 6);
+    auto evaluations = store->evaluations(runs->last().id);
+    QVERIFY2(evaluations, why(evaluations));
+    QVERIFY(!evaluations->isEmpty());
+    QVERIFY(evaluations->first().findings.isEmpty());
+    QVERIFY(evaluations->first().roofline.isEmpty());
+    auto reviews = store->reviews(runs->last().id);
+    QVERIFY2(reviews, why(reviews));
+    QVERIFY(reviews->isEmpty());
+}
+
+void TestRunStore::reviewQueue() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    const qint64 run = *store->createRun(makeRun());
+    QVERIFY(store->insertCandidate(run, makeCandidate(1)));
+    QVERIFY(store->insertCandidate(run, makeCandidate(2)));
+    auto queued = store->requestReview(run, 2, QStringLiteral("52x over the baseline"));
+    QVERIFY2(queued, why(queued));
+    QVERIFY(*queued);
+    QCOMPARE(*store->requestReview(run, 2, QStringLiteral("again")), false); // already queued
+    QVERIFY(!store->requestReview(run, 9, QStringLiteral("no such candidate")));
+    auto pending = store->reviews(run);
+    QCOMPARE(pending->size(), 1);
+    QCOMPARE(pending->first().state, QStringLiteral("pending"));
+    QCOMPARE(pending->first().reason, QStringLiteral("52x over the baseline"));
+    QVERIFY(!pending->first().decided.isValid());
+    QVERIFY(store->decideReview(run, 2, true, QStringLiteral("checked")));
+    auto decided = store->reviews(run);
+    QCOMPARE(decided->first().state, QStringLiteral("accepted"));
+    QCOMPARE(decided->first().note, QStringLiteral("checked"));
+    QVERIFY(decided->first().decided.isValid());
+    const auto missing = store->decideReview(run, 1, false, {});
+    QVERIFY(!missing);
+    QVERIFY(says(missing.error(), QStringLiteral("is not in the review queue")));
+}
+
+void TestRunStore::analysisRoundTrips() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    const qint64 run = *store->createRun(makeRun());
+    QVERIFY(store->insertCandidate(run, makeCandidate(1)));
+    kforge::protocol::EvaluateResult result;
+    result.status = kforge::protocol::Status::Ok;
+    const QJsonArray findings{QJsonObject{{QStringLiteral("rule"), QStringLiteral("register-spills")}}};
+    const QJsonObject roofline{{QStringLiteral("memory_fraction"), 0.41}};
+    QVERIFY(store->insertEvaluation(run, 1, QStringLiteral("search"), result, findings, roofline));
+    auto e = store->evaluations(run);
+    QCOMPARE(e->first().findings, findings);
+    QCOMPARE(e->first().roofline, roofline);
 }
 
 void TestRunStore::upgradesEmptyFile_data() {
@@ -323,7 +394,7 @@ void TestRunStore::refusesForeignFile_data() {
     QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
                                        << QStringLiteral("belongs to another application, id 0x000004d2");
     QTest::newRow("newer kforge") << QByteArray("newer")
-                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 1)");
+                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 2)");
     QTest::newRow("damaged kforge") << QByteArray("damaged")
                                     << QStringLiteral("damaged kforge run store (no schema_version table)");
     QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");

@@ -19,6 +19,7 @@
 //   error          an error response for the request (what a worker says to a request it cannot read)
 //   long-line      65 MiB without a newline, then hang
 //   babble         a non-JSON line right after the hello line (in the same write)
+// A ceilings request is answered with fixed ceilings: DRAM 1 GB/s, FP32 10 GFLOP/s.
 // Qt-free on purpose: like the real workers it links only the protocol code.
 
 #include "expression.h"
@@ -275,6 +276,16 @@ int main(int argc, char** argv) {
         }
         if (const auto* probe = std::get_if<ProbeRequest>(&*request)) {
             writeLine(encode(probeResult(probe->id)));
+        } else if (const auto* ceilings = std::get_if<CeilingsRequest>(&*request)) {
+            // Round numbers, so that tests can predict roofline fractions.
+            CeilingsResult c;
+            c.id = ceilings->id;
+            c.ok = true;
+            c.device = "Fake Device";
+            c.cached = true;
+            c.measuredAt = "2026-01-01T00:00:00Z";
+            c.ceilings = {{"dram_bytes_per_s", 1e9}, {"fp32_flops_per_s", 1e10}};
+            writeLine(encode(c));
         } else if (std::holds_alternative<ShutdownRequest>(*request)) {
             return 0;
         } else if (auto exitCode = evaluate(std::get<EvaluateRequest>(*request), mode)) {

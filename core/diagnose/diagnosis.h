@@ -1,0 +1,67 @@
+#pragma once
+// Diagnosis: structured findings from an evaluation — compile log, resource usage, verification
+// failures, integrity checks, timing, profile metrics and the roofline. The rules are data
+// (resources/diagnose/rules.json, found through ResourceLocator; a user's own file can add or
+// replace rules), so an expert can add one without recompiling. A rule is a muparser condition
+// over named facts, a message template, and a suggested direction.
+
+#include "expected.h"
+#include "finding.h"
+#include "protocol.h"
+#include "roofline.h"
+#include "taskspec.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kforge::diagnose {
+
+// Named numbers a rule's condition and message can use. factsOf() documents every name.
+using Facts = std::map<std::string, double>;
+
+// The facts of one evaluation: status_ok, status_compile_error, ..., registers, shared_bytes,
+// local_bytes (spill), occupancy, mismatches, unwritten, unwritten_fraction, non_finite,
+// first_mismatch_row/col, max_abs_error, max_rel_error, rows/cols of the first mismatching output,
+// inputs_changed, constant_output, speedup, spread, median_us, and from the roofline: intensity,
+// memory_fraction, compute_fraction, fraction_of_bound, bound_memory/compute/latency; from a
+// profile: achieved_occupancy, sm_throughput, dram_throughput. A fact that is unknown is absent;
+// a rule that needs it does not fire.
+Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task, const spec::Sizes& sizes,
+              const std::optional<Roofline>& roofline);
+
+struct Rule; // defined in diagnosis.cpp
+
+class Diagnosis {
+public:
+    // The built-in rules (resources/diagnose/rules.json) plus, when present, the user's
+    // <app data>/diagnose/rules.json (a rule with the same id replaces the built-in one).
+    static spec::Expected<Diagnosis> builtIn();
+    static spec::Expected<Diagnosis> load(const QStringList& files);
+    // Errors name the origin and the rule: "rules.json: rules[3] (register-spills): when: ...".
+    static spec::Expected<Diagnosis> fromJson(const QJsonObject& json, const QString& origin);
+
+    Diagnosis();
+    ~Diagnosis();
+    Diagnosis(const Diagnosis&);
+    Diagnosis& operator=(const Diagnosis&);
+
+    QStringList ruleIds() const;
+
+    // Every finding for the evaluation: the worker's own diagnostics with a source line (compile
+    // errors, launch-plan problems) as findings first, then each rule that fires, most severe first.
+    Findings diagnose(const protocol::EvaluateResult& result, const spec::TaskSpec& task, const spec::Sizes& sizes,
+                      const std::optional<Roofline>& roofline) const;
+    // The rules alone over given facts (for tests and for tools).
+    Findings apply(const Facts& facts) const;
+
+private:
+    std::vector<Rule> m_rules;
+};
+
+} // namespace kforge::diagnose

@@ -1,0 +1,26 @@
+#include "finding.h"
+
+namespace kforge::diagnose {
+
+QJsonObject Finding::toJson() const {
+    return QJsonObject{
+        {QStringLiteral("rule"), rule},           {QStringLiteral("kind"), kind},
+        {QStringLiteral("severity"), severity},   {QStringLiteral("message"), message},
+        {QStringLiteral("evidence"), evidence},   {QStringLiteral("line"), line},
+        {QStringLiteral("direction"), direction},
+    };
+}
+
+Finding Finding::fromJson(const QJsonObject& json) {
+    Finding f;
+    f.rule = json.value(QLatin1String("rule")).toString();
+    f.kind = json.value(QLatin1String("kind")).toString();
+    f.severity = json.value(QLatin1String("severity")).toString();
+    f.message = json.value(QLatin1String("message")).toString();
+    f.evidence = json.value(QLatin1String("evidence")).toString();
+    f.line = json.value(QLatin1String("line")).toInt(0);
+    f.direction = json.value(QLatin1String("direction")).toString();
+    return f;
+}
+
+} // namespace kforge::diagnose

@@ -1,0 +1,152 @@
+#include "roofline.h"
+
+#include "expression.h"
+
+#include <algorithm>
+
+namespace kforge::diagnose {
+
+namespace {
+
+double get(const std::map<std::string, double>& m, const char* key) {
+    auto it = m.find(key);
+    return it == m.end() ? 0.0 : it->second;
+}
+
+// Below this share of both roofs a kernel is limited by neither: launch overhead, too little
+// parallelism, or dependency chains.
+constexpr double kLatencyFraction = 0.10;
+
+} // namespace
+
+Ceilings Ceilings::fromWorker(const std::map<std::string, double>& c, const QString& device) {
+    Ceilings out;
+    out.device = device;
+    out.dramBytes = get(c, "dram_bytes_per_s");
+    out.l2Bytes = get(c, "l2_bytes_per_s");
+    out.fp32Flops = get(c, "fp32_flops_per_s");
+    out.fp16TensorFlops = get(c, "fp16_tensor_flops_per_s");
+    out.bf16TensorFlops = get(c, "bf16_tensor_flops_per_s");
+    return out;
+}
+
+QJsonObject Ceilings::toJson() const {
+    return {{QStringLiteral("device"), device},
+            {QStringLiteral("dram_bytes_per_s"), dramBytes},
+            {QStringLiteral("l2_bytes_per_s"), l2Bytes},
+            {QStringLiteral("fp32_flops_per_s"), fp32Flops},
+            {QStringLiteral("fp16_tensor_flops_per_s"), fp16TensorFlops},
+            {QStringLiteral("bf16_tensor_flops_per_s"), bf16TensorFlops}};
+}
+
+Ceilings Ceilings::fromJson(const QJsonObject& j) {
+    Ceilings c;
+    c.device = j.value(QStringLiteral("device")).toString();
+    c.dramBytes = j.value(QStringLiteral("dram_bytes_per_s")).toDouble();
+    c.l2Bytes = j.value(QStringLiteral("l2_bytes_per_s")).toDouble();
+    c.fp32Flops = j.value(QStringLiteral("fp32_flops_per_s")).toDouble();
+    c.fp16TensorFlops = j.value(QStringLiteral("fp16_tensor_flops_per_s")).toDouble();
+    c.bf16TensorFlops = j.value(QStringLiteral("bf16_tensor_flops_per_s")).toDouble();
+    return c;
+}
+
+QJsonObject Roofline::toJson() const {
+    return {{QStringLiteral("flops"), flops},
+            {QStringLiteral("bytes"), bytes},
+            {QStringLiteral("seconds"), seconds},
+            {QStringLiteral("intensity"), intensity},
+            {QStringLiteral("achieved_flops_per_s"), achievedFlops},
+            {QStringLiteral("achieved_bytes_per_s"), achievedBytes},
+            {QStringLiteral("peak_flops_per_s"), peakFlops},
+            {QStringLiteral("peak_name"), peakName},
+            {QStringLiteral("peak_bytes_per_s"), peakBytes},
+            {QStringLiteral("bound_seconds"), boundSeconds},
+            {QStringLiteral("fraction_of_bound"), fractionOfBound},
+            {QStringLiteral("compute_fraction"), computeFraction},
+            {QStringLiteral("memory_fraction"), memoryFraction},
+            {QStringLiteral("bound"), bound},
+            {QStringLiteral("from_profile"), fromProfile}};
+}
+
+Roofline Roofline::fromJson(const QJsonObject& j) {
+    Roofline r;
+    r.flops = j.value(QStringLiteral("flops")).toDouble();
+    r.bytes = j.value(QStringLiteral("bytes")).toDouble();
+    r.seconds = j.value(QStringLiteral("seconds")).toDouble();
+    r.intensity = j.value(QStringLiteral("intensity")).toDouble();
+    r.achievedFlops = j.value(QStringLiteral("achieved_flops_per_s")).toDouble();
+    r.achievedBytes = j.value(QStringLiteral("achieved_bytes_per_s")).toDouble();
+    r.peakFlops = j.value(QStringLiteral("peak_flops_per_s")).toDouble();
+    r.peakName = j.value(QStringLiteral("peak_name")).toString();
+    r.peakBytes = j.value(QStringLiteral("peak_bytes_per_s")).toDouble();
+    r.boundSeconds = j.value(QStringLiteral("bound_seconds")).toDouble();
+    r.fractionOfBound = j.value(QStringLiteral("fraction_of_bound")).toDouble();
+    r.computeFraction = j.value(QStringLiteral("compute_fraction")).toDouble();
+    r.memoryFraction = j.value(QStringLiteral("memory_fraction")).toDouble();
+    r.bound = j.value(QStringLiteral("bound")).toString();
+    r.fromProfile = j.value(QStringLiteral("from_profile")).toBool();
+    return r;
+}
+
+spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec::Sizes& sizes,
+                                         const protocol::EvaluateResult& result, const Ceilings& ceilings) {
+    if (result.status != protocol::Status::Ok || !result.candidateTiming || result.candidateTiming->medianUs <= 0.0)
+        return spec::fail("no roofline: the candidate was not timed");
+    Roofline r;
+    r.seconds = result.candidateTiming->medianUs * 1e-6;
+    const auto vars = task.variables(sizes);
+    auto flops = spec::Expression::evaluate(task.flops, vars);
+    if (!flops)
+        return spec::fail("no roofline: the task's FLOP formula: " + flops.error());
+    auto bytes = spec::Expression::evaluate(task.bytes, vars);
+    if (!bytes)
+        return spec::fail("no roofline: the task's byte formula: " + bytes.error());
+    r.flops = *flops;
+    r.bytes = *bytes;
+    // Measured traffic and work replace the formulas when the candidate was profiled.
+    if (result.profile && result.profile->status == "ok") {
+        const auto& m = result.profile->metrics;
+        const double dram = get(m, "dram_bytes");
+        const double measuredFlops = get(m, "fp32_flops") + get(m, "fp64_flops") + get(m, "fp16_flops") + get(m, "tensor_flops");
+        if (dram > 0.0) {
+            r.bytes = dram;
+            r.fromProfile = true;
+        }
+        if (measuredFlops > 0.0) {
+            r.flops = measuredFlops;
+            r.fromProfile = true;
+        }
+    }
+    r.intensity = r.bytes > 0.0 ? r.flops / r.bytes : 0.0;
+    r.achievedFlops = r.flops / r.seconds;
+    r.achievedBytes = r.bytes / r.seconds;
+
+    // The compute roof that applies: tensor cores for half-precision inputs, FP32 otherwise.
+    r.peakName = QStringLiteral("fp32");
+    r.peakFlops = ceilings.fp32Flops;
+    for (const auto& input : task.inputs) {
+        if (input.dtype == spec::DType::Float16 && ceilings.fp16TensorFlops > 0.0) {
+            r.peakName = QStringLiteral("fp16_tensor");
+            r.peakFlops = ceilings.fp16TensorFlops;
+        } else if (input.dtype == spec::DType::BFloat16 && ceilings.bf16TensorFlops > 0.0) {
+            r.peakName = QStringLiteral("bf16_tensor");
+            r.peakFlops = ceilings.bf16TensorFlops;
+        }
+    }
+    r.peakBytes = ceilings.dramBytes;
+    if (!ceilings.valid())
+        return r; // achieved figures only
+    const double computeSeconds = r.flops / r.peakFlops;
+    const double memorySeconds = r.bytes / r.peakBytes;
+    r.boundSeconds = std::max(computeSeconds, memorySeconds);
+    r.fractionOfBound = r.boundSeconds / r.seconds;
+    r.computeFraction = r.achievedFlops / r.peakFlops;
+    r.memoryFraction = r.achievedBytes / r.peakBytes;
+    if (r.computeFraction < kLatencyFraction && r.memoryFraction < kLatencyFraction)
+        r.bound = QStringLiteral("latency");
+    else
+        r.bound = computeSeconds >= memorySeconds ? QStringLiteral("compute") : QStringLiteral("memory");
+    return r;
+}
+
+} // namespace kforge::diagnose
