@@ -17,6 +17,10 @@ std::optional<int> dispatch(const QString& command, const QStringList& args) {
         return runsCommand(args);
     if (command == QLatin1String("export"))
         return exportCommand(args);
+    if (command == QLatin1String("review"))
+        return reviewCommand(args);
+    if (command == QLatin1String("experience"))
+        return experienceCommand(args);
     return std::nullopt;
 }
 
@@ -29,6 +33,8 @@ QString usage(bool gui) {
                            "  run      evolve kernels for a task, headless (kforge run --help)\n"
                            "  runs     list the runs in a run store, or show one (kforge runs --help)\n"
                            "  export   write a run's best kernel, its launch plan and a report (kforge export --help)\n"
+                           "  review   the results waiting for a person's review (kforge review --help)\n"
+                           "  experience  the experience library: list, export, import (kforge experience --help)\n"
                            "  eval     evaluate one kernel on a task (kforge eval --help)\n"
                            "  doctor   list backends and devices, and how to get what is missing\n"
                            "  tasks    list the built-in and user tasks\n");

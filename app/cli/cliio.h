@@ -17,5 +17,7 @@ int tasksCommand(const QStringList& args);
 int runCommand(const QStringList& args);
 int runsCommand(const QStringList& args);
 int exportCommand(const QStringList& args);
+int reviewCommand(const QStringList& args);
+int experienceCommand(const QStringList& args);
 
 } // namespace kforge::cli

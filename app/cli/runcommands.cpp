@@ -4,6 +4,7 @@
 #include "cliio.h"
 
 #include "engine.h"
+#include "experiencelibrary.h"
 #include "runexport.h"
 #include "runstore.h"
 
@@ -125,6 +126,10 @@ int runCommand(const QStringList& args) {
     p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds before an evaluation's worker is stopped (default 300)."), QStringLiteral("S")});
     p.addOption({QStringLiteral("no-experts"), QStringLiteral("Do not seed from the expert library (start from the baseline only).")});
     p.addOption({QStringLiteral("no-confirm"), QStringLiteral("Promote a new best without re-measuring it first.")});
+    p.addOption({QStringLiteral("experience"), QStringLiteral("Experience library to start from and learn into (default %1).").arg(experience::ExperienceLibrary::defaultPath()), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("no-experience"), QStringLiteral("Neither start from nor add to an experience library.")});
+    p.addOption({QStringLiteral("review-speedup"), QStringLiteral("A speedup above this waits for review instead of being accepted (default 10; 0: never)."), QStringLiteral("X")});
+    p.addOption({QStringLiteral("review-ceiling"), QStringLiteral("So does throughput above this share of a measured ceiling (default 0.95; 0: never)."), QStringLiteral("F")});
     p.addOption({QStringLiteral("descriptors"), QStringLiteral("A behaviour-descriptor file instead of the built-in one."), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("resume"), QStringLiteral("Continue a stored run: --resume (the newest) or --resume=ID.")});
@@ -173,6 +178,15 @@ int runCommand(const QStringList& args) {
         }
         c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
         c.descriptors = p.value(QStringLiteral("descriptors"));
+        for (const auto& [name, target] : {std::pair{QStringLiteral("review-speedup"), &c.reviewSpeedup},
+                                           std::pair{QStringLiteral("review-ceiling"), &c.reviewCeiling}}) {
+            if (!p.isSet(name))
+                continue;
+            bool ok = false;
+            *target = p.value(name).toDouble(&ok);
+            if (!ok || *target < 0)
+                return fail(ExitUsage, QStringLiteral("--%1 must be a non-negative number").arg(name));
+        }
         if (auto valid = c.validate(); !valid)
             return fail(ExitUsage, QString::fromStdString(valid.error()));
         setup.useExperts = !p.isSet(QStringLiteral("no-experts"));
@@ -199,6 +213,8 @@ int runCommand(const QStringList& args) {
             c.budgetSeconds = s;
     }
     QDir().mkpath(QFileInfo(setup.storePath).absolutePath());
+    setup.useExperience = !p.isSet(QStringLiteral("no-experience"));
+    setup.experiencePath = p.value(QStringLiteral("experience"));
 
     const bool json = p.isSet(QStringLiteral("json"));
     const bool quiet = p.isSet(QStringLiteral("quiet"));
@@ -385,6 +401,142 @@ int exportCommand(const QStringList& args) {
         return fail(ExitSetup, QString::fromStdString(written.error()));
     for (const QString& f : *written)
         out() << f << "\n";
+    return 0;
+}
+
+} // namespace kforge::cli
+
+namespace kforge::cli {
+
+int reviewCommand(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "The review queue of a run: results that are suspicious rather than certainly wrong (a speedup over 10x the\n"
+        "baseline, throughput above 95% of a measured ceiling) wait here instead of being accepted.\n"
+        "  kforge review list [--run ID]\n"
+        "  kforge review accept CANDIDATE [--note TEXT]   (it joins the search when the run is resumed)\n"
+        "  kforge review reject CANDIDATE [--note TEXT]"));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, accept or reject"));
+    p.addPositionalArgument(QStringLiteral("candidate"), QStringLiteral("For accept and reject: the candidate id."), QStringLiteral("[ID]"));
+    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
+    p.addOption({QStringLiteral("note"), QStringLiteral("Why: kept with the decision."), QStringLiteral("TEXT")});
+    p.process(args);
+    const QStringList pos = p.positionalArguments();
+    const QString action = pos.value(0, QStringLiteral("list"));
+    const QString path = p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
+    if (!QFileInfo::exists(path))
+        return fail(ExitSetup, QStringLiteral("%1: no such run store").arg(path));
+    auto store = store::RunStore::open(path);
+    if (!store)
+        return fail(ExitSetup, QString::fromStdString(store.error()));
+    qint64 runId = 0;
+    QString error;
+    if (!parsePositive(p, QStringLiteral("run"), 1, runId, error))
+        return fail(ExitUsage, error);
+    if (runId == 0) {
+        auto runs = (*store)->runs();
+        if (!runs || runs->isEmpty())
+            return fail(ExitSetup, QStringLiteral("%1: holds no runs").arg(path));
+        runId = runs->first().id;
+    }
+    if (action == QLatin1String("list")) {
+        auto reviews = (*store)->reviews(runId);
+        if (!reviews)
+            return fail(ExitSetup, QString::fromStdString(reviews.error()));
+        if (reviews->isEmpty())
+            out() << "run " << runId << ": nothing waits for review\n";
+        for (const auto& r : *reviews)
+            out() << QStringLiteral("#%1  %2  %3%4\n").arg(r.candidateId, 5).arg(r.state, -8).arg(r.reason,
+                                                                                          r.note.isEmpty() ? QString() : QStringLiteral("  (%1)").arg(r.note));
+        return 0;
+    }
+    if (action != QLatin1String("accept") && action != QLatin1String("reject"))
+        return fail(ExitUsage, QStringLiteral("review: unknown action '%1' (list, accept or reject)").arg(action));
+    bool ok = false;
+    const qint64 candidate = pos.value(1).toLongLong(&ok);
+    if (!ok || candidate <= 0)
+        return fail(ExitUsage, QStringLiteral("review %1 needs a candidate id").arg(action));
+    if (auto decided = (*store)->decideReview(runId, candidate, action == QLatin1String("accept"), p.value(QStringLiteral("note"))); !decided)
+        return fail(ExitSetup, QString::fromStdString(decided.error()));
+    out() << "candidate " << candidate << (action == QLatin1String("accept") ? " accepted" : " rejected")
+          << "; a resumed run takes the decision into account\n";
+    return 0;
+}
+
+int experienceCommand(const QStringList& args) {
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral(
+        "The experience library: what runs and people taught kforge (which changes helped or hurt which kind of\n"
+        "task, with the code before and after, and every pin, edit and veto with its reason).\n"
+        "  kforge experience list [--task T] [--family F] [--backend B] [--text WORDS] [--limit N]\n"
+        "  kforge experience export FILE      share it with a team\n"
+        "  kforge experience import FILE      add someone else's (duplicates are skipped)"));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, export or import"));
+    p.addPositionalArgument(QStringLiteral("file"), QStringLiteral("For export and import: the JSON file."), QStringLiteral("[FILE]"));
+    p.addOption({QStringLiteral("library"), QStringLiteral("The library (default %1).").arg(experience::ExperienceLibrary::defaultPath()), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("task"), QStringLiteral("Rank insights of this task first."), QStringLiteral("T")});
+    p.addOption({QStringLiteral("family"), QStringLiteral("Rank insights of this task family first."), QStringLiteral("F")});
+    p.addOption({QStringLiteral("backend"), QStringLiteral("Rank insights of this backend first."), QStringLiteral("B")});
+    p.addOption({QStringLiteral("bottleneck"), QStringLiteral("Rank insights about this bottleneck first (memory, compute, latency)."), QStringLiteral("K")});
+    p.addOption({QStringLiteral("text"), QStringLiteral("Only insights matching these words."), QStringLiteral("WORDS")});
+    p.addOption({QStringLiteral("limit"), QStringLiteral("How many to list (default 20)."), QStringLiteral("N"), QStringLiteral("20")});
+    p.addOption({QStringLiteral("json"), QStringLiteral("Print JSON.")});
+    p.process(args);
+    const QStringList pos = p.positionalArguments();
+    const QString action = pos.value(0, QStringLiteral("list"));
+    const QString path = p.isSet(QStringLiteral("library")) ? p.value(QStringLiteral("library")) : experience::ExperienceLibrary::defaultPath();
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    auto library = experience::ExperienceLibrary::open(path);
+    if (!library)
+        return fail(ExitSetup, QString::fromStdString(library.error()));
+    if (action == QLatin1String("export") || action == QLatin1String("import")) {
+        if (pos.size() < 2)
+            return fail(ExitUsage, QStringLiteral("experience %1 needs a FILE").arg(action));
+        if (action == QLatin1String("export")) {
+            if (auto done = (*library)->exportJson(pos[1]); !done)
+                return fail(ExitSetup, QString::fromStdString(done.error()));
+            out() << "exported " << *(*library)->count() << " insights to " << pos[1] << "\n";
+        } else {
+            auto added = (*library)->importJson(pos[1]);
+            if (!added)
+                return fail(ExitSetup, QString::fromStdString(added.error()));
+            out() << "imported " << *added << " new insights from " << pos[1] << "\n";
+        }
+        return 0;
+    }
+    if (action != QLatin1String("list"))
+        return fail(ExitUsage, QStringLiteral("experience: unknown action '%1' (list, export or import)").arg(action));
+    experience::Query query;
+    query.task = p.value(QStringLiteral("task"));
+    query.family = p.value(QStringLiteral("family"));
+    query.backend = p.value(QStringLiteral("backend"));
+    query.bottleneck = p.value(QStringLiteral("bottleneck"));
+    query.text = p.value(QStringLiteral("text"));
+    bool ok = false;
+    const int limit = p.value(QStringLiteral("limit")).toInt(&ok);
+    if (!ok || limit < 1)
+        return fail(ExitUsage, QStringLiteral("--limit must be a positive integer"));
+    auto found = (*library)->search(query, limit);
+    if (!found)
+        return fail(ExitSetup, QString::fromStdString(found.error()));
+    if (p.isSet(QStringLiteral("json"))) {
+        QJsonArray a;
+        for (const auto& i : *found)
+            a.append(i.toJson());
+        out() << QJsonDocument(a).toJson(QJsonDocument::Indented);
+        return 0;
+    }
+    if (found->isEmpty())
+        out() << "no insights in " << path << (query.text.isEmpty() ? QString() : QStringLiteral(" matching '%1'").arg(query.text)) << "\n";
+    for (const auto& i : *found) {
+        const QString speedup = i.speedup > 0 ? QStringLiteral("%1x").arg(i.speedup, 0, 'f', 2) : QStringLiteral("-");
+        out() << QStringLiteral("#%1  %2  %3/%4 on %5  %6  %7\n").arg(i.id, 4).arg(i.kind, -10).arg(i.family, i.task, i.backend, speedup, i.transformation);
+        if (!i.summary.isEmpty())
+            out() << QStringLiteral("      %1\n").arg(i.summary);
+    }
     return 0;
 }
 

@@ -17,7 +17,7 @@ struct OriginName {
 
 constexpr OriginName kOrigins[] = {
     {Origin::Seed, "seed"}, {Origin::Tuner, "tuner"}, {Origin::Expert, "expert"},
-    {Origin::Llm, "llm"},   {Origin::Human, "human"},
+    {Origin::Llm, "llm"},   {Origin::Human, "human"}, {Origin::Experience, "experience"},
 };
 
 } // namespace

@@ -15,7 +15,8 @@
 
 namespace kforge::search {
 
-enum class Origin { Seed, Tuner, Expert, Llm, Human };
+// Experience: a kernel from the experience library that helped on this task in an earlier run.
+enum class Origin { Seed, Tuner, Expert, Llm, Human, Experience };
 QString originName(Origin origin);
 std::optional<Origin> parseOrigin(const QString& name);
 

@@ -3,10 +3,14 @@
 #include "evalrequest.h"
 #include "executor.h"
 #include "logging.h"
+#include "runexport.h"
+#include "textdiff.h"
 #include "taskcatalog.h"
 #include "workerlocator.h"
 #include "workerpool.h"
 
+#include <QDir>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QMutexLocker>
 #include <QTimer>
@@ -222,6 +226,14 @@ spec::Status Engine::open() {
         for (const QString& problem : library.problems())
             emit notice(QStringLiteral("expert library: %1").arg(problem));
         m_experts = library.forTask(q(m_task.spec.name), m_config.backend);
+    }
+    if (m_setup.useExperience) {
+        const QString path = m_setup.experiencePath.isEmpty() ? experience::ExperienceLibrary::defaultPath() : m_setup.experiencePath;
+        QDir().mkpath(QFileInfo(path).absolutePath());
+        if (auto library = experience::ExperienceLibrary::open(path))
+            m_experience = std::move(*library);
+        else
+            emit notice(QStringLiteral("experience library: %1 (the run neither starts from it nor adds to it)").arg(q(library.error())));
     }
     m_islands.assign(static_cast<size_t>(m_config.islands), Island{});
 
@@ -439,9 +451,155 @@ std::vector<qint64> Engine::proposeSeeds() {
         island = (island + 1) % m_config.islands;
         ids.push_back(addCandidate(std::move(c)));
     }
+    for (qint64 id : experienceSeeds(island)) {
+        if (budgetLeft() <= static_cast<int>(ids.size()))
+            break;
+        ids.push_back(id);
+    }
     if (auto committed = tx.commit(); !committed)
         fail(QStringLiteral("cannot record the seeds: %1").arg(q(committed.error())));
     return ids;
+}
+
+std::vector<qint64> Engine::experienceSeeds(int firstIsland) {
+    std::vector<qint64> ids;
+    if (!m_experience)
+        return ids;
+    experience::Query query;
+    query.family = q(m_task.spec.family);
+    query.task = q(m_task.spec.name);
+    query.backend = m_config.backend;
+    auto insights = m_experience->search(query, 50);
+    if (!insights)
+        return ids;
+    // The kernels that helped on this very task before, best first: a kernel file is only valid
+    // for the task whose arguments it binds.
+    const int limit = 2 * m_config.islands;
+    int island = firstIsland;
+    for (const auto& insight : *insights) {
+        if (static_cast<int>(ids.size()) >= limit)
+            break;
+        static const QStringList useful{QStringLiteral("helped"), QStringLiteral("human_pin"), QStringLiteral("human_edit")};
+        if (!useful.contains(insight.kind) || insight.task != q(m_task.spec.name) || insight.backend != m_config.backend
+            || insight.after.trimmed().isEmpty())
+            continue;
+        QString unused;
+        const ParamValues params = completeParams(insight.after, {}, &unused);
+        if (m_keys.count(candidateKey(insight.after, params)))
+            continue;
+        Candidate c;
+        c.source = insight.after;
+        c.origin = Origin::Experience;
+        c.label = QStringLiteral("experience #%1: %2").arg(insight.id).arg(insight.transformation);
+        c.island = island;
+        island = (island + 1) % m_config.islands;
+        ids.push_back(addCandidate(std::move(c)));
+    }
+    return ids;
+}
+
+QString Engine::bakedSource(const Entry& entry) const {
+    return store::bakeParams(entry.candidate.source, entry.candidate.params);
+}
+
+void Engine::harvest() {
+    if (!m_experience)
+        return;
+    // What a change did, measured against its parent (a seed or expert against the baseline): a
+    // clear win or loss is worth remembering; noise is not.
+    constexpr double kClearly = 1.10;
+    const Entry* baseline = nullptr;
+    for (const auto& [id, e] : m_entries)
+        if (e.candidate.origin == Origin::Seed) {
+            baseline = &e;
+            break;
+        }
+    for (qint64 id : m_batch) {
+        const Entry& child = m_entries.at(id);
+        if (child.candidate.origin == Origin::Seed || child.candidate.origin == Origin::Experience || !child.result)
+            continue;
+        const Entry* parent = baseline;
+        if (!child.candidate.parents.isEmpty())
+            if (auto it = m_entries.find(child.candidate.parents.front()); it != m_entries.end())
+                parent = &it->second;
+        if (!parent || !parent->fitness.correct || parent->fitness.speedup <= 0.0)
+            continue;
+        experience::Insight insight;
+        const double ratio = child.fitness.correct ? child.fitness.speedup / parent->fitness.speedup : 0.0;
+        if (child.fitness.correct && ratio >= kClearly)
+            insight.kind = QStringLiteral("helped");
+        else if (child.fitness.correct && ratio > 0.0 && ratio <= 1.0 / kClearly)
+            insight.kind = QStringLiteral("hurt");
+        else if (!child.fitness.correct)
+            insight.kind = QStringLiteral("hurt");
+        else
+            continue;
+        insight.family = q(m_task.spec.family);
+        insight.task = q(m_task.spec.name);
+        insight.backend = m_config.backend;
+        insight.transformation = child.candidate.label;
+        insight.bottleneck = parent->roofline.value(QStringLiteral("bound")).toString();
+        insight.speedup = ratio;
+        insight.before = bakedSource(*parent);
+        insight.after = bakedSource(child);
+        insight.diff = util::unifiedDiff(insight.before, insight.after, QStringLiteral("#%1").arg(parent->candidate.id),
+                                         QStringLiteral("#%1").arg(child.candidate.id));
+        const QString device = q(child.result->device);
+        if (child.fitness.correct) {
+            insight.summary = QStringLiteral("On %1 (%2%3), %4 made the kernel %5x %6 than %7 (#%8 -> #%9).")
+                                  .arg(q(m_task.spec.name), m_config.backend, device.isEmpty() ? QString() : QStringLiteral(", ") + device,
+                                       child.candidate.label)
+                                  .arg(ratio >= 1.0 ? ratio : 1.0 / ratio, 0, 'f', 2)
+                                  .arg(ratio >= 1.0 ? QStringLiteral("faster") : QStringLiteral("slower"), parent->candidate.label)
+                                  .arg(parent->candidate.id)
+                                  .arg(child.candidate.id);
+            if (!insight.bottleneck.isEmpty())
+                insight.summary += QStringLiteral(" The parent was %1-bound.").arg(insight.bottleneck);
+        } else {
+            insight.summary = QStringLiteral("On %1 (%2), %3 broke the kernel: %4.")
+                                  .arg(q(m_task.spec.name), m_config.backend, child.candidate.label, q(child.result->message));
+        }
+        insight.origin = QStringLiteral("%1#run%2/candidate%3").arg(m_store->path()).arg(m_run.id).arg(child.candidate.id);
+        if (auto added = m_experience->add(insight); !added)
+            qCWarning(lcSearch) << "experience library:" << q(added.error());
+    }
+}
+
+void Engine::learnHumanAction(const EngineCommand& c, const QString& kind) {
+    if (!m_experience)
+        return;
+    experience::Insight insight;
+    insight.kind = kind;
+    insight.family = q(m_task.spec.family);
+    insight.task = q(m_task.spec.name);
+    insight.backend = m_config.backend;
+    insight.reason = c.reason;
+    if (kind == QLatin1String("human_edit")) {
+        insight.transformation = c.injected.label.isEmpty() ? QStringLiteral("a hand edit") : c.injected.label;
+        insight.after = c.injected.source;
+        if (!c.injected.parents.isEmpty())
+            if (auto it = m_entries.find(c.injected.parents.front()); it != m_entries.end())
+                insight.before = bakedSource(it->second);
+        insight.diff = util::unifiedDiff(insight.before, insight.after);
+    } else {
+        auto it = m_entries.find(c.candidate);
+        if (it == m_entries.end())
+            return;
+        const Entry& e = it->second;
+        insight.transformation = e.candidate.label;
+        insight.after = bakedSource(e);
+        insight.speedup = e.fitness.speedup;
+        insight.bottleneck = e.roofline.value(QStringLiteral("bound")).toString();
+    }
+    insight.summary = QStringLiteral("A person %1 %2 on %3 (%4)%5")
+                          .arg(kind == QLatin1String("human_pin") ? QStringLiteral("pinned")
+                               : kind == QLatin1String("human_veto") ? QStringLiteral("vetoed")
+                                                                      : QStringLiteral("wrote"),
+                               insight.transformation, insight.task, insight.backend,
+                               c.reason.isEmpty() ? QStringLiteral(".") : QStringLiteral(": ") + c.reason);
+    insight.origin = QStringLiteral("%1#run%2/candidate%3").arg(m_store->path()).arg(m_run.id).arg(c.candidate);
+    if (auto added = m_experience->add(insight); !added)
+        qCWarning(lcSearch) << "experience library:" << q(added.error());
 }
 
 std::optional<Candidate> Engine::proposeExpert(int island, int generation) {
@@ -601,6 +759,8 @@ void Engine::completeGeneration() {
             return;
         }
     }
+    if (m_generation > m_storedGeneration)
+        harvest();
     if (m_config.migrationInterval > 0 && m_generation > 0 && m_generation % m_config.migrationInterval == 0)
         migrate();
     considerPromotion();
@@ -887,6 +1047,8 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
         }
         setPinned(c.candidate, c.kind == K::Pin);
         record(c.kind == K::Pin ? QStringLiteral("pin") : QStringLiteral("unpin"), who);
+        if (c.kind == K::Pin && !replaying)
+            learnHumanAction(c, QStringLiteral("human_pin"));
         break;
     case K::Veto:
         if (!m_entries.count(c.candidate)) {
@@ -895,6 +1057,8 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
         }
         setVetoed(c.candidate);
         record(QStringLiteral("veto"), who);
+        if (!replaying)
+            learnHumanAction(c, QStringLiteral("human_veto"));
         break;
     case K::AcceptReview:
     case K::RejectReview: {
@@ -931,6 +1095,11 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
             break;
         }
         record(QStringLiteral("inject"), {{QStringLiteral("island"), cand.island}, {QStringLiteral("label"), cand.label}});
+        if (!replaying) {
+            EngineCommand edit = c;
+            edit.injected.label = cand.label;
+            learnHumanAction(edit, QStringLiteral("human_edit"));
+        }
         m_injected.push_back(std::move(cand));
         if (m_state == RunState::Running && m_generation == m_completedGeneration)
             scheduleNextGeneration();

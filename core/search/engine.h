@@ -20,6 +20,7 @@
 #include "descriptors.h"
 #include "diagnosis.h"
 #include "enginetypes.h"
+#include "experiencelibrary.h"
 #include "expertlibrary.h"
 #include "runconfig.h"
 #include "runstore.h"
@@ -63,6 +64,9 @@ public:
         ExecutorFactory executorFactory;
         QStringList expertRoots; // empty: ExpertLibrary::defaultRoots()
         bool useExperts = true;
+        // The experience library the run learns into and starts from; empty: the user's default.
+        QString experiencePath;
+        bool useExperience = true;
     };
 
     explicit Engine(Setup setup, QObject* parent = nullptr);
@@ -137,6 +141,10 @@ private:
     void considerPromotion();
     void onConfirmation(qint64 candidate, const protocol::EvaluateResult& result);
     void finishGeneration();
+    void harvest();                       // insights from the generation just completed
+    void learnHumanAction(const EngineCommand& command, const QString& kind);
+    QString bakedSource(const Entry& entry) const;
+    std::vector<qint64> experienceSeeds(int firstIsland); // added to generation 0
     void finish(RunState state, const QString& message);
 
     // Steering.
@@ -173,6 +181,7 @@ private:
     spec::Sizes m_sizes;
     bool m_waitingForCeilings = false;
     QList<propose::Expert> m_experts;
+    std::unique_ptr<experience::ExperienceLibrary> m_experience;
     eval::Executor* m_executor = nullptr;
 
     std::map<qint64, Entry> m_entries;

@@ -51,7 +51,7 @@ private slots:
         QFETCH(int, exitCode);
         QFETCH(QString, message);
         QTemporaryDir dir;
-        args << QStringLiteral("--db") << dir.filePath(QStringLiteral("runs.kforge"));
+        args << QStringLiteral("--db") << dir.filePath(QStringLiteral("runs.kforge")) << QStringLiteral("--no-experience");
         const Run r = kforge(QStringList{QStringLiteral("run")} + args);
         QCOMPARE(r.exitCode, exitCode);
         QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
@@ -60,10 +60,11 @@ private slots:
     void runShowExportEval() {
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        const QString library = dir.filePath(QStringLiteral("experience.kforge-library"));
         const Run run = kforge({QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
                                 QStringLiteral("small"), QStringLiteral("--islands"), QStringLiteral("2"), QStringLiteral("--children"),
                                 QStringLiteral("2"), QStringLiteral("--budget-evals"), QStringLiteral("10"), QStringLiteral("--db"), db,
-                                QStringLiteral("--json")});
+                                QStringLiteral("--experience"), library, QStringLiteral("--json")});
         QVERIFY2(run.exitCode == 0, run.err.constData());
         const QJsonObject summary = QJsonDocument::fromJson(run.out).object();
         QCOMPARE(summary.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
@@ -99,12 +100,30 @@ private slots:
 
         // Resuming a finished run with a larger budget continues it.
         const Run resumed = kforge({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--budget-evals"), QStringLiteral("14"),
-                                    QStringLiteral("--db"), db, QStringLiteral("--json")});
+                                    QStringLiteral("--db"), db, QStringLiteral("--experience"), library, QStringLiteral("--json")});
         QVERIFY2(resumed.exitCode == 0, resumed.err.constData());
         const QJsonObject more = QJsonDocument::fromJson(resumed.out).object();
         QCOMPARE(more.value(QStringLiteral("run")).toInt(), 1);
         QVERIFY(more.value(QStringLiteral("evaluations")).toInt() > summary.value(QStringLiteral("evaluations")).toInt());
         QVERIFY(more.value(QStringLiteral("evaluations")).toInt() <= 14);
+
+        // The review queue and the experience library the run filled.
+        const Run reviews = kforge({QStringLiteral("review"), QStringLiteral("list"), QStringLiteral("--db"), db});
+        QCOMPARE(reviews.exitCode, 0);
+        const Run listed = kforge({QStringLiteral("experience"), QStringLiteral("list"), QStringLiteral("--library"), library,
+                                   QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--limit"), QStringLiteral("100000"), QStringLiteral("--json")});
+        QCOMPARE(listed.exitCode, 0);
+        const int insights = static_cast<int>(QJsonDocument::fromJson(listed.out).array().size());
+        const QString shared = dir.filePath(QStringLiteral("shared.json"));
+        const Run exportedLibrary = kforge({QStringLiteral("experience"), QStringLiteral("export"), shared, QStringLiteral("--library"), library});
+        QVERIFY2(exportedLibrary.exitCode == 0, exportedLibrary.err.constData());
+        const Run imported = kforge({QStringLiteral("experience"), QStringLiteral("import"), shared, QStringLiteral("--library"),
+                                     dir.filePath(QStringLiteral("other.kforge-library"))});
+        QVERIFY2(imported.exitCode == 0, imported.err.constData());
+        QVERIFY2(imported.out.contains(QByteArray("imported ") + QByteArray::number(insights)), imported.out.constData());
+        const Run badReview = kforge({QStringLiteral("review"), QStringLiteral("accept"), QStringLiteral("999"), QStringLiteral("--db"), db});
+        QCOMPARE(badReview.exitCode, 3);
+        QVERIFY(badReview.err.contains("not in the review queue"));
     }
 
     void exportWithoutRunsFails() {

@@ -4,6 +4,7 @@
 // (data/engine/experts) give the engine something to search.
 
 #include "engine.h"
+#include "experiencelibrary.h"
 #include "runstore.h"
 #include "workerpool.h"
 
@@ -48,6 +49,7 @@ Engine::Setup testSetup(const QString& store, const RunConfig& config) {
     s.storePath = store;
     s.config = config;
     s.expertRoots = {dataDir() + QStringLiteral("/experts")};
+    s.experiencePath = store + QStringLiteral(".experience"); // never the user's own library
     s.executorFactory = [](const RunConfig& c, QObject* parent) -> spec::Expected<eval::Executor*> {
         return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, c.workers, parent));
     };
@@ -417,6 +419,74 @@ private slots:
         QVERIFY(reviews.first().reason.contains(QStringLiteral("50.0x")));
         QCOMPARE(countEvents(s, QStringLiteral("review_requested")), 1);
         QCOMPARE(countEvents(s, QStringLiteral("review_accepted")), 1);
+    }
+
+    void laterRunStartsFromItsExperience() {
+        QTemporaryDir dir;
+        const QString library = dir.filePath(QStringLiteral("shared.experience"));
+        auto setupWith = [&](const QString& store) {
+            Engine::Setup s = testSetup(store, testConfig(40));
+            s.experiencePath = library;
+            return s;
+        };
+        qint64 vetoed = 0;
+        {
+            Engine first(setupWith(dir.filePath(QStringLiteral("first.kforge"))));
+            connect(&first, &Engine::generationCompleted, this, [&](int generation) {
+                if (generation != 1)
+                    return;
+                EngineCommand veto;
+                veto.kind = EngineCommand::Kind::Veto;
+                veto.candidate = vetoed = 1;
+                veto.reason = QStringLiteral("the baseline is not worth keeping");
+                first.post(veto);
+            });
+            QCOMPARE(runToEnd(first).state, RunState::Finished);
+        }
+        auto lib = experience::ExperienceLibrary::open(library);
+        QVERIFY(lib);
+        auto all = (*lib)->all();
+        QVERIFY(all);
+        int helped = 0;
+        int humanVetoes = 0;
+        for (const auto& insight : *all) {
+            if (insight.kind == QLatin1String("helped")) {
+                ++helped;
+                QCOMPARE(insight.family, QStringLiteral("fake"));
+                QVERIFY(insight.speedup >= 1.1);
+                QVERIFY(insight.diff.contains(QStringLiteral("@@")));
+                QVERIFY(!insight.after.isEmpty());
+            }
+            if (insight.kind == QLatin1String("human_veto")) {
+                ++humanVetoes;
+                QCOMPARE(insight.reason, QStringLiteral("the baseline is not worth keeping"));
+            }
+        }
+        QVERIFY(helped > 0);
+        QCOMPARE(humanVetoes, 1);
+
+        // The second run on the same task starts from what helped in the first.
+        const QString second = dir.filePath(QStringLiteral("second.kforge"));
+        Engine next(setupWith(second));
+        QCOMPARE(runToEnd(next).state, RunState::Finished);
+        const Stored s = readStore(second);
+        int fromExperience = 0;
+        for (const auto& c : s.candidates) {
+            if (c.origin != Origin::Experience)
+                continue;
+            ++fromExperience;
+            QCOMPARE(c.generation, 0);
+            QVERIFY(c.label.startsWith(QStringLiteral("experience #")));
+        }
+        QVERIFY(fromExperience > 0);
+        // Its best after the seeds is already as good as the first run's helpful kernels.
+        double bestSeed = 0.0;
+        for (const auto& e : s.evaluations) {
+            const auto c = std::find_if(s.candidates.begin(), s.candidates.end(), [&](const auto& x) { return x.id == e.candidateId; });
+            if (c->origin == Origin::Experience && e.result.speedup)
+                bestSeed = std::max(bestSeed, *e.result.speedup);
+        }
+        QVERIFY2(bestSeed >= 2.0, qPrintable(QString::number(bestSeed)));
     }
 
     void pauseResumeStopAndResumeLater() {
