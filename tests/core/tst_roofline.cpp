@@ -1,0 +1,122 @@
+// Roofline points from a task's formulas, a measured time and the device's ceilings: the compute
+// roof by input dtype, the bound classification, profile metrics replacing the formulas.
+
+#include "roofline.h"
+
+#include <QTest>
+
+using namespace kforge;
+using namespace kforge::diagnose;
+
+namespace {
+
+spec::TaskSpec task(const char* dtype, const char* flops, const char* bytes) {
+    const auto json = nlohmann::json::parse(std::string(R"({"name": "t", "title": "t", "family": "f", "description": "d",
+        "sizes": {"N": 1000},
+        "inputs": [{"name": "x", "dtype": ")") + dtype + R"(", "shape": ["N"], "init": {"kind": "uniform", "low": -1, "high": 1}}],
+        "outputs": [{"name": "y", "dtype": "float32", "shape": ["N"], "atol": 0.001, "rtol": 0.001}],
+        "flops": ")" + flops + R"(", "bytes": ")" + bytes + R"(",
+        "reference": {"opencl": "r.cl"}, "baseline": {"opencl": "b.cl"}})");
+    auto spec = spec::TaskSpec::fromJson(json, "test");
+    if (!spec)
+        qFatal("%s", spec.error().c_str());
+    return *spec;
+}
+
+protocol::EvaluateResult timed(double us) {
+    protocol::EvaluateResult r;
+    r.status = protocol::Status::Ok;
+    r.candidateTiming = protocol::TimingStats{"test", 10, us, us, us, us, 0.0};
+    return r;
+}
+
+Ceilings ceilings() {
+    Ceilings c;
+    c.dramBytes = 1e12;       // 1 TB/s
+    c.fp32Flops = 1e13;       // 10 TFLOP/s
+    c.fp16TensorFlops = 1e14; // 100 TFLOP/s
+    return c;
+}
+
+} // namespace
+
+class TestRoofline : public QObject {
+    Q_OBJECT
+private slots:
+    void classification_data() {
+        QTest::addColumn<QString>("dtype");
+        QTest::addColumn<QString>("flops");
+        QTest::addColumn<QString>("bytes");
+        QTest::addColumn<double>("us");
+        QTest::addColumn<QString>("bound");
+        QTest::addColumn<double>("fraction");
+        QTest::addColumn<QString>("peak");
+        // 1e9 bytes at 1 TB/s take 1 ms: at 2 ms the kernel is at half the memory roof.
+        QTest::newRow("memory") << "float32" << "N" << "N * 1000000" << 2000.0 << "memory" << 0.5 << "fp32";
+        // 1e10 FLOPs at 10 TFLOP/s take 1 ms.
+        QTest::newRow("compute") << "float32" << "N * 10000000" << "N" << 1250.0 << "compute" << 0.8 << "fp32";
+        // The same work on fp16 inputs is measured against the tensor roof.
+        QTest::newRow("tensor") << "float16" << "N * 10000000" << "N" << 125.0 << "compute" << 0.8 << "fp16_tensor";
+        // Far below both roofs: latency.
+        QTest::newRow("latency") << "float32" << "N" << "N * 4" << 100.0 << "latency" << 0.00004 << "fp32";
+    }
+
+    void classification() {
+        QFETCH(QString, dtype);
+        QFETCH(QString, flops);
+        QFETCH(QString, bytes);
+        QFETCH(double, us);
+        QFETCH(QString, bound);
+        QFETCH(double, fraction);
+        QFETCH(QString, peak);
+        const auto t = task(dtype.toUtf8().constData(), flops.toUtf8().constData(), bytes.toUtf8().constData());
+        auto r = computeRoofline(t, t.sizes, timed(us), ceilings());
+        QVERIFY2(r, r ? "" : r.error().c_str());
+        QCOMPARE(r->bound, bound);
+        QCOMPARE(r->peakName, peak);
+        QVERIFY2(qAbs(r->fractionOfBound - fraction) < 1e-9, qPrintable(QString::number(r->fractionOfBound)));
+        QVERIFY(qAbs(r->intensity - r->flops / r->bytes) < 1e-12);
+        QVERIFY(!r->fromProfile);
+        // JSON round trip.
+        const Roofline back = Roofline::fromJson(r->toJson());
+        QCOMPARE(back.bound, r->bound);
+        QCOMPARE(back.fractionOfBound, r->fractionOfBound);
+    }
+
+    void profileMetricsReplaceTheFormulas() {
+        const auto t = task("float32", "N", "N * 4");
+        auto result = timed(10.0);
+        result.profile = protocol::ProfileResult{"ok", "", {{"dram_bytes", 8e6}, {"fp32_flops", 2e6}}};
+        auto r = computeRoofline(t, t.sizes, result, ceilings());
+        QVERIFY(r);
+        QVERIFY(r->fromProfile);
+        QCOMPARE(r->bytes, 8e6);
+        QCOMPARE(r->flops, 2e6);
+    }
+
+    void withoutCeilingsOnlyAchievedFigures() {
+        const auto t = task("float32", "N", "N * 4");
+        auto r = computeRoofline(t, t.sizes, timed(1.0), Ceilings{});
+        QVERIFY(r);
+        QCOMPARE(r->achievedBytes, 4000.0 / 1e-6);
+        QCOMPARE(r->fractionOfBound, 0.0);
+        QVERIFY(r->bound.isEmpty());
+    }
+
+    void untimedResultHasNoRoofline() {
+        const auto t = task("float32", "N", "N * 4");
+        protocol::EvaluateResult r;
+        r.status = protocol::Status::Incorrect;
+        QVERIFY(!computeRoofline(t, t.sizes, r, ceilings()));
+    }
+
+    void ceilingsFromTheWorker() {
+        const auto c = Ceilings::fromWorker({{"dram_bytes_per_s", 3.9e12}, {"fp32_flops_per_s", 6.5e13}}, QStringLiteral("H200"));
+        QVERIFY(c.valid());
+        QCOMPARE(Ceilings::fromJson(c.toJson()).dramBytes, 3.9e12);
+        QCOMPARE(Ceilings::fromJson(c.toJson()).device, QStringLiteral("H200"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRoofline)
+#include "tst_roofline.moc"
