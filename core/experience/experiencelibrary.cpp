@@ -1,5 +1,7 @@
 #include "experiencelibrary.h"
 
+#include "sqlitedb.h"
+
 #include <sqlite3.h>
 
 #include <QCryptographicHash>
@@ -14,7 +16,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,6 +29,14 @@ using spec::fail;
 using spec::Status;
 using spec::success;
 
+namespace sqlite = util::sqlite;
+using sqlite::exec;
+using sqlite::failure;
+using sqlite::parseTimestamp;
+using sqlite::Statement;
+using sqlite::timestamp;
+using sqlite::whereOf;
+
 namespace {
 
 Q_LOGGING_CATEGORY(lcExperience, "kforge.experience", QtInfoMsg)
@@ -35,7 +44,7 @@ Q_LOGGING_CATEGORY(lcExperience, "kforge.experience", QtInfoMsg)
 // "kfxl" in the header's application id; the run store uses "kfrg" (0x6b667267).
 constexpr std::int32_t kApplicationId = 0x6b66786c;
 constexpr std::int32_t kRunStoreApplicationId = 0x6b667267;
-constexpr int kBusyTimeoutMs = 5000;
+const sqlite::FileKind kKind{"experience library", "an"};
 constexpr int kExportFormat = 1;
 
 // Schema scripts, index = the version they produce; version 0 is the empty file. Append a script
@@ -101,84 +110,6 @@ const QStringList& kinds() {
     return k;
 }
 
-// A prepared statement that finalizes itself. Binding keeps the first error and step() reports
-// it, so a caller checks once, after stepping.
-class Statement {
-public:
-    Statement(sqlite3* db, std::string_view sql) : m_db(db) {
-        m_rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &m_stmt, nullptr);
-        if (m_rc != SQLITE_OK)
-            m_error = sqlite3_errmsg(db);
-    }
-    ~Statement() { sqlite3_finalize(m_stmt); }
-    Statement(const Statement&) = delete;
-    Statement& operator=(const Statement&) = delete;
-
-    // Indexes start at 1, as in SQL.
-    Statement& bindInt(int index, qint64 value) { return check(sqlite3_bind_int64(m_stmt, index, value)); }
-    Statement& bindDouble(int index, double value) { return check(sqlite3_bind_double(m_stmt, index, value)); }
-    Statement& bindText(int index, const QString& text) {
-        const QByteArray utf8 = text.toUtf8();
-        return check(sqlite3_bind_text64(m_stmt, index, utf8.constData(), static_cast<sqlite3_uint64>(utf8.size()),
-                                         SQLITE_TRANSIENT, SQLITE_UTF8));
-    }
-
-    // SQLITE_ROW, SQLITE_DONE or an (extended) error code.
-    int step() {
-        if (m_rc != SQLITE_OK && m_rc != SQLITE_ROW)
-            return m_rc;
-        m_rc = sqlite3_step(m_stmt);
-        if (m_rc != SQLITE_ROW && m_rc != SQLITE_DONE)
-            m_error = sqlite3_errmsg(m_db);
-        return m_rc;
-    }
-    // For statements that return no rows.
-    bool run() { return step() == SQLITE_DONE; }
-
-    bool isNull(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
-    qint64 int64(int column) const { return sqlite3_column_int64(m_stmt, column); }
-    double real(int column) const { return sqlite3_column_double(m_stmt, column); }
-    QString text(int column) const {
-        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
-        return text ? QString::fromUtf8(text, sqlite3_column_bytes(m_stmt, column)) : QString();
-    }
-
-    int code() const { return m_rc; }
-    const std::string& error() const { return m_error; }
-
-private:
-    Statement& check(int rc) {
-        if (rc != SQLITE_OK && m_rc == SQLITE_OK) {
-            m_rc = rc;
-            m_error = sqlite3_errmsg(m_db);
-        }
-        return *this;
-    }
-
-    sqlite3* m_db = nullptr;
-    sqlite3_stmt* m_stmt = nullptr;
-    int m_rc = SQLITE_OK;
-    std::string m_error;
-};
-
-std::string whereOf(const QString& path) {
-    return QDir::toNativeSeparators(path).toStdString();
-}
-
-Error failure(const std::string& where, const std::string& what, const Statement& statement) {
-    return fail(where + ": " + what + ": " + statement.error());
-}
-
-Status exec(sqlite3* db, const char* sql, const std::string& where, const std::string& what) {
-    char* message = nullptr;
-    if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-        const std::string text = message ? message : sqlite3_errmsg(db);
-        sqlite3_free(message);
-        return fail(where + ": " + what + ": " + text);
-    }
-    return success();
-}
-
 // A write transaction that rolls back unless committed. IMMEDIATE takes the write lock at once
 // (waiting up to the busy timeout), so a transaction never fails halfway because another writer
 // got there first. The library has no nested transactions.
@@ -218,13 +149,6 @@ private:
     bool m_done = false;
 };
 
-QString timestamp(const QDateTime& time) {
-    return time.toUTC().toString(Qt::ISODateWithMs);
-}
-QDateTime parseTimestamp(const QString& text) {
-    return QDateTime::fromString(text, Qt::ISODateWithMs).toUTC();
-}
-
 // Length-prefixed, so that moving text from one field to the next changes the hash.
 QString contentHash(const Insight& insight) {
     QCryptographicHash hash(QCryptographicHash::Sha256);
@@ -237,84 +161,27 @@ QString contentHash(const Insight& insight) {
     return QString::fromLatin1(hash.result().toHex());
 }
 
-// Refuses what is not SQLite before SQLite sees it: a damaged or foreign file would otherwise only
-// fail at the first query, with "file is not a database".
-Status checkHeader(const QString& path, const std::string& where) {
-    const QFileInfo info(path);
-    if (info.isDir())
-        return fail(where + ": is a folder, not an experience library");
-    if (!info.exists() || info.size() == 0)
-        return success();
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return fail(where + ": cannot be read: " + file.errorString().toStdString());
-    static constexpr char kMagic[] = "SQLite format 3"; // followed by a NUL in the file
-    if (file.read(sizeof kMagic) != QByteArray(kMagic, sizeof kMagic))
-        return fail(where + ": not a kforge experience library (not a SQLite database)");
-    return success();
-}
-
 // The schema version of an open file: 0 for an empty one (to be created), or an error when the
 // file belongs to someone else.
 Expected<int> storedVersion(sqlite3* db, const std::string& where) {
-    Statement appId(db, "PRAGMA application_id");
-    if (appId.step() != SQLITE_ROW) {
-        if (appId.code() == SQLITE_NOTADB)
-            return fail(where + ": not a kforge experience library (not a SQLite database)");
-        return failure(where, "cannot be read", appId);
-    }
-    const qint64 applicationId = appId.int64(0);
-
-    Statement tables(db,
-                     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
-    bool anyTable = false;
-    bool versionTable = false;
-    int rc = SQLITE_OK;
-    while ((rc = tables.step()) == SQLITE_ROW) {
-        anyTable = true;
-        versionTable = versionTable || tables.text(0) == QLatin1String("schema_version");
-    }
-    if (rc != SQLITE_DONE)
-        return failure(where, "cannot be read", tables);
-
-    if (applicationId != kApplicationId) {
-        if (applicationId == kRunStoreApplicationId)
+    auto contents = sqlite::inspect(db, where, kKind);
+    if (!contents)
+        return Error{contents.error()};
+    if (contents->applicationId != kApplicationId) {
+        if (contents->applicationId == kRunStoreApplicationId)
             return fail(where + ": is a kforge run store, not an experience library");
-        if (applicationId != 0) {
-            char hex[16];
-            std::snprintf(hex, sizeof hex, "0x%08llx", static_cast<unsigned long long>(applicationId) & 0xffffffffULL);
-            return fail(where + ": not a kforge experience library (it belongs to another application, id " + hex
-                        + ")");
-        }
-        if (!anyTable)
+        if (contents->applicationId != 0)
+            return sqlite::foreignApplication(where, kKind, contents->applicationId);
+        if (!contents->anyTable)
             return 0;
         return fail(where + ": not a kforge experience library (a SQLite database of another application)");
     }
-    if (!versionTable)
-        return fail(where + ": damaged kforge experience library (no schema_version table)");
-    Statement version(db, "SELECT max(version) FROM schema_version");
-    if (version.step() != SQLITE_ROW)
-        return failure(where, "cannot read the schema version", version);
-    if (version.isNull(0))
-        return fail(where + ": damaged kforge experience library (the schema_version table is empty)");
-    return static_cast<int>(version.int64(0));
+    return sqlite::readVersion(db, where, kKind, *contents);
 }
 
 Error newer(const std::string& where, int version) {
     return fail(where + ": written by a newer kforge (experience library schema " + std::to_string(version)
                 + ", this build reads up to " + std::to_string(schemaVersion()) + ")");
-}
-
-Status configure(sqlite3* db, const QString& path, const std::string& where) {
-    // WAL: readers beside the writer, and a commit is one append, so a killed process loses at most
-    // the transaction it was in.
-    Statement journal(db, "PRAGMA journal_mode = WAL");
-    if (journal.step() != SQLITE_ROW)
-        return failure(where, "cannot switch to WAL journal mode", journal);
-    if (journal.text(0).compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0)
-        qCWarning(lcExperience).noquote()
-            << path << "stays in" << journal.text(0) << "journal mode (the file system may not support WAL)";
-    return exec(db, "PRAGMA synchronous = NORMAL", where, "cannot set synchronous mode");
 }
 
 Status migrate(sqlite3* db, const QString& path, const std::string& where) {
@@ -330,23 +197,8 @@ Status migrate(sqlite3* db, const QString& path, const std::string& where) {
     if (*version == schemaVersion())
         return transaction.commit();
 
-    for (int next = *version + 1; next <= schemaVersion(); ++next) {
-        if (auto s = exec(db, kMigrations[static_cast<std::size_t>(next)], where,
-                          "upgrading to schema " + std::to_string(next));
-            !s)
-            return s;
-    }
-    if (*version == 0) {
-        // A constant of this build, not a value: pragmas take no parameters.
-        const std::string setId = "PRAGMA application_id = " + std::to_string(kApplicationId);
-        if (auto s = exec(db, setId.c_str(), where, "cannot mark the file as a kforge experience library"); !s)
-            return s;
-    }
-    if (auto s = exec(db, "DELETE FROM schema_version", where, "cannot record the schema version"); !s)
+    if (auto s = sqlite::upgrade(db, where, kKind, kMigrations, *version, kApplicationId); !s)
         return s;
-    Statement record(db, "INSERT INTO schema_version(version) VALUES (?)");
-    if (!record.bindInt(1, schemaVersion()).run())
-        return failure(where, "cannot record the schema version", record);
     if (*version == 0)
         qCDebug(lcExperience).noquote() << path << "created with schema" << schemaVersion();
     else
@@ -605,31 +457,27 @@ QString ExperienceLibrary::defaultPath() {
 
 Expected<std::unique_ptr<ExperienceLibrary>> ExperienceLibrary::open(const QString& path) {
     const std::string where = whereOf(path);
-    if (auto header = checkHeader(path, where); !header)
+    if (auto header = sqlite::checkHeader(path, where, kKind); !header)
         return Error{header.error()};
     // The default path lies in a folder that may not exist yet on a first run.
     if (const QFileInfo info(path); !info.exists() && !QDir().mkpath(info.absolutePath()))
         return fail(where + ": cannot create its folder " + whereOf(info.absolutePath()));
 
-    sqlite3* db = nullptr;
-    const int rc =
-        sqlite3_open_v2(QFile::encodeName(path).constData(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-    std::unique_ptr<ExperienceLibrary> library(new ExperienceLibrary(db, path)); // closes it on every path
-    if (rc != SQLITE_OK)
-        return fail(where + ": cannot be opened: " + (db ? sqlite3_errmsg(db) : "out of memory"));
-    sqlite3_extended_result_codes(db, 1);
-    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    auto db = sqlite::open(path, where);
+    if (!db)
+        return Error{db.error()};
+    std::unique_ptr<ExperienceLibrary> library(new ExperienceLibrary(*db, path)); // closes it on every path
 
     // Recognise the file before changing anything in it: a foreign database is left as it was.
-    auto version = storedVersion(db, where);
+    auto version = storedVersion(*db, where);
     if (!version)
         return Error{version.error()};
     if (*version > schemaVersion())
         return newer(where, *version);
-    if (auto configured = configure(db, path, where); !configured)
+    if (auto configured = sqlite::configure(*db, path, where, lcExperience(), false); !configured)
         return Error{configured.error()};
     if (*version < schemaVersion()) {
-        if (auto migrated = migrate(db, path, where); !migrated)
+        if (auto migrated = migrate(*db, path, where); !migrated)
             return Error{migrated.error()};
     }
     return Expected<std::unique_ptr<ExperienceLibrary>>(std::move(library));

@@ -1,12 +1,10 @@
 #include "runstore.h"
 
 #include "logging.h"
+#include "sqlitedb.h"
 
 #include <sqlite3.h>
 
-#include <QDir>
-#include <QFile>
-#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
@@ -14,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -26,11 +23,17 @@ using spec::Error;
 using spec::fail;
 using spec::success;
 
+namespace sqlite = util::sqlite;
+using sqlite::failure;
+using sqlite::parseTimestamp;
+using sqlite::Statement;
+using sqlite::timestamp;
+
 namespace {
 
 // "kfrg" in the header's application id: how a kforge run store recognises its own files.
 constexpr std::int32_t kApplicationId = 0x6b667267;
-constexpr int kBusyTimeoutMs = 5000;
+const sqlite::FileKind kKind{"run store", "a"};
 
 // Schema scripts, index = the version they produce; version 0 is the empty file. Append a script
 // for each change and never edit one that has shipped: every store is upgraded through all of them
@@ -151,89 +154,12 @@ CREATE INDEX reviews_state ON reviews(run_id, state);
 )sql",
 };
 
-// A prepared statement that finalizes itself. Binding keeps the first error and step() reports
-// it, so a caller checks once, after stepping.
-class Statement {
-public:
-    Statement(sqlite3* db, std::string_view sql) : m_db(db) {
-        m_rc = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &m_stmt, nullptr);
-        if (m_rc != SQLITE_OK)
-            m_error = sqlite3_errmsg(db);
-    }
-    ~Statement() { sqlite3_finalize(m_stmt); }
-    Statement(const Statement&) = delete;
-    Statement& operator=(const Statement&) = delete;
-
-    // Indexes start at 1, as in SQL.
-    Statement& bindInt(int index, qint64 value) { return check(sqlite3_bind_int64(m_stmt, index, value)); }
-    Statement& bindDouble(int index, double value) { return check(sqlite3_bind_double(m_stmt, index, value)); }
-    Statement& bindNull(int index) { return check(sqlite3_bind_null(m_stmt, index)); }
-    Statement& bindDouble(int index, std::optional<double> value) {
-        return value ? bindDouble(index, *value) : bindNull(index);
-    }
-    Statement& bindText(int index, std::string_view text) {
-        return check(sqlite3_bind_text64(m_stmt, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
-    }
-    Statement& bindText(int index, const QString& text) { return bindText(index, text.toUtf8().toStdString()); }
-
-    // SQLITE_ROW, SQLITE_DONE or an (extended) error code.
-    int step() {
-        if (m_rc != SQLITE_OK && m_rc != SQLITE_ROW)
-            return m_rc;
-        m_rc = sqlite3_step(m_stmt);
-        if (m_rc != SQLITE_ROW && m_rc != SQLITE_DONE)
-            m_error = sqlite3_errmsg(m_db);
-        return m_rc;
-    }
-    // For statements that return no rows.
-    bool run() { return step() == SQLITE_DONE; }
-
-    bool isNull(int column) const { return sqlite3_column_type(m_stmt, column) == SQLITE_NULL; }
-    qint64 int64(int column) const { return sqlite3_column_int64(m_stmt, column); }
-    double real(int column) const { return sqlite3_column_double(m_stmt, column); }
-    std::string utf8(int column) const {
-        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
-        return text ? std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column))) : std::string();
-    }
-    QString text(int column) const {
-        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
-        return text ? QString::fromUtf8(text, sqlite3_column_bytes(m_stmt, column)) : QString();
-    }
-
-    int code() const { return m_rc; }
-    const std::string& error() const { return m_error; }
-
-private:
-    Statement& check(int rc) {
-        if (rc != SQLITE_OK && m_rc == SQLITE_OK) {
-            m_rc = rc;
-            m_error = sqlite3_errmsg(m_db);
-        }
-        return *this;
-    }
-
-    sqlite3* m_db = nullptr;
-    sqlite3_stmt* m_stmt = nullptr;
-    int m_rc = SQLITE_OK;
-    std::string m_error;
-};
-
-Error failure(const std::string& where, const std::string& what, const Statement& statement) {
-    return fail(where + ": " + what + ": " + statement.error());
-}
-
 std::string number(qint64 n) {
     return std::to_string(n);
 }
 
-QString timestamp(const QDateTime& time) {
-    return time.toUTC().toString(Qt::ISODateWithMs);
-}
 QString now() {
     return timestamp(QDateTime::currentDateTimeUtc());
-}
-QDateTime parseTimestamp(const QString& text) {
-    return QDateTime::fromString(text, Qt::ISODateWithMs);
 }
 
 std::string compactJson(const QJsonObject& object) {
@@ -253,66 +179,22 @@ std::string dumpJson(const nlohmann::json& json) {
     return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-// Refuses what is not SQLite before SQLite sees it: a damaged or foreign file would otherwise only
-// fail at the first query, with "file is not a database".
-spec::Status checkHeader(const QString& path, const std::string& where) {
-    const QFileInfo info(path);
-    if (info.isDir())
-        return fail(where + ": is a folder, not a run store");
-    if (!info.exists() || info.size() == 0)
-        return success();
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return fail(where + ": cannot be read: " + file.errorString().toStdString());
-    static constexpr char kMagic[] = "SQLite format 3"; // followed by a NUL in the file
-    if (file.read(sizeof kMagic) != QByteArray(kMagic, sizeof kMagic))
-        return fail(where + ": not a kforge run store (not a SQLite database)");
-    return success();
-}
-
 // The schema version of an open file: 0 for an empty one (to be created), or an error when the
 // file belongs to someone else.
 Expected<int> storedVersion(sqlite3* db, const std::string& where) {
-    Statement appId(db, "PRAGMA application_id");
-    if (appId.step() != SQLITE_ROW) {
-        if (appId.code() == SQLITE_NOTADB)
-            return fail(where + ": not a kforge run store (not a SQLite database)");
-        return failure(where, "cannot be read", appId);
-    }
-    const qint64 applicationId = appId.int64(0);
-
-    Statement tables(db,
-                     "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
-    bool anyTable = false;
-    bool versionTable = false;
-    int rc = SQLITE_OK;
-    while ((rc = tables.step()) == SQLITE_ROW) {
-        anyTable = true;
-        versionTable = versionTable || tables.utf8(0) == "schema_version";
-    }
-    if (rc != SQLITE_DONE)
-        return failure(where, "cannot be read", tables);
-
-    if (applicationId != kApplicationId) {
-        if (applicationId != 0) {
-            char hex[16];
-            std::snprintf(hex, sizeof hex, "0x%08llx", static_cast<unsigned long long>(applicationId) & 0xffffffffULL);
-            return fail(where + ": not a kforge run store (it belongs to another application, id " + hex + ")");
-        }
-        if (!anyTable)
+    auto contents = sqlite::inspect(db, where, kKind);
+    if (!contents)
+        return Error{contents.error()};
+    if (contents->applicationId != kApplicationId) {
+        if (contents->applicationId != 0)
+            return sqlite::foreignApplication(where, kKind, contents->applicationId);
+        if (!contents->anyTable)
             return 0;
-        if (!versionTable)
+        if (!contents->versionTable)
             return fail(where + ": not a kforge run store (no schema_version table)");
         return fail(where + ": not a kforge run store (it has a schema_version table but no kforge application id)");
     }
-    if (!versionTable)
-        return fail(where + ": damaged kforge run store (no schema_version table)");
-    Statement version(db, "SELECT max(version) FROM schema_version");
-    if (version.step() != SQLITE_ROW)
-        return failure(where, "cannot read the schema version", version);
-    if (version.isNull(0))
-        return fail(where + ": damaged kforge run store (the schema_version table is empty)");
-    return static_cast<int>(version.int64(0));
+    return sqlite::readVersion(db, where, kKind, *contents);
 }
 
 Error newer(const std::string& where, int version) {
@@ -376,25 +258,21 @@ int RunStore::schemaVersion() {
 }
 
 std::string RunStore::where() const {
-    return QDir::toNativeSeparators(m_path).toStdString();
+    return sqlite::whereOf(m_path);
 }
 
 Expected<std::unique_ptr<RunStore>> RunStore::open(const QString& path) {
-    const std::string where = QDir::toNativeSeparators(path).toStdString();
-    if (auto header = checkHeader(path, where); !header)
+    const std::string where = sqlite::whereOf(path);
+    if (auto header = sqlite::checkHeader(path, where, kKind); !header)
         return Error{header.error()};
 
-    sqlite3* db = nullptr;
-    const int rc =
-        sqlite3_open_v2(QFile::encodeName(path).constData(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-    std::unique_ptr<RunStore> store(new RunStore(db, path)); // closes it on every path
-    if (rc != SQLITE_OK)
-        return fail(where + ": cannot be opened: " + (db ? sqlite3_errmsg(db) : "out of memory"));
-    sqlite3_extended_result_codes(db, 1);
-    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    auto db = sqlite::open(path, where);
+    if (!db)
+        return Error{db.error()};
+    std::unique_ptr<RunStore> store(new RunStore(*db, path)); // closes it on every path
 
     // Recognise the file before changing anything in it: a foreign database is left as it was.
-    auto version = storedVersion(db, where);
+    auto version = storedVersion(*db, where);
     if (!version)
         return Error{version.error()};
     if (*version > schemaVersion())
@@ -409,18 +287,7 @@ Expected<std::unique_ptr<RunStore>> RunStore::open(const QString& path) {
 }
 
 Status RunStore::configure() {
-    // WAL: readers beside the writer, and a commit is one append, so a killed process loses at most
-    // the transaction it was in. NORMAL sync keeps that guarantee for process crashes; only a power
-    // cut may lose the last commits.
-    Statement journal(m_db, "PRAGMA journal_mode = WAL");
-    if (journal.step() != SQLITE_ROW)
-        return failure(where(), "cannot switch to WAL journal mode", journal);
-    if (journal.text(0).compare(QLatin1String("wal"), Qt::CaseInsensitive) != 0)
-        qCWarning(lcStore).noquote() << m_path << "stays in" << journal.text(0)
-                                     << "journal mode (the file system may not support WAL)";
-    if (auto s = exec("PRAGMA foreign_keys = ON", "cannot enable foreign keys"); !s)
-        return s;
-    return exec("PRAGMA synchronous = NORMAL", "cannot set synchronous mode");
+    return sqlite::configure(m_db, m_path, where(), lcStore(), true);
 }
 
 Status RunStore::migrate() {
@@ -436,22 +303,8 @@ Status RunStore::migrate() {
     if (*version == schemaVersion())
         return transaction.commit();
 
-    for (int next = *version + 1; next <= schemaVersion(); ++next) {
-        if (auto s = exec(kMigrations[static_cast<std::size_t>(next)], "upgrading to schema " + std::to_string(next));
-            !s)
-            return s;
-    }
-    if (*version == 0) {
-        // A constant of this build, not a value: pragmas take no parameters.
-        const std::string setId = "PRAGMA application_id = " + std::to_string(kApplicationId);
-        if (auto s = exec(setId.c_str(), "cannot mark the file as a kforge run store"); !s)
-            return s;
-    }
-    if (auto s = exec("DELETE FROM schema_version", "cannot record the schema version"); !s)
+    if (auto s = sqlite::upgrade(m_db, where(), kKind, kMigrations, *version, kApplicationId); !s)
         return s;
-    Statement record(m_db, "INSERT INTO schema_version(version) VALUES (?)");
-    if (!record.bindInt(1, schemaVersion()).run())
-        return failure(where(), "cannot record the schema version", record);
     if (*version == 0)
         qCDebug(lcStore).noquote() << m_path << "created with schema" << schemaVersion();
     else
@@ -460,13 +313,7 @@ Status RunStore::migrate() {
 }
 
 Status RunStore::exec(const char* sql, const std::string& what) {
-    char* message = nullptr;
-    if (sqlite3_exec(m_db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-        const std::string text = message ? message : sqlite3_errmsg(m_db);
-        sqlite3_free(message);
-        return fail(where() + ": " + what + ": " + text);
-    }
-    return success();
+    return sqlite::exec(m_db, sql, where(), what);
 }
 
 void RunStore::rollback() {

@@ -1,0 +1,110 @@
+#pragma once
+// SQLite plumbing shared by kforge's database files (run store, experience library).
+
+#include "expected.h"
+
+#include <QDateTime>
+#include <QString>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+class QLoggingCategory;
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace kforge::util::sqlite {
+
+// How messages name a kind of file: "not a kforge <name>", "is a folder, not <article> <name>".
+struct FileKind {
+    std::string name;    // "run store"
+    std::string article; // "a"
+};
+
+// A prepared statement that finalizes itself. Binding keeps the first error and step() reports
+// it, so a caller checks once, after stepping.
+class Statement {
+public:
+    Statement(sqlite3* db, std::string_view sql);
+    ~Statement();
+    Statement(const Statement&) = delete;
+    Statement& operator=(const Statement&) = delete;
+
+    // Indexes start at 1, as in SQL.
+    Statement& bindInt(int index, qint64 value);
+    Statement& bindDouble(int index, double value);
+    Statement& bindNull(int index);
+    Statement& bindDouble(int index, std::optional<double> value) {
+        return value ? bindDouble(index, *value) : bindNull(index);
+    }
+    Statement& bindText(int index, std::string_view text);
+    Statement& bindText(int index, const QString& text);
+
+    // SQLITE_ROW, SQLITE_DONE or an (extended) error code.
+    int step();
+    // For statements that return no rows.
+    bool run();
+
+    bool isNull(int column) const;
+    qint64 int64(int column) const;
+    double real(int column) const;
+    std::string utf8(int column) const;
+    QString text(int column) const;
+
+    int code() const { return m_rc; }
+    const std::string& error() const { return m_error; }
+
+private:
+    Statement& check(int rc);
+
+    sqlite3* m_db = nullptr;
+    sqlite3_stmt* m_stmt = nullptr;
+    int m_rc = 0; // SQLITE_OK
+    std::string m_error;
+};
+
+// The path as messages show it.
+std::string whereOf(const QString& path);
+
+spec::Error failure(const std::string& where, const std::string& what, const Statement& statement);
+spec::Status exec(sqlite3* db, const char* sql, const std::string& where, const std::string& what);
+
+// ISO 8601 UTC with milliseconds, so that text order is time order.
+QString timestamp(const QDateTime& time);
+QDateTime parseTimestamp(const QString& text);
+
+// Refuses what is not SQLite before SQLite sees it: a damaged or foreign file would otherwise only
+// fail at the first query, with "file is not a database".
+spec::Status checkHeader(const QString& path, const std::string& where, const FileKind& kind);
+
+// Opens or creates the file with extended result codes and a busy timeout; closes it on failure.
+spec::Expected<sqlite3*> open(const QString& path, const std::string& where);
+
+// WAL journal, synchronous NORMAL and, when asked, foreign keys. A file system without WAL only
+// earns a warning in `category`.
+spec::Status configure(sqlite3* db, const QString& path, const std::string& where, const QLoggingCategory& category,
+                       bool foreignKeys);
+
+// What an open file holds, to tell one's own files from foreign ones before changing anything.
+struct Contents {
+    qint64 applicationId = 0;
+    bool anyTable = false;     // besides SQLite's own
+    bool versionTable = false; // a schema_version table
+};
+spec::Expected<Contents> inspect(sqlite3* db, const std::string& where, const FileKind& kind);
+
+// The error for a file marked with another application's id.
+spec::Error foreignApplication(const std::string& where, const FileKind& kind, qint64 applicationId);
+
+// The schema version of one of our own files (its application id is ours).
+spec::Expected<int> readVersion(sqlite3* db, const std::string& where, const FileKind& kind, const Contents& contents);
+
+// Runs the migration scripts after `from` and records the new version, marking a new file with
+// `applicationId`. The caller holds the write transaction.
+spec::Status upgrade(sqlite3* db, const std::string& where, const FileKind& kind,
+                     const std::vector<const char*>& migrations, int from, std::int32_t applicationId);
+
+} // namespace kforge::util::sqlite
