@@ -142,23 +142,36 @@ std::string chooseClStd(const std::vector<int>& versions) {
     return {};
 }
 
-// Some compilers accept more than their device declares: PoCL 3.1 lists OpenCL C 3.0 without
-// program-scope variables yet builds them under -cl-std=CL2.0. Candidates should get the richest
-// language the compiler really takes, so try the standards on a probe that needs 2.0 features.
+// Compilers and their declarations disagree. PoCL 3.1 lists OpenCL C 3.0 but builds program-scope
+// variables only under -cl-std=CL2.0, and under CL2.0 it lacks vload/vstore on global pointers,
+// which vectorised kernels use all the time. So each standard is tried on two probes; the richest
+// that passes both wins, else the richest with the vector loads (program-scope variables are rare
+// in honest kernels), else what the device declares.
 std::string probeClStd(cl_context context, cl_device_id device, const std::string& declared) {
-    static const char* probe = "global int kforge_probe_counter = 0;\n"
-                               "kernel void kforge_probe(global int* out) { out[0] = kforge_probe_counter++; }\n";
-    for (const std::string option : {"-cl-std=CL3.0", "-cl-std=CL2.0"}) {
+    static const char* globals = "global int kforge_probe_counter = 0;\n"
+                                 "kernel void kforge_probe(global int* out) { out[0] = kforge_probe_counter++; }\n";
+    static const char* vectors = "kernel void kforge_probe(global const float* in, global float* out) {\n"
+                                 "    vstore4(vload4(0, in), 0, out);\n"
+                                 "}\n";
+    const auto builds = [&](const char* source, const std::string& option) {
         cl_int err = CL_SUCCESS;
-        cl_program program = clCreateProgramWithSource(context, 1, &probe, nullptr, &err);
+        cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &err);
         if (err != CL_SUCCESS || !program)
-            break;
+            return false;
         const bool built = clBuildProgram(program, 1, &device, option.c_str(), nullptr, nullptr) == CL_SUCCESS;
         clReleaseProgram(program);
-        if (built)
+        return built;
+    };
+    std::string vectorsOnly;
+    for (const std::string option : {"-cl-std=CL3.0", "-cl-std=CL2.0"}) {
+        if (!builds(vectors, option))
+            continue;
+        if (builds(globals, option))
             return option;
+        if (vectorsOnly.empty())
+            vectorsOnly = option;
     }
-    return declared;
+    return vectorsOnly.empty() ? declared : vectorsOnly;
 }
 
 std::string versionText(int v) { return std::to_string(v / 10) + "." + std::to_string(v % 10); }

@@ -1,4 +1,6 @@
-// kforge integrity test: task vector_add; violation: computes z on the first call only, caches it in program-scope globals and replays the cache on later calls; expected status: incorrect.
+// kforge integrity test: task vector_add; violation: computes z on the first call only, caches it in program-scope globals and replays the cache on later calls; expected status: incorrect or compile_error.
+// (compile_error where the worker's chosen OpenCL C standard has no program-scope variables: PoCL 3.1
+// offers them only under CL2.0, which lacks vload/vstore on global pointers, so the worker picks CL3.0.)
 // Program-scope `global` variables need OpenCL C 2.0, or 3.0 with the feature
 // __opencl_c_program_scope_global_variables. Built as OpenCL C 1.2 (the default without -cl-std)
 // the file fails to compile, which hides the cheat instead of catching it: the harness should
