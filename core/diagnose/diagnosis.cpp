@@ -1,5 +1,7 @@
 #include "diagnosis.h"
 
+#include "jsonreader.h"
+
 #include "resourcelocator.h"
 
 #include <QFile>
@@ -144,39 +146,9 @@ QString render(const QString& text, const Facts& facts) {
 
 // Reads the rules, keeping the path of the entry being read so that every error names it
 // ("rules[3] (register-spills): when: ...").
-class Reader {
+class Reader : public util::JsonReader {
 public:
-    explicit Reader(QString origin) : m_origin(std::move(origin)) {}
-
-    spec::Error error(const QString& path, const QString& what) const {
-        return spec::fail(
-            (m_origin + QStringLiteral(": ") + (path.isEmpty() ? QString() : path + QStringLiteral(": ")) + what)
-                .toStdString());
-    }
-
-    // Unknown keys are errors: a misspelt "severity" would otherwise silently take a default.
-    std::optional<spec::Error> checkKeys(const QJsonObject& o, const QString& path, const QStringList& known) const {
-        for (auto it = o.begin(); it != o.end(); ++it)
-            if (it.key() != QLatin1String("comment") && !known.contains(it.key()))
-                return error(
-                    path,
-                    QStringLiteral("unknown key \"%1\" (expected %2)").arg(it.key(), known.join(QStringLiteral(", "))));
-        return std::nullopt;
-    }
-
-    std::optional<spec::Error> string(const QJsonObject& o, const QString& path, const QString& key, bool required,
-                                      QString* out) const {
-        const QJsonValue v = o.value(key);
-        if (v.isUndefined()) {
-            if (required)
-                return error(path, QStringLiteral("missing \"%1\"").arg(key));
-            return std::nullopt;
-        }
-        if (!v.isString() || v.toString().trimmed().isEmpty())
-            return error(path, QStringLiteral("%1: expected a non-empty string").arg(key));
-        *out = v.toString();
-        return std::nullopt;
-    }
+    explicit Reader(QString origin) : JsonReader(std::move(origin), QStringLiteral(": ")) {}
 
     std::optional<spec::Error> templateFacts(const QString& text, const QString& path, const QString& key) const {
         auto it = placeholder().globalMatch(text);
@@ -257,8 +229,6 @@ public:
         return std::nullopt;
     }
 
-private:
-    QString m_origin;
 };
 
 spec::Expected<QJsonObject> readJsonFile(const QString& path) {

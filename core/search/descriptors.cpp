@@ -1,5 +1,7 @@
 #include "descriptors.h"
 
+#include "jsonreader.h"
+
 #include "resourcelocator.h"
 
 #include <QFile>
@@ -46,39 +48,9 @@ constexpr int kVersion = 1;
 
 // Reads the JSON into a space, keeping the path of the entry being read so that every error
 // names it ("dimensions[1].levels[2].rules[0].patterns[3]").
-class Reader {
+class Reader : public util::JsonReader {
 public:
-    explicit Reader(QString origin) : m_origin(std::move(origin)) {}
-
-    spec::Error error(const QString& path, const QString& what) const {
-        return spec::fail(
-            (m_origin + QStringLiteral(": ") + (path.isEmpty() ? QString() : path + QStringLiteral(": ")) + what)
-                .toStdString());
-    }
-
-    // Unknown keys are errors: a misspelt "pattern" would otherwise silently match nothing.
-    std::optional<spec::Error> checkKeys(const QJsonObject& o, const QString& path, const QStringList& known) const {
-        for (auto it = o.begin(); it != o.end(); ++it)
-            if (it.key() != QLatin1String("comment") && !known.contains(it.key()))
-                return error(
-                    path,
-                    QStringLiteral("unknown key \"%1\" (expected %2)").arg(it.key(), known.join(QStringLiteral(", "))));
-        return std::nullopt;
-    }
-
-    std::optional<spec::Error> string(const QJsonObject& o, const QString& path, const QString& key, bool required,
-                                      QString* out) const {
-        const QJsonValue v = o.value(key);
-        if (v.isUndefined()) {
-            if (required)
-                return error(path, QStringLiteral("missing \"%1\"").arg(key));
-            return std::nullopt;
-        }
-        if (!v.isString() || v.toString().trimmed().isEmpty())
-            return error(join(path, key), QStringLiteral("expected a non-empty string"));
-        *out = v.toString();
-        return std::nullopt;
-    }
+    explicit Reader(QString origin) : JsonReader(std::move(origin), QStringLiteral(".")) {}
 
     std::optional<spec::Error> array(const QJsonObject& o, const QString& path, const QString& key,
                                      QJsonArray* out) const {
@@ -86,7 +58,7 @@ public:
         if (v.isUndefined())
             return std::nullopt;
         if (!v.isArray())
-            return error(join(path, key), QStringLiteral("expected an array"));
+            return error(keyPath(path, key), QStringLiteral("expected an array"));
         *out = v.toArray();
         return std::nullopt;
     }
@@ -134,7 +106,7 @@ public:
             if (bound.isUndefined())
                 continue;
             if (!bound.isDouble())
-                return error(join(path, key), QStringLiteral("expected a number"));
+                return error(keyPath(path, key), QStringLiteral("expected a number"));
             (key == QLatin1String("min") ? out->min : out->max) = bound.toDouble();
         }
         if (!out->min && !out->max)
@@ -162,7 +134,7 @@ public:
         else if (dialect == QLatin1String("opencl"))
             out->dialect = spec::Dialect::OpenCL;
         else if (dialect != QLatin1String("any"))
-            return error(join(path, QStringLiteral("dialect")),
+            return error(keyPath(path, QStringLiteral("dialect")),
                          QStringLiteral("unknown dialect \"%1\" (expected cuda, opencl or any)").arg(dialect));
         if (auto e = patterns(o, path, QStringLiteral("patterns"), &out->any))
             return e;
@@ -204,7 +176,7 @@ public:
         if (auto e = array(o, path, QStringLiteral("levels"), &levels))
             return e;
         if (levels.size() != kLevels)
-            return error(join(path, QStringLiteral("levels")),
+            return error(keyPath(path, QStringLiteral("levels")),
                          QStringLiteral("expected %1 levels, found %2").arg(kLevels).arg(levels.size()));
         rules->assign(kLevels, {});
         for (int l = 0; l < kLevels; ++l) {
@@ -222,7 +194,7 @@ public:
             if (auto e = array(level, at, QStringLiteral("rules"), &list))
                 return e;
             if (l == 0 && !list.isEmpty())
-                return error(join(at, QStringLiteral("rules")),
+                return error(keyPath(at, QStringLiteral("rules")),
                              QStringLiteral("level 0 always matches, so it takes no rules"));
             if (l > 0 && list.isEmpty())
                 return error(at, QStringLiteral("missing \"rules\": nothing could reach this level"));
@@ -236,12 +208,6 @@ public:
         return std::nullopt;
     }
 
-private:
-    static QString join(const QString& path, const QString& key) {
-        return path.isEmpty() ? key : path + QLatin1Char('.') + key;
-    }
-
-    QString m_origin;
 };
 
 // The text rules look at: comments and string literals blanked out (positions and lines kept),
