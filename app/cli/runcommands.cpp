@@ -86,6 +86,22 @@ void onSignal(int) {
     [[maybe_unused]] auto n = ::write(g_signalPipe[1], &c, 1);
 }
 
+// Every command that reads runs takes the store the same way.
+void addStoreOption(QCommandLineParser& p) {
+    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+}
+
+QString storePath(const QCommandLineParser& p) {
+    return p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
+}
+
+// Opening creates a store, so a path that does not exist is an error rather than an empty store.
+spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString& path) {
+    if (!QFileInfo::exists(path))
+        return spec::fail(path.toStdString() + ": no such run store (start one with `kforge run --task NAME --db FILE`)");
+    return store::RunStore::open(path);
+}
+
 bool parsePositive(const QCommandLineParser& p, const QString& name, qint64 min, qint64& target, QString& error) {
     if (!p.isSet(name))
         return true;
@@ -131,7 +147,7 @@ int runCommand(const QStringList& args) {
     p.addOption({QStringLiteral("review-speedup"), QStringLiteral("A speedup above this waits for review instead of being accepted (default 10; 0: never)."), QStringLiteral("X")});
     p.addOption({QStringLiteral("review-ceiling"), QStringLiteral("So does throughput above this share of a measured ceiling (default 0.95; 0: never)."), QStringLiteral("F")});
     p.addOption({QStringLiteral("descriptors"), QStringLiteral("A behaviour-descriptor file instead of the built-in one."), QStringLiteral("FILE")});
-    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+    addStoreOption(p);
     p.addOption({QStringLiteral("resume"), QStringLiteral("Continue a stored run: --resume (the newest) or --resume=ID.")});
     p.addOption({QStringLiteral("run"), QStringLiteral("With --resume: the run to continue (default: the newest in the store)."), QStringLiteral("ID")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object at the end instead of text.")});
@@ -139,7 +155,7 @@ int runCommand(const QStringList& args) {
     p.process(args);
 
     search::Engine::Setup setup;
-    setup.storePath = p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
+    setup.storePath = storePath(p);
     search::RunConfig& c = setup.config;
     QString error;
     const bool resume = p.isSet(QStringLiteral("resume"));
@@ -312,16 +328,14 @@ int runsCommand(const QStringList& args) {
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list or show"));
     p.addPositionalArgument(QStringLiteral("id"), QStringLiteral("For show: the run id (default: the newest)."), QStringLiteral("[ID]"));
-    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+    addStoreOption(p);
     p.addOption({QStringLiteral("json"), QStringLiteral("Print JSON instead of text.")});
     p.addOption({QStringLiteral("top"), QStringLiteral("For show: how many of the best candidates to list (default 10)."), QStringLiteral("N"), QStringLiteral("10")});
     p.process(args);
     const QStringList pos = p.positionalArguments();
     const QString action = pos.value(0, QStringLiteral("list"));
-    const QString path = p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
-    if (!QFileInfo::exists(path))
-        return fail(ExitSetup, QStringLiteral("%1: no such run store (start one with `kforge run --task NAME --db FILE`)").arg(path));
-    auto store = store::RunStore::open(path);
+    const QString path = storePath(p);
+    auto store = openExistingStore(path);
     if (!store)
         return fail(ExitSetup, QString::fromStdString(store.error()));
     const bool json = p.isSet(QStringLiteral("json"));
@@ -376,17 +390,15 @@ int exportCommand(const QStringList& args) {
     p.addOption({QStringLiteral("best"), QStringLiteral("Export the run's confirmed best kernel.")});
     p.addOption({QStringLiteral("candidate"), QStringLiteral("Export this candidate instead."), QStringLiteral("ID")});
     p.addOption({QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
-    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+    addStoreOption(p);
     p.addOption({QStringLiteral("out"), QStringLiteral("Folder to write into (created if needed)."), QStringLiteral("DIR")});
     p.process(args);
     if (!p.isSet(QStringLiteral("best")) && !p.isSet(QStringLiteral("candidate")))
         return fail(ExitUsage, QStringLiteral("export needs --best or --candidate ID"));
     if (!p.isSet(QStringLiteral("out")))
         return fail(ExitUsage, QStringLiteral("export needs --out DIR"));
-    const QString path = p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
-    if (!QFileInfo::exists(path))
-        return fail(ExitSetup, QStringLiteral("%1: no such run store").arg(path));
-    auto store = store::RunStore::open(path);
+    const QString path = storePath(p);
+    auto store = openExistingStore(path);
     if (!store)
         return fail(ExitSetup, QString::fromStdString(store.error()));
     qint64 runId = 0;
@@ -419,16 +431,14 @@ int reviewCommand(const QStringList& args) {
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, accept or reject"));
     p.addPositionalArgument(QStringLiteral("candidate"), QStringLiteral("For accept and reject: the candidate id."), QStringLiteral("[ID]"));
-    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+    addStoreOption(p);
     p.addOption({QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
     p.addOption({QStringLiteral("note"), QStringLiteral("Why: kept with the decision."), QStringLiteral("TEXT")});
     p.process(args);
     const QStringList pos = p.positionalArguments();
     const QString action = pos.value(0, QStringLiteral("list"));
-    const QString path = p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
-    if (!QFileInfo::exists(path))
-        return fail(ExitSetup, QStringLiteral("%1: no such run store").arg(path));
-    auto store = store::RunStore::open(path);
+    const QString path = storePath(p);
+    auto store = openExistingStore(path);
     if (!store)
         return fail(ExitSetup, QString::fromStdString(store.error()));
     qint64 runId = 0;
