@@ -232,28 +232,8 @@ public:
 };
 
 spec::Expected<QJsonObject> readJsonFile(const QString& path) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return spec::fail(
-            QStringLiteral("%1: cannot read the diagnosis rules: %2").arg(path, file.errorString()).toStdString());
-    const QByteArray data = file.readAll();
-    QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(data, &parseError);
-    if (parseError.error != QJsonParseError::NoError) {
-        const QByteArray before = data.left(parseError.offset);
-        const qsizetype line = before.count('\n') + 1;
-        const qsizetype column = parseError.offset - (before.lastIndexOf('\n') + 1) + 1;
-        return spec::fail(QStringLiteral("%1: not valid JSON at line %2, column %3: %4")
-                              .arg(path)
-                              .arg(line)
-                              .arg(column)
-                              .arg(parseError.errorString())
-                              .toStdString());
-    }
-    if (!doc.isObject())
-        return spec::fail(
-            QStringLiteral("%1: expected a JSON object with \"version\" and \"rules\"").arg(path).toStdString());
-    return doc.object();
+    return util::JsonReader::readObjectFile(path, QStringLiteral("the diagnosis rules"),
+                                            QStringLiteral("a JSON object with \"version\" and \"rules\""));
 }
 
 void setFlag(Facts& facts, const char* name, bool value) {

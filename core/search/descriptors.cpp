@@ -328,29 +328,11 @@ spec::Expected<DescriptorSpace> DescriptorSpace::builtIn() {
 }
 
 spec::Expected<DescriptorSpace> DescriptorSpace::load(const QString& path) {
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return spec::fail(QStringLiteral("%1: cannot read the behaviour descriptors: %2")
-                              .arg(path, file.errorString())
-                              .toStdString());
-    const QByteArray data = file.readAll();
-    QJsonParseError parseError;
-    const QJsonDocument doc = QJsonDocument::fromJson(data, &parseError);
-    if (parseError.error != QJsonParseError::NoError) {
-        const QByteArray before = data.left(parseError.offset);
-        const qsizetype line = before.count('\n') + 1;
-        const qsizetype column = parseError.offset - (before.lastIndexOf('\n') + 1) + 1;
-        return spec::fail(QStringLiteral("%1: not valid JSON at line %2, column %3: %4")
-                              .arg(path)
-                              .arg(line)
-                              .arg(column)
-                              .arg(parseError.errorString())
-                              .toStdString());
-    }
-    if (!doc.isObject())
-        return spec::fail(
-            QStringLiteral("%1: expected a JSON object with \"version\" and \"dimensions\"").arg(path).toStdString());
-    return fromJson(doc.object(), path);
+    auto json = util::JsonReader::readObjectFile(path, QStringLiteral("the behaviour descriptors"),
+                                                 QStringLiteral("a JSON object with \"version\" and \"dimensions\""));
+    if (!json)
+        return spec::fail(json.error());
+    return fromJson(*json, path);
 }
 
 spec::Expected<DescriptorSpace> DescriptorSpace::fromJson(const QJsonObject& json, const QString& origin) {

@@ -1,8 +1,35 @@
 #include "jsonreader.h"
 
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonParseError>
 #include <QJsonValue>
 
 namespace kforge::util {
+
+spec::Expected<QJsonObject> JsonReader::readObjectFile(const QString& path, const QString& what, const QString& shape) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return spec::fail(QStringLiteral("%1: cannot read %2: %3").arg(path, what, file.errorString()).toStdString());
+    const QByteArray data = file.readAll();
+    QJsonParseError parseError;
+    const QJsonDocument doc = QJsonDocument::fromJson(data, &parseError);
+    if (parseError.error != QJsonParseError::NoError) {
+        // People edit these files by hand: point at the line and column, not a byte offset.
+        const QByteArray before = data.left(parseError.offset);
+        const qsizetype line = before.count('\n') + 1;
+        const qsizetype column = parseError.offset - (before.lastIndexOf('\n') + 1) + 1;
+        return spec::fail(QStringLiteral("%1: not valid JSON at line %2, column %3: %4")
+                              .arg(path)
+                              .arg(line)
+                              .arg(column)
+                              .arg(parseError.errorString())
+                              .toStdString());
+    }
+    if (!doc.isObject())
+        return spec::fail(QStringLiteral("%1: expected %2").arg(path, shape).toStdString());
+    return doc.object();
+}
 
 spec::Error JsonReader::error(const QString& path, const QString& what) const {
     return spec::fail(

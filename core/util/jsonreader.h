@@ -17,6 +17,10 @@ class JsonReader {
 public:
     // `keySeparator` joins an entry's path and one of its keys in messages: "." gives
     // "dimensions[1].key", ": " gives "rules[3] (id): kind".
+    // Reads a file holding one JSON object. Errors name the file: "cannot read <what>: ...", "not
+    // valid JSON at line L, column C: ...", "expected <shape>" when the top level is not an object.
+    static spec::Expected<QJsonObject> readObjectFile(const QString& path, const QString& what, const QString& shape);
+
     JsonReader(QString origin, QString keySeparator) : m_origin(std::move(origin)), m_keySeparator(std::move(keySeparator)) {}
 
     // "<origin>: <path>: <what>", or "<origin>: <what>" at the top level.
