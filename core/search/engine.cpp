@@ -742,6 +742,8 @@ void Engine::onResult(qint64 candidate, const QString& purpose, const protocol::
         return;
     }
     m_entries.at(candidate).result = result;
+    ++m_evaluatedCount;
+    m_correctCount += result.status == protocol::Status::Ok ? 1 : 0;
     scheduleProgress();
     if (--m_outstanding == 0)
         completeGeneration();
@@ -1306,10 +1308,8 @@ RunProgress Engine::progress() const {
     p.budgetEvaluations = m_config.budgetEvaluations;
     p.inFlight = static_cast<int>(m_tickets.size());
     p.candidates = static_cast<qint64>(m_entries.size());
-    for (const auto& [id, e] : m_entries) {
-        p.evaluated += e.result ? 1 : 0;
-        p.correct += e.result && e.result->status == protocol::Status::Ok ? 1 : 0;
-    }
+    p.evaluated = m_evaluatedCount;
+    p.correct = m_correctCount;
     p.bestCandidate = m_bestCandidate;
     p.bestSpeedup = m_bestSpeedup;
     p.elapsedSeconds = elapsedSeconds();

@@ -215,6 +215,8 @@ private:
     RunState m_state = RunState::Starting;
     qint64 m_evaluations = 0;
     qint64 m_sessionEvaluations = 0;
+    qint64 m_evaluatedCount = 0; // candidates with a search result, kept for the progress ticks
+    qint64 m_correctCount = 0;
     double m_priorWallSeconds = 0.0;
     QElapsedTimer m_session;
     QTimer* m_progressTimer = nullptr;
