@@ -6,7 +6,9 @@ find_package(muparser REQUIRED)
 find_package(Threads REQUIRED)
 
 if(NOT KFORGE_WORKERS_ONLY)
-  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Widgets Test PrintSupport)
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Widgets Test PrintSupport Network)
+  # API keys from the system keyring (Secret Service, KWallet...).
+  find_package(Qt6Keychain REQUIRED)
   find_package(SQLite3 REQUIRED)
   find_package(CURL REQUIRED)
   find_package(QCustomPlotQt6 REQUIRED)

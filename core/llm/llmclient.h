@@ -1,0 +1,61 @@
+#pragma once
+// The LLM transport: chat requests go out over HTTP to the configured endpoints and come back as
+// ChatResults. One background thread drives every transfer through a libcurl multi handle, so a
+// hundred requests in flight cost one thread; each endpoint has its own concurrency limit (extra
+// requests wait in a queue), timeouts, and retries with exponential backoff that honour the
+// server's Retry-After. Streaming answers are read as server-sent events and can be shown as they
+// arrive.
+//
+// submit(), cancel() and cancelAll() may be called from any thread; the signals are delivered in
+// the thread this object lives in.
+
+#include "llmtypes.h"
+#include "pricetable.h"
+
+#include <QList>
+#include <QObject>
+#include <QString>
+
+#include <memory>
+
+namespace kforge::llm {
+
+class LlmClient : public QObject {
+    Q_OBJECT
+public:
+    LlmClient(QList<Endpoint> endpoints, PriceTable prices, QObject* parent = nullptr);
+    // Cancels every request (no further signals) and stops the transfer thread; it does not wait
+    // for servers, only for libcurl to close its connections.
+    ~LlmClient() override;
+
+    // Queues a request and returns its ticket (> 0). finished() follows exactly once per ticket,
+    // also for a request that cannot start (unknown endpoint, missing key: ErrorKind::Config).
+    // The endpoint's key is resolved here on the first request to it and then reused; a keyring
+    // lookup may run a local event loop in the calling thread (at most 5 s).
+    qint64 submit(ChatRequest request);
+    // finished() with ErrorKind::Cancelled follows unless the request finished already.
+    void cancel(qint64 ticket);
+    // Every request submitted before this call.
+    void cancelAll();
+
+    const QList<Endpoint>& endpoints() const { return m_endpoints; }
+    const PriceTable& prices() const { return m_prices; }
+
+signals:
+    void finished(qint64 ticket, const kforge::llm::ChatResult& result);
+    // Text of a streamed answer as it arrives. A failed attempt that streamed text is not retried,
+    // so the deltas of one ticket always add up to its final text.
+    void streamed(qint64 ticket, const QString& delta);
+
+private:
+    class Worker;
+
+    void postFinished(qint64 ticket, const ChatResult& result);
+    void postStreamed(qint64 ticket, const QString& delta);
+
+    const QList<Endpoint> m_endpoints;
+    const PriceTable m_prices;
+    std::unique_ptr<Worker> m_worker;
+};
+
+} // namespace kforge::llm

@@ -1,0 +1,135 @@
+#include "pricetable.h"
+
+#include "jsonreader.h"
+#include "resourcelocator.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonValue>
+#include <QStandardPaths>
+
+namespace kforge::llm {
+
+spec::Expected<PriceTable> PriceTable::builtIn() {
+    const QString relative = QStringLiteral("llm/prices.json");
+    const QString path = util::ResourceLocator::find(relative);
+    if (path.isEmpty()) {
+        const QStringList dirs = util::ResourceLocator::dirs();
+        return spec::fail(QStringLiteral("the built-in model prices (%1) were not found; looked in %2. Set "
+                                         "KFORGE_RESOURCES_DIR to kforge's resources folder.")
+                              .arg(relative, dirs.isEmpty() ? QStringLiteral("no existing resource folder")
+                                                            : dirs.join(QStringLiteral(", ")))
+                              .toStdString());
+    }
+    return load(path);
+}
+
+spec::Expected<PriceTable> PriceTable::loadDefault(const QString& userFile) {
+    auto table = builtIn();
+    if (!table)
+        return table;
+    if (!userFile.isEmpty() && QFileInfo::exists(userFile)) {
+        auto user = load(userFile);
+        if (!user)
+            return user;
+        table->merge(*user);
+    }
+    return table;
+}
+
+spec::Expected<PriceTable> PriceTable::load(const QString& path) {
+    auto json = util::JsonReader::readObjectFile(path, QStringLiteral("model prices"),
+                                                 QStringLiteral("an object with \"models\""));
+    if (!json)
+        return spec::Error{json.error()};
+    return fromJson(*json, path);
+}
+
+spec::Expected<PriceTable> PriceTable::fromJson(const QJsonObject& json, const QString& origin) {
+    const util::JsonReader reader(origin, QStringLiteral("."));
+    for (auto it = json.begin(); it != json.end(); ++it)
+        if (!it.key().startsWith(QLatin1Char('_')) && it.key() != QLatin1String("comment") &&
+            it.key() != QLatin1String("models"))
+            return reader.error(QString(), QStringLiteral("unknown key \"%1\" (expected models, _comment)").arg(it.key()));
+    const QJsonValue models = json.value(QStringLiteral("models"));
+    if (!models.isObject())
+        return reader.error(QString(), QStringLiteral("missing \"models\": an object of model name -> "
+                                                      "{\"input\": USD, \"output\": USD} per million tokens"));
+    PriceTable table;
+    const QJsonObject m = models.toObject();
+    for (auto it = m.begin(); it != m.end(); ++it) {
+        const QString path = QStringLiteral("models.") + it.key();
+        if (it.key().trimmed().isEmpty())
+            return reader.error(QStringLiteral("models"), QStringLiteral("a model name is empty"));
+        if (!it.value().isObject())
+            return reader.error(path, QStringLiteral("expected {\"input\": USD, \"output\": USD} per million tokens"));
+        const QJsonObject entry = it.value().toObject();
+        if (auto e = reader.checkKeys(entry, path, {QStringLiteral("input"), QStringLiteral("output")}))
+            return *e;
+        Price price;
+        for (const auto& [key, out] : {std::pair{QStringLiteral("input"), &price.inputPerMillion},
+                                       std::pair{QStringLiteral("output"), &price.outputPerMillion}}) {
+            const QJsonValue v = entry.value(key);
+            if (!v.isDouble() || v.toDouble() < 0)
+                return reader.error(reader.keyPath(path, key),
+                                    QStringLiteral("expected a number >= 0 (USD per million tokens)"));
+            *out = v.toDouble();
+        }
+        table.set(it.key().trimmed(), price);
+    }
+    return table;
+}
+
+QString PriceTable::userPath() {
+    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
+    return dir.isEmpty() ? QString() : QDir(dir).filePath(QStringLiteral("llm-prices.json"));
+}
+
+void PriceTable::merge(const PriceTable& other) {
+    for (const auto& [model, price] : other.m_prices)
+        m_prices[model] = price;
+}
+
+void PriceTable::set(const QString& model, Price price) {
+    m_prices[model] = price;
+}
+
+QStringList PriceTable::models() const {
+    QStringList out;
+    for (const auto& entry : m_prices)
+        out << entry.first;
+    return out;
+}
+
+std::optional<Price> PriceTable::find(const QString& model) const {
+    if (auto it = m_prices.find(model); it != m_prices.end())
+        return it->second;
+    const Price* best = nullptr;
+    qsizetype bestLength = 0;
+    for (const auto& [key, price] : m_prices) {
+        if (key.size() <= bestLength || !model.startsWith(key))
+            continue;
+        // "gpt-4" must not price "gpt-4o": the prefix has to end where a name part ends.
+        const QChar next = model.at(key.size());
+        if (next.isLetterOrNumber())
+            continue;
+        best = &price;
+        bestLength = key.size();
+    }
+    if (!best)
+        return std::nullopt;
+    return *best;
+}
+
+std::optional<double> PriceTable::cost(const QString& model, const Usage& usage) const {
+    if (!usage.known())
+        return std::nullopt;
+    const auto price = find(model);
+    if (!price)
+        return std::nullopt;
+    return (static_cast<double>(*usage.inputTokens) * price->inputPerMillion +
+            static_cast<double>(*usage.outputTokens) * price->outputPerMillion) /
+           1e6;
+}
+
+} // namespace kforge::llm

@@ -1,0 +1,53 @@
+#pragma once
+// What a model costs: USD per million input and output tokens, per model name. The built-in table
+// (resources/llm/prices.json) holds public list prices; the user's file overrides and extends it,
+// so a changed price or a priced local model needs no rebuild. Local models are simply unknown:
+// their cost stays unknown rather than pretending to be zero.
+
+#include "expected.h"
+#include "llmtypes.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <QStringList>
+
+#include <map>
+#include <optional>
+
+namespace kforge::llm {
+
+struct Price {
+    double inputPerMillion = 0.0;
+    double outputPerMillion = 0.0;
+};
+
+class PriceTable {
+public:
+    // resources/llm/prices.json, found through ResourceLocator.
+    static spec::Expected<PriceTable> builtIn();
+    // The built-in table merged with `userFile` when it exists (default userPath()).
+    static spec::Expected<PriceTable> loadDefault(const QString& userFile = userPath());
+    // Errors name the file and the key: "prices.json: models.gpt-4o.input: expected a number >= 0".
+    static spec::Expected<PriceTable> load(const QString& path);
+    static spec::Expected<PriceTable> fromJson(const QJsonObject& json, const QString& origin);
+    // <AppConfigLocation>/llm-prices.json.
+    static QString userPath();
+
+    // Entries of `other` replace those of the same model and add the others.
+    void merge(const PriceTable& other);
+    void set(const QString& model, Price price);
+    QStringList models() const;
+    bool isEmpty() const { return m_prices.empty(); }
+
+    // Exact name, else the longest key that is a prefix of `model` ending at a word boundary, so
+    // "claude-sonnet-4-5-20250929" finds "claude-sonnet-4-5" and "gpt-4o-mini-2024-07-18" finds
+    // "gpt-4o-mini", while "gpt-4o" never finds "gpt-4".
+    std::optional<Price> find(const QString& model) const;
+    // Unknown when the usage is unknown or the model is not in the table.
+    std::optional<double> cost(const QString& model, const Usage& usage) const;
+
+private:
+    std::map<QString, Price> m_prices;
+};
+
+} // namespace kforge::llm
