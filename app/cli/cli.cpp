@@ -21,6 +21,8 @@ std::optional<int> dispatch(const QString& command, const QStringList& args) {
         return reviewCommand(args);
     if (command == QLatin1String("experience"))
         return experienceCommand(args);
+    if (command == QLatin1String("llm"))
+        return llmCommand(args);
     return std::nullopt;
 }
 
@@ -35,6 +37,7 @@ QString usage(bool gui) {
                            "  export   write a run's best kernel, its launch plan and a report (kforge export --help)\n"
                            "  review   the results waiting for a person's review (kforge review --help)\n"
                            "  experience  the experience library: list, export, import (kforge experience --help)\n"
+                           "  llm      language-model endpoints, keys, prices, and a run's LLM calls (kforge llm --help)\n"
                            "  eval     evaluate one kernel on a task (kforge eval --help)\n"
                            "  doctor   list backends and devices, and how to get what is missing\n"
                            "  tasks    list the built-in and user tasks\n");

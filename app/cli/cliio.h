@@ -1,8 +1,21 @@
 #pragma once
 // Output helpers of the headless commands: results to stdout, messages to stderr.
 
+#include "expected.h"
+
 #include <QString>
 #include <QTextStream>
+
+#include <memory>
+
+class QCommandLineParser;
+
+namespace kforge::store {
+class RunStore;
+}
+namespace kforge::search {
+struct LlmSettings;
+}
 
 namespace kforge::cli {
 
@@ -10,6 +23,18 @@ QTextStream& out();
 QTextStream& err();
 // Prints "kforge: <message>" to stderr and returns `code`.
 int fail(int code, const QString& message);
+
+// Every command that reads runs takes the store the same way (--db FILE).
+QString defaultStorePath();
+void addStoreOption(QCommandLineParser& p);
+QString storePath(const QCommandLineParser& p);
+// Opening creates a store, so a path that does not exist is an error rather than an empty store.
+spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString& path);
+
+// The --llm* options of `kforge run`, and the settings they make (endpoints resolved from the
+// built-in presets, the user's file and --llm-endpoint). False with `error` set on bad input.
+void addLlmOptions(QCommandLineParser& p);
+bool applyLlmOptions(const QCommandLineParser& p, search::LlmSettings& settings, QString& error);
 
 int evalCommand(const QStringList& args);
 int doctorCommand(const QStringList& args);
@@ -19,5 +44,6 @@ int runsCommand(const QStringList& args);
 int exportCommand(const QStringList& args);
 int reviewCommand(const QStringList& args);
 int experienceCommand(const QStringList& args);
+int llmCommand(const QStringList& args);
 
 } // namespace kforge::cli

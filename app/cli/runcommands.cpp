@@ -26,10 +26,6 @@ namespace kforge::cli {
 
 namespace {
 
-QString defaultStorePath() {
-    return QStandardPaths::writableLocation(QStandardPaths::AppDataLocation) + QStringLiteral("/runs.kforge");
-}
-
 QString formatDuration(double seconds) {
     if (seconds < 0)
         return QStringLiteral("?");
@@ -86,22 +82,6 @@ void onSignal(int) {
     [[maybe_unused]] auto n = ::write(g_signalPipe[1], &c, 1);
 }
 
-// Every command that reads runs takes the store the same way.
-void addStoreOption(QCommandLineParser& p) {
-    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
-}
-
-QString storePath(const QCommandLineParser& p) {
-    return p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
-}
-
-// Opening creates a store, so a path that does not exist is an error rather than an empty store.
-spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString& path) {
-    if (!QFileInfo::exists(path))
-        return spec::fail(path.toStdString() + ": no such run store (start one with `kforge run --task NAME --db FILE`)");
-    return store::RunStore::open(path);
-}
-
 bool parsePositive(const QCommandLineParser& p, const QString& name, qint64 min, qint64& target, QString& error) {
     if (!p.isSet(name))
         return true;
@@ -122,8 +102,9 @@ int runCommand(const QStringList& args) {
     p.setApplicationDescription(QStringLiteral(
         "Evolves kernels for a task without a window. Islands of candidates evolve apart and exchange their best by\n"
         "migration; a MAP-Elites archive keeps the best kernel of each kind (memory hierarchy, compute style,\n"
-        "parallel granularity). With no LLM configured, the expert library seeds the islands and the template tuner\n"
-        "searches the kernels' declared parameters. Every candidate is compiled, verified against the task's\n"
+        "parallel granularity). The expert library seeds the islands and the template tuner searches the kernels'\n"
+        "declared parameters; with --llm, language models also mutate, cross over and repair kernels, guided by\n"
+        "their diagnostics (see `kforge llm --help` for endpoints and keys). Every candidate is compiled, verified against the task's\n"
         "reference and timed paired with the task's baseline in a sandboxed worker; a new best is re-measured before\n"
         "it is promoted. Everything goes into the run store (--db), and a run that was interrupted continues with\n"
         "--resume. Ctrl-C stops the run cleanly (it can be resumed)."));
@@ -148,6 +129,7 @@ int runCommand(const QStringList& args) {
     p.addOption({QStringLiteral("review-ceiling"), QStringLiteral("So does throughput above this share of a measured ceiling (default 0.95; 0: never)."), QStringLiteral("F")});
     p.addOption({QStringLiteral("descriptors"), QStringLiteral("A behaviour-descriptor file instead of the built-in one."), QStringLiteral("FILE")});
     addStoreOption(p);
+    addLlmOptions(p);
     p.addOption({QStringLiteral("resume"), QStringLiteral("Continue a stored run: --resume (the newest) or --resume=ID.")});
     p.addOption({QStringLiteral("run"), QStringLiteral("With --resume: the run to continue (default: the newest in the store)."), QStringLiteral("ID")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object at the end instead of text.")});
@@ -203,6 +185,8 @@ int runCommand(const QStringList& args) {
             if (!ok || *target < 0)
                 return fail(ExitUsage, QStringLiteral("--%1 must be a non-negative number").arg(name));
         }
+        if (!applyLlmOptions(p, c.llm, error))
+            return fail(ExitUsage, error);
         if (auto valid = c.validate(); !valid)
             return fail(ExitUsage, QString::fromStdString(valid.error()));
         setup.useExperts = !p.isSet(QStringLiteral("no-experts"));
@@ -216,6 +200,16 @@ int runCommand(const QStringList& args) {
             return fail(ExitSetup, QStringLiteral("%1: no such run store to resume").arg(setup.storePath));
         if (p.isSet(QStringLiteral("budget-evals")) && !parsePositive(p, QStringLiteral("budget-evals"), 0, setup.budgetEvaluations, error))
             return fail(ExitUsage, error);
+        // A run stopped by its LLM budget continues with a larger one.
+        for (const auto& [name, target] : {std::pair{QStringLiteral("llm-budget-usd"), &setup.llmBudgetUsd},
+                                           std::pair{QStringLiteral("llm-budget-tokens"), &setup.llmBudgetTokens}}) {
+            if (!p.isSet(name))
+                continue;
+            bool ok = false;
+            *target = p.value(name).toDouble(&ok);
+            if (!ok || *target < 0)
+                return fail(ExitUsage, QStringLiteral("--%1 must be a non-negative number").arg(name));
+        }
         setup.useExperts = !p.isSet(QStringLiteral("no-experts"));
     }
     if (p.isSet(QStringLiteral("budget-time"))) {

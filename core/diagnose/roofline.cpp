@@ -2,6 +2,8 @@
 
 #include "expression.h"
 
+#include <QStringList>
+
 #include <algorithm>
 
 namespace kforge::diagnose {
@@ -37,6 +39,24 @@ QJsonObject Ceilings::toJson() const {
             {QStringLiteral("fp32_flops_per_s"), fp32Flops},
             {QStringLiteral("fp16_tensor_flops_per_s"), fp16TensorFlops},
             {QStringLiteral("bf16_tensor_flops_per_s"), bf16TensorFlops}};
+}
+
+QString Ceilings::summary() const {
+    QStringList parts;
+    auto rate = [](double v, const QString& unit) {
+        if (v >= 1e12)
+            return QStringLiteral("%1 T%2").arg(v / 1e12, 0, 'f', 2).arg(unit);
+        return QStringLiteral("%1 G%2").arg(v / 1e9, 0, 'f', 1).arg(unit);
+    };
+    if (dramBytes > 0.0)
+        parts << QStringLiteral("DRAM ") + rate(dramBytes, QStringLiteral("B/s"));
+    if (fp32Flops > 0.0)
+        parts << QStringLiteral("FP32 ") + rate(fp32Flops, QStringLiteral("FLOP/s"));
+    if (fp16TensorFlops > 0.0)
+        parts << QStringLiteral("fp16 tensor ") + rate(fp16TensorFlops, QStringLiteral("FLOP/s"));
+    if (bf16TensorFlops > 0.0)
+        parts << QStringLiteral("bf16 tensor ") + rate(bf16TensorFlops, QStringLiteral("FLOP/s"));
+    return parts.join(QStringLiteral(", "));
 }
 
 Ceilings Ceilings::fromJson(const QJsonObject& j) {

@@ -29,6 +29,8 @@ struct Ceilings {
     static Ceilings fromWorker(const std::map<std::string, double>& ceilings, const QString& device);
     QJsonObject toJson() const;
     static Ceilings fromJson(const QJsonObject& json);
+    // One line for people and prompts: "DRAM 4.53 TB/s, FP32 65.3 TFLOP/s, ..."; empty when unknown.
+    QString summary() const;
 };
 
 struct Roofline {

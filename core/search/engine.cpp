@@ -119,6 +119,8 @@ void Engine::onCeilings(const diagnose::Ceilings& ceilings, const QString& probl
         return;
     m_waitingForCeilings = false;
     m_ceilings = ceilings;
+    if (m_llm)
+        m_llm->setDevice(ceilings.device, ceilings.summary());
     QJsonObject data = ceilings.toJson();
     if (!problem.isEmpty()) {
         data.insert(QStringLiteral("problem"), problem);
@@ -187,6 +189,10 @@ spec::Status Engine::open() {
             m_config.budgetEvaluations = m_setup.budgetEvaluations;
         if (m_setup.budgetSeconds >= 0.0)
             m_config.budgetSeconds = m_setup.budgetSeconds;
+        if (m_setup.llmBudgetUsd >= 0.0)
+            m_config.llm.budgetUsd = m_setup.llmBudgetUsd;
+        if (m_setup.llmBudgetTokens >= 0.0)
+            m_config.llm.budgetTokens = static_cast<qint64>(m_setup.llmBudgetTokens);
         m_run.config = m_config.toJson();
     } else if (auto valid = m_config.validate(); !valid) {
         return valid;
@@ -273,6 +279,24 @@ spec::Status Engine::open() {
         pool->requestCeilings(m_config.device);
     }
 
+    if (m_config.llm.enabled()) {
+        propose::LlmProposer::Context context;
+        context.task = &m_task;
+        context.variant = m_config.variant;
+        context.sizes = m_sizes;
+        context.backend = m_config.backend;
+        context.islands = m_config.islands;
+        context.dialect = m_dialect;
+        context.store = m_store.get();
+        context.runId = m_run.id;
+        context.experience = m_experience.get();
+        m_llm = new propose::LlmProposer(m_config.llm, context, this);
+        if (auto opened = m_llm->open(); !opened)
+            return opened;
+        connect(m_llm, &propose::LlmProposer::proposed, this, &Engine::onLlmProposed);
+        connect(m_llm, &propose::LlmProposer::notice, this, &Engine::notice);
+    }
+
     QJsonObject data{{QStringLiteral("backend"), m_config.backend}, {QStringLiteral("experts"), static_cast<int>(m_experts.size())}};
     // Written at once: the generation's buffered events are skipped while stored ones replay.
     if (auto stored = m_store->insertEvent(m_run.id, std::max(0, m_run.generation), resuming ? QStringLiteral("run_resumed") : QStringLiteral("run_started"), data); !stored)
@@ -307,8 +331,10 @@ spec::Status Engine::loadStoredRun() {
     }
     for (const auto& record : *evaluations) {
         m_known[{record.candidateId, record.purpose}] = record.result;
-        if (record.purpose == kSearch)
+        if (record.purpose == kSearch) {
             m_knownRoofline[record.candidateId] = record.roofline;
+            m_knownFindings[record.candidateId] = record.findings;
+        }
         ++m_evaluations;
     }
     if (auto reviews = m_store->reviews(m_run.id)) {
@@ -366,6 +392,11 @@ void Engine::nextGeneration() {
             finish(RunState::Finished, QStringLiteral("time budget reached (%1 s)").arg(m_config.budgetSeconds));
             return;
         }
+        // A hard stop: no call may take the run over its token or money budget.
+        if (m_llm && m_llm->budgetReached()) {
+            finishOnLlmBudget();
+            return;
+        }
     }
 
     m_generation = generation;
@@ -376,12 +407,17 @@ void Engine::nextGeneration() {
     } else {
         m_batch = propose(generation);
     }
-    if (m_batch.empty()) {
+    if (m_batch.empty() && m_llmPending == 0) {
+        if (m_llm && m_llm->budgetReached()) {
+            finishOnLlmBudget();
+            return;
+        }
         finish(RunState::Finished, QStringLiteral("nothing left to try: every configuration of every kernel on every island has been evaluated"));
         return;
     }
     m_outstanding = static_cast<int>(m_batch.size());
-    for (qint64 id : m_batch)
+    const std::vector<qint64> batch = m_batch;
+    for (qint64 id : batch)
         evaluate(id, kSearch);
     scheduleProgress();
 }
@@ -390,6 +426,7 @@ std::vector<qint64> Engine::propose(int generation) {
     std::vector<Candidate> children;
     if (generation == 0) {
         std::vector<qint64> ids = proposeSeeds();
+        proposePersonas(ids);
         return ids;
     }
     for (Candidate& c : m_injected) {
@@ -411,6 +448,9 @@ std::vector<qint64> Engine::propose(int generation) {
             for (int k = 0; k < m_config.childrenPerIsland && static_cast<int>(ids.size()) < limit; ++k) {
                 std::optional<Candidate> child;
                 std::uniform_real_distribution<double> coin(0.0, 1.0);
+                if (m_llm && coin(rng) < m_config.llm.rate && static_cast<int>(ids.size()) + m_llmPending < limit
+                    && proposeLlm(island, generation, rng))
+                    continue;
                 if (coin(rng) < m_config.expertRate)
                     child = proposeExpert(island, generation);
                 if (!child)
@@ -646,6 +686,191 @@ std::optional<Candidate> Engine::proposeChild(int island, int generation, std::m
     return c;
 }
 
+// ---------------------------------------------------------------------------------------------
+// LLM children
+
+llm::KernelContext Engine::contextOf(const Entry& e) const {
+    llm::KernelContext k;
+    k.id = e.candidate.id;
+    k.label = e.candidate.label;
+    k.speedup = e.fitness.speedup;
+    k.params = formatParams(e.candidate.params);
+    k.source = bakedSource(e);
+    if (!e.result) {
+        k.status = QStringLiteral("not evaluated yet");
+        return k;
+    }
+    k.status = e.result->status == protocol::Status::Ok ? QStringLiteral("correct") : q(std::string(protocol::statusName(e.result->status)));
+    if (e.result->status != protocol::Status::Ok && !e.result->message.empty())
+        k.findings << QStringLiteral("result: ") + q(e.result->message);
+    for (const QJsonValue& v : e.findings) {
+        const auto f = diagnose::Finding::fromJson(v.toObject());
+        QString line = f.line > 0 ? QStringLiteral("line %1: ").arg(f.line) : QString();
+        line += QStringLiteral("[%1] %2").arg(f.severity, f.message);
+        if (!f.direction.isEmpty())
+            line += QStringLiteral(" (try: %1)").arg(f.direction);
+        k.findings << line;
+    }
+    constexpr int kMaxLog = 4000;
+    for (const auto& c : e.result->compile)
+        if (c.role == "candidate" && !c.log.empty())
+            k.compileLog = q(c.log).left(kMaxLog);
+    if (!e.roofline.isEmpty()) {
+        const auto& r = e.roofline;
+        k.roofline = QStringLiteral("%1-bound; %2% of the DRAM roof, %3% of the %4 roof")
+                         .arg(r.value(QStringLiteral("bound")).toString())
+                         .arg(r.value(QStringLiteral("memory_fraction")).toDouble() * 100.0, 0, 'f', 0)
+                         .arg(r.value(QStringLiteral("compute_fraction")).toDouble() * 100.0, 0, 'f', 0)
+                         .arg(r.value(QStringLiteral("peak_name")).toString());
+    }
+    return k;
+}
+
+bool Engine::proposeLlm(int island, int generation, std::mt19937_64& rng) {
+    propose::LlmJob job;
+    job.island = island;
+    job.generation = generation;
+    std::uniform_real_distribution<double> coin(0.0, 1.0);
+    const double roll = coin(rng);
+    const Entry* first = nullptr;
+    if (roll < m_config.llm.repairRate) {
+        // The newest failed kernel of the island nobody tried to repair yet.
+        for (auto it = m_entries.rbegin(); it != m_entries.rend(); ++it) {
+            const Entry& e = it->second;
+            if (e.candidate.island == island && e.result && !e.fitness.correct && !e.candidate.vetoed
+                && e.candidate.origin != Origin::Seed && !m_repaired.count(e.candidate.id)) {
+                first = &e;
+                job.op = llm::Operator::Repair;
+                break;
+            }
+        }
+    }
+    if (!first) {
+        auto a = selectParent(island, rng, false);
+        if (!a)
+            return false;
+        first = &m_entries.at(*a);
+        job.op = llm::Operator::Mutate;
+        if (roll < m_config.llm.repairRate + m_config.llm.crossoverRate) {
+            // Crossover needs a second, different parent: another elite of the island, else one
+            // of the run's best correct kernels (an island often holds a single cell's elite).
+            std::optional<qint64> b = selectParent(island, rng, false);
+            if (!b || *b == *a) {
+                std::vector<const Entry*> others;
+                for (const auto& [id, e] : m_entries)
+                    if (id != *a && e.fitness.correct && !e.candidate.vetoed && !awaitingReview(e))
+                        others.push_back(&e);
+                std::sort(others.begin(), others.end(), [](const Entry* x, const Entry* y) { return y->fitness.betterThan(x->fitness); });
+                if (others.size() > 5)
+                    others.resize(5);
+                b = others.empty() ? std::nullopt
+                                   : std::optional<qint64>(others[std::uniform_int_distribution<size_t>(0, others.size() - 1)(rng)]->candidate.id);
+            }
+            if (b && *b != *a) {
+                job.op = llm::Operator::Crossover;
+                job.parents << contextOf(m_entries.at(*b));
+                job.parentIds << *b;
+            }
+        }
+    }
+    job.parents.prepend(contextOf(*first));
+    job.parentIds.prepend(first->candidate.id);
+    job.bottleneck = first->roofline.value(QStringLiteral("bound")).toString();
+    if (!m_llm->submit(job, rng))
+        return false;
+    if (job.op == llm::Operator::Repair)
+        m_repaired.insert(first->candidate.id);
+    ++m_llmPending;
+    return true;
+}
+
+void Engine::proposePersonas(const std::vector<qint64>& seeds) {
+    if (!m_llm || !m_config.llm.personas || seeds.empty())
+        return;
+    const Entry& baseline = m_entries.at(seeds.front()); // the task's baseline comes first
+    int k = 0;
+    for (const auto& persona : m_llm->personas()) {
+        if (budgetLeft() <= static_cast<int>(seeds.size()))
+            break;
+        propose::LlmJob job;
+        job.op = llm::Operator::Init;
+        job.island = k % m_config.islands;
+        job.generation = 0;
+        job.personaId = persona.id;
+        job.parentIds << baseline.candidate.id; // the prompt shows the task's baseline itself
+        auto rng = rngFor(0, 1000 + k);
+        ++k;
+        if (!m_llm->submit(job, rng))
+            break;
+        ++m_llmPending;
+    }
+}
+
+void Engine::onLlmProposed(const propose::LlmProposal& p) {
+    if (m_finished)
+        return;
+    --m_llmPending;
+    if (m_state == RunState::Stopping) {
+        if (m_tickets.empty() && m_llmPending == 0)
+            finish(RunState::Stopped, QStringLiteral("stopped by the user"));
+        return;
+    }
+    if (p.ok && p.job.generation == m_generation && m_generation > m_completedGeneration) {
+        Candidate c;
+        c.source = p.source;
+        c.origin = Origin::Llm;
+        c.label = p.label;
+        c.parents = p.job.parentIds;
+        c.island = std::clamp(p.job.island, 0, m_config.islands - 1);
+        c.generation = m_generation;
+        QString templateKey;
+        const ParamValues complete = completeParams(c.source, {}, &templateKey);
+        if (!m_keys.count(candidateKey(c.source, complete))) {
+            const qint64 id = addCandidate(std::move(c));
+            m_llm->adopted(p.callId, id);
+            m_batch.push_back(id);
+            ++m_outstanding;
+            evaluate(id, kSearch);
+        }
+    } else if (!p.ok) {
+        qCDebug(lcSearch) << "LLM proposal gave no kernel:" << p.problem;
+    }
+    scheduleProgress();
+    maybeCompleteGeneration();
+}
+
+void Engine::finishOnLlmBudget() {
+    const auto spend = m_llm->spend();
+    QJsonObject data{{QStringLiteral("message"), m_llm->budgetMessage()},
+                     {QStringLiteral("calls"), spend.calls},
+                     {QStringLiteral("input_tokens"), spend.inputTokens},
+                     {QStringLiteral("output_tokens"), spend.outputTokens},
+                     {QStringLiteral("estimated_tokens"), spend.estimatedTokens},
+                     {QStringLiteral("usd"), spend.usd},
+                     {QStringLiteral("calls_of_unknown_cost"), spend.unknownCost}};
+    if (auto stored = m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("llm_budget_reached"), data); !stored)
+        qCWarning(lcSearch) << q(stored.error());
+    finish(RunState::Finished, m_llm->budgetMessage());
+}
+
+void Engine::creditLlmChildren() {
+    if (!m_llm)
+        return;
+    for (qint64 id : m_batch) {
+        const Entry& child = m_entries.at(id);
+        if (child.candidate.origin != Origin::Llm)
+            continue;
+        // Against the better parent; a failed parent (a repair) or none counts as the baseline.
+        double parent = 0.0;
+        for (qint64 p : child.candidate.parents)
+            if (auto it = m_entries.find(p); it != m_entries.end() && it->second.fitness.correct)
+                parent = std::max(parent, it->second.fitness.speedup);
+        if (parent <= 0.0)
+            parent = 1.0;
+        m_llm->credit(id, propose::ModelBandit::rewardOf(child.fitness.correct, child.fitness.speedup / parent));
+    }
+}
+
 qint64 Engine::addCandidate(Candidate candidate) {
     Entry e;
     e.candidate = std::move(candidate);
@@ -662,6 +887,11 @@ qint64 Engine::addCandidate(Candidate candidate) {
 
 void Engine::adopt(Entry& entry) {
     m_keys.insert(entry.candidate.key);
+    if (m_llm)
+        m_llm->remember(entry.candidate.source);
+    if (entry.candidate.origin == Origin::Llm && entry.candidate.label.startsWith(QLatin1String("llm repair"))
+        && !entry.candidate.parents.isEmpty())
+        m_repaired.insert(entry.candidate.parents.front());
     if (entry.candidate.origin == Origin::Expert) {
         const int island = std::clamp(entry.candidate.island, 0, m_config.islands - 1);
         m_islands[static_cast<size_t>(island)].expertsTried.insert(entry.templateKey);
@@ -674,8 +904,10 @@ void Engine::evaluate(qint64 candidate, const QString& purpose) {
     auto known = m_known.find({candidate, purpose});
     if (known != m_known.end()) {
         const protocol::EvaluateResult result = known->second;
-        if (purpose == kSearch)
+        if (purpose == kSearch) {
             m_entries.at(candidate).roofline = m_knownRoofline[candidate];
+            m_entries.at(candidate).findings = m_knownFindings[candidate];
+        }
         QMetaObject::invokeMethod(this, [this, candidate, purpose, result] { onResult(candidate, purpose, result); },
                                   Qt::QueuedConnection);
         return;
@@ -725,8 +957,10 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
         return;
     }
     const auto [findings, roofline] = analyse(result);
-    if (pending.purpose == kSearch)
+    if (pending.purpose == kSearch) {
         m_entries.at(pending.candidate).roofline = roofline;
+        m_entries.at(pending.candidate).findings = findings;
+    }
     if (auto stored = m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, result, findings, roofline); !stored)
         qCWarning(lcSearch) << "cannot store evaluation:" << q(stored.error());
     ++m_evaluations;
@@ -745,7 +979,12 @@ void Engine::onResult(qint64 candidate, const QString& purpose, const protocol::
     ++m_evaluatedCount;
     m_correctCount += result.status == protocol::Status::Ok ? 1 : 0;
     scheduleProgress();
-    if (--m_outstanding == 0)
+    --m_outstanding;
+    maybeCompleteGeneration();
+}
+
+void Engine::maybeCompleteGeneration() {
+    if (m_outstanding == 0 && m_llmPending == 0 && !m_finished && m_generation > m_completedGeneration)
         completeGeneration();
 }
 
@@ -761,6 +1000,7 @@ void Engine::completeGeneration() {
             return;
         }
     }
+    creditLlmChildren();
     if (m_generation > m_storedGeneration)
         harvest();
     if (m_config.migrationInterval > 0 && m_generation > 0 && m_generation % m_config.migrationInterval == 0)
@@ -896,6 +1136,9 @@ void Engine::onConfirmation(qint64 candidate, const protocol::EvaluateResult& re
 
 void Engine::finishGeneration() {
     m_completedGeneration = m_generation;
+    if (m_llm && m_config.llm.metaInterval > 0 && m_generation > m_storedGeneration && m_generation > 0
+        && m_generation % m_config.llm.metaInterval == 0)
+        m_llm->evolveStrategies(m_generation);
     {
         store::RunStore::Transaction tx(*m_store);
         if (m_generation > m_storedGeneration) { // a replayed generation's events are stored already
@@ -923,6 +1166,8 @@ void Engine::finish(RunState state, const QString& message) {
         if (m_executor)
             m_executor->cancel(ticket);
     m_tickets.clear();
+    if (m_llm)
+        m_llm->cancelAll();
     if (m_store && m_run.id != 0) {
         m_run.message = message;
         m_generationEvents.clear();
@@ -1272,7 +1517,7 @@ int Engine::budgetLeft() const {
         return INT_MAX;
     // One evaluation stays in reserve for the re-measurement that a new best needs.
     const qint64 reserve = m_config.confirmBest ? 1 : 0;
-    const qint64 left = m_config.budgetEvaluations - m_evaluations - static_cast<qint64>(m_tickets.size()) - reserve;
+    const qint64 left = m_config.budgetEvaluations - m_evaluations - static_cast<qint64>(m_tickets.size()) - m_llmPending - reserve;
     return static_cast<int>(std::clamp<qint64>(left, 0, INT_MAX));
 }
 
@@ -1322,6 +1567,14 @@ RunProgress Engine::progress() const {
         for (const auto& [cell, elite] : island.archive.cells())
             cells.insert(cell);
     p.archiveCells = static_cast<int>(cells.size());
+    if (m_llm) {
+        const auto spend = m_llm->spend();
+        p.llmCalls = spend.calls;
+        p.llmTokens = spend.inputTokens + spend.outputTokens + spend.estimatedTokens;
+        p.llmUsd = spend.usd;
+        p.llmUnknownCost = spend.unknownCost;
+        p.llmPending = m_llmPending;
+    }
     return p;
 }
 

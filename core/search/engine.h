@@ -22,6 +22,7 @@
 #include "enginetypes.h"
 #include "experiencelibrary.h"
 #include "expertlibrary.h"
+#include "llmproposer.h"
 #include "runconfig.h"
 #include "runstore.h"
 #include "tuner.h"
@@ -61,6 +62,8 @@ public:
         qint64 resumeRun = -1;   // -1: a new run; 0: the newest run in the store; otherwise that run
         qint64 budgetEvaluations = -1; // when resuming: a new evaluation budget (-1 keeps the stored one)
         double budgetSeconds = -1.0;
+        double llmBudgetUsd = -1.0;    // when resuming: new LLM budgets (-1 keeps the stored ones)
+        double llmBudgetTokens = -1.0;
         ExecutorFactory executorFactory;
         QStringList expertRoots; // empty: ExpertLibrary::defaultRoots()
         bool useExperts = true;
@@ -99,6 +102,7 @@ private:
         Fitness fitness;
         std::optional<Cell> cell;
         QJsonObject roofline;   // of the search evaluation; empty when not timed
+        QJsonArray findings;    // of the search evaluation
         QString review;         // why it waits for a person; empty when it does not
         QString reviewState;    // pending, accepted, rejected
     };
@@ -124,6 +128,14 @@ private:
     std::vector<qint64> proposeSeeds();
     std::optional<Candidate> proposeChild(int island, int generation, std::mt19937_64& rng);
     std::optional<Candidate> proposeExpert(int island, int generation);
+    // LLM children: sent now, evaluated when their answers arrive (onLlmProposed).
+    bool proposeLlm(int island, int generation, std::mt19937_64& rng);
+    void proposePersonas(const std::vector<qint64>& seeds); // generation 0: each expert persona's first kernel
+    void onLlmProposed(const propose::LlmProposal& proposal);
+    llm::KernelContext contextOf(const Entry& entry) const;
+    void creditLlmChildren();
+    void finishOnLlmBudget(); // the hard stop, recorded with what was spent
+    void maybeCompleteGeneration();
     qint64 addCandidate(Candidate candidate); // registers a new one; returns its id
     void adopt(Entry& entry);                 // what proposing it taught the proposers
     void evaluate(qint64 candidate, const QString& purpose);
@@ -183,6 +195,9 @@ private:
     QList<propose::Expert> m_experts;
     std::unique_ptr<experience::ExperienceLibrary> m_experience;
     eval::Executor* m_executor = nullptr;
+    propose::LlmProposer* m_llm = nullptr; // null when the run uses no language model
+    int m_llmPending = 0;                  // LLM children of this generation still awaited
+    std::set<qint64> m_repaired;           // failed kernels an LLM was already asked to repair
 
     std::map<qint64, Entry> m_entries;
     std::set<QString> m_keys;
@@ -199,6 +214,7 @@ private:
     std::map<int, std::vector<qint64>> m_storedBatches;
     std::map<std::pair<qint64, QString>, protocol::EvaluateResult> m_known;
     std::map<qint64, QJsonObject> m_knownRoofline; // of stored search evaluations
+    std::map<qint64, QJsonArray> m_knownFindings;
     std::map<qint64, QString> m_knownReviews;      // candidate -> stored review state
     std::map<int, std::vector<store::EventRecord>> m_storedHumanEvents;
 

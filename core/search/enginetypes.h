@@ -41,6 +41,11 @@ struct RunProgress {
     double evaluationsPerSecond = 0.0; // this session
     double etaSeconds = -1.0;     // until the budget is spent; -1 when unknown
     int archiveCells = 0;         // cells filled in the run-wide archive
+    qint64 llmCalls = 0;          // over all sessions of the run
+    qint64 llmTokens = 0;         // reported, plus estimates for calls whose usage never came
+    double llmUsd = 0.0;          // known costs only
+    qint64 llmUnknownCost = 0;    // calls whose cost is unknown
+    int llmPending = 0;
 };
 
 struct RunSummary {

@@ -27,6 +27,7 @@ QJsonObject RunConfig::toJson() const {
         {QStringLiteral("descriptors"), descriptors},
         {QStringLiteral("review_speedup"), reviewSpeedup},
         {QStringLiteral("review_ceiling"), reviewCeiling},
+        {QStringLiteral("llm"), llm.toJson()},
     };
 }
 
@@ -94,6 +95,15 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         c.confirmBest = confirm.toBool();
     else if (!confirm.isUndefined())
         return spec::fail("run configuration: 'confirm_best' must be true or false");
+    const QJsonValue llm = json.value(QLatin1String("llm"));
+    if (llm.isObject()) {
+        auto settings = LlmSettings::fromJson(llm.toObject());
+        if (!settings)
+            return spec::fail("run configuration: " + settings.error());
+        c.llm = *settings;
+    } else if (!llm.isUndefined()) {
+        return spec::fail("run configuration: 'llm' must be an object");
+    }
     if (auto valid = c.validate(); !valid)
         return spec::fail(valid.error());
     return c;
@@ -129,6 +139,8 @@ spec::Status RunConfig::validate() const {
         return bad("review thresholds cannot be negative");
     if (evalTimeoutSeconds <= 0.0)
         return bad("the evaluation timeout must be positive");
+    if (auto valid = llm.validate(islands); !valid)
+        return bad(valid.error());
     return spec::success();
 }
 

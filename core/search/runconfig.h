@@ -3,6 +3,7 @@
 // so a resumed run continues with the settings it started with.
 
 #include "expected.h"
+#include "llmsettings.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -32,6 +33,7 @@ struct RunConfig {
     QString descriptors;           // a descriptor space file; empty: the built-in one
     double reviewSpeedup = 10.0;   // a speedup above this waits for a person (0: never)
     double reviewCeiling = 0.95;   // so does throughput above this share of a measured ceiling (0: never)
+    LlmSettings llm;               // language-model proposers; none by default
 
     QJsonObject toJson() const;
     // Errors name the key and what is wrong; keys not given keep their defaults.

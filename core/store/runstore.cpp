@@ -152,6 +152,47 @@ CREATE TABLE reviews (
 );
 CREATE INDEX reviews_state ON reviews(run_id, state);
 )sql",
+    // 3: every LLM call with its tokens, cost, prompt and answer; the evolving prompt strategies.
+    R"sql(
+CREATE TABLE llm_calls (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    generation INTEGER NOT NULL,
+    island INTEGER NOT NULL,
+    operator TEXT NOT NULL,      -- init, mutate, crossover, repair, meta
+    stage TEXT NOT NULL,         -- structure, tuning ('' for meta)
+    endpoint TEXT NOT NULL,
+    model TEXT NOT NULL,
+    strategy_id INTEGER,         -- the prompt strategy used; NULL for meta calls
+    parents_json TEXT NOT NULL,  -- candidate ids shown in the prompt
+    candidate_id INTEGER,        -- the candidate made from the answer; NULL when none
+    status TEXT NOT NULL,        -- ok, or the error kind (rate_limited, unparsable, duplicate ...)
+    message TEXT NOT NULL,
+    input_tokens INTEGER,        -- NULL: the server never said
+    output_tokens INTEGER,
+    cost_usd REAL,               -- NULL: unknown (no usage or no price for the model)
+    latency_s REAL NOT NULL,
+    attempts INTEGER NOT NULL,
+    system_prompt TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    answer TEXT NOT NULL,
+    at TEXT NOT NULL
+);
+CREATE INDEX llm_calls_run ON llm_calls(run_id, id);
+
+CREATE TABLE strategies (
+    id INTEGER NOT NULL,         -- assigned by the engine, unique within the run
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    stage TEXT NOT NULL,
+    parent INTEGER,              -- the strategy it was rewritten from
+    seed TEXT NOT NULL,          -- the built-in seed it descends from
+    generation INTEGER NOT NULL, -- when it was added
+    text TEXT NOT NULL,
+    retired INTEGER NOT NULL DEFAULT 0,
+    at TEXT NOT NULL,
+    PRIMARY KEY (run_id, id)
+);
+)sql",
 };
 
 std::string number(qint64 n) {
@@ -730,6 +771,155 @@ Expected<QList<ReviewRecord>> RunStore::reviews(qint64 runId) {
     }
     if (rc != SQLITE_DONE)
         return failure(where(), "cannot read the review queue of run " + number(runId), query);
+    return result;
+}
+
+// --- LLM calls and prompt strategies ---
+
+namespace {
+
+std::string idList(const QList<qint64>& ids) {
+    QJsonArray array;
+    for (qint64 id : ids)
+        array.append(id);
+    return QJsonDocument(array).toJson(QJsonDocument::Compact).toStdString();
+}
+
+QList<qint64> parseIdList(const std::string& text) {
+    QList<qint64> ids;
+    const QJsonDocument document = QJsonDocument::fromJson(QByteArray::fromStdString(text));
+    for (const QJsonValue& v : document.array())
+        ids.push_back(static_cast<qint64>(v.toDouble()));
+    return ids;
+}
+
+std::optional<qint64> optionalInt(const Statement& row, int column) {
+    if (row.isNull(column))
+        return std::nullopt;
+    return row.int64(column);
+}
+
+} // namespace
+
+Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
+    return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
+        if (auto s = requireRun(runId); !s)
+            return Error{s.error()};
+        Statement insert(m_db, "INSERT INTO llm_calls(run_id, generation, island, operator, stage, endpoint, model, strategy_id, "
+                               "parents_json, candidate_id, status, message, input_tokens, output_tokens, cost_usd, latency_s, "
+                               "attempts, system_prompt, prompt, answer, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.bindInt(1, runId).bindInt(2, c.generation).bindInt(3, c.island).bindText(4, c.op).bindText(5, c.stage);
+        insert.bindText(6, c.endpoint).bindText(7, c.model);
+        c.strategyId ? insert.bindInt(8, *c.strategyId) : insert.bindNull(8);
+        insert.bindText(9, idList(c.parents));
+        c.candidateId ? insert.bindInt(10, *c.candidateId) : insert.bindNull(10);
+        insert.bindText(11, c.status).bindText(12, c.message);
+        c.inputTokens ? insert.bindInt(13, *c.inputTokens) : insert.bindNull(13);
+        c.outputTokens ? insert.bindInt(14, *c.outputTokens) : insert.bindNull(14);
+        insert.bindDouble(15, c.costUsd).bindDouble(16, c.latencySeconds).bindInt(17, c.attempts);
+        insert.bindText(18, c.systemPrompt).bindText(19, c.prompt).bindText(20, c.answer).bindText(21, now());
+        if (!insert.run())
+            return failure(where(), "cannot record an LLM call of run " + number(runId), insert);
+        return sqlite3_last_insert_rowid(m_db);
+    });
+}
+
+Status RunStore::setLlmCallCandidate(qint64 runId, qint64 callId, qint64 candidateId) {
+    return inTransaction<spec::Done>(*this, [&]() -> Status {
+        Statement update(m_db, "UPDATE llm_calls SET candidate_id = ? WHERE run_id = ? AND id = ?");
+        update.bindInt(1, candidateId).bindInt(2, runId).bindInt(3, callId);
+        if (!update.run())
+            return failure(where(), "cannot link LLM call " + number(callId) + " to its candidate", update);
+        return success();
+    });
+}
+
+Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT id, generation, island, operator, stage, endpoint, model, strategy_id, parents_json, candidate_id, "
+                          "status, message, input_tokens, output_tokens, cost_usd, latency_s, attempts, system_prompt, prompt, answer, at "
+                          "FROM llm_calls WHERE run_id = ? ORDER BY id");
+    query.bindInt(1, runId);
+    QList<LlmCallRecord> result;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        LlmCallRecord c;
+        c.id = query.int64(0);
+        c.generation = static_cast<int>(query.int64(1));
+        c.island = static_cast<int>(query.int64(2));
+        c.op = query.text(3);
+        c.stage = query.text(4);
+        c.endpoint = query.text(5);
+        c.model = query.text(6);
+        c.strategyId = optionalInt(query, 7);
+        c.parents = parseIdList(query.utf8(8));
+        c.candidateId = optionalInt(query, 9);
+        c.status = query.text(10);
+        c.message = query.text(11);
+        c.inputTokens = optionalInt(query, 12);
+        c.outputTokens = optionalInt(query, 13);
+        if (!query.isNull(14))
+            c.costUsd = query.real(14);
+        c.latencySeconds = query.real(15);
+        c.attempts = static_cast<int>(query.int64(16));
+        c.systemPrompt = query.text(17);
+        c.prompt = query.text(18);
+        c.answer = query.text(19);
+        c.at = parseTimestamp(query.text(20));
+        result.push_back(std::move(c));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the LLM calls of run " + number(runId), query);
+    return result;
+}
+
+Status RunStore::insertStrategy(qint64 runId, const StrategyRecord& st) {
+    return inTransaction<spec::Done>(*this, [&]() -> Status {
+        if (auto s = requireRun(runId); !s)
+            return s;
+        Statement insert(m_db, "INSERT INTO strategies(id, run_id, stage, parent, seed, generation, text, retired, at) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        insert.bindInt(1, st.id).bindInt(2, runId).bindText(3, st.stage);
+        st.parent ? insert.bindInt(4, *st.parent) : insert.bindNull(4);
+        insert.bindText(5, st.seed).bindInt(6, st.generation).bindText(7, st.text).bindInt(8, st.retired ? 1 : 0).bindText(9, now());
+        if (!insert.run())
+            return failure(where(), "cannot record strategy " + number(st.id) + " of run " + number(runId), insert);
+        return success();
+    });
+}
+
+Status RunStore::retireStrategy(qint64 runId, qint64 strategyId) {
+    return inTransaction<spec::Done>(*this, [&]() -> Status {
+        Statement update(m_db, "UPDATE strategies SET retired = 1 WHERE run_id = ? AND id = ?");
+        update.bindInt(1, runId).bindInt(2, strategyId);
+        if (!update.run())
+            return failure(where(), "cannot retire strategy " + number(strategyId), update);
+        return success();
+    });
+}
+
+Expected<QList<StrategyRecord>> RunStore::strategies(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT id, stage, parent, seed, generation, text, retired, at FROM strategies WHERE run_id = ? ORDER BY id");
+    query.bindInt(1, runId);
+    QList<StrategyRecord> result;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        StrategyRecord st;
+        st.id = query.int64(0);
+        st.stage = query.text(1);
+        st.parent = optionalInt(query, 2);
+        st.seed = query.text(3);
+        st.generation = static_cast<int>(query.int64(4));
+        st.text = query.text(5);
+        st.retired = query.int64(6) != 0;
+        st.at = parseTimestamp(query.text(7));
+        result.push_back(std::move(st));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the prompt strategies of run " + number(runId), query);
     return result;
 }
 

@@ -18,6 +18,7 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 
 struct sqlite3;
 
@@ -76,6 +77,45 @@ struct EventRecord {
     QDateTime at;
 };
 
+// One call to a language model, whatever came of it: the answer became a candidate, could not be
+// parsed, duplicated a known kernel, or the call failed. Tokens and cost are unknown (not zero)
+// when the server never reported usage. Keys are never part of a record.
+struct LlmCallRecord {
+    qint64 id = 0;
+    int generation = 0;
+    int island = 0;
+    QString op;    // init, mutate, crossover, repair, meta
+    QString stage; // structure, tuning; empty for meta
+    QString endpoint;
+    QString model;
+    std::optional<qint64> strategyId;
+    QList<qint64> parents;
+    std::optional<qint64> candidateId;
+    QString status;  // ok, unparsable, duplicate, or the client's error kind
+    QString message;
+    std::optional<qint64> inputTokens;
+    std::optional<qint64> outputTokens;
+    std::optional<double> costUsd;
+    double latencySeconds = 0.0;
+    int attempts = 0;
+    QString systemPrompt;
+    QString prompt; // the user turn(s)
+    QString answer;
+    QDateTime at;
+};
+
+// A variant of the prompts' strategy section; meta-prompt evolution rewrites weak ones.
+struct StrategyRecord {
+    qint64 id = 0;
+    QString stage;
+    std::optional<qint64> parent;
+    QString seed; // the built-in strategy it descends from
+    int generation = 0;
+    QString text;
+    bool retired = false;
+    QDateTime at;
+};
+
 class RunStore {
 public:
     // Opens or creates the file, sets WAL and a busy timeout, and migrates an older schema.
@@ -112,6 +152,16 @@ public:
     Expected<bool> requestReview(qint64 runId, qint64 candidateId, const QString& reason);
     Status decideReview(qint64 runId, qint64 candidateId, bool accepted, const QString& note);
     Expected<QList<ReviewRecord>> reviews(qint64 runId); // in queue order
+
+    // LLM calls; setLlmCallCandidate links a call to the candidate made from its answer once
+    // that candidate is stored.
+    Expected<qint64> insertLlmCall(qint64 runId, const LlmCallRecord& call);
+    Status setLlmCallCandidate(qint64 runId, qint64 callId, qint64 candidateId);
+    Expected<QList<LlmCallRecord>> llmCalls(qint64 runId); // in insertion order
+
+    Status insertStrategy(qint64 runId, const StrategyRecord& strategy);
+    Status retireStrategy(qint64 runId, qint64 strategyId);
+    Expected<QList<StrategyRecord>> strategies(qint64 runId); // in id order
 
     Expected<qint64> insertEvent(qint64 runId, int generation, const QString& kind, const QJsonObject& data);
     Expected<QList<EventRecord>> events(qint64 runId); // in insertion order

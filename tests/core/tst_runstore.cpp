@@ -218,6 +218,7 @@ private slots:
     void schema();
     void upgradesARealVersion1Store();
     void reviewQueue();
+    void llmCallsAndStrategies();
     void analysisRoundTrips();
     void upgradesEmptyFile_data();
     void upgradesEmptyFile();
@@ -271,16 +272,16 @@ void TestRunStore::createOpenReopen() {
 void TestRunStore::schema() {
     const QString path = newPath();
     QVERIFY(openStore(path));
-    QCOMPARE(RunStore::schemaVersion(), 2);
+    QCOMPARE(RunStore::schemaVersion(), 3);
     RawDb db(path);
     QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
     QCOMPARE(db.value("PRAGMA application_id").toLongLong(), kApplicationId);
     QCOMPARE(db.value("PRAGMA journal_mode").toString(), QStringLiteral("wal"));
     QCOMPARE(db.value("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'candidates', "
-                      "'candidate_parents', 'evaluations', 'diagnostics', 'events', 'reviews')")
+                      "'candidate_parents', 'evaluations', 'diagnostics', 'events', 'reviews', 'llm_calls', 'strategies')")
                  .toInt(),
-             7);
+             9);
 }
 
 void TestRunStore::upgradesARealVersion1Store() {
@@ -296,7 +297,7 @@ void TestRunStore::upgradesARealVersion1Store() {
     auto store = openStore(path);
     QVERIFY(store);
     RawDb db(path);
-    QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), 2);
+    QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     auto runs = store->runs();
     QVERIFY2(runs, why(runs));
     QCOMPARE(runs->size(), 6);
@@ -308,6 +309,68 @@ void TestRunStore::upgradesARealVersion1Store() {
     auto reviews = store->reviews(runs->last().id);
     QVERIFY2(reviews, why(reviews));
     QVERIFY(reviews->isEmpty());
+}
+
+void TestRunStore::llmCallsAndStrategies() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    const qint64 run = *store->createRun(makeRun());
+    QVERIFY(store->insertCandidate(run, makeCandidate(1)));
+
+    kforge::store::LlmCallRecord known;
+    known.generation = 2;
+    known.island = 1;
+    known.op = QStringLiteral("crossover");
+    known.stage = QStringLiteral("tuning");
+    known.endpoint = QStringLiteral("openai");
+    known.model = QStringLiteral("gpt-4.1-mini");
+    known.strategyId = 4;
+    known.parents = {1, 3};
+    known.status = QStringLiteral("ok");
+    known.inputTokens = 1200;
+    known.outputTokens = 340;
+    known.costUsd = 0.001024;
+    known.latencySeconds = 3.5;
+    known.attempts = 2;
+    known.systemPrompt = QStringLiteral("You write kernels.");
+    known.prompt = QStringLiteral("Combine these two.");
+    known.answer = QStringLiteral("```c\n...\n```");
+    auto first = store->insertLlmCall(run, known);
+    QVERIFY2(first, why(first));
+    kforge::store::LlmCallRecord unknown; // usage never arrived: unknown, not zero
+    unknown.op = QStringLiteral("mutate");
+    unknown.status = QStringLiteral("truncated");
+    auto second = store->insertLlmCall(run, unknown);
+    QVERIFY(second);
+    QVERIFY(store->setLlmCallCandidate(run, *first, 1));
+
+    auto calls = store->llmCalls(run);
+    QVERIFY2(calls, why(calls));
+    QCOMPARE(calls->size(), 2);
+    const auto& a = calls->at(0);
+    QCOMPARE(a.op, QStringLiteral("crossover"));
+    QCOMPARE(a.parents, (QList<qint64>{1, 3}));
+    QCOMPARE(a.candidateId, std::optional<qint64>(1));
+    QCOMPARE(a.strategyId, std::optional<qint64>(4));
+    QCOMPARE(*a.inputTokens, 1200);
+    QCOMPARE(*a.costUsd, 0.001024);
+    QCOMPARE(a.attempts, 2);
+    QCOMPARE(a.answer, known.answer);
+    const auto& b = calls->at(1);
+    QVERIFY(!b.inputTokens && !b.outputTokens && !b.costUsd && !b.candidateId && !b.strategyId);
+
+    kforge::store::StrategyRecord seed{1, QStringLiteral("structure"), std::nullopt, QStringLiteral("structure-fuse"), 0, QStringLiteral("Fuse."), false, {}};
+    kforge::store::StrategyRecord rewrite{2, QStringLiteral("structure"), 1, QStringLiteral("structure-fuse"), 3, QStringLiteral("Fuse better."), false, {}};
+    QVERIFY(store->insertStrategy(run, seed));
+    QVERIFY(store->insertStrategy(run, rewrite));
+    QVERIFY(store->retireStrategy(run, 1));
+    auto strategies = store->strategies(run);
+    QVERIFY(strategies);
+    QCOMPARE(strategies->size(), 2);
+    QVERIFY(strategies->at(0).retired);
+    QCOMPARE(strategies->at(1).parent, std::optional<qint64>(1));
+    QCOMPARE(strategies->at(1).generation, 3);
+    QCOMPARE(strategies->at(1).text, QStringLiteral("Fuse better."));
 }
 
 void TestRunStore::reviewQueue() {
@@ -394,7 +457,7 @@ void TestRunStore::refusesForeignFile_data() {
     QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
                                        << QStringLiteral("belongs to another application, id 0x000004d2");
     QTest::newRow("newer kforge") << QByteArray("newer")
-                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 2)");
+                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 3)");
     QTest::newRow("damaged kforge") << QByteArray("damaged")
                                     << QStringLiteral("damaged kforge run store (no schema_version table)");
     QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");

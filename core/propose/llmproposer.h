@@ -1,0 +1,166 @@
+#pragma once
+// The LLM proposers of a run: turns the engine's requests (mutate a parent, cross two over, repair
+// a failed kernel, or, at the start, let each expert persona propose a first kernel) into prompts,
+// sends them to the chosen model through the LLM client, and turns the answers into candidate
+// kernels. An answer that cannot be parsed gets one repair attempt with the parser's message; a
+// kernel the run already has (exactly or nearly) never reaches the GPU. It also owns what the run
+// learns about its prompts: the model bandit, the evolving strategy texts, and the token and money
+// budgets. Every call is stored with its prompt, answer, tokens, cost and latency.
+//
+// Lives in the engine's thread; the LLM client does its network I/O in a thread of its own.
+
+#include "answerparser.h"
+#include "experiencelibrary.h"
+#include "llmsettings.h"
+#include "metaprompt.h"
+#include "modelbandit.h"
+#include "novelty.h"
+#include "pricetable.h"
+#include "promptbuilder.h"
+#include "runstore.h"
+#include "taskspec.h"
+
+#include <QObject>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+
+namespace kforge::llm {
+class LlmClient;
+}
+
+namespace kforge::propose {
+
+struct LlmJob {
+    int island = 0;
+    int generation = 0;
+    llm::Operator op = llm::Operator::Mutate;
+    QList<llm::KernelContext> parents; // as the prompt shows them
+    QList<qint64> parentIds;           // the child's lineage
+    QString personaId;                 // init: which expert persona speaks
+    QString bottleneck;                // of the parent, to retrieve experience for it
+};
+
+struct LlmProposal {
+    LlmJob job;
+    bool ok = false;
+    QString source;  // the kernel file, when ok
+    QString label;   // for people: "llm mutate of #12 (local:model, structure)"
+    qint64 callId = 0;
+    QString problem; // why no kernel came of it, when not ok
+};
+
+class LlmProposer : public QObject {
+    Q_OBJECT
+public:
+    struct Context {
+        const spec::TaskBundle* task = nullptr;
+        QString variant;
+        spec::Sizes sizes;
+        QString backend;
+        int islands = 1;
+        spec::Dialect dialect = spec::Dialect::OpenCL;
+        store::RunStore* store = nullptr;
+        qint64 runId = 0;
+        experience::ExperienceLibrary* experience = nullptr; // may be null
+    };
+
+    LlmProposer(search::LlmSettings settings, Context context, QObject* parent = nullptr);
+    ~LlmProposer() override;
+
+    // Loads prices, prompts, personas and the run's strategies (seeded on a new run) and restores
+    // what earlier sessions spent. Fails with a message for people (a broken template, a price
+    // file with an error).
+    spec::Status open();
+    void setDevice(const QString& device, const QString& ceilings);
+
+    // Sends the job to a model; false when the budget would not allow the call (budgetReached()
+    // then says so). The answer comes back as proposed().
+    bool submit(LlmJob job, std::mt19937_64& rng);
+    int pending() const; // jobs without a proposal yet (meta-prompt calls not counted)
+    void cancelAll();
+
+    // Every kernel of the run, so answers that repeat one are caught before evaluation.
+    void remember(const QString& source);
+    // The candidate made from a call's answer, once stored: links them and remembers who made it.
+    void adopted(qint64 callId, qint64 candidate);
+    // The reward of a child (ModelBandit::rewardOf) for the model and strategy that made it.
+    void credit(qint64 candidate, double reward);
+    // Meta-prompt evolution: asks the helper model to rewrite each stage's weakest strategy.
+    void evolveStrategies(int generation);
+
+    bool budgetReached() const { return !m_budgetMessage.isEmpty(); }
+    QString budgetMessage() const { return m_budgetMessage; }
+    QList<llm::Persona> personas() const { return m_personas; }
+
+    struct Spend {
+        qint64 calls = 0;
+        qint64 inputTokens = 0;
+        qint64 outputTokens = 0;
+        qint64 estimatedTokens = 0; // of calls whose usage never arrived
+        double usd = 0.0;           // known costs only
+        qint64 unknownCost = 0;     // calls without a known cost
+    };
+    Spend spend() const { return m_spend; }
+
+signals:
+    void proposed(const kforge::propose::LlmProposal& proposal);
+    void notice(const QString& message);
+
+private:
+    struct InFlight {
+        LlmJob job;
+        int model = -1;                // in the bandit; -1 for a helper that proposes no kernels
+        search::ModelChoice choice;
+        std::optional<qint64> strategy;
+        QString stage;
+        llm::Prompt prompt;
+        int attempt = 0;        // 1: the repair of an unparsable answer
+        qint64 reservedTokens = 0;
+        double reservedUsd = 0.0;
+        bool meta = false;
+        qint64 metaWeak = 0;    // meta: the strategy being rewritten
+    };
+    struct Made {
+        int model = -1;
+        std::optional<qint64> strategy;
+    };
+
+    bool send(InFlight call);
+    void onFinished(qint64 ticket, const llm::ChatResult& result);
+    void onMetaAnswer(const InFlight& call, const llm::ChatResult& result, qint64 callId);
+    qint64 record(const InFlight& call, const llm::ChatResult& result, const QString& status, const QString& message);
+    void account(const InFlight& call, const llm::ChatResult& result);
+    QStringList experienceFor(const LlmJob& job) const;
+    static QString modelKey(const search::ModelChoice& choice);
+    std::optional<search::ModelChoice> helperModel() const;
+
+    search::LlmSettings m_settings;
+    Context m_context;
+    llm::LlmClient* m_client = nullptr;
+    std::optional<llm::PromptBuilder> m_prompts;
+    std::unique_ptr<llm::PriceTable> m_prices;
+    QList<llm::Persona> m_personas;
+    StrategyPool m_strategies;
+    ModelBandit m_bandit;
+    llm::NoveltyFilter m_novelty;
+    QString m_device;
+    QString m_ceilings;
+
+    std::map<qint64, InFlight> m_inFlight; // by client ticket
+    std::map<qint64, Made> m_callMade;     // call id -> who made its answer
+    std::map<qint64, Made> m_made;         // candidate -> who made it
+    std::set<QString> m_metaStages;        // stages with a rewrite in flight
+    int m_pendingJobs = 0;
+    Spend m_spend;
+    qint64 m_reservedTokens = 0;
+    double m_reservedUsd = 0.0;
+    QString m_budgetMessage;
+};
+
+} // namespace kforge::propose
+
+Q_DECLARE_METATYPE(kforge::propose::LlmProposal)

@@ -1,0 +1,232 @@
+// The engine with LLM proposers end to end: kforge-worker-fake evaluates, kforge-fake-llm-server
+// answers as a script says (by what each prompt asks for), so a whole run with mutation,
+// crossover, repair, expert-persona initialisation, meta-prompt evolution and the money budget's
+// hard stop can be checked from what the run store kept.
+
+#include "engine.h"
+#include "runstore.h"
+#include "workerpool.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace kforge;
+using namespace kforge::search;
+
+namespace {
+
+QString dataDir() {
+    return QStringLiteral(KFORGE_ENGINE_TEST_DATA);
+}
+
+QString fakeWorkerPath() {
+    return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
+}
+
+// A kernel for the fake_scale task as a model would answer it: prose, one fenced block, prose.
+// `{{n}}` becomes the request's number in the server, so no two answers are the same kernel.
+QString answer(const QString& timeExpression, const QString& extra = {}) {
+    return QStringLiteral(
+               "The parent reads one float per work-item; this version changes the mapping.\n\n"
+               "```c\n"
+               "// fake:time_us=%1\n"
+               "// fake:sleep_ms=5\n%2"
+               "// kforge:param BLOCK in {64, 128, 256} = 64\n"
+               "// kforge:launch scale grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
+               "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+               "{\n"
+               "    const int i = get_global_id(0);\n"
+               "    const float variant_{{n}} = 0.0f * {{n}};\n"
+               "    if (i < N)\n"
+               "        y[i] = 2.0f * x[i] + variant_{{n}};\n"
+               "}\n"
+               "```\n\n"
+               "BLOCK stays a parameter so the tuner can pick it.\n")
+        .arg(timeExpression, extra);
+}
+
+QJsonObject rule(const QString& match, const QString& text, int times = -1) {
+    QJsonObject r{{QStringLiteral("match"), match},
+                  {QStringLiteral("text"), text},
+                  {QStringLiteral("usage"), QJsonObject{{QStringLiteral("input"), 3000}, {QStringLiteral("output"), 800}}}};
+    if (times > 0)
+        r.insert(QStringLiteral("times"), times);
+    return r;
+}
+
+// What each kind of prompt gets. The first rule that matches answers.
+QJsonObject script() {
+    QJsonArray rules;
+    rules << rule(QStringLiteral("The strategy to rewrite"),
+                  QStringLiteral("```text\nRewrite {{n}}: fuse the scale into a grid-stride loop and keep BLOCK a parameter.\n```\nIt names one concrete change."));
+    rules << rule(QStringLiteral("could not be used as a kernel file"), answer(QStringLiteral("95")));
+    rules << rule(QStringLiteral("# The kernel to repair"), answer(QStringLiteral("90")));
+    // One strategy of the structure stage only ever yields wrong kernels: meta-prompt evolution
+    // must notice and rewrite it.
+    rules << rule(QStringLiteral("Change the mathematics, not the mapping"), answer(QStringLiteral("50"), QStringLiteral("// fake:incorrect_if=1\n")));
+    rules << rule(QStringLiteral("# The kernel to improve"), QStringLiteral("I would use float4 loads here, and unroll by four."), 1);
+    rules << rule(QStringLiteral("# Two kernels to combine"), answer(QStringLiteral("60+abs(BLOCK-128)/8")));
+    rules << rule(QStringLiteral("# The kernel to improve"), answer(QStringLiteral("80+abs(BLOCK-128)/8")));
+    rules << rule(QStringLiteral("# Your expertise"), answer(QStringLiteral("150")));
+    return QJsonObject{{QStringLiteral("rules"), rules}};
+}
+
+} // namespace
+
+class TestLlmEngine : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    QProcess m_server;
+    int m_port = 0;
+
+private slots:
+    void initTestCase() {
+        QVERIFY(m_dir.isValid());
+        const QString scriptPath = m_dir.filePath(QStringLiteral("script.json"));
+        QFile f(scriptPath);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(script()).toJson());
+        f.close();
+        m_server.start(QStringLiteral(KFORGE_FAKE_LLM_SERVER),
+                       {QStringLiteral("--script"), scriptPath, QStringLiteral("--log"), m_dir.filePath(QStringLiteral("requests.jsonl"))});
+        QVERIFY2(m_server.waitForStarted(10000), qPrintable(m_server.errorString()));
+        QTRY_VERIFY_WITH_TIMEOUT(m_server.canReadLine(), 20000);
+        const QString line = QString::fromUtf8(m_server.readLine()).trimmed();
+        QVERIFY2(line.startsWith(QLatin1String("listening ")), qPrintable(line));
+        m_port = line.section(QLatin1Char(' '), 1).toInt();
+        QVERIFY(m_port > 0);
+    }
+
+    void cleanupTestCase() {
+        m_server.terminate();
+        if (!m_server.waitForFinished(5000))
+            m_server.kill();
+    }
+
+    void scriptedRunShowsEveryOperatorAndStopsOnMoney() {
+        const QString db = m_dir.filePath(QStringLiteral("llm.kforge"));
+        RunConfig c;
+        c.task = dataDir() + QStringLiteral("/tasks/fake_scale");
+        c.backend = QStringLiteral("opencl");
+        c.islands = 2;
+        c.childrenPerIsland = 3;
+        c.migrationInterval = 2;
+        c.budgetEvaluations = 400;
+        c.seed = 11;
+        c.workers = 2;
+        c.evalTimeoutSeconds = 30;
+        c.expertRate = 0.0;
+        llm::Endpoint local;
+        local.name = QStringLiteral("local");
+        local.baseUrl = QStringLiteral("http://127.0.0.1:%1/v1").arg(m_port);
+        local.keyring = false;
+        local.maxConcurrent = 2;
+        local.maxRetries = 1;
+        local.backoffSeconds = 0.1;
+        c.llm.endpoints << local;
+        ModelChoice model;
+        model.endpoint = QStringLiteral("local");
+        model.model = QStringLiteral("gpt-4.1-mini"); // priced in the built-in table
+        c.llm.models << model;
+        c.llm.rate = 1.0;
+        c.llm.crossoverRate = 0.3;
+        c.llm.repairRate = 0.3;
+        c.llm.metaInterval = 1;
+        c.llm.maxTokens = 1024;
+        c.llm.budgetUsd = 0.09;
+        QVERIFY2(c.validate(), "the test's configuration is valid");
+
+        Engine::Setup s;
+        s.storePath = db;
+        s.config = c;
+        s.useExperts = false;
+        s.experiencePath = db + QStringLiteral(".experience");
+        s.executorFactory = [](const RunConfig& config, QObject* parent) -> spec::Expected<eval::Executor*> {
+            return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, config.workers, parent));
+        };
+        Engine engine(s);
+        QSignalSpy finished(&engine, &Engine::finished);
+        QMetaObject::invokeMethod(&engine, &Engine::start, Qt::QueuedConnection);
+        QVERIFY(finished.wait(240000));
+        const auto summary = finished.takeFirst().at(0).value<RunSummary>();
+        QCOMPARE(summary.state, RunState::Finished);
+        QVERIFY2(summary.message.contains(QLatin1String("LLM money budget reached")), qPrintable(summary.message));
+
+        auto opened = store::RunStore::open(db);
+        QVERIFY(opened);
+        auto& st = **opened;
+        auto calls = st.llmCalls(summary.runId);
+        QVERIFY(calls);
+        QMap<QString, int> byOp, byStatus;
+        double usd = 0.0;
+        int linked = 0;
+        for (const auto& call : *calls) {
+            ++byOp[call.op];
+            ++byStatus[call.status];
+            QVERIFY2(call.costUsd.has_value(), "the fake server reports usage and the model has a price");
+            usd += *call.costUsd;
+            QCOMPARE(*call.inputTokens, 3000);
+            QCOMPARE(*call.outputTokens, 800);
+            QVERIFY(!call.prompt.isEmpty());
+            QVERIFY(!call.answer.isEmpty());
+            linked += call.candidateId ? 1 : 0;
+        }
+        qInfo() << "calls by operator" << byOp << "by status" << byStatus << "spent" << usd;
+        for (const char* op : {"init", "mutate", "crossover", "repair", "meta"})
+            QVERIFY2(byOp.value(QLatin1String(op)) > 0, op);
+        QVERIFY(byStatus.value(QStringLiteral("unparsable")) >= 1);
+        QVERIFY(linked > 0);
+        // The hard stop: no call was started that could take the run over its budget.
+        QVERIFY2(usd <= c.llm.budgetUsd, qPrintable(QString::number(usd)));
+
+        // Candidates from the answers: origin llm, lineage to their parents, some correct.
+        auto candidates = st.candidates(summary.runId);
+        QVERIFY(candidates);
+        int llmChildren = 0, crossovers = 0;
+        for (const auto& cand : *candidates) {
+            if (cand.origin != Origin::Llm)
+                continue;
+            ++llmChildren;
+            QVERIFY2(!cand.parents.isEmpty(), qPrintable(cand.label));
+            if (cand.label.contains(QLatin1String("crossover"))) {
+                ++crossovers;
+                QCOMPARE(cand.parents.size(), 2);
+            }
+        }
+        QVERIFY(llmChildren >= 5);
+        QVERIFY(crossovers >= 1);
+
+        // Meta-prompt evolution: the strategy that only gave wrong kernels was rewritten.
+        auto strategies = st.strategies(summary.runId);
+        QVERIFY(strategies);
+        bool rewritten = false;
+        for (const auto& strategy : *strategies) {
+            if (!strategy.parent)
+                continue;
+            QVERIFY(strategy.text.startsWith(QLatin1String("Rewrite ")));
+            const auto weak = std::find_if(strategies->begin(), strategies->end(), [&](const auto& x) { return x.id == *strategy.parent; });
+            QVERIFY(weak != strategies->end());
+            QVERIFY(weak->retired);
+            rewritten = rewritten || weak->text.contains(QLatin1String("Change the mathematics"));
+        }
+        QVERIFY(rewritten);
+        auto events = st.events(summary.runId);
+        QVERIFY(events);
+        QStringList kinds;
+        for (const auto& e : *events)
+            kinds << e.kind;
+        QVERIFY(kinds.contains(QStringLiteral("strategy_rewritten")));
+        QVERIFY(kinds.contains(QStringLiteral("llm_budget_reached")));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLlmEngine)
+#include "tst_llmengine.moc"
