@@ -50,7 +50,14 @@ QString progressLine(const search::RunProgress& p) {
         .arg(p.archiveCells)
         .arg(best)
         .arg(p.evaluationsPerSecond, 0, 'f', 2)
-        .arg(formatDuration(p.elapsedSeconds), formatDuration(p.etaSeconds));
+        .arg(formatDuration(p.elapsedSeconds), formatDuration(p.etaSeconds))
+        + (p.llmCalls > 0 || p.llmPending > 0
+               ? QStringLiteral("  llm %1 calls %2 tokens $%3%4")
+                     .arg(p.llmCalls)
+                     .arg(p.llmTokens)
+                     .arg(p.llmUsd, 0, 'f', 4)
+                     .arg(p.llmUnknownCost ? QStringLiteral(" (+%1 unknown)").arg(p.llmUnknownCost) : QString())
+               : QString());
 }
 
 QJsonObject summaryJson(const search::RunSummary& s) {

@@ -1,0 +1,199 @@
+// `kforge run --llm` end to end on the real OpenCL worker (PoCL on the CPU in CI): the fake LLM server
+// answers with real vector_add kernels (and one broken one, and one answer without code), so the
+// run evaluates what the "model" wrote, repairs what failed, stops on its money budget, and
+// `kforge llm calls|show|strategies` read the calls back from the run store.
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+namespace {
+
+struct Run {
+    int exitCode = -1;
+    QByteArray out;
+    QByteArray err;
+};
+
+Run kforge(const QStringList& args) {
+    QProcess p;
+    p.start(qEnvironmentVariable("KFORGE_HEADLESS_BIN"), args);
+    if (!p.waitForFinished(600000))
+        qFatal("kforge %s did not finish", qPrintable(args.join(QLatin1Char(' '))));
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+}
+
+QString fenced(const QString& code) {
+    return QStringLiteral("Here is the kernel.\n\n```c\n%1```\n\nIt keeps BLOCK tunable.\n").arg(code);
+}
+
+// `{{n}}` is the request's number: every answer is a different kernel.
+const char* kFloat4 = R"(// kforge:param BLOCK in {64, 128, 256} = 128
+// kforge:launch vector_add grid=(cdiv(N, BLOCK * 4)) block=(BLOCK)
+__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N)
+{
+    const int base = get_global_id(0) * 4;
+    const int tag_{{n}} = 0;
+    if (base + 3 < N) {
+        vstore4(vload4(0, x + base) + vload4(0, y + base), 0, z + base);
+    } else {
+        for (int i = base; i < N; ++i)
+            z[i] = x[i] + y[i] + tag_{{n}};
+    }
+}
+)";
+
+const char* kItems = R"(// kforge:param BLOCK in {64, 128, 256} = 256
+// kforge:param ITEMS in {2, 4} = 4
+// kforge:launch vector_add grid=(cdiv(N, BLOCK * ITEMS)) block=(BLOCK)
+__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N)
+{
+    const int start = get_group_id(0) * BLOCK * ITEMS + get_local_id(0);
+    for (int k = 0; k < ITEMS; ++k) {
+        const int i = start + k * BLOCK + 0 * {{n}};
+        if (i < N)
+            z[i] = x[i] + y[i];
+    }
+}
+)";
+
+const char* kBroken = R"(// kforge:param BLOCK in {64, 128, 256} = 128
+// kforge:launch vector_add grid=(cdiv(N, BLOCK)) block=(BLOCK)
+__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N)
+{
+    const int i = get_global_id(0) + {{n}} * 0;
+    if (i < N)
+        z[i] = x[i] + w[i];
+}
+)";
+
+QJsonObject rule(const QString& match, const QString& text, int times = -1) {
+    QJsonObject r{{QStringLiteral("match"), match},
+                  {QStringLiteral("text"), text},
+                  {QStringLiteral("usage"), QJsonObject{{QStringLiteral("input"), 3000}, {QStringLiteral("output"), 800}}}};
+    if (times > 0)
+        r.insert(QStringLiteral("times"), times);
+    return r;
+}
+
+} // namespace
+
+class TestLlmCli : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+    QProcess m_server;
+    int m_port = 0;
+
+private slots:
+    void initTestCase() {
+        QJsonArray rules;
+        rules << rule(QStringLiteral("The strategy to rewrite"), QStringLiteral("```text\nRewrite {{n}}: four elements per work-item with vector loads.\n```"));
+        rules << rule(QStringLiteral("# The kernel to repair"), fenced(QString::fromLatin1(kItems)));
+        rules << rule(QStringLiteral("# Your expertise"), fenced(QString::fromLatin1(kBroken)), 1);
+        rules << rule(QStringLiteral("# The kernel to improve"), QStringLiteral("Use float4 loads; I can write it if you want."), 1);
+        rules << rule(QStringLiteral("# Two kernels to combine"), fenced(QString::fromLatin1(kItems)));
+        rules << rule(QStringLiteral("# The kernel to improve"), fenced(QString::fromLatin1(kFloat4)));
+        rules << rule(QStringLiteral("# Your expertise"), fenced(QString::fromLatin1(kFloat4)));
+        const QString script = m_dir.filePath(QStringLiteral("script.json"));
+        QFile f(script);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QJsonDocument(QJsonObject{{QStringLiteral("rules"), rules}}).toJson());
+        f.close();
+        m_server.start(QStringLiteral(KFORGE_FAKE_LLM_SERVER), {QStringLiteral("--script"), script});
+        QVERIFY(m_server.waitForStarted(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(m_server.canReadLine(), 20000);
+        m_port = QString::fromUtf8(m_server.readLine()).trimmed().section(QLatin1Char(' '), 1).toInt();
+        QVERIFY(m_port > 0);
+    }
+
+    void cleanupTestCase() {
+        m_server.terminate();
+        if (!m_server.waitForFinished(5000))
+            m_server.kill();
+    }
+
+    void badLlmOptions_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no model") << QStringList{QStringLiteral("--llm-rate"), QStringLiteral("0.5")} << QStringLiteral("need at least one --llm");
+        QTest::newRow("bad model") << QStringList{QStringLiteral("--llm"), QStringLiteral("gpt-4o")} << QStringLiteral("expected ENDPOINT:MODEL");
+        QTest::newRow("unknown endpoint") << QStringList{QStringLiteral("--llm"), QStringLiteral("nowhere:m")} << QStringLiteral("no endpoint 'nowhere'");
+        QTest::newRow("bad endpoint") << QStringList{QStringLiteral("--llm-endpoint"), QStringLiteral("x=http://h,api=grpc"), QStringLiteral("--llm"), QStringLiteral("x:m")}
+                                      << QStringLiteral("--llm-endpoint");
+        QTest::newRow("bad rate") << QStringList{QStringLiteral("--llm"), QStringLiteral("ollama:m"), QStringLiteral("--llm-rate"), QStringLiteral("2")}
+                                  << QStringLiteral("rate must be between 0 and 1");
+        QTest::newRow("bad stage") << QStringList{QStringLiteral("--llm"), QStringLiteral("ollama:m"), QStringLiteral("--llm-stages"), QStringLiteral("fast")}
+                                   << QStringLiteral("must be structure or tuning");
+    }
+
+    void badLlmOptions() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const Run r = kforge(QStringList{QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("vector_add"), QStringLiteral("--db"),
+                                         m_dir.filePath(QStringLiteral("bad.kforge")), QStringLiteral("--no-experience")} + args);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
+    }
+
+    void scriptedRunOnPocl() {
+        const QString db = m_dir.filePath(QStringLiteral("llm.kforge"));
+        const Run run = kforge({QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("vector_add"), QStringLiteral("--variant"),
+                                QStringLiteral("small"), QStringLiteral("--islands"), QStringLiteral("2"), QStringLiteral("--children"),
+                                QStringLiteral("2"), QStringLiteral("--budget-evals"), QStringLiteral("40"), QStringLiteral("--no-experts"),
+                                QStringLiteral("--llm-endpoint"), QStringLiteral("local=http://127.0.0.1:%1/v1,retries=1").arg(m_port),
+                                QStringLiteral("--llm"), QStringLiteral("local:gpt-4.1-mini"), QStringLiteral("--llm-rate"), QStringLiteral("1"),
+                                QStringLiteral("--llm-repair"), QStringLiteral("0.5"), QStringLiteral("--llm-max-tokens"), QStringLiteral("1024"),
+                                QStringLiteral("--llm-budget-usd"), QStringLiteral("0.03"), QStringLiteral("--db"), db,
+                                QStringLiteral("--experience"), m_dir.filePath(QStringLiteral("experience")), QStringLiteral("--json")});
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const QJsonObject summary = QJsonDocument::fromJson(run.out).object();
+        QCOMPARE(summary.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
+        QVERIFY2(summary.value(QStringLiteral("message")).toString().contains(QLatin1String("LLM money budget reached")),
+                 qPrintable(summary.value(QStringLiteral("message")).toString()));
+        QVERIFY(summary.value(QStringLiteral("best_speedup")).toDouble() > 0.0);
+
+        const Run calls = kforge({QStringLiteral("llm"), QStringLiteral("calls"), QStringLiteral("--db"), db, QStringLiteral("--json")});
+        QVERIFY2(calls.exitCode == 0, calls.err.constData());
+        const QJsonArray list = QJsonDocument::fromJson(calls.out).array();
+        QVERIFY(list.size() >= 4);
+        QSet<QString> ops, statuses;
+        double usd = 0.0;
+        qint64 evaluatedChild = 0;
+        for (const QJsonValue& v : list) {
+            const QJsonObject c = v.toObject();
+            ops << c.value(QStringLiteral("operator")).toString();
+            statuses << c.value(QStringLiteral("status")).toString();
+            usd += c.value(QStringLiteral("cost_usd")).toDouble();
+            if (!c.value(QStringLiteral("candidate")).isNull())
+                evaluatedChild = c.value(QStringLiteral("candidate")).toInteger();
+        }
+        // Which operators a short run draws depends on the order answers arrive in; tst_llmengine checks
+        // each one. Here: the personas' first kernels and at least one child of an evaluated kernel.
+        const QString seen = QStringList(ops.values()).join(QLatin1Char(','));
+        QVERIFY2(ops.contains(QStringLiteral("init")), qPrintable(seen));
+        QVERIFY2(ops.contains(QStringLiteral("mutate")) || ops.contains(QStringLiteral("crossover")) || ops.contains(QStringLiteral("repair")), qPrintable(seen));
+        QVERIFY(usd <= 0.03);
+        QVERIFY(evaluatedChild > 0);
+
+        // The run's candidates from the answers were really evaluated on PoCL: some correct, the broken one not.
+        const Run show = kforge({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("--db"), db, QStringLiteral("--json"),
+                                 QStringLiteral("--top"), QStringLiteral("50")});
+        QVERIFY2(show.exitCode == 0, show.err.constData());
+        QVERIFY2(show.out.contains("\"llm\"") || show.out.contains("llm "), show.out.left(2000).constData());
+
+        const Run text = kforge({QStringLiteral("llm"), QStringLiteral("calls"), QStringLiteral("--db"), db});
+        QVERIFY2(text.out.contains("known cost"), text.out.constData());
+        const Run one = kforge({QStringLiteral("llm"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--db"), db});
+        QVERIFY2(one.exitCode == 0, one.err.constData());
+        QVERIFY(one.out.contains("--- prompt") && one.out.contains("vector_add"));
+        const Run strategies = kforge({QStringLiteral("llm"), QStringLiteral("strategies"), QStringLiteral("--db"), db});
+        QVERIFY2(strategies.out.contains("structure-fuse"), strategies.out.constData());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLlmCli)
+#include "tst_llmcli.moc"
