@@ -51,6 +51,12 @@ spec::Status LlmProposer::open() {
         return spec::fail("LLM prices: " + prices.error());
     llm::PriceTable table = std::move(*prices);
     m_prices = std::make_unique<llm::PriceTable>(table);
+    for (const auto& model : m_settings.models)
+        if (!m_prices->find(model.model))
+            emit notice(QStringLiteral("%1 has no price in %2: its calls have an unknown cost%3")
+                            .arg(modelKey(model), llm::PriceTable::userPath(),
+                                 m_settings.budgetUsd > 0.0 ? QStringLiteral(" and count nothing against the money budget (a token budget still holds)")
+                                                            : QString()));
 
     auto prompts = llm::PromptBuilder::builtIn();
     if (!prompts)

@@ -291,10 +291,10 @@ spec::Status Engine::open() {
         context.runId = m_run.id;
         context.experience = m_experience.get();
         m_llm = new propose::LlmProposer(m_config.llm, context, this);
-        if (auto opened = m_llm->open(); !opened)
-            return opened;
         connect(m_llm, &propose::LlmProposer::proposed, this, &Engine::onLlmProposed);
         connect(m_llm, &propose::LlmProposer::notice, this, &Engine::notice);
+        if (auto opened = m_llm->open(); !opened)
+            return opened;
     }
 
     QJsonObject data{{QStringLiteral("backend"), m_config.backend}, {QStringLiteral("experts"), static_cast<int>(m_experts.size())}};

@@ -200,7 +200,42 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
         }
         t += QStringLiteral("\nevents (%1 migrations not listed):\n%2\n").arg(migrations).arg(lines.join(QLatin1Char('\n')));
     }
+    // What the language models cost, by operator (kforge llm calls lists every call).
+    QJsonObject llm;
+    if (auto calls = store.llmCalls(r.id); calls && !calls->isEmpty()) {
+        std::map<QString, std::pair<int, int>> byOp; // calls, kernels
+        qint64 input = 0, output = 0, unknown = 0;
+        double usd = 0.0;
+        for (const auto& c : *calls) {
+            auto& [n, kernels] = byOp[c.op];
+            ++n;
+            kernels += c.candidateId ? 1 : 0;
+            input += c.inputTokens.value_or(0);
+            output += c.outputTokens.value_or(0);
+            if (c.costUsd)
+                usd += *c.costUsd;
+            else
+                ++unknown;
+        }
+        QStringList ops;
+        QJsonObject opJson;
+        for (const auto& [op, counts] : byOp) {
+            ops << QStringLiteral("%1 %2 (%3 kernels)").arg(op).arg(counts.first).arg(counts.second);
+            opJson.insert(op, QJsonObject{{QStringLiteral("calls"), counts.first}, {QStringLiteral("kernels"), counts.second}});
+        }
+        t += QStringLiteral("\nLLM calls: %1; %2 input and %3 output tokens reported; $%4 known cost%5\n")
+                 .arg(ops.join(QStringLiteral(", ")))
+                 .arg(input)
+                 .arg(output)
+                 .arg(usd, 0, 'f', 4)
+                 .arg(unknown ? QStringLiteral(" (%1 calls of unknown cost)").arg(unknown) : QString());
+        llm = QJsonObject{{QStringLiteral("calls"), static_cast<qint64>(calls->size())}, {QStringLiteral("operators"), opJson},
+                          {QStringLiteral("input_tokens"), input}, {QStringLiteral("output_tokens"), output},
+                          {QStringLiteral("usd"), usd}, {QStringLiteral("calls_of_unknown_cost"), unknown}};
+    }
     report.json = runToJson(r);
+    if (!llm.isEmpty())
+        report.json.insert(QStringLiteral("llm"), llm);
     report.json.insert(QStringLiteral("best_candidates"), best);
     report.json.insert(QStringLiteral("events"), eventList);
     report.json.insert(QStringLiteral("candidates"), static_cast<qint64>(l.candidates.size()));

@@ -183,7 +183,10 @@ private slots:
         const Run show = kforge({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("--db"), db, QStringLiteral("--json"),
                                  QStringLiteral("--top"), QStringLiteral("50")});
         QVERIFY2(show.exitCode == 0, show.err.constData());
-        QVERIFY2(show.out.contains("\"llm\"") || show.out.contains("llm "), show.out.left(2000).constData());
+        const QJsonObject report = QJsonDocument::fromJson(show.out).object();
+        QVERIFY2(report.value(QStringLiteral("llm")).toObject().value(QStringLiteral("calls")).toInt() == list.size(), show.out.left(2000).constData());
+        const Run showText = kforge({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("--db"), db});
+        QVERIFY2(showText.out.contains("LLM calls: "), showText.out.constData());
 
         const Run text = kforge({QStringLiteral("llm"), QStringLiteral("calls"), QStringLiteral("--db"), db});
         QVERIFY2(text.out.contains("known cost"), text.out.constData());
