@@ -86,6 +86,65 @@ class TestLlmEngine : public QObject {
     QTemporaryDir m_dir;
     QProcess m_server;
     int m_port = 0;
+    static constexpr double kBudgetUsd = 0.09;
+
+    Engine::Setup setupFor(const QString& db, qint64 budgetEvaluations) const {
+        RunConfig c;
+        c.task = dataDir() + QStringLiteral("/tasks/fake_scale");
+        c.backend = QStringLiteral("opencl");
+        c.islands = 2;
+        c.childrenPerIsland = 3;
+        c.migrationInterval = 2;
+        c.budgetEvaluations = budgetEvaluations;
+        c.seed = 11;
+        c.workers = 2;
+        c.evalTimeoutSeconds = 30;
+        c.expertRate = 0.0;
+        llm::Endpoint local;
+        local.name = QStringLiteral("local");
+        local.baseUrl = QStringLiteral("http://127.0.0.1:%1/v1").arg(m_port);
+        local.keyring = false;
+        local.maxConcurrent = 2;
+        local.maxRetries = 1;
+        local.backoffSeconds = 0.1;
+        c.llm.endpoints << local;
+        ModelChoice model;
+        model.endpoint = QStringLiteral("local");
+        model.model = QStringLiteral("gpt-4.1-mini"); // priced in the built-in table
+        c.llm.models << model;
+        c.llm.rate = 1.0;
+        c.llm.crossoverRate = 0.3;
+        c.llm.repairRate = 0.3;
+        c.llm.metaInterval = 1;
+        c.llm.maxTokens = 1024;
+        c.llm.budgetUsd = kBudgetUsd;
+
+        Engine::Setup s;
+        s.storePath = db;
+        s.config = c;
+        s.useExperts = false;
+        s.experiencePath = db + QStringLiteral(".experience");
+        s.executorFactory = [](const RunConfig& config, QObject* parent) -> spec::Expected<eval::Executor*> {
+            return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, config.workers, parent));
+        };
+        return s;
+    }
+
+    static RunSummary runToEnd(Engine& engine) {
+        QSignalSpy finished(&engine, &Engine::finished);
+        QMetaObject::invokeMethod(&engine, &Engine::start, Qt::QueuedConnection);
+        if (!finished.wait(240000))
+            return RunSummary{0, {}, RunState::Failed, QStringLiteral("the run did not finish in four minutes")};
+        return finished.takeFirst().at(0).value<RunSummary>();
+    }
+
+    static double spent(store::RunStore& st, qint64 run) {
+        double usd = 0.0;
+        if (auto calls = st.llmCalls(run))
+            for (const auto& c : *calls)
+                usd += c.costUsd.value_or(0.0);
+        return usd;
+    }
 
 private slots:
     void initTestCase() {
@@ -113,50 +172,11 @@ private slots:
 
     void scriptedRunShowsEveryOperatorAndStopsOnMoney() {
         const QString db = m_dir.filePath(QStringLiteral("llm.kforge"));
-        RunConfig c;
-        c.task = dataDir() + QStringLiteral("/tasks/fake_scale");
-        c.backend = QStringLiteral("opencl");
-        c.islands = 2;
-        c.childrenPerIsland = 3;
-        c.migrationInterval = 2;
-        c.budgetEvaluations = 400;
-        c.seed = 11;
-        c.workers = 2;
-        c.evalTimeoutSeconds = 30;
-        c.expertRate = 0.0;
-        llm::Endpoint local;
-        local.name = QStringLiteral("local");
-        local.baseUrl = QStringLiteral("http://127.0.0.1:%1/v1").arg(m_port);
-        local.keyring = false;
-        local.maxConcurrent = 2;
-        local.maxRetries = 1;
-        local.backoffSeconds = 0.1;
-        c.llm.endpoints << local;
-        ModelChoice model;
-        model.endpoint = QStringLiteral("local");
-        model.model = QStringLiteral("gpt-4.1-mini"); // priced in the built-in table
-        c.llm.models << model;
-        c.llm.rate = 1.0;
-        c.llm.crossoverRate = 0.3;
-        c.llm.repairRate = 0.3;
-        c.llm.metaInterval = 1;
-        c.llm.maxTokens = 1024;
-        c.llm.budgetUsd = 0.09;
+        Engine::Setup s = setupFor(db, 400);
+        const RunConfig& c = s.config;
         QVERIFY2(c.validate(), "the test's configuration is valid");
-
-        Engine::Setup s;
-        s.storePath = db;
-        s.config = c;
-        s.useExperts = false;
-        s.experiencePath = db + QStringLiteral(".experience");
-        s.executorFactory = [](const RunConfig& config, QObject* parent) -> spec::Expected<eval::Executor*> {
-            return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, config.workers, parent));
-        };
         Engine engine(s);
-        QSignalSpy finished(&engine, &Engine::finished);
-        QMetaObject::invokeMethod(&engine, &Engine::start, Qt::QueuedConnection);
-        QVERIFY(finished.wait(240000));
-        const auto summary = finished.takeFirst().at(0).value<RunSummary>();
+        const auto summary = runToEnd(engine);
         QCOMPARE(summary.state, RunState::Finished);
         QVERIFY2(summary.message.contains(QLatin1String("LLM money budget reached")), qPrintable(summary.message));
 
@@ -225,6 +245,40 @@ private slots:
             kinds << e.kind;
         QVERIFY(kinds.contains(QStringLiteral("strategy_rewritten")));
         QVERIFY(kinds.contains(QStringLiteral("llm_budget_reached")));
+    }
+
+    // The money budget holds over every session of a run, and a resumed run keeps its strategies.
+    void budgetHoldsAcrossResume() {
+        const QString db = m_dir.filePath(QStringLiteral("resume.kforge"));
+        qint64 runId = 0;
+        double first = 0.0;
+        {
+            Engine engine(setupFor(db, 14)); // ends on its evaluation budget, long before the money
+            const auto summary = runToEnd(engine);
+            QCOMPARE(summary.state, RunState::Finished);
+            QVERIFY2(summary.message.contains(QLatin1String("evaluation budget")), qPrintable(summary.message));
+            runId = summary.runId;
+            auto st = store::RunStore::open(db);
+            QVERIFY(st);
+            first = spent(**st, runId);
+            QVERIFY(first > 0.0);
+        }
+        Engine::Setup again = setupFor(db, 14);
+        again.resumeRun = runId;
+        again.budgetEvaluations = 400;
+        Engine engine(again);
+        const auto summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        QVERIFY2(summary.message.contains(QLatin1String("LLM money budget reached")), qPrintable(summary.message));
+        auto st = store::RunStore::open(db);
+        QVERIFY(st);
+        const double total = spent(**st, runId);
+        QVERIFY(total > first);
+        QVERIFY2(total <= kBudgetUsd, qPrintable(QString::number(total)));
+        auto strategies = (*st)->strategies(runId);
+        QVERIFY(strategies);
+        const auto seeds = std::count_if(strategies->begin(), strategies->end(), [](const auto& x) { return !x.parent; });
+        QCOMPARE(seeds, 6); // seeded once, not again on resume
     }
 };
 
