@@ -250,13 +250,16 @@ QString StreamAccumulator::consume(const SseEvent& event) {
     return consumeAnthropic(type, o);
 }
 
+void StreamAccumulator::failWithStreamError(const QJsonObject& o) {
+    const ServerError e = serverError(o);
+    fail(kindOfErrorType(e), QStringLiteral("%1: the stream reported an error%2: %3")
+                                 .arg(where(m_endpoint), e.type.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(e.type),
+                                      e.message.isEmpty() ? QStringLiteral("(no message)") : e.message));
+}
+
 QString StreamAccumulator::consumeOpenAi(const QJsonObject& o) {
     if (o.contains(QStringLiteral("error"))) {
-        const ServerError e = serverError(o);
-        fail(kindOfErrorType(e), QStringLiteral("%1: the stream reported an error%2: %3")
-                                     .arg(where(m_endpoint),
-                                          e.type.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(e.type),
-                                          e.message.isEmpty() ? QStringLiteral("(no message)") : e.message));
+        failWithStreamError(o);
         return {};
     }
     if (const QString model = o.value(QStringLiteral("model")).toString(); !model.isEmpty())
@@ -305,11 +308,7 @@ QString StreamAccumulator::consumeAnthropic(const QString& type, const QJsonObje
     } else if (type == QLatin1String("message_stop")) {
         m_ended = true;
     } else if (type == QLatin1String("error")) {
-        const ServerError e = serverError(o);
-        fail(kindOfErrorType(e), QStringLiteral("%1: the stream reported an error%2: %3")
-                                     .arg(where(m_endpoint),
-                                          e.type.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(e.type),
-                                          e.message.isEmpty() ? QStringLiteral("(no message)") : e.message));
+        failWithStreamError(o);
     }
     // ping, content_block_start, content_block_stop and event types added later carry no text.
     return {};

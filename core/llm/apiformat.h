@@ -52,6 +52,7 @@ private:
     QString consumeOpenAi(const QJsonObject& o);
     QString consumeAnthropic(const QString& type, const QJsonObject& o);
     void fail(ErrorKind kind, const QString& message);
+    void failWithStreamError(const QJsonObject& event); // an error event of either API
 
     Endpoint m_endpoint;
     ChatResult m_result;

@@ -3,6 +3,8 @@
 // run evaluates what the "model" wrote, repairs what failed, stops on its money budget, and
 // `kforge llm calls|show|strategies` read the calls back from the run store.
 
+#include "headlessrun.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,18 +15,10 @@
 
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
+using Run = kforgetest::HeadlessRun;
 
 Run kforge(const QStringList& args) {
-    QProcess p;
-    p.start(qEnvironmentVariable("KFORGE_HEADLESS_BIN"), args);
-    if (!p.waitForFinished(600000))
-        qFatal("kforge %s did not finish", qPrintable(args.join(QLatin1Char(' '))));
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    return kforgetest::runHeadless(args);
 }
 
 QString fenced(const QString& code) {

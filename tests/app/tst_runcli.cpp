@@ -2,6 +2,8 @@
 // a short offline search on softmax's small sizes, then the stored run read back, exported and the
 // exported kernel evaluated again with `kforge eval`.
 
+#include "headlessrun.h"
+
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -12,18 +14,10 @@
 
 namespace {
 
-struct Run {
-    int exitCode = -1;
-    QByteArray out;
-    QByteArray err;
-};
+using Run = kforgetest::HeadlessRun;
 
 Run kforge(const QStringList& args) {
-    QProcess p;
-    p.start(qEnvironmentVariable("KFORGE_HEADLESS_BIN"), args);
-    if (!p.waitForFinished(600000))
-        qFatal("kforge %s did not finish", qPrintable(args.join(QLatin1Char(' '))));
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    return kforgetest::runHeadless(args);
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 // (data/engine/experts) give the engine something to search.
 
 #include "engine.h"
+#include "enginetestdata.h"
 #include "experiencelibrary.h"
 #include "runstore.h"
 #include "workerpool.h"
@@ -23,12 +24,10 @@ using namespace kforge::search;
 namespace {
 
 QString dataDir() {
-    return QStringLiteral(KFORGE_ENGINE_TEST_DATA);
+    return kforge::test::engineDataDir();
 }
 
-QString fakeWorkerPath() {
-    return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
-}
+using kforge::test::fakeWorkerPath;
 
 RunConfig testConfig(qint64 budget, std::uint64_t seed = 7) {
     RunConfig c;

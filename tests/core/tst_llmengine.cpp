@@ -4,6 +4,7 @@
 // hard stop can be checked from what the run store kept.
 
 #include "engine.h"
+#include "enginetestdata.h"
 #include "runstore.h"
 #include "workerpool.h"
 
@@ -23,12 +24,10 @@ using namespace kforge::search;
 namespace {
 
 QString dataDir() {
-    return QStringLiteral(KFORGE_ENGINE_TEST_DATA);
+    return kforge::test::engineDataDir();
 }
 
-QString fakeWorkerPath() {
-    return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
-}
+using kforge::test::fakeWorkerPath;
 
 // A kernel for the fake_scale task as a model would answer it: prose, one fenced block, prose.
 // `{{n}}` becomes the request's number in the server, so no two answers are the same kernel.
