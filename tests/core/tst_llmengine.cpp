@@ -132,8 +132,12 @@ class TestLlmEngine : public QObject {
     static RunSummary runToEnd(Engine& engine) {
         QSignalSpy finished(&engine, &Engine::finished);
         QMetaObject::invokeMethod(&engine, &Engine::start, Qt::QueuedConnection);
-        if (!finished.wait(240000))
-            return RunSummary{0, {}, RunState::Failed, QStringLiteral("the run did not finish in four minutes")};
+        if (!finished.wait(240000)) {
+            RunSummary timedOut;
+            timedOut.state = RunState::Failed;
+            timedOut.message = QStringLiteral("the run did not finish in four minutes");
+            return timedOut;
+        }
         return finished.takeFirst().at(0).value<RunSummary>();
     }
 
