@@ -106,17 +106,8 @@ spec::Status LlmProposer::open() {
     if (!calls)
         return spec::fail(calls.error());
     for (const auto& c : *calls) {
-        ++m_spend.calls;
-        if (c.inputTokens && c.outputTokens) {
-            m_spend.inputTokens += *c.inputTokens;
-            m_spend.outputTokens += *c.outputTokens;
-        } else {
-            m_spend.estimatedTokens += estimateTokens(c.systemPrompt + c.prompt) + estimateTokens(c.answer);
-        }
-        if (c.costUsd)
-            m_spend.usd += *c.costUsd;
-        else
-            ++m_spend.unknownCost;
+        m_spend.add(c.inputTokens, c.outputTokens, c.costUsd,
+                    c.attempts > 0 ? estimateTokens(c.systemPrompt + c.prompt) + estimateTokens(c.answer) : 0);
         const auto model = m_bandit.find(c.endpoint, c.model);
         if (model)
             m_bandit.cost(*model, c.costUsd);
@@ -151,8 +142,22 @@ void LlmProposer::cancelAll() {
         m_client->cancelAll();
 }
 
-void LlmProposer::remember(const QString& source) {
-    m_novelty.add(0, source);
+void LlmProposer::remember(qint64 candidate, const QString& source) {
+    m_novelty.add(candidate, source);
+}
+
+void LlmProposer::Spend::add(std::optional<qint64> input, std::optional<qint64> output, std::optional<double> cost, qint64 estimate) {
+    ++calls;
+    if (input && output) {
+        inputTokens += *input;
+        outputTokens += *output;
+    } else {
+        estimatedTokens += estimate;
+    }
+    if (cost)
+        usd += *cost;
+    else
+        ++unknownCost;
 }
 
 QString LlmProposer::modelKey(const search::ModelChoice& choice) {
@@ -263,16 +268,17 @@ bool LlmProposer::send(InFlight call) {
         return false;
     }
     call.prompt = *prompt;
+    call.promptText = promptText(call.prompt);
+    call.inputEstimate = estimateTokens(call.prompt.system + call.promptText);
 
     // The call's worst case must fit in what is left, counting the calls still in flight.
     const search::ModelChoice& model = call.choice;
-    const qint64 inputTokens = estimateTokens(call.prompt.system + promptText(call.prompt));
-    call.reservedTokens = inputTokens + m_settings.maxTokens;
+    call.reservedTokens = call.inputEstimate + m_settings.maxTokens;
     llm::Usage worst;
-    worst.inputTokens = inputTokens;
+    worst.inputTokens = call.inputEstimate;
     worst.outputTokens = m_settings.maxTokens;
     call.reservedUsd = m_prices->cost(model.model, worst).value_or(0.0);
-    const qint64 tokens = m_spend.inputTokens + m_spend.outputTokens + m_spend.estimatedTokens;
+    const qint64 tokens = m_spend.tokens();
     if (m_settings.budgetTokens > 0 && tokens + m_reservedTokens + call.reservedTokens > m_settings.budgetTokens) {
         m_budgetMessage = QStringLiteral("LLM token budget reached: %1 of %2 tokens used, and the next call may take up to %3")
                               .arg(tokens).arg(m_settings.budgetTokens).arg(call.reservedTokens);
@@ -301,18 +307,8 @@ bool LlmProposer::send(InFlight call) {
 void LlmProposer::account(const InFlight& call, const llm::ChatResult& result) {
     m_reservedTokens -= call.reservedTokens;
     m_reservedUsd -= call.reservedUsd;
-    ++m_spend.calls;
-    if (result.usage.known()) {
-        m_spend.inputTokens += *result.usage.inputTokens;
-        m_spend.outputTokens += *result.usage.outputTokens;
-    } else if (result.attempts > 0) {
-        // The server never said: count an estimate against the budget, never zero.
-        m_spend.estimatedTokens += estimateTokens(call.prompt.system + promptText(call.prompt)) + estimateTokens(result.text);
-    }
-    if (result.costUsd)
-        m_spend.usd += *result.costUsd;
-    else
-        ++m_spend.unknownCost;
+    m_spend.add(result.usage.inputTokens, result.usage.outputTokens, result.costUsd,
+                result.attempts > 0 ? call.inputEstimate + estimateTokens(result.text) : 0);
     if (call.model >= 0)
         m_bandit.cost(call.model, result.costUsd);
 }
@@ -335,7 +331,7 @@ qint64 LlmProposer::record(const InFlight& call, const llm::ChatResult& result, 
     r.latencySeconds = result.latencySeconds;
     r.attempts = result.attempts;
     r.systemPrompt = call.prompt.system;
-    r.prompt = promptText(call.prompt);
+    r.prompt = call.promptText;
     r.answer = result.text;
     auto id = m_context.store->insertLlmCall(m_context.runId, r);
     if (!id) {
@@ -354,7 +350,7 @@ void LlmProposer::onFinished(qint64 ticket, const llm::ChatResult& result) {
     account(call, result);
     if (m_settings.budgetUsd > 0.0 && m_spend.usd >= m_settings.budgetUsd && m_budgetMessage.isEmpty())
         m_budgetMessage = QStringLiteral("LLM money budget reached: $%1 of $%2 spent").arg(m_spend.usd, 0, 'f', 4).arg(m_settings.budgetUsd, 0, 'f', 4);
-    const qint64 tokens = m_spend.inputTokens + m_spend.outputTokens + m_spend.estimatedTokens;
+    const qint64 tokens = m_spend.tokens();
     if (m_settings.budgetTokens > 0 && tokens >= m_settings.budgetTokens && m_budgetMessage.isEmpty())
         m_budgetMessage = QStringLiteral("LLM token budget reached: %1 of %2 tokens used").arg(tokens).arg(m_settings.budgetTokens);
 
@@ -412,12 +408,13 @@ void LlmProposer::onFinished(qint64 ticket, const llm::ChatResult& result) {
         return;
     }
     if (auto dup = m_novelty.check(parsed->source)) {
-        give(QStringLiteral("duplicate"), dup->exact ? QStringLiteral("the answer repeats a kernel the run already has")
-                                                     : QStringLiteral("the answer is %1% the same as a kernel the run already has")
-                                                           .arg(dup->similarity * 100.0, 0, 'f', 0));
+        give(QStringLiteral("duplicate"), dup->exact ? QStringLiteral("the answer repeats kernel #%1 of the run").arg(dup->id)
+                                                     : QStringLiteral("the answer is %1% the same as kernel #%2 of the run")
+                                                           .arg(dup->similarity * 100.0, 0, 'f', 0)
+                                                           .arg(dup->id));
         return;
     }
-    m_novelty.add(0, parsed->source);
+    // The engine adds the kernel to the filter once it becomes a candidate (remember()).
     proposal.ok = true;
     proposal.source = parsed->source;
     const QString what = call.job.op == llm::Operator::Init ? QStringLiteral("init (%1)").arg(call.job.personaId)

@@ -84,7 +84,7 @@ public:
     void cancelAll();
 
     // Every kernel of the run, so answers that repeat one are caught before evaluation.
-    void remember(const QString& source);
+    void remember(qint64 candidate, const QString& source);
     // The candidate made from a call's answer, once stored: links them and remembers who made it.
     void adopted(qint64 callId, qint64 candidate);
     // The reward of a child (ModelBandit::rewardOf) for the model and strategy that made it.
@@ -103,6 +103,11 @@ public:
         qint64 estimatedTokens = 0; // of calls whose usage never arrived
         double usd = 0.0;           // known costs only
         qint64 unknownCost = 0;     // calls without a known cost
+
+        qint64 tokens() const { return inputTokens + outputTokens + estimatedTokens; }
+        // One call: the usage the server reported, else `estimate` (never zero for a call that
+        // reached a server: budgets must not treat unknown as free).
+        void add(std::optional<qint64> input, std::optional<qint64> output, std::optional<double> cost, qint64 estimate);
     };
     Spend spend() const { return m_spend; }
 
@@ -118,6 +123,8 @@ private:
         std::optional<qint64> strategy;
         QString stage;
         llm::Prompt prompt;
+        QString promptText;     // the user turns as stored with the call
+        qint64 inputEstimate = 0; // tokens of system text and prompt, before the server says
         int attempt = 0;        // 1: the repair of an unparsable answer
         qint64 reservedTokens = 0;
         double reservedUsd = 0.0;

@@ -760,9 +760,10 @@ bool Engine::proposeLlm(int island, int generation, std::mt19937_64& rng) {
                 for (const auto& [id, e] : m_entries)
                     if (id != *a && e.fitness.correct && !e.candidate.vetoed && !awaitingReview(e))
                         others.push_back(&e);
-                std::sort(others.begin(), others.end(), [](const Entry* x, const Entry* y) { return y->fitness.betterThan(x->fitness); });
-                if (others.size() > 5)
-                    others.resize(5);
+                const size_t top = std::min<size_t>(others.size(), 5);
+                std::partial_sort(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(top), others.end(),
+                                  [](const Entry* x, const Entry* y) { return x->fitness.betterThan(y->fitness); });
+                others.resize(top);
                 b = others.empty() ? std::nullopt
                                    : std::optional<qint64>(others[std::uniform_int_distribution<size_t>(0, others.size() - 1)(rng)]->candidate.id);
             }
@@ -888,7 +889,7 @@ qint64 Engine::addCandidate(Candidate candidate) {
 void Engine::adopt(Entry& entry) {
     m_keys.insert(entry.candidate.key);
     if (m_llm)
-        m_llm->remember(entry.candidate.source);
+        m_llm->remember(entry.candidate.id, entry.candidate.source);
     if (entry.candidate.origin == Origin::Llm && entry.candidate.label.startsWith(QLatin1String("llm repair"))
         && !entry.candidate.parents.isEmpty())
         m_repaired.insert(entry.candidate.parents.front());
@@ -1570,7 +1571,7 @@ RunProgress Engine::progress() const {
     if (m_llm) {
         const auto spend = m_llm->spend();
         p.llmCalls = spend.calls;
-        p.llmTokens = spend.inputTokens + spend.outputTokens + spend.estimatedTokens;
+        p.llmTokens = spend.tokens();
         p.llmUsd = spend.usd;
         p.llmUnknownCost = spend.unknownCost;
         p.llmPending = m_llmPending;
