@@ -116,30 +116,22 @@ spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
             return bad(QStringLiteral("endpoints[%1]: %2").arg(i).arg(error));
         s.endpoints << *e;
     }
-    auto number = [&](const char* key, auto& target) -> bool {
+    auto number = [&](const char* key, auto& target) -> spec::Status {
         const QJsonValue v = json.value(QLatin1String(key));
         if (v.isUndefined())
-            return true;
+            return spec::success();
         if (!v.isDouble())
-            return false;
-        target = static_cast<std::remove_reference_t<decltype(target)>>(v.toDouble());
-        return true;
-    };
-    for (const char* key : {"rate", "crossover_rate", "repair_rate", "meta_interval", "budget_tokens", "budget_usd", "max_tokens",
-                            "temperature", "experience_items"}) {
-        const QJsonValue v = json.value(QLatin1String(key));
-        if (!v.isUndefined() && !v.isDouble())
             return bad(QStringLiteral("'%1' must be a number").arg(QLatin1String(key)));
-    }
-    number("rate", s.rate);
-    number("crossover_rate", s.crossoverRate);
-    number("repair_rate", s.repairRate);
-    number("meta_interval", s.metaInterval);
-    number("budget_tokens", s.budgetTokens);
-    number("budget_usd", s.budgetUsd);
-    number("max_tokens", s.maxTokens);
-    number("temperature", s.temperature);
-    number("experience_items", s.experienceItems);
+        target = static_cast<std::remove_reference_t<decltype(target)>>(v.toDouble());
+        return spec::success();
+    };
+    // A braced list is evaluated left to right: the first bad key is the one reported.
+    for (const spec::Status& read : {number("rate", s.rate), number("crossover_rate", s.crossoverRate), number("repair_rate", s.repairRate),
+                                     number("meta_interval", s.metaInterval), number("budget_tokens", s.budgetTokens),
+                                     number("budget_usd", s.budgetUsd), number("max_tokens", s.maxTokens),
+                                     number("temperature", s.temperature), number("experience_items", s.experienceItems)})
+        if (!read)
+            return spec::Error{read.error()};
     s.selection = json.value(QLatin1String("selection")).toString(s.selection);
     s.helper = json.value(QLatin1String("helper")).toString();
     s.personas = json.value(QLatin1String("personas")).toBool(true);
@@ -151,11 +143,9 @@ spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
 spec::Status LlmSettings::validate(int islands) const {
     if (selection != QLatin1String("bandit") && selection != QLatin1String("weights"))
         return bad(QStringLiteral("selection must be bandit or weights, not '%1'").arg(selection));
-    for (const char* name : {"rate", "crossover rate", "repair rate"}) {
-        const double v = QLatin1String(name) == QLatin1String("rate") ? rate : QLatin1String(name) == QLatin1String("crossover rate") ? crossoverRate : repairRate;
-        if (v < 0.0 || v > 1.0)
-            return bad(QStringLiteral("the %1 must be between 0 and 1, not %2").arg(QLatin1String(name)).arg(v));
-    }
+    for (const auto& [name, value] : {std::pair{"rate", rate}, std::pair{"crossover rate", crossoverRate}, std::pair{"repair rate", repairRate}})
+        if (value < 0.0 || value > 1.0)
+            return bad(QStringLiteral("the %1 must be between 0 and 1, not %2").arg(QLatin1String(name)).arg(value));
     if (budgetTokens < 0 || budgetUsd < 0.0)
         return bad(QStringLiteral("budgets cannot be negative"));
     if (maxTokens < 64 || maxTokens > 200000)

@@ -1,0 +1,168 @@
+// The LLM settings of a run: model specs from the command line, the JSON stored with the run, and
+// the checks that name what is wrong before a run starts.
+
+#include "llmsettings.h"
+#include "runconfig.h"
+
+#include <QJsonArray>
+#include <QTest>
+
+using namespace kforge;
+using namespace kforge::search;
+
+namespace {
+
+LlmSettings twoModels() {
+    LlmSettings s;
+    llm::Endpoint local;
+    local.name = QStringLiteral("local");
+    local.baseUrl = QStringLiteral("http://127.0.0.1:8000/v1");
+    s.endpoints << local;
+    s.models << *ModelChoice::parse(QStringLiteral("local:qwen2.5-coder:7b=2@0"))
+             << *ModelChoice::parse(QStringLiteral("local:gpt-4.1-mini@1,2"));
+    return s;
+}
+
+} // namespace
+
+class TestLlmSettings : public QObject {
+    Q_OBJECT
+private slots:
+    void modelSpecs_data() {
+        QTest::addColumn<QString>("spec");
+        QTest::addColumn<QString>("endpoint");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<double>("weight");
+        QTest::addColumn<QList<int>>("islands");
+        QTest::newRow("plain") << "openai:gpt-4.1-mini" << "openai" << "gpt-4.1-mini" << 1.0 << QList<int>{};
+        QTest::newRow("colon in model") << "ollama:qwen2.5-coder:32b" << "ollama" << "qwen2.5-coder:32b" << 1.0 << QList<int>{};
+        QTest::newRow("weight and islands") << "anthropic:claude-sonnet-4-5=2.5@0,3" << "anthropic" << "claude-sonnet-4-5" << 2.5
+                                            << QList<int>{0, 3};
+        QTest::newRow("slash in model") << "mine:Qwen/Qwen2.5-Coder-32B-Instruct" << "mine" << "Qwen/Qwen2.5-Coder-32B-Instruct" << 1.0
+                                        << QList<int>{};
+    }
+
+    void modelSpecs() {
+        QFETCH(QString, spec);
+        auto m = ModelChoice::parse(spec);
+        QVERIFY2(m, m ? "" : m.error().c_str());
+        QTEST(m->endpoint, "endpoint");
+        QTEST(m->model, "model");
+        QTEST(m->weight, "weight");
+        QTEST(m->islands, "islands");
+        auto again = ModelChoice::parse(m->spec());
+        QVERIFY(again);
+        QCOMPARE(again->spec(), m->spec());
+    }
+
+    void badModelSpecs_data() {
+        QTest::addColumn<QString>("spec");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no endpoint") << "gpt-4o" << "expected ENDPOINT:MODEL";
+        QTest::newRow("empty model") << "openai:" << "expected ENDPOINT:MODEL";
+        QTest::newRow("zero weight") << "openai:gpt-4o=0" << "the weight '0' must be a positive number";
+        QTest::newRow("bad weight") << "openai:gpt-4o=lots" << "the weight 'lots' must be a positive number";
+        QTest::newRow("bad island") << "openai:gpt-4o@one" << "'one' is not an island number";
+    }
+
+    void badModelSpecs() {
+        QFETCH(QString, spec);
+        QFETCH(QString, message);
+        auto m = ModelChoice::parse(spec);
+        QVERIFY(!m);
+        QVERIFY2(QString::fromStdString(m.error()).contains(message), m.error().c_str());
+    }
+
+    void roundTripsThroughRunConfig() {
+        RunConfig c;
+        c.task = QStringLiteral("softmax");
+        c.islands = 3;
+        c.llm = twoModels();
+        c.llm.budgetUsd = 1.5;
+        c.llm.budgetTokens = 2000000;
+        c.llm.stages = {QStringLiteral("tuning"), QStringLiteral("structure")};
+        c.llm.helper = QStringLiteral("local:gpt-4.1-mini");
+        QVERIFY(c.validate());
+        auto back = RunConfig::fromJson(c.toJson());
+        QVERIFY2(back, back ? "" : back.error().c_str());
+        QCOMPARE(back->llm.toJson(), c.llm.toJson());
+        QCOMPARE(back->llm.endpoints.size(), 1);
+        QCOMPARE(back->llm.models.at(0).model, QStringLiteral("qwen2.5-coder:7b"));
+    }
+
+    void badJson_data() {
+        QTest::addColumn<QJsonObject>("json");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown key") << QJsonObject{{"budget", 3}} << "unknown key 'budget'";
+        QTest::newRow("text budget") << QJsonObject{{"budget_usd", "3"}} << "'budget_usd' must be a number";
+        QTest::newRow("bad model") << QJsonObject{{"models", QJsonArray{"gpt-4o"}}} << "expected ENDPOINT:MODEL";
+        QTest::newRow("bad endpoint") << QJsonObject{{"endpoints", QJsonArray{QJsonObject{{"name", "x"}, {"api", "grpc"}}}}}
+                                      << "endpoints[0]";
+    }
+
+    void badJson() {
+        QFETCH(QJsonObject, json);
+        QFETCH(QString, message);
+        auto s = LlmSettings::fromJson(json);
+        QVERIFY(!s);
+        QVERIFY2(QString::fromStdString(s.error()).contains(message), s.error().c_str());
+        QVERIFY(QString::fromStdString(s.error()).startsWith(QLatin1String("LLM settings: ")));
+    }
+
+    void invalidSettings_data() {
+        QTest::addColumn<QString>("change");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("rate") << "rate" << "the rate must be between 0 and 1";
+        QTest::newRow("selection") << "selection" << "selection must be bandit or weights";
+        QTest::newRow("unknown endpoint") << "endpoint" << "names the endpoint 'elsewhere', which is not configured";
+        QTest::newRow("island out of range") << "island" << "names island 7, but the run has 3";
+        QTest::newRow("island without model") << "uncovered" << "no model serves island 2";
+        QTest::newRow("stage") << "stage" << "stage of island 0 must be structure or tuning";
+        QTest::newRow("max tokens") << "tokens" << "max tokens must be between 64 and 200000";
+        QTest::newRow("helper") << "helper" << "helper: ";
+    }
+
+    void invalidSettings() {
+        QFETCH(QString, change);
+        QFETCH(QString, message);
+        LlmSettings s = twoModels();
+        QVERIFY(s.validate(3));
+        if (change == QLatin1String("rate"))
+            s.repairRate = 1.5, s.rate = 2.0;
+        else if (change == QLatin1String("selection"))
+            s.selection = QStringLiteral("greedy");
+        else if (change == QLatin1String("endpoint"))
+            s.models << *ModelChoice::parse(QStringLiteral("elsewhere:m"));
+        else if (change == QLatin1String("island"))
+            s.models << *ModelChoice::parse(QStringLiteral("local:m@7"));
+        else if (change == QLatin1String("uncovered"))
+            s.models[1].islands = {1};
+        else if (change == QLatin1String("stage"))
+            s.stages = {QStringLiteral("fast")};
+        else if (change == QLatin1String("tokens"))
+            s.maxTokens = 10;
+        else if (change == QLatin1String("helper"))
+            s.helper = QStringLiteral("nonsense");
+        auto valid = s.validate(3);
+        QVERIFY(!valid);
+        QVERIFY2(QString::fromStdString(valid.error()).contains(message), valid.error().c_str());
+    }
+
+    void stagesAreStructureFirst() {
+        LlmSettings s;
+        QCOMPARE(s.stageOf(0, 4, 5), QStringLiteral("structure"));
+        QCOMPARE(s.stageOf(1, 4, 5), QStringLiteral("structure"));
+        QCOMPARE(s.stageOf(2, 4, 5), QStringLiteral("tuning"));
+        QCOMPARE(s.stageOf(1, 3, 0), QStringLiteral("structure"));
+        QCOMPARE(s.stageOf(2, 3, 0), QStringLiteral("tuning"));
+        // One island alternates, structure first.
+        QCOMPARE(s.stageOf(0, 1, 1), QStringLiteral("structure"));
+        QCOMPARE(s.stageOf(0, 1, 2), QStringLiteral("tuning"));
+        s.stages = {QStringLiteral("tuning")};
+        QCOMPARE(s.stageOf(0, 4, 1), QStringLiteral("tuning"));
+        QCOMPARE(s.stageOf(1, 4, 1), QStringLiteral("structure"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLlmSettings)
+#include "tst_llmsettings.moc"
