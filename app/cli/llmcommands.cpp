@@ -7,6 +7,7 @@
 #include "endpoints.h"
 #include "llmsettings.h"
 #include "pricetable.h"
+#include "runexport.h"
 #include "runstore.h"
 
 #include <QCommandLineParser>
@@ -290,16 +291,8 @@ int llmCommand(const QStringList& args) {
         }
         return fail(ExitUsage, QStringLiteral("run %1 has no LLM call '%2'").arg(runId).arg(pos.value(1)));
     }
-    double usd = 0.0;
-    qint64 unknown = 0, tokensIn = 0, tokensOut = 0;
     QJsonArray list;
     for (const auto& c : *calls) {
-        if (c.costUsd)
-            usd += *c.costUsd;
-        else
-            ++unknown;
-        tokensIn += c.inputTokens.value_or(0);
-        tokensOut += c.outputTokens.value_or(0);
         if (json) {
             QJsonObject o{{QStringLiteral("id"), c.id}, {QStringLiteral("generation"), c.generation}, {QStringLiteral("island"), c.island},
                           {QStringLiteral("operator"), c.op}, {QStringLiteral("stage"), c.stage}, {QStringLiteral("endpoint"), c.endpoint},
@@ -323,9 +316,7 @@ int llmCommand(const QStringList& args) {
         out() << QJsonDocument(list).toJson(QJsonDocument::Indented);
         return 0;
     }
-    out() << QStringLiteral("%1 calls, %2 input and %3 output tokens reported, $%4 known cost%5\n")
-                 .arg(calls->size()).arg(tokensIn).arg(tokensOut).arg(usd, 0, 'f', 4)
-                 .arg(unknown ? QStringLiteral(" (%1 calls of unknown cost)").arg(unknown) : QString());
+    out() << QStringLiteral("%1 calls, %2\n").arg(calls->size()).arg(store::LlmSpend::of(*calls).text());
     return 0;
 }
 

@@ -204,18 +204,10 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
     QJsonObject llm;
     if (auto calls = store.llmCalls(r.id); calls && !calls->isEmpty()) {
         std::map<QString, std::pair<int, int>> byOp; // calls, kernels
-        qint64 input = 0, output = 0, unknown = 0;
-        double usd = 0.0;
         for (const auto& c : *calls) {
             auto& [n, kernels] = byOp[c.op];
             ++n;
             kernels += c.candidateId ? 1 : 0;
-            input += c.inputTokens.value_or(0);
-            output += c.outputTokens.value_or(0);
-            if (c.costUsd)
-                usd += *c.costUsd;
-            else
-                ++unknown;
         }
         QStringList ops;
         QJsonObject opJson;
@@ -223,15 +215,10 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
             ops << QStringLiteral("%1 %2 (%3 kernels)").arg(op).arg(counts.first).arg(counts.second);
             opJson.insert(op, QJsonObject{{QStringLiteral("calls"), counts.first}, {QStringLiteral("kernels"), counts.second}});
         }
-        t += QStringLiteral("\nLLM calls: %1; %2 input and %3 output tokens reported; $%4 known cost%5\n")
-                 .arg(ops.join(QStringLiteral(", ")))
-                 .arg(input)
-                 .arg(output)
-                 .arg(usd, 0, 'f', 4)
-                 .arg(unknown ? QStringLiteral(" (%1 calls of unknown cost)").arg(unknown) : QString());
-        llm = QJsonObject{{QStringLiteral("calls"), static_cast<qint64>(calls->size())}, {QStringLiteral("operators"), opJson},
-                          {QStringLiteral("input_tokens"), input}, {QStringLiteral("output_tokens"), output},
-                          {QStringLiteral("usd"), usd}, {QStringLiteral("calls_of_unknown_cost"), unknown}};
+        const LlmSpend spend = LlmSpend::of(*calls);
+        t += QStringLiteral("\nLLM calls: %1; %2\n").arg(ops.join(QStringLiteral(", ")), spend.text());
+        llm = spend.toJson();
+        llm.insert(QStringLiteral("operators"), opJson);
     }
     report.json = runToJson(r);
     if (!llm.isEmpty())
@@ -240,6 +227,36 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
     report.json.insert(QStringLiteral("events"), eventList);
     report.json.insert(QStringLiteral("candidates"), static_cast<qint64>(l.candidates.size()));
     return report;
+}
+
+LlmSpend LlmSpend::of(const QList<LlmCallRecord>& calls) {
+    LlmSpend s;
+    for (const auto& c : calls) {
+        ++s.calls;
+        s.inputTokens += c.inputTokens.value_or(0);
+        s.outputTokens += c.outputTokens.value_or(0);
+        if (c.costUsd)
+            s.usd += *c.costUsd;
+        else
+            ++s.unknownCost;
+    }
+    return s;
+}
+
+QString LlmSpend::text() const {
+    return QStringLiteral("%1 input and %2 output tokens reported, $%3 known cost%4")
+        .arg(inputTokens)
+        .arg(outputTokens)
+        .arg(usd, 0, 'f', 4)
+        .arg(unknownCost ? QStringLiteral(" (%1 calls of unknown cost)").arg(unknownCost) : QString());
+}
+
+QJsonObject LlmSpend::toJson() const {
+    return {{QStringLiteral("calls"), calls},
+            {QStringLiteral("input_tokens"), inputTokens},
+            {QStringLiteral("output_tokens"), outputTokens},
+            {QStringLiteral("usd"), usd},
+            {QStringLiteral("calls_of_unknown_cost"), unknownCost}};
 }
 
 QString bakeParams(const QString& source, const search::ParamValues& params) {

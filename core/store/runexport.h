@@ -17,6 +17,20 @@ struct RunReport {
     QString text;
     QJsonObject json;
 };
+// What a run's LLM calls cost, as reported: tokens the servers counted and known costs; calls
+// whose usage or price is unknown are counted apart, never as free.
+struct LlmSpend {
+    qint64 calls = 0;
+    qint64 inputTokens = 0;
+    qint64 outputTokens = 0;
+    double usd = 0.0;
+    qint64 unknownCost = 0;
+
+    static LlmSpend of(const QList<LlmCallRecord>& calls);
+    QString text() const; // "1200 input and 340 output tokens reported, $0.0010 known cost (2 calls of unknown cost)"
+    QJsonObject toJson() const;
+};
+
 // `runId` 0 means the newest run; `top` how many of the best correct candidates to list.
 Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top);
 
