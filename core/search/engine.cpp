@@ -523,9 +523,7 @@ std::vector<qint64> Engine::experienceSeeds(int firstIsland) {
         if (!useful.contains(insight.kind) || insight.task != q(m_task.spec.name) || insight.backend != m_config.backend
             || insight.after.trimmed().isEmpty())
             continue;
-        QString unused;
-        const ParamValues params = completeParams(insight.after, {}, &unused);
-        if (m_keys.count(candidateKey(insight.after, params)))
+        if (hasKernel(insight.after, {}))
             continue;
         Candidate c;
         c.source = insight.after;
@@ -655,9 +653,7 @@ std::optional<Candidate> Engine::proposeExpert(int island, int generation) {
         c.label = QStringLiteral("expert %1/%2").arg(expert.family, expert.name);
         c.island = island;
         c.generation = generation;
-        QString unused;
-        c.params = completeParams(c.source, {}, &unused);
-        if (m_keys.count(candidateKey(c.source, c.params)))
+        if (hasKernel(c.source, {}))
             continue; // already in the run (seeded on another island)
         return c;
     }
@@ -824,9 +820,7 @@ void Engine::onLlmProposed(const propose::LlmProposal& p) {
         c.parents = p.job.parentIds;
         c.island = std::clamp(p.job.island, 0, m_config.islands - 1);
         c.generation = m_generation;
-        QString templateKey;
-        const ParamValues complete = completeParams(c.source, {}, &templateKey);
-        if (!m_keys.count(candidateKey(c.source, complete))) {
+        if (!hasKernel(c.source, {})) {
             const qint64 id = addCandidate(std::move(c));
             m_llm->adopted(p.callId, id);
             m_batch.push_back(id);
@@ -1336,9 +1330,7 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
         cand.island = std::clamp(cand.island, 0, m_config.islands - 1);
         if (cand.label.isEmpty())
             cand.label = cand.parents.isEmpty() ? QStringLiteral("human") : QStringLiteral("human edit of #%1").arg(cand.parents.front());
-        QString templateKey;
-        const ParamValues complete = completeParams(cand.source, cand.params, &templateKey);
-        if (m_keys.count(candidateKey(cand.source, complete))) {
+        if (hasKernel(cand.source, cand.params)) {
             emit notice(QStringLiteral("not injected: the run already has this kernel with these parameters"));
             break;
         }
@@ -1507,6 +1499,11 @@ ParamValues Engine::completeParams(const QString& source, const ParamValues& par
     if (!kf)
         return params; // the worker will say what is wrong with it
     return propose::Tuner(kf->params).complete(params);
+}
+
+bool Engine::hasKernel(const QString& source, const ParamValues& params) {
+    QString templateKey;
+    return m_keys.count(candidateKey(source, completeParams(source, params, &templateKey))) > 0;
 }
 
 double Engine::elapsedSeconds() const {

@@ -174,6 +174,8 @@ private:
     std::mt19937_64 rngFor(int generation, int island) const;
     propose::Tuner* tunerFor(const Entry& entry);
     ParamValues completeParams(const QString& source, const ParamValues& params, QString* templateKey);
+    // Whether the run already has this kernel with these (completed) parameter values.
+    bool hasKernel(const QString& source, const ParamValues& params);
     double elapsedSeconds() const;
     int budgetLeft() const; // evaluations that may still be started; INT_MAX without a budget
     void event(const QString& kind, const QJsonObject& data);
