@@ -6,7 +6,8 @@ find_package(muparser REQUIRED)
 find_package(Threads REQUIRED)
 
 if(NOT KFORGE_WORKERS_ONLY)
-  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Widgets Test PrintSupport Network)
+  # Svg: plots and views export to SVG as well as PNG.
+  find_package(Qt6 6.4 REQUIRED COMPONENTS Core Widgets Test PrintSupport Network Svg)
   # API keys from the system keyring (Secret Service, KWallet...).
   find_package(Qt6Keychain REQUIRED)
   find_package(SQLite3 REQUIRED)

@@ -199,6 +199,14 @@ std::string number(qint64 n) {
     return std::to_string(n);
 }
 
+// Binds a Slice to the placeholders "id > ? AND (? = 0 OR x = ?) ... LIMIT ?" starting at `first`.
+void bindSlice(Statement& query, const Slice& slice, int first) {
+    query.bindInt(first, slice.afterId)
+        .bindInt(first + 1, slice.candidate)
+        .bindInt(first + 2, slice.candidate)
+        .bindInt(first + 3, slice.limit);
+}
+
 QString now() {
     return timestamp(QDateTime::currentDateTimeUtc());
 }
@@ -585,13 +593,42 @@ Status RunStore::setCandidateFlags(qint64 runId, qint64 candidateId, bool pinned
     });
 }
 
-Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId) {
+Expected<qint64> RunStore::candidateCount(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT COUNT(*) FROM candidates WHERE run_id = ?");
+    query.bindInt(1, runId);
+    if (query.step() != SQLITE_ROW)
+        return failure(where(), "cannot count the candidates of run " + number(runId), query);
+    return query.int64(0);
+}
+
+Expected<std::pair<QList<qint64>, QList<qint64>>> RunStore::flaggedCandidates(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT id, pinned, vetoed FROM candidates WHERE run_id = ? AND (pinned != 0 OR vetoed != 0) "
+                          "ORDER BY id");
+    query.bindInt(1, runId);
+    std::pair<QList<qint64>, QList<qint64>> flagged;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        if (query.int64(1) != 0)
+            flagged.first.push_back(query.int64(0));
+        if (query.int64(2) != 0)
+            flagged.second.push_back(query.int64(0));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the pinned and vetoed candidates of run " + number(runId), query);
+    return flagged;
+}
+
+Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId, const Slice& slice) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
     QList<search::Candidate> result;
     Statement query(m_db, "SELECT id, source, params_json, island, generation, origin, label, key, pinned, vetoed "
-                          "FROM candidates WHERE run_id = ? ORDER BY id");
-    query.bindInt(1, runId);
+                          "FROM candidates WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id LIMIT ?");
+    bindSlice(query.bindInt(1, runId), slice, 2);
     int rc = SQLITE_OK;
     while ((rc = query.step()) == SQLITE_ROW) {
         search::Candidate c;
@@ -623,8 +660,11 @@ Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId) {
 
     // Parents come in one query and are matched by id: both lists are in id order. A candidate
     // committed between the two queries has no entry in `result`, and is skipped.
-    Statement links(m_db, "SELECT child, parent FROM candidate_parents WHERE run_id = ? ORDER BY child, position");
-    links.bindInt(1, runId);
+    if (result.isEmpty())
+        return result;
+    Statement links(m_db, "SELECT child, parent FROM candidate_parents WHERE run_id = ? AND child >= ? AND child <= ? "
+                          "ORDER BY child, position");
+    links.bindInt(1, runId).bindInt(2, result.front().id).bindInt(3, result.back().id);
     qsizetype at = 0;
     while ((rc = links.step()) == SQLITE_ROW) {
         const qint64 child = links.int64(0);
@@ -689,12 +729,13 @@ Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, co
     });
 }
 
-Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId) {
+Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slice& slice) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
     Statement query(m_db, "SELECT id, candidate_id, purpose, result_json, at, findings_json, roofline_json "
-                          "FROM evaluations WHERE run_id = ? ORDER BY id");
-    query.bindInt(1, runId);
+                          "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) "
+                          "ORDER BY id LIMIT ?");
+    bindSlice(query.bindInt(1, runId), slice, 2);
     QList<EvaluationRecord> result;
     int rc = SQLITE_OK;
     while ((rc = query.step()) == SQLITE_ROW) {
@@ -834,13 +875,13 @@ Status RunStore::setLlmCallCandidate(qint64 runId, qint64 callId, qint64 candida
     });
 }
 
-Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId) {
+Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId, const Slice& slice) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
     Statement query(m_db, "SELECT id, generation, island, operator, stage, endpoint, model, strategy_id, parents_json, candidate_id, "
                           "status, message, input_tokens, output_tokens, cost_usd, latency_s, attempts, system_prompt, prompt, answer, at "
-                          "FROM llm_calls WHERE run_id = ? ORDER BY id");
-    query.bindInt(1, runId);
+                          "FROM llm_calls WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
+    bindSlice(query.bindInt(1, runId), slice, 2);
     QList<LlmCallRecord> result;
     int rc = SQLITE_OK;
     while ((rc = query.step()) == SQLITE_ROW) {
@@ -872,6 +913,21 @@ Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId) {
     if (rc != SQLITE_DONE)
         return failure(where(), "cannot read the LLM calls of run " + number(runId), query);
     return result;
+}
+
+Expected<QList<QPair<qint64, qint64>>> RunStore::llmCallCandidates(qint64 runId, qint64 afterId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT id, candidate_id FROM llm_calls WHERE run_id = ? AND id > ? AND candidate_id IS NOT NULL "
+                          "ORDER BY id");
+    query.bindInt(1, runId).bindInt(2, afterId);
+    QList<QPair<qint64, qint64>> links;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW)
+        links.push_back({query.int64(0), query.int64(1)});
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the LLM calls of run " + number(runId), query);
+    return links;
 }
 
 Status RunStore::insertStrategy(qint64 runId, const StrategyRecord& st) {
@@ -941,11 +997,12 @@ Expected<qint64> RunStore::insertEvent(qint64 runId, int generation, const QStri
     });
 }
 
-Expected<QList<EventRecord>> RunStore::events(qint64 runId) {
+Expected<QList<EventRecord>> RunStore::events(qint64 runId, const Slice& slice) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT id, generation, kind, data_json, at FROM events WHERE run_id = ? ORDER BY id");
-    query.bindInt(1, runId);
+    Statement query(m_db, "SELECT id, generation, kind, data_json, at FROM events WHERE run_id = ? AND id > ? "
+                          "AND (? = 0 OR json_extract(data_json, '$.candidate') = ?) ORDER BY id LIMIT ?");
+    bindSlice(query.bindInt(1, runId), slice, 2);
     QList<EventRecord> result;
     int rc = SQLITE_OK;
     while ((rc = query.step()) == SQLITE_ROW) {

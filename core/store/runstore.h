@@ -116,6 +116,14 @@ struct StrategyRecord {
     QDateTime at;
 };
 
+// Which rows of a run a reader wants: those after a row id (readers that follow a live run read
+// only what is new), at most `limit` of them, optionally only one candidate's.
+struct Slice {
+    qint64 afterId = 0;   // rows with a larger id
+    qint64 limit = -1;    // -1: all
+    qint64 candidate = 0; // 0: every candidate
+};
+
 class RunStore {
 public:
     // Opens or creates the file, sets WAL and a busy timeout, and migrates an older schema.
@@ -139,14 +147,17 @@ public:
     // Candidates. Ids are assigned by the engine and unique within a run.
     Status insertCandidate(qint64 runId, const search::Candidate& candidate);
     Status setCandidateFlags(qint64 runId, qint64 candidateId, bool pinned, bool vetoed);
-    Expected<QList<search::Candidate>> candidates(qint64 runId); // in id order
+    Expected<qint64> candidateCount(qint64 runId);
+    // Ids of the pinned and of the vetoed candidates (small sets, read often by live views).
+    Expected<std::pair<QList<qint64>, QList<qint64>>> flaggedCandidates(qint64 runId);
+    Expected<QList<search::Candidate>> candidates(qint64 runId, const Slice& slice = {}); // in id order
 
     // Evaluations keep the whole result; diagnostics are also written as rows of their own
     // (candidate, kind, severity, line, message) so they can be queried.
     Expected<qint64> insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
                                       const protocol::EvaluateResult& result, const QJsonArray& findings = {},
                                       const QJsonObject& roofline = {});
-    Expected<QList<EvaluationRecord>> evaluations(qint64 runId); // in insertion order
+    Expected<QList<EvaluationRecord>> evaluations(qint64 runId, const Slice& slice = {}); // in insertion order
 
     // The review queue. requestReview is true when the candidate was not queued before.
     Expected<bool> requestReview(qint64 runId, qint64 candidateId, const QString& reason);
@@ -157,14 +168,16 @@ public:
     // that candidate is stored.
     Expected<qint64> insertLlmCall(qint64 runId, const LlmCallRecord& call);
     Status setLlmCallCandidate(qint64 runId, qint64 callId, qint64 candidateId);
-    Expected<QList<LlmCallRecord>> llmCalls(qint64 runId); // in insertion order
+    Expected<QList<LlmCallRecord>> llmCalls(qint64 runId, const Slice& slice = {}); // in insertion order
+    // (call, candidate) of the calls after `afterId` that made a candidate, without their texts.
+    Expected<QList<QPair<qint64, qint64>>> llmCallCandidates(qint64 runId, qint64 afterId);
 
     Status insertStrategy(qint64 runId, const StrategyRecord& strategy);
     Status retireStrategy(qint64 runId, qint64 strategyId);
     Expected<QList<StrategyRecord>> strategies(qint64 runId); // in id order
 
     Expected<qint64> insertEvent(qint64 runId, int generation, const QString& kind, const QJsonObject& data);
-    Expected<QList<EventRecord>> events(qint64 runId); // in insertion order
+    Expected<QList<EventRecord>> events(qint64 runId, const Slice& slice = {}); // in insertion order
 
     // Groups writes into one IMMEDIATE transaction that rolls back unless committed. Writes made
     // outside a Transaction each run in their own.

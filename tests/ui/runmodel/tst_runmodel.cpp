@@ -1,0 +1,208 @@
+// The run model layer: a stored run read in chunks by the reader thread, changes in the store
+// followed incrementally, the candidate table and its filters (under QAbstractItemModelTester),
+// details loaded on demand, and a live run driven through RunSession against the fake worker.
+
+#include "candidatetablemodel.h"
+#include "enginetestdata.h"
+#include "runreader.h"
+#include "runsession.h"
+#include "syntheticrun.h"
+#include "workerpool.h"
+
+#include <QAbstractItemModelTester>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace kforge;
+using namespace kforge::ui;
+
+class TestRunModel : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    void readsStoredRunInChunks() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("big.kforge"));
+        const int n = RunReader::kChunk * 2 + 500;
+        QVERIFY(kforgetest::writeSyntheticRun(path, n, 4));
+
+        RunSession session;
+        CandidateTableModel table(session.data());
+        CandidateFilterModel filter;
+        filter.setSourceModel(&table);
+        // (The model testers run in followsChangesInTheStore: they check every row on every change.)
+        QSignalSpy added(session.data(), &RunData::candidatesAdded);
+        QVERIFY(session.openStored(path));
+        QTRY_COMPARE_WITH_TIMEOUT(session.data()->candidateCount(), n, 30000);
+        QTRY_VERIFY(!session.data()->loading());
+        QVERIFY(added.count() >= 3); // arrived in chunks
+        QCOMPARE(table.rowCount(), n);
+        QCOMPARE(session.data()->loaded(), qint64(n));
+        QCOMPARE(session.data()->islands(), 4);
+        QVERIFY(session.data()->ceilings().valid());
+        QVERIFY(!session.data()->events().isEmpty());
+
+        // Rows: results, cells from the sources, roofline points, lineage.
+        const CandidateRow* ok = session.data()->candidate(11); // every 7th from the 3rd is wrong
+        QVERIFY(ok);
+        QVERIFY(ok->correct);
+        QVERIFY(ok->speedup > 0);
+        QVERIFY(ok->cell.has_value());
+        QVERIFY(ok->hasRoofline);
+        QCOMPARE(ok->findings, 1);
+        QVERIFY(session.data()->candidate(3)->evaluated());
+        QVERIFY(!session.data()->candidate(3)->correct);
+        QVERIFY(session.data()->childrenOf(1).contains(17));
+        QCOMPARE(table.indexOf(11).data(CandidateTableModel::CandidateRole).toLongLong(), qint64(11));
+
+        // Filters.
+        filter.setState(CandidateFilterModel::State::Failed);
+        QVERIFY(filter.rowCount() > 0);
+        for (int r = 0; r < filter.rowCount(); ++r)
+            QVERIFY(!filter.index(r, 0).data(CandidateTableModel::CorrectRole).toBool());
+        filter.setState(CandidateFilterModel::State::Any);
+        filter.setText(QStringLiteral("variant 1234"));
+        QCOMPARE(filter.rowCount(), 1);
+        filter.setText(QString());
+        filter.setIsland(2);
+        QCOMPARE(filter.rowCount(), n / 4);
+        filter.setIsland(-1);
+        filter.sort(CandidateTableModel::Speedup, Qt::DescendingOrder);
+        QVERIFY(filter.index(0, 0).data(CandidateTableModel::CorrectRole).toBool());
+
+        // Details on demand.
+        QSignalSpy loaded(session.details(), &CandidateDetails::loaded);
+        QVERIFY(!session.details()->details(10));
+        QVERIFY(loaded.wait());
+        const CandidateDetail* detail = session.details()->details(10);
+        QVERIFY(detail);
+        QVERIFY(detail->error.isEmpty());
+        QVERIFY(detail->candidate.source.contains(QStringLiteral("__global__")));
+        QVERIFY(detail->searchEvaluation());
+        QVERIFY(!session.details()->details(n + 50)); // unknown: an error, not a hang
+        QVERIFY(loaded.wait());
+        QVERIFY(!session.details()->details(n + 50)->error.isEmpty());
+    }
+
+    void followsChangesInTheStore() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("run.kforge"));
+        qint64 run = 0;
+        QVERIFY(kforgetest::writeSyntheticRun(path, 40, 2, &run));
+        RunSession session;
+        CandidateTableModel table(session.data());
+        CandidateFilterModel filter;
+        filter.setSourceModel(&table);
+        filter.setState(CandidateFilterModel::State::Correct);
+        filter.sort(CandidateTableModel::Speedup, Qt::DescendingOrder);
+        QAbstractItemModelTester tester(&table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester filterTester(&filter, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(session.openStored(path));
+        QTRY_COMPARE(session.data()->candidateCount(), 40);
+
+        // Another connection writes, as the engine does during a live run.
+        auto writer = store::RunStore::open(path);
+        QVERIFY(writer);
+        search::Candidate c;
+        c.id = 41;
+        c.parents = {7};
+        c.island = 1;
+        c.generation = 9;
+        c.origin = search::Origin::Human;
+        c.label = QStringLiteral("human edit of #7");
+        c.source = QStringLiteral("__kernel void k() {}\n");
+        c.key = QStringLiteral("k41");
+        QVERIFY((*writer)->insertCandidate(run, c));
+        QVERIFY((*writer)->setCandidateFlags(run, 7, true, false));
+        QVERIFY((*writer)->setCandidateFlags(run, 8, false, true));
+        QVERIFY((*writer)->insertEvent(run, 9, QStringLiteral("pin"), {{QStringLiteral("candidate"), 7}}));
+
+        QSignalSpy changed(session.data(), &RunData::candidatesChanged);
+        QSignalSpy events(session.data(), &RunData::eventsAdded);
+        session.refresh();
+        QTRY_COMPARE(session.data()->candidateCount(), 41);
+        QTRY_VERIFY(changed.count() > 0);
+        QVERIFY(session.data()->candidate(7)->pinned);
+        QVERIFY(session.data()->candidate(8)->vetoed);
+        QVERIFY(!session.data()->candidate(41)->evaluated());
+        QCOMPARE(session.data()->candidate(41)->origin, search::Origin::Human);
+        QVERIFY(session.data()->childrenOf(7).contains(41));
+        QTRY_COMPARE(events.count(), 1);
+        QCOMPARE(session.data()->events().last().kind, QStringLiteral("pin"));
+
+        // Its result arrives later.
+        protocol::EvaluateResult r;
+        r.status = protocol::Status::Ok;
+        r.speedup = 3.0;
+        r.compile.push_back({"candidate", true, 0.1, "", {}});
+        QVERIFY((*writer)->insertEvaluation(run, 41, QStringLiteral("search"), r));
+        session.refresh();
+        QTRY_VERIFY(session.data()->candidate(41)->correct);
+        QCOMPARE(session.data()->candidate(41)->speedup, 3.0);
+        QVERIFY(session.data()->candidate(41)->cell.has_value());
+    }
+
+    void badStoreIsReported() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("not-a-store.kforge"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not sqlite");
+        f.close();
+        RunSession session;
+        QSignalSpy failed(&session, &RunSession::failed);
+        QVERIFY(session.openStored(path));
+        QTRY_COMPARE(failed.count(), 1);
+        QVERIFY(failed.first().first().toString().contains(QStringLiteral("not-a-store.kforge")));
+        QVERIFY(!session.openStored(dir.filePath(QStringLiteral("missing.kforge"))));
+    }
+
+    void drivesALiveRun() {
+        QTemporaryDir dir;
+        search::RunConfig config;
+        config.task = test::engineDataDir() + QStringLiteral("/tasks/fake_scale");
+        config.backend = QStringLiteral("opencl");
+        config.islands = 2;
+        config.childrenPerIsland = 3;
+        config.budgetEvaluations = 40;
+        config.workers = 2;
+        config.evalTimeoutSeconds = 30;
+        search::Engine::Setup setup;
+        setup.storePath = dir.filePath(QStringLiteral("live.kforge"));
+        setup.config = config;
+        setup.expertRoots = {test::engineDataDir() + QStringLiteral("/experts")};
+        setup.experiencePath = dir.filePath(QStringLiteral("experience.kforge-library"));
+        setup.executorFactory = [](const search::RunConfig& c, QObject* parent) -> spec::Expected<eval::Executor*> {
+            return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), test::fakeWorkerPath(), {}, c.workers, parent));
+        };
+
+        RunSession session;
+        CandidateTableModel table(session.data());
+        QAbstractItemModelTester tester(&table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy finished(&session, &RunSession::finished);
+        QSignalSpy opened(&session, &RunSession::opened);
+        QVERIFY(session.start(setup));
+        QVERIFY(session.isLive());
+        QVERIFY(!session.start(setup)); // one at a time
+        QTRY_COMPARE_WITH_TIMEOUT(opened.count(), 1, 30000);
+        // Steer as soon as there is a correct candidate other than the seeds.
+        QTRY_VERIFY_WITH_TIMEOUT(session.data()->candidateCount() > 4, 60000);
+        const qint64 pinned = session.data()->candidateAt(0).id;
+        QVERIFY(session.pin(pinned));
+        QTRY_VERIFY_WITH_TIMEOUT(session.data()->candidate(pinned)->pinned || !finished.isEmpty(), 60000);
+        QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 120000);
+        QVERIFY(!session.isLive());
+        const auto summary = finished.first().first().value<search::RunSummary>();
+        QCOMPARE(summary.state, search::RunState::Finished);
+        QTRY_COMPARE(session.data()->candidateCount(), int(summary.candidates));
+        QTRY_VERIFY(session.data()->candidate(pinned)->pinned);
+        QVERIFY(session.data()->progress().evaluations > 0);
+        QVERIFY(!session.pin(pinned)); // nothing live to steer
+    }
+};
+
+QTEST_MAIN(TestRunModel)
+#include "tst_runmodel.moc"

@@ -1,0 +1,231 @@
+#include "candidatetablemodel.h"
+
+#include <QColor>
+#include <QFont>
+
+namespace kforge::ui {
+
+CandidateTableModel::CandidateTableModel(RunData* data, QObject* parent) : QAbstractTableModel(parent), m_data(data) {
+    m_rows = m_data->candidateCount();
+    connect(m_data, &RunData::cleared, this, [this] {
+        beginResetModel();
+        m_rows = 0;
+        m_best = 0;
+        endResetModel();
+    });
+    connect(m_data, &RunData::candidatesAdded, this, [this](int first, int last) {
+        beginInsertRows({}, first, last);
+        m_rows = last + 1;
+        endInsertRows();
+    });
+    connect(m_data, &RunData::runChanged, this, [this] {
+        const qint64 best = m_data->run().bestCandidate;
+        if (best == m_best)
+            return;
+        for (qint64 id : {m_best, best})
+            if (const auto at = indexOf(id); at.isValid())
+                emit dataChanged(at, index(at.row(), ColumnCount - 1));
+        m_best = best;
+    });
+    connect(m_data, &RunData::candidatesChanged, this, [this](const QList<int>& rows) {
+        if (rows.isEmpty())
+            return;
+        // One signal for the span of changed rows keeps the view's work bounded on a busy tick.
+        const auto [low, high] = std::minmax_element(rows.begin(), rows.end());
+        emit dataChanged(index(*low, 0), index(*high, ColumnCount - 1));
+    });
+}
+
+int CandidateTableModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : m_rows;
+}
+
+int CandidateTableModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QModelIndex CandidateTableModel::indexOf(qint64 candidate, int column) const {
+    const int row = m_data->rowOf(candidate);
+    return row < 0 || row >= m_rows ? QModelIndex() : index(row, column);
+}
+
+QString CandidateTableModel::cellText(const CandidateRow& row) const {
+    if (!row.cell)
+        return {};
+    QStringList levels;
+    const auto& dims = m_data->dimensions();
+    for (int d = 0; d < search::kDimensions; ++d) {
+        const int level = (*row.cell)[d];
+        levels << (level < dims[d].levels.size() ? dims[d].levels[level] : QString::number(level));
+    }
+    return levels.join(QStringLiteral(" · "));
+}
+
+QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const CandidateRow& r = m_data->candidateAt(index.row());
+    switch (role) {
+    case CandidateRole: return r.id;
+    case StatusRole: return r.status;
+    case OriginRole: return static_cast<int>(r.origin);
+    case CorrectRole: return r.correct;
+    case Qt::DisplayRole:
+    case SortRole: {
+        const bool sort = role == SortRole;
+        switch (index.column()) {
+        case Id: return r.id;
+        case Island: return r.island;
+        case Generation: return r.generation;
+        case Origin: return originTitle(r.origin);
+        case Label: return r.label;
+        case Params: return r.params;
+        case Status:
+            if (r.status.isEmpty())
+                return sort ? QStringLiteral("~") : tr("pending");
+            return r.review == QLatin1String("pending") ? tr("%1, awaits review").arg(r.status) : r.status;
+        case Speedup:
+            if (sort)
+                return r.correct ? r.speedup : -1.0;
+            return r.correct && r.speedup > 0 ? QStringLiteral("%1×").arg(r.speedup, 0, 'f', 3) : QString();
+        case Time:
+            if (sort)
+                return r.candidateUs > 0 ? r.candidateUs : 1e300;
+            return r.candidateUs > 0 ? QStringLiteral("%1 µs").arg(r.candidateUs, 0, 'f', 2) : QString();
+        case Cell: return cellText(r);
+        case Findings:
+            if (sort)
+                return r.findings;
+            return r.findings ? QStringLiteral("%1: %2").arg(r.findings).arg(r.topFinding) : QString();
+        case Flags: {
+            QStringList flags;
+            if (r.pinned)
+                flags << tr("pinned");
+            if (r.vetoed)
+                flags << tr("vetoed");
+            if (m_data->run().bestCandidate == r.id)
+                flags << tr("best");
+            return flags.join(QStringLiteral(", "));
+        }
+        }
+        return {};
+    }
+    case Qt::ToolTipRole:
+        if (index.column() == Status && !r.message.isEmpty())
+            return r.message;
+        if (index.column() == Findings && r.findings)
+            return r.topFinding;
+        return {};
+    case Qt::TextAlignmentRole:
+        if (index.column() == Id || index.column() == Island || index.column() == Generation || index.column() == Speedup
+            || index.column() == Time)
+            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case Qt::ForegroundRole:
+        if (r.vetoed)
+            return QColor(Qt::gray);
+        if (index.column() == Status && r.evaluated())
+            return r.correct ? QColor(0x2e, 0x7d, 0x32) : QColor(0xc6, 0x28, 0x28);
+        return {};
+    case Qt::FontRole:
+        if (r.pinned || m_data->run().bestCandidate == r.id) {
+            QFont font;
+            font.setBold(true);
+            return font;
+        }
+        return {};
+    default: return {};
+    }
+}
+
+QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (section) {
+    case Id: return tr("Id");
+    case Island: return tr("Island");
+    case Generation: return tr("Gen");
+    case Origin: return tr("Origin");
+    case Label: return tr("Label");
+    case Params: return tr("Parameters");
+    case Status: return tr("Status");
+    case Speedup: return tr("Speedup");
+    case Time: return tr("Time");
+    case Cell: return tr("Behaviour cell");
+    case Findings: return tr("Findings");
+    case Flags: return tr("Flags");
+    }
+    return {};
+}
+
+CandidateFilterModel::CandidateFilterModel(QObject* parent) : QSortFilterProxyModel(parent) {
+    setSortRole(CandidateTableModel::SortRole);
+    setFilterCaseSensitivity(Qt::CaseInsensitive);
+}
+
+void CandidateFilterModel::setText(const QString& text) {
+    m_text = text.trimmed();
+    invalidateRowsFilter();
+}
+
+void CandidateFilterModel::setOrigin(int origin) {
+    m_origin = origin;
+    invalidateRowsFilter();
+}
+
+void CandidateFilterModel::setState(State state) {
+    m_state = state;
+    invalidateRowsFilter();
+}
+
+void CandidateFilterModel::setIsland(int island) {
+    m_island = island;
+    invalidateRowsFilter();
+}
+
+bool CandidateFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {
+    const auto* model = sourceModel();
+    const auto at = [&](int column, int role = Qt::DisplayRole) {
+        return model->index(sourceRow, column, sourceParent).data(role);
+    };
+    if (m_origin >= 0 && at(0, CandidateTableModel::OriginRole).toInt() != m_origin)
+        return false;
+    if (m_island >= 0 && at(CandidateTableModel::Island).toInt() != m_island)
+        return false;
+    const QString status = at(0, CandidateTableModel::StatusRole).toString();
+    const QString flags = at(CandidateTableModel::Flags).toString();
+    switch (m_state) {
+    case State::Any: break;
+    case State::Correct:
+        if (!at(0, CandidateTableModel::CorrectRole).toBool())
+            return false;
+        break;
+    case State::Failed:
+        if (status.isEmpty() || at(0, CandidateTableModel::CorrectRole).toBool())
+            return false;
+        break;
+    case State::Pending:
+        if (!status.isEmpty())
+            return false;
+        break;
+    case State::Pinned:
+        if (!flags.contains(tr("pinned")))
+            return false;
+        break;
+    case State::Vetoed:
+        if (!flags.contains(tr("vetoed")))
+            return false;
+        break;
+    }
+    if (m_text.isEmpty())
+        return true;
+    if (at(CandidateTableModel::Id).toString() == m_text)
+        return true;
+    for (int column : {CandidateTableModel::Label, CandidateTableModel::Params, CandidateTableModel::Status,
+                       CandidateTableModel::Findings, CandidateTableModel::Cell, CandidateTableModel::Origin})
+        if (at(column).toString().contains(m_text, Qt::CaseInsensitive))
+            return true;
+    return false;
+}
+
+} // namespace kforge::ui

@@ -1,0 +1,143 @@
+#pragma once
+// What the views of a run know about it, in the GUI thread: the run record, one light row per
+// candidate (lineage, result summary, behaviour cell, roofline point), the events, the LLM calls
+// and the strategies. Kernel sources and whole results are not kept here; CandidateDetails loads
+// them on demand. RunData grows by deltas that a RunReader reads in its own thread (a stored run
+// arrives in chunks, a live run a few times a second), and says what changed with fine-grained
+// signals so the models update incrementally.
+
+#include "candidate.h"
+#include "descriptors.h"
+#include "enginetypes.h"
+#include "roofline.h"
+#include "runstore.h"
+
+#include <QHash>
+#include <QList>
+#include <QObject>
+#include <QString>
+
+#include <array>
+#include <optional>
+
+namespace kforge::ui {
+
+// One candidate as lists, plots and the heatmap show it.
+struct CandidateRow {
+    qint64 id = 0;
+    QList<qint64> parents;
+    int island = 0;
+    int generation = 0;
+    search::Origin origin = search::Origin::Seed;
+    QString label;
+    QString params; // "BX=16 BY=8"
+    bool pinned = false;
+    bool vetoed = false;
+
+    // Of the search evaluation; `status` is empty until it has one.
+    QString status;  // ok, compile_error, runtime_error, timeout, incorrect, rejected
+    QString message; // one line
+    bool correct = false;
+    double speedup = 0.0;     // over the baseline paired in the same evaluation; 0 when not timed
+    double candidateUs = 0.0; // median; 0 when not timed
+    double baselineUs = 0.0;
+    double confirmedSpeedup = 0.0; // of a re-measurement before promotion; 0 when none
+    std::optional<search::Cell> cell; // behaviour cell, once compiled
+    bool hasRoofline = false;
+    double intensity = 0.0;     // FLOP per byte
+    double achievedFlops = 0.0; // per second
+    double achievedBytes = 0.0; // per second
+    QString bound;              // memory, compute, latency
+    int findings = 0;
+    QString topFinding; // the most severe finding's message
+    QString review;     // pending, accepted, rejected; empty when it never needed one
+
+    bool evaluated() const { return !status.isEmpty(); }
+};
+
+QString originTitle(search::Origin origin); // for people: "seed", "tuner", "LLM", ...
+
+// A change a RunReader read from the store.
+struct RunDelta {
+    qint64 token = 0;   // the reader's open() counter: deltas of an earlier run are dropped
+    bool fresh = false; // the first delta of a run: RunData starts over
+    store::RunRecord run;
+    int islands = 0;
+    std::array<search::Dimension, search::kDimensions> dimensions;
+    std::optional<diagnose::Ceilings> ceilings;
+    QList<CandidateRow> added;   // new candidates, in id order
+    QList<CandidateRow> changed; // candidates already sent whose flags, result or review changed
+    QList<store::EventRecord> events;   // new ones
+    QList<store::LlmCallRecord> llmCalls; // new ones
+    QList<QPair<qint64, qint64>> llmLinks; // (call, candidate) for calls sent before they had one
+    QList<store::StrategyRecord> strategies; // all of them, when any changed
+    bool strategiesChanged = false;
+    qint64 loaded = 0; // candidates sent so far
+    qint64 total = 0;  // candidates in the store
+    bool complete = true; // false while a large run is still arriving in chunks
+};
+
+class RunData : public QObject {
+    Q_OBJECT
+public:
+    explicit RunData(QObject* parent = nullptr);
+
+    bool hasRun() const { return m_run.id != 0; }
+    const store::RunRecord& run() const { return m_run; }
+    int islands() const { return m_islands; }
+    const std::array<search::Dimension, search::kDimensions>& dimensions() const { return m_dimensions; }
+    const diagnose::Ceilings& ceilings() const { return m_ceilings; }
+    bool loading() const { return !m_complete; }
+    qint64 loaded() const { return m_loaded; }
+    qint64 total() const { return m_total; }
+
+    // Candidates in id order; rows are stable (candidates are only ever added at the end).
+    int candidateCount() const { return static_cast<int>(m_rows.size()); }
+    const CandidateRow& candidateAt(int row) const { return m_rows[row]; }
+    int rowOf(qint64 candidate) const; // -1 when unknown
+    const CandidateRow* candidate(qint64 id) const;
+    QList<qint64> childrenOf(qint64 candidate) const;
+
+    const QList<store::EventRecord>& events() const { return m_events; }
+    const QList<store::LlmCallRecord>& llmCalls() const { return m_llmCalls; }
+    const QList<store::StrategyRecord>& strategies() const { return m_strategies; }
+
+    // The live engine's last progress; state Finished when the run is only being viewed.
+    const search::RunProgress& progress() const { return m_progress; }
+    void setProgress(const search::RunProgress& progress);
+
+    void clear();
+    void apply(const RunDelta& delta);
+
+signals:
+    void cleared();                              // no run, or a different one is coming
+    void runChanged();                           // record, islands, dimensions, ceilings, loading state
+    void candidatesAdded(int first, int last);   // rows, inclusive
+    void candidatesChanged(const QList<int>& rows);
+    void eventsAdded(int first, int last);
+    void llmCallsAdded(int first, int last);
+    void llmCallsChanged(const QList<int>& rows); // a call got its candidate
+    void strategiesChanged();
+    void progressChanged();
+
+private:
+    store::RunRecord m_run;
+    int m_islands = 0;
+    std::array<search::Dimension, search::kDimensions> m_dimensions;
+    diagnose::Ceilings m_ceilings;
+    bool m_complete = true;
+    qint64 m_loaded = 0;
+    qint64 m_total = 0;
+    QList<CandidateRow> m_rows;
+    QHash<qint64, int> m_rowOf;
+    QHash<qint64, QList<qint64>> m_children;
+    QList<store::EventRecord> m_events;
+    QList<store::LlmCallRecord> m_llmCalls;
+    QHash<qint64, int> m_llmRowOf;
+    QList<store::StrategyRecord> m_strategies;
+    search::RunProgress m_progress;
+};
+
+} // namespace kforge::ui
+
+Q_DECLARE_METATYPE(kforge::ui::RunDelta)

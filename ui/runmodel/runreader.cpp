@@ -1,0 +1,353 @@
+#include "runreader.h"
+
+#include "roofline.h"
+#include "runconfig.h"
+
+#include <QTimer>
+
+#include <algorithm>
+
+namespace kforge::ui {
+
+namespace {
+
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+} // namespace
+
+RunReader::RunReader(QObject* parent) : QObject(parent) {}
+
+RunReader::~RunReader() = default;
+
+void RunReader::reportFailure(const QString& message) {
+    emit failed(m_token, message);
+}
+
+void RunReader::close() {
+    m_store.reset();
+    m_run = 0;
+    m_reading = m_refreshAgain = false;
+    m_lastCandidate = m_lastEvaluation = m_lastEvent = m_lastLlmCall = 0;
+    m_rows.clear();
+    m_unevaluated.clear();
+    m_unlinkedCalls.clear();
+    m_pinned.clear();
+    m_vetoed.clear();
+    m_reviews.clear();
+    m_strategies.clear();
+}
+
+void RunReader::open(qint64 token, const QString& storePath, qint64 run) {
+    close();
+    m_token = token;
+    auto opened = store::RunStore::open(storePath);
+    if (!opened)
+        return reportFailure(q(opened.error()));
+    m_store = std::move(*opened);
+    if (run == 0) {
+        auto runs = m_store->runs();
+        if (!runs)
+            return reportFailure(q(runs.error()));
+        if (runs->isEmpty())
+            return reportFailure(tr("%1 holds no runs yet").arg(storePath));
+        run = runs->front().id;
+    }
+    auto record = m_store->run(run);
+    if (!record)
+        return reportFailure(q(record.error()));
+    m_run = run;
+
+    // The run's own behaviour space and islands, as its configuration says; a configuration this
+    // build cannot read still shows the run with the built-in space.
+    auto config = search::RunConfig::fromJson(record->config);
+    const QString descriptors = config ? config->descriptors : QString();
+    auto space = descriptors.isEmpty() ? search::DescriptorSpace::builtIn() : search::DescriptorSpace::load(descriptors);
+    if (!space && !descriptors.isEmpty())
+        space = search::DescriptorSpace::builtIn();
+    if (!space)
+        return reportFailure(q(space.error()));
+    m_space = *space;
+    m_islands = config ? config->islands : 1;
+    m_dialect = record->backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+    m_fresh = true;
+    refresh();
+}
+
+void RunReader::refresh() {
+    if (!m_store)
+        return;
+    if (m_reading) {
+        m_refreshAgain = true; // the chunked read picks up what is new when it ends
+        return;
+    }
+    m_reading = true;
+    readMore();
+}
+
+void RunReader::readMore() {
+    if (!m_store) {
+        m_reading = false;
+        return;
+    }
+    RunDelta next;
+    if (!readChunk(next)) {
+        m_reading = false;
+        return;
+    }
+    emit delta(next);
+    if (!next.complete) {
+        // Let detail requests in between chunks.
+        QTimer::singleShot(0, this, &RunReader::readMore);
+        return;
+    }
+    m_reading = false;
+    if (m_refreshAgain) {
+        m_refreshAgain = false;
+        refresh();
+    }
+}
+
+void RunReader::applyEvaluation(const store::EvaluationRecord& e, CandidateRow& row, const QString& source) const {
+    const auto& result = e.result;
+    if (e.purpose != QLatin1String("search")) {
+        if (result.speedup && search::fitnessOf(result).correct)
+            row.confirmedSpeedup = *result.speedup;
+        return;
+    }
+    const auto fitness = search::fitnessOf(result);
+    row.status = q(std::string(protocol::statusName(result.status)));
+    row.message = q(result.message);
+    row.correct = fitness.correct;
+    row.speedup = result.speedup.value_or(0.0);
+    row.candidateUs = result.candidateTiming ? result.candidateTiming->medianUs : 0.0;
+    row.baselineUs = result.baselineTiming ? result.baselineTiming->medianUs : 0.0;
+    if (!e.roofline.isEmpty()) {
+        const auto roofline = diagnose::Roofline::fromJson(e.roofline);
+        row.hasRoofline = roofline.intensity > 0.0 && roofline.achievedFlops > 0.0;
+        row.intensity = roofline.intensity;
+        row.achievedFlops = roofline.achievedFlops;
+        row.achievedBytes = roofline.achievedBytes;
+        row.bound = roofline.bound;
+    }
+    row.findings = static_cast<int>(e.findings.size());
+    if (!e.findings.isEmpty())
+        row.topFinding = e.findings.first().toObject().value(QStringLiteral("message")).toString();
+    // The cell as the engine placed it: from the source and the candidate's compile facts.
+    bool compiled = false;
+    search::KernelFacts facts;
+    facts.dialect = m_dialect;
+    for (const auto& c : result.compile)
+        if (c.role == "candidate") {
+            facts.resources = c.resources;
+            compiled = c.ok;
+        }
+    if (compiled && !source.isEmpty()) {
+        // Parameter values as stored (the engine completes them with the defaults, which the
+        // descriptor rules read from the source's directives anyway).
+        row.cell = m_space.describe(source, facts);
+    }
+}
+
+bool RunReader::readChunk(RunDelta& delta) {
+    delta.token = m_token;
+    delta.fresh = m_fresh;
+    auto record = m_store->run(m_run);
+    if (!record) {
+        reportFailure(q(record.error()));
+        return false;
+    }
+    delta.run = *record;
+    delta.islands = m_islands;
+    delta.dimensions = m_space.dimensions();
+
+    // New candidates, one chunk at a time.
+    auto candidates = m_store->candidates(m_run, {m_lastCandidate, kChunk, 0});
+    if (!candidates) {
+        reportFailure(q(candidates.error()));
+        return false;
+    }
+    QList<qint64> addedIds;
+    for (auto& c : *candidates) {
+        CandidateRow row;
+        row.id = c.id;
+        row.parents = c.parents;
+        row.island = c.island;
+        row.generation = c.generation;
+        row.origin = c.origin;
+        row.label = c.label;
+        row.params = search::formatParams(c.params);
+        row.pinned = c.pinned;
+        row.vetoed = c.vetoed;
+        if (c.pinned)
+            m_pinned.insert(c.id);
+        if (c.vetoed)
+            m_vetoed.insert(c.id);
+        m_unevaluated.emplace(c.id, std::move(c.source));
+        m_rows.emplace(row.id, row);
+        addedIds.push_back(row.id);
+        m_lastCandidate = row.id;
+    }
+    QSet<qint64> changed;
+
+    // Their evaluations, and evaluations of earlier candidates; never past the last candidate read.
+    for (;;) {
+        auto evaluations = m_store->evaluations(m_run, {m_lastEvaluation, 2 * kChunk, 0});
+        if (!evaluations) {
+            reportFailure(q(evaluations.error()));
+            return false;
+        }
+        bool stopped = false;
+        for (const auto& e : *evaluations) {
+            if (e.candidateId > m_lastCandidate) {
+                stopped = true;
+                break;
+            }
+            m_lastEvaluation = e.id;
+            auto row = m_rows.find(e.candidateId);
+            if (row == m_rows.end())
+                continue;
+            auto source = m_unevaluated.find(e.candidateId);
+            applyEvaluation(e, row->second, source != m_unevaluated.end() ? source->second : QString());
+            if (e.purpose == QLatin1String("search") && source != m_unevaluated.end())
+                m_unevaluated.erase(source);
+            changed.insert(e.candidateId);
+        }
+        if (stopped || evaluations->size() < 2 * kChunk)
+            break;
+    }
+
+    // Flags and reviews change on earlier candidates too.
+    auto flagged = m_store->flaggedCandidates(m_run);
+    if (!flagged) {
+        reportFailure(q(flagged.error()));
+        return false;
+    }
+    const QSet<qint64> pinned(flagged->first.begin(), flagged->first.end());
+    const QSet<qint64> vetoed(flagged->second.begin(), flagged->second.end());
+    for (const QSet<qint64>* sets : std::initializer_list<const QSet<qint64>*>{&pinned, &m_pinned, &vetoed, &m_vetoed})
+        for (qint64 id : *sets) {
+            auto row = m_rows.find(id);
+            if (row == m_rows.end())
+                continue;
+            const bool p = pinned.contains(id), v = vetoed.contains(id);
+            if (row->second.pinned != p || row->second.vetoed != v) {
+                row->second.pinned = p;
+                row->second.vetoed = v;
+                changed.insert(id);
+            }
+        }
+    m_pinned = pinned;
+    m_vetoed = vetoed;
+    auto reviews = m_store->reviews(m_run);
+    if (!reviews) {
+        reportFailure(q(reviews.error()));
+        return false;
+    }
+    for (const auto& r : *reviews) {
+        auto row = m_rows.find(r.candidateId);
+        if (row == m_rows.end() || row->second.review == r.state)
+            continue;
+        row->second.review = r.state;
+        changed.insert(r.candidateId);
+    }
+
+    const QSet<qint64> added(addedIds.begin(), addedIds.end());
+    for (qint64 id : addedIds)
+        delta.added.push_back(m_rows.at(id));
+    QList<qint64> changedIds(changed.begin(), changed.end());
+    std::sort(changedIds.begin(), changedIds.end());
+    for (qint64 id : changedIds)
+        if (!added.contains(id))
+            delta.changed.push_back(m_rows.at(id));
+
+    auto total = m_store->candidateCount(m_run);
+    delta.total = total ? *total : m_lastCandidate;
+    delta.loaded = static_cast<qint64>(m_rows.size());
+    delta.complete = candidates->size() < kChunk;
+    m_fresh = false;
+    if (!delta.complete)
+        return true; // events, calls and strategies come with the last chunk
+
+    auto events = m_store->events(m_run, {m_lastEvent, -1, 0});
+    if (!events) {
+        reportFailure(q(events.error()));
+        return false;
+    }
+    for (const auto& e : *events) {
+        if (e.kind == QLatin1String("ceilings"))
+            delta.ceilings = diagnose::Ceilings::fromJson(e.data);
+        m_lastEvent = e.id;
+    }
+    delta.events = *events;
+
+    // LLM calls, and the candidates of earlier calls that were linked after they were read.
+    if (!m_unlinkedCalls.isEmpty()) {
+        const qint64 first = *std::min_element(m_unlinkedCalls.begin(), m_unlinkedCalls.end());
+        auto links = m_store->llmCallCandidates(m_run, first - 1);
+        if (!links) {
+            reportFailure(q(links.error()));
+            return false;
+        }
+        for (const auto& link : *links)
+            if (m_unlinkedCalls.remove(link.first))
+                delta.llmLinks.push_back(link);
+    }
+    auto calls = m_store->llmCalls(m_run, {m_lastLlmCall, -1, 0});
+    if (!calls) {
+        reportFailure(q(calls.error()));
+        return false;
+    }
+    for (const auto& c : *calls) {
+        if (c.status == QLatin1String("ok") && !c.candidateId)
+            m_unlinkedCalls.insert(c.id);
+        m_lastLlmCall = c.id;
+    }
+    delta.llmCalls = *calls;
+
+    auto strategies = m_store->strategies(m_run);
+    if (!strategies) {
+        reportFailure(q(strategies.error()));
+        return false;
+    }
+    const auto retired = [](const QList<store::StrategyRecord>& list) {
+        return std::count_if(list.begin(), list.end(), [](const auto& s) { return s.retired; });
+    };
+    if (strategies->size() != m_strategies.size() || retired(*strategies) != retired(m_strategies)) {
+        m_strategies = *strategies;
+        delta.strategies = m_strategies;
+        delta.strategiesChanged = true;
+    }
+    return true;
+}
+
+void RunReader::loadDetail(qint64 candidate) {
+    if (!m_store)
+        return;
+    CandidateDetail detail;
+    detail.id = candidate;
+    auto candidates = m_store->candidates(m_run, {0, 1, candidate});
+    if (!candidates)
+        detail.error = q(candidates.error());
+    else if (candidates->isEmpty())
+        detail.error = tr("run %1 has no candidate %2").arg(m_run).arg(candidate);
+    else
+        detail.candidate = candidates->front();
+    if (detail.error.isEmpty()) {
+        auto evaluations = m_store->evaluations(m_run, {0, -1, candidate});
+        if (!evaluations)
+            detail.error = q(evaluations.error());
+        else
+            detail.evaluations = *evaluations;
+    }
+    if (detail.error.isEmpty()) {
+        if (auto reviews = m_store->reviews(m_run))
+            for (const auto& r : *reviews)
+                if (r.candidateId == candidate)
+                    detail.review = r;
+    }
+    emit detailLoaded(m_token, detail);
+}
+
+} // namespace kforge::ui

@@ -1,0 +1,69 @@
+#pragma once
+// Reads a run from its store for the views, in its own thread (the GUI thread never touches
+// SQLite). open() reads a stored run in chunks, so a run of 100k candidates fills the views
+// progressively; refresh() reads only what is new since the last read, which is how a live run
+// reaches the views: the session calls it when the engine reports progress. The engine writes the
+// same file through its own connection; WAL lets this reader run beside it.
+
+#include "candidatedetails.h"
+#include "descriptors.h"
+#include "rundata.h"
+
+#include <QObject>
+#include <QSet>
+
+#include <memory>
+#include <unordered_map>
+
+namespace kforge::ui {
+
+class RunReader : public QObject {
+    Q_OBJECT
+public:
+    explicit RunReader(QObject* parent = nullptr);
+    ~RunReader() override;
+
+    static constexpr int kChunk = 4000; // candidates per delta while a large run loads
+
+public slots:
+    // `run` 0: the newest run in the store. Deltas carry `token`.
+    void open(qint64 token, const QString& storePath, qint64 run);
+    void refresh();
+    void loadDetail(qint64 candidate);
+    void close();
+
+signals:
+    void delta(const kforge::ui::RunDelta& delta);
+    void detailLoaded(qint64 token, const kforge::ui::CandidateDetail& detail);
+    void failed(qint64 token, const QString& message);
+
+private:
+    void readMore(); // one chunk; queues itself again while rows remain
+    bool readChunk(RunDelta& delta);
+    void applyEvaluation(const store::EvaluationRecord& evaluation, CandidateRow& row, const QString& source) const;
+    void reportFailure(const QString& message);
+
+    std::unique_ptr<store::RunStore> m_store;
+    qint64 m_token = 0;
+    qint64 m_run = 0;
+    bool m_fresh = false;
+    bool m_reading = false;    // a chunked read is under way
+    bool m_refreshAgain = false;
+    search::DescriptorSpace m_space;
+    spec::Dialect m_dialect = spec::Dialect::OpenCL;
+    int m_islands = 0;
+
+    qint64 m_lastCandidate = 0;
+    qint64 m_lastEvaluation = 0;
+    qint64 m_lastEvent = 0;
+    qint64 m_lastLlmCall = 0;
+    std::unordered_map<qint64, CandidateRow> m_rows;
+    std::unordered_map<qint64, QString> m_unevaluated; // sources of candidates still waiting for a result
+    QSet<qint64> m_unlinkedCalls; // ok calls sent before their candidate was linked
+    QSet<qint64> m_pinned;
+    QSet<qint64> m_vetoed;
+    QHash<qint64, QString> m_reviews;
+    QList<store::StrategyRecord> m_strategies;
+};
+
+} // namespace kforge::ui

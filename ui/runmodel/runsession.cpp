@@ -1,0 +1,195 @@
+#include "runsession.h"
+
+#include "runreader.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace kforge::ui {
+
+RunSession::RunSession(QObject* parent)
+    : QObject(parent), m_data(new RunData(this)), m_details(new CandidateDetails(this)),
+      m_selection(new CandidateSelection(this)) {
+    qRegisterMetaType<search::RunProgress>();
+    qRegisterMetaType<search::RunSummary>();
+    qRegisterMetaType<search::EngineCommand>();
+    m_readerThread.setObjectName(QStringLiteral("kforge-run-reader"));
+    m_reader = new RunReader;
+    m_reader->moveToThread(&m_readerThread);
+    connect(&m_readerThread, &QThread::finished, m_reader, &QObject::deleteLater);
+    connect(m_reader, &RunReader::delta, this, &RunSession::onDelta);
+    connect(m_reader, &RunReader::detailLoaded, m_details, &CandidateDetails::deliver);
+    connect(m_reader, &RunReader::failed, this, [this](qint64 token, const QString& message) {
+        if (token == m_token)
+            emit failed(message);
+    });
+    connect(m_details, &CandidateDetails::requested, m_reader, &RunReader::loadDetail);
+    m_readerThread.start();
+}
+
+RunSession::~RunSession() {
+    stopEngineThread();
+    m_readerThread.quit();
+    m_readerThread.wait();
+}
+
+void RunSession::stopEngineThread() {
+    if (!m_engineThread.isRunning())
+        return;
+    if (m_engine)
+        m_engine->post({search::EngineCommand::Kind::Stop, 0, {}, {}, -1, -1.0});
+    // The engine finishes on the Stop command within its event loop; quitting after it lets the
+    // worker processes be ended by their pool's destructor in that thread.
+    QMetaObject::invokeMethod(m_engine, [thread = &m_engineThread] { thread->quit(); }, Qt::QueuedConnection);
+    m_engineThread.wait();
+}
+
+void RunSession::openReader(const QString& storePath, qint64 run) {
+    ++m_token;
+    m_announced = false;
+    m_storePath = QFileInfo(storePath).absoluteFilePath();
+    m_details->clear();
+    m_details->setToken(m_token);
+    m_selection->clear();
+    m_data->clear();
+    QMetaObject::invokeMethod(m_reader, [reader = m_reader, token = m_token, path = m_storePath, run] {
+        reader->open(token, path, run);
+    }, Qt::QueuedConnection);
+}
+
+bool RunSession::openStored(const QString& storePath, qint64 run) {
+    if (isLive()) {
+        emit failed(tr("A run is in progress; stop it before opening another."));
+        return false;
+    }
+    if (!QFileInfo::exists(storePath)) {
+        emit failed(tr("%1 does not exist").arg(storePath));
+        return false;
+    }
+    setState(search::RunState::Finished);
+    openReader(storePath, run);
+    return true;
+}
+
+void RunSession::refresh() {
+    QMetaObject::invokeMethod(m_reader, &RunReader::refresh, Qt::QueuedConnection);
+}
+
+bool RunSession::start(search::Engine::Setup setup) {
+    if (isLive()) {
+        emit failed(tr("A run is already in progress."));
+        return false;
+    }
+    if (m_engineThread.isRunning()) {
+        m_engineThread.quit();
+        m_engineThread.wait();
+    }
+    QDir().mkpath(QFileInfo(setup.storePath).absolutePath());
+    m_engineThread.setObjectName(QStringLiteral("kforge-engine"));
+    auto* engine = new search::Engine(std::move(setup));
+    engine->moveToThread(&m_engineThread);
+    m_engine = engine;
+    connect(&m_engineThread, &QThread::finished, engine, &QObject::deleteLater);
+    connect(engine, &search::Engine::started, this, [this](qint64 run, const QString& path) {
+        openReader(path, run);
+        setState(search::RunState::Running);
+    });
+    connect(engine, &search::Engine::progressed, this, [this](const search::RunProgress& progress) {
+        m_data->setProgress(progress);
+        setState(progress.state);
+        refresh();
+    });
+    connect(engine, &search::Engine::notice, this, &RunSession::notice);
+    connect(engine, &search::Engine::finished, this, [this](const search::RunSummary& summary) {
+        setState(summary.state);
+        refresh();
+        m_engine.clear();
+        m_engineThread.quit(); // the engine is deleted in its thread as it ends
+        if (summary.state == search::RunState::Failed)
+            emit failed(summary.message);
+        emit finished(summary);
+    });
+    setState(search::RunState::Starting);
+    m_engineThread.start();
+    QMetaObject::invokeMethod(engine, &search::Engine::start, Qt::QueuedConnection);
+    return true;
+}
+
+void RunSession::onDelta(const RunDelta& delta) {
+    if (delta.token != m_token)
+        return; // a run that is no longer shown
+    m_data->apply(delta);
+    for (const auto& row : delta.changed)
+        m_details->invalidate(row.id);
+    if (!m_announced) {
+        m_announced = true;
+        emit opened(delta.run.id, m_storePath);
+    }
+}
+
+void RunSession::setState(search::RunState state) {
+    if (state == m_state)
+        return;
+    m_state = state;
+    emit stateChanged(state);
+}
+
+bool RunSession::post(const search::EngineCommand& command, const QString& what) {
+    if (!m_engine) {
+        emit failed(tr("Cannot %1: no run is in progress. Resume the run to steer it.").arg(what));
+        return false;
+    }
+    m_engine->post(command);
+    return true;
+}
+
+namespace {
+search::EngineCommand command(search::EngineCommand::Kind kind, qint64 candidate = 0, const QString& reason = {}) {
+    search::EngineCommand c;
+    c.kind = kind;
+    c.candidate = candidate;
+    c.reason = reason;
+    return c;
+}
+} // namespace
+
+bool RunSession::pause() {
+    return post(command(search::EngineCommand::Kind::Pause), tr("pause"));
+}
+
+bool RunSession::resume() {
+    return post(command(search::EngineCommand::Kind::Resume), tr("resume"));
+}
+
+bool RunSession::stop() {
+    return post(command(search::EngineCommand::Kind::Stop), tr("stop"));
+}
+
+bool RunSession::pin(qint64 candidate, bool pinned) {
+    return post(command(pinned ? search::EngineCommand::Kind::Pin : search::EngineCommand::Kind::Unpin, candidate),
+                pinned ? tr("pin") : tr("unpin"));
+}
+
+bool RunSession::veto(qint64 candidate, const QString& reason) {
+    return post(command(search::EngineCommand::Kind::Veto, candidate, reason), tr("veto"));
+}
+
+bool RunSession::decideReview(qint64 candidate, bool accept, const QString& note) {
+    return post(command(accept ? search::EngineCommand::Kind::AcceptReview : search::EngineCommand::Kind::RejectReview,
+                        candidate, note),
+                tr("decide a review"));
+}
+
+bool RunSession::submitEdit(qint64 parent, const QString& source, const QString& note) {
+    const auto* row = m_data->candidate(parent);
+    auto c = command(search::EngineCommand::Kind::Inject, parent, note);
+    c.injected.source = source;
+    c.injected.parents = {parent};
+    c.injected.island = row ? row->island : 0;
+    c.injected.origin = search::Origin::Human;
+    if (!note.isEmpty())
+        c.injected.label = tr("human edit of #%1: %2").arg(parent).arg(note);
+    return post(c, tr("submit an edit"));
+}
+
+} // namespace kforge::ui

@@ -1,0 +1,81 @@
+#pragma once
+// One run as the workbench holds it: the data its views show, the reader thread that fills that
+// data from the run store, the shared selection, and, for a live run, the engine in its own thread.
+// Steering (pause, pin, veto, edit) becomes engine commands; the engine applies them at the next
+// generation boundary and records them, and the reader brings the result back like any other
+// change. Nothing here blocks the GUI thread.
+
+#include "candidatedetails.h"
+#include "candidateselection.h"
+#include "engine.h"
+#include "rundata.h"
+
+#include <QObject>
+#include <QPointer>
+#include <QThread>
+
+namespace kforge::ui {
+
+class RunReader;
+
+class RunSession : public QObject {
+    Q_OBJECT
+public:
+    explicit RunSession(QObject* parent = nullptr);
+    ~RunSession() override; // a live run is stopped; it can be resumed later
+
+    RunData* data() const { return m_data; }
+    CandidateDetails* details() const { return m_details; }
+    CandidateSelection* selection() const { return m_selection; }
+
+    QString storePath() const { return m_storePath; }
+    qint64 runId() const { return m_data->run().id; }
+    bool isLive() const { return !m_engine.isNull(); }
+    search::RunState state() const { return m_state; }
+
+    // Shows a stored run (run 0: the newest in the store). Refused while a run is live.
+    bool openStored(const QString& storePath, qint64 run = 0);
+    // Reads what is new in the store now (the engine's progress does this for a live run).
+    void refresh();
+    // Starts a new run (setup.resumeRun -1) or resumes a stored one in a new engine thread.
+    bool start(search::Engine::Setup setup);
+
+    // Steering; each is refused (false, with failed()) when no run is live.
+    bool pause();
+    bool resume();
+    bool stop();
+    bool pin(qint64 candidate, bool pinned = true);
+    bool veto(qint64 candidate, const QString& reason);
+    // Evaluates an edited kernel as a new child of `parent` with origin human.
+    bool submitEdit(qint64 parent, const QString& source, const QString& note);
+    bool decideReview(qint64 candidate, bool accept, const QString& note);
+
+signals:
+    void opened(qint64 run, const QString& storePath);
+    void failed(const QString& message);
+    void notice(const QString& message);
+    void stateChanged(kforge::search::RunState state);
+    void finished(const kforge::search::RunSummary& summary);
+
+private:
+    void openReader(const QString& storePath, qint64 run);
+    bool post(const search::EngineCommand& command, const QString& what);
+    void onDelta(const RunDelta& delta);
+    void setState(search::RunState state);
+    void stopEngineThread();
+
+    RunData* m_data = nullptr;
+    CandidateDetails* m_details = nullptr;
+    CandidateSelection* m_selection = nullptr;
+    QThread m_readerThread;
+    RunReader* m_reader = nullptr; // lives in m_readerThread
+    qint64 m_token = 0;            // which open() the views show
+    bool m_announced = false;
+    QString m_storePath;
+
+    QThread m_engineThread;
+    QPointer<search::Engine> m_engine;
+    search::RunState m_state = search::RunState::Finished;
+};
+
+} // namespace kforge::ui
