@@ -4,8 +4,10 @@
 #include "cliio.h"
 #include "mainwindow.h"
 #include "protocol.h"
+#include "viewrenderer.h"
 
 #include <QApplication>
+#include <QCommandLineParser>
 
 #include <cstdio>
 
@@ -26,14 +28,62 @@ void setIdentity() {
     QCoreApplication::setApplicationVersion(QStringLiteral(KFORGE_VERSION));
 }
 
-int runGui(int argc, char** argv, bool demo) {
+// kforge [demo | RUN-FILE]
+int runGui(int argc, char** argv, bool demo, const QString& runFile) {
     QApplication app(argc, argv);
     setIdentity();
     ui::MainWindow window;
+    window.setExperienceLibrary({});
     window.show();
     if (demo)
-        window.evaluateBaseline(kDemoTask);
+        window.startDemo(kDemoTask);
+    else if (!runFile.isEmpty())
+        window.openRun(runFile);
     return QApplication::exec();
+}
+
+// kforge render-views: every view of a stored run as PNG files; works without a display.
+int renderViews(int argc, char** argv) {
+    if (!hasDisplay())
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    setIdentity();
+    QCommandLineParser p;
+    p.setApplicationDescription(QStringLiteral("Renders every view of a stored run (window, candidates, heatmap, islands, "
+                                               "progress, roofline, lineage, diagnostics, LLM log, events, experience, code) "
+                                               "to PNG files."));
+    p.addHelpOption();
+    p.addPositionalArgument(QStringLiteral("run-file"), QStringLiteral("The run store (.kforge)."));
+    cli::addStoreOption(p);
+    p.addOption({QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
+    p.addOption({QStringLiteral("candidate"), QStringLiteral("The candidate the views show (default: the best)."), QStringLiteral("ID")});
+    p.addOption({QStringLiteral("out"), QStringLiteral("The folder to write the PNG files to."), QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("experience"), QStringLiteral("The experience library to show (default: yours)."), QStringLiteral("FILE")});
+    QStringList args = QCoreApplication::arguments();
+    args.removeAt(1);
+    p.process(args);
+    ui::RenderOptions o;
+    o.storePath = p.positionalArguments().value(0, p.isSet(QStringLiteral("db")) ? cli::storePath(p) : QString());
+    if (o.storePath.isEmpty())
+        return cli::fail(cli::ExitUsage, QStringLiteral("render-views needs a run file (kforge render-views RUN.kforge --out DIR)"));
+    o.outDir = p.value(QStringLiteral("out"));
+    if (o.outDir.isEmpty())
+        return cli::fail(cli::ExitUsage, QStringLiteral("render-views needs --out DIR"));
+    bool ok = true;
+    if (p.isSet(QStringLiteral("run")))
+        o.run = p.value(QStringLiteral("run")).toLongLong(&ok);
+    if (ok && p.isSet(QStringLiteral("candidate")))
+        o.candidate = p.value(QStringLiteral("candidate")).toLongLong(&ok);
+    if (!ok)
+        return cli::fail(cli::ExitUsage, QStringLiteral("--run and --candidate take a number"));
+    o.experiencePath = p.value(QStringLiteral("experience"));
+    auto written = ui::renderViews(o);
+    if (!written)
+        return cli::fail(cli::ExitSetup, QString::fromStdString(written.error()));
+    for (const QString& file : *written)
+        cli::out() << file << '\n';
+    cli::out().flush();
+    return 0;
 }
 
 } // namespace
@@ -49,10 +99,15 @@ int main(int argc, char** argv) {
         cli::out() << cli::usage(true);
         return 0;
     }
+    if (command == QLatin1String("render-views"))
+        return renderViews(argc, argv);
     const bool demo = command == QLatin1String("demo");
-    if (command.isEmpty() || demo) {
+    const bool runFile = command.endsWith(QLatin1String(".kforge"));
+    if (command.isEmpty() || demo || runFile) {
         if (hasDisplay())
-            return runGui(argc, argv, demo);
+            return runGui(argc, argv, demo, runFile ? command : QString());
+        if (runFile)
+            return cli::fail(cli::ExitUsage, QStringLiteral("no display to show %1 (try: kforge render-views %1 --out DIR)").arg(command));
         QCoreApplication app(argc, argv);
         setIdentity();
         return cli::demoHeadless();

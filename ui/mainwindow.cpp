@@ -1,159 +1,513 @@
 #include "mainwindow.h"
 
-#include "evalrequest.h"
-#include "resultformat.h"
-#include "taskcatalog.h"
-#include "workerlocator.h"
-#include "workerpool.h"
+#include "candidatespanel.h"
+#include "candidatetablemodel.h"
+#include "codeview.h"
+#include "diagnosticsview.h"
+#include "eventlogview.h"
+#include "experiencebrowser.h"
+#include "experiencelibrary.h"
+#include "heatmapview.h"
+#include "islandsview.h"
+#include "kerneleditordialog.h"
+#include "lineageview.h"
+#include "llmlogview.h"
+#include "plotexport.h"
+#include "progressplot.h"
+#include "rooflineview.h"
+#include "runsession.h"
+#include "runsetupdialog.h"
+#include "runstatuswidget.h"
 
 #include <QAction>
 #include <QApplication>
-#include <QFontDatabase>
+#include <QCloseEvent>
+#include <QDateTime>
+#include <QDir>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QIcon>
+#include <QInputDialog>
 #include <QKeySequence>
 #include <QLabel>
-#include <QListView>
 #include <QMenuBar>
 #include <QMessageBox>
-#include <QPlainTextEdit>
 #include <QSettings>
-#include <QSplitter>
-#include <QStandardItemModel>
+#include <QStandardPaths>
 #include <QStatusBar>
+#include <QTableView>
 #include <QToolBar>
+
+#include <qcustomplot.h>
 
 namespace kforge::ui {
 
 namespace {
-constexpr int kTaskDirRole = Qt::UserRole + 1;
+constexpr int kLayoutVersion = 2; // bump when docks change, so an old saved layout is not applied
 }
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
-    setWindowTitle(QStringLiteral("kforge"));
     setWindowIcon(QIcon(QStringLiteral(":/kforge/icons/kforge.svg")));
-    m_taskModel = new QStandardItemModel(this);
-    m_taskView = new QListView;
-    m_taskView->setModel(m_taskModel);
-    m_taskView->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_report = new QPlainTextEdit;
-    m_report->setReadOnly(true);
-    m_report->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-    m_report->setPlaceholderText(tr("Select a task and choose Evaluate Baseline (Ctrl+E) to compile, verify and time its "
-                                    "baseline kernel in a sandboxed worker."));
-    auto* splitter = new QSplitter;
-    splitter->addWidget(m_taskView);
-    splitter->addWidget(m_report);
-    splitter->setStretchFactor(1, 3);
-    setCentralWidget(splitter);
-    m_statusLabel = new QLabel;
-    statusBar()->addWidget(m_statusLabel, 1);
-
+    setDockOptions(AnimatedDocks | AllowTabbedDocks | AllowNestedDocks);
+    m_session = new RunSession(this);
+    createViews();
     createActions();
-    loadTasks();
-    connect(m_taskView, &QListView::activated, this, &MainWindow::evaluateSelected);
 
-    QSettings settings;
-    restoreGeometry(settings.value(QStringLiteral("mainwindow/geometry")).toByteArray());
-    if (!settings.contains(QStringLiteral("mainwindow/geometry")))
-        resize(1100, 700);
+    connect(m_session, &RunSession::failed, this, &MainWindow::showError);
+    connect(m_session, &RunSession::notice, this, [this](const QString& message) { statusBar()->showMessage(message, 15000); });
+    connect(m_session, &RunSession::opened, this, &MainWindow::updateTitle);
+    connect(m_session, &RunSession::stateChanged, this, &MainWindow::updateActions);
+    connect(m_session, &RunSession::finished, this, [this](const search::RunSummary& s) {
+        statusBar()->showMessage(tr("Run %1 %2: %3").arg(s.runId).arg(search::runStateName(s.state), s.message), 30000);
+        updateActions();
+        if (m_closeAfterStop)
+            close();
+    });
+    auto* data = m_session->data();
+    auto* selection = m_session->selection();
+    // Once a run is readable, show its best kernel (or its first) so no view starts empty.
+    connect(data, &RunData::runChanged, this, [data, selection] {
+        if (selection->current() || data->candidateCount() == 0 || (data->loading() && !data->run().bestCandidate))
+            return;
+        const qint64 best = data->run().bestCandidate;
+        selection->select(best && data->candidate(best) ? best : data->candidateAt(0).id);
+    });
+    connect(selection, &CandidateSelection::currentChanged, this, &MainWindow::updateActions);
+    connect(data, &RunData::candidatesChanged, this, &MainWindow::updateActions);
+
+    restoreLayout();
+    updateTitle();
+    updateActions();
 }
 
-MainWindow::~MainWindow() {
-    QSettings settings;
-    settings.setValue(QStringLiteral("mainwindow/geometry"), saveGeometry());
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createViews() {
+    auto* data = m_session->data();
+    auto* details = m_session->details();
+    auto* selection = m_session->selection();
+    m_code = new CodeView(data, details, selection);
+    setCentralWidget(m_code);
+    m_candidates = new CandidatesPanel(data, selection);
+    m_lineage = new LineageView(data, selection);
+    m_heatmap = new HeatmapView(data, selection);
+    m_roofline = new RooflineView(data, selection);
+    m_progress = new ProgressPlot(data);
+    m_islands = new IslandsView(data, selection);
+    m_diagnostics = new DiagnosticsView(data, details, selection);
+    m_llmLog = new LlmLogView(data, selection);
+    m_events = new EventLogView(data, selection);
+    m_experience = new ExperienceBrowser;
+
+    auto* candidates = addDock(m_candidates, tr("Candidates"), QStringLiteral("candidates"), Qt::LeftDockWidgetArea);
+    tabifyDockWidget(candidates, addDock(m_lineage, tr("Lineage"), QStringLiteral("lineage"), Qt::LeftDockWidgetArea));
+    candidates->raise();
+    auto* heatmap = addDock(m_heatmap, tr("MAP-Elites"), QStringLiteral("heatmap"), Qt::RightDockWidgetArea);
+    tabifyDockWidget(heatmap, addDock(m_islands, tr("Islands"), QStringLiteral("islands"), Qt::RightDockWidgetArea));
+    tabifyDockWidget(heatmap, addDock(m_progress, tr("Progress"), QStringLiteral("progress"), Qt::RightDockWidgetArea));
+    tabifyDockWidget(heatmap, addDock(m_roofline, tr("Roofline"), QStringLiteral("roofline"), Qt::RightDockWidgetArea));
+    heatmap->raise();
+    auto* diagnostics = addDock(m_diagnostics, tr("Diagnostics"), QStringLiteral("diagnostics"), Qt::BottomDockWidgetArea);
+    tabifyDockWidget(diagnostics, addDock(m_llmLog, tr("LLM Log"), QStringLiteral("llmlog"), Qt::BottomDockWidgetArea));
+    tabifyDockWidget(diagnostics, addDock(m_events, tr("Events"), QStringLiteral("events"), Qt::BottomDockWidgetArea));
+    tabifyDockWidget(diagnostics, addDock(m_experience, tr("Experience"), QStringLiteral("experience"), Qt::BottomDockWidgetArea));
+    diagnostics->raise();
+    resizeDocks({candidates, heatmap}, {520, 520}, Qt::Horizontal);
+    resizeDocks({diagnostics}, {230}, Qt::Vertical);
+
+    connect(m_diagnostics, &DiagnosticsView::lineActivated, this, [this](int line) {
+        m_code->setMode(CodeView::Mode::Source);
+        m_code->showLine(line);
+    });
+    connect(m_code, &CodeView::editRequested, this, [this](qint64 candidate, const QString& source) { openEditor(candidate, source); });
+
+    m_status = new RunStatusWidget(m_session);
+    statusBar()->addPermanentWidget(m_status, 1);
+}
+
+QDockWidget* MainWindow::addDock(QWidget* widget, const QString& title, const QString& name, Qt::DockWidgetArea area) {
+    auto* dock = new QDockWidget(title, this);
+    dock->setObjectName(name); // saveState() keys on it
+    dock->setWidget(widget);
+    addDockWidget(area, dock);
+    m_docks << dock;
+    return dock;
 }
 
 void MainWindow::createActions() {
-    QMenu* file = menuBar()->addMenu(tr("&File"));
-    QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::quit);
-    quit->setShortcut(QKeySequence::Quit);
+    auto* fileMenu = menuBar()->addMenu(tr("&File"));
+    m_newRun = fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-new")), tr("&New Run…"), this, &MainWindow::newRun);
+    m_newRun->setShortcut(QKeySequence::New);
+    m_newRun->setStatusTip(tr("Choose a task, backend, budgets and proposers, and start a search"));
+    m_open = fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open Run…"), this, &MainWindow::openRunDialog);
+    m_open->setShortcut(QKeySequence::Open);
+    m_open->setStatusTip(tr("Show a stored run (a .kforge file); no GPU is needed"));
+    m_resume = fileMenu->addAction(tr("&Resume Run"), this, &MainWindow::resumeRun);
+    m_resume->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
+    m_resume->setStatusTip(tr("Go on with the open run where it stopped"));
+    fileMenu->addSeparator();
+    auto* exportMenu = fileMenu->addMenu(tr("&Export View"));
+    m_export = exportMenu->menuAction();
+    const auto addExport = [this, exportMenu](const QString& title, QWidget* view) {
+        exportMenu->addAction(title, this, [this, title, view] {
+            const QString file = QFileDialog::getSaveFileName(this, tr("Export %1").arg(title), QString(),
+                                                              tr("PNG image (*.png);;SVG drawing (*.svg)"));
+            if (file.isEmpty())
+                return;
+            auto* plot = view->findChild<QCustomPlot*>();
+            const auto written = plot ? exportPlot(plot, file) : exportWidget(view, file);
+            if (!written)
+                showError(QString::fromStdString(written.error()));
+            else
+                statusBar()->showMessage(tr("Wrote %1").arg(file), 10000);
+        });
+    };
+    addExport(tr("MAP-Elites Heatmap"), m_heatmap);
+    addExport(tr("Roofline"), m_roofline);
+    addExport(tr("Progress"), m_progress);
+    addExport(tr("Islands"), m_islands);
+    addExport(tr("Code"), m_code);
+    addExport(tr("Window"), this);
+    fileMenu->addSeparator();
+    fileMenu->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
 
-    QMenu* evalMenu = menuBar()->addMenu(tr("&Evaluate"));
-    m_evaluateAction = evalMenu->addAction(tr("Evaluate &Baseline"), this, &MainWindow::evaluateSelected);
-    m_evaluateAction->setShortcut(Qt::CTRL | Qt::Key_E);
-    m_evaluateAction->setStatusTip(tr("Compile, verify and time the selected task's baseline in a worker (OpenCL where the "
-                                      "task has it, else CUDA)"));
+    auto* run = menuBar()->addMenu(tr("&Run"));
+    m_pause = run->addAction(QIcon::fromTheme(QStringLiteral("media-playback-pause")), tr("&Pause"), this, [this] {
+        if (m_session->state() == search::RunState::Paused || m_session->state() == search::RunState::Pausing)
+            m_session->resume();
+        else
+            m_session->pause();
+    });
+    m_pause->setShortcut(QKeySequence(Qt::Key_F6));
+    m_pause->setStatusTip(tr("Pause after the evaluations in flight, or continue"));
+    m_stop = run->addAction(QIcon::fromTheme(QStringLiteral("media-playback-stop")), tr("&Stop"), this, [this] { m_session->stop(); });
+    m_stop->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
+    m_stop->setStatusTip(tr("Stop the run; it can be resumed later"));
+    m_reload = run->addAction(tr("Re&load"), this, [this] { m_session->refresh(); });
+    m_reload->setShortcut(QKeySequence::Refresh);
+    m_reload->setStatusTip(tr("Read what is new in the run file (another process may be running it)"));
 
-    QMenu* help = menuBar()->addMenu(tr("&Help"));
+    auto* candidate = menuBar()->addMenu(tr("&Candidate"));
+    m_pin = candidate->addAction(tr("&Pin / Unpin"), this, &MainWindow::pinSelected);
+    m_pin->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_P));
+    m_pin->setStatusTip(tr("A pinned kernel stays a parent on its island; pins go into the experience library"));
+    m_veto = candidate->addAction(tr("&Veto…"), this, [this] { vetoSelected(); });
+    m_veto->setShortcut(QKeySequence::Delete);
+    m_veto->setStatusTip(tr("Take the kernel out of the search, with a reason that goes into the experience library"));
+    m_edit = candidate->addAction(tr("&Edit and Submit…"), this, &MainWindow::editSelected);
+    m_edit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
+    m_edit->setStatusTip(tr("Edit the kernel; submitting evaluates it as a new child with origin human"));
+    candidate->addSeparator();
+    m_compareParent = candidate->addAction(tr("Diff with &Parent"), this, [this] { m_code->setMode(CodeView::Mode::DiffParent); });
+    m_compareParent->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    m_compareTwo = candidate->addAction(tr("&Compare Two Selected"), this, &MainWindow::compareSelected);
+    m_compareTwo->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
+    m_compareTwo->setStatusTip(tr("Select two rows in the candidate list (Ctrl+click) to see them side by side"));
+    m_nextBest = candidate->addAction(tr("&Go to Best"), this, [this] {
+        if (const qint64 best = m_session->data()->run().bestCandidate)
+            m_session->selection()->select(best);
+    });
+    m_nextBest->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_G));
+    candidate->addSeparator();
+    m_accept = candidate->addAction(tr("&Accept Review"), this, [this] { decideReview(true); });
+    m_accept->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_A));
+    m_accept->setStatusTip(tr("A suspicious result (very large speedup, above a ceiling) was checked and is genuine"));
+    m_reject = candidate->addAction(tr("&Reject Review…"), this, [this] { decideReview(false); });
+    m_reject->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
+
+    for (auto [action, name] : std::initializer_list<std::pair<QAction*, const char*>>{
+             {m_newRun, "newRun"}, {m_open, "openRun"}, {m_resume, "resumeRun"}, {m_pause, "pause"}, {m_stop, "stop"},
+             {m_reload, "reload"}, {m_pin, "pin"}, {m_veto, "veto"}, {m_edit, "edit"}, {m_compareParent, "diffParent"},
+             {m_compareTwo, "compareTwo"}, {m_accept, "acceptReview"}, {m_reject, "rejectReview"}, {m_nextBest, "goToBest"}})
+        action->setObjectName(QLatin1String(name));
+
+    auto* view = menuBar()->addMenu(tr("&View"));
+    for (QDockWidget* dock : m_docks)
+        view->addAction(dock->toggleViewAction());
+    view->addSeparator();
+    view->addAction(tr("&Focus Candidate Filter"), this, [this] {
+        m_docks.front()->raise();
+        m_candidates->filterField()->setFocus();
+        m_candidates->filterField()->selectAll();
+    })->setShortcut(QKeySequence::Find);
+
+    auto* help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts)->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&About kforge"), this, &MainWindow::showAbout);
 
-    QToolBar* bar = addToolBar(tr("Main"));
-    bar->setObjectName(QStringLiteral("mainToolBar"));
-    bar->addAction(m_evaluateAction);
+    auto* toolbar = addToolBar(tr("Run"));
+    toolbar->setObjectName(QStringLiteral("runToolbar"));
+    toolbar->addAction(m_newRun);
+    toolbar->addAction(m_open);
+    toolbar->addAction(m_resume);
+    toolbar->addSeparator();
+    toolbar->addAction(m_pause);
+    toolbar->addAction(m_stop);
+    toolbar->addSeparator();
+    toolbar->addAction(m_pin);
+    toolbar->addAction(m_veto);
+    toolbar->addAction(m_edit);
+    toolbar->addAction(m_compareTwo);
 }
 
-void MainWindow::loadTasks() {
-    m_taskModel->clear();
-    for (const auto& t : task::TaskCatalog::list()) {
-        auto* item = new QStandardItem(t.name);
-        item->setData(t.dir, kTaskDirRole);
-        item->setToolTip(t.dir);
-        m_taskModel->appendRow(item);
-    }
-    m_statusLabel->setText(tr("%n task(s) found", nullptr, m_taskModel->rowCount()));
-    if (m_taskModel->rowCount() > 0)
-        m_taskView->setCurrentIndex(m_taskModel->index(0, 0));
+void MainWindow::updateActions() {
+    const bool live = m_session->isLive();
+    const auto state = m_session->state();
+    const auto* row = m_session->data()->candidate(m_session->selection()->current());
+    m_newRun->setEnabled(!live);
+    m_open->setEnabled(!live);
+    m_resume->setEnabled(!live && m_session->data()->hasRun());
+    m_pause->setEnabled(live);
+    m_pause->setText(state == search::RunState::Paused || state == search::RunState::Pausing ? tr("&Continue") : tr("&Pause"));
+    m_stop->setEnabled(live);
+    m_pin->setEnabled(live && row && !row->vetoed);
+    m_pin->setText(row && row->pinned ? tr("Un&pin") : tr("&Pin"));
+    m_veto->setEnabled(live && row && !row->vetoed);
+    m_edit->setEnabled(live && row);
+    m_compareParent->setEnabled(row && !row->parents.isEmpty());
+    m_accept->setEnabled(live && row && row->review == QLatin1String("pending"));
+    m_reject->setEnabled(m_accept->isEnabled());
 }
 
-QString MainWindow::selectedTask() const {
-    const QModelIndex index = m_taskView->currentIndex();
-    return index.isValid() ? index.data(kTaskDirRole).toString() : QString();
+bool MainWindow::startRun(const search::Engine::Setup& setup) {
+    search::Engine::Setup s = setup;
+    if (s.experiencePath.isEmpty())
+        s.experiencePath = m_experiencePath;
+    if (!m_session->start(std::move(s)))
+        return false;
+    statusBar()->showMessage(tr("Starting the run: loading the task and starting workers…"), 10000);
+    updateActions();
+    return true;
 }
 
-void MainWindow::evaluateBaseline(const QString& taskName) {
-    const auto items = m_taskModel->findItems(taskName);
-    if (!items.isEmpty())
-        m_taskView->setCurrentIndex(items.first()->index());
-    evaluateSelected();
+void MainWindow::startDemo(const QString& task) {
+    search::Engine::Setup setup;
+    setup.config.task = task;
+    setup.config.backend = QStringLiteral("opencl");
+    setup.config.islands = 2;
+    setup.config.childrenPerIsland = 4;
+    setup.config.budgetEvaluations = 40;
+    setup.storePath = QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+                          .filePath(QStringLiteral("runs/demo-%1-%2.kforge")
+                                        .arg(task, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+    startRun(setup);
 }
 
-void MainWindow::evaluateSelected() {
-    const QString dir = selectedTask();
-    if (dir.isEmpty() || m_pendingTicket >= 0)
+bool MainWindow::openRun(const QString& storePath, qint64 run) {
+    return m_session->openStored(storePath, run);
+}
+
+void MainWindow::setExperienceLibrary(const QString& path) {
+    m_experiencePath = path;
+    m_experience->setLibraryPath(path.isEmpty() ? experience::ExperienceLibrary::defaultPath() : path);
+}
+
+void MainWindow::newRun() {
+    auto* dialog = new RunSetupDialog(this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->setExperiencePath(m_experiencePath);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] { startRun(dialog->setup()); });
+    dialog->open();
+}
+
+void MainWindow::openRunDialog() {
+    QSettings settings;
+    const QString dir = settings.value(QStringLiteral("mainwindow/lastRunDir"),
+                                       QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("runs")))
+                            .toString();
+    const QString file = QFileDialog::getOpenFileName(this, tr("Open Run"), dir, tr("kforge runs (*.kforge);;All files (*)"));
+    if (file.isEmpty())
         return;
-    auto bundle = task::TaskCatalog::load(dir);
-    if (!bundle) {
-        m_report->setPlainText(tr("Cannot load the task:\n%1").arg(QString::fromStdString(bundle.error())));
+    settings.setValue(QStringLiteral("mainwindow/lastRunDir"), QFileInfo(file).absolutePath());
+    openRun(file);
+}
+
+void MainWindow::resumeRun() {
+    if (!m_session->data()->hasRun())
         return;
+    search::Engine::Setup setup;
+    setup.storePath = m_session->storePath();
+    setup.resumeRun = m_session->runId();
+    startRun(setup);
+}
+
+bool MainWindow::pinSelected() {
+    const qint64 id = m_session->selection()->current();
+    const auto* row = m_session->data()->candidate(id);
+    if (!row) {
+        showError(tr("Select a candidate to pin."));
+        return false;
     }
-    task::EvalSettings settings;
-    if (!bundle->referenceSource.count("opencl"))
-        settings.backend = QStringLiteral("cuda");
-    auto request = task::makeEvalRequest(*bundle, settings);
-    if (!request) {
-        m_report->setPlainText(QString::fromStdString(request.error()));
-        return;
+    if (!m_session->pin(id, !row->pinned))
+        return false;
+    statusBar()->showMessage(row->pinned ? tr("Candidate %1 will be unpinned at the next generation").arg(id)
+                                         : tr("Candidate %1 will be pinned at the next generation").arg(id),
+                             10000);
+    return true;
+}
+
+bool MainWindow::vetoSelected(const QString& givenReason) {
+    const qint64 id = m_session->selection()->current();
+    if (!m_session->data()->candidate(id)) {
+        showError(tr("Select a candidate to veto."));
+        return false;
     }
-    QPointer<eval::WorkerPool>& pool = m_pools[settings.backend];
-    if (!pool) {
-        auto worker = eval::WorkerLocator::find(settings.backend);
-        if (!worker) {
-            m_report->setPlainText(QString::fromStdString(worker.error()));
-            return;
+    QString reason = givenReason;
+    if (reason.isEmpty()) {
+        bool ok = false;
+        reason = QInputDialog::getText(this, tr("Veto Candidate %1").arg(id),
+                                       tr("Why should the search drop this kernel? (goes into the experience library)"),
+                                       QLineEdit::Normal, QString(), &ok)
+                     .trimmed();
+        if (!ok)
+            return false;
+        if (reason.isEmpty()) {
+            showError(tr("A veto needs a reason: the experience library keeps it for later runs."));
+            return false;
         }
-        pool = new eval::WorkerPool(settings.backend, *worker, {}, 1, this);
-        connect(pool, &eval::WorkerPool::evaluated, this, &MainWindow::showResult);
     }
-    m_pendingTask = QString::fromStdString(bundle->spec.name);
-    m_report->setPlainText(tr("Evaluating the baseline of %1 on %2...").arg(m_pendingTask, settings.backend));
-    m_statusLabel->setText(tr("Evaluating %1...").arg(m_pendingTask));
-    m_evaluateAction->setEnabled(false);
-    m_pendingBackend = settings.backend;
-    m_pendingTicket = pool->submit(std::move(*request), std::chrono::minutes(5));
+    if (!m_session->veto(id, reason))
+        return false;
+    statusBar()->showMessage(tr("Candidate %1 will be vetoed at the next generation").arg(id), 10000);
+    return true;
 }
 
-void MainWindow::showResult(qint64 ticket, const protocol::EvaluateResult& result) {
-    if (ticket != m_pendingTicket)
+void MainWindow::editSelected() {
+    const qint64 id = m_session->selection()->current();
+    if (!id) {
+        showError(tr("Select a candidate to edit."));
         return;
-    m_pendingTicket = -1;
-    m_evaluateAction->setEnabled(true);
-    m_report->setPlainText(eval::formatResultText(result, m_pendingTask, m_pendingBackend));
-    m_statusLabel->setText(tr("%1: %2").arg(m_pendingTask, QString::fromStdString(std::string(protocol::statusName(result.status)))));
+    }
+    if (const auto* detail = m_session->details()->details(id)) {
+        openEditor(id, detail->candidate.source);
+        return;
+    }
+    // Opens once the kernel has been read.
+    statusBar()->showMessage(tr("Loading kernel %1…").arg(id));
+    auto connection = std::make_shared<QMetaObject::Connection>();
+    *connection = connect(m_session->details(), &CandidateDetails::loaded, this, [this, id, connection](qint64 loaded) {
+        if (loaded != id)
+            return;
+        disconnect(*connection);
+        if (const auto* detail = m_session->details()->details(id))
+            openEditor(id, detail->candidate.source);
+    });
+}
+
+void MainWindow::openEditor(qint64 candidate, const QString& source) {
+    if (!m_session->isLive()) {
+        showError(tr("Resume the run (Ctrl+R) to submit edits: an edit is evaluated by the running search."));
+        return;
+    }
+    const auto dialect = m_session->data()->run().backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+    auto* dialog = new KernelEditorDialog(candidate, source, dialect, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog] {
+        if (m_session->submitEdit(dialog->parentId(), dialog->source(), dialog->note()))
+            statusBar()->showMessage(tr("Edit of %1 submitted: it is evaluated in the next generation").arg(dialog->parentId()), 15000);
+    });
+    dialog->open();
+}
+
+bool MainWindow::compareSelected() {
+    const QList<qint64> ids = m_candidates->selectedCandidates();
+    if (ids.size() == 2) {
+        m_session->selection()->compare(std::min(ids[0], ids[1]), std::max(ids[0], ids[1]));
+        return true;
+    }
+    const auto* row = m_session->data()->candidate(m_session->selection()->current());
+    if (ids.size() < 2 && row && !row->parents.isEmpty()) {
+        m_session->selection()->compare(row->parents.front(), row->id);
+        return true;
+    }
+    showError(tr("Select exactly two candidates in the list (Ctrl+click) to compare them."));
+    return false;
+}
+
+void MainWindow::decideReview(bool accept) {
+    const qint64 id = m_session->selection()->current();
+    QString note;
+    if (!accept) {
+        bool ok = false;
+        note = QInputDialog::getText(this, tr("Reject Candidate %1").arg(id), tr("What is wrong with the result?"), QLineEdit::Normal,
+                                     QString(), &ok);
+        if (!ok)
+            return;
+    }
+    m_session->decideReview(id, accept, note);
+}
+
+void MainWindow::showError(const QString& message) {
+    statusBar()->showMessage(message, 30000);
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("kforge"), message, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open(); // never blocks: the engine's updates keep arriving
+}
+
+void MainWindow::updateTitle() {
+    const auto& run = m_session->data()->run();
+    if (!run.id) {
+        setWindowTitle(tr("kforge"));
+        return;
+    }
+    setWindowTitle(tr("%1 — run %2 — %3 — kforge").arg(run.name).arg(run.id).arg(QFileInfo(m_session->storePath()).fileName()));
+    updateActions();
+}
+
+void MainWindow::showShortcuts() {
+    QStringList rows;
+    for (QAction* a : findChildren<QAction*>())
+        if (!a->shortcut().isEmpty() && !a->text().isEmpty())
+            rows << QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
+                        .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(), a->text().remove(QLatin1Char('&')).toHtmlEscaped());
+    rows.sort();
+    auto* box = new QMessageBox(QMessageBox::Information, tr("Keyboard Shortcuts"),
+                                QStringLiteral("<table cellspacing=6>%1</table><p>In lists: arrow keys move the selection, "
+                                               "Home/End jump, typing in the filter (Ctrl+F) narrows the list.</p>")
+                                    .arg(rows.join(QString())),
+                                QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
 }
 
 void MainWindow::showAbout() {
     QMessageBox::about(this, tr("About kforge"),
-                       tr("<b>kforge %1</b><p>A workbench for evolving fast, correct GPU kernels.</p>").arg(QStringLiteral(KFORGE_VERSION)));
+                       tr("<h3>kforge %1</h3><p>A workbench for evolving fast, correct GPU kernels: proposals from "
+                          "language models, tuners and an expert library are compiled, verified against a trusted "
+                          "reference and timed in sandboxed worker processes.</p>")
+                           .arg(QCoreApplication::applicationVersion()));
+}
+
+void MainWindow::restoreLayout() {
+    QSettings settings;
+    if (!restoreGeometry(settings.value(QStringLiteral("mainwindow/geometry")).toByteArray()))
+        resize(1500, 950);
+    restoreState(settings.value(QStringLiteral("mainwindow/state")).toByteArray(), kLayoutVersion);
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+    if (m_session->isLive()) {
+        if (!m_closeAfterStop) {
+            const auto answer = QMessageBox::question(this, tr("Stop the Run?"),
+                                                      tr("A run is in progress. Stop it and quit? It can be resumed later "
+                                                         "from its run file (File ▸ Open Run, then Resume)."),
+                                                      QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+            if (answer != QMessageBox::Yes) {
+                event->ignore();
+                return;
+            }
+            m_closeAfterStop = true;
+            m_session->stop();
+        }
+        statusBar()->showMessage(tr("Stopping the run…"));
+        event->ignore(); // closes when the engine reports it stopped
+        return;
+    }
+    QSettings settings;
+    settings.setValue(QStringLiteral("mainwindow/geometry"), saveGeometry());
+    settings.setValue(QStringLiteral("mainwindow/state"), saveState(kLayoutVersion));
+    event->accept();
 }
 
 } // namespace kforge::ui

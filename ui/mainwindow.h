@@ -1,25 +1,35 @@
 #pragma once
-// The workbench window. For now: the task list, evaluation of a task's baseline in a worker, and
-// the evaluation report; the run views (islands, heatmap, diffs, roofline) build on it.
+// The workbench window: a run (new, resumed or stored) shown in docked views that all follow one
+// selection — candidates, MAP-Elites heatmap, islands, progress, roofline, lineage, diagnostics,
+// LLM log, events, experience library — around the code view. The run menu drives the engine
+// (start, pause, stop); the candidate menu steers it (pin, veto with a reason, edit and submit,
+// review decisions). The window only composes: each view is its own class, and RunSession owns the
+// threads.
 
-#include <QHash>
+#include "engine.h"
+
 #include <QMainWindow>
 #include <QPointer>
 
-class QListView;
-class QPlainTextEdit;
-class QStandardItemModel;
 class QAction;
+class QDockWidget;
 class QLabel;
 
-namespace kforge::eval {
-class WorkerPool;
-}
-namespace kforge::protocol {
-struct EvaluateResult;
-}
-
 namespace kforge::ui {
+
+class CandidatesPanel;
+class CodeView;
+class DiagnosticsView;
+class EventLogView;
+class ExperienceBrowser;
+class HeatmapView;
+class IslandsView;
+class LineageView;
+class LlmLogView;
+class ProgressPlot;
+class RooflineView;
+class RunSession;
+class RunStatusWidget;
 
 class MainWindow : public QMainWindow {
     Q_OBJECT
@@ -27,27 +37,90 @@ public:
     explicit MainWindow(QWidget* parent = nullptr);
     ~MainWindow() override;
 
-    // Selects the named task and evaluates its baseline: on OpenCL where the task has an OpenCL
-    // reference, else on CUDA.
-    void evaluateBaseline(const QString& taskName);
+    RunSession* session() const { return m_session; }
+
+    // Starts a run as the New Run dialog would (tests, the demo).
+    bool startRun(const search::Engine::Setup& setup);
+    // The demo: a short search of a built-in task on OpenCL (PoCL on any machine).
+    void startDemo(const QString& task);
+    bool openRun(const QString& storePath, qint64 run = 0);
+    void setExperienceLibrary(const QString& path);
+
+    // The views, for tests and the renderer.
+    CandidatesPanel* candidatesPanel() const { return m_candidates; }
+    CodeView* codeView() const { return m_code; }
+    HeatmapView* heatmapView() const { return m_heatmap; }
+    IslandsView* islandsView() const { return m_islands; }
+    ProgressPlot* progressPlot() const { return m_progress; }
+    RooflineView* rooflineView() const { return m_roofline; }
+    LineageView* lineageView() const { return m_lineage; }
+    DiagnosticsView* diagnosticsView() const { return m_diagnostics; }
+    LlmLogView* llmLogView() const { return m_llmLog; }
+    EventLogView* eventLogView() const { return m_events; }
+    ExperienceBrowser* experienceBrowser() const { return m_experience; }
+    RunStatusWidget* statusWidget() const { return m_status; }
+    QList<QDockWidget*> docks() const { return m_docks; }
+
+    // Steering the selected candidate, as the menu does; `reason` and the edit are asked for
+    // when not given.
+    bool pinSelected();
+    bool vetoSelected(const QString& reason = {});
+    void editSelected();
+    bool compareSelected();
+
+protected:
+    void closeEvent(QCloseEvent* event) override;
 
 private:
+    void createViews();
+    QDockWidget* addDock(QWidget* widget, const QString& title, const QString& name, Qt::DockWidgetArea area);
     void createActions();
-    void loadTasks();
-    void evaluateSelected();
-    void showResult(qint64 ticket, const protocol::EvaluateResult& result);
+    void updateActions();
+    void newRun();
+    void openRunDialog();
+    void resumeRun();
+    void exportView();
+    void decideReview(bool accept);
+    void openEditor(qint64 candidate, const QString& source);
+    void showShortcuts();
     void showAbout();
-    QString selectedTask() const;
+    void showError(const QString& message);
+    void updateTitle();
+    void restoreLayout();
 
-    QListView* m_taskView = nullptr;
-    QStandardItemModel* m_taskModel = nullptr;
-    QPlainTextEdit* m_report = nullptr;
-    QLabel* m_statusLabel = nullptr;
-    QAction* m_evaluateAction = nullptr;
-    QHash<QString, QPointer<eval::WorkerPool>> m_pools; // one per backend, started on first use
-    qint64 m_pendingTicket = -1;
-    QString m_pendingTask;
-    QString m_pendingBackend;
+    RunSession* m_session = nullptr;
+    CandidatesPanel* m_candidates = nullptr;
+    CodeView* m_code = nullptr;
+    HeatmapView* m_heatmap = nullptr;
+    IslandsView* m_islands = nullptr;
+    ProgressPlot* m_progress = nullptr;
+    RooflineView* m_roofline = nullptr;
+    LineageView* m_lineage = nullptr;
+    DiagnosticsView* m_diagnostics = nullptr;
+    LlmLogView* m_llmLog = nullptr;
+    EventLogView* m_events = nullptr;
+    ExperienceBrowser* m_experience = nullptr;
+    RunStatusWidget* m_status = nullptr;
+    QLabel* m_message = nullptr;
+    QList<QDockWidget*> m_docks;
+    QString m_experiencePath;
+    bool m_closeAfterStop = false;
+
+    QAction* m_newRun = nullptr;
+    QAction* m_open = nullptr;
+    QAction* m_resume = nullptr;
+    QAction* m_pause = nullptr;
+    QAction* m_stop = nullptr;
+    QAction* m_reload = nullptr;
+    QAction* m_pin = nullptr;
+    QAction* m_veto = nullptr;
+    QAction* m_edit = nullptr;
+    QAction* m_compareParent = nullptr;
+    QAction* m_compareTwo = nullptr;
+    QAction* m_accept = nullptr;
+    QAction* m_reject = nullptr;
+    QAction* m_export = nullptr;
+    QAction* m_nextBest = nullptr;
 };
 
 } // namespace kforge::ui

@@ -27,8 +27,8 @@ std::optional<int> dispatch(const QString& command, const QStringList& args) {
 }
 
 QString usage(bool gui) {
-    QString text = gui ? QStringLiteral("usage: kforge [command] [options]\n\n"
-                                        "Without a command kforge opens the workbench window.\n\n")
+    QString text = gui ? QStringLiteral("usage: kforge [command | RUN.kforge] [options]\n\n"
+                                        "Without a command kforge opens the workbench window; with a run file it shows that run.\n\n")
                        : QStringLiteral("usage: kforge-headless command [options]\n\n"
                                         "The headless commands of kforge, for servers without a display or GUI libraries.\n\n");
     text += QStringLiteral("commands:\n"
@@ -42,7 +42,9 @@ QString usage(bool gui) {
                            "  doctor   list backends and devices, and how to get what is missing\n"
                            "  tasks    list the built-in and user tasks\n");
     if (gui)
-        text += QStringLiteral("  demo     open the workbench on the built-in demo task; without a display, evaluate it headless\n");
+        text += QStringLiteral("  demo     open the workbench and run a short search of the built-in demo task on OpenCL;\n"
+                               "           without a display, evaluate it headless\n"
+                               "  render-views  write every view of a stored run as PNG files (kforge render-views --help)\n");
     text += QStringLiteral("options:\n"
                            "  --version  print the version\n"
                            "  --help     print this help\n");

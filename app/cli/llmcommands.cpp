@@ -113,41 +113,9 @@ bool applyLlmOptions(const QCommandLineParser& p, search::LlmSettings& s, QStrin
                         endpoints.end());
         endpoints << *e;
     }
-    QStringList used;
-    auto use = [&](const QString& name) -> bool {
-        if (used.contains(name))
-            return true;
-        const llm::Endpoint* e = llm::findEndpoint(endpoints, name);
-        if (!e) {
-            QStringList names;
-            for (const auto& x : endpoints)
-                names << x.name;
-            error = QStringLiteral("no endpoint '%1' (known: %2; define one with --llm-endpoint %1=URL)").arg(name, names.join(QStringLiteral(", ")));
-            return false;
-        }
-        used << name;
-        s.endpoints << *e;
-        return true;
-    };
-    for (const QString& text : models) {
-        auto m = search::ModelChoice::parse(text);
-        if (!m) {
-            error = QStringLiteral("--llm: %1").arg(q(m.error()));
-            return false;
-        }
-        if (!use(m->endpoint))
-            return false;
-        s.models << *m;
-    }
-    if (p.isSet(QStringLiteral("llm-helper"))) {
-        s.helper = p.value(QStringLiteral("llm-helper"));
-        auto h = search::ModelChoice::parse(s.helper);
-        if (!h) {
-            error = QStringLiteral("--llm-helper: %1").arg(q(h.error()));
-            return false;
-        }
-        if (!use(h->endpoint))
-            return false;
+    if (auto used = s.useModels(models, p.value(QStringLiteral("llm-helper")), endpoints); !used) {
+        error = q(used.error());
+        return false;
     }
     auto number = [&](const char* name, auto& target) -> bool {
         if (!p.isSet(QLatin1String(name)))

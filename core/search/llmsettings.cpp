@@ -1,5 +1,7 @@
 #include "llmsettings.h"
 
+#include "endpoints.h"
+
 #include <QJsonArray>
 #include <QRegularExpression>
 
@@ -180,6 +182,41 @@ spec::Status LlmSettings::validate(int islands) const {
             return bad(QStringLiteral("helper: %1").arg(QString::fromStdString(h.error())));
         if (auto ok = checkModel(*h); !ok)
             return ok;
+    }
+    return spec::success();
+}
+
+spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString& helperSpec, const QList<llm::Endpoint>& known) {
+    const auto use = [&](const QString& name) -> spec::Status {
+        if (endpoint(name))
+            return spec::success();
+        const llm::Endpoint* found = llm::findEndpoint(known, name);
+        if (!found) {
+            QStringList names;
+            for (const auto& e : known)
+                names << e.name;
+            return spec::fail(QStringLiteral("no endpoint '%1' (known: %2; define one with --llm-endpoint %1=URL)")
+                                  .arg(name, names.join(QStringLiteral(", ")))
+                                  .toStdString());
+        }
+        endpoints << *found;
+        return spec::success();
+    };
+    for (const QString& text : modelSpecs) {
+        auto m = ModelChoice::parse(text);
+        if (!m)
+            return spec::fail("--llm: " + m.error());
+        if (auto s = use(m->endpoint); !s)
+            return s;
+        models << *m;
+    }
+    if (!helperSpec.isEmpty()) {
+        auto h = ModelChoice::parse(helperSpec);
+        if (!h)
+            return spec::fail("--llm-helper: " + h.error());
+        if (auto s = use(h->endpoint); !s)
+            return s;
+        helper = helperSpec;
     }
     return spec::success();
 }

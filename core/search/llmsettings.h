@@ -51,6 +51,9 @@ struct LlmSettings {
 
     QJsonObject toJson() const;
     static spec::Expected<LlmSettings> fromJson(const QJsonObject& json);
+    // Adds models (ENDPOINT:MODEL[=W][@ISLANDS] each) and a helper (empty: none), with the
+    // endpoints they name taken from `known`. Errors name the spec, or the endpoint and the known ones.
+    spec::Status useModels(const QStringList& modelSpecs, const QString& helperSpec, const QList<llm::Endpoint>& known);
     spec::Status validate(int islands) const;
 };
 

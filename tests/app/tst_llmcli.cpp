@@ -4,6 +4,7 @@
 // `kforge llm calls|show|strategies` read the calls back from the run store.
 
 #include "headlessrun.h"
+#include "scriptedllm.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -21,59 +22,6 @@ Run kforge(const QStringList& args) {
     return kforgetest::runHeadless(args);
 }
 
-QString fenced(const QString& code) {
-    return QStringLiteral("Here is the kernel.\n\n```c\n%1```\n\nIt keeps BLOCK tunable.\n").arg(code);
-}
-
-// `{{n}}` is the request's number: every answer is a different kernel.
-const char* kFloat4 = R"(// kforge:param BLOCK in {64, 128, 256} = 128
-// kforge:launch vector_add grid=(cdiv(N, BLOCK * 4)) block=(BLOCK)
-__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N)
-{
-    const int base = get_global_id(0) * 4;
-    const int tag_{{n}} = 0;
-    if (base + 3 < N) {
-        vstore4(vload4(0, x + base) + vload4(0, y + base), 0, z + base);
-    } else {
-        for (int i = base; i < N; ++i)
-            z[i] = x[i] + y[i] + tag_{{n}};
-    }
-}
-)";
-
-const char* kItems = R"(// kforge:param BLOCK in {64, 128, 256} = 256
-// kforge:param ITEMS in {2, 4} = 4
-// kforge:launch vector_add grid=(cdiv(N, BLOCK * ITEMS)) block=(BLOCK)
-__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N)
-{
-    const int start = get_group_id(0) * BLOCK * ITEMS + get_local_id(0);
-    for (int k = 0; k < ITEMS; ++k) {
-        const int i = start + k * BLOCK + 0 * {{n}};
-        if (i < N)
-            z[i] = x[i] + y[i];
-    }
-}
-)";
-
-const char* kBroken = R"(// kforge:param BLOCK in {64, 128, 256} = 128
-// kforge:launch vector_add grid=(cdiv(N, BLOCK)) block=(BLOCK)
-__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N)
-{
-    const int i = get_global_id(0) + {{n}} * 0;
-    if (i < N)
-        z[i] = x[i] + w[i];
-}
-)";
-
-QJsonObject rule(const QString& match, const QString& text, int times = -1) {
-    QJsonObject r{{QStringLiteral("match"), match},
-                  {QStringLiteral("text"), text},
-                  {QStringLiteral("usage"), QJsonObject{{QStringLiteral("input"), 3000}, {QStringLiteral("output"), 800}}}};
-    if (times > 0)
-        r.insert(QStringLiteral("times"), times);
-    return r;
-}
-
 } // namespace
 
 class TestLlmCli : public QObject {
@@ -84,23 +32,7 @@ class TestLlmCli : public QObject {
 
 private slots:
     void initTestCase() {
-        QJsonArray rules;
-        rules << rule(QStringLiteral("The strategy to rewrite"), QStringLiteral("```text\nRewrite {{n}}: four elements per work-item with vector loads.\n```"));
-        rules << rule(QStringLiteral("# The kernel to repair"), fenced(QString::fromLatin1(kItems)));
-        rules << rule(QStringLiteral("# Your expertise"), fenced(QString::fromLatin1(kBroken)), 1);
-        rules << rule(QStringLiteral("# The kernel to improve"), QStringLiteral("Use float4 loads; I can write it if you want."), 1);
-        rules << rule(QStringLiteral("# Two kernels to combine"), fenced(QString::fromLatin1(kItems)));
-        rules << rule(QStringLiteral("# The kernel to improve"), fenced(QString::fromLatin1(kFloat4)));
-        rules << rule(QStringLiteral("# Your expertise"), fenced(QString::fromLatin1(kFloat4)));
-        const QString script = m_dir.filePath(QStringLiteral("script.json"));
-        QFile f(script);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(QJsonDocument(QJsonObject{{QStringLiteral("rules"), rules}}).toJson());
-        f.close();
-        m_server.start(QStringLiteral(KFORGE_FAKE_LLM_SERVER), {QStringLiteral("--script"), script});
-        QVERIFY(m_server.waitForStarted(10000));
-        QTRY_VERIFY_WITH_TIMEOUT(m_server.canReadLine(), 20000);
-        m_port = QString::fromUtf8(m_server.readLine()).trimmed().section(QLatin1Char(' '), 1).toInt();
+        m_port = kforgetest::startScriptedLlmServer(m_server, m_dir.path(), QStringLiteral(KFORGE_FAKE_LLM_SERVER));
         QVERIFY(m_port > 0);
     }
 

@@ -1,56 +1,280 @@
-// The main window starts without any GPU driver and evaluates a task's baseline in a worker.
+// The workbench window driven through its real widgets under the offscreen platform: a run set up
+// in the New Run dialog and started on the real OpenCL worker (PoCL on the CPU in CI), with a
+// language model served by the fake LLM server on 127.0.0.1; then, while it is paused, a heatmap
+// cell clicked, its elite pinned, another candidate vetoed with a reason, a kernel edited and
+// submitted (evaluated as a human child), two candidates compared side by side, a diagnostic
+// followed to its source line; the human actions found in the experience library; and every view
+// of the stored run rendered to PNG files.
 
+#include "candidatespanel.h"
+#include "candidatetablemodel.h"
+#include "codeview.h"
+#include "diagnosticsview.h"
+#include "experiencelibrary.h"
+#include "heatmapmodel.h"
+#include "heatmapview.h"
+#include "kerneleditordialog.h"
 #include "mainwindow.h"
+#include "runsession.h"
+#include "runsetupdialog.h"
+#include "runstatuswidget.h"
+#include "scriptedllm.h"
+#include "sidebysidediff.h"
+#include "viewrenderer.h"
 
-#include <QAbstractItemModelTester>
 #include <QAction>
-#include <QFile>
-#include <QListView>
-#include <QPlainTextEdit>
+#include <QCheckBox>
+#include <QDockWidget>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTableView>
+#include <QTemporaryDir>
 #include <QTest>
 
-using kforge::ui::MainWindow;
+#include <Qsci/qsciscintilla.h>
+#include <qcustomplot.h>
+
+#include <set>
+
+using namespace kforge;
+using namespace kforge::ui;
+
+namespace {
+
+QAction* action(QWidget& window, const char* name) {
+    return window.findChild<QAction*>(QLatin1String(name));
+}
+
+// Fills the New Run dialog: vector_add on OpenCL, two islands, a budget, one model on the fake server.
+void fillSetup(RunSetupDialog& d, const QString& store, int port, int budget) {
+    d.choose(QStringLiteral("vector_add"), QStringLiteral("opencl"), budget);
+    d.findChild<QSpinBox*>(QStringLiteral("islands"))->setValue(2);
+    d.findChild<QSpinBox*>(QStringLiteral("children"))->setValue(3);
+    d.findChild<QCheckBox*>(QStringLiteral("useLlm"))->setChecked(true);
+    d.findChild<QLineEdit*>(QStringLiteral("models"))->setText(QStringLiteral("local:gpt-4.1-mini"));
+    d.findChild<QLineEdit*>(QStringLiteral("endpoints"))->setText(QStringLiteral("local=http://127.0.0.1:%1/v1,retries=1").arg(port));
+    d.setStorePath(store);
+}
+
+} // namespace
 
 class TestMainWindow : public QObject {
     Q_OBJECT
+    QTemporaryDir m_dir;
+    QProcess m_server;
+    int m_port = 0;
+
 private slots:
     void initTestCase() {
-        QCoreApplication::setOrganizationName(QStringLiteral("kforge-tests"));
-        QCoreApplication::setApplicationName(QStringLiteral("tst_mainwindow"));
+        QStandardPaths::setTestModeEnabled(true);
+        m_port = kforgetest::startScriptedLlmServer(m_server, m_dir.path(), QStringLiteral(KFORGE_FAKE_LLM_SERVER));
+        QVERIFY(m_port > 0);
     }
 
-    void startsAndListsTasks() {
+    void cleanupTestCase() {
+        m_server.terminate();
+        if (!m_server.waitForFinished(5000))
+            m_server.kill();
+    }
+
+    void startsWithoutARun() {
         MainWindow w;
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        auto* view = w.findChild<QListView*>();
-        QVERIFY(view);
-        QAbstractItemModelTester tester(view->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-        QVERIFY(view->model()->rowCount() >= 6);
+        QCOMPARE(w.docks().size(), 10);
+        QVERIFY(w.statusWidget()->text().contains(QStringLiteral("No run open")));
+        QVERIFY(action(w, "newRun")->isEnabled());
+        QVERIFY(!action(w, "pause")->isEnabled());
+        QVERIFY(!action(w, "pin")->isEnabled());
+        // Steering without a run says why instead of doing nothing.
+        QVERIFY(!w.pinSelected());
     }
 
-    void evaluatesBaseline() {
-        MainWindow w;
-        w.show();
-        auto* report = w.findChild<QPlainTextEdit*>();
-        QVERIFY(report);
-        w.evaluateBaseline(QStringLiteral("vector_add"));
-        QVERIFY(report->toPlainText().startsWith(QStringLiteral("Evaluating")));
-        QTRY_VERIFY_WITH_TIMEOUT(!report->toPlainText().startsWith(QStringLiteral("Evaluating")), 120000);
-        QVERIFY2(report->toPlainText().contains(QStringLiteral("): ok")), qPrintable(report->toPlainText()));
+    void setupDialogNamesWhatIsWrong() {
+        RunSetupDialog d;
+        fillSetup(d, m_dir.filePath(QStringLiteral("x.kforge")), m_port, 10);
+        d.findChild<QLineEdit*>(QStringLiteral("models"))->setText(QStringLiteral("gpt-4o"));
+        QVERIFY(!d.check());
+        QVERIFY(d.findChild<QLabel*>(QStringLiteral("problem"))->text().contains(QStringLiteral("ENDPOINT:MODEL")));
+        d.findChild<QLineEdit*>(QStringLiteral("models"))->setText(QStringLiteral("nowhere:m"));
+        QVERIFY(!d.check());
+        QVERIFY(d.findChild<QLabel*>(QStringLiteral("problem"))->text().contains(QStringLiteral("no endpoint 'nowhere'")));
+        d.findChild<QLineEdit*>(QStringLiteral("models"))->setText(QStringLiteral("local:gpt-4.1-mini"));
+        QVERIFY(d.check());
+        QCOMPARE(d.setup().config.backend, QStringLiteral("opencl"));
+        QCOMPARE(d.setup().config.islands, 2);
+        QCOMPARE(d.setup().config.llm.models.size(), 1);
     }
 
-    // A CUDA-only task goes to the CUDA worker; without a driver the report says so.
-    void cudaOnlyTaskUsesCuda() {
+    void steersALiveRunOnPocl() {
+        const QString store = m_dir.filePath(QStringLiteral("gui.kforge"));
+        const QString library = m_dir.filePath(QStringLiteral("experience.kforge-library"));
         MainWindow w;
+        w.setExperienceLibrary(library);
+        w.resize(1600, 1000);
         w.show();
-        auto* report = w.findChild<QPlainTextEdit*>();
-        w.evaluateBaseline(QStringLiteral("transpose"));
-        QTRY_VERIFY_WITH_TIMEOUT(!report->toPlainText().startsWith(QStringLiteral("Evaluating")), 120000);
-        const QString text = report->toPlainText();
-        QVERIFY2(text.contains(QStringLiteral("transpose on cuda")) || text.contains(QStringLiteral("kforge-worker-cuda")), qPrintable(text));
-        if (!QFile::exists(QStringLiteral("/proc/driver/nvidia/version")) && text.contains(QStringLiteral("transpose on cuda")))
-            QVERIFY2(text.contains(QStringLiteral("no NVIDIA driver")), qPrintable(text));
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        RunSession* session = w.session();
+        RunData* data = session->data();
+        CandidateSelection* selection = session->selection();
+
+        // New Run, through the dialog the menu opens.
+        action(w, "newRun")->trigger();
+        auto* dialog = w.findChild<RunSetupDialog*>();
+        QVERIFY(dialog);
+        fillSetup(*dialog, store, m_port, 400);
+        dialog->accept();
+        QTRY_VERIFY(session->isLive());
+        QTRY_VERIFY_WITH_TIMEOUT(data->hasRun(), 60000);
+
+        // Pause once there are elites to steer.
+        const auto correctCount = [data] {
+            int n = 0;
+            for (int r = 0; r < data->candidateCount(); ++r)
+                n += data->candidateAt(r).correct && !data->candidateAt(r).vetoed;
+            return n;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(correctCount() >= 4, 240000);
+        action(w, "pause")->trigger();
+        QTRY_COMPARE_WITH_TIMEOUT(session->state(), search::RunState::Paused, 240000);
+        QVERIFY(w.statusWidget()->text().contains(QStringLiteral("paused"), Qt::CaseInsensitive));
+
+        // Click a filled heatmap cell: its elite becomes the selection everywhere.
+        HeatmapView* heatmap = w.heatmapView();
+        for (QDockWidget* dock : w.docks())
+            if (dock->widget() == heatmap)
+                dock->raise();
+        QTRY_VERIFY(heatmap->model()->rowCount() > 0);
+        qint64 elite = 0;
+        QPoint cell;
+        for (int y = 0; y < heatmap->model()->rowCount() && !elite; ++y)
+            for (int x = 0; x < heatmap->model()->columnCount() && !elite; ++x)
+                if (const qint64 id = heatmap->model()->index(y, x).data(HeatmapModel::EliteRole).toLongLong()) {
+                    elite = id;
+                    cell = heatmap->cellCenter(heatmap->model()->xLevelOf(heatmap->model()->index(y, x)),
+                                               heatmap->model()->yLevelOf(heatmap->model()->index(y, x)));
+                }
+        QVERIFY(elite);
+        QTest::mouseClick(heatmap->plot(), Qt::LeftButton, {}, cell);
+        QTRY_COMPARE(selection->current(), elite);
+        const auto currentRow = w.candidatesPanel()->view()->currentIndex();
+        QCOMPARE(currentRow.data(CandidateTableModel::CandidateRole).toLongLong(), elite);
+
+        // Pin it.
+        QTRY_VERIFY(action(w, "pin")->isEnabled());
+        action(w, "pin")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(data->candidate(elite)->pinned, 30000);
+
+        // Veto another correct candidate, chosen in the candidate list, with a reason.
+        qint64 vetoed = 0;
+        for (int r = data->candidateCount() - 1; r >= 0 && !vetoed; --r)
+            if (data->candidateAt(r).correct && data->candidateAt(r).id != elite && !data->candidateAt(r).parents.isEmpty())
+                vetoed = data->candidateAt(r).id;
+        QVERIFY(vetoed);
+        QTableView* table = w.candidatesPanel()->view();
+        const QModelIndex vetoIndex = w.candidatesPanel()->filter()->mapFromSource(w.candidatesPanel()->model()->indexOf(vetoed));
+        table->scrollTo(vetoIndex);
+        QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(vetoIndex).center());
+        QTRY_COMPARE(selection->current(), vetoed);
+        QVERIFY(w.vetoSelected(QStringLiteral("reads past the end in review")));
+        QTRY_VERIFY_WITH_TIMEOUT(data->candidate(vetoed)->vetoed, 30000);
+
+        // Edit the pinned kernel and submit it: a new child with origin human.
+        selection->select(elite);
+        action(w, "edit")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(w.findChild<KernelEditorDialog*>(), 30000);
+        auto* editor = w.findChild<KernelEditorDialog*>();
+        editor->editor()->setText(QStringLiteral("#define KFORGE_HAND_EDITED 1\n") + editor->source());
+        QVERIFY2(editor->submit(), qPrintable(editor->errorText()));
+        action(w, "pause")->trigger(); // continue
+        const auto human = [data]() -> const CandidateRow* {
+            for (int r = 0; r < data->candidateCount(); ++r)
+                if (data->candidateAt(r).origin == search::Origin::Human)
+                    return &data->candidateAt(r);
+            return nullptr;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(human() && human()->evaluated(), 240000);
+        QVERIFY(human()->parents.contains(elite));
+        QVERIFY2(human()->correct, qPrintable(human()->message));
+
+        // Compare two candidates side by side: the human edit and its parent, selected in the list.
+        const qint64 edit = human()->id;
+        table->clearSelection();
+        for (qint64 id : {elite, edit}) {
+            const QModelIndex at = w.candidatesPanel()->filter()->mapFromSource(w.candidatesPanel()->model()->indexOf(id));
+            table->selectionModel()->select(at, QItemSelectionModel::Select | QItemSelectionModel::Rows);
+        }
+        QVERIFY(w.compareSelected());
+        QCOMPARE(w.codeView()->mode(), CodeView::Mode::Compare);
+        QTRY_VERIFY_WITH_TIMEOUT(w.codeView()->compareView()->rightEditor()->text().contains(QStringLiteral("KFORGE_HAND_EDITED")), 30000);
+        QVERIFY(!w.codeView()->compareView()->leftEditor()->text().contains(QStringLiteral("KFORGE_HAND_EDITED")));
+        QCOMPARE(w.codeView()->compareView()->addedLines(), 1);
+
+        // A candidate the model broke: its compile error leads to its source line.
+        const auto broken = [data]() -> qint64 {
+            for (int r = 0; r < data->candidateCount(); ++r)
+                if (data->candidateAt(r).status == QLatin1String("compile_error"))
+                    return data->candidateAt(r).id;
+            return 0;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(broken(), 120000);
+        selection->select(broken());
+        QAbstractItemView* findings = w.diagnosticsView()->findingsView();
+        QSignalSpy lines(w.diagnosticsView(), &DiagnosticsView::lineActivated);
+        QTRY_VERIFY_WITH_TIMEOUT(findings->model()->rowCount() > 0, 30000);
+        for (int r = 0; r < findings->model()->rowCount() && lines.isEmpty(); ++r) {
+            findings->setCurrentIndex(findings->model()->index(r, 0));
+            QTest::keyClick(findings, Qt::Key_Return);
+        }
+        QVERIFY(!lines.isEmpty());
+        const int line = lines.first().first().toInt();
+        QVERIFY(line > 0);
+        QCOMPARE(w.codeView()->mode(), CodeView::Mode::Source);
+        int cursorLine = 0, cursorIndex = 0;
+        w.codeView()->sourceEditor()->getCursorPosition(&cursorLine, &cursorIndex);
+        QCOMPARE(cursorLine + 1, line);
+
+        // Stop; the run can be resumed later.
+        action(w, "stop")->trigger();
+        QTRY_VERIFY_WITH_TIMEOUT(!session->isLive(), 120000);
+        QVERIFY(action(w, "resumeRun")->isEnabled());
+        QTRY_VERIFY(!data->llmCalls().isEmpty());
+
+        // Every human action reached the experience library.
+        auto lib = experience::ExperienceLibrary::open(library);
+        QVERIFY(lib);
+        auto insights = (*lib)->all();
+        QVERIFY(insights);
+        std::set<QString> kinds;
+        for (const auto& i : *insights)
+            kinds.insert(i.kind);
+        QVERIFY(kinds.count(QStringLiteral("human_pin")));
+        QVERIFY(kinds.count(QStringLiteral("human_veto")));
+        QVERIFY(kinds.count(QStringLiteral("human_edit")));
+    }
+
+    // Every view of the stored run as PNG files: into KFORGE_RENDER_DIR when set (for people to
+    // look at), else a temporary folder.
+    void rendersEveryViewOfTheStoredRun() {
+        const QString store = m_dir.filePath(QStringLiteral("gui.kforge"));
+        if (!QFile::exists(store))
+            QSKIP("needs the run of steersALiveRunOnPocl");
+        RenderOptions o;
+        o.storePath = store;
+        o.outDir = qEnvironmentVariable("KFORGE_RENDER_DIR", m_dir.filePath(QStringLiteral("png")));
+        o.experiencePath = m_dir.filePath(QStringLiteral("experience.kforge-library"));
+        auto written = renderViews(o);
+        QVERIFY2(written, written ? "" : written.error().c_str());
+        QCOMPARE(written->size(), 14);
+        for (const QString& file : *written) {
+            QImage image(file);
+            QVERIFY2(!image.isNull() && image.width() > 300 && image.height() > 200, qPrintable(file));
+        }
+        auto missing = renderViews({m_dir.filePath(QStringLiteral("none.kforge")), 0, 0, m_dir.filePath(QStringLiteral("none")), {}, {}, {}, 60});
+        QVERIFY(!missing);
     }
 };
 

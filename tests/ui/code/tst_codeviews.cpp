@@ -1,0 +1,523 @@
+// The QScintilla views over real widgets (offscreen): dialect keywords, diff marks and scrolling,
+// the code view following the selection as details arrive, and the kernel editor's checks.
+// With KFORGE_TEST_SNAPSHOTS naming a folder, the views are also saved there as PNGs to look at.
+
+#include "candidatedetails.h"
+#include "candidateselection.h"
+#include "codeview.h"
+#include "editorfactory.h"
+#include "kerneleditordialog.h"
+#include "kernellexer.h"
+#include "rundata.h"
+#include "sidebysidediff.h"
+
+#include <Qsci/qsciscintilla.h>
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QLabel>
+#include <QLineEdit>
+#include <QScrollBar>
+#include <QSignalSpy>
+#include <QTest>
+#include <QToolButton>
+
+using namespace kforge;
+using namespace kforge::ui;
+
+namespace {
+
+QString taskFile(const QString& relative) {
+    const QString dir = qEnvironmentVariable("KFORGE_TASKS_DIR", QStringLiteral(KFORGE_SOURCE_TASKS_DIR));
+    QFile file(QDir(dir).filePath(relative));
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    return QString::fromUtf8(file.readAll());
+}
+
+QStringList words(const char* list) {
+    return QString::fromLatin1(list ? list : "").split(QLatin1Char(' '), Qt::SkipEmptyParts);
+}
+
+bool hasMarker(QsciScintilla* editor, int line, Marker marker) {
+    return editor->markersAtLine(line) & (1 << markerNumber(marker));
+}
+
+QList<int> linesWith(QsciScintilla* editor, Marker marker) {
+    QList<int> lines;
+    for (int line = 0; line < editor->lines(); ++line)
+        if (hasMarker(editor, line, marker))
+            lines << line;
+    return lines;
+}
+
+int styleAt(QsciScintilla* editor, const QString& word) {
+    editor->SendScintilla(QsciScintillaBase::SCI_COLOURISE, 0, -1);
+    const int offset = static_cast<int>(editor->text().toUtf8().indexOf(word.toUtf8()));
+    return static_cast<int>(editor->SendScintilla(QsciScintillaBase::SCI_GETSTYLEAT, offset));
+}
+
+QString numbered(int count, int from = 1) {
+    QString text;
+    for (int i = 0; i < count; ++i)
+        text += QStringLiteral("int line%1 = %1;\n").arg(from + i);
+    return text;
+}
+
+// The parent (the task's baseline) and an edited child: one directive changed, a comment line
+// removed, two lines added.
+struct Sources {
+    QString parent;
+    QString child;
+};
+
+Sources sgemmSources() {
+    Sources s;
+    s.parent = taskFile(QStringLiteral("sgemm/baseline.cu"));
+    s.child = s.parent;
+    s.child.replace(QStringLiteral("// kforge:param TILE in {16, 32} = 16"), QStringLiteral("// kforge:param TILE in {16, 32} = 32"));
+    s.child.replace(QStringLiteral("    // x runs along N so that a warp's reads of B and writes of C are contiguous.\n"), QString());
+    s.child.replace(QStringLiteral("    float acc = 0.0f;\n"),
+                    QStringLiteral("    float acc = 0.0f;\n    // Prefetch the first tiles' rows.\n    const float* a = A + (size_t)row * K;\n"));
+    return s;
+}
+
+CandidateRow row(qint64 id, QList<qint64> parents, search::Origin origin, const QString& label) {
+    CandidateRow r;
+    r.id = id;
+    r.generation = parents.isEmpty() ? 0 : 1;
+    r.parents = std::move(parents);
+    r.origin = origin;
+    r.label = label;
+    return r;
+}
+
+CandidateDetail detail(qint64 id, const QString& source, QList<qint64> parents = {}) {
+    CandidateDetail d;
+    d.id = id;
+    d.candidate.id = id;
+    d.candidate.source = source;
+    d.candidate.parents = std::move(parents);
+    return d;
+}
+
+void snapshot(QWidget* widget, const QString& name) {
+    const QString dir = qEnvironmentVariable("KFORGE_TEST_SNAPSHOTS");
+    if (dir.isEmpty())
+        return;
+    QVERIFY(widget->grab().save(QDir(dir).filePath(name + QStringLiteral(".png"))));
+}
+
+// A run on CUDA with a seed (1) and its LLM child (2), and views over it.
+struct Fixture {
+    RunData data;
+    CandidateDetails details;
+    CandidateSelection selection;
+    Sources sources = sgemmSources();
+
+    Fixture() {
+        RunDelta delta;
+        delta.fresh = true;
+        delta.run.id = 1;
+        delta.run.backend = QStringLiteral("cuda");
+        delta.run.task = QStringLiteral("sgemm");
+        delta.added << row(1, {}, search::Origin::Seed, QStringLiteral("baseline"));
+        CandidateRow child = row(2, {1}, search::Origin::Llm, QStringLiteral("LLM: larger tiles"));
+        child.params = QStringLiteral("TILE=32");
+        child.status = QStringLiteral("ok");
+        child.correct = true;
+        child.speedup = 1.73;
+        child.findings = 2;
+        delta.added << child;
+        delta.loaded = delta.total = 2;
+        data.apply(delta);
+    }
+
+    CandidateDetail childDetail() const {
+        CandidateDetail d = detail(2, sources.child, {1});
+        d.candidate.label = QStringLiteral("LLM: larger tiles");
+        store::EvaluationRecord evaluation;
+        evaluation.candidateId = 2;
+        evaluation.purpose = QStringLiteral("search");
+        evaluation.findings.append(QJsonObject{{QStringLiteral("rule"), QStringLiteral("bank-conflicts")},
+                                               {QStringLiteral("severity"), QStringLiteral("warning")},
+                                               {QStringLiteral("message"), QStringLiteral("shared loads conflict 2-way")},
+                                               {QStringLiteral("direction"), QStringLiteral("pad the tile by one column")},
+                                               {QStringLiteral("line"), 12}});
+        evaluation.findings.append(QJsonObject{{QStringLiteral("severity"), QStringLiteral("info")},
+                                               {QStringLiteral("message"), QStringLiteral("no line")}});
+        protocol::Diagnostic diagnostic;
+        diagnostic.kind = "compile";
+        diagnostic.severity = "error";
+        diagnostic.message = "identifier \"acc2\" is undefined";
+        diagnostic.role = "candidate";
+        diagnostic.line = 18;
+        diagnostic.column = 11;
+        evaluation.result.diagnostics.push_back(diagnostic);
+        protocol::Diagnostic reference = diagnostic;
+        reference.role = "reference";
+        reference.line = 3;
+        evaluation.result.diagnostics.push_back(reference);
+        d.evaluations << evaluation;
+        return d;
+    }
+};
+
+} // namespace
+
+class TestCodeViews : public QObject {
+    Q_OBJECT
+private slots:
+    void lexerKeywords_data() {
+        QTest::addColumn<spec::Dialect>("dialect");
+        QTest::addColumn<int>("set");
+        QTest::addColumn<QString>("word");
+        QTest::addColumn<bool>("present");
+        const auto cuda = spec::Dialect::Cuda;
+        const auto ocl = spec::Dialect::OpenCL;
+        QTest::newRow("cuda __global__") << cuda << 1 << "__global__" << true;
+        QTest::newRow("cuda __shared__") << cuda << 1 << "__shared__" << true;
+        QTest::newRow("cuda keeps C++ for") << cuda << 1 << "for" << true;
+        QTest::newRow("cuda threadIdx") << cuda << 2 << "threadIdx" << true;
+        QTest::newRow("cuda __syncthreads") << cuda << 2 << "__syncthreads" << true;
+        QTest::newRow("cuda __ldg") << cuda << 2 << "__ldg" << true;
+        QTest::newRow("cuda __hfma2") << cuda << 2 << "__hfma2" << true;
+        QTest::newRow("cuda mma_sync") << cuda << 2 << "mma_sync" << true;
+        QTest::newRow("cuda float4") << cuda << 4 << "float4" << true;
+        QTest::newRow("cuda __nv_bfloat16") << cuda << 4 << "__nv_bfloat16" << true;
+        QTest::newRow("cuda has no __kernel") << cuda << 1 << "__kernel" << false;
+        QTest::newRow("cuda has no get_global_id") << cuda << 2 << "get_global_id" << false;
+        QTest::newRow("opencl __kernel") << ocl << 1 << "__kernel" << true;
+        QTest::newRow("opencl __local") << ocl << 1 << "__local" << true;
+        QTest::newRow("opencl get_global_id") << ocl << 2 << "get_global_id" << true;
+        QTest::newRow("opencl barrier") << ocl << 2 << "barrier" << true;
+        QTest::newRow("opencl CLK_LOCAL_MEM_FENCE") << ocl << 2 << "CLK_LOCAL_MEM_FENCE" << true;
+        QTest::newRow("opencl vload4") << ocl << 2 << "vload4" << true;
+        QTest::newRow("opencl float4") << ocl << 4 << "float4" << true;
+        QTest::newRow("opencl has no __global__") << ocl << 1 << "__global__" << false;
+        QTest::newRow("opencl has no threadIdx") << ocl << 2 << "threadIdx" << false;
+        QTest::newRow("directive marker cuda") << cuda << 6 << "kforge" << true;
+        QTest::newRow("directive marker opencl") << ocl << 6 << "kforge" << true;
+    }
+
+    void lexerKeywords() {
+        QFETCH(spec::Dialect, dialect);
+        QFETCH(int, set);
+        QFETCH(QString, word);
+        QFETCH(bool, present);
+        KernelLexer lexer(dialect);
+        QCOMPARE(words(lexer.keywords(set)).contains(word), present);
+        // Switching dialects gives the same lists as starting in that dialect.
+        KernelLexer other(dialect == spec::Dialect::Cuda ? spec::Dialect::OpenCL : spec::Dialect::Cuda);
+        other.setDialect(dialect);
+        QCOMPARE(QByteArray(other.keywords(set)), QByteArray(lexer.keywords(set)));
+    }
+
+    void editorHighlightsByDialect() {
+        QWidget parent;
+        QsciScintilla* editor = makeEditor(&parent, spec::Dialect::Cuda, true);
+        QVERIFY(editor->isReadOnly());
+        QCOMPARE(editor->wrapMode(), QsciScintilla::WrapNone);
+        QCOMPARE(editor->tabWidth(), 4);
+        QVERIFY(editor->isUtf8());
+        setEditorText(editor, QStringLiteral("// kforge:param X = 1\n__global__ void k() { __syncthreads(); int i = get_global_id(0); }\n"));
+        QCOMPARE(editor->text().left(9), QStringLiteral("// kforge"));
+        QCOMPARE(styleAt(editor, QStringLiteral("__syncthreads")), int(QsciLexerCPP::KeywordSet2));
+        QCOMPARE(styleAt(editor, QStringLiteral("__global__")), int(QsciLexerCPP::Keyword));
+        QCOMPARE(styleAt(editor, QStringLiteral("get_global_id")), int(QsciLexerCPP::Identifier));
+        QCOMPARE(styleAt(editor, QStringLiteral("kforge")), int(QsciLexerCPP::TaskMarker));
+        // The whole directive is coloured, not just its `kforge`.
+        const int directive = indicatorNumber(Indicator::Directive);
+        QVERIFY(editor->SendScintilla(QsciScintillaBase::SCI_INDICATORVALUEAT, directive, 15) != 0);
+        QVERIFY(editor->SendScintilla(QsciScintillaBase::SCI_INDICATORVALUEAT, directive, 30) == 0);
+        setDialect(editor, spec::Dialect::OpenCL);
+        QCOMPARE(styleAt(editor, QStringLiteral("__syncthreads")), int(QsciLexerCPP::Identifier));
+        QCOMPARE(styleAt(editor, QStringLiteral("get_global_id")), int(QsciLexerCPP::KeywordSet2));
+    }
+
+    void diffMarksExactlyTheChangedLines() {
+        const QString before = numbered(10);
+        QString after = before;
+        after.replace(QStringLiteral("int line3 = 3;"), QStringLiteral("int line3 = 33;")); // changed
+        after.replace(QStringLiteral("int line6 = 6;\n"), QString());                        // removed
+        after.replace(QStringLiteral("int line8 = 8;\n"), QStringLiteral("int line8 = 8;\nint x;\nint y;\n"));
+        SideBySideDiff diff;
+        diff.setTexts(QStringLiteral("before"), before, QStringLiteral("after"), after, spec::Dialect::Cuda);
+        QCOMPARE(diff.leftEditor()->text(), before);
+        QCOMPARE(diff.rightEditor()->text(), after);
+        QCOMPARE(diff.removedLines(), 2);
+        QCOMPARE(diff.addedLines(), 3);
+        QCOMPARE(diff.changeCount(), 3);
+        QCOMPARE(linesWith(diff.leftEditor(), Marker::Removed), (QList<int>{2, 5}));
+        QCOMPARE(linesWith(diff.leftEditor(), Marker::Added), QList<int>());
+        // after: line1 line2 line3' line4 line5 line7 line8 x y line9 line10
+        QCOMPARE(linesWith(diff.rightEditor(), Marker::Added), (QList<int>{2, 7, 8}));
+        QCOMPARE(linesWith(diff.rightEditor(), Marker::Removed), QList<int>());
+        bool found = false;
+        for (const QLabel* label : diff.findChildren<QLabel*>())
+            found = found || label->text().startsWith(QStringLiteral("+3 \u22122 lines"));
+        QVERIFY(found);
+
+        // New texts replace the old marks.
+        diff.setTexts(QStringLiteral("a"), before, QStringLiteral("b"), before, spec::Dialect::OpenCL);
+        QCOMPARE(diff.addedLines(), 0);
+        QCOMPARE(diff.removedLines(), 0);
+        QCOMPARE(linesWith(diff.leftEditor(), Marker::Removed), QList<int>());
+        QCOMPARE(linesWith(diff.rightEditor(), Marker::Added), QList<int>());
+    }
+
+    void diffScrollsBothEditorsTogether() {
+        const QString before = numbered(300);
+        // 20 lines inserted after line 100, lines 201-210 removed.
+        QString after = numbered(100) + numbered(20, 1000) + numbered(100, 101) + numbered(90, 211);
+        SideBySideDiff diff;
+        diff.resize(900, 400);
+        diff.setTexts(QStringLiteral("before"), before, QStringLiteral("after"), after, spec::Dialect::Cuda);
+        diff.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&diff));
+        QCOMPARE(diff.addedLines(), 20);
+        QCOMPARE(diff.removedLines(), 10);
+
+        // Scintilla reports scrolling when it repaints, hence QTRY.
+        diff.leftEditor()->setFirstVisibleLine(150); // below the insertion: 20 lines further on the right
+        QTRY_COMPARE(diff.rightEditor()->firstVisibleLine(), 170);
+        diff.rightEditor()->setFirstVisibleLine(40); // above every change
+        QTRY_COMPARE(diff.leftEditor()->firstVisibleLine(), 40);
+        diff.rightEditor()->setFirstVisibleLine(110); // inside the insertion: the left waits at line 100
+        QTRY_COMPARE(diff.leftEditor()->firstVisibleLine(), 100);
+        QTest::qWait(50);
+        QCOMPARE(diff.rightEditor()->firstVisibleLine(), 110); // the left's own report did not pull it back
+        diff.leftEditor()->setFirstVisibleLine(240); // below the removal: 20 - 10 lines further
+        QTRY_COMPARE(diff.rightEditor()->firstVisibleLine(), 250);
+        // Keyboard scrolling goes through Scintilla too.
+        diff.leftEditor()->setFocus();
+        QTest::keyClick(diff.leftEditor(), Qt::Key_Down, Qt::ControlModifier); // scrolls one line
+        QTRY_COMPARE(diff.rightEditor()->firstVisibleLine(), 251);
+        diff.leftEditor()->SendScintilla(QsciScintillaBase::SCI_SETXOFFSET, 30);
+        QTRY_COMPARE(diff.rightEditor()->SendScintilla(QsciScintillaBase::SCI_GETXOFFSET), 30L);
+
+        // F8 walks the changes; Shift+F8 goes back, both wrapping around.
+        QCOMPARE(diff.changeCount(), 2);
+        QTest::keyClick(diff.leftEditor(), Qt::Key_F8);
+        QCOMPARE(diff.currentChange(), 0);
+        int line = 0;
+        int index = 0;
+        diff.rightEditor()->getCursorPosition(&line, &index);
+        QCOMPARE(line, 100);
+        QTest::keyClick(diff.leftEditor(), Qt::Key_F8);
+        QCOMPARE(diff.currentChange(), 1);
+        diff.leftEditor()->getCursorPosition(&line, &index);
+        QCOMPARE(line, 200);
+        const int first = diff.leftEditor()->firstVisibleLine();
+        QVERIFY(first <= 200 && first + 10 > 200);
+        QTest::keyClick(diff.leftEditor(), Qt::Key_F8);
+        QCOMPARE(diff.currentChange(), 0);
+        QTest::keyClick(diff.leftEditor(), Qt::Key_F8, Qt::ShiftModifier);
+        QCOMPARE(diff.currentChange(), 1);
+    }
+
+    void codeViewShowsSourceOnceLoaded() {
+        Fixture f;
+        QSignalSpy requested(&f.details, &CandidateDetails::requested);
+        CodeView view(&f.data, &f.details, &f.selection);
+        view.resize(1000, 700);
+        view.show();
+        QCOMPARE(view.mode(), CodeView::Mode::Source);
+        QVERIFY(view.placeholderText().startsWith(QStringLiteral("Select")));
+
+        f.selection.select(2);
+        QCOMPARE(view.placeholderText(), QStringLiteral("Loading kernel 2\u2026"));
+        QCOMPARE(requested.count(), 1);
+        QCOMPARE(requested.first().first().toLongLong(), 2);
+        QCOMPARE(view.shownCandidate(), 0);
+
+        // An answer for another candidate changes nothing.
+        f.details.deliver(0, detail(1, f.sources.parent));
+        QCOMPARE(view.placeholderText(), QStringLiteral("Loading kernel 2\u2026"));
+
+        f.details.deliver(0, f.childDetail());
+        QCOMPARE(view.placeholderText(), QString());
+        QCOMPARE(view.shownCandidate(), 2);
+        QCOMPARE(view.sourceEditor()->text(), f.sources.child);
+        auto* lexer = qobject_cast<KernelLexer*>(view.sourceEditor()->lexer());
+        QVERIFY(lexer);
+        QCOMPARE(lexer->dialect(), spec::Dialect::Cuda);
+        // The finding on line 12 and the compile error on line 18 (1-based), and nothing else.
+        QCOMPARE(linesWith(view.sourceEditor(), Marker::Warning), QList<int>{11});
+        QCOMPARE(linesWith(view.sourceEditor(), Marker::Error), QList<int>{17});
+        QCOMPARE(linesWith(view.sourceEditor(), Marker::Info), QList<int>());
+        QVERIFY(view.sourceEditor()->annotation(11).contains(QStringLiteral("shared loads conflict")));
+        bool headerFound = false;
+        for (const QLabel* label : view.findChildren<QLabel*>())
+            headerFound = headerFound || (label->text().contains(QStringLiteral("#2")) && label->text().contains(QStringLiteral("TILE=32")));
+        QVERIFY(headerFound);
+        snapshot(&view, QStringLiteral("codeview-source"));
+
+        // The diagnostics view jumps to a line: selected and in view.
+        view.showLine(25);
+        snapshot(&view, QStringLiteral("codeview-showline"));
+        int line = 0;
+        int index = 0;
+        view.sourceEditor()->getCursorPosition(&line, &index);
+        QCOMPARE(line, 24);
+        QCOMPARE(view.sourceEditor()->selectedText(), view.sourceEditor()->text(24).chopped(1)); // without the newline
+        QVERIFY(view.sourceEditor()->firstVisibleLine() <= 24);
+
+        // The header's button hands the shown kernel to whoever opens the editor.
+        QSignalSpy edits(&view, &CodeView::editRequested);
+        auto* edit = view.findChild<QToolButton*>(QStringLiteral("editAsChild"));
+        QVERIFY(edit);
+        edit->click();
+        QCOMPARE(edits.count(), 1);
+        QCOMPARE(edits.first().at(0).toLongLong(), 2);
+        QCOMPARE(edits.first().at(1).toString(), f.sources.child);
+
+        // Another selection waits for its own details.
+        f.selection.select(1);
+        QCOMPARE(view.sourceEditor()->text(), f.sources.parent); // delivered earlier, cached
+        QCOMPARE(view.shownCandidate(), 1);
+        f.selection.select(0);
+        QVERIFY(view.placeholderText().startsWith(QStringLiteral("Select")));
+    }
+
+    void showLineBeforeTheSourceArrives() {
+        Fixture f;
+        CodeView view(&f.data, &f.details, &f.selection);
+        view.resize(800, 400);
+        view.show();
+        f.selection.select(2);
+        view.setMode(CodeView::Mode::Compare);
+        view.showLine(18);
+        QCOMPARE(view.mode(), CodeView::Mode::Source);
+        f.details.deliver(0, f.childDetail());
+        int line = 0;
+        int index = 0;
+        view.sourceEditor()->getCursorPosition(&line, &index);
+        QCOMPARE(line, 17);
+        QVERIFY(view.sourceEditor()->hasSelectedText());
+    }
+
+    void codeViewDiffsAgainstTheParent() {
+        Fixture f;
+        CodeView view(&f.data, &f.details, &f.selection);
+        QSignalSpy modes(&view, &CodeView::modeChanged);
+        view.resize(1200, 700);
+        view.show();
+        f.selection.select(2);
+        view.setMode(CodeView::Mode::DiffParent);
+        QCOMPARE(modes.count(), 1);
+        QCOMPARE(view.placeholderText(), QStringLiteral("Loading kernels 1 and 2\u2026"));
+        f.details.deliver(0, f.childDetail());
+        QCOMPARE(view.placeholderText(), QStringLiteral("Loading kernel 1\u2026"));
+        f.details.deliver(0, detail(1, f.sources.parent));
+        QCOMPARE(view.placeholderText(), QString());
+        SideBySideDiff* diff = view.diffView();
+        QCOMPARE(diff->leftEditor()->text(), f.sources.parent);
+        QCOMPARE(diff->rightEditor()->text(), f.sources.child);
+        QCOMPARE(diff->removedLines(), 2); // the directive and the comment
+        QCOMPARE(diff->addedLines(), 3);   // the directive and two new lines
+        QCOMPARE(linesWith(diff->leftEditor(), Marker::Removed).size(), 2);
+        QCOMPARE(linesWith(diff->rightEditor(), Marker::Added).size(), 3);
+        const int directive = static_cast<int>(f.sources.child.left(f.sources.child.indexOf(QStringLiteral("// kforge:param"))).count(QLatin1Char('\n')));
+        QVERIFY(hasMarker(diff->rightEditor(), directive, Marker::Added));
+        QVERIFY(hasMarker(diff->leftEditor(), directive, Marker::Removed));
+        snapshot(&view, QStringLiteral("codeview-diff"));
+
+        // A seed has nothing to diff against.
+        f.selection.select(1);
+        QVERIFY2(view.placeholderText().contains(QStringLiteral("seed")), qPrintable(view.placeholderText()));
+    }
+
+    void compareRequestShowsBoth() {
+        Fixture f;
+        CodeView view(&f.data, &f.details, &f.selection);
+        view.resize(1200, 700);
+        view.show();
+        QCOMPARE(view.mode(), CodeView::Mode::Source);
+        f.selection.compare(1, 2);
+        QCOMPARE(view.mode(), CodeView::Mode::Compare);
+        QVERIFY(view.placeholderText().startsWith(QStringLiteral("Loading kernels")));
+        f.details.deliver(0, detail(1, f.sources.parent));
+        f.details.deliver(0, f.childDetail());
+        QCOMPARE(view.placeholderText(), QString());
+        QCOMPARE(view.compareView()->leftEditor()->text(), f.sources.parent);
+        QCOMPARE(view.compareView()->rightEditor()->text(), f.sources.child);
+        QCOMPARE(view.compareView()->addedLines(), 3);
+
+        // From the other tab, a new request switches back and shows the new pair (cached now).
+        view.setMode(CodeView::Mode::Source);
+        f.selection.compare(2, 1);
+        QCOMPARE(view.mode(), CodeView::Mode::Compare);
+        QCOMPARE(view.compareView()->leftEditor()->text(), f.sources.child);
+        QCOMPARE(view.compareView()->rightEditor()->text(), f.sources.parent);
+        snapshot(&view, QStringLiteral("codeview-compare"));
+
+        // Another run: nothing is shown any more.
+        f.data.clear();
+        QCOMPARE(view.placeholderText(), QStringLiteral("No run is open."));
+    }
+
+    void editorRejectsUnchangedAndBrokenKernels() {
+        const QString source = taskFile(QStringLiteral("sgemm/baseline.cu"));
+        QVERIFY(!source.isEmpty());
+        KernelEditorDialog dialog(7, source, spec::Dialect::Cuda);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        QSignalSpy accepted(&dialog, &QDialog::accepted);
+
+        QVERIFY(!dialog.submit());
+        QVERIFY2(dialog.errorText().contains(QStringLiteral("same")), qPrintable(dialog.errorText()));
+
+        // A choice that is not an integer on the param directive (line 6).
+        QString broken = source;
+        broken.replace(QStringLiteral("TILE in {16, 32} = 16"), QStringLiteral("TILE in {16, big} = 16"));
+        setEditorText(dialog.editor(), broken);
+        QVERIFY(!dialog.submit());
+        QVERIFY2(dialog.errorText().contains(QStringLiteral("line 6")), qPrintable(dialog.errorText()));
+        QVERIFY(hasMarker(dialog.editor(), 5, Marker::Error));
+        QCOMPARE(linesWith(dialog.editor(), Marker::Error).size(), 1);
+        int line = 0;
+        int index = 0;
+        dialog.editor()->getCursorPosition(&line, &index);
+        QCOMPARE(line, 5);
+        QCOMPARE(accepted.count(), 0);
+        QCOMPARE(dialog.result(), int(QDialog::Rejected));
+        snapshot(&dialog, QStringLiteral("kerneleditor-error"));
+
+        // A launch of a kernel the file does not define.
+        QString unknown = source;
+        unknown.replace(QStringLiteral("kforge:launch sgemm"), QStringLiteral("kforge:launch sgemm2"));
+        setEditorText(dialog.editor(), unknown);
+        QVERIFY(!dialog.submit());
+        QVERIFY(dialog.errorText().contains(QStringLiteral("sgemm2")));
+        QVERIFY(hasMarker(dialog.editor(), 6, Marker::Error));
+        QVERIFY(!hasMarker(dialog.editor(), 5, Marker::Error)); // the old mark is gone
+    }
+
+    void editorAcceptsAnEdit() {
+        const QString source = taskFile(QStringLiteral("vector_add/baseline.cl"));
+        QVERIFY(!source.isEmpty());
+        KernelEditorDialog dialog(3, source, spec::Dialect::OpenCL);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+        QCOMPARE(dialog.parentId(), 3);
+        QString edited = source;
+        edited.replace(QStringLiteral("= 256"), QStringLiteral("= 128"));
+        setEditorText(dialog.editor(), edited);
+        auto* note = dialog.findChild<QLineEdit*>();
+        QVERIFY(note);
+        note->setText(QStringLiteral("  smaller work-groups  "));
+        // Ctrl+Return from inside the editor submits.
+        dialog.editor()->setFocus();
+        QTest::keyClick(dialog.editor(), Qt::Key_Return, Qt::ControlModifier);
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+        QCOMPARE(dialog.source(), edited);
+        QCOMPARE(dialog.note(), QStringLiteral("smaller work-groups"));
+        QVERIFY(dialog.errorText().isEmpty());
+    }
+};
+
+QTEST_MAIN(TestCodeViews)
+#include "tst_codeviews.moc"

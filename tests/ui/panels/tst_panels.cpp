@@ -1,0 +1,538 @@
+// The run's side panels: their models grow with RunData without resets, and the views select
+// candidates, show prompts and findings, and browse an experience library read off the GUI thread.
+
+#include "candidatedetails.h"
+#include "candidatelistmodel.h"
+#include "candidateselection.h"
+#include "diagnosticsview.h"
+#include "eventlogview.h"
+#include "eventmodel.h"
+#include "experiencebrowser.h"
+#include "findingmodel.h"
+#include "insightmodel.h"
+#include "lineageview.h"
+#include "llmcallmodel.h"
+#include "llmlogview.h"
+#include "rundata.h"
+
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListView>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace kforge;
+using namespace kforge::ui;
+
+namespace {
+
+CandidateRow row(qint64 id, QList<qint64> parents, const QString& status = QStringLiteral("ok"), double speedup = 1.0) {
+    CandidateRow r;
+    r.id = id;
+    r.parents = std::move(parents);
+    r.island = static_cast<int>(id % 2);
+    r.generation = static_cast<int>(id / 3);
+    r.origin = r.parents.isEmpty() ? search::Origin::Seed : search::Origin::Llm;
+    r.label = r.parents.isEmpty() ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(id);
+    r.params = QStringLiteral("BLOCK=%1").arg(32 << (id % 3));
+    r.status = status;
+    r.correct = status == QLatin1String("ok");
+    r.speedup = speedup;
+    return r;
+}
+
+RunDelta delta(bool fresh = false) {
+    RunDelta d;
+    d.fresh = fresh;
+    d.run.id = 1;
+    d.run.name = QStringLiteral("sgemm on cuda");
+    d.run.task = QStringLiteral("sgemm");
+    d.run.backend = QStringLiteral("cuda");
+    d.islands = 2;
+    return d;
+}
+
+store::LlmCallRecord call(qint64 id, std::optional<qint64> candidate, std::optional<double> cost) {
+    store::LlmCallRecord c;
+    c.id = id;
+    c.generation = 1;
+    c.island = 0;
+    c.op = QStringLiteral("mutate");
+    c.stage = QStringLiteral("structure");
+    c.endpoint = QStringLiteral("local");
+    c.model = QStringLiteral("qwen2.5-coder");
+    c.candidateId = candidate;
+    c.status = candidate ? QStringLiteral("ok") : QStringLiteral("unparsable");
+    c.inputTokens = 1200;
+    c.outputTokens = 300;
+    c.costUsd = cost;
+    c.latencySeconds = 2.5;
+    c.attempts = 1;
+    c.systemPrompt = QStringLiteral("You write CUDA kernels.");
+    c.prompt = QStringLiteral("Improve kernel %1").arg(id);
+    c.answer = QStringLiteral("```cuda\n__global__ void k%1() {}\n```").arg(id);
+    return c;
+}
+
+store::EventRecord makeEvent(qint64 id, const QString& kind, const QJsonObject& data) {
+    store::EventRecord e;
+    e.id = id;
+    e.generation = static_cast<int>(id);
+    e.kind = kind;
+    e.data = data;
+    e.at = QDateTime::currentDateTimeUtc();
+    return e;
+}
+
+store::EvaluationRecord evaluation(qint64 candidate) {
+    store::EvaluationRecord e;
+    e.id = candidate * 10;
+    e.candidateId = candidate;
+    e.purpose = QStringLiteral("search");
+    e.result.status = protocol::Status::Incorrect;
+    e.result.message = "output c differs from the reference";
+    e.result.device = "NVIDIA H200";
+    e.result.compile.push_back({"candidate", true, 0.4, "ptxas info: Used 40 registers", {{"registers", 40.0}}});
+    protocol::OutputCheck out;
+    out.name = "c";
+    out.checked = 4096;
+    out.mismatches = 12;
+    out.maxAbsError = 0.5;
+    out.maxRelError = 0.2;
+    out.firstMismatch = 7;
+    e.result.outputs.push_back(out);
+    e.result.checks.push_back({"inputs_unchanged", true, ""});
+    e.result.diagnostics.push_back({"verification", "error", "c: 12 of 4096 elements differ", "candidate", 0, 0});
+    e.findings.append(QJsonObject{{QStringLiteral("rule"), QStringLiteral("race")},
+                                  {QStringLiteral("kind"), QStringLiteral("correctness")},
+                                  {QStringLiteral("severity"), QStringLiteral("error")},
+                                  {QStringLiteral("message"), QStringLiteral("shared tile read before the barrier")},
+                                  {QStringLiteral("evidence"), QStringLiteral("mismatches at tile edges")},
+                                  {QStringLiteral("line"), 42},
+                                  {QStringLiteral("direction"), QStringLiteral("add __syncthreads() after the load")}});
+    e.findings.append(QJsonObject{{QStringLiteral("rule"), QStringLiteral("occupancy")},
+                                  {QStringLiteral("kind"), QStringLiteral("resources")},
+                                  {QStringLiteral("severity"), QStringLiteral("info")},
+                                  {QStringLiteral("message"), QStringLiteral("40 registers per thread")}});
+    return e;
+}
+
+experience::Insight insight(const QString& kind, const QString& transformation, double speedup) {
+    experience::Insight i;
+    i.kind = kind;
+    i.family = QStringLiteral("gemm");
+    i.task = QStringLiteral("sgemm");
+    i.backend = QStringLiteral("cuda");
+    i.transformation = transformation;
+    i.summary = QStringLiteral("%1 changed the time by %2x").arg(transformation).arg(speedup);
+    i.speedup = speedup;
+    i.before = QStringLiteral("a\nb\n");
+    i.after = QStringLiteral("a\nc\n") + transformation;
+    i.diff = QStringLiteral("--- before\n+++ after\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
+    i.origin = QStringLiteral("/runs/sgemm.kforge#1/17");
+    i.at = QDateTime::currentDateTimeUtc();
+    return i;
+}
+
+} // namespace
+
+class TestPanels : public QObject {
+    Q_OBJECT
+private slots:
+    void findingItemsMostSevereFirst() {
+        const auto items = FindingItem::fromEvaluation(evaluation(5));
+        QCOMPARE(items.size(), 3);
+        QCOMPARE(items[0].line, 42);
+        QCOMPARE(items[2].source, FindingItem::Source::Worker);
+        FindingModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        model.setItems(items);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.index(0, FindingModel::LineColumn).data().toString(), QStringLiteral("42"));
+        model.clear();
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void llmCallModelGrowsIncrementally() {
+        RunData data;
+        LlmCallModel model(&data);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+        QSignalSpy inserts(&model, &QAbstractItemModel::rowsInserted);
+        auto first = delta(true);
+        first.llmCalls = {call(1, 3, 0.01), call(2, std::nullopt, std::nullopt)};
+        data.apply(first);
+        const int resetsAfterOpen = static_cast<int>(resets.size());
+        auto second = delta();
+        second.llmCalls = {call(3, std::nullopt, 0.02)};
+        data.apply(second);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(resets.size(), resetsAfterOpen); // a new call is an insert, not a reset
+        QCOMPARE(inserts.size(), 2);
+        QCOMPARE(model.index(1, LlmCallModel::CostColumn).data().toString(), QStringLiteral("?"));
+        QCOMPARE(model.index(0, LlmCallModel::ModelColumn).data().toString(), QStringLiteral("local:qwen2.5-coder"));
+
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        auto link = delta();
+        link.llmLinks = {{3, 9}};
+        data.apply(link);
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(model.index(2, 0).data(LlmCallModel::CandidateRole).toLongLong(), 9);
+
+        data.clear();
+        QCOMPARE(model.rowCount(), 0);
+    }
+
+    void eventModelSummarises() {
+        RunData data;
+        EventModel model(&data);
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto d = delta(true);
+        d.events = {makeEvent(1, QStringLiteral("migration"),
+                          {{QStringLiteral("from"), 0}, {QStringLiteral("to"), 1}, {QStringLiteral("candidate"), 17},
+                           {QStringLiteral("speedup"), 1.8}, {QStringLiteral("accepted"), true}})};
+        data.apply(d);
+        auto more = delta();
+        more.events = {makeEvent(2, QStringLiteral("veto"), {{QStringLiteral("candidate"), 4}, {QStringLiteral("reason"), QStringLiteral("cheats")}}),
+                       makeEvent(3, QStringLiteral("something_new"), {{QStringLiteral("x"), 1}})};
+        data.apply(more);
+        QCOMPARE(model.rowCount(), 3);
+        QCOMPARE(model.index(0, EventModel::SummaryColumn).data().toString(),
+                 QStringLiteral("island 0 → 1, candidate 17 (1.80×), accepted"));
+        QCOMPARE(model.index(0, 0).data(EventModel::CandidateRole).toLongLong(), 17);
+        QVERIFY(model.index(1, EventModel::SummaryColumn).data().toString().contains(QStringLiteral("cheats")));
+        QCOMPARE(model.index(2, EventModel::SummaryColumn).data().toString(), QStringLiteral("x = 1"));
+    }
+
+    void diagnosticsShowFindingsAndActivateLines() {
+        RunData data;
+        CandidateDetails details;
+        CandidateSelection selection;
+        auto d = delta(true);
+        d.added = {row(1, {}), row(5, {1}, QStringLiteral("incorrect"), 0.0)};
+        data.apply(d);
+        DiagnosticsView view(&data, &details, &selection);
+        view.resize(900, 500);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QSignalSpy requested(&details, &CandidateDetails::requested);
+        selection.select(5);
+        QCOMPARE(requested.size(), 1);
+        auto* placeholder = view.findChild<QLabel*>(QStringLiteral("placeholder"));
+        QVERIFY(placeholder);
+        QCOMPARE(placeholder->text(), QStringLiteral("Loading…"));
+
+        // An answer for another candidate changes nothing.
+        CandidateDetail other;
+        other.id = 1;
+        details.deliver(0, other);
+        QCOMPARE(placeholder->text(), QStringLiteral("Loading…"));
+
+        CandidateDetail detail;
+        detail.id = 5;
+        detail.evaluations = {evaluation(5)};
+        details.deliver(0, detail);
+        QAbstractItemView* findings = view.findingsView();
+        QCOMPARE(findings->model()->rowCount(), 3);
+        QAbstractItemModelTester tester(findings->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+
+        QSignalSpy lines(&view, &DiagnosticsView::lineActivated);
+        int withLine = -1;
+        for (int r = 0; r < findings->model()->rowCount(); ++r)
+            if (findings->model()->index(r, 0).data(FindingModel::LineRole).toInt() == 42)
+                withLine = r;
+        QVERIFY(withLine >= 0);
+        const QModelIndex index = findings->model()->index(withLine, FindingModel::MessageColumn);
+        QTest::mouseClick(findings->viewport(), Qt::LeftButton, {}, findings->visualRect(index).center());
+        QCOMPARE(lines.size(), 1);
+        QCOMPARE(lines.last().at(0).toInt(), 42);
+        findings->setFocus();
+        findings->setCurrentIndex(index);
+        QTest::keyClick(findings, Qt::Key_Return);
+        QCOMPARE(lines.size(), 2);
+        // A worker diagnostic without a line does not jump anywhere.
+        const int withoutLine = withLine == 0 ? 1 : 0;
+        findings->setCurrentIndex(findings->model()->index(withoutLine, 0));
+        QTest::keyClick(findings, Qt::Key_Return);
+        QCOMPARE(lines.size(), 2);
+    }
+
+    void llmLogShowsCallsAndSelectsCandidates() {
+        RunData data;
+        CandidateSelection selection;
+        LlmLogView view(&data, &selection);
+        view.resize(900, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto* placeholder = view.findChild<QLabel*>(QStringLiteral("placeholder"));
+        auto d = delta(true);
+        d.added = {row(1, {}), row(3, {1})};
+        data.apply(d);
+        QVERIFY(placeholder->isVisible());
+        QVERIFY(placeholder->text().contains(QStringLiteral("Language models")));
+
+        auto calls = delta();
+        calls.llmCalls = {call(1, 3, 0.25), call(2, std::nullopt, std::nullopt)};
+        data.apply(calls);
+        QVERIFY(!placeholder->isVisible());
+        QTableView* table = view.callsView();
+        QAbstractItemModelTester tester(table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(table->model()->rowCount(), 2);
+        QVERIFY2(view.totalsText().contains(QStringLiteral("1 call of unknown cost")), qPrintable(view.totalsText()));
+        QVERIFY2(view.totalsText().contains(QStringLiteral("2,400")), qPrintable(view.totalsText()));
+
+        table->setFocus();
+        table->setCurrentIndex(table->model()->index(0, 0));
+        QCOMPARE(view.shownCall(), 1);
+        QCOMPARE(view.shownPrompt(), QStringLiteral("Improve kernel 1"));
+        QVERIFY(view.shownAnswer().contains(QStringLiteral("k1")));
+        QTest::keyClick(table, Qt::Key_Return);
+        QCOMPARE(selection.current(), 3);
+
+        // Filtering by status keeps only the unparsable call.
+        auto* status = view.findChild<QComboBox*>();
+        QVERIFY(status);
+        status->setCurrentIndex(status->findText(QStringLiteral("unparsable")));
+        QCOMPARE(table->model()->rowCount(), 1);
+        status->setCurrentIndex(0);
+        auto* filter = view.findChild<QLineEdit*>();
+        filter->setText(QStringLiteral("#3"));
+        QCOMPARE(table->model()->rowCount(), 1);
+    }
+
+    void lineageListsParentsChildrenAndCompares() {
+        RunData data;
+        CandidateSelection selection;
+        LineageView view(&data, &selection);
+        view.resize(600, 600);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QAbstractItemModelTester children(view.childrenModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester parents(view.parentsModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        auto d = delta(true);
+        d.added = {row(1, {}), row(2, {1}), row(3, {2}), row(4, {2, 1})};
+        data.apply(d);
+        selection.select(2);
+        QCOMPARE(view.parentsModel()->candidates(), QList<qint64>{1});
+        QCOMPARE(view.childrenModel()->candidates(), (QList<qint64>{3, 4}));
+        QVERIFY(view.compareButton()->isEnabled());
+
+        auto more = delta();
+        more.added = {row(5, {2})};
+        data.apply(more);
+        QCOMPARE(view.childrenModel()->candidates(), (QList<qint64>{3, 4, 5}));
+
+        QSignalSpy compare(&selection, &CandidateSelection::compareRequested);
+        QTest::mouseClick(view.compareButton(), Qt::LeftButton);
+        QCOMPARE(compare.size(), 1);
+        QCOMPARE(compare.last().at(0).toLongLong(), 1);
+        QCOMPARE(compare.last().at(1).toLongLong(), 2);
+
+        QListView* childList = view.childrenView();
+        childList->setFocus();
+        childList->setCurrentIndex(childList->model()->index(1, 0));
+        QTest::keyClick(childList, Qt::Key_Return);
+        QCOMPARE(selection.current(), 4);
+        QCOMPARE(view.parentsModel()->candidates(), (QList<qint64>{2, 1}));
+        QCOMPARE(view.ancestryModel()->candidates(), (QList<qint64>{2, 1}));
+        QVERIFY(view.childrenModel()->candidates().isEmpty());
+
+        selection.select(1);
+        QVERIFY(!view.compareButton()->isEnabled()); // a seed has no parent
+    }
+
+    void eventLogFiltersAndSelects() {
+        RunData data;
+        CandidateSelection selection;
+        EventLogView view(&data, &selection);
+        view.resize(700, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto d = delta(true);
+        d.events = {makeEvent(1, QStringLiteral("run_started"), {{QStringLiteral("backend"), QStringLiteral("cuda")}, {QStringLiteral("experts"), 3}}),
+                    makeEvent(2, QStringLiteral("new_best"), {{QStringLiteral("candidate"), 12}, {QStringLiteral("confirmed_speedup"), 2.0}}),
+                    makeEvent(3, QStringLiteral("pause"), {})};
+        data.apply(d);
+        QTableView* table = view.eventsView();
+        QAbstractItemModelTester tester(table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QCOMPARE(table->model()->rowCount(), 3);
+        QCOMPARE(view.kindFilter()->count(), 4);
+        view.kindFilter()->setCurrentIndex(view.kindFilter()->findData(QStringLiteral("new_best")));
+        QCOMPARE(table->model()->rowCount(), 1);
+        table->setFocus();
+        table->setCurrentIndex(table->model()->index(0, 0));
+        QTest::keyClick(table, Qt::Key_Return);
+        QCOMPARE(selection.current(), 12);
+        auto more = delta();
+        more.events = {makeEvent(4, QStringLiteral("new_best"), {{QStringLiteral("candidate"), 14}}),
+                       makeEvent(5, QStringLiteral("migration"), {{QStringLiteral("candidate"), 9}})};
+        data.apply(more);
+        QCOMPARE(table->model()->rowCount(), 2);
+        QCOMPARE(view.kindFilter()->count(), 5);
+    }
+
+    void experienceBrowserListsAndSearches() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString path = dir.filePath(QStringLiteral("experience.kforge-library"));
+        {
+            auto library = experience::ExperienceLibrary::open(path);
+            QVERIFY2(library, library ? "" : library.error().c_str());
+            QVERIFY((*library)->add(insight(QStringLiteral("helped"), QStringLiteral("register tiling 8x8"), 2.1)));
+            QVERIFY((*library)->add(insight(QStringLiteral("hurt"), QStringLiteral("BLOCK 256 -> 1024"), 0.6)));
+            QVERIFY((*library)->add(insight(QStringLiteral("human_pin"), QStringLiteral("vectorised loads"), 1.4)));
+        }
+        ExperienceBrowser browser;
+        QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QSignalSpy loaded(&browser, &ExperienceBrowser::loaded);
+        browser.setLibraryPath(path);
+        QTRY_COMPARE(loaded.size(), 1);
+        QCOMPARE(loaded.last().at(0).toInt(), 3);
+        QCOMPARE(browser.insightsView()->model()->rowCount(), 3);
+
+        browser.kindFilter()->setCurrentIndex(browser.kindFilter()->findData(QStringLiteral("hurt")));
+        QCOMPARE(browser.insightsView()->model()->rowCount(), 1);
+        browser.kindFilter()->setCurrentIndex(0);
+
+        browser.searchField()->setText(QStringLiteral("tiling"));
+        browser.refresh();
+        QTRY_COMPARE(loaded.size(), 2);
+        QCOMPARE(browser.model()->rowCount(), 1);
+        QCOMPARE(browser.model()->insightAt(0).transformation, QStringLiteral("register tiling 8x8"));
+        browser.insightsView()->setCurrentIndex(browser.insightsView()->model()->index(0, 0));
+        QVERIFY(browser.shownDiff().contains(QStringLiteral("+c")));
+    }
+
+    // Two searches in a row: only the answer to the second is shown.
+    void experienceBrowserDropsStaleAnswers() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("experience.kforge-library"));
+        {
+            auto library = experience::ExperienceLibrary::open(path);
+            QVERIFY(library);
+            QVERIFY((*library)->add(insight(QStringLiteral("helped"), QStringLiteral("register tiling 8x8"), 2.1)));
+            QVERIFY((*library)->add(insight(QStringLiteral("hurt"), QStringLiteral("BLOCK 256 -> 1024"), 0.6)));
+        }
+        ExperienceBrowser browser;
+        QSignalSpy loaded(&browser, &ExperienceBrowser::loaded);
+        browser.setLibraryPath(path); // request 1: everything
+        browser.searchField()->setText(QStringLiteral("BLOCK"));
+        browser.refresh(); // request 2
+        QTRY_COMPARE(loaded.size(), 1);
+        QTest::qWait(50);
+        QCOMPARE(loaded.size(), 1);
+        QCOMPARE(browser.model()->rowCount(), 1);
+    }
+
+    void experienceBrowserExplainsMissingLibrary() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("none.kforge-library"));
+        ExperienceBrowser browser;
+        QSignalSpy missing(&browser, &ExperienceBrowser::libraryMissing);
+        browser.setLibraryPath(path);
+        QTRY_COMPARE(missing.size(), 1);
+        QVERIFY(!QFileInfo::exists(path)); // browsing does not create it
+        auto* message = browser.findChild<QLabel*>(QStringLiteral("message"));
+        QVERIFY(message->text().contains(QStringLiteral("no experience library yet")));
+    }
+
+    // Renders every panel with a small synthetic run, to look at them: set KFORGE_UI_SNAPSHOTS to
+    // a folder and the PNGs are written there.
+    void snapshots() {
+        const QString out = qEnvironmentVariable("KFORGE_UI_SNAPSHOTS");
+        if (out.isEmpty())
+            QSKIP("set KFORGE_UI_SNAPSHOTS=<folder> to write PNGs of the panels");
+        QDir().mkpath(out);
+        RunData data;
+        CandidateDetails details;
+        CandidateSelection selection;
+        auto d = delta(true);
+        d.run.config = QJsonObject{{QStringLiteral("llm"), QJsonObject{{QStringLiteral("models"), QJsonArray{QStringLiteral("local:qwen")}}}}};
+        d.added = {row(1, {}), row(2, {1}, QStringLiteral("ok"), 1.35), row(3, {2}, QStringLiteral("ok"), 1.82),
+                   row(4, {2, 1}, QStringLiteral("incorrect"), 0.0), row(5, {3}, QStringLiteral("compile_error"), 0.0),
+                   row(6, {3}, QStringLiteral("ok"), 2.4)};
+        d.added[2].confirmedSpeedup = 1.79;
+        d.added[2].pinned = true;
+        d.added[2].findings = 2;
+        for (qint64 id = 1; id <= 6; ++id) {
+            auto c = call(id, id % 3 ? std::optional<qint64>(id + 1) : std::nullopt, id % 4 ? std::optional<double>(0.0125 * id) : std::nullopt);
+            c.prompt = QStringLiteral("## Task\nsgemm, 4096x4096x4096, fp32\n\n## Parent kernel (1.35x)\n__global__ void sgemm(...) {\n  ...\n}\n");
+            c.answer = QStringLiteral("Tile the K loop in shared memory, 8x8 per thread.\n\n```cuda\n__global__ void sgemm(const float* a, const float* b, float* c) {\n  __shared__ float as[64][8];\n}\n```");
+            if (id == 3)
+                c.status = QStringLiteral("rate_limited");
+            d.llmCalls.push_back(c);
+        }
+        d.events = {makeEvent(1, QStringLiteral("run_started"), {{QStringLiteral("backend"), QStringLiteral("cuda")}, {QStringLiteral("experts"), 3}}),
+                    makeEvent(2, QStringLiteral("ceilings"), {{QStringLiteral("device"), QStringLiteral("NVIDIA H200")}, {QStringLiteral("dram_bytes_per_s"), 4.0e12}, {QStringLiteral("fp32_flops_per_s"), 6.0e13}}),
+                    makeEvent(3, QStringLiteral("migration"), {{QStringLiteral("from"), 0}, {QStringLiteral("to"), 1}, {QStringLiteral("candidate"), 3}, {QStringLiteral("speedup"), 1.82}, {QStringLiteral("accepted"), true}}),
+                    makeEvent(4, QStringLiteral("new_best"), {{QStringLiteral("candidate"), 3}, {QStringLiteral("first_speedup"), 1.82}, {QStringLiteral("confirmed_speedup"), 1.79}, {QStringLiteral("label"), QStringLiteral("variant 3")}}),
+                    makeEvent(5, QStringLiteral("veto"), {{QStringLiteral("candidate"), 4}, {QStringLiteral("reason"), QStringLiteral("reads past the end of B")}}),
+                    makeEvent(6, QStringLiteral("promotion_rejected"), {{QStringLiteral("candidate"), 6}, {QStringLiteral("first_speedup"), 2.4}, {QStringLiteral("confirmed_speedup"), 1.7}, {QStringLiteral("status"), QStringLiteral("ok")}, {QStringLiteral("previous_best"), 1.79}}),
+                    makeEvent(7, QStringLiteral("budget"), {{QStringLiteral("evaluations"), 500}, {QStringLiteral("seconds"), 0}})};
+        data.apply(d);
+
+        DiagnosticsView diagnostics(&data, &details, &selection);
+        LlmLogView llm(&data, &selection);
+        LineageView lineage(&data, &selection);
+        EventLogView events(&data, &selection);
+        selection.select(4);
+        CandidateDetail detail;
+        detail.id = 4;
+        detail.evaluations = {evaluation(4)};
+        details.deliver(0, detail);
+        llm.callsView()->setCurrentIndex(llm.callsView()->model()->index(1, 0));
+
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("experience.kforge-library"));
+        {
+            auto library = experience::ExperienceLibrary::open(path);
+            QVERIFY(library);
+            (*library)->add(insight(QStringLiteral("helped"), QStringLiteral("register tiling 8x8"), 2.1));
+            (*library)->add(insight(QStringLiteral("hurt"), QStringLiteral("BLOCK 256 -> 1024"), 0.6));
+            auto pin = insight(QStringLiteral("human_pin"), QStringLiteral("vectorised loads"), 1.4);
+            pin.reason = QStringLiteral("clean and fast");
+            (*library)->add(pin);
+        }
+        ExperienceBrowser browser;
+        QSignalSpy loaded(&browser, &ExperienceBrowser::loaded);
+        browser.setLibraryPath(path);
+        QTRY_COMPARE(loaded.size(), 1);
+        ExperienceBrowser empty;
+        QSignalSpy missing(&empty, &ExperienceBrowser::libraryMissing);
+        empty.setLibraryPath(dir.filePath(QStringLiteral("none")));
+        QTRY_COMPARE(missing.size(), 1);
+        RunData noLlm;
+        auto plain = delta(true);
+        noLlm.apply(plain);
+        LlmLogView llmPlaceholder(&noLlm, &selection);
+
+        const QList<QPair<QWidget*, QString>> shots{{&diagnostics, QStringLiteral("diagnostics")}, {&llm, QStringLiteral("llmlog")},
+                                                    {&lineage, QStringLiteral("lineage")},       {&events, QStringLiteral("events")},
+                                                    {&browser, QStringLiteral("experience")},    {&empty, QStringLiteral("experience-missing")},
+                                                    {&llmPlaceholder, QStringLiteral("llmlog-none")}};
+        for (const auto& [widget, name] : shots) {
+            widget->resize(900, 560);
+            widget->show();
+            QVERIFY(QTest::qWaitForWindowExposed(widget));
+            QVERIFY(widget->grab().save(QDir(out).filePath(name + QStringLiteral(".png"))));
+        }
+        // The Verification and Compile log tabs of the diagnostics too.
+        auto* tabs = diagnostics.findChild<QTabWidget*>();
+        for (int tab = 1; tab < tabs->count(); ++tab) {
+            tabs->setCurrentIndex(tab);
+            QVERIFY(diagnostics.grab().save(QDir(out).filePath(QStringLiteral("diagnostics-%1.png").arg(tab))));
+        }
+    }
+};
+
+QTEST_MAIN(TestPanels)
+#include "tst_panels.moc"

@@ -1,0 +1,457 @@
+// The plot views of a run: the heatmap model's elites and incremental updates, clicks that select
+// candidates, and image export.
+
+#include "candidateselection.h"
+#include "heatmapmodel.h"
+#include "heatmapview.h"
+#include "islandsview.h"
+#include "plotexport.h"
+#include "progressplot.h"
+#include "rooflineview.h"
+#include "rundata.h"
+
+#include <QAbstractItemModelTester>
+#include <QDir>
+#include <QFileInfo>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+#include <qcustomplot.h>
+
+#include <random>
+
+using namespace kforge;
+using namespace kforge::ui;
+
+namespace {
+
+std::array<search::Dimension, search::kDimensions> dimensions() {
+    return {search::Dimension{QStringLiteral("memory"), QStringLiteral("Memory hierarchy"),
+                              {QStringLiteral("global only"), QStringLiteral("vectorised / read-only loads"),
+                               QStringLiteral("shared-memory tiling"),
+                               QStringLiteral("register tiling, async copy or tensor-core fragments")}},
+            search::Dimension{QStringLiteral("compute"), QStringLiteral("Compute style"),
+                              {QStringLiteral("scalar"), QStringLiteral("vector types / fused math"),
+                               QStringLiteral("warp-level (shuffles, sub-groups)"), QStringLiteral("tensor cores")}},
+            search::Dimension{QStringLiteral("granularity"), QStringLiteral("Parallel granularity"),
+                              {QStringLiteral("one element per thread"), QStringLiteral("several elements per thread"),
+                               QStringLiteral("a warp per row / tile"), QStringLiteral("a block per row / tile")}}};
+}
+
+CandidateRow row(qint64 id, search::Cell cell, double speedup, bool correct = true, int island = 0, int generation = 0) {
+    CandidateRow r;
+    r.id = id;
+    r.island = island;
+    r.generation = generation;
+    r.origin = id == 1 ? search::Origin::Seed : search::Origin::Tuner;
+    r.label = QStringLiteral("variant %1").arg(id);
+    r.status = correct ? QStringLiteral("ok") : QStringLiteral("incorrect");
+    r.correct = correct;
+    r.speedup = correct ? speedup : 0.0;
+    r.cell = cell;
+    return r;
+}
+
+RunDelta delta(bool fresh = false) {
+    RunDelta d;
+    d.fresh = fresh;
+    d.run.id = 1;
+    d.run.name = QStringLiteral("test");
+    d.islands = 2;
+    d.dimensions = dimensions();
+    return d;
+}
+
+// A run as a long search leaves it: islands, generations, failures, pending ones, migrations.
+RunDelta syntheticRun(int candidates, int islands) {
+    RunDelta d = delta(true);
+    d.islands = islands;
+    d.ceilings = diagnose::Ceilings{QStringLiteral("NVIDIA H200"), 4.0e12, 1.2e13, 6.0e13, 9.9e14, 0.0};
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    for (int n = 1; n <= candidates; ++n) {
+        CandidateRow r;
+        r.id = n;
+        r.island = (n - 1) % islands;
+        r.generation = (n - 1) / (islands * 6);
+        r.origin = n == 1 ? search::Origin::Seed : (n % 5 == 0 ? search::Origin::Llm : (n % 11 == 0 ? search::Origin::Expert : search::Origin::Tuner));
+        r.label = n == 1 ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(n);
+        if (n > candidates - 5) {
+            d.added.push_back(r); // still being evaluated
+            continue;
+        }
+        const bool ok = n == 1 || n % 7 != 3;
+        r.status = ok ? QStringLiteral("ok") : QStringLiteral("incorrect");
+        r.correct = ok;
+        const double level = std::min(3.0, r.generation / 6.0);
+        r.cell = search::Cell{std::min(3, static_cast<int>(unit(rng) * (1.0 + level))), static_cast<int>(unit(rng) * 3.2),
+                              static_cast<int>(unit(rng) * 4)};
+        r.speedup = n == 1 ? 1.0 : (ok ? 0.6 + unit(rng) * (0.8 + r.generation / 8.0) + (*r.cell)[0] * 0.3 : 0.0);
+        r.hasRoofline = true;
+        r.intensity = 0.25 * (1 << (n % 7)) * (0.8 + 0.4 * unit(rng));
+        r.achievedBytes = 4.0e12 * std::min(0.9, 0.1 + 0.25 * std::max(r.speedup, 0.3));
+        r.achievedFlops = std::min(r.achievedBytes * r.intensity, 5.5e13 * unit(rng) + 1e11);
+        d.added.push_back(r);
+    }
+    const int generations = candidates / (islands * 6);
+    for (int g = 2; g <= generations; g += 3)
+        for (int i = 0; i < islands; ++i)
+            for (int k = 0; k < 2; ++k)
+                d.events.push_back({0, g, QStringLiteral("migration"),
+                                    QJsonObject{{QStringLiteral("from"), i}, {QStringLiteral("to"), (i + 1) % islands},
+                                                {QStringLiteral("candidate"), g * islands * 6 + i + k}, {QStringLiteral("speedup"), 1.5},
+                                                {QStringLiteral("accepted"), k == 0}},
+                                    {}});
+    return d;
+}
+
+QModelIndex cell(const HeatmapModel& model, int x, int y) {
+    return model.indexOf(x, y);
+}
+
+qint64 eliteAt(const HeatmapModel& model, int x, int y) {
+    return cell(model, x, y).data(HeatmapModel::EliteRole).toLongLong();
+}
+
+// Saves what a widget looks like when KFORGE_PLOT_SNAPSHOTS names a folder, to look at by eye.
+void snapshot(QWidget* widget, const QString& name) {
+    const QString dir = qEnvironmentVariable("KFORGE_PLOT_SNAPSHOTS");
+    if (dir.isEmpty())
+        return;
+    QTest::qWait(250); // the coalesced refresh and the queued replot
+    widget->grab().save(QDir(dir).filePath(name + QStringLiteral(".png")));
+}
+
+} // namespace
+
+class TestPlots : public QObject {
+    Q_OBJECT
+private slots:
+    void heatmapModelUpdatesIncrementally();
+    void heatmapElites();
+    void heatmapChangedElite();
+    void heatmapAxesAndIslands();
+    void heatmapClickSelectsElite();
+    void rooflineClickSelects();
+    void islandsClickSelects();
+    void progressPlotDraws();
+    void largeRun();
+    void exportFormats();
+    void exportRejectsUnknownSuffix();
+};
+
+void TestPlots::heatmapModelUpdatesIncrementally() {
+    RunData data;
+    HeatmapModel model(&data, nullptr);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+    QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+
+    RunDelta first = delta(true);
+    first.added = {row(1, {0, 0, 0}, 1.0), row(2, {1, 2, 0}, 1.5)};
+    data.apply(first);
+    QCOMPARE(resets.size(), 1); // cleared() of the fresh run
+    QCOMPARE(changes.size(), 2); // one per touched cell
+    QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("global only"));
+    QCOMPARE(model.headerData(0, Qt::Vertical).toString(), QStringLiteral("tensor cores")); // row 0: highest level
+    QCOMPARE(cell(model, 1, 2).data().toString(), QStringLiteral("1.50×"));
+    QCOMPARE(cell(model, 1, 2), model.index(1, 1));
+
+    changes.clear();
+    RunDelta more = delta();
+    more.added = {row(3, {1, 2, 3}, 2.0), row(4, {1, 2, 1}, 0.0, false)};
+    data.apply(more);
+    QCOMPARE(resets.size(), 1);
+    QCOMPARE(changes.size(), 1);
+    const auto changed = changes.front().front().value<QModelIndex>();
+    QCOMPARE(changed, cell(model, 1, 2));
+    QCOMPARE(eliteAt(model, 1, 2), 3);
+    QCOMPARE(cell(model, 1, 2).data(HeatmapModel::CountRole).toInt(), 3);
+    QCOMPARE(cell(model, 1, 2).data(HeatmapModel::CorrectCountRole).toInt(), 2);
+    QVERIFY(cell(model, 3, 3).data().toString().isEmpty());
+    QCOMPARE(cell(model, 3, 3).data(HeatmapModel::EliteRole).toLongLong(), 0);
+
+    // A pending candidate gets its result and its cell later.
+    RunDelta pending = delta();
+    CandidateRow p;
+    p.id = 5;
+    pending.added = {p};
+    data.apply(pending);
+    RunDelta evaluated = delta();
+    evaluated.changed = {row(5, {3, 3, 0}, 4.0)};
+    changes.clear();
+    data.apply(evaluated);
+    QCOMPARE(changes.size(), 1);
+    QCOMPARE(eliteAt(model, 3, 3), 5);
+    QVERIFY(cell(model, 3, 3).data(Qt::ToolTipRole).toString().contains(QStringLiteral("#5")));
+
+    data.clear();
+    QCOMPARE(resets.size(), 2);
+    QCOMPARE(eliteAt(model, 3, 3), 0);
+}
+
+void TestPlots::heatmapElites() {
+    RunData data;
+    HeatmapModel model(&data, nullptr);
+    RunDelta d = delta(true);
+    CandidateRow vetoed = row(2, {2, 1, 0}, 9.0);
+    vetoed.vetoed = true;
+    CandidateRow waiting = row(3, {2, 1, 0}, 8.0);
+    waiting.review = QStringLiteral("pending");
+    CandidateRow accepted = row(4, {2, 1, 1}, 3.0); // another level of the third dimension
+    accepted.review = QStringLiteral("accepted");
+    d.added = {row(1, {2, 1, 2}, 1.0), vetoed, waiting, accepted, row(5, {2, 1, 3}, 0.0, false), row(6, {2, 1, 0}, 3.0)};
+    data.apply(d);
+    QCOMPARE(eliteAt(model, 2, 1), 4); // ties go to the older candidate
+    QCOMPARE(cell(model, 2, 1).data(HeatmapModel::SpeedupRole).toDouble(), 3.0);
+    QCOMPARE(cell(model, 2, 1).data(HeatmapModel::CountRole).toInt(), 6);
+    QCOMPARE(cell(model, 2, 1).data(HeatmapModel::CorrectCountRole).toInt(), 5);
+}
+
+void TestPlots::heatmapChangedElite() {
+    RunData data;
+    HeatmapModel model(&data, nullptr);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    RunDelta d = delta(true);
+    d.added = {row(1, {0, 0, 0}, 1.0), row(2, {0, 0, 1}, 2.0), row(3, {1, 1, 0}, 1.2)};
+    data.apply(d);
+    QCOMPARE(eliteAt(model, 0, 0), 2);
+
+    QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+    RunDelta veto = delta();
+    CandidateRow v = row(2, {0, 0, 1}, 2.0);
+    v.vetoed = true;
+    veto.changed = {v};
+    data.apply(veto);
+    QCOMPARE(changes.size(), 1);
+    QCOMPARE(eliteAt(model, 0, 0), 1);
+
+    // A candidate whose cell moves leaves the old cell and enters the new one.
+    changes.clear();
+    RunDelta moved = delta();
+    moved.changed = {row(3, {0, 0, 2}, 1.2)};
+    data.apply(moved);
+    QCOMPARE(changes.size(), 2);
+    QCOMPARE(eliteAt(model, 0, 0), 3);
+    QCOMPARE(eliteAt(model, 1, 1), 0);
+    QCOMPARE(cell(model, 1, 1).data(HeatmapModel::CountRole).toInt(), 0);
+    QCOMPARE(cell(model, 0, 0).data(HeatmapModel::CountRole).toInt(), 3);
+}
+
+void TestPlots::heatmapAxesAndIslands() {
+    RunData data;
+    HeatmapModel model(&data, nullptr);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    RunDelta d = delta(true);
+    d.added = {row(1, {0, 0, 0}, 1.0, true, 0), row(2, {3, 1, 2}, 2.0, true, 1), row(3, {3, 2, 2}, 1.5, true, 0)};
+    data.apply(d);
+    QCOMPARE(eliteAt(model, 3, 1), 2);
+    QSignalSpy resets(&model, &QAbstractItemModel::modelReset);
+
+    model.setAxes(0, 2); // memory x granularity
+    QCOMPARE(resets.size(), 1);
+    QCOMPARE(eliteAt(model, 3, 2), 2);
+    QCOMPARE(model.headerData(1, Qt::Vertical).toString(), QStringLiteral("a warp per row / tile"));
+    model.setAxes(2, 1);
+    QCOMPARE(eliteAt(model, 2, 1), 2);
+    QCOMPARE(eliteAt(model, 2, 2), 3);
+    model.setAxes(1, 1); // not a projection: ignored
+    model.setAxes(0, 3);
+    QCOMPARE(model.xDimension(), 2);
+    QCOMPARE(model.yDimension(), 1);
+    QCOMPARE(resets.size(), 2);
+
+    model.setAxes(0, 1);
+    model.setIsland(0);
+    QCOMPARE(eliteAt(model, 3, 1), 0);
+    QCOMPARE(eliteAt(model, 3, 2), 3);
+    QCOMPARE(eliteAt(model, 0, 0), 1);
+    model.setIsland(1);
+    QCOMPARE(eliteAt(model, 3, 1), 2);
+    QCOMPARE(eliteAt(model, 0, 0), 1); // the seed belongs to every island
+}
+
+void TestPlots::heatmapClickSelectsElite() {
+    RunData data;
+    CandidateSelection selection;
+    HeatmapView view(&data, &selection);
+    view.resize(700, 520);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    data.apply(syntheticRun(600, 4));
+    RunDelta d = delta();
+    d.added = {row(1000, {2, 3, 1}, 50.0)};
+    data.apply(d);
+    QTRY_COMPARE(eliteAt(*view.model(), 2, 3), 1000);
+
+    QSignalSpy spy(&selection, &CandidateSelection::currentChanged);
+    QTest::mouseClick(view.plot(), Qt::LeftButton, {}, view.cellCenter(2, 3));
+    QCOMPARE(spy.size(), 1);
+    QCOMPARE(spy.front().front().toLongLong(), 1000);
+    snapshot(&view, QStringLiteral("heatmap"));
+
+    view.setAxes(1, 2);
+    QTRY_COMPARE(eliteAt(*view.model(), 3, 1), 1000);
+    QTest::mouseClick(view.plot(), Qt::LeftButton, {}, view.cellCenter(0, 0));
+    const qint64 elite = eliteAt(*view.model(), 0, 0);
+    if (elite)
+        QCOMPARE(selection.current(), elite);
+    snapshot(&view, QStringLiteral("heatmap-compute-granularity"));
+
+    RunData empty;
+    HeatmapView nothing(&empty, &selection);
+    nothing.resize(700, 520);
+    snapshot(&nothing, QStringLiteral("heatmap-empty"));
+}
+
+void TestPlots::rooflineClickSelects() {
+    RunData data;
+    CandidateSelection selection;
+    RooflineView view(&data, &selection);
+    view.resize(800, 560);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    data.apply(syntheticRun(600, 4));
+    const qint64 target = 202;
+    QVERIFY(data.candidate(target)->hasRoofline);
+    const QPoint at = view.pointPosition(target);
+    QVERIFY(view.plot()->axisRect()->rect().contains(at));
+    QSignalSpy spy(&selection, &CandidateSelection::currentChanged);
+    QTest::mouseClick(view.plot(), Qt::LeftButton, {}, at);
+    QCOMPARE(spy.size(), 1);
+    // Several points may sit on one pixel; the one chosen is drawn there.
+    QCOMPARE(view.pointPosition(selection.current()), at);
+    QCOMPARE(view.pointPosition(599), QPoint(-1, -1)); // pending: no point
+    QTest::qWait(50);
+    snapshot(&view, QStringLiteral("roofline"));
+
+    RunData bare;
+    RunDelta d = delta(true);
+    CandidateRow r = row(1, {0, 0, 0}, 1.0);
+    r.hasRoofline = true;
+    r.intensity = 2.0;
+    r.achievedFlops = 1e12;
+    d.added = {r};
+    bare.apply(d);
+    RooflineView points(&bare, &selection);
+    points.resize(600, 400);
+    QCOMPARE(points.candidateAt(points.pointPosition(1)), 1);
+    snapshot(&points, QStringLiteral("roofline-no-ceilings"));
+}
+
+void TestPlots::islandsClickSelects() {
+    RunData data;
+    CandidateSelection selection;
+    IslandsView view(&data, &selection);
+    view.resize(900, 560);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    data.apply(syntheticRun(600, 4));
+    QCOMPARE(view.migrationCount(), 2 * 4 * 8);
+    const QPoint at = view.pointPosition(123);
+    QVERIFY(view.plot()->axisRect()->rect().contains(at));
+    QSignalSpy spy(&selection, &CandidateSelection::currentChanged);
+    QTest::mouseClick(view.plot(), Qt::LeftButton, {}, at);
+    QCOMPARE(spy.size(), 1);
+    QCOMPARE(view.pointPosition(selection.current()), at);
+    QTest::qWait(50);
+    snapshot(&view, QStringLiteral("islands"));
+
+    data.clear();
+    QCOMPARE(view.migrationCount(), 0);
+}
+
+void TestPlots::progressPlotDraws() {
+    RunData data;
+    ProgressPlot plot(&data);
+    plot.resize(800, 420);
+    data.apply(syntheticRun(2000, 4));
+    // Best-so-far and median per island, behind the baseline line and the legend's median key.
+    QTRY_COMPARE(plot.plot()->graphCount(), 2 + 2 * 4);
+    QTRY_VERIFY(plot.plot()->graph(2)->dataCount() > 0);
+    const auto best = plot.plot()->graph(2)->data();
+    for (auto it = best->begin(); it + 1 != best->end(); ++it)
+        QVERIFY((it + 1)->value >= it->value); // never falls
+    snapshot(&plot, QStringLiteral("progress"));
+}
+
+void TestPlots::largeRun() {
+    RunData data;
+    CandidateSelection selection;
+    HeatmapView heatmap(&data, &selection);
+    RooflineView roofline(&data, &selection);
+    IslandsView islands(&data, &selection);
+    ProgressPlot progress(&data);
+    const RunDelta run = syntheticRun(100000, 8);
+    data.apply(run);
+    int withCell = 0;
+    for (const CandidateRow& r : run.added)
+        withCell += r.cell ? 1 : 0;
+    int counted = 0;
+    for (int x = 0; x < search::kLevels; ++x)
+        for (int y = 0; y < search::kLevels; ++y)
+            counted += cell(*heatmap.model(), x, y).data(HeatmapModel::CountRole).toInt();
+    QCOMPARE(counted, withCell);
+    QVERIFY(islands.pointPosition(50000) != QPoint(-1, -1));
+    QVERIFY(roofline.pointPosition(50000) != QPoint(-1, -1));
+
+    // One more result touches one cell, without a reset.
+    QSignalSpy resets(heatmap.model(), &QAbstractItemModel::modelReset);
+    QSignalSpy changes(heatmap.model(), &QAbstractItemModel::dataChanged);
+    RunDelta one = delta();
+    one.islands = 8;
+    one.changed = {row(99999, {1, 1, 1}, 2.0)};
+    data.apply(one);
+    QCOMPARE(resets.size(), 0);
+    QCOMPARE(changes.size(), 1);
+    islands.resize(900, 600);
+    snapshot(&islands, QStringLiteral("islands-large"));
+    roofline.resize(800, 560);
+    snapshot(&roofline, QStringLiteral("roofline-large"));
+}
+
+void TestPlots::exportFormats() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    RunData data;
+    CandidateSelection selection;
+    RooflineView view(&data, &selection);
+    view.resize(640, 480);
+    data.apply(syntheticRun(200, 2));
+    QTest::qWait(150);
+    for (const QString& name : {QStringLiteral("roofline.png"), QStringLiteral("roofline.SVG")}) {
+        const QString file = dir.filePath(name);
+        const auto done = exportPlot(view.plot(), file, 800, 600);
+        QVERIFY2(done.ok(), done.ok() ? "" : done.error().c_str());
+        QVERIFY(QFileInfo(file).size() > 0);
+    }
+    QFile svg(dir.filePath(QStringLiteral("roofline.SVG")));
+    QVERIFY(svg.open(QIODevice::ReadOnly));
+    QVERIFY(svg.readAll().contains("<svg"));
+    QImage png(dir.filePath(QStringLiteral("roofline.png")));
+    QCOMPARE(png.size(), QSize(800, 600));
+
+    HeatmapView heatmap(&data, &selection);
+    heatmap.resize(500, 400);
+    for (const QString& name : {QStringLiteral("heatmap.png"), QStringLiteral("heatmap.svg")}) {
+        const auto done = exportWidget(&heatmap, dir.filePath(name));
+        QVERIFY2(done.ok(), done.ok() ? "" : done.error().c_str());
+        QVERIFY(QFileInfo(dir.filePath(name)).size() > 0);
+    }
+}
+
+void TestPlots::exportRejectsUnknownSuffix() {
+    QTemporaryDir dir;
+    QCustomPlot plot;
+    const QString file = dir.filePath(QStringLiteral("plot.bmpx"));
+    const auto done = exportPlot(&plot, file);
+    QVERIFY(!done.ok());
+    QVERIFY2(QString::fromStdString(done.error()).contains(QStringLiteral(".bmpx")), done.error().c_str());
+    QVERIFY(!QFileInfo::exists(file));
+    QWidget widget;
+    QVERIFY(!exportWidget(&widget, dir.filePath(QStringLiteral("noformat"))).ok());
+}
+
+QTEST_MAIN(TestPlots)
+#include "tst_plots.moc"

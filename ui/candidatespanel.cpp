@@ -1,0 +1,123 @@
+#include "candidatespanel.h"
+
+#include "candidateselection.h"
+#include "candidatetablemodel.h"
+#include "rundata.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLineEdit>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace kforge::ui {
+
+CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, QWidget* parent)
+    : QWidget(parent), m_data(data), m_selection(selection) {
+    m_model = new CandidateTableModel(data, this);
+    m_filter = new CandidateFilterModel(this);
+    m_filter->setSourceModel(m_model);
+
+    m_text = new QLineEdit;
+    m_text->setPlaceholderText(tr("Filter: id, label, parameters, status, finding…"));
+    m_text->setClearButtonEnabled(true);
+    m_state = new QComboBox;
+    m_state->addItem(tr("All"), static_cast<int>(CandidateFilterModel::State::Any));
+    m_state->addItem(tr("Correct"), static_cast<int>(CandidateFilterModel::State::Correct));
+    m_state->addItem(tr("Failed"), static_cast<int>(CandidateFilterModel::State::Failed));
+    m_state->addItem(tr("Pending"), static_cast<int>(CandidateFilterModel::State::Pending));
+    m_state->addItem(tr("Pinned"), static_cast<int>(CandidateFilterModel::State::Pinned));
+    m_state->addItem(tr("Vetoed"), static_cast<int>(CandidateFilterModel::State::Vetoed));
+    m_origin = new QComboBox;
+    m_origin->addItem(tr("Any origin"), -1);
+    for (auto o : {search::Origin::Seed, search::Origin::Tuner, search::Origin::Expert, search::Origin::Llm, search::Origin::Human,
+                   search::Origin::Experience})
+        m_origin->addItem(originTitle(o), static_cast<int>(o));
+    m_island = new QComboBox;
+    fillIslands();
+
+    m_view = new QTableView;
+    m_view->setModel(m_filter);
+    m_view->setSortingEnabled(true);
+    m_view->sortByColumn(CandidateTableModel::Id, Qt::AscendingOrder);
+    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_view->setSelectionMode(QAbstractItemView::ExtendedSelection);
+    m_view->setAlternatingRowColors(true);
+    m_view->setWordWrap(false);
+    m_view->verticalHeader()->hide();
+    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
+    m_view->horizontalHeader()->setStretchLastSection(true);
+    m_view->horizontalHeader()->setSectionsMovable(true);
+    const int digit = m_view->fontMetrics().horizontalAdvance(QLatin1Char('0'));
+    for (auto [column, chars] : std::initializer_list<std::pair<int, int>>{{CandidateTableModel::Id, 7},
+                                                                          {CandidateTableModel::Island, 6},
+                                                                          {CandidateTableModel::Generation, 5},
+                                                                          {CandidateTableModel::Origin, 9},
+                                                                          {CandidateTableModel::Label, 26},
+                                                                          {CandidateTableModel::Params, 16},
+                                                                          {CandidateTableModel::Status, 13},
+                                                                          {CandidateTableModel::Speedup, 9},
+                                                                          {CandidateTableModel::Time, 11},
+                                                                          {CandidateTableModel::Cell, 30},
+                                                                          {CandidateTableModel::Findings, 30}})
+        m_view->setColumnWidth(column, chars * digit + 12);
+
+    auto* filters = new QHBoxLayout;
+    filters->addWidget(m_text, 1);
+    filters->addWidget(m_state);
+    filters->addWidget(m_origin);
+    filters->addWidget(m_island);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(2, 2, 2, 2);
+    layout->addLayout(filters);
+    layout->addWidget(m_view, 1);
+
+    connect(m_text, &QLineEdit::textChanged, m_filter, &CandidateFilterModel::setText);
+    connect(m_state, &QComboBox::currentIndexChanged, this,
+            [this] { m_filter->setState(static_cast<CandidateFilterModel::State>(m_state->currentData().toInt())); });
+    connect(m_origin, &QComboBox::currentIndexChanged, this, [this] { m_filter->setOrigin(m_origin->currentData().toInt()); });
+    connect(m_island, &QComboBox::currentIndexChanged, this, [this] { m_filter->setIsland(m_island->currentData().toInt()); });
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+        if (m_following || !current.isValid())
+            return;
+        m_selection->select(current.data(CandidateTableModel::CandidateRole).toLongLong());
+    });
+    connect(m_selection, &CandidateSelection::currentChanged, this, &CandidatesPanel::follow);
+    connect(m_data, &RunData::runChanged, this, &CandidatesPanel::fillIslands);
+    connect(m_data, &RunData::cleared, this, &CandidatesPanel::fillIslands);
+}
+
+void CandidatesPanel::fillIslands() {
+    const int islands = m_data->islands();
+    if (m_island->count() == islands + 1)
+        return;
+    const int current = m_island->currentData().isValid() ? m_island->currentData().toInt() : -1;
+    const QSignalBlocker block(m_island);
+    m_island->clear();
+    m_island->addItem(tr("All islands"), -1);
+    for (int i = 0; i < islands; ++i)
+        m_island->addItem(tr("Island %1").arg(i), i);
+    m_island->setCurrentIndex(std::max(0, m_island->findData(current)));
+}
+
+void CandidatesPanel::follow(qint64 candidate) {
+    const QModelIndex source = m_model->indexOf(candidate);
+    const QModelIndex shown = m_filter->mapFromSource(source);
+    if (!shown.isValid() || shown.row() == m_view->currentIndex().row())
+        return;
+    m_following = true;
+    m_view->selectionModel()->setCurrentIndex(shown, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    m_view->scrollTo(shown);
+    m_following = false;
+}
+
+QList<qint64> CandidatesPanel::selectedCandidates() const {
+    QList<qint64> ids;
+    for (const QModelIndex& index : m_view->selectionModel()->selectedRows())
+        ids << index.data(CandidateTableModel::CandidateRole).toLongLong();
+    return ids;
+}
+
+} // namespace kforge::ui

@@ -1,0 +1,47 @@
+#pragma once
+// The candidate list: every candidate of the run, sortable by any column, filtered by text,
+// state, origin and island; the current row follows the shared selection and keyboard navigation
+// moves it. Two selected rows can be compared side by side.
+
+#include <QWidget>
+
+class QTableView;
+class QLineEdit;
+class QComboBox;
+
+namespace kforge::ui {
+
+class CandidateFilterModel;
+class CandidateSelection;
+class CandidateTableModel;
+class RunData;
+
+class CandidatesPanel : public QWidget {
+    Q_OBJECT
+public:
+    CandidatesPanel(RunData* data, CandidateSelection* selection, QWidget* parent = nullptr);
+
+    QTableView* view() const { return m_view; }
+    CandidateTableModel* model() const { return m_model; }
+    CandidateFilterModel* filter() const { return m_filter; }
+    QLineEdit* filterField() const { return m_text; }
+    // The ids of the selected rows, in the order shown.
+    QList<qint64> selectedCandidates() const;
+
+private:
+    void follow(qint64 candidate);
+    void fillIslands();
+
+    RunData* m_data;
+    CandidateSelection* m_selection;
+    CandidateTableModel* m_model = nullptr;
+    CandidateFilterModel* m_filter = nullptr;
+    QTableView* m_view = nullptr;
+    QLineEdit* m_text = nullptr;
+    QComboBox* m_state = nullptr;
+    QComboBox* m_origin = nullptr;
+    QComboBox* m_island = nullptr;
+    bool m_following = false;
+};
+
+} // namespace kforge::ui

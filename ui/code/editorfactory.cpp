@@ -1,0 +1,293 @@
+#include "editorfactory.h"
+
+#include "kernellexer.h"
+
+#include <Qsci/qsciscintilla.h>
+#include <Qsci/qscistyle.h>
+#include <Qsci/qscistyledtext.h>
+
+#include <QColor>
+#include <QFontDatabase>
+#include <QFontMetrics>
+#include <QRegularExpression>
+
+namespace kforge::ui {
+
+namespace {
+
+constexpr int kMarkerKinds = 6;
+constexpr int kSymbolBase = kMarkerKinds; // symbol markers follow the line backgrounds
+constexpr int kNumberMargin = 0;
+constexpr int kSymbolMargin = 1;
+constexpr int kFoldMargin = 2;
+constexpr int kFirstIndicator = 8; // 0-7 belong to lexers
+
+struct MarkerLook {
+    QsciScintilla::MarkerSymbol symbol;
+    QColor line;   // background of the marked line
+    QColor symbolColor;
+};
+
+MarkerLook lookOf(Marker marker) {
+    switch (marker) {
+    case Marker::Added: return {QsciScintilla::Plus, QColor(0xd8, 0xf5, 0xdf), QColor(0x1a, 0x7f, 0x37)};
+    case Marker::Removed: return {QsciScintilla::Minus, QColor(0xfb, 0xdf, 0xdc), QColor(0xcf, 0x22, 0x2e)};
+    case Marker::Changed: return {QsciScintilla::LeftRectangle, QColor(0xfc, 0xf1, 0xc4), QColor(0xbf, 0x87, 0x00)};
+    case Marker::Error: return {QsciScintilla::Circle, QColor(0xfd, 0xe3, 0xe1), QColor(0xd1, 0x24, 0x2f)};
+    case Marker::Warning: return {QsciScintilla::RightTriangle, QColor(0xfd, 0xf1, 0xd0), QColor(0xc2, 0x7c, 0x0e)};
+    case Marker::Info: return {QsciScintilla::SmallRectangle, QColor(0xe2, 0xec, 0xfb), QColor(0x09, 0x69, 0xda)};
+    }
+    return {};
+}
+
+QFont editorFont() {
+    QFont font = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+    font.setStyleHint(QFont::Monospace);
+    return font;
+}
+
+void styleLexer(KernelLexer* lexer) {
+    const QFont font = editorFont();
+    QFont bold = font;
+    bold.setBold(true);
+    lexer->setDefaultFont(font);
+    lexer->setFont(font); // every style
+    lexer->setDefaultPaper(Qt::white);
+    lexer->setPaper(Qt::white); // every style
+    lexer->setColor(QColor(0x6e, 0x77, 0x81), QsciLexerCPP::Comment);
+    lexer->setColor(QColor(0x6e, 0x77, 0x81), QsciLexerCPP::CommentLine);
+    lexer->setColor(QColor(0x6e, 0x77, 0x81), QsciLexerCPP::CommentDoc);
+    lexer->setColor(QColor(0xcf, 0x22, 0x2e), QsciLexerCPP::Keyword);
+    lexer->setColor(QColor(0x82, 0x50, 0xdf), QsciLexerCPP::KeywordSet2);
+    lexer->setColor(QColor(0x95, 0x38, 0x00), QsciLexerCPP::GlobalClass);
+    lexer->setColor(QColor(0x05, 0x50, 0xae), QsciLexerCPP::Number);
+    lexer->setColor(QColor(0x0a, 0x30, 0x69), QsciLexerCPP::DoubleQuotedString);
+    lexer->setColor(QColor(0x0a, 0x30, 0x69), QsciLexerCPP::SingleQuotedString);
+    lexer->setColor(QColor(0x11, 0x63, 0x29), QsciLexerCPP::PreProcessor);
+    lexer->setColor(QColor(0x24, 0x29, 0x2f), QsciLexerCPP::Operator);
+    lexer->setColor(QColor(0x24, 0x29, 0x2f), QsciLexerCPP::Identifier);
+    lexer->setColor(QColor(0xbf, 0x39, 0x89), QsciLexerCPP::TaskMarker);
+    lexer->setFont(bold, QsciLexerCPP::TaskMarker);
+}
+
+// Re-sends the word lists after the lexer's dialect changed; setLexer() only sends them once.
+void sendKeywords(QsciScintilla* editor, const KernelLexer* lexer) {
+    for (int set = 1; set <= KernelLexer::kKeywordSets; ++set) {
+        const char* words = lexer->keywords(set);
+        editor->SendScintilla(QsciScintillaBase::SCI_SETKEYWORDS, static_cast<unsigned long>(set - 1),
+                              words ? words : "");
+    }
+    editor->recolor();
+}
+
+void clearIndicator(QsciScintilla* editor, int indicator) {
+    editor->SendScintilla(QsciScintillaBase::SCI_SETINDICATORCURRENT, indicator);
+    editor->SendScintilla(QsciScintillaBase::SCI_INDICATORCLEARRANGE, 0,
+                          editor->SendScintilla(QsciScintillaBase::SCI_GETLENGTH));
+}
+
+// The line's length without its terminator.
+int contentLength(const QString& text) {
+    int length = static_cast<int>(text.size());
+    while (length > 0 && (text[length - 1] == QLatin1Char('\n') || text[length - 1] == QLatin1Char('\r')))
+        --length;
+    return length;
+}
+
+// Directive lines get one colour over their whole text, comment and all; LexCPP alone can only
+// mark the word `kforge` in them.
+void colourDirectives(QsciScintilla* editor) {
+    static const QRegularExpression directive(QStringLiteral("^\\s*//\\s*kforge:"));
+    const int indicator = indicatorNumber(Indicator::Directive);
+    clearIndicator(editor, indicator);
+    const int lines = editor->lines();
+    for (int line = 0; line < lines; ++line) {
+        const QString text = editor->text(line);
+        if (directive.match(text).hasMatch())
+            editor->fillIndicatorRange(line, static_cast<int>(text.indexOf(QLatin1String("//"))), line,
+                                       contentLength(text), indicator);
+    }
+}
+
+void fitNumberMargin(QsciScintilla* editor) {
+    const int digits = qMax(3, static_cast<int>(QString::number(editor->lines()).size()));
+    editor->setMarginWidth(kNumberMargin, QString(digits + 1, QLatin1Char('9')));
+}
+
+const QsciStyle& annotationStyle(Marker severity) {
+    // QsciStyle numbers are allocated per process: make each style once, not per annotation.
+    static const QsciStyle error(-1, QStringLiteral("kforge error note"), QColor(0x82, 0x07, 0x1e),
+                                 QColor(0xff, 0xeb, 0xe9), editorFont());
+    static const QsciStyle warning(-1, QStringLiteral("kforge warning note"), QColor(0x6c, 0x4a, 0x00),
+                                   QColor(0xff, 0xf8, 0xc5), editorFont());
+    static const QsciStyle info(-1, QStringLiteral("kforge info note"), QColor(0x0a, 0x30, 0x69),
+                                QColor(0xdd, 0xf4, 0xff), editorFont());
+    switch (severity) {
+    case Marker::Error: return error;
+    case Marker::Warning: return warning;
+    default: return info;
+    }
+}
+
+} // namespace
+
+int markerNumber(Marker marker) {
+    return static_cast<int>(marker);
+}
+
+int indicatorNumber(Indicator indicator) {
+    return kFirstIndicator + static_cast<int>(indicator);
+}
+
+Marker severityMarker(const QString& severity) {
+    if (severity == QLatin1String("error"))
+        return Marker::Error;
+    if (severity == QLatin1String("warning"))
+        return Marker::Warning;
+    return Marker::Info;
+}
+
+QsciScintilla* makeEditor(QWidget* parent, spec::Dialect dialect, bool readOnly) {
+    auto* editor = new QsciScintilla(parent);
+    editor->setUtf8(true);
+    auto* lexer = new KernelLexer(dialect, editor);
+    styleLexer(lexer);
+    editor->setLexer(lexer);
+    editor->setFont(editorFont());
+
+    editor->setWrapMode(QsciScintilla::WrapNone);
+    editor->setTabWidth(4);
+    editor->setIndentationsUseTabs(false);
+    editor->setAutoIndent(true);
+    editor->setBraceMatching(QsciScintilla::SloppyBraceMatch);
+    editor->setEolMode(QsciScintilla::EolUnix);
+    editor->setCaretLineVisible(true);
+    editor->setCaretLineBackgroundColor(QColor(0x80, 0xa0, 0xd0));
+    // Translucent, so that a marked line under the caret keeps its colour.
+    editor->SendScintilla(QsciScintillaBase::SCI_SETCARETLINEBACKALPHA, 40);
+    // A light selection that keeps the syntax colours: showLine() selects whole lines of code.
+    editor->setSelectionBackgroundColor(QColor(0xc8, 0xdc, 0xf8));
+    editor->SendScintilla(QsciScintillaBase::SCI_SETSELFORE, false, 0L);
+    editor->setReadOnly(readOnly);
+
+    // Margins: line numbers, marker symbols, no folding.
+    editor->setMarginType(kNumberMargin, QsciScintilla::NumberMargin);
+    editor->setMarginLineNumbers(kNumberMargin, true);
+    editor->setMarginsFont(editorFont());
+    editor->setMarginsForegroundColor(QColor(0x8c, 0x95, 0x9f));
+    editor->setMarginsBackgroundColor(QColor(0xf6, 0xf8, 0xfa));
+    editor->setMarginType(kSymbolMargin, QsciScintilla::SymbolMargin);
+    editor->setMarginWidth(kSymbolMargin, 16);
+    editor->setMarginWidth(kFoldMargin, 0);
+    editor->setFolding(QsciScintilla::NoFoldStyle);
+    fitNumberMargin(editor);
+    QObject::connect(editor, &QsciScintilla::linesChanged, editor, [editor] { fitNumberMargin(editor); });
+
+    // Line backgrounds show only for markers outside every margin's mask, so the symbol margin
+    // takes the symbol markers and the number margin none.
+    int symbolMask = 0;
+    for (int kind = 0; kind < kMarkerKinds; ++kind) {
+        const MarkerLook look = lookOf(static_cast<Marker>(kind));
+        editor->markerDefine(QsciScintilla::Background, kind);
+        editor->setMarkerBackgroundColor(look.line, kind);
+        editor->markerDefine(look.symbol, kSymbolBase + kind);
+        editor->setMarkerBackgroundColor(look.symbolColor, kSymbolBase + kind);
+        editor->setMarkerForegroundColor(look.symbolColor, kSymbolBase + kind);
+        symbolMask |= 1 << (kSymbolBase + kind);
+    }
+    editor->setMarginMarkerMask(kNumberMargin, 0);
+    editor->setMarginMarkerMask(kSymbolMargin, symbolMask);
+
+    const int diagnostic = indicatorNumber(Indicator::Diagnostic);
+    editor->indicatorDefine(QsciScintilla::SquiggleIndicator, diagnostic);
+    editor->setIndicatorForegroundColor(QColor(0xd1, 0x24, 0x2f), diagnostic);
+    const int directive = indicatorNumber(Indicator::Directive);
+    editor->indicatorDefine(QsciScintilla::TextColorIndicator, directive);
+    editor->setIndicatorForegroundColor(QColor(0xbf, 0x39, 0x89), directive);
+    const int focus = indicatorNumber(Indicator::Focus);
+    editor->indicatorDefine(QsciScintilla::StraightBoxIndicator, focus);
+    editor->setIndicatorForegroundColor(QColor(0xf0, 0xb0, 0x00, 90), focus);
+    editor->setIndicatorOutlineColor(QColor(0xbf, 0x87, 0x00), focus);
+    editor->setIndicatorDrawUnder(true, focus);
+
+    editor->setAnnotationDisplay(QsciScintilla::AnnotationBoxed);
+    QObject::connect(editor, &QsciScintilla::textChanged, editor, [editor] { colourDirectives(editor); });
+    return editor;
+}
+
+void setDialect(QsciScintilla* editor, spec::Dialect dialect) {
+    auto* lexer = qobject_cast<KernelLexer*>(editor->lexer());
+    if (!lexer || lexer->dialect() == dialect)
+        return;
+    lexer->setDialect(dialect);
+    sendKeywords(editor, lexer);
+}
+
+void setEditorText(QsciScintilla* editor, const QString& text) {
+    const bool readOnly = editor->isReadOnly();
+    editor->setReadOnly(false); // Scintilla refuses to change a read-only document
+    editor->setText(text);
+    // A light selection that keeps the syntax colours: showLine() selects whole lines of code.
+    editor->setSelectionBackgroundColor(QColor(0xc8, 0xdc, 0xf8));
+    editor->SendScintilla(QsciScintillaBase::SCI_SETSELFORE, false, 0L);
+    editor->setReadOnly(readOnly);
+    editor->setModified(false);
+    editor->SendScintilla(QsciScintillaBase::SCI_EMPTYUNDOBUFFER);
+}
+
+void markLine(QsciScintilla* editor, int line, Marker marker) {
+    editor->markerAdd(line, markerNumber(marker));
+    editor->markerAdd(line, kSymbolBase + markerNumber(marker));
+}
+
+void markColumn(QsciScintilla* editor, int line, int column) {
+    if (line < 0 || line >= editor->lines())
+        return;
+    const int indicator = indicatorNumber(Indicator::Diagnostic);
+    const QString text = editor->text(line);
+    const int length = contentLength(text);
+    if (column < 0 || column >= length) {
+        int first = 0;
+        while (first < length && text[first].isSpace())
+            ++first;
+        editor->fillIndicatorRange(line, first, line, qMax(first + 1, length), indicator);
+        return;
+    }
+    // The token at the column: an identifier or number, else the one character.
+    int end = column;
+    while (end < length && (text[end].isLetterOrNumber() || text[end] == QLatin1Char('_')))
+        ++end;
+    editor->fillIndicatorRange(line, column, line, qMax(end, column + 1), indicator);
+}
+
+void annotateLine(QsciScintilla* editor, int line, const QString& text, Marker severity) {
+    if (line < 0 || line >= editor->lines())
+        return;
+    const QString before = editor->annotation(line);
+    const QString all = before.isEmpty() ? text : before + QLatin1Char('\n') + text;
+    editor->annotate(line, all, annotationStyle(severity));
+}
+
+void focusLine(QsciScintilla* editor, int line) {
+    if (line < 0 || line >= editor->lines())
+        return;
+    const int indicator = indicatorNumber(Indicator::Focus);
+    clearIndicator(editor, indicator);
+    const int length = contentLength(editor->text(line));
+    editor->fillIndicatorRange(line, 0, line, qMax(1, length), indicator);
+    editor->setCursorPosition(line, 0);
+    editor->setSelection(line, 0, line, length);
+    // Some context above the line rather than the line at the very top.
+    const int onScreen = static_cast<int>(editor->SendScintilla(QsciScintillaBase::SCI_LINESONSCREEN));
+    editor->setFirstVisibleLine(qMax(0, line - onScreen / 3));
+    editor->ensureLineVisible(line);
+}
+
+void clearMarks(QsciScintilla* editor) {
+    editor->markerDeleteAll();
+    clearIndicator(editor, indicatorNumber(Indicator::Diagnostic));
+    clearIndicator(editor, indicatorNumber(Indicator::Focus));
+    editor->clearAnnotations();
+}
+
+} // namespace kforge::ui

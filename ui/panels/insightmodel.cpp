@@ -1,0 +1,114 @@
+#include "insightmodel.h"
+
+#include "panelstyle.h"
+
+#include <QFileInfo>
+#include <QLocale>
+
+namespace kforge::ui {
+
+InsightModel::InsightModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+QString InsightModel::kindTitle(const QString& kind) {
+    if (kind == QLatin1String("helped"))
+        return tr("helped");
+    if (kind == QLatin1String("hurt"))
+        return tr("hurt");
+    if (kind == QLatin1String("human_pin"))
+        return tr("pinned");
+    if (kind == QLatin1String("human_veto"))
+        return tr("vetoed");
+    if (kind == QLatin1String("human_edit"))
+        return tr("edited");
+    return statusTitle(kind);
+}
+
+void InsightModel::setInsights(const QList<experience::Insight>& insights) {
+    beginResetModel();
+    m_insights = insights;
+    endResetModel();
+}
+
+int InsightModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_insights.size());
+}
+
+int InsightModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant InsightModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const experience::Insight& insight = m_insights[index.row()];
+    switch (role) {
+    case KindRole: return insight.kind;
+    case InsightIdRole: return insight.id;
+    case SortRole:
+        switch (index.column()) {
+        case SpeedupColumn: return insight.speedup;
+        case DateColumn: return insight.at;
+        default: return data(index, Qt::DisplayRole);
+        }
+    case Qt::ForegroundRole:
+        if (index.column() == KindColumn) {
+            if (insight.kind == QLatin1String("helped"))
+                return statusColor(QStringLiteral("ok"));
+            if (insight.kind == QLatin1String("hurt") || insight.kind == QLatin1String("human_veto"))
+                return severityColor(QStringLiteral("error"));
+            return severityColor(QStringLiteral("info"));
+        }
+        return {};
+    case Qt::ToolTipRole:
+        switch (index.column()) {
+        case TransformationColumn: return insight.summary.isEmpty() ? insight.transformation : insight.summary;
+        case ReasonColumn: return insight.reason;
+        case OriginColumn: return insight.origin;
+        case DateColumn: return QLocale().toString(insight.at.toLocalTime(), QLocale::LongFormat);
+        default: return {};
+        }
+    case Qt::TextAlignmentRole:
+        if (index.column() == SpeedupColumn)
+            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        return {};
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case KindColumn: return kindTitle(insight.kind);
+        case TaskColumn:
+            return insight.family.isEmpty() || insight.family == insight.task ? insight.task
+                                                                              : QStringLiteral("%1 (%2)").arg(insight.task, insight.family);
+        case BackendColumn: return insight.backend;
+        case TransformationColumn: return insight.transformation;
+        case SpeedupColumn: return formatSpeedup(insight.speedup);
+        case ReasonColumn: return insight.reason;
+        case OriginColumn: {
+            // "<run store path>#run/candidate": the file name and the fragment are what people recognise.
+            const qsizetype hash = insight.origin.lastIndexOf(u'#');
+            if (hash < 0)
+                return QFileInfo(insight.origin).fileName().isEmpty() ? insight.origin : QFileInfo(insight.origin).fileName();
+            return QFileInfo(insight.origin.left(hash)).fileName() + insight.origin.mid(hash);
+        }
+        case DateColumn: return QLocale().toString(insight.at.toLocalTime().date(), QLocale::ShortFormat);
+        }
+        return {};
+    default: return {};
+    }
+}
+
+QVariant InsightModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case KindColumn: return tr("Kind");
+    case TaskColumn: return tr("Task");
+    case BackendColumn: return tr("Backend");
+    case TransformationColumn: return tr("Transformation");
+    case SpeedupColumn: return tr("Speedup");
+    case ReasonColumn: return tr("Reason");
+    case OriginColumn: return tr("Origin");
+    case DateColumn: return tr("Date");
+    }
+    return {};
+}
+
+} // namespace kforge::ui

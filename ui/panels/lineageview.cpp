@@ -1,0 +1,242 @@
+#include "lineageview.h"
+
+#include "candidatelistmodel.h"
+#include "candidateselection.h"
+#include "panelstyle.h"
+#include "rundata.h"
+
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QListView>
+#include <QPushButton>
+#include <QSet>
+#include <QVBoxLayout>
+
+namespace kforge::ui {
+
+namespace {
+
+QLabel* factLabel() {
+    auto* label = new QLabel;
+    label->setTextFormat(Qt::PlainText);
+    label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    return label;
+}
+
+QListView* candidateList(CandidateListModel* model, const QString& placeholder) {
+    auto* view = new QListView;
+    view->setModel(model);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->setUniformItemSizes(true);
+    view->setToolTip(placeholder);
+    return view;
+}
+
+QWidget* titled(const QString& title, QWidget* content, QLabel** titleLabel = nullptr) {
+    auto* box = new QWidget;
+    auto* layout = new QVBoxLayout(box);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(2);
+    auto* label = new QLabel(title);
+    QFont bold = label->font();
+    bold.setBold(true);
+    label->setFont(bold);
+    layout->addWidget(label);
+    layout->addWidget(content, 1);
+    if (titleLabel)
+        *titleLabel = label;
+    return box;
+}
+
+} // namespace
+
+LineageView::LineageView(RunData* data, CandidateSelection* selection, QWidget* parent)
+    : QWidget(parent), m_data(data), m_selection(selection) {
+    m_title = new QLabel;
+    m_title->setTextFormat(Qt::PlainText);
+    m_title->setWordWrap(true);
+    QFont big = m_title->font();
+    big.setBold(true);
+    big.setPointSizeF(big.pointSizeF() * 1.15);
+    m_title->setFont(big);
+    m_origin = factLabel();
+    m_place = factLabel();
+    m_params = factLabel();
+    m_params->setFont(codeFont());
+    m_result = factLabel();
+    m_flags = factLabel();
+
+    auto* facts = new QFormLayout;
+    facts->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+    facts->addRow(tr("Origin:"), m_origin);
+    facts->addRow(tr("Place:"), m_place);
+    facts->addRow(tr("Parameters:"), m_params);
+    facts->addRow(tr("Result:"), m_result);
+    facts->addRow(tr("Flags:"), m_flags);
+
+    m_compare = new QPushButton(tr("Compare with Parent"));
+    m_compare->setToolTip(tr("Show the parent (the one selected in Parents, else the first) and this candidate side by side"));
+
+    m_parents = new CandidateListModel(data, this);
+    m_children = new CandidateListModel(data, this);
+    m_ancestry = new CandidateListModel(data, this);
+    m_parentsView = candidateList(m_parents, tr("The candidates this one was made from"));
+    m_parentsView->setObjectName(QStringLiteral("parents"));
+    m_childrenView = candidateList(m_children, tr("The candidates made from this one"));
+    m_childrenView->setObjectName(QStringLiteral("children"));
+    m_ancestryView = candidateList(m_ancestry, tr("First parents, back to the seed"));
+    m_ancestryView->setObjectName(QStringLiteral("ancestry"));
+
+    auto* lists = new QHBoxLayout;
+    lists->addWidget(titled(tr("Parents"), m_parentsView));
+    lists->addWidget(titled(tr("Children"), m_childrenView));
+    auto* buttons = new QHBoxLayout;
+    buttons->addStretch(1);
+    buttons->addWidget(m_compare);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_title);
+    layout->addLayout(facts);
+    layout->addLayout(buttons);
+    layout->addLayout(lists, 1);
+    layout->addWidget(titled(tr("Ancestry"), m_ancestryView, &m_ancestryTitle), 1);
+
+    for (QListView* view : {m_parentsView, m_childrenView, m_ancestryView})
+        connect(view, &QListView::activated, this, &LineageView::activate);
+    connect(m_parentsView->selectionModel(), &QItemSelectionModel::currentChanged, this, &LineageView::updateCompareButton);
+    connect(m_compare, &QPushButton::clicked, this, &LineageView::compareWithParent);
+    connect(selection, &CandidateSelection::currentChanged, this, &LineageView::setCandidate);
+    connect(data, &RunData::candidatesAdded, this, &LineageView::onCandidatesAdded);
+    connect(data, &RunData::candidatesChanged, this, &LineageView::onCandidatesChanged);
+    connect(data, &RunData::cleared, this, [this] { setCandidate(0); });
+    setCandidate(selection->current());
+}
+
+void LineageView::setCandidate(qint64 candidate) {
+    m_candidate = candidate;
+    const CandidateRow* row = m_data && candidate > 0 ? m_data->candidate(candidate) : nullptr;
+    m_known = row != nullptr;
+    m_parents->setCandidates(row ? row->parents : QList<qint64>());
+    m_children->setCandidates(row ? m_data->childrenOf(candidate) : QList<qint64>());
+    const QList<qint64> ancestry = row ? ancestryOf(candidate) : QList<qint64>();
+    m_ancestry->setCandidates(ancestry);
+    if (ancestry.isEmpty())
+        m_ancestryTitle->setText(tr("Ancestry"));
+    else
+        m_ancestryTitle->setText(ancestry.size() == 1 ? tr("Ancestry (1 generation back)")
+                                                    : tr("Ancestry (%1 generations back)").arg(ancestry.size()));
+    updateFacts();
+    updateCompareButton();
+}
+
+void LineageView::updateFacts() {
+    const CandidateRow* row = m_data && m_candidate > 0 ? m_data->candidate(m_candidate) : nullptr;
+    for (QLabel* label : {m_origin, m_place, m_params, m_result, m_flags})
+        label->clear();
+    if (m_candidate == 0) {
+        m_title->setText(tr("No candidate selected"));
+        return;
+    }
+    if (!row) {
+        m_title->setText(tr("Candidate #%1 (not loaded yet)").arg(m_candidate));
+        return;
+    }
+    m_title->setText(row->label.isEmpty() ? tr("Candidate #%1").arg(row->id) : tr("Candidate #%1 — %2").arg(row->id).arg(row->label));
+    m_origin->setText(originTitle(row->origin));
+    m_place->setText(tr("island %1, generation %2").arg(row->island).arg(row->generation));
+    m_params->setText(row->params.isEmpty() ? tr("defaults") : row->params);
+
+    QString result;
+    if (!row->evaluated()) {
+        result = tr("not evaluated yet");
+    } else {
+        result = statusTitle(row->status);
+        if (row->speedup > 0.0)
+            result += tr(", %1 over the baseline").arg(formatSpeedup(row->speedup));
+        if (row->confirmedSpeedup > 0.0)
+            result += tr(" (confirmed %1)").arg(formatSpeedup(row->confirmedSpeedup));
+        if (!row->message.isEmpty() && row->status != QLatin1String("ok"))
+            result += QStringLiteral(" — ") + row->message;
+    }
+    m_result->setText(result);
+    QPalette palette = m_result->palette();
+    const QColor color = statusColor(row->status);
+    palette.setColor(QPalette::WindowText, color.isValid() ? color : this->palette().color(QPalette::WindowText));
+    m_result->setPalette(palette);
+
+    QStringList flags;
+    if (row->pinned)
+        flags << tr("pinned");
+    if (row->vetoed)
+        flags << tr("vetoed");
+    if (!row->review.isEmpty())
+        flags << tr("review %1").arg(row->review);
+    if (row->findings > 0)
+        flags << (row->findings == 1 ? tr("1 finding") : tr("%1 findings").arg(row->findings));
+    m_flags->setText(flags.isEmpty() ? tr("none") : flags.join(QStringLiteral(", ")));
+}
+
+void LineageView::updateCompareButton() {
+    m_compare->setEnabled(m_candidate > 0 && m_parents->rowCount() > 0);
+}
+
+void LineageView::onCandidatesAdded(int first, int last) {
+    if (m_candidate == 0 || !m_data)
+        return;
+    if (!m_known) {
+        // The selected candidate itself may just have arrived (a selection made from a live event).
+        if (m_data->candidate(m_candidate))
+            setCandidate(m_candidate);
+        return;
+    }
+    QList<qint64> born;
+    for (int row = first; row <= last; ++row) {
+        const CandidateRow& c = m_data->candidateAt(row);
+        if (c.parents.contains(m_candidate))
+            born.push_back(c.id);
+    }
+    m_children->append(born);
+}
+
+void LineageView::onCandidatesChanged(const QList<int>& rows) {
+    if (m_candidate == 0 || !m_data)
+        return;
+    if (rows.contains(m_data->rowOf(m_candidate)))
+        updateFacts(); // the list models update their own rows
+}
+
+void LineageView::activate(const QModelIndex& index) {
+    const qint64 candidate = index.data(CandidateListModel::CandidateRole).toLongLong();
+    if (candidate > 0 && m_selection)
+        m_selection->select(candidate);
+}
+
+void LineageView::compareWithParent() {
+    if (m_candidate == 0 || m_parents->rowCount() == 0 || !m_selection)
+        return;
+    const QModelIndex chosen = m_parentsView->currentIndex();
+    const qint64 parent = chosen.isValid() ? chosen.data(CandidateListModel::CandidateRole).toLongLong()
+                                           : m_parents->candidates().constFirst();
+    m_selection->compare(parent, m_candidate);
+}
+
+QList<qint64> LineageView::ancestryOf(qint64 candidate) const {
+    QList<qint64> chain;
+    QSet<qint64> seen{candidate};
+    const CandidateRow* row = m_data->candidate(candidate);
+    // First parents only: a crossover's chain follows the parent it was built on. The seen set
+    // guards against a damaged store whose lineage loops.
+    while (row && !row->parents.isEmpty()) {
+        const qint64 parent = row->parents.constFirst();
+        if (seen.contains(parent))
+            break;
+        seen.insert(parent);
+        chain.push_back(parent);
+        row = m_data->candidate(parent);
+    }
+    return chain;
+}
+
+} // namespace kforge::ui

@@ -1,0 +1,65 @@
+#pragma once
+// Where the current candidate comes from and what came of it: its facts (origin, island,
+// generation, parameters, result), its parents and children, and its ancestry back to a seed.
+// Every listed candidate can be activated to select it; "Compare with parent" opens the pair side
+// by side through the shared selection.
+
+#include <QPointer>
+#include <QWidget>
+
+class QLabel;
+class QListView;
+class QModelIndex;
+class QPushButton;
+
+namespace kforge::ui {
+
+class CandidateListModel;
+class CandidateSelection;
+class RunData;
+
+class LineageView : public QWidget {
+    Q_OBJECT
+public:
+    LineageView(RunData* data, CandidateSelection* selection, QWidget* parent = nullptr);
+
+    qint64 candidate() const { return m_candidate; }
+    CandidateListModel* parentsModel() const { return m_parents; }
+    CandidateListModel* childrenModel() const { return m_children; }
+    CandidateListModel* ancestryModel() const { return m_ancestry; }
+    QListView* parentsView() const { return m_parentsView; }
+    QListView* childrenView() const { return m_childrenView; }
+    QPushButton* compareButton() const { return m_compare; }
+
+private:
+    void setCandidate(qint64 candidate);
+    void updateFacts();
+    void updateCompareButton();
+    void onCandidatesAdded(int first, int last);
+    void onCandidatesChanged(const QList<int>& rows);
+    void activate(const QModelIndex& index);
+    void compareWithParent();
+    QList<qint64> ancestryOf(qint64 candidate) const;
+
+    QPointer<RunData> m_data;
+    QPointer<CandidateSelection> m_selection;
+    qint64 m_candidate = 0;
+    bool m_known = false; // the current candidate has arrived in RunData
+
+    QLabel* m_title = nullptr;
+    QLabel* m_origin = nullptr;
+    QLabel* m_place = nullptr;
+    QLabel* m_params = nullptr;
+    QLabel* m_result = nullptr;
+    QLabel* m_flags = nullptr;
+    QPushButton* m_compare = nullptr;
+    CandidateListModel* m_parents = nullptr;
+    CandidateListModel* m_children = nullptr;
+    CandidateListModel* m_ancestry = nullptr;
+    QListView* m_parentsView = nullptr;
+    QListView* m_childrenView = nullptr;
+    QListView* m_ancestryView = nullptr;
+    QLabel* m_ancestryTitle = nullptr;
+};
+
+} // namespace kforge::ui

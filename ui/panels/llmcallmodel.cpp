@@ -1,0 +1,151 @@
+#include "llmcallmodel.h"
+
+#include "panelstyle.h"
+#include "rundata.h"
+
+#include <QLocale>
+
+namespace kforge::ui {
+
+LlmCallModel::LlmCallModel(RunData* data, QObject* parent) : QAbstractTableModel(parent), m_data(data) {
+    m_rows = static_cast<int>(data->llmCalls().size());
+    connect(data, &RunData::llmCallsAdded, this, &LlmCallModel::onAdded);
+    connect(data, &RunData::llmCallsChanged, this, &LlmCallModel::onChanged);
+    connect(data, &RunData::cleared, this, &LlmCallModel::onCleared);
+}
+
+const store::LlmCallRecord* LlmCallModel::callAt(int row) const {
+    if (!m_data || row < 0 || row >= m_rows || row >= m_data->llmCalls().size())
+        return nullptr;
+    return &m_data->llmCalls()[row];
+}
+
+int LlmCallModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : m_rows;
+}
+
+int LlmCallModel::columnCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const store::LlmCallRecord* call = callAt(index.row());
+    if (!call)
+        return {};
+    const QLocale locale;
+    switch (role) {
+    case CallIdRole: return call->id;
+    case CandidateRole: return call->candidateId.value_or(0);
+    case StatusRole: return call->status;
+    case Qt::ForegroundRole:
+        if (index.column() == StatusColumn)
+            return statusColor(call->status);
+        return {};
+    case Qt::ToolTipRole:
+        if (index.column() == StatusColumn && !call->message.isEmpty())
+            return call->message;
+        if (index.column() == CostColumn && !call->costUsd)
+            return tr("The model's price is unknown or the server reported no usage");
+        if (index.column() == CandidateColumn && call->candidateId)
+            return tr("Activate to select candidate #%1").arg(*call->candidateId);
+        return {};
+    case Qt::TextAlignmentRole:
+        switch (index.column()) {
+        case CallColumn:
+        case GenerationColumn:
+        case IslandColumn:
+        case InputTokensColumn:
+        case OutputTokensColumn:
+        case CostColumn:
+        case LatencyColumn:
+        case CandidateColumn: return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        default: return {};
+        }
+    case SortRole:
+        switch (index.column()) {
+        case CallColumn: return call->id;
+        case GenerationColumn: return call->generation;
+        case IslandColumn: return call->island;
+        case InputTokensColumn: return call->inputTokens.value_or(-1);
+        case OutputTokensColumn: return call->outputTokens.value_or(-1);
+        case CostColumn: return call->costUsd.value_or(-1.0);
+        case LatencyColumn: return call->latencySeconds;
+        case CandidateColumn: return call->candidateId.value_or(0);
+        default: return data(index, Qt::DisplayRole);
+        }
+    case Qt::DisplayRole:
+        switch (index.column()) {
+        case CallColumn: return call->id;
+        case GenerationColumn: return call->generation;
+        case IslandColumn: return call->island;
+        case OperatorColumn: return call->op;
+        case StageColumn: return call->stage;
+        case ModelColumn: return call->endpoint.isEmpty() ? call->model : call->endpoint + QLatin1Char(':') + call->model;
+        case StatusColumn: return call->status;
+        case InputTokensColumn: return call->inputTokens ? locale.toString(*call->inputTokens) : QStringLiteral("?");
+        case OutputTokensColumn: return call->outputTokens ? locale.toString(*call->outputTokens) : QStringLiteral("?");
+        case CostColumn: return call->costUsd ? locale.toString(*call->costUsd, 'f', 4) : QStringLiteral("?");
+        case LatencyColumn: return locale.toString(call->latencySeconds, 'f', 1);
+        case CandidateColumn: return call->candidateId ? QStringLiteral("#%1").arg(*call->candidateId) : QString();
+        }
+        return {};
+    default: return {};
+    }
+}
+
+QVariant LlmCallModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal)
+        return {};
+    if (role == Qt::ToolTipRole) {
+        switch (section) {
+        case OperatorColumn: return tr("init, mutate, crossover, repair or meta (a strategy rewrite)");
+        case StageColumn: return tr("structure or tuning");
+        case CostColumn: return tr("US dollars; ? where the price or the usage is unknown");
+        case CandidateColumn: return tr("The candidate made from the answer");
+        default: return {};
+        }
+    }
+    if (role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case CallColumn: return tr("Call");
+    case GenerationColumn: return tr("Gen");
+    case IslandColumn: return tr("Island");
+    case OperatorColumn: return tr("Operator");
+    case StageColumn: return tr("Stage");
+    case ModelColumn: return tr("Model");
+    case StatusColumn: return tr("Status");
+    case InputTokensColumn: return tr("In tokens");
+    case OutputTokensColumn: return tr("Out tokens");
+    case CostColumn: return tr("Cost $");
+    case LatencyColumn: return tr("Latency s");
+    case CandidateColumn: return tr("Candidate");
+    }
+    return {};
+}
+
+void LlmCallModel::onAdded(int first, int last) {
+    if (first != m_rows || last < first) {
+        onCleared(); // out of step with RunData: start over rather than show wrong rows
+        return;
+    }
+    beginInsertRows({}, first, last);
+    m_rows = last + 1;
+    endInsertRows();
+}
+
+void LlmCallModel::onChanged(const QList<int>& rows) {
+    for (int row : rows)
+        if (row >= 0 && row < m_rows)
+            emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
+}
+
+void LlmCallModel::onCleared() {
+    beginResetModel();
+    m_rows = m_data ? static_cast<int>(m_data->llmCalls().size()) : 0;
+    endResetModel();
+}
+
+} // namespace kforge::ui

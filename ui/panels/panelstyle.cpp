@@ -1,0 +1,97 @@
+#include "panelstyle.h"
+
+#include <QApplication>
+#include <QFontDatabase>
+#include <QPlainTextEdit>
+#include <QStyle>
+#include <QHeaderView>
+#include <QTableView>
+
+#include <algorithm>
+
+namespace kforge::ui {
+
+int severityRank(const QString& severity) {
+    if (severity == QLatin1String("error"))
+        return 2;
+    if (severity == QLatin1String("warning"))
+        return 1;
+    if (severity == QLatin1String("info"))
+        return 0;
+    return -1;
+}
+
+QIcon severityIcon(const QString& severity) {
+    QStyle* style = QApplication::style();
+    switch (severityRank(severity)) {
+    case 2: return style->standardIcon(QStyle::SP_MessageBoxCritical);
+    case 1: return style->standardIcon(QStyle::SP_MessageBoxWarning);
+    case 0: return style->standardIcon(QStyle::SP_MessageBoxInformation);
+    default: return {};
+    }
+}
+
+QColor severityColor(const QString& severity) {
+    // Mid-saturation tones stay legible on both light and dark palettes.
+    switch (severityRank(severity)) {
+    case 2: return QColor(0xd3, 0x2f, 0x2f);
+    case 1: return QColor(0xc7, 0x7c, 0x02);
+    case 0: return QColor(0x1e, 0x78, 0xc8);
+    default: return {};
+    }
+}
+
+QColor statusColor(const QString& status) {
+    if (status == QLatin1String("ok"))
+        return QColor(0x2e, 0x8b, 0x3e);
+    if (status == QLatin1String("timeout") || status == QLatin1String("rejected") || status == QLatin1String("duplicate")
+        || status == QLatin1String("unparsable"))
+        return QColor(0xc7, 0x7c, 0x02);
+    if (status.isEmpty())
+        return {};
+    return QColor(0xd3, 0x2f, 0x2f);
+}
+
+QString statusTitle(const QString& status) {
+    QString title = status;
+    return title.replace(u'_', u' ');
+}
+
+QString formatSpeedup(double speedup) {
+    if (speedup <= 0.0)
+        return {};
+    return QStringLiteral("%1×").arg(speedup, 0, 'f', speedup < 10.0 ? 2 : 1);
+}
+
+QIcon passIcon() {
+    return QApplication::style()->standardIcon(QStyle::SP_DialogApplyButton);
+}
+
+void setColumnWidths(QTableView* view, const QList<int>& chars) {
+    const QFontMetrics metrics = view->fontMetrics();
+    const int padding = metrics.averageCharWidth() * 2;
+    QHeaderView* header = view->horizontalHeader();
+    for (int column = 0; column < chars.size(); ++column) {
+        if (chars[column] <= 0)
+            continue;
+        const int wanted = chars[column] * metrics.averageCharWidth() + padding;
+        view->setColumnWidth(column, std::max(wanted, header->sectionSizeHint(column)));
+    }
+}
+
+QFont codeFont() {
+    return QFontDatabase::systemFont(QFontDatabase::FixedFont);
+}
+
+QPlainTextEdit* makeCodePane(const QString& placeholder) {
+    auto* pane = new QPlainTextEdit;
+    pane->setReadOnly(true);
+    pane->setFont(codeFont());
+    pane->setLineWrapMode(QPlainTextEdit::NoWrap);
+    pane->setPlaceholderText(placeholder);
+    // Read-only text still takes the keyboard so that it can be selected and copied.
+    pane->setTextInteractionFlags(Qt::TextSelectableByKeyboard | Qt::TextSelectableByMouse);
+    return pane;
+}
+
+} // namespace kforge::ui

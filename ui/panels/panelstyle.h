@@ -1,0 +1,36 @@
+#pragma once
+// How the panels show the recurring bits of a run — severities, evaluation statuses, speedups,
+// code and logs — so that a finding looks the same in the diagnostics, the lineage and the logs.
+
+#include <QColor>
+#include <QFont>
+#include <QIcon>
+#include <QList>
+#include <QString>
+
+class QPlainTextEdit;
+class QTableView;
+
+namespace kforge::ui {
+
+// Higher is more severe: error 2, warning 1, info 0, anything else -1. Sorting uses it.
+int severityRank(const QString& severity);
+QIcon severityIcon(const QString& severity);
+QColor severityColor(const QString& severity); // a foreground readable on light and dark bases
+
+// ok green, incorrect/compile_error/... red, timeout/rejected amber; invalid for unknown ones.
+QColor statusColor(const QString& status);
+QString statusTitle(const QString& status); // "compile error" for compile_error
+
+QString formatSpeedup(double speedup); // "1.82×", "" when 0 (not timed)
+
+QIcon passIcon(); // a passed check
+
+// Sets each column to `chars[i]` average characters (0: leave it), never narrower than its header.
+void setColumnWidths(QTableView* view, const QList<int>& chars);
+
+QFont codeFont();
+// A read-only, non-wrapping monospace text pane for logs, prompts and diffs.
+QPlainTextEdit* makeCodePane(const QString& placeholder);
+
+} // namespace kforge::ui

@@ -1,0 +1,347 @@
+#include "heatmapview.h"
+
+#include "candidateselection.h"
+#include "heatmapmodel.h"
+#include "plotexport.h"
+#include "plotstyle.h"
+#include "rundata.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QTimer>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <cmath>
+#include <limits>
+
+namespace kforge::ui {
+
+namespace {
+
+constexpr int kLevels = search::kLevels;
+
+// Level names are phrases ("register tiling, async copy or tensor-core fragments"): break them
+// into short lines so four of them fit under a plot of ordinary width.
+QString wrapped(const QString& text, int width = 18) {
+    QStringList lines;
+    QString line;
+    for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+            lines << line;
+            line.clear();
+        }
+        line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
+    }
+    if (!line.isEmpty())
+        lines << line;
+    return lines.join(QLatin1Char('\n'));
+}
+
+QString dimensionTitle(const RunData* data, int d) {
+    const QString title = data ? data->dimensions()[static_cast<size_t>(d)].title : QString();
+    return title.isEmpty() ? QObject::tr("dimension %1").arg(d + 1) : title;
+}
+
+} // namespace
+
+HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* parent)
+    : QWidget(parent), m_data(data), m_selection(selection), m_model(new HeatmapModel(data, this)) {
+    m_xCombo = new QComboBox(this);
+    m_yCombo = new QComboBox(this);
+    m_islandCombo = new QComboBox(this);
+    m_summary = new QLabel(this);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    for (QComboBox* combo : {m_xCombo, m_yCombo, m_islandCombo})
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+
+    auto* bar = new QHBoxLayout;
+    bar->setContentsMargins(6, 4, 6, 0);
+    bar->addWidget(new QLabel(tr("X:"), this));
+    bar->addWidget(m_xCombo);
+    bar->addWidget(new QLabel(tr("Y:"), this));
+    bar->addWidget(m_yCombo);
+    bar->addWidget(new QLabel(tr("Island:"), this));
+    bar->addWidget(m_islandCombo);
+    bar->addStretch(1);
+    bar->addWidget(m_summary);
+
+    m_plot = new QCustomPlot(this);
+    plotstyle::setUp(m_plot);
+    m_plot->setMouseTracking(true);
+    m_plot->setMinimumSize(320, 240);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addLayout(bar);
+    layout->addWidget(m_plot, 1);
+
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
+        axis->setRange(-0.5, kLevels - 0.5);
+        axis->grid()->setVisible(false);
+        axis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+        axis->setSubTicks(false);
+        axis->setTickLength(0, 4);
+    }
+
+    m_map = new QCPColorMap(m_plot->xAxis, m_plot->yAxis);
+    m_map->data()->setSize(kLevels, kLevels);
+    m_map->data()->setRange(QCPRange(0, kLevels - 1), QCPRange(0, kLevels - 1));
+    m_map->setInterpolate(false);
+    m_map->setTightBoundary(false);
+
+    m_scale = new QCPColorScale(m_plot);
+    m_plot->plotLayout()->addElement(0, 1, m_scale);
+    m_scale->setType(QCPAxis::atRight);
+    m_scale->setBarWidth(12);
+    m_scale->axis()->setLabel(tr("speedup ×"));
+    m_map->setColorScale(m_scale);
+    // The scale imposes its gradient on the map, so the gradient goes on the scale.
+    m_scale->setGradient(plotstyle::speedupGradient());
+    // The scale's height follows the plot's, not the plot's tick labels.
+    auto* margins = new QCPMarginGroup(m_plot);
+    m_plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+    m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
+
+    // White separators make neighbouring cells of similar colour tell apart.
+    for (int i = 1; i < kLevels; ++i) {
+        for (bool vertical : {true, false}) {
+            auto* line = new QCPItemStraightLine(m_plot);
+            line->setPen(QPen(Qt::white, 2));
+            line->setSelectable(false);
+            if (vertical) {
+                line->point1->setCoords(i - 0.5, 0);
+                line->point2->setCoords(i - 0.5, 1);
+            } else {
+                line->point1->setCoords(0, i - 0.5);
+                line->point2->setCoords(1, i - 0.5);
+            }
+        }
+    }
+    for (int at = 0; at < kLevels * kLevels; ++at) {
+        auto* text = new QCPItemText(m_plot);
+        text->position->setCoords(at % kLevels, at / kLevels);
+        text->setPositionAlignment(Qt::AlignCenter);
+        text->setTextAlignment(Qt::AlignCenter);
+        text->setSelectable(false);
+        m_texts[static_cast<size_t>(at)] = text;
+    }
+    m_outline = new QCPItemRect(m_plot);
+    m_outline->setPen(QPen(QColor(220, 30, 60), 3));
+    m_outline->setBrush(Qt::NoBrush);
+    m_outline->setSelectable(false);
+    m_outline->setVisible(false);
+    m_emptyNote = new QCPItemText(m_plot);
+    m_emptyNote->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_emptyNote->position->setCoords(0.5, 0.5);
+    m_emptyNote->setText(tr("No candidate has a behaviour cell yet"));
+    m_emptyNote->setColor(QColor(90, 90, 90));
+    m_emptyNote->setBrush(QColor(255, 255, 255, 230));
+    m_emptyNote->setPadding(QMargins(8, 4, 8, 4));
+    m_emptyNote->setSelectable(false);
+    addExportMenu(m_plot, QStringLiteral("heatmap"));
+
+    m_refresh = new QTimer(this);
+    m_refresh->setSingleShot(true);
+    m_refresh->setInterval(50);
+    connect(m_refresh, &QTimer::timeout, this, &HeatmapView::refresh);
+
+    connect(m_model, &QAbstractItemModel::dataChanged, this, &HeatmapView::scheduleRefresh);
+    connect(m_model, &QAbstractItemModel::modelReset, this, &HeatmapView::scheduleRefresh);
+    connect(m_model, &QAbstractItemModel::headerDataChanged, this, &HeatmapView::scheduleRefresh);
+    connect(data, &RunData::runChanged, this, &HeatmapView::updateCombos);
+    connect(data, &RunData::cleared, this, &HeatmapView::updateCombos);
+    if (selection)
+        connect(selection, &CandidateSelection::currentChanged, this, &HeatmapView::scheduleRefresh);
+    connect(m_xCombo, &QComboBox::currentIndexChanged, this, [this] { onAxisChosen(true); });
+    connect(m_yCombo, &QComboBox::currentIndexChanged, this, [this] { onAxisChosen(false); });
+    connect(m_islandCombo, &QComboBox::currentIndexChanged, this, [this] {
+        if (!m_updatingCombos)
+            m_model->setIsland(m_islandCombo->currentData().toInt());
+    });
+    connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
+    connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
+
+    updateCombos();
+    refresh();
+}
+
+void HeatmapView::setAxes(int x, int y) {
+    m_model->setAxes(x, y);
+    updateCombos();
+}
+
+QPoint HeatmapView::cellCenter(int xLevel, int yLevel) const {
+    // Lays the plot out for its current size, so the answer holds before the first paint.
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
+    return QPoint(qRound(m_plot->xAxis->coordToPixel(xLevel)), qRound(m_plot->yAxis->coordToPixel(yLevel)));
+}
+
+void HeatmapView::scheduleRefresh() {
+    if (!m_refresh->isActive())
+        m_refresh->start();
+}
+
+void HeatmapView::updateCombos() {
+    m_updatingCombos = true;
+    for (QComboBox* combo : {m_xCombo, m_yCombo}) {
+        for (int d = 0; d < search::kDimensions; ++d) {
+            const QString title = dimensionTitle(m_data, d);
+            if (d < combo->count())
+                combo->setItemText(d, title);
+            else
+                combo->addItem(title);
+        }
+    }
+    m_xCombo->setCurrentIndex(m_model->xDimension());
+    m_yCombo->setCurrentIndex(m_model->yDimension());
+
+    const int islands = m_data ? m_data->islands() : 0;
+    if (m_islandCombo->count() != islands + 1) {
+        const int current = m_model->island();
+        m_islandCombo->clear();
+        m_islandCombo->addItem(tr("All islands"), -1);
+        for (int i = 0; i < islands; ++i)
+            m_islandCombo->addItem(tr("Island %1").arg(i), i);
+        const int at = m_islandCombo->findData(current);
+        m_islandCombo->setCurrentIndex(at < 0 ? 0 : at);
+        if (at < 0)
+            m_model->setIsland(-1); // the island it showed is gone with its run
+    }
+    m_updatingCombos = false;
+}
+
+void HeatmapView::onAxisChosen(bool xChanged) {
+    if (m_updatingCombos)
+        return;
+    int x = m_xCombo->currentIndex();
+    int y = m_yCombo->currentIndex();
+    // Choosing the other axis's dimension swaps the two rather than refusing.
+    if (x == y) {
+        if (xChanged)
+            y = m_model->xDimension();
+        else
+            x = m_model->yDimension();
+    }
+    setAxes(x, y);
+}
+
+void HeatmapView::refresh() {
+    m_refresh->stop();
+    const int x = m_model->xDimension();
+    const int y = m_model->yDimension();
+
+    double lo = std::numeric_limits<double>::max();
+    double hi = std::numeric_limits<double>::lowest();
+    int filled = 0;
+    int candidates = 0;
+    for (int at = 0; at < kLevels * kLevels; ++at) {
+        const QModelIndex index = m_model->indexOf(at % kLevels, at / kLevels);
+        candidates += index.data(HeatmapModel::CountRole).toInt();
+        if (index.data(HeatmapModel::EliteRole).toLongLong() == 0)
+            continue;
+        const double s = index.data(HeatmapModel::SpeedupRole).toDouble();
+        lo = std::min(lo, s);
+        hi = std::max(hi, s);
+        ++filled;
+    }
+    const double best = hi; // before the range is widened for the colours
+    if (filled == 0) {
+        lo = 0.0;
+        hi = 2.0;
+    } else if (hi - lo < 0.05) {
+        lo -= 0.25;
+        hi += 0.25;
+    }
+    // One outstanding kernel would flatten every other cell into one colour: past a ratio of ten
+    // the colours follow the logarithm of the speedup.
+    const bool logarithmic = filled > 0 && lo > 0.0 && hi / lo >= 10.0;
+    m_scale->setDataScaleType(logarithmic ? QCPAxis::stLogarithmic : QCPAxis::stLinear);
+    m_scale->axis()->setTicker(logarithmic ? QSharedPointer<QCPAxisTicker>(QSharedPointer<QCPAxisTickerLog>::create())
+                                           : QSharedPointer<QCPAxisTicker>::create());
+    const QCPRange range(lo, hi);
+    m_map->setDataRange(range);
+    QCPColorGradient gradient = m_map->gradient();
+
+    QFont bold = m_plot->font();
+    bold.setBold(true);
+    for (int at = 0; at < kLevels * kLevels; ++at) {
+        const int cx = at % kLevels;
+        const int cy = at / kLevels;
+        const QModelIndex index = m_model->indexOf(cx, cy);
+        const bool elite = index.data(HeatmapModel::EliteRole).toLongLong() != 0;
+        const double s = index.data(HeatmapModel::SpeedupRole).toDouble();
+        const int count = index.data(HeatmapModel::CountRole).toInt();
+        m_map->data()->setCell(cx, cy, elite ? s : std::numeric_limits<double>::quiet_NaN());
+        QCPItemText* text = m_texts[static_cast<size_t>(at)];
+        if (elite) {
+            text->setText(tr("%1\n%n cand.", nullptr, count).arg(plotstyle::speedup(s)));
+            const QColor fill = QColor::fromRgb(gradient.color(s, range, logarithmic));
+            text->setColor(fill.lightnessF() > 0.55 ? Qt::black : Qt::white);
+            text->setFont(bold);
+        } else {
+            // With nothing anywhere, the note in the middle says it once instead.
+            text->setText(count ? tr("no correct\n%n cand.", nullptr, count) : candidates ? tr("empty") : QString());
+            text->setColor(QColor(110, 110, 110));
+            text->setFont(m_plot->font());
+        }
+    }
+
+    auto labelAxis = [this](QCPAxis* axis, int dimension, Qt::Orientation orientation) {
+        auto ticker = qSharedPointerCast<QCPAxisTickerText>(axis->ticker());
+        ticker->clear();
+        for (int level = 0; level < kLevels; ++level) {
+            const int section = orientation == Qt::Horizontal ? level : kLevels - 1 - level;
+            ticker->addTick(level, wrapped(m_model->headerData(section, orientation).toString()));
+        }
+        axis->setLabel(dimensionTitle(m_data, dimension));
+    };
+    labelAxis(m_plot->xAxis, x, Qt::Horizontal);
+    labelAxis(m_plot->yAxis, y, Qt::Vertical);
+
+    m_emptyNote->setVisible(candidates == 0);
+    m_summary->setText(filled ? tr("%1 of %2 cells filled, best %3").arg(filled).arg(kLevels * kLevels).arg(plotstyle::speedup(best))
+                              : tr("no elites yet"));
+    updateOutline();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::updateOutline() {
+    const QModelIndex index = m_selection ? m_model->indexOfCandidate(m_selection->current()) : QModelIndex();
+    m_outline->setVisible(index.isValid());
+    if (!index.isValid())
+        return;
+    const int cx = m_model->xLevelOf(index);
+    const int cy = m_model->yLevelOf(index);
+    m_outline->topLeft->setCoords(cx - 0.47, cy + 0.47);
+    m_outline->bottomRight->setCoords(cx + 0.47, cy - 0.47);
+}
+
+QModelIndex HeatmapView::cellAt(const QPoint& pos) const {
+    if (!m_plot->axisRect()->rect().contains(pos))
+        return {};
+    const int cx = static_cast<int>(std::lround(m_plot->xAxis->pixelToCoord(pos.x())));
+    const int cy = static_cast<int>(std::lround(m_plot->yAxis->pixelToCoord(pos.y())));
+    return m_model->indexOf(cx, cy);
+}
+
+void HeatmapView::onMouseMove(QMouseEvent* event) {
+    const QModelIndex index = cellAt(event->position().toPoint());
+    if (!index.isValid()) {
+        QToolTip::hideText();
+        return;
+    }
+    QToolTip::showText(m_plot->mapToGlobal(event->position().toPoint()), index.data(Qt::ToolTipRole).toString(), m_plot);
+}
+
+void HeatmapView::onMousePress(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton || !m_selection)
+        return;
+    const qint64 elite = cellAt(event->position().toPoint()).data(HeatmapModel::EliteRole).toLongLong();
+    if (elite)
+        m_selection->select(elite);
+}
+
+} // namespace kforge::ui

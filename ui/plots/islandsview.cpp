@@ -1,0 +1,368 @@
+#include "islandsview.h"
+
+#include "candidateselection.h"
+#include "plotexport.h"
+#include "plotstyle.h"
+#include "rundata.h"
+
+#include <QTimer>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <array>
+#include <cmath>
+
+namespace kforge::ui {
+
+namespace {
+
+// Speedup bands: a graph each, so colouring by speedup costs no item per dot. The usual limits
+// suit a run whose best is a few times the baseline; a run that went far beyond spreads them
+// geometrically up to its best, so its progress does not vanish into the top band.
+using BandLimits = std::array<double, 5>;
+constexpr BandLimits kBandLimits = {1.0, 1.25, 1.5, 2.0, 3.0};
+constexpr int kBands = static_cast<int>(kBandLimits.size()) + 1;
+// Arrows are items, one per migration: a long run shows only its latest ones.
+constexpr int kMaxArrows = 400;
+// Migrations of this many latest migration generations are drawn emphasised.
+constexpr int kRecentRounds = 2;
+
+BandLimits bandLimits(double best) {
+    if (best <= 2.0 * kBandLimits.back())
+        return kBandLimits;
+    BandLimits limits{};
+    for (size_t k = 0; k < limits.size(); ++k) {
+        const double raw = std::pow(best, static_cast<double>(k) / static_cast<double>(limits.size()));
+        // Two significant digits read better on a legend than 3.98107.
+        const double scale = std::pow(10.0, std::floor(std::log10(raw)) - 1.0);
+        limits[k] = std::round(raw / scale) * scale;
+    }
+    return limits;
+}
+
+int bandOf(const BandLimits& limits, double speedup) {
+    int band = 0;
+    while (band < static_cast<int>(limits.size()) && speedup >= limits[static_cast<size_t>(band)])
+        ++band;
+    return band;
+}
+
+QString bandName(const BandLimits& limits, int band) {
+    if (band == 0)
+        return QObject::tr("< %1×").arg(limits.front());
+    if (band == kBands - 1)
+        return QObject::tr("≥ %1×").arg(limits.back());
+    return QObject::tr("%1–%2×").arg(limits[static_cast<size_t>(band - 1)]).arg(limits[static_cast<size_t>(band)]);
+}
+
+// Candidates of one generation on one island would sit on one spot; a fixed scatter derived from
+// the id spreads them and keeps each dot where it was on the next refresh.
+double jitter(qint64 id, unsigned salt) {
+    quint32 h = static_cast<quint32>(id) * 2654435761u + salt;
+    h ^= h >> 15;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    return (h % 10000) / 10000.0 - 0.5;
+}
+
+} // namespace
+
+IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* parent)
+    : QWidget(parent), m_data(data), m_selection(selection) {
+    m_plot = new QCustomPlot(this);
+    plotstyle::setUp(m_plot);
+    m_plot->setMouseTracking(true);
+    m_plot->setMinimumSize(320, 200);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+
+    m_plot->xAxis->setLabel(tr("generation"));
+    m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+    m_plot->yAxis->grid()->setVisible(false);
+    m_plot->yAxis->setTickLength(0, 0);
+    m_plot->yAxis->setSubTicks(false);
+
+    const QCPColorGradient gradient = plotstyle::speedupGradient();
+    m_pending = m_plot->addGraph();
+    m_pending->setName(tr("pending"));
+    m_pending->setLineStyle(QCPGraph::lsNone);
+    m_pending->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(120, 120, 120), 1), Qt::NoBrush, 6));
+    m_failed = m_plot->addGraph();
+    m_failed->setName(tr("failed"));
+    m_failed->setLineStyle(QCPGraph::lsNone);
+    m_failed->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(plotstyle::failedColor().darker(115), 0.8), plotstyle::failedColor(), 5));
+    for (int band = 0; band < kBands; ++band) {
+        QCPGraph* g = m_plot->addGraph();
+        g->setName(bandName(kBandLimits, band));
+        g->setLineStyle(QCPGraph::lsNone);
+        const QColor color = QColor::fromRgb(QCPColorGradient(gradient).color(band, QCPRange(0, kBands - 1)));
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(color.darker(140), 0.8), color, 6));
+        m_bands.push_back(g);
+    }
+    m_selected = m_plot->addGraph();
+    m_selected->setLineStyle(QCPGraph::lsNone);
+    m_selected->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(220, 30, 60), 2.5), QColor(220, 30, 60, 60), 14));
+    m_selected->removeFromLegend();
+
+    // The legend goes in a row of its own under the lanes, where it hides no dot.
+    m_plot->legend->setVisible(true);
+    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
+    m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
+    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    m_plot->legend->setWrap(kBands + 2);
+    m_plot->legend->setBorderPen(Qt::NoPen);
+    m_plot->legend->setMargins(QMargins(4, 0, 4, 2));
+    addExportMenu(m_plot, QStringLiteral("islands"));
+
+    m_refresh = new QTimer(this);
+    m_refresh->setSingleShot(true);
+    m_refresh->setInterval(150);
+    connect(m_refresh, &QTimer::timeout, this, &IslandsView::refresh);
+    connect(data, &RunData::cleared, this, &IslandsView::onCleared);
+    connect(data, &RunData::runChanged, this, &IslandsView::scheduleRefresh);
+    connect(data, &RunData::candidatesAdded, this, &IslandsView::scheduleRefresh);
+    connect(data, &RunData::candidatesChanged, this, &IslandsView::scheduleRefresh);
+    connect(data, &RunData::eventsAdded, this, &IslandsView::onEventsAdded);
+    if (selection)
+        connect(selection, &CandidateSelection::currentChanged, this, [this] {
+            updateSelected();
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        });
+    connect(m_plot, &QCustomPlot::mouseMove, this, &IslandsView::onMouseMove);
+    connect(m_plot, &QCustomPlot::mousePress, this, &IslandsView::onMousePress);
+    if (!data->events().isEmpty())
+        onEventsAdded(0, static_cast<int>(data->events().size()) - 1);
+    refresh();
+}
+
+double IslandsView::laneY(int island) const {
+    return m_lanes - 1 - island; // island 0 on top
+}
+
+void IslandsView::scheduleRefresh() {
+    if (!m_refresh->isActive())
+        m_refresh->start();
+}
+
+void IslandsView::onCleared() {
+    m_migrations.clear();
+    scheduleRefresh();
+}
+
+void IslandsView::onEventsAdded(int first, int last) {
+    if (!m_data)
+        return;
+    const auto& events = m_data->events();
+    bool any = false;
+    for (int i = first; i <= last && i < events.size(); ++i) {
+        const store::EventRecord& e = events[i];
+        if (e.kind != QLatin1String("migration"))
+            continue;
+        m_migrations.push_back({e.generation, e.data.value(QLatin1String("from")).toInt(), e.data.value(QLatin1String("to")).toInt(),
+                                static_cast<qint64>(e.data.value(QLatin1String("candidate")).toDouble()),
+                                e.data.value(QLatin1String("speedup")).toDouble(), e.data.value(QLatin1String("accepted")).toBool()});
+        any = true;
+    }
+    if (any)
+        scheduleRefresh();
+}
+
+void IslandsView::refresh() {
+    m_refresh->stop();
+    const int islands = m_data ? m_data->islands() : 0;
+    m_lanes = std::max(islands, 1);
+    struct Lane {
+        int count = 0;
+        int correct = 0;
+        qint64 best = 0;
+        double bestSpeedup = 0.0;
+    };
+    QList<Lane> lanes(m_lanes);
+    QList<QVector<double>> bx(kBands), by(kBands);
+    QVector<double> fx, fy, px, py;
+    m_dots.clear();
+    const int n = m_data ? m_data->candidateCount() : 0;
+    m_dots.reserve(n);
+    double best = 0.0;
+    for (int row = 0; row < n; ++row)
+        if (m_data->candidateAt(row).correct)
+            best = std::max(best, m_data->candidateAt(row).speedup);
+    const BandLimits limits = bandLimits(best);
+    for (int band = 0; band < kBands; ++band)
+        m_bands[band]->setName(bandName(limits, band));
+    int lastGeneration = 0;
+    for (int row = 0; row < n; ++row) {
+        const CandidateRow& r = m_data->candidateAt(row);
+        const int island = std::clamp(r.island, 0, m_lanes - 1);
+        Lane& lane = lanes[island];
+        ++lane.count;
+        lastGeneration = std::max(lastGeneration, r.generation);
+        const double x = r.generation + 0.6 * jitter(r.id, 17u);
+        const double y = laneY(island) + 0.7 * jitter(r.id, 91u);
+        m_dots.push_back({x, y, r.id});
+        if (!r.evaluated()) {
+            px.push_back(x);
+            py.push_back(y);
+        } else if (!r.correct) {
+            fx.push_back(x);
+            fy.push_back(y);
+        } else {
+            ++lane.correct;
+            const int band = bandOf(limits, r.speedup);
+            bx[band].push_back(x);
+            by[band].push_back(y);
+            if (plotstyle::isArchiveCandidate(r) && r.speedup > lane.bestSpeedup) {
+                lane.bestSpeedup = r.speedup;
+                lane.best = r.id;
+            }
+        }
+    }
+    for (int band = 0; band < kBands; ++band)
+        m_bands[band]->setData(bx[band], by[band]);
+    m_failed->setData(fx, fy);
+    m_pending->setData(px, py);
+
+    auto ticker = qSharedPointerCast<QCPAxisTickerText>(m_plot->yAxis->ticker());
+    ticker->clear();
+    for (int i = 0; i < m_lanes; ++i) {
+        const Lane& lane = lanes[i];
+        QString label = tr("island %1\n%2 cand., %3 correct").arg(i).arg(lane.count).arg(lane.correct);
+        label += lane.best ? tr("\nbest %1 (#%2)").arg(plotstyle::speedup(lane.bestSpeedup)).arg(lane.best) : tr("\nno best yet");
+        ticker->addTick(laneY(i), label);
+    }
+    m_plot->xAxis->setRange(-0.7, std::max(lastGeneration, 1) + 0.7);
+    m_plot->yAxis->setRange(-0.5, m_lanes - 0.5);
+    // Every other lane gets a light band, so dots near a border read as belonging to one lane.
+    while (m_laneBands.size() > m_lanes / 2)
+        m_plot->removeItem(m_laneBands.takeLast());
+    while (m_laneBands.size() < m_lanes / 2) {
+        auto* band = new QCPItemRect(m_plot);
+        band->setLayer(QStringLiteral("background"));
+        band->setPen(Qt::NoPen);
+        band->setBrush(QColor(240, 243, 248));
+        band->setSelectable(false);
+        band->topLeft->setTypeX(QCPItemPosition::ptAxisRectRatio);
+        band->bottomRight->setTypeX(QCPItemPosition::ptAxisRectRatio);
+        m_laneBands.push_back(band);
+    }
+    for (qsizetype k = 0; k < m_laneBands.size(); ++k) {
+        const double y = laneY(static_cast<int>(2 * k + 1));
+        m_laneBands[k]->topLeft->setCoords(0, y + 0.5);
+        m_laneBands[k]->bottomRight->setCoords(1, y - 0.5);
+    }
+    refreshMigrations(m_lanes);
+    updateSelected();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void IslandsView::refreshMigrations(int islands) {
+    const int shown = std::min(static_cast<int>(m_migrations.size()), kMaxArrows);
+    while (m_arrows.size() > shown)
+        m_plot->removeItem(m_arrows.takeLast());
+    while (m_arrows.size() < shown) {
+        auto* arrow = new QCPItemLine(m_plot);
+        arrow->setHead(QCPLineEnding(QCPLineEnding::esSpikeArrow, 8, 10));
+        arrow->setSelectable(false);
+        m_arrows.push_back(arrow);
+    }
+    if (shown == 0)
+        return;
+    const int offset = static_cast<int>(m_migrations.size()) - shown;
+    // The generations of the latest migration rounds, for emphasis.
+    QList<int> recentGenerations;
+    for (int i = static_cast<int>(m_migrations.size()) - 1; i >= 0 && recentGenerations.size() < kRecentRounds; --i)
+        if (!recentGenerations.contains(m_migrations[i].generation))
+            recentGenerations.push_back(m_migrations[i].generation);
+    int previousGeneration = -1;
+    int previousFrom = -1;
+    int slot = 0;
+    for (int k = 0; k < shown; ++k) {
+        const Migration& m = m_migrations[offset + k];
+        // Several migrants of one island and round fan out instead of overlapping.
+        slot = (m.generation == previousGeneration && m.from == previousFrom) ? slot + 1 : 0;
+        previousGeneration = m.generation;
+        previousFrom = m.from;
+        const int from = std::clamp(m.from, 0, islands - 1);
+        const int to = std::clamp(m.to, 0, islands - 1);
+        // The ring's closing arrow crosses the lanes between; it runs beside the short ones.
+        const double x = m.generation + 0.12 * slot + (std::abs(to - from) > 1 ? 0.3 : 0.0);
+        const double direction = laneY(to) > laneY(from) ? 1.0 : -1.0;
+        QCPItemLine* arrow = m_arrows[k];
+        arrow->start->setCoords(x, laneY(from) + 0.3 * direction);
+        arrow->end->setCoords(x, laneY(to) - 0.3 * direction);
+        const bool recent = recentGenerations.contains(m.generation);
+        QColor color = recent ? QColor(230, 85, 13) : QColor(90, 90, 90, 110);
+        QPen pen(color, recent ? 2.2 : 1.0, m.accepted ? Qt::SolidLine : Qt::DashLine);
+        arrow->setPen(pen);
+    }
+}
+
+void IslandsView::updateSelected() {
+    const qint64 id = m_selection ? m_selection->current() : 0;
+    for (const Dot& dot : std::as_const(m_dots)) {
+        if (id && dot.id == id) {
+            m_selected->setData({dot.x}, {dot.y}, true);
+            return;
+        }
+    }
+    m_selected->data()->clear();
+}
+
+QPoint IslandsView::pointPosition(qint64 candidate) {
+    if (m_refresh->isActive())
+        refresh();
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
+    for (const Dot& dot : std::as_const(m_dots))
+        if (dot.id == candidate)
+            return QPoint(qRound(m_plot->xAxis->coordToPixel(dot.x)), qRound(m_plot->yAxis->coordToPixel(dot.y)));
+    return QPoint(-1, -1);
+}
+
+qint64 IslandsView::candidateAt(const QPoint& pos, double radius) const {
+    qint64 best = 0;
+    double bestDistance = radius * radius;
+    for (const Dot& dot : std::as_const(m_dots)) {
+        const double dx = m_plot->xAxis->coordToPixel(dot.x) - pos.x();
+        if (std::abs(dx) > radius)
+            continue;
+        const double dy = m_plot->yAxis->coordToPixel(dot.y) - pos.y();
+        const double d = dx * dx + dy * dy;
+        if (d <= bestDistance) {
+            bestDistance = d;
+            best = dot.id;
+        }
+    }
+    return best;
+}
+
+void IslandsView::onMouseMove(QMouseEvent* event) {
+    const QPoint pos = event->position().toPoint();
+    const qint64 id = candidateAt(pos, 6.0);
+    const CandidateRow* r = id && m_data ? m_data->candidate(id) : nullptr;
+    if (!r) {
+        QToolTip::hideText();
+        return;
+    }
+    QStringList lines;
+    lines << tr("#%1  %2").arg(r->id).arg(r->label);
+    lines << tr("island %1, generation %2, %3").arg(r->island).arg(r->generation).arg(originTitle(r->origin));
+    if (!r->evaluated())
+        lines << tr("pending");
+    else if (r->correct)
+        lines << plotstyle::speedup(r->speedup);
+    else
+        lines << QStringLiteral("%1: %2").arg(r->status, r->message);
+    QToolTip::showText(m_plot->mapToGlobal(pos), lines.join(QLatin1Char('\n')), m_plot);
+}
+
+void IslandsView::onMousePress(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton || !m_selection)
+        return;
+    if (const qint64 id = candidateAt(event->position().toPoint()))
+        m_selection->select(id);
+}
+
+} // namespace kforge::ui

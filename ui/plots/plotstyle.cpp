@@ -1,0 +1,72 @@
+#include "plotstyle.h"
+
+#include "rundata.h"
+
+#include <qcustomplot.h>
+
+#include <array>
+
+namespace kforge::ui::plotstyle {
+
+bool isArchiveCandidate(const CandidateRow& row) {
+    return row.correct && !row.vetoed && row.review != QLatin1String("pending") && row.review != QLatin1String("rejected");
+}
+
+bool onIsland(const CandidateRow& row, int island) {
+    return island < 0 || row.island == island || row.origin == search::Origin::Seed;
+}
+
+QCPColorGradient speedupGradient() {
+    // Viridis-like: ordered in lightness, readable by the colour blind, grey stays apart from it.
+    QCPColorGradient g;
+    g.clearColorStops();
+    g.setColorStopAt(0.0, QColor(68, 1, 84));
+    g.setColorStopAt(0.25, QColor(59, 82, 139));
+    g.setColorStopAt(0.5, QColor(33, 145, 140));
+    g.setColorStopAt(0.75, QColor(94, 201, 98));
+    g.setColorStopAt(1.0, QColor(253, 231, 37));
+    g.setColorInterpolation(QCPColorGradient::ciRGB);
+    g.setNanHandling(QCPColorGradient::nhNanColor);
+    g.setNanColor(QColor(232, 232, 232));
+    return g;
+}
+
+QColor islandColor(int island) {
+    // Tableau 10; beyond it the hues repeat darker so neighbours still differ.
+    static const std::array<QColor, 10> palette = {
+        QColor(31, 119, 180), QColor(255, 127, 14), QColor(44, 160, 44),  QColor(214, 39, 40),  QColor(148, 103, 189),
+        QColor(140, 86, 75),  QColor(227, 119, 194), QColor(127, 127, 127), QColor(188, 189, 34), QColor(23, 190, 207),
+    };
+    const int n = static_cast<int>(palette.size());
+    const int i = island < 0 ? 0 : island;
+    const QColor c = palette[static_cast<size_t>(i % n)];
+    return i < n ? c : c.darker(100 + 30 * (i / n));
+}
+
+QColor failedColor() {
+    return QColor(170, 170, 170);
+}
+
+QString speedup(double value) {
+    return QStringLiteral("%1×").arg(value, 0, 'f', value >= 100 ? 0 : 2);
+}
+
+QString rate(double perSecond, const QString& unit) {
+    static const std::array<std::pair<double, const char*>, 5> prefixes = {
+        std::pair{1e15, "P"}, std::pair{1e12, "T"}, std::pair{1e9, "G"}, std::pair{1e6, "M"}, std::pair{1e3, "k"}};
+    for (const auto& [scale, prefix] : prefixes)
+        if (perSecond >= scale)
+            return QStringLiteral("%1 %2%3/s").arg(perSecond / scale, 0, 'g', 3).arg(QLatin1String(prefix), unit);
+    return QStringLiteral("%1 %2/s").arg(perSecond, 0, 'g', 3).arg(unit);
+}
+
+void setUp(QCustomPlot* plot) {
+    plot->setAntialiasedElements(QCP::aePlottables | QCP::aeItems | QCP::aeLegend | QCP::aeLegendItems);
+    plot->setNoAntialiasingOnDrag(true);
+    QFont small = plot->font();
+    small.setPointSizeF(small.pointSizeF() * 0.9);
+    plot->legend->setFont(small);
+    plot->legend->setBrush(QColor(255, 255, 255, 220));
+}
+
+} // namespace kforge::ui::plotstyle

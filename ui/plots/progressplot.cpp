@@ -1,0 +1,167 @@
+#include "progressplot.h"
+
+#include "plotexport.h"
+#include "plotstyle.h"
+#include "rundata.h"
+
+#include <QTimer>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <vector>
+
+namespace kforge::ui {
+
+namespace {
+
+// Beyond this many islands the legend would cover the plot; the colours still tell them apart.
+constexpr int kLegendIslands = 8;
+
+double median(std::vector<double>& values) {
+    const size_t mid = values.size() / 2;
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+    const double upper = values[mid];
+    if (values.size() % 2)
+        return upper;
+    const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+    return (lower + upper) / 2.0;
+}
+
+} // namespace
+
+ProgressPlot::ProgressPlot(RunData* data, QWidget* parent) : QWidget(parent), m_data(data) {
+    m_plot = new QCustomPlot(this);
+    plotstyle::setUp(m_plot);
+    m_plot->setMinimumSize(320, 200);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+
+    m_plot->xAxis->setLabel(tr("generation"));
+    m_plot->yAxis->setLabel(tr("speedup over baseline (×)"));
+    auto ticker = QSharedPointer<QCPAxisTicker>::create();
+    ticker->setTickStepStrategy(QCPAxisTicker::tssReadability);
+    m_plot->xAxis->setTicker(ticker);
+    m_plot->xAxis->setRange(0, 10);
+    m_plot->yAxis->setRange(0, 2);
+
+    m_baseline = m_plot->addGraph();
+    m_baseline->setPen(QPen(QColor(150, 150, 150), 1, Qt::DotLine));
+    m_baseline->removeFromLegend();
+    m_medianKey = m_plot->addGraph();
+    m_medianKey->setName(tr("generation median"));
+    m_medianKey->setPen(QPen(QColor(90, 90, 90), 1.5, Qt::DashLine));
+
+    m_plot->legend->setVisible(true);
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    addExportMenu(m_plot, QStringLiteral("progress"));
+
+    m_refresh = new QTimer(this);
+    m_refresh->setSingleShot(true);
+    m_refresh->setInterval(150);
+    connect(m_refresh, &QTimer::timeout, this, &ProgressPlot::refresh);
+    connect(data, &RunData::cleared, this, &ProgressPlot::scheduleRefresh);
+    connect(data, &RunData::runChanged, this, &ProgressPlot::scheduleRefresh);
+    connect(data, &RunData::candidatesAdded, this, &ProgressPlot::scheduleRefresh);
+    connect(data, &RunData::candidatesChanged, this, &ProgressPlot::scheduleRefresh);
+    refresh();
+}
+
+void ProgressPlot::scheduleRefresh() {
+    if (!m_refresh->isActive())
+        m_refresh->start();
+}
+
+void ProgressPlot::ensureGraphs(int islands) {
+    while (m_best.size() > islands) {
+        m_plot->removeGraph(m_best.takeLast());
+        m_plot->removeGraph(m_median.takeLast());
+    }
+    while (m_best.size() < islands) {
+        const int i = static_cast<int>(m_best.size());
+        const QColor color = plotstyle::islandColor(i);
+        QCPGraph* best = m_plot->addGraph();
+        best->setName(tr("island %1 best").arg(i));
+        best->setLineStyle(QCPGraph::lsStepLeft);
+        best->setPen(QPen(color, 2));
+        QCPGraph* med = m_plot->addGraph();
+        med->setName(tr("island %1 median").arg(i));
+        QColor light = color;
+        light.setAlpha(170);
+        med->setPen(QPen(light, 1.2, Qt::DashLine));
+        med->removeFromLegend();
+        if (i >= kLegendIslands)
+            best->removeFromLegend();
+        m_best.push_back(best);
+        m_median.push_back(med);
+    }
+}
+
+void ProgressPlot::refresh() {
+    m_refresh->stop();
+    const int islands = m_data ? std::max(m_data->islands(), 1) : 0;
+    ensureGraphs(islands);
+
+    // speedups[island][generation] of the correct candidates; best of archive members only.
+    std::vector<std::vector<std::vector<double>>> speedups(static_cast<size_t>(islands));
+    std::vector<std::vector<double>> bestOf(static_cast<size_t>(islands));
+    int lastGeneration = 0;
+    const int n = m_data ? m_data->candidateCount() : 0;
+    for (int row = 0; row < n; ++row) {
+        const CandidateRow& r = m_data->candidateAt(row);
+        if (!r.evaluated())
+            continue;
+        lastGeneration = std::max(lastGeneration, r.generation);
+        if (!r.correct || r.generation < 0)
+            continue;
+        const auto g = static_cast<size_t>(r.generation);
+        for (int i = 0; i < islands; ++i) {
+            if (!plotstyle::onIsland(r, i))
+                continue;
+            auto& gens = speedups[static_cast<size_t>(i)];
+            auto& best = bestOf[static_cast<size_t>(i)];
+            if (gens.size() <= g) {
+                gens.resize(g + 1);
+                best.resize(g + 1, 0.0);
+            }
+            gens[g].push_back(r.speedup);
+            if (plotstyle::isArchiveCandidate(r))
+                best[g] = std::max(best[g], r.speedup);
+        }
+    }
+
+    double yMax = 1.0;
+    for (int i = 0; i < islands; ++i) {
+        QVector<double> bx, by, mx, my;
+        double best = 0.0;
+        const auto& gens = speedups[static_cast<size_t>(i)];
+        for (size_t g = 0; g < gens.size(); ++g) {
+            best = std::max(best, bestOf[static_cast<size_t>(i)][g]);
+            if (best > 0.0) {
+                bx.push_back(static_cast<double>(g));
+                by.push_back(best);
+            }
+            if (!gens[g].empty()) {
+                std::vector<double> values = gens[g];
+                mx.push_back(static_cast<double>(g));
+                my.push_back(median(values));
+            }
+        }
+        // The best so far holds until the last generation seen, not just the last improvement.
+        if (!by.isEmpty() && bx.back() < lastGeneration) {
+            bx.push_back(lastGeneration);
+            by.push_back(by.back());
+        }
+        yMax = std::max(yMax, best);
+        m_best[i]->setData(bx, by, true);
+        m_median[i]->setData(mx, my, true);
+    }
+    const double xMax = std::max(lastGeneration, 1);
+    m_baseline->setData({0.0, xMax}, {1.0, 1.0}, true);
+    m_plot->xAxis->setRange(0, xMax);
+    m_plot->yAxis->setRange(0, yMax * 1.1);
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+} // namespace kforge::ui

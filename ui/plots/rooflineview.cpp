@@ -1,0 +1,308 @@
+#include "rooflineview.h"
+
+#include "candidateselection.h"
+#include "plotexport.h"
+#include "plotstyle.h"
+#include "rundata.h"
+
+#include <QTimer>
+#include <QToolTip>
+#include <QVBoxLayout>
+#include <qcustomplot.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+
+namespace kforge::ui {
+
+namespace {
+
+constexpr std::array kOrigins = {search::Origin::Seed, search::Origin::Tuner, search::Origin::Expert,
+                                 search::Origin::Llm,  search::Origin::Human, search::Origin::Experience};
+
+QColor originColor(search::Origin origin) {
+    switch (origin) {
+    case search::Origin::Seed: return QColor(40, 40, 40);
+    case search::Origin::Tuner: return QColor(31, 119, 180);
+    case search::Origin::Expert: return QColor(44, 160, 44);
+    case search::Origin::Llm: return QColor(255, 127, 14);
+    case search::Origin::Human: return QColor(148, 103, 189);
+    case search::Origin::Experience: return QColor(23, 190, 207);
+    }
+    return Qt::black;
+}
+
+QString intensityText(double flopsPerByte) {
+    return QObject::tr("%1 FLOP/byte").arg(flopsPerByte, 0, 'g', 3);
+}
+
+} // namespace
+
+RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget* parent)
+    : QWidget(parent), m_data(data), m_selection(selection) {
+    m_plot = new QCustomPlot(this);
+    plotstyle::setUp(m_plot);
+    m_plot->setMouseTracking(true);
+    m_plot->setMinimumSize(320, 240);
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_plot);
+
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        axis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+        axis->grid()->setSubGridVisible(true);
+    }
+    m_plot->xAxis->setNumberFormat(QStringLiteral("g"));
+    m_plot->yAxis->setNumberFormat(QStringLiteral("eb"));
+    m_plot->yAxis->setNumberPrecision(0);
+    m_plot->xAxis->setLabel(tr("arithmetic intensity (FLOP/byte)"));
+    m_plot->yAxis->setLabel(tr("achieved FLOP/s"));
+
+    // Roofs are drawn before the points so the points stay on top.
+    m_failed = m_plot->addGraph();
+    m_failed->setName(tr("incorrect or failed"));
+    m_failed->setLineStyle(QCPGraph::lsNone);
+    m_failed->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(plotstyle::failedColor(), 1.2), Qt::NoBrush, 6));
+    for (search::Origin origin : kOrigins) {
+        QCPGraph* g = m_plot->addGraph();
+        g->setName(originTitle(origin));
+        g->setLineStyle(QCPGraph::lsNone);
+        QColor fill = originColor(origin);
+        fill.setAlpha(150);
+        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(originColor(origin).darker(130), 0.8), fill, 6));
+        m_originGraphs.push_back(g);
+    }
+    m_selected = m_plot->addGraph();
+    m_selected->setName(tr("selected"));
+    m_selected->setLineStyle(QCPGraph::lsNone);
+    m_selected->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(220, 30, 60), 2.5), QColor(220, 30, 60, 60), 15));
+    m_selected->removeFromLegend();
+
+    m_note = new QCPItemText(m_plot);
+    m_note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    m_note->position->setCoords(0.02, 0.03);
+    m_note->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_note->setText(tr("no measured ceilings: points only"));
+    m_note->setColor(QColor(90, 90, 90));
+    m_note->setBrush(QColor(255, 255, 255, 220));
+    m_note->setPadding(QMargins(6, 3, 6, 3));
+
+    m_plot->legend->setVisible(true);
+    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+    addExportMenu(m_plot, QStringLiteral("roofline"));
+
+    m_refresh = new QTimer(this);
+    m_refresh->setSingleShot(true);
+    m_refresh->setInterval(100);
+    connect(m_refresh, &QTimer::timeout, this, &RooflineView::refresh);
+    connect(data, &RunData::cleared, this, &RooflineView::scheduleRefresh);
+    connect(data, &RunData::runChanged, this, &RooflineView::scheduleRefresh);
+    connect(data, &RunData::candidatesAdded, this, &RooflineView::scheduleRefresh);
+    connect(data, &RunData::candidatesChanged, this, &RooflineView::scheduleRefresh);
+    if (selection)
+        connect(selection, &CandidateSelection::currentChanged, this, [this] {
+            updateSelected();
+            m_plot->replot(QCustomPlot::rpQueuedReplot);
+        });
+    connect(m_plot, &QCustomPlot::mouseMove, this, &RooflineView::onMouseMove);
+    connect(m_plot, &QCustomPlot::mousePress, this, &RooflineView::onMousePress);
+    refresh();
+}
+
+void RooflineView::scheduleRefresh() {
+    if (!m_refresh->isActive())
+        m_refresh->start();
+}
+
+void RooflineView::refresh() {
+    m_refresh->stop();
+    m_points.clear();
+    QList<QVector<double>> xs(m_originGraphs.size()), ys(m_originGraphs.size());
+    QVector<double> failedX, failedY;
+    double xLo = std::numeric_limits<double>::max(), xHi = 0.0;
+    double yLo = std::numeric_limits<double>::max(), yHi = 0.0;
+    const int n = m_data ? m_data->candidateCount() : 0;
+    m_points.reserve(n);
+    for (int row = 0; row < n; ++row) {
+        const CandidateRow& r = m_data->candidateAt(row);
+        // Log axes cannot show zeros; a point without both figures is not a point.
+        if (!r.hasRoofline || !(r.intensity > 0.0) || !(r.achievedFlops > 0.0))
+            continue;
+        m_points.push_back({r.intensity, r.achievedFlops, r.id});
+        xLo = std::min(xLo, r.intensity);
+        xHi = std::max(xHi, r.intensity);
+        yLo = std::min(yLo, r.achievedFlops);
+        yHi = std::max(yHi, r.achievedFlops);
+        if (r.correct) {
+            const auto g = static_cast<qsizetype>(r.origin);
+            xs[g].push_back(r.intensity);
+            ys[g].push_back(r.achievedFlops);
+        } else {
+            failedX.push_back(r.intensity);
+            failedY.push_back(r.achievedFlops);
+        }
+    }
+    for (qsizetype g = 0; g < m_originGraphs.size(); ++g) {
+        m_originGraphs[g]->setData(xs[g], ys[g]);
+        if (xs[g].isEmpty())
+            m_originGraphs[g]->removeFromLegend();
+        else
+            m_originGraphs[g]->addToLegend();
+    }
+    m_failed->setData(failedX, failedY);
+    if (failedX.isEmpty())
+        m_failed->removeFromLegend();
+    else
+        m_failed->addToLegend();
+
+    const diagnose::Ceilings ceilings = m_data ? m_data->ceilings() : diagnose::Ceilings{};
+    if (ceilings.valid()) {
+        const double peak = std::max({ceilings.fp32Flops, ceilings.fp16TensorFlops, ceilings.bf16TensorFlops});
+        const double ridgeLo = ceilings.fp32Flops / ceilings.dramBytes;
+        const double ridgeHi = peak / ceilings.dramBytes;
+        xLo = std::min(xLo, ridgeLo);
+        xHi = std::max(xHi, ridgeHi);
+        yHi = std::max(yHi, peak);
+    }
+    if (xHi <= 0.0) {
+        xLo = 0.1;
+        xHi = 100.0;
+    }
+    if (yHi <= 0.0) {
+        yLo = 1e9;
+        yHi = 1e13;
+    }
+    xLo /= 4.0;
+    xHi *= 4.0;
+    if (ceilings.valid())
+        yLo = std::min(yLo, ceilings.dramBytes * xLo);
+    m_plot->xAxis->setRange(xLo, xHi);
+    m_plot->yAxis->setRange(yLo / 2.0, yHi * 3.0);
+    refreshCeilings(xLo, xHi);
+    m_note->setVisible(!ceilings.valid());
+    updateSelected();
+    m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void RooflineView::refreshCeilings(double xLo, double xHi) {
+    for (QCPGraph* g : std::as_const(m_roofs))
+        m_plot->removeGraph(g);
+    for (QCPItemText* t : std::as_const(m_roofLabels))
+        m_plot->removeItem(t);
+    m_roofs.clear();
+    m_roofLabels.clear();
+    const diagnose::Ceilings c = m_data ? m_data->ceilings() : diagnose::Ceilings{};
+    if (!c.valid())
+        return;
+    const double peak = std::max({c.fp32Flops, c.fp16TensorFlops, c.bf16TensorFlops});
+    const QColor roof(60, 60, 60);
+
+    auto addRoof = [this](const QVector<double>& x, const QVector<double>& y, const QPen& pen) {
+        QCPGraph* g = m_plot->addGraph();
+        g->setData(x, y, true);
+        g->setPen(pen);
+        g->removeFromLegend();
+        // Behind the points, which were added first.
+        g->setLayer(QStringLiteral("grid"));
+        m_roofs.push_back(g);
+    };
+    auto addLabel = [this](double x, double y, Qt::Alignment alignment, const QString& text, const QColor& color) {
+        auto* label = new QCPItemText(m_plot);
+        label->position->setCoords(x, y);
+        label->setPositionAlignment(alignment);
+        label->setText(text);
+        label->setColor(color);
+        label->setClipToAxisRect(true);
+        m_roofLabels.push_back(label);
+    };
+
+    // Memory roofs rise until the highest compute roof; each compute roof starts at its ridge.
+    addRoof({xLo, peak / c.dramBytes}, {c.dramBytes * xLo, peak}, QPen(roof, 2));
+    addLabel(xLo * 1.3, c.dramBytes * xLo * 1.3, Qt::AlignLeft | Qt::AlignBottom, tr("DRAM %1").arg(plotstyle::rate(c.dramBytes, QStringLiteral("B"))), roof);
+    if (c.l2Bytes > c.dramBytes) {
+        addRoof({xLo, peak / c.l2Bytes}, {c.l2Bytes * xLo, peak}, QPen(roof, 1.2, Qt::DotLine));
+        addLabel(xLo * 1.3, c.l2Bytes * xLo * 1.3, Qt::AlignLeft | Qt::AlignBottom, tr("L2 %1").arg(plotstyle::rate(c.l2Bytes, QStringLiteral("B"))), roof);
+    }
+    struct Compute {
+        double flops;
+        QString name;
+        Qt::PenStyle style;
+    };
+    const std::array<Compute, 3> computes = {Compute{c.fp32Flops, tr("FP32"), Qt::SolidLine},
+                                             Compute{c.fp16TensorFlops, tr("FP16 tensor"), Qt::DashLine},
+                                             Compute{c.bf16TensorFlops, tr("BF16 tensor"), Qt::DashDotLine}};
+    for (const Compute& compute : computes) {
+        if (compute.flops <= 0.0)
+            continue;
+        addRoof({compute.flops / c.dramBytes, xHi}, {compute.flops, compute.flops}, QPen(roof, 2, compute.style));
+        addLabel(xHi / 1.1, compute.flops, Qt::AlignRight | Qt::AlignBottom,
+                 QStringLiteral("%1 %2").arg(compute.name, plotstyle::rate(compute.flops, QStringLiteral("FLOP"))), roof);
+    }
+}
+
+void RooflineView::updateSelected() {
+    const qint64 id = m_selection ? m_selection->current() : 0;
+    const CandidateRow* r = m_data && id ? m_data->candidate(id) : nullptr;
+    if (r && r->hasRoofline && r->intensity > 0.0 && r->achievedFlops > 0.0)
+        m_selected->setData({r->intensity}, {r->achievedFlops}, true);
+    else
+        m_selected->data()->clear();
+}
+
+QPoint RooflineView::pointPosition(qint64 candidate) {
+    if (m_refresh->isActive())
+        refresh();
+    m_plot->replot(QCustomPlot::rpImmediateRefresh);
+    for (const Point& p : std::as_const(m_points))
+        if (p.id == candidate)
+            return QPoint(qRound(m_plot->xAxis->coordToPixel(p.intensity)), qRound(m_plot->yAxis->coordToPixel(p.flops)));
+    return QPoint(-1, -1);
+}
+
+qint64 RooflineView::candidateAt(const QPoint& pos, double radius) const {
+    qint64 best = 0;
+    double bestDistance = radius * radius;
+    const QCPAxis* x = m_plot->xAxis;
+    const QCPAxis* y = m_plot->yAxis;
+    for (const Point& p : std::as_const(m_points)) {
+        const double dx = x->coordToPixel(p.intensity) - pos.x();
+        if (std::abs(dx) > radius)
+            continue;
+        const double dy = y->coordToPixel(p.flops) - pos.y();
+        const double d = dx * dx + dy * dy;
+        if (d <= bestDistance) {
+            bestDistance = d;
+            best = p.id;
+        }
+    }
+    return best;
+}
+
+void RooflineView::onMouseMove(QMouseEvent* event) {
+    const QPoint pos = event->position().toPoint();
+    const qint64 id = candidateAt(pos, 8.0);
+    const CandidateRow* r = id && m_data ? m_data->candidate(id) : nullptr;
+    if (!r) {
+        QToolTip::hideText();
+        return;
+    }
+    QStringList lines;
+    lines << tr("#%1  %2").arg(r->id).arg(r->label);
+    lines << (r->correct ? tr("%1 from %2").arg(plotstyle::speedup(r->speedup), originTitle(r->origin))
+                         : tr("%1 (%2)").arg(r->status, originTitle(r->origin)));
+    lines << tr("%1, %2").arg(intensityText(r->intensity), plotstyle::rate(r->achievedFlops, QStringLiteral("FLOP")));
+    if (!r->bound.isEmpty())
+        lines << tr("%1-bound").arg(r->bound);
+    QToolTip::showText(m_plot->mapToGlobal(pos), lines.join(QLatin1Char('\n')), m_plot);
+}
+
+void RooflineView::onMousePress(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton || !m_selection)
+        return;
+    if (const qint64 id = candidateAt(event->position().toPoint()))
+        m_selection->select(id);
+}
+
+} // namespace kforge::ui

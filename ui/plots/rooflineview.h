@@ -1,0 +1,61 @@
+#pragma once
+// Where the candidates sit against the device's limits: a log-log roofline with the measured DRAM
+// and compute ceilings, and a point per candidate that has a roofline point (arithmetic intensity,
+// achieved FLOP/s), coloured by origin, failures in grey. Clicking selects the nearest point,
+// hovering names it, and the selected candidate is drawn larger and outlined.
+
+#include <QPointer>
+#include <QVector>
+#include <QWidget>
+
+class QCPGraph;
+class QCPItemText;
+class QCustomPlot;
+class QMouseEvent;
+class QTimer;
+
+namespace kforge::ui {
+
+class CandidateSelection;
+class RunData;
+
+class RooflineView : public QWidget {
+    Q_OBJECT
+public:
+    RooflineView(RunData* data, CandidateSelection* selection, QWidget* parent = nullptr);
+
+    QCustomPlot* plot() const { return m_plot; }
+    // Where a candidate's point is drawn, in plot() coordinates, after laying out what is pending;
+    // (-1, -1) when it has none.
+    QPoint pointPosition(qint64 candidate);
+    // The candidate whose point is nearest `pos` (plot() coordinates) within `radius` pixels; 0: none.
+    qint64 candidateAt(const QPoint& pos, double radius = 16.0) const;
+
+private:
+    struct Point {
+        double intensity = 0.0;
+        double flops = 0.0;
+        qint64 id = 0;
+    };
+
+    void scheduleRefresh();
+    void refresh();
+    void refreshCeilings(double xLo, double xHi);
+    void updateSelected();
+    void onMouseMove(QMouseEvent* event);
+    void onMousePress(QMouseEvent* event);
+
+    QPointer<RunData> m_data;
+    QPointer<CandidateSelection> m_selection;
+    QCustomPlot* m_plot = nullptr;
+    QList<QCPGraph*> m_originGraphs; // by search::Origin
+    QCPGraph* m_failed = nullptr;
+    QCPGraph* m_selected = nullptr;
+    QList<QCPGraph*> m_roofs;
+    QList<QCPItemText*> m_roofLabels;
+    QCPItemText* m_note = nullptr;
+    QVector<Point> m_points; // every point drawn, for picking
+    QTimer* m_refresh = nullptr;
+};
+
+} // namespace kforge::ui

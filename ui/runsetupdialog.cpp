@@ -1,0 +1,405 @@
+#include "runsetupdialog.h"
+
+#include "endpoints.h"
+#include "taskcatalog.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDateTime>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSettings>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QVBoxLayout>
+
+namespace kforge::ui {
+
+namespace {
+
+constexpr int kDirRole = Qt::UserRole + 1;
+
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
+
+QSpinBox* spin(int min, int max, int value, const QString& tip) {
+    auto* box = new QSpinBox;
+    box->setRange(min, max);
+    box->setValue(value);
+    box->setToolTip(tip);
+    return box;
+}
+
+QDoubleSpinBox* realSpin(double min, double max, double value, int decimals, const QString& tip) {
+    auto* box = new QDoubleSpinBox;
+    box->setRange(min, max);
+    box->setDecimals(decimals);
+    box->setValue(value);
+    box->setToolTip(tip);
+    return box;
+}
+
+} // namespace
+
+RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
+    setWindowTitle(tr("New Run"));
+    const search::RunConfig defaults;
+
+    m_tasks = new QListWidget;
+    m_tasks->setMinimumWidth(180);
+    m_taskInfo = new QLabel;
+    m_taskInfo->setWordWrap(true);
+    m_taskInfo->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    auto* browse = new QPushButton(tr("Task Folder…"));
+    browse->setToolTip(tr("Use a task from any folder (a task.json with its reference and baseline kernels)"));
+    m_backend = new QComboBox;
+    m_backend->setToolTip(tr("opencl runs anywhere (PoCL on the CPU); cuda needs an NVIDIA GPU and driver on the worker's machine"));
+    m_variant = new QComboBox;
+    m_variant->setToolTip(tr("The problem sizes to tune for"));
+
+    auto* taskBox = new QGroupBox(tr("Task"));
+    auto* taskLayout = new QVBoxLayout(taskBox);
+    auto* taskRow = new QHBoxLayout;
+    auto* taskLeft = new QVBoxLayout;
+    taskLeft->addWidget(m_tasks);
+    taskLeft->addWidget(browse);
+    taskRow->addLayout(taskLeft);
+    auto* taskRight = new QFormLayout;
+    taskRight->addRow(m_taskInfo);
+    taskRight->addRow(tr("&Backend:"), m_backend);
+    taskRight->addRow(tr("Si&zes:"), m_variant);
+    taskRow->addLayout(taskRight, 1);
+    taskLayout->addLayout(taskRow);
+
+    m_islands = spin(1, 64, defaults.islands, tr("Independent populations; elites migrate around a ring"));
+    m_children = spin(1, 256, defaults.childrenPerIsland, tr("Children proposed per island and generation"));
+    m_migration = spin(0, 1000, defaults.migrationInterval, tr("Generations between migrations (0: never)"));
+    m_seed = spin(0, 1 << 30, static_cast<int>(defaults.seed), tr("The same seed and results give the same run"));
+    m_workers = spin(1, 64, defaults.workers, tr("Worker processes; timing is only trustworthy with one per device"));
+    auto* searchBox = new QGroupBox(tr("Search"));
+    auto* searchForm = new QFormLayout(searchBox);
+    searchForm->addRow(tr("&Islands:"), m_islands);
+    searchForm->addRow(tr("&Children per island:"), m_children);
+    searchForm->addRow(tr("&Migration every:"), m_migration);
+    searchForm->addRow(tr("See&d:"), m_seed);
+    searchForm->addRow(tr("&Workers:"), m_workers);
+
+    m_budgetEvaluations = spin(0, 10000000, static_cast<int>(defaults.budgetEvaluations),
+                               tr("Every evaluation counts, re-measurements included (0: no limit)"));
+    m_budgetMinutes = realSpin(0, 100000, 0, 1, tr("Wall time over all sessions of the run (0: no limit)"));
+    m_budgetMinutes->setSuffix(tr(" min"));
+    auto* budgetBox = new QGroupBox(tr("Budget"));
+    auto* budgetForm = new QFormLayout(budgetBox);
+    budgetForm->addRow(tr("E&valuations:"), m_budgetEvaluations);
+    budgetForm->addRow(tr("Wall &time:"), m_budgetMinutes);
+
+    m_expertRate = realSpin(0, 1, defaults.expertRate, 2, tr("Chance a child is an expert kernel not yet tried on its island"));
+    m_useExperts = new QCheckBox(tr("Expert library (known patterns for the task's family)"));
+    m_useExperts->setChecked(true);
+    m_useExperience = new QCheckBox(tr("Experience library (start from what earlier runs learned)"));
+    m_useExperience->setChecked(true);
+    m_useLlm = new QCheckBox(tr("Language models"));
+    m_models = new QLineEdit;
+    m_models->setPlaceholderText(QStringLiteral("openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5=2@0,1"));
+    m_models->setToolTip(tr("ENDPOINT:MODEL[=WEIGHT][@ISLANDS], separated by commas. Keys come from the endpoint's "
+                            "environment variable or the system keyring (kforge llm set-key NAME)."));
+    m_helper = new QLineEdit;
+    m_helper->setPlaceholderText(tr("the first model"));
+    m_helper->setToolTip(tr("The model that rewrites prompt strategies (meta-prompt evolution)"));
+    m_endpoints = new QLineEdit;
+    m_endpoints->setPlaceholderText(QStringLiteral("local=http://127.0.0.1:8000/v1"));
+    m_endpoints->setToolTip(tr("Extra endpoints NAME=URL[,api=openai|anthropic][,key=ENV], separated by spaces; "
+                               "built in: openai, anthropic, ollama, vllm, llamacpp"));
+    m_llmRate = realSpin(0, 1, 0.5, 2, tr("Share of children a language model proposes"));
+    m_llmBudgetUsd = realSpin(0, 100000, 0, 2, tr("Hard stop on money spent (0: none); models without a price are not counted"));
+    m_llmBudgetUsd->setPrefix(QStringLiteral("$ "));
+    m_llmBudgetTokens = spin(0, 2000000000, 0, tr("Hard stop on tokens, input plus output (0: none)"));
+    auto* proposerBox = new QGroupBox(tr("Proposers"));
+    auto* proposerForm = new QFormLayout(proposerBox);
+    proposerForm->addRow(m_useExperts);
+    proposerForm->addRow(tr("Expert &rate:"), m_expertRate);
+    proposerForm->addRow(m_useExperience);
+    proposerForm->addRow(m_useLlm);
+    proposerForm->addRow(tr("&Models:"), m_models);
+    proposerForm->addRow(tr("&Helper model:"), m_helper);
+    proposerForm->addRow(tr("&Endpoints:"), m_endpoints);
+    proposerForm->addRow(tr("LLM &share:"), m_llmRate);
+    proposerForm->addRow(tr("LLM budget (&money):"), m_llmBudgetUsd);
+    proposerForm->addRow(tr("LLM budget (t&okens):"), m_llmBudgetTokens);
+    const auto llmEnabled = [this](bool on) {
+        for (QWidget* w : std::initializer_list<QWidget*>{m_models, m_helper, m_endpoints, m_llmRate, m_llmBudgetUsd, m_llmBudgetTokens})
+            w->setEnabled(on);
+    };
+    connect(m_useLlm, &QCheckBox::toggled, this, llmEnabled);
+    llmEnabled(false);
+
+    m_store = new QLineEdit;
+    m_store->setToolTip(tr("The SQLite file the run is stored in; a run can be resumed from it"));
+    auto* browseStoreButton = new QPushButton(tr("Browse…"));
+    auto* storeRow = new QHBoxLayout;
+    storeRow->addWidget(m_store, 1);
+    storeRow->addWidget(browseStoreButton);
+
+    m_problem = new QLabel;
+    m_problem->setWordWrap(true);
+    m_problem->setStyleSheet(QStringLiteral("color: #c62828"));
+    m_problem->hide();
+
+    auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
+    buttons->button(QDialogButtonBox::Ok)->setText(tr("&Start Run"));
+    connect(buttons, &QDialogButtonBox::accepted, this, &RunSetupDialog::accept);
+    connect(buttons, &QDialogButtonBox::rejected, this, &RunSetupDialog::reject);
+
+    auto* columns = new QHBoxLayout;
+    auto* left = new QVBoxLayout;
+    left->addWidget(taskBox, 1);
+    left->addWidget(budgetBox);
+    auto* right = new QVBoxLayout;
+    right->addWidget(searchBox);
+    right->addWidget(proposerBox);
+    right->addStretch();
+    columns->addLayout(left, 3);
+    columns->addLayout(right, 2);
+    auto* layout = new QVBoxLayout(this);
+    layout->addLayout(columns, 1);
+    auto* storeForm = new QFormLayout;
+    storeForm->addRow(tr("Run &file:"), storeRow);
+    layout->addLayout(storeForm);
+    layout->addWidget(m_problem);
+    layout->addWidget(buttons);
+
+    // Names for tests and style sheets.
+    for (auto [widget, name] : std::initializer_list<std::pair<QWidget*, const char*>>{
+             {m_tasks, "tasks"}, {m_backend, "backend"}, {m_variant, "variant"}, {m_islands, "islands"}, {m_children, "children"},
+             {m_budgetEvaluations, "budgetEvaluations"}, {m_useExperts, "useExperts"}, {m_useLlm, "useLlm"}, {m_models, "models"},
+             {m_endpoints, "endpoints"}, {m_llmRate, "llmRate"}, {m_store, "store"}, {m_problem, "problem"}})
+        widget->setObjectName(QLatin1String(name));
+    connect(m_tasks, &QListWidget::currentRowChanged, this, &RunSetupDialog::taskChanged);
+    connect(browse, &QPushButton::clicked, this, &RunSetupDialog::browseTask);
+    connect(browseStoreButton, &QPushButton::clicked, this, &RunSetupDialog::browseStore);
+    loadTasks();
+    restoreChoices();
+    resize(900, 620);
+}
+
+void RunSetupDialog::loadTasks() {
+    m_tasks->clear();
+    for (const auto& entry : task::TaskCatalog::list()) {
+        auto* item = new QListWidgetItem(entry.builtIn ? entry.name : tr("%1 (yours)").arg(entry.name), m_tasks);
+        item->setData(kDirRole, entry.dir);
+        item->setToolTip(entry.dir);
+    }
+}
+
+void RunSetupDialog::taskChanged() {
+    auto* item = m_tasks->currentItem();
+    const QString previousBackend = m_backend->currentText();
+    m_backend->clear();
+    m_variant->clear();
+    if (!item) {
+        m_taskInfo->clear();
+        return;
+    }
+    auto bundle = task::TaskCatalog::load(item->data(kDirRole).toString());
+    if (!bundle) {
+        m_taskInfo->setText(tr("<b>This task cannot be loaded:</b> %1").arg(q(bundle.error()).toHtmlEscaped()));
+        return;
+    }
+    const auto& spec = bundle->spec;
+    QStringList sizes;
+    for (const auto& [name, value] : spec.sizes)
+        sizes << QStringLiteral("%1=%2").arg(q(name)).arg(value);
+    m_taskInfo->setText(QStringLiteral("<b>%1</b> <i>(%2)</i><br>%3<br><small>%4</small>")
+                            .arg(q(spec.title).toHtmlEscaped(), q(spec.family).toHtmlEscaped(),
+                                 q(spec.description).toHtmlEscaped(), sizes.join(QStringLiteral(", "))));
+    for (const auto& [backend, file] : spec.baseline)
+        m_backend->addItem(q(backend));
+    const int keep = m_backend->findText(previousBackend);
+    const int opencl = m_backend->findText(QStringLiteral("opencl"));
+    m_backend->setCurrentIndex(keep >= 0 ? keep : std::max(0, opencl));
+    m_variant->addItem(QStringLiteral("default"));
+    for (const auto& [name, sizesOfVariant] : spec.variants)
+        m_variant->addItem(q(name));
+    if (!m_store->isModified())
+        m_store->setText(defaultStorePath());
+}
+
+void RunSetupDialog::browseTask() {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Task Folder"));
+    if (dir.isEmpty())
+        return;
+    auto* item = new QListWidgetItem(QDir(dir).dirName(), m_tasks);
+    item->setData(kDirRole, dir);
+    item->setToolTip(dir);
+    m_tasks->setCurrentItem(item);
+}
+
+void RunSetupDialog::browseStore() {
+    const QString file = QFileDialog::getSaveFileName(this, tr("Run File"), m_store->text(), tr("kforge runs (*.kforge)"),
+                                                      nullptr, QFileDialog::DontConfirmOverwrite);
+    if (!file.isEmpty()) {
+        m_store->setText(file);
+        m_store->setModified(true);
+    }
+}
+
+QString RunSetupDialog::defaultStorePath() const {
+    auto* item = m_tasks->currentItem();
+    const QString name = item ? QDir(item->data(kDirRole).toString()).dirName() : QStringLiteral("run");
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+        .filePath(QStringLiteral("runs/%1-%2.kforge").arg(name, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+}
+
+void RunSetupDialog::choose(const QString& taskName, const QString& backend, int evaluations) {
+    for (int i = 0; i < m_tasks->count(); ++i)
+        if (QDir(m_tasks->item(i)->data(kDirRole).toString()).dirName() == taskName)
+            m_tasks->setCurrentRow(i);
+    m_backend->setCurrentIndex(std::max(0, m_backend->findText(backend)));
+    m_budgetEvaluations->setValue(evaluations);
+}
+
+void RunSetupDialog::setStorePath(const QString& path) {
+    m_store->setText(path);
+    m_store->setModified(true);
+}
+
+void RunSetupDialog::setExperiencePath(const QString& path) {
+    m_experiencePath = path;
+}
+
+bool RunSetupDialog::check() {
+    const auto problem = [this](const QString& message) {
+        m_problem->setText(message);
+        m_problem->show();
+        return false;
+    };
+    m_problem->hide();
+    auto* item = m_tasks->currentItem();
+    if (!item)
+        return problem(tr("Choose a task."));
+    if (m_backend->count() == 0)
+        return problem(tr("This task has no baseline kernel for any backend; see its task.json."));
+    if (m_store->text().trimmed().isEmpty())
+        return problem(tr("Choose a run file."));
+
+    search::Engine::Setup s;
+    auto& c = s.config;
+    c.task = item->data(kDirRole).toString();
+    c.backend = m_backend->currentText();
+    c.variant = m_variant->currentText();
+    c.islands = m_islands->value();
+    c.childrenPerIsland = m_children->value();
+    c.migrationInterval = m_migration->value();
+    c.seed = static_cast<std::uint64_t>(m_seed->value());
+    c.workers = m_workers->value();
+    c.budgetEvaluations = m_budgetEvaluations->value();
+    c.budgetSeconds = m_budgetMinutes->value() * 60.0;
+    c.expertRate = m_useExperts->isChecked() ? m_expertRate->value() : 0.0;
+    if (m_useLlm->isChecked()) {
+        auto known = llm::loadEndpoints();
+        if (!known)
+            return problem(tr("Endpoints: %1").arg(q(known.error())));
+        QList<llm::Endpoint> endpoints = *known;
+        for (const QString& spec : m_endpoints->text().split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+            auto e = llm::parseEndpointSpec(spec, endpoints);
+            if (!e)
+                return problem(tr("Endpoints: %1").arg(q(e.error())));
+            endpoints.erase(std::remove_if(endpoints.begin(), endpoints.end(), [&](const llm::Endpoint& x) { return x.name == e->name; }),
+                            endpoints.end());
+            endpoints << *e;
+        }
+        QStringList models;
+        for (const QString& m : m_models->text().split(QLatin1Char(','), Qt::SkipEmptyParts))
+            models << m.trimmed();
+        // "a:b@0,1": the island list continues after a comma; glue such pieces back on.
+        QStringList joined;
+        for (const QString& m : models) {
+            if (!joined.isEmpty() && !m.contains(QLatin1Char(':')))
+                joined.last() += QLatin1Char(',') + m;
+            else
+                joined << m;
+        }
+        if (joined.isEmpty())
+            return problem(tr("Language models: name at least one model as ENDPOINT:MODEL, or turn them off."));
+        if (auto used = c.llm.useModels(joined, m_helper->text().trimmed(), endpoints); !used)
+            return problem(tr("Language models: %1").arg(q(used.error())));
+        c.llm.rate = m_llmRate->value();
+        c.llm.budgetUsd = m_llmBudgetUsd->value();
+        c.llm.budgetTokens = m_llmBudgetTokens->value();
+    }
+    if (auto valid = c.validate(); !valid)
+        return problem(q(valid.error()));
+    s.storePath = QFileInfo(m_store->text().trimmed()).absoluteFilePath();
+    s.useExperts = m_useExperts->isChecked();
+    s.useExperience = m_useExperience->isChecked();
+    s.experiencePath = m_experiencePath;
+    m_setup = std::move(s);
+    return true;
+}
+
+void RunSetupDialog::accept() {
+    if (!check())
+        return;
+    saveChoices();
+    QDialog::accept();
+}
+
+void RunSetupDialog::restoreChoices() {
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("runsetup"));
+    const QString taskName = settings.value(QStringLiteral("task"), QStringLiteral("softmax")).toString();
+    for (int i = 0; i < m_tasks->count(); ++i)
+        if (QDir(m_tasks->item(i)->data(kDirRole).toString()).dirName() == taskName)
+            m_tasks->setCurrentRow(i);
+    if (m_tasks->currentRow() < 0 && m_tasks->count() > 0)
+        m_tasks->setCurrentRow(0);
+    const int backend = m_backend->findText(settings.value(QStringLiteral("backend")).toString());
+    if (backend >= 0)
+        m_backend->setCurrentIndex(backend);
+    m_islands->setValue(settings.value(QStringLiteral("islands"), m_islands->value()).toInt());
+    m_children->setValue(settings.value(QStringLiteral("children"), m_children->value()).toInt());
+    m_migration->setValue(settings.value(QStringLiteral("migration"), m_migration->value()).toInt());
+    m_workers->setValue(settings.value(QStringLiteral("workers"), m_workers->value()).toInt());
+    m_budgetEvaluations->setValue(settings.value(QStringLiteral("evaluations"), m_budgetEvaluations->value()).toInt());
+    m_budgetMinutes->setValue(settings.value(QStringLiteral("minutes"), m_budgetMinutes->value()).toDouble());
+    m_useExperts->setChecked(settings.value(QStringLiteral("experts"), true).toBool());
+    m_useExperience->setChecked(settings.value(QStringLiteral("experience"), true).toBool());
+    m_useLlm->setChecked(settings.value(QStringLiteral("llm"), false).toBool());
+    m_models->setText(settings.value(QStringLiteral("models")).toString());
+    m_helper->setText(settings.value(QStringLiteral("helper")).toString());
+    m_endpoints->setText(settings.value(QStringLiteral("endpoints")).toString());
+    m_llmBudgetUsd->setValue(settings.value(QStringLiteral("llmUsd"), 0.0).toDouble());
+}
+
+void RunSetupDialog::saveChoices() const {
+    QSettings settings;
+    settings.beginGroup(QStringLiteral("runsetup"));
+    if (auto* item = m_tasks->currentItem())
+        settings.setValue(QStringLiteral("task"), QDir(item->data(kDirRole).toString()).dirName());
+    settings.setValue(QStringLiteral("backend"), m_backend->currentText());
+    settings.setValue(QStringLiteral("islands"), m_islands->value());
+    settings.setValue(QStringLiteral("children"), m_children->value());
+    settings.setValue(QStringLiteral("migration"), m_migration->value());
+    settings.setValue(QStringLiteral("workers"), m_workers->value());
+    settings.setValue(QStringLiteral("evaluations"), m_budgetEvaluations->value());
+    settings.setValue(QStringLiteral("minutes"), m_budgetMinutes->value());
+    settings.setValue(QStringLiteral("experts"), m_useExperts->isChecked());
+    settings.setValue(QStringLiteral("experience"), m_useExperience->isChecked());
+    settings.setValue(QStringLiteral("llm"), m_useLlm->isChecked());
+    settings.setValue(QStringLiteral("models"), m_models->text());
+    settings.setValue(QStringLiteral("helper"), m_helper->text());
+    settings.setValue(QStringLiteral("endpoints"), m_endpoints->text());
+    settings.setValue(QStringLiteral("llmUsd"), m_llmBudgetUsd->value());
+}
+
+} // namespace kforge::ui

@@ -1,0 +1,76 @@
+#pragma once
+// New run: the task (built-in or the user's own, or any folder), backend and size variant, the
+// search's shape (islands, children, migration), budgets (evaluations, wall time, LLM money and
+// tokens), the proposers (experts, experience library, language models with their endpoints) and
+// the run store file. Choices are checked before the dialog accepts, with the message naming the
+// setting, and remembered (QSettings) for the next run.
+
+#include "engine.h"
+
+#include <QDialog>
+
+class QCheckBox;
+class QComboBox;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QSpinBox;
+
+namespace kforge::ui {
+
+class RunSetupDialog : public QDialog {
+    Q_OBJECT
+public:
+    explicit RunSetupDialog(QWidget* parent = nullptr);
+
+    // The engine set-up the choices describe; valid after accept() (or a successful check()).
+    const search::Engine::Setup& setup() const { return m_setup; }
+
+    // For tests and the demo: preselect a task and backend, and set the evaluation budget.
+    void choose(const QString& task, const QString& backend, int evaluations);
+    void setStorePath(const QString& path);
+    void setExperiencePath(const QString& path);
+
+public slots:
+    // Builds the set-up from the fields; on a problem shows it and returns false.
+    bool check();
+    void accept() override;
+
+private:
+    void loadTasks();
+    void taskChanged();
+    void browseTask();
+    void browseStore();
+    void restoreChoices();
+    void saveChoices() const;
+    QString defaultStorePath() const;
+
+    QListWidget* m_tasks = nullptr;
+    QLabel* m_taskInfo = nullptr;
+    QComboBox* m_backend = nullptr;
+    QComboBox* m_variant = nullptr;
+    QSpinBox* m_islands = nullptr;
+    QSpinBox* m_children = nullptr;
+    QSpinBox* m_migration = nullptr;
+    QSpinBox* m_seed = nullptr;
+    QSpinBox* m_workers = nullptr;
+    QSpinBox* m_budgetEvaluations = nullptr;
+    QDoubleSpinBox* m_budgetMinutes = nullptr;
+    QDoubleSpinBox* m_expertRate = nullptr;
+    QCheckBox* m_useExperts = nullptr;
+    QCheckBox* m_useExperience = nullptr;
+    QCheckBox* m_useLlm = nullptr;
+    QLineEdit* m_models = nullptr;
+    QLineEdit* m_helper = nullptr;
+    QLineEdit* m_endpoints = nullptr;
+    QDoubleSpinBox* m_llmRate = nullptr;
+    QDoubleSpinBox* m_llmBudgetUsd = nullptr;
+    QSpinBox* m_llmBudgetTokens = nullptr;
+    QLineEdit* m_store = nullptr;
+    QLabel* m_problem = nullptr;
+    QString m_experiencePath;
+    search::Engine::Setup m_setup;
+};
+
+} // namespace kforge::ui

@@ -1,0 +1,112 @@
+#include "runstatuswidget.h"
+
+#include "runexport.h"
+#include "runsession.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+
+#include <cmath>
+
+namespace kforge::ui {
+
+QString formatDuration(double seconds) {
+    if (seconds < 0)
+        return QStringLiteral("—");
+    const qint64 s = std::llround(seconds);
+    if (s < 60)
+        return QObject::tr("%1 s").arg(s);
+    if (s < 3600)
+        return QObject::tr("%1 min %2 s").arg(s / 60).arg(s % 60);
+    return QObject::tr("%1 h %2 min").arg(s / 3600).arg((s % 3600) / 60);
+}
+
+RunStatusWidget::RunStatusWidget(RunSession* session, QWidget* parent) : QWidget(parent), m_session(session) {
+    auto* layout = new QHBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->setSpacing(14);
+    m_state = new QLabel;
+    m_evaluations = new QLabel;
+    m_rate = new QLabel;
+    m_best = new QLabel;
+    m_cost = new QLabel;
+    m_eta = new QLabel;
+    m_evaluations->setToolTip(tr("Evaluations counted against the budget (re-measurements included)"));
+    m_rate->setToolTip(tr("Evaluations per second in this session"));
+    m_best->setToolTip(tr("The confirmed best: verified, and re-measured against the baseline in the same run"));
+    m_cost->setToolTip(tr("Language-model calls, tokens and known cost so far"));
+    m_eta->setToolTip(tr("Time until the evaluation budget is spent, at the current rate"));
+    m_loading = new QProgressBar;
+    m_loading->setMaximumWidth(180);
+    m_loading->setFormat(tr("loading %v / %m"));
+    m_loading->hide();
+    for (QWidget* w : std::initializer_list<QWidget*>{m_state, m_evaluations, m_rate, m_best, m_cost, m_eta, m_loading})
+        layout->addWidget(w);
+    layout->addStretch();
+
+    auto* data = session->data();
+    connect(data, &RunData::progressChanged, this, &RunStatusWidget::update);
+    connect(data, &RunData::runChanged, this, &RunStatusWidget::update);
+    connect(data, &RunData::cleared, this, &RunStatusWidget::update);
+    connect(data, &RunData::llmCallsAdded, this, &RunStatusWidget::update);
+    connect(session, &RunSession::stateChanged, this, &RunStatusWidget::update);
+    update();
+}
+
+void RunStatusWidget::update() {
+    const RunData* data = m_session->data();
+    if (!data->hasRun() && !m_session->isLive()) {
+        m_state->setText(tr("No run open — File ▸ New Run (Ctrl+N) or Open Run (Ctrl+O)"));
+        for (QLabel* l : {m_evaluations, m_rate, m_best, m_cost, m_eta})
+            l->clear();
+        m_loading->hide();
+        return;
+    }
+    const auto& run = data->run();
+    const auto& p = data->progress();
+    const bool live = m_session->isLive();
+    m_state->setText(live ? tr("<b>%1</b>, generation %2").arg(search::runStateName(m_session->state())).arg(p.generation)
+                          : (run.generation == 0 ? tr("<b>%1</b> (stored), 1 generation").arg(run.state)
+                                                 : tr("<b>%1</b> (stored), %2 generations").arg(run.state).arg(run.generation + 1)));
+    const qint64 evaluations = live ? p.evaluations : run.evaluations;
+    const qint64 budget = live ? p.budgetEvaluations : run.config.value(QStringLiteral("budget_evaluations")).toInteger();
+    m_evaluations->setText(budget > 0 ? tr("%1 / %2 evaluations").arg(evaluations).arg(budget) : tr("%1 evaluations").arg(evaluations));
+    m_rate->setText(live ? tr("%1 evals/s").arg(p.evaluationsPerSecond, 0, 'f', 2) : tr("%1 of wall time").arg(formatDuration(run.wallSeconds)));
+    const qint64 best = live && p.bestCandidate ? p.bestCandidate : run.bestCandidate;
+    const double speedup = live && p.bestCandidate ? p.bestSpeedup : run.bestSpeedup;
+    m_best->setText(best ? tr("best <b>%1×</b> (#%2)").arg(speedup, 0, 'f', 3).arg(best) : tr("no confirmed best yet"));
+    if (live) {
+        m_cost->setText(p.llmCalls ? tr("LLM: %1 calls, %2 tokens, $%3%4")
+                                         .arg(p.llmCalls)
+                                         .arg(p.llmTokens)
+                                         .arg(p.llmUsd, 0, 'f', 4)
+                                         .arg(p.llmUnknownCost ? tr(" (+%1 unpriced)").arg(p.llmUnknownCost) : QString())
+                                   : tr("LLM: none"));
+        m_eta->setText(p.etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(p.etaSeconds)) : QString());
+    } else {
+        const auto spend = store::LlmSpend::of(data->llmCalls());
+        m_cost->setText(spend.calls ? tr("LLM: %1 calls, %2 tokens, $%3%4")
+                                          .arg(spend.calls)
+                                          .arg(spend.inputTokens + spend.outputTokens)
+                                          .arg(spend.usd, 0, 'f', 4)
+                                          .arg(spend.unknownCost ? tr(" (+%1 unpriced)").arg(spend.unknownCost) : QString())
+                                    : tr("LLM: none"));
+        m_eta->clear();
+    }
+    m_loading->setVisible(data->loading());
+    if (data->loading()) {
+        m_loading->setRange(0, static_cast<int>(std::max<qint64>(1, data->total())));
+        m_loading->setValue(static_cast<int>(data->loaded()));
+    }
+}
+
+QString RunStatusWidget::text() const {
+    QStringList parts;
+    for (QLabel* l : {m_state, m_evaluations, m_rate, m_best, m_cost, m_eta})
+        if (!l->text().isEmpty())
+            parts << l->text();
+    return parts.join(QStringLiteral("  "));
+}
+
+} // namespace kforge::ui

@@ -1,0 +1,38 @@
+#pragma once
+// The status bar's run summary: state and generation, evaluations against the budget, evaluations
+// per second, the confirmed best speedup, what the language models cost so far, and the time left;
+// a progress bar while a large stored run is still loading. Live figures come from the engine's
+// progress; a stored run shows what its record and LLM calls say.
+
+#include <QWidget>
+
+class QLabel;
+class QProgressBar;
+
+namespace kforge::ui {
+
+class RunSession;
+
+class RunStatusWidget : public QWidget {
+    Q_OBJECT
+public:
+    explicit RunStatusWidget(RunSession* session, QWidget* parent = nullptr);
+
+    QString text() const; // everything shown, for tests and the window title
+
+private:
+    void update();
+
+    RunSession* m_session;
+    QLabel* m_state = nullptr;
+    QLabel* m_evaluations = nullptr;
+    QLabel* m_rate = nullptr;
+    QLabel* m_best = nullptr;
+    QLabel* m_cost = nullptr;
+    QLabel* m_eta = nullptr;
+    QProgressBar* m_loading = nullptr;
+};
+
+QString formatDuration(double seconds); // "42 s", "3 min 5 s", "2 h 10 min"
+
+} // namespace kforge::ui

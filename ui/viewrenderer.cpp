@@ -1,0 +1,149 @@
+#include "viewrenderer.h"
+
+#include "candidatespanel.h"
+#include "codeview.h"
+#include "llmlogview.h"
+#include "mainwindow.h"
+#include "runsession.h"
+
+#include <QDeadlineTimer>
+#include <QDir>
+#include <QDockWidget>
+#include <QEventLoop>
+#include <QTableView>
+#include <QTimer>
+
+namespace kforge::ui {
+
+namespace {
+
+// Lets queued work (reader deltas, coalesced replots) happen for `ms`.
+void settle(int ms) {
+    QEventLoop loop;
+    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
+    loop.exec();
+}
+
+// Runs the event loop until `done` or the deadline; false on timeout.
+template <typename Done>
+bool waitFor(Done&& done, const QDeadlineTimer& deadline) {
+    while (!done()) {
+        if (deadline.hasExpired())
+            return false;
+        settle(50);
+    }
+    return true;
+}
+
+} // namespace
+
+spec::Expected<QStringList> renderViews(const RenderOptions& options) {
+    if (!QDir().mkpath(options.outDir))
+        return spec::fail(QStringLiteral("cannot create the folder %1").arg(options.outDir).toStdString());
+    const QDir out(options.outDir);
+    const QDeadlineTimer deadline(std::chrono::seconds(options.timeoutSeconds));
+
+    MainWindow window;
+    window.setExperienceLibrary(options.experiencePath);
+    window.resize(options.windowSize);
+    window.show();
+    RunSession* session = window.session();
+    QString failure;
+    QObject::connect(session, &RunSession::failed, &window, [&failure](const QString& message) { failure = message; });
+    if (!window.openRun(options.storePath, options.run))
+        return spec::fail(failure.isEmpty() ? QStringLiteral("cannot open %1").arg(options.storePath).toStdString() : failure.toStdString());
+    RunData* data = session->data();
+    if (!waitFor([&] { return !failure.isEmpty() || (data->hasRun() && !data->loading()); }, deadline))
+        return spec::fail(QStringLiteral("%1 did not load within %2 s").arg(options.storePath).arg(options.timeoutSeconds).toStdString());
+    if (!failure.isEmpty())
+        return spec::fail(failure.toStdString());
+    if (data->candidateCount() == 0)
+        return spec::fail(QStringLiteral("run %1 has no candidates to show").arg(data->run().id).toStdString());
+
+    qint64 shown = options.candidate ? options.candidate : data->run().bestCandidate;
+    if (!data->candidate(shown))
+        shown = options.candidate ? 0 : data->candidateAt(data->candidateCount() - 1).id;
+    if (!shown)
+        return spec::fail(QStringLiteral("run %1 has no candidate %2").arg(data->run().id).arg(options.candidate).toStdString());
+    session->selection()->select(shown);
+    const CandidateRow* row = data->candidate(shown);
+    const qint64 parent = row->parents.isEmpty() ? 0 : row->parents.front();
+    const qint64 baseline = data->candidateAt(0).id;
+    const auto loaded = [&](qint64 id) { return id == 0 || session->details()->details(id) != nullptr; };
+    waitFor([&] { return loaded(shown) && loaded(parent) && loaded(baseline); }, deadline);
+    if (auto* calls = window.llmLogView()->callsView(); calls->model() && calls->model()->rowCount() > 0)
+        calls->selectRow(0);
+    settle(500);
+
+    QStringList written;
+    const auto save = [&](const QPixmap& pixmap, const QString& name) -> spec::Status {
+        const QString file = out.filePath(name);
+        if (!pixmap.save(file))
+            return spec::fail(QStringLiteral("cannot write %1").arg(file).toStdString());
+        written << file;
+        return spec::success();
+    };
+    if (auto s = save(window.grab(), QStringLiteral("00-window.png")); !s)
+        return spec::Error{s.error()};
+
+    // Each docked view on its own, floated to a readable size.
+    int n = 1;
+    for (QDockWidget* dock : window.docks()) {
+        const bool wasFloating = dock->isFloating();
+        dock->setFloating(true);
+        dock->show();
+        dock->raise();
+        dock->resize(options.viewSize);
+        settle(400);
+        const QString name = QStringLiteral("%1-%2.png").arg(n++, 2, 10, QLatin1Char('0')).arg(dock->objectName());
+        const auto s = save(dock->widget()->grab(), name);
+        dock->setFloating(wasFloating);
+        if (!s)
+            return spec::Error{s.error()};
+    }
+
+    // The code view in its three modes, on its own at a readable size. The diff needs a kernel
+    // with a parent: when the shown one has none (a seed or an expert), the best child is used.
+    CodeView* code = window.codeView();
+    window.takeCentralWidget();
+    code->resize(options.viewSize);
+    code->show();
+    const auto grabCode = [&](CodeView::Mode mode, const QString& what) -> spec::Status {
+        code->setMode(mode);
+        settle(300);
+        const auto s = save(code->grab(), QStringLiteral("%1-code-%2.png").arg(n++, 2, 10, QLatin1Char('0')).arg(what));
+        return s;
+    };
+    const auto restore = [&] { window.setCentralWidget(code); };
+    if (auto s = grabCode(CodeView::Mode::Source, QStringLiteral("source")); !s) {
+        restore();
+        return spec::Error{s.error()};
+    }
+    // Prefer a child whose code differs from its parent's (a tuner child only changes parameters).
+    qint64 child = row->parents.isEmpty() || row->origin == search::Origin::Tuner ? 0 : shown;
+    for (bool anyOrigin : {false, true})
+        for (int r = 0; r < data->candidateCount() && !child; ++r) {
+            const CandidateRow& c = data->candidateAt(r);
+            if (c.correct && !c.parents.isEmpty() && (anyOrigin || c.origin != search::Origin::Tuner))
+                child = c.id;
+        }
+    if (child) {
+        session->selection()->select(child);
+        const qint64 childParent = data->candidate(child)->parents.front();
+        waitFor([&] { return loaded(child) && loaded(childParent); }, deadline);
+    }
+    if (auto s = grabCode(CodeView::Mode::DiffParent, QStringLiteral("diff-parent")); !s) {
+        restore();
+        return spec::Error{s.error()};
+    }
+    session->selection()->select(shown);
+    session->selection()->compare(baseline, shown);
+    waitFor([&] { return loaded(baseline) && loaded(shown); }, deadline);
+    const auto compared = grabCode(CodeView::Mode::Compare, QStringLiteral("compare-baseline"));
+    restore();
+    if (!compared)
+        return spec::Error{compared.error()};
+    return written;
+}
+
+} // namespace kforge::ui
