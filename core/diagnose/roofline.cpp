@@ -29,16 +29,20 @@ Ceilings Ceilings::fromWorker(const std::map<std::string, double>& c, const QStr
     out.fp32Flops = get(c, "fp32_flops_per_s");
     out.fp16TensorFlops = get(c, "fp16_tensor_flops_per_s");
     out.bf16TensorFlops = get(c, "bf16_tensor_flops_per_s");
+    out.cacheBytes = get(c, "cache_bytes");
     return out;
 }
 
 QJsonObject Ceilings::toJson() const {
-    return {{QStringLiteral("device"), device},
-            {QStringLiteral("dram_bytes_per_s"), dramBytes},
-            {QStringLiteral("l2_bytes_per_s"), l2Bytes},
-            {QStringLiteral("fp32_flops_per_s"), fp32Flops},
-            {QStringLiteral("fp16_tensor_flops_per_s"), fp16TensorFlops},
-            {QStringLiteral("bf16_tensor_flops_per_s"), bf16TensorFlops}};
+    QJsonObject json{{QStringLiteral("device"), device},
+                     {QStringLiteral("dram_bytes_per_s"), dramBytes},
+                     {QStringLiteral("l2_bytes_per_s"), l2Bytes},
+                     {QStringLiteral("fp32_flops_per_s"), fp32Flops},
+                     {QStringLiteral("fp16_tensor_flops_per_s"), fp16TensorFlops},
+                     {QStringLiteral("bf16_tensor_flops_per_s"), bf16TensorFlops}};
+    if (cacheBytes > 0.0)
+        json.insert(QStringLiteral("cache_bytes"), cacheBytes);
+    return json;
 }
 
 QString Ceilings::summary() const {
@@ -67,6 +71,7 @@ Ceilings Ceilings::fromJson(const QJsonObject& j) {
     c.fp32Flops = j.value(QStringLiteral("fp32_flops_per_s")).toDouble();
     c.fp16TensorFlops = j.value(QStringLiteral("fp16_tensor_flops_per_s")).toDouble();
     c.bf16TensorFlops = j.value(QStringLiteral("bf16_tensor_flops_per_s")).toDouble();
+    c.cacheBytes = j.value(QStringLiteral("cache_bytes")).toDouble();
     return c;
 }
 

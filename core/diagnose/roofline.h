@@ -24,6 +24,7 @@ struct Ceilings {
     double fp32Flops = 0.0;
     double fp16TensorFlops = 0.0;
     double bf16TensorFlops = 0.0;
+    double cacheBytes = 0.0; // the last-level cache a working set may fit in; 0 when unknown (not a rate)
 
     bool valid() const { return dramBytes > 0.0 && fp32Flops > 0.0; }
     static Ceilings fromWorker(const std::map<std::string, double>& ceilings, const QString& device);

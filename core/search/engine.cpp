@@ -148,7 +148,11 @@ QString Engine::suspicion(const Entry& entry) const {
             .arg(entry.fitness.speedup, 0, 'f', 1)
             .arg(m_config.reviewSpeedup);
     if (m_config.reviewCeiling > 0.0 && !entry.roofline.isEmpty()) {
-        const double memory = entry.roofline.value(QStringLiteral("memory_fraction")).toDouble();
+        // A working set that fits in the device's cache is read faster than DRAM allows (small
+        // problems on CPUs), so the DRAM ceiling only bounds tasks that move more than the cache.
+        const double bytes = entry.roofline.value(QStringLiteral("bytes")).toDouble();
+        const bool fitsInCache = m_ceilings.cacheBytes > 0.0 && bytes <= m_ceilings.cacheBytes;
+        const double memory = fitsInCache ? 0.0 : entry.roofline.value(QStringLiteral("memory_fraction")).toDouble();
         const double compute = entry.roofline.value(QStringLiteral("compute_fraction")).toDouble();
         if (memory > m_config.reviewCeiling)
             return QStringLiteral("it moves the task's bytes at %1% of the measured DRAM bandwidth").arg(memory * 100.0, 0, 'f', 0);

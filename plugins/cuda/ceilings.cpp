@@ -1,33 +1,16 @@
 #include "ceilings.h"
 
-#include "cachefiles.h"
-
+#include "ceilingscache.h"
 #include "cudabackend.h"
-#include "sha256.h"
-
-#include <nlohmann/json.hpp>
-
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <cctype>
 #include <cmath>
-#include <cstdint>
-#include <cstdlib>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 namespace kforge::cuda {
 
 namespace {
-
-constexpr std::string_view kFormat = "kforge-ceilings-2"; // 2: DRAM also measured read-only
 
 // ---- the micro-kernels ------------------------------------------------------------------------------
 
@@ -233,7 +216,7 @@ std::string mib(std::size_t bytes) {
 
 CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
     CeilingsMeasurement m;
-    m.result.measuredAt = utcNow();
+    m.result.measuredAt = harness::utcNow();
     const CudaDriver& d = dev.driver;
 
     NvrtcOutput built = dev.compiler.compile(kSource, {}, "kforge_ceilings.cu", kKernels, dev.computeCapability);
@@ -412,75 +395,6 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
     }
     m.result.message = text;
     return m;
-}
-
-std::string utcNow() {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-// ---- cache -----------------------------------------------------------------------------------------------
-
-std::string CeilingsCache::defaultDirectory() {
-    return cacheDirectory("ceilings");
-}
-
-CeilingsCache::CeilingsCache(std::string directory) : m_directory(std::move(directory)) {}
-
-std::string CeilingsCache::pathFor(const std::string& key) const {
-    // Readable for people browsing the directory, unique through the hash.
-    std::string stem;
-    for (char c : key.substr(0, key.find('|'))) {
-        if (std::isalnum(static_cast<unsigned char>(c)))
-            stem += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        else if (!stem.empty() && stem.back() != '-')
-            stem += '-';
-    }
-    Sha256 h;
-    h.update(key);
-    return m_directory + "/" + (stem.empty() ? "device" : stem) + "-" + h.hexDigest().substr(0, 16) + ".json";
-}
-
-std::optional<protocol::CeilingsResult> CeilingsCache::load(const std::string& key) const {
-    if (!enabled())
-        return std::nullopt;
-    std::ifstream in(pathFor(key));
-    if (!in)
-        return std::nullopt;
-    try {
-        const nlohmann::json j = nlohmann::json::parse(in);
-        if (j.value("format", std::string()) != kFormat || j.value("key", std::string()) != key)
-            return std::nullopt;
-        protocol::CeilingsResult r;
-        r.ok = true;
-        r.cached = true;
-        r.device = j.value("device", std::string());
-        r.message = j.value("message", std::string());
-        r.measuredAt = j.value("measured_at", std::string());
-        r.ceilings = j.at("ceilings").get<std::map<std::string, double>>();
-        if (r.ceilings.empty())
-            return std::nullopt;
-        return r;
-    } catch (const nlohmann::json::exception&) {
-        return std::nullopt;
-    }
-}
-
-bool CeilingsCache::store(const std::string& key, const protocol::CeilingsResult& result) const {
-    if (!enabled())
-        return false;
-    std::error_code ec;
-    std::filesystem::create_directories(m_directory, ec);
-    if (ec)
-        return false;
-    const nlohmann::json j{{"format", kFormat},         {"key", key},
-                           {"device", result.device},   {"measured_at", result.measuredAt},
-                           {"message", result.message}, {"ceilings", result.ceilings}};
-    return writeFileAtomically(pathFor(key), j.dump(2) + "\n");
 }
 
 } // namespace kforge::cuda

@@ -2,41 +2,20 @@
 // The device's measured ceilings: what built-in micro-kernels reach on the open device (DRAM and L2
 // bandwidth, FP32 FFMA and FP16/BF16 tensor throughput), so that a kernel's achieved figures can be
 // set against what this GPU really does rather than against a datasheet. Measuring takes a second or
-// two, so results are kept per device (name, UUID, driver) in a small JSON cache.
+// two, so the backend keeps results per device (name, UUID, driver) in the harness's CeilingsCache.
 
 #include "cudadriver.h"
 #include "nvrtccompiler.h"
 #include "protocol.h"
 
 #include <cstddef>
-#include <optional>
 #include <string>
 
 namespace kforge::cuda {
 
-// One JSON file per device key. Several workers may share the directory: a file is written under a
-// private name and renamed into place, so a reader sees a whole entry or none; an entry that cannot
-// be read counts as absent.
-class CeilingsCache {
-public:
-    // $KFORGE_CACHE_DIR/ceilings (beside the CUBINs kept directly in $KFORGE_CACHE_DIR, and private
-    // to whoever set it), else $XDG_CACHE_HOME/kforge/ceilings, else ~/.cache/kforge/ceilings; ""
-    // when none can be formed.
-    static std::string defaultDirectory();
-
-    explicit CeilingsCache(std::string directory = defaultDirectory());
-
-    const std::string& directory() const { return m_directory; }
-    bool enabled() const { return !m_directory.empty(); }
-    std::string pathFor(const std::string& key) const;
-
-    // The stored result for `key`, with cached = true.
-    std::optional<protocol::CeilingsResult> load(const std::string& key) const;
-    bool store(const std::string& key, const protocol::CeilingsResult& result) const;
-
-private:
-    std::string m_directory;
-};
+// The tag of this worker's entries in the ceilings cache (harness/ceilingscache.h). 2: DRAM also
+// measured read-only.
+inline constexpr const char* kCeilingsFormat = "kforge-ceilings-2";
 
 // What the micro-kernels need of the open device. Its context must be current on this thread.
 struct CeilingsDevice {
@@ -59,8 +38,5 @@ struct CeilingsMeasurement {
 // bf16_tensor_flops_per_s (mma.sync m16n8k16, FP32 accumulation). A ceiling that cannot be measured
 // is left out and named in the message; ok when any was measured.
 CeilingsMeasurement measureCeilings(const CeilingsDevice& device);
-
-// Now as ISO 8601 UTC: "2026-11-30T12:34:56Z".
-std::string utcNow();
 
 } // namespace kforge::cuda

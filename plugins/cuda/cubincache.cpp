@@ -1,20 +1,12 @@
 #include "cubincache.h"
 
 #include "cachefiles.h"
-
 #include "sha256.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iterator>
-#include <sstream>
-#include <thread>
 
 namespace kforge::cuda {
 
@@ -51,7 +43,7 @@ bool takeField(const std::string& in, std::size_t& pos, std::string& out) {
 }
 
 std::string checksum(std::string_view payload) {
-    Sha256 h;
+    harness::Sha256 h;
     h.update(payload);
     const auto d = h.digest();
     return std::string(d.begin(), d.end());
@@ -63,7 +55,7 @@ std::string CubinCache::defaultDirectory() {
     const std::string off = env("KFORGE_CUBIN_CACHE");
     if (off == "off" || off == "0" || off == "no")
         return {};
-    return cacheDirectory("cubin");
+    return harness::cacheDirectory("cubin");
 }
 
 CubinCache::CubinCache(std::string directory) : m_directory(std::move(directory)) {}
@@ -109,10 +101,6 @@ std::optional<CubinEntry> CubinCache::load(const std::string& key) const {
 bool CubinCache::store(const std::string& key, const CubinEntry& entry) const {
     if (!enabled())
         return false;
-    std::error_code ec;
-    std::filesystem::create_directories(m_directory, ec);
-    if (ec)
-        return false;
 
     std::string payload;
     putField(payload, entry.cubin);
@@ -126,7 +114,7 @@ bool CubinCache::store(const std::string& key, const CubinEntry& entry) const {
     std::string data(kMagic);
     data += payload;
     data += checksum(payload);
-    return writeFileAtomically(pathFor(key), data);
+    return harness::writeFileAtomically(pathFor(key), data);
 }
 
 } // namespace kforge::cuda

@@ -20,7 +20,7 @@ struct CubinEntry {
 
 class CubinCache {
 public:
-    // $KFORGE_CACHE_DIR, else $XDG_CACHE_HOME/kforge/cubin, else ~/.cache/kforge/cubin; "" when
+    // $KFORGE_CACHE_DIR/cubin, else $XDG_CACHE_HOME/kforge/cubin, else ~/.cache/kforge/cubin; "" when
     // none can be formed or KFORGE_CUBIN_CACHE=off.
     static std::string defaultDirectory();
 

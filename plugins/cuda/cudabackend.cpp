@@ -3,6 +3,7 @@
 #include "argvalue.h"
 
 #include "ceilings.h"
+#include "ceilingscache.h"
 #include "cudastaticcheck.h"
 #include "cuptitimer.h"
 #include "rangeprofiler.h"
@@ -958,34 +959,19 @@ protocol::CeilingsResult CudaBackend::ceilings(bool refresh) {
         r.message = st.error();
         return r;
     }
-    const std::string key = ceilingsKey();
-    const CeilingsCache cache;
-    if (!refresh) {
-        if (auto hit = cache.load(key)) {
-            hit->device = m_deviceName;
-            return *hit;
-        }
-    }
-
-    {
+    // No file name prefix: the names this worker has always used, so that existing entries stay valid.
+    const harness::CeilingsCache cache(kCeilingsFormat, "");
+    return cache.loadOrMeasure(ceilingsKey(), m_deviceName, refresh, [this] {
         TracingPause pause(*this);
         int sms = 0;
         m_driver.deviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, m_device);
         CeilingsMeasurement m = measureCeilings(
             CeilingsDevice{m_driver, m_compiler, m_stream.get(), m_cc.load(), sms, m_l2Bytes, m_deviceName});
-        r = std::move(m.result);
         // Before the pause ends, so that tracing is not resumed on a context that just broke.
         if (m.failure != CUDA_SUCCESS)
-            r.message += noteError(m.failure);
-    }
-    r.device = m_deviceName;
-    if (r.ok) {
-        if (!cache.enabled())
-            r.message += "; not cached: no cache directory (set KFORGE_CACHE_DIR, XDG_CACHE_HOME or HOME)";
-        else if (!cache.store(key, r))
-            r.message += "; could not be cached in " + cache.directory();
-    }
-    return r;
+            m.result.message += noteError(m.failure);
+        return std::move(m.result);
+    });
 }
 
 } // namespace kforge::cuda

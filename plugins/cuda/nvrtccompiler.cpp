@@ -143,7 +143,7 @@ NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<
         options.insert(options.end(), {"-pch", "-pch-messages=false", "-pch-verbose=false"});
     }
 
-    Sha256 key;
+    harness::Sha256 key;
     key.updateField(kKeyVersion);
     key.updateField(versionText());
     key.updateField(programName);

@@ -1,6 +1,8 @@
 #include "openclbackend.h"
 
 #include "argvalue.h"
+#include "ceilingscache.h"
+#include "openclceilings.h"
 
 #include <algorithm>
 #include <array>
@@ -362,6 +364,14 @@ std::string clErrorName(cl_int code) {
     case -9999: return "NVIDIA error -9999 (illegal memory access in a kernel)";
     default: return "CL error " + std::to_string(code);
     }
+}
+
+std::optional<double> profiledSeconds(cl_event event) {
+    cl_ulong t0 = 0, t1 = 0;
+    if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr) != CL_SUCCESS
+        || clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr) != CL_SUCCESS || t1 < t0)
+        return std::nullopt;
+    return static_cast<double>(t1 - t0) * 1e-9;
 }
 
 // ---- OpenClProgram ---------------------------------------------------------------------------
@@ -896,14 +906,12 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
         double totalUs = 0.0;
         bool ok = true;
         for (const auto& ev : events) {
-            cl_ulong t0 = 0, t1 = 0;
-            if (clGetEventProfilingInfo(ev.get(), CL_PROFILING_COMMAND_START, sizeof t0, &t0, nullptr) != CL_SUCCESS
-                || clGetEventProfilingInfo(ev.get(), CL_PROFILING_COMMAND_END, sizeof t1, &t1, nullptr) != CL_SUCCESS
-                || t1 < t0) {
+            const auto seconds = profiledSeconds(ev.get());
+            if (!seconds) {
                 ok = false;
                 break;
             }
-            totalUs += static_cast<double>(t1 - t0) / 1000.0;
+            totalUs += *seconds * 1e6;
         }
         if (ok)
             return harness::RunResult{totalUs, {}};
@@ -911,6 +919,34 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
         m_profiling = false;
     }
     return harness::RunResult{std::chrono::duration<double, std::micro>(wallEnd - wallStart).count(), {}};
+}
+
+// ---- OpenClBackend: ceilings ------------------------------------------------------------------
+
+std::string OpenClBackend::ceilingsKey() const {
+    // The same device under another platform or driver release is another entry: drivers change
+    // code generation, and CPU drivers their threading.
+    return m_deviceName + "|" + platformString(m_platform, CL_PLATFORM_NAME) + " "
+           + platformString(m_platform, CL_PLATFORM_VERSION) + "|" + deviceString(m_device, CL_DRIVER_VERSION);
+}
+
+protocol::CeilingsResult OpenClBackend::ceilings(bool refresh) {
+    protocol::CeilingsResult r;
+    if (!m_queue) {
+        r.message = "cannot measure device ceilings: no OpenCL device is open";
+        return r;
+    }
+    if (m_deviceLost) {
+        r.message = "cannot measure device ceilings: " + m_deviceName + " is unusable after an earlier error";
+        return r;
+    }
+    const harness::CeilingsCache cache(kCeilingsFormat, kCeilingsFilePrefix);
+    return cache.loadOrMeasure(ceilingsKey(), m_deviceName, refresh, [this] {
+        CeilingsMeasurement m =
+            measureCeilings(CeilingsDevice{m_context.get(), m_queue.get(), m_device, m_deviceName, m_profiling});
+        m_deviceLost = m_deviceLost || isStickyError(m.failure);
+        return std::move(m.result);
+    });
 }
 
 } // namespace kforge::opencl

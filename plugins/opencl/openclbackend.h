@@ -17,6 +17,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -25,6 +26,10 @@ namespace kforge::opencl {
 
 // The name of an OpenCL error code ("CL_OUT_OF_RESOURCES"), or "CL error <n>" for unknown codes.
 std::string clErrorName(cl_int code);
+
+// The device time of a finished command from its profiling event, in seconds; nullopt when the
+// driver gives no times for it.
+std::optional<double> profiledSeconds(cl_event event);
 
 namespace detail {
 struct ReleaseContext { void operator()(cl_context c) const { clReleaseContext(c); } };
@@ -97,6 +102,10 @@ public:
                                const harness::Bindings& bindings) override;
     std::string timingMethod() const override { return m_profiling ? "opencl-profiling" : "wall-clock"; }
 
+    // FP32 FMA and global-memory copy ceilings (openclceilings.h), cached per device, platform and
+    // driver version.
+    protocol::CeilingsResult ceilings(bool refresh) override;
+
     bool deviceLost() const override { return m_deviceLost; }
 
     // The -cl-std option compile() passes for the open device ("" means OpenCL C 1.2, no option).
@@ -109,6 +118,7 @@ private:
     };
 
     void close();
+    std::string ceilingsKey() const;
     spec::Expected<cl_mem> bufferFor(harness::BufferId id, const char* what) const;
 
     int m_deviceIndex = -1;

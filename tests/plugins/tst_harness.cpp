@@ -1,8 +1,14 @@
 #include "argvalue.h"
+#include "cachefiles.h"
+#include "ceilingscache.h"
 #include "compilelog.h"
 #include "inputs.h"
+#include "sha256.h"
 #include "stats.h"
 
+#include <QDir>
+#include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <cmath>
@@ -177,6 +183,144 @@ private slots:
         QCOMPARE(QString::fromStdString(d[0].severity), severity);
         QCOMPARE(QString::fromStdString(d[0].message), message);
         QCOMPARE(d[0].role, std::string("candidate"));
+    }
+    void sha256KnownAnswers() {
+        harness::Sha256 empty;
+        QCOMPARE(empty.hexDigest(), std::string("e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"));
+        harness::Sha256 abc;
+        abc.update("a");
+        abc.update("bc"); // split updates hash as one
+        QCOMPARE(abc.hexDigest(), std::string("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"));
+    }
+
+    void cacheDirectoryFollowsEnvironment() {
+        const QByteArray saved = qgetenv("KFORGE_CACHE_DIR");
+        qputenv("KFORGE_CACHE_DIR", "/somewhere/cache");
+        QCOMPARE(harness::cacheDirectory("ceilings"), std::string("/somewhere/cache/ceilings"));
+        QCOMPARE(harness::CeilingsCache::defaultDirectory(), std::string("/somewhere/cache/ceilings"));
+        if (saved.isNull())
+            qunsetenv("KFORGE_CACHE_DIR");
+        else
+            qputenv("KFORGE_CACHE_DIR", saved);
+    }
+
+    void writeFileAtomicallyReplaces() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string path = dir.filePath("entry").toStdString();
+        QVERIFY(harness::writeFileAtomically(path, "first"));
+        QVERIFY(harness::writeFileAtomically(path, "second"));
+        QFile f(QString::fromStdString(path));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), QByteArray("second"));
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 1); // no temporary file left behind
+        f.close();
+        QVERIFY(harness::writeFileAtomically(dir.filePath("sub/entry").toStdString(), "x")); // creates sub/
+        QVERIFY(!harness::writeFileAtomically(dir.filePath("entry/below").toStdString(), "x")); // entry is a file
+    }
+
+    void ceilingsFileNames_data() {
+        QTest::addColumn<QString>("prefix");
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("name");
+        // The CUDA worker's names from before the cache was shared: existing entries must keep them.
+        QTest::newRow("cuda") << "" << "NVIDIA H200|GPU-5f1c|570.86.15" << "nvidia-h200-74a2a641a47ad94d.json";
+        QTest::newRow("no name") << "" << "|x" << "device-ba7dc87563c00a0b.json";
+        // A trailing run of other characters stays a '-', as it always did for the CUDA worker.
+        QTest::newRow("opencl") << "opencl-" << "pthread-Intel(R) Xeon(R)|PoCL|6.0"
+                                << "opencl-pthread-intel-r-xeon-r--2978a2ce711459fe.json";
+    }
+    void ceilingsFileNames() {
+        QFETCH(QString, prefix);
+        QFETCH(QString, key);
+        QFETCH(QString, name);
+        const harness::CeilingsCache cache("test-1", prefix.toStdString(), "/dir");
+        QCOMPARE(QString::fromStdString(cache.pathFor(key.toStdString())), "/dir/" + name);
+    }
+
+    void ceilingsRoundTrip() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string sub = dir.filePath("ceilings").toStdString(); // created by the first store
+        const harness::CeilingsCache cache("test-1", "t-", sub);
+        QVERIFY(cache.enabled());
+        QVERIFY(!cache.load("dev|1"));
+
+        protocol::CeilingsResult r;
+        r.ok = true;
+        r.device = "dev";
+        r.message = "measured";
+        r.measuredAt = "2026-11-30T12:34:56Z";
+        r.ceilings = {{"dram_bytes_per_s", 1.5e12}, {"fp32_flops_per_s", 6.0e13}};
+        QVERIFY(cache.store("dev|1", r));
+        const auto hit = cache.load("dev|1");
+        QVERIFY(hit);
+        QVERIFY(hit->ok);
+        QVERIFY(hit->cached);
+        QCOMPARE(hit->device, r.device);
+        QCOMPARE(hit->message, r.message);
+        QCOMPARE(hit->measuredAt, r.measuredAt);
+        QCOMPARE(hit->ceilings, r.ceilings);
+
+        QVERIFY(!cache.load("dev|2"));
+        // Another format tag (another worker, or a changed measurement) reads as absent.
+        QVERIFY(!harness::CeilingsCache("test-2", "t-", sub).load("dev|1"));
+        // So does an entry that is not JSON.
+        {
+            QFile f(QString::fromStdString(cache.pathFor("dev|1")));
+            QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+            f.write("{ not json");
+        }
+        QVERIFY(!cache.load("dev|1"));
+    }
+
+    void ceilingsLoadOrMeasure() {
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const harness::CeilingsCache cache("test-1", "", dir.path().toStdString());
+        int measured = 0;
+        const auto measure = [&measured] {
+            ++measured;
+            protocol::CeilingsResult r;
+            r.ok = true;
+            r.message = "measured";
+            r.measuredAt = harness::utcNow();
+            r.ceilings = {{"fp32_flops_per_s", 1.0e12}};
+            return r;
+        };
+
+        auto first = cache.loadOrMeasure("dev|1", "dev", false, measure);
+        QCOMPARE(measured, 1);
+        QVERIFY(first.ok);
+        QVERIFY(!first.cached);
+        QCOMPARE(first.device, std::string("dev"));
+        QCOMPARE(first.measuredAt.size(), std::string("2026-11-30T12:34:56Z").size());
+
+        auto second = cache.loadOrMeasure("dev|1", "dev", false, measure);
+        QCOMPARE(measured, 1);
+        QVERIFY(second.cached);
+        QCOMPARE(second.ceilings, first.ceilings);
+
+        auto refreshed = cache.loadOrMeasure("dev|1", "dev", true, measure);
+        QCOMPARE(measured, 2);
+        QVERIFY(!refreshed.cached);
+
+        // Without a directory the result still comes back, and says why it was not kept.
+        const harness::CeilingsCache off("test-1", "", "");
+        auto uncached = off.loadOrMeasure("dev|1", "dev", false, measure);
+        QCOMPARE(measured, 3);
+        QVERIFY(uncached.ok);
+        QVERIFY(uncached.message.find("not cached") != std::string::npos);
+
+        // A failed measurement is not stored.
+        auto failed = cache.loadOrMeasure("dev|2", "dev", false, [] {
+            protocol::CeilingsResult r;
+            r.message = "cannot measure";
+            return r;
+        });
+        QVERIFY(!failed.ok);
+        QCOMPARE(failed.device, std::string("dev"));
+        QVERIFY(!cache.load("dev|2"));
     }
 };
 

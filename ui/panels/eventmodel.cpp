@@ -132,24 +132,18 @@ QString eventSummary(const store::EventRecord& event) {
     return genericSummary(d);
 }
 
-EventModel::EventModel(RunData* data, QObject* parent) : QAbstractTableModel(parent), m_data(data) {
-    m_rows = static_cast<int>(data->events().size());
-    connect(data, &RunData::eventsAdded, this, &EventModel::onAdded);
-    connect(data, &RunData::cleared, this, &EventModel::onCleared);
+EventModel::EventModel(RunData* data, QObject* parent)
+    : AppendOnlyTableModel(ColumnCount, static_cast<int>(data->events().size()), parent), m_data(data) {
+    connect(data, &RunData::eventsAdded, this, &EventModel::appendRows);
+    connect(data, &RunData::cleared, this, &EventModel::resetRows);
+}
+
+int EventModel::sourceRows() const {
+    return m_data ? static_cast<int>(m_data->events().size()) : 0;
 }
 
 const store::EventRecord* EventModel::eventAt(int row) const {
-    if (!m_data || row < 0 || row >= m_rows || row >= m_data->events().size())
-        return nullptr;
-    return &m_data->events()[row];
-}
-
-int EventModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : m_rows;
-}
-
-int EventModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
+    return isShown(row) ? &m_data->events()[row] : nullptr;
 }
 
 QVariant EventModel::data(const QModelIndex& index, int role) const {
@@ -202,22 +196,6 @@ QVariant EventModel::headerData(int section, Qt::Orientation orientation, int ro
     case SummaryColumn: return tr("What happened");
     }
     return {};
-}
-
-void EventModel::onAdded(int first, int last) {
-    if (first != m_rows || last < first) {
-        onCleared(); // out of step with RunData: start over rather than show wrong rows
-        return;
-    }
-    beginInsertRows({}, first, last);
-    m_rows = last + 1;
-    endInsertRows();
-}
-
-void EventModel::onCleared() {
-    beginResetModel();
-    m_rows = m_data ? static_cast<int>(m_data->events().size()) : 0;
-    endResetModel();
 }
 
 } // namespace kforge::ui

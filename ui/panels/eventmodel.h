@@ -3,7 +3,8 @@
 // row each in the order they happened, with a readable one-line summary of each event's data.
 // Rows follow RunData: new events are inserted at the end.
 
-#include <QAbstractTableModel>
+#include "appendonlytablemodel.h"
+
 #include <QPointer>
 
 namespace kforge::store {
@@ -20,7 +21,7 @@ QString eventSummary(const store::EventRecord& event);
 // The candidate an event is about; 0 when none.
 qint64 eventCandidate(const store::EventRecord& event);
 
-class EventModel : public QAbstractTableModel {
+class EventModel : public AppendOnlyTableModel {
     Q_OBJECT
 public:
     enum Column { GenerationColumn, TimeColumn, KindColumn, SummaryColumn, ColumnCount };
@@ -34,17 +35,13 @@ public:
 
     const store::EventRecord* eventAt(int row) const; // null outside the rows shown
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    void onAdded(int first, int last);
-    void onCleared();
+    int sourceRows() const override;
 
     QPointer<RunData> m_data;
-    int m_rows = 0; // announced to views; see LlmCallModel
 };
 
 } // namespace kforge::ui

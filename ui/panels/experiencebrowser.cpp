@@ -8,7 +8,6 @@
 #include <QComboBox>
 #include <QDir>
 #include <QHBoxLayout>
-#include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
@@ -62,41 +61,17 @@ ExperienceBrowser::ExperienceBrowser(QWidget* parent) : QWidget(parent), m_path(
     reload->setToolTip(tr("Read the library again; runs add to it while they go"));
     m_count = new QLabel;
 
-    m_view = new QTableView;
-    m_view->setObjectName(QStringLiteral("insights"));
-    m_view->setModel(m_proxy);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_view->setSortingEnabled(true);
+    m_view = makeRecordTable(m_proxy, QStringLiteral("insights"));
     // Unsorted until the user asks: the library's own order is by relevance to the search.
     m_view->sortByColumn(-1, Qt::AscendingOrder);
-    m_view->setWordWrap(false);
-    m_view->verticalHeader()->hide();
-    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
-    m_view->horizontalHeader()->setStretchLastSection(true);
     // kind, task, backend, transformation, speedup, reason, origin, date
     setColumnWidths(m_view, {8, 16, 6, 26, 6, 18, 18, 10});
 
-    m_summary = new QLabel;
-    m_summary->setTextFormat(Qt::PlainText);
-    m_summary->setWordWrap(true);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_summary = makeDetailTitle();
     m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     m_diff = makeCodePane(tr("No diff: a pin or veto records one kernel, not a change"));
     new DiffHighlighter(m_diff->document());
-    auto* detail = new QWidget;
-    auto* detailLayout = new QVBoxLayout(detail);
-    detailLayout->setContentsMargins(0, 0, 0, 0);
-    detailLayout->addWidget(m_summary);
-    detailLayout->addWidget(m_diff, 1);
-
-    auto* splitter = new QSplitter(Qt::Vertical);
-    splitter->addWidget(m_view);
-    splitter->addWidget(detail);
-    splitter->setStretchFactor(0, 1);
-    splitter->setStretchFactor(1, 1);
-    splitter->setChildrenCollapsible(false);
+    QSplitter* splitter = makeMasterDetail(m_view, m_summary, m_diff);
 
     m_message = new QLabel;
     m_message->setObjectName(QStringLiteral("message"));

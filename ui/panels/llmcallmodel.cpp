@@ -7,25 +7,19 @@
 
 namespace kforge::ui {
 
-LlmCallModel::LlmCallModel(RunData* data, QObject* parent) : QAbstractTableModel(parent), m_data(data) {
-    m_rows = static_cast<int>(data->llmCalls().size());
-    connect(data, &RunData::llmCallsAdded, this, &LlmCallModel::onAdded);
+LlmCallModel::LlmCallModel(RunData* data, QObject* parent)
+    : AppendOnlyTableModel(ColumnCount, static_cast<int>(data->llmCalls().size()), parent), m_data(data) {
+    connect(data, &RunData::llmCallsAdded, this, &LlmCallModel::appendRows);
     connect(data, &RunData::llmCallsChanged, this, &LlmCallModel::onChanged);
-    connect(data, &RunData::cleared, this, &LlmCallModel::onCleared);
+    connect(data, &RunData::cleared, this, &LlmCallModel::resetRows);
+}
+
+int LlmCallModel::sourceRows() const {
+    return m_data ? static_cast<int>(m_data->llmCalls().size()) : 0;
 }
 
 const store::LlmCallRecord* LlmCallModel::callAt(int row) const {
-    if (!m_data || row < 0 || row >= m_rows || row >= m_data->llmCalls().size())
-        return nullptr;
-    return &m_data->llmCalls()[row];
-}
-
-int LlmCallModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : m_rows;
-}
-
-int LlmCallModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
+    return isShown(row) ? &m_data->llmCalls()[row] : nullptr;
 }
 
 QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
@@ -126,26 +120,10 @@ QVariant LlmCallModel::headerData(int section, Qt::Orientation orientation, int 
     return {};
 }
 
-void LlmCallModel::onAdded(int first, int last) {
-    if (first != m_rows || last < first) {
-        onCleared(); // out of step with RunData: start over rather than show wrong rows
-        return;
-    }
-    beginInsertRows({}, first, last);
-    m_rows = last + 1;
-    endInsertRows();
-}
-
 void LlmCallModel::onChanged(const QList<int>& rows) {
     for (int row : rows)
-        if (row >= 0 && row < m_rows)
+        if (row >= 0 && row < rowCount())
             emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
-}
-
-void LlmCallModel::onCleared() {
-    beginResetModel();
-    m_rows = m_data ? static_cast<int>(m_data->llmCalls().size()) : 0;
-    endResetModel();
 }
 
 } // namespace kforge::ui

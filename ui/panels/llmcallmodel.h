@@ -2,7 +2,8 @@
 // The run's calls to language models, one row each, in the order they were made. Rows follow
 // RunData: new calls are inserted at the end, a call that later got its candidate changes in place.
 
-#include <QAbstractTableModel>
+#include "appendonlytablemodel.h"
+
 #include <QPointer>
 
 namespace kforge::store {
@@ -13,7 +14,7 @@ namespace kforge::ui {
 
 class RunData;
 
-class LlmCallModel : public QAbstractTableModel {
+class LlmCallModel : public AppendOnlyTableModel {
     Q_OBJECT
 public:
     enum Column {
@@ -42,20 +43,14 @@ public:
 
     const store::LlmCallRecord* callAt(int row) const; // null outside the rows shown
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
 private:
-    void onAdded(int first, int last);
+    int sourceRows() const override;
     void onChanged(const QList<int>& rows);
-    void onCleared();
 
     QPointer<RunData> m_data;
-    // The rows announced to views; RunData has already grown when it tells us, so the model counts
-    // its own rows to keep beginInsertRows truthful.
-    int m_rows = 0;
 };
 
 } // namespace kforge::ui

@@ -54,26 +54,13 @@ LlmLogView::LlmLogView(RunData* data, CandidateSelection* selection, QWidget* pa
     m_totals = new QLabel;
     m_totals->setTextFormat(Qt::PlainText);
 
-    m_view = new QTableView;
-    m_view->setObjectName(QStringLiteral("llmCalls"));
-    m_view->setModel(m_textFilter);
-    m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_view->setSelectionMode(QAbstractItemView::SingleSelection);
-    m_view->setEditTriggers(QAbstractItemView::NoEditTriggers);
-    m_view->setSortingEnabled(true);
+    m_view = makeRecordTable(m_textFilter, QStringLiteral("llmCalls"));
     m_view->sortByColumn(LlmCallModel::CallColumn, Qt::AscendingOrder);
-    m_view->setWordWrap(false);
-    m_view->verticalHeader()->hide();
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    m_view->horizontalHeader()->setStretchLastSection(true);
-    m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     // call, gen, island, operator, stage, model, status, in, out, cost, latency, candidate
     setColumnWidths(m_view, {4, 3, 3, 8, 8, 22, 13, 7, 7, 6, 6, 6});
 
-    m_callTitle = new QLabel;
-    m_callTitle->setTextFormat(Qt::PlainText);
-    m_callTitle->setWordWrap(true);
-    m_callTitle->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_callTitle = makeDetailTitle();
     m_systemPrompt = makeCodePane(tr("No system prompt"));
     m_prompt = makeCodePane(tr("No prompt"));
     m_answer = makeCodePane(tr("No answer"));
@@ -83,18 +70,7 @@ LlmLogView::LlmLogView(RunData* data, CandidateSelection* selection, QWidget* pa
     m_texts->addTab(m_prompt, tr("Prompt"));
     m_texts->addTab(m_systemPrompt, tr("System prompt"));
 
-    auto* detail = new QWidget;
-    auto* detailLayout = new QVBoxLayout(detail);
-    detailLayout->setContentsMargins(0, 0, 0, 0);
-    detailLayout->addWidget(m_callTitle);
-    detailLayout->addWidget(m_texts, 1);
-
-    auto* splitter = new QSplitter(Qt::Vertical);
-    splitter->addWidget(m_view);
-    splitter->addWidget(detail);
-    splitter->setStretchFactor(0, 1);
-    splitter->setStretchFactor(1, 1);
-    splitter->setChildrenCollapsible(false);
+    QSplitter* splitter = makeMasterDetail(m_view, m_callTitle, m_texts);
 
     auto* bar = new QHBoxLayout;
     bar->addWidget(m_filter, 1);

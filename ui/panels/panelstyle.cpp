@@ -2,10 +2,13 @@
 
 #include <QApplication>
 #include <QFontDatabase>
-#include <QPlainTextEdit>
-#include <QStyle>
 #include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QSplitter>
+#include <QStyle>
 #include <QTableView>
+#include <QVBoxLayout>
 
 #include <algorithm>
 
@@ -92,6 +95,45 @@ QPlainTextEdit* makeCodePane(const QString& placeholder) {
     // Read-only text still takes the keyboard so that it can be selected and copied.
     pane->setTextInteractionFlags(Qt::TextSelectableByKeyboard | Qt::TextSelectableByMouse);
     return pane;
+}
+
+QTableView* makeRecordTable(QAbstractItemModel* model, const QString& objectName) {
+    auto* view = new QTableView;
+    view->setObjectName(objectName);
+    view->setModel(model);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::SingleSelection);
+    view->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    view->setSortingEnabled(true);
+    view->setWordWrap(false);
+    view->verticalHeader()->hide();
+    view->verticalHeader()->setDefaultSectionSize(view->fontMetrics().height() + 6);
+    view->horizontalHeader()->setStretchLastSection(true);
+    return view;
+}
+
+QLabel* makeDetailTitle() {
+    auto* title = new QLabel;
+    title->setTextFormat(Qt::PlainText);
+    title->setWordWrap(true);
+    title->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    return title;
+}
+
+QSplitter* makeMasterDetail(QWidget* master, QWidget* title, QWidget* body) {
+    auto* detail = new QWidget;
+    auto* detailLayout = new QVBoxLayout(detail);
+    detailLayout->setContentsMargins(0, 0, 0, 0);
+    detailLayout->addWidget(title);
+    detailLayout->addWidget(body, 1);
+
+    auto* splitter = new QSplitter(Qt::Vertical);
+    splitter->addWidget(master);
+    splitter->addWidget(detail);
+    splitter->setStretchFactor(0, 1);
+    splitter->setStretchFactor(1, 1);
+    splitter->setChildrenCollapsible(false);
+    return splitter;
 }
 
 } // namespace kforge::ui

@@ -8,7 +8,10 @@
 #include <QList>
 #include <QString>
 
+class QAbstractItemModel;
+class QLabel;
 class QPlainTextEdit;
+class QSplitter;
 class QTableView;
 
 namespace kforge::ui {
@@ -32,5 +35,14 @@ void setColumnWidths(QTableView* view, const QList<int>& chars);
 QFont codeFont();
 // A read-only, non-wrapping monospace text pane for logs, prompts and diffs.
 QPlainTextEdit* makeCodePane(const QString& placeholder);
+
+// A read-only table of records over `model`: whole rows, one at a time, sortable by the user,
+// compact unwrapped rows without a row header, the last column taking what is left.
+QTableView* makeRecordTable(QAbstractItemModel* model, const QString& objectName);
+// A plain-text label that wraps and can be selected, naming what a detail pane shows.
+QLabel* makeDetailTitle();
+// The panels' master and detail: `master` above a pane of `title` over `body`, the two halves of a
+// vertical splitter that never collapse.
+QSplitter* makeMasterDetail(QWidget* master, QWidget* title, QWidget* body);
 
 } // namespace kforge::ui

@@ -9,7 +9,6 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
-#include <QTimer>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -68,10 +67,7 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     bar->addStretch(1);
     bar->addWidget(m_summary);
 
-    m_plot = new QCustomPlot(this);
-    plotstyle::setUp(m_plot);
-    m_plot->setMouseTracking(true);
-    m_plot->setMinimumSize(320, 240);
+    m_plot = plotstyle::createPlot(this, QSize(320, 240), plotstyle::Hover::On);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -143,18 +139,16 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     m_emptyNote->setSelectable(false);
     addExportMenu(m_plot, QStringLiteral("heatmap"));
 
-    m_refresh = new QTimer(this);
-    m_refresh->setSingleShot(true);
-    m_refresh->setInterval(50);
+    m_refresh = new plotstyle::RefreshTimer(this, 50);
     connect(m_refresh, &QTimer::timeout, this, &HeatmapView::refresh);
 
-    connect(m_model, &QAbstractItemModel::dataChanged, this, &HeatmapView::scheduleRefresh);
-    connect(m_model, &QAbstractItemModel::modelReset, this, &HeatmapView::scheduleRefresh);
-    connect(m_model, &QAbstractItemModel::headerDataChanged, this, &HeatmapView::scheduleRefresh);
+    connect(m_model, &QAbstractItemModel::dataChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
+    connect(m_model, &QAbstractItemModel::modelReset, m_refresh, &plotstyle::RefreshTimer::schedule);
+    connect(m_model, &QAbstractItemModel::headerDataChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
     connect(data, &RunData::runChanged, this, &HeatmapView::updateCombos);
     connect(data, &RunData::cleared, this, &HeatmapView::updateCombos);
     if (selection)
-        connect(selection, &CandidateSelection::currentChanged, this, &HeatmapView::scheduleRefresh);
+        connect(selection, &CandidateSelection::currentChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
     connect(m_xCombo, &QComboBox::currentIndexChanged, this, [this] { onAxisChosen(true); });
     connect(m_yCombo, &QComboBox::currentIndexChanged, this, [this] { onAxisChosen(false); });
     connect(m_islandCombo, &QComboBox::currentIndexChanged, this, [this] {
@@ -177,11 +171,6 @@ QPoint HeatmapView::cellCenter(int xLevel, int yLevel) const {
     // Lays the plot out for its current size, so the answer holds before the first paint.
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
     return QPoint(qRound(m_plot->xAxis->coordToPixel(xLevel)), qRound(m_plot->yAxis->coordToPixel(yLevel)));
-}
-
-void HeatmapView::scheduleRefresh() {
-    if (!m_refresh->isActive())
-        m_refresh->start();
 }
 
 void HeatmapView::updateCombos() {

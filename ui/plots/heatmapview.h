@@ -9,6 +9,7 @@
 #include <QWidget>
 
 #include "descriptors.h"
+#include "plotstyle.h"
 
 #include <array>
 
@@ -20,7 +21,6 @@ class QComboBox;
 class QCustomPlot;
 class QLabel;
 class QMouseEvent;
-class QTimer;
 
 namespace kforge::ui {
 
@@ -41,7 +41,6 @@ public:
     QPoint cellCenter(int xLevel, int yLevel) const;
 
 private:
-    void scheduleRefresh();
     void refresh();
     void updateCombos();
     void updateOutline();
@@ -64,7 +63,7 @@ private:
     QCPItemRect* m_outline = nullptr;
     QCPItemText* m_emptyNote = nullptr;
     std::array<QCPItemText*, search::kLevels * search::kLevels> m_texts{}; // [yLevel * kLevels + xLevel]
-    QTimer* m_refresh = nullptr;
+    plotstyle::RefreshTimer* m_refresh = nullptr;
     bool m_updatingCombos = false;
 };
 

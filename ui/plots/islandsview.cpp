@@ -5,9 +5,6 @@
 #include "plotstyle.h"
 #include "rundata.h"
 
-#include <QTimer>
-#include <QToolTip>
-#include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <array>
@@ -70,13 +67,7 @@ double jitter(qint64 id, unsigned salt) {
 
 IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* parent)
     : QWidget(parent), m_data(data), m_selection(selection) {
-    m_plot = new QCustomPlot(this);
-    plotstyle::setUp(m_plot);
-    m_plot->setMouseTracking(true);
-    m_plot->setMinimumSize(320, 200);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_plot);
+    m_plot = plotstyle::createSolePlot(this, QSize(320, 200), plotstyle::Hover::On);
 
     m_plot->xAxis->setLabel(tr("generation"));
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
@@ -117,22 +108,14 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
     m_plot->legend->setMargins(QMargins(4, 0, 4, 2));
     addExportMenu(m_plot, QStringLiteral("islands"));
 
-    m_refresh = new QTimer(this);
-    m_refresh->setSingleShot(true);
-    m_refresh->setInterval(150);
+    m_refresh = new plotstyle::RefreshTimer(this, 150);
     connect(m_refresh, &QTimer::timeout, this, &IslandsView::refresh);
     connect(data, &RunData::cleared, this, &IslandsView::onCleared);
-    connect(data, &RunData::runChanged, this, &IslandsView::scheduleRefresh);
-    connect(data, &RunData::candidatesAdded, this, &IslandsView::scheduleRefresh);
-    connect(data, &RunData::candidatesChanged, this, &IslandsView::scheduleRefresh);
+    m_refresh->followCandidates(data);
     connect(data, &RunData::eventsAdded, this, &IslandsView::onEventsAdded);
-    if (selection)
-        connect(selection, &CandidateSelection::currentChanged, this, [this] {
-            updateSelected();
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
-        });
+    plotstyle::followSelection(m_plot, selection, [this] { updateSelected(); });
     connect(m_plot, &QCustomPlot::mouseMove, this, &IslandsView::onMouseMove);
-    connect(m_plot, &QCustomPlot::mousePress, this, &IslandsView::onMousePress);
+    plotstyle::selectOnClick(m_plot, selection, [this](const QPoint& pos) { return candidateAt(pos); });
     if (!data->events().isEmpty())
         onEventsAdded(0, static_cast<int>(data->events().size()) - 1);
     refresh();
@@ -142,14 +125,9 @@ double IslandsView::laneY(int island) const {
     return m_lanes - 1 - island; // island 0 on top
 }
 
-void IslandsView::scheduleRefresh() {
-    if (!m_refresh->isActive())
-        m_refresh->start();
-}
-
 void IslandsView::onCleared() {
     m_migrations.clear();
-    scheduleRefresh();
+    m_refresh->schedule();
 }
 
 void IslandsView::onEventsAdded(int first, int last) {
@@ -167,7 +145,7 @@ void IslandsView::onEventsAdded(int first, int last) {
         any = true;
     }
     if (any)
-        scheduleRefresh();
+        m_refresh->schedule();
 }
 
 void IslandsView::refresh() {
@@ -183,9 +161,9 @@ void IslandsView::refresh() {
     QList<Lane> lanes(m_lanes);
     QList<QVector<double>> bx(kBands), by(kBands);
     QVector<double> fx, fy, px, py;
-    m_dots.clear();
+    m_points.clear();
     const int n = m_data ? m_data->candidateCount() : 0;
-    m_dots.reserve(n);
+    m_points.reserve(n);
     double best = 0.0;
     for (int row = 0; row < n; ++row)
         if (m_data->candidateAt(row).correct)
@@ -202,7 +180,7 @@ void IslandsView::refresh() {
         lastGeneration = std::max(lastGeneration, r.generation);
         const double x = r.generation + 0.6 * jitter(r.id, 17u);
         const double y = laneY(island) + 0.7 * jitter(r.id, 91u);
-        m_dots.push_back({x, y, r.id});
+        m_points.push_back({x, y, r.id});
         if (!r.evaluated()) {
             px.push_back(x);
             py.push_back(y);
@@ -302,9 +280,9 @@ void IslandsView::refreshMigrations(int islands) {
 
 void IslandsView::updateSelected() {
     const qint64 id = m_selection ? m_selection->current() : 0;
-    for (const Dot& dot : std::as_const(m_dots)) {
-        if (id && dot.id == id) {
-            m_selected->setData({dot.x}, {dot.y}, true);
+    for (const plotstyle::PlotPoint& p : std::as_const(m_points)) {
+        if (id && p.id == id) {
+            m_selected->setData({p.x}, {p.y}, true);
             return;
         }
     }
@@ -315,54 +293,26 @@ QPoint IslandsView::pointPosition(qint64 candidate) {
     if (m_refresh->isActive())
         refresh();
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
-    for (const Dot& dot : std::as_const(m_dots))
-        if (dot.id == candidate)
-            return QPoint(qRound(m_plot->xAxis->coordToPixel(dot.x)), qRound(m_plot->yAxis->coordToPixel(dot.y)));
-    return QPoint(-1, -1);
+    return plotstyle::pixelOf(m_plot, m_points, candidate);
 }
 
 qint64 IslandsView::candidateAt(const QPoint& pos, double radius) const {
-    qint64 best = 0;
-    double bestDistance = radius * radius;
-    for (const Dot& dot : std::as_const(m_dots)) {
-        const double dx = m_plot->xAxis->coordToPixel(dot.x) - pos.x();
-        if (std::abs(dx) > radius)
-            continue;
-        const double dy = m_plot->yAxis->coordToPixel(dot.y) - pos.y();
-        const double d = dx * dx + dy * dy;
-        if (d <= bestDistance) {
-            bestDistance = d;
-            best = dot.id;
-        }
-    }
-    return best;
+    return plotstyle::nearestPoint(m_plot, m_points, pos, radius);
 }
 
 void IslandsView::onMouseMove(QMouseEvent* event) {
     const QPoint pos = event->position().toPoint();
-    const qint64 id = candidateAt(pos, 6.0);
-    const CandidateRow* r = id && m_data ? m_data->candidate(id) : nullptr;
-    if (!r) {
-        QToolTip::hideText();
-        return;
-    }
-    QStringList lines;
-    lines << tr("#%1  %2").arg(r->id).arg(r->label);
-    lines << tr("island %1, generation %2, %3").arg(r->island).arg(r->generation).arg(originTitle(r->origin));
-    if (!r->evaluated())
-        lines << tr("pending");
-    else if (r->correct)
-        lines << plotstyle::speedup(r->speedup);
-    else
-        lines << QStringLiteral("%1: %2").arg(r->status, r->message);
-    QToolTip::showText(m_plot->mapToGlobal(pos), lines.join(QLatin1Char('\n')), m_plot);
-}
-
-void IslandsView::onMousePress(QMouseEvent* event) {
-    if (event->button() != Qt::LeftButton || !m_selection)
-        return;
-    if (const qint64 id = candidateAt(event->position().toPoint()))
-        m_selection->select(id);
+    plotstyle::showCandidateTip(m_plot, m_data, candidateAt(pos, 6.0), pos, [](const CandidateRow& r) {
+        QStringList lines;
+        lines << tr("island %1, generation %2, %3").arg(r.island).arg(r.generation).arg(originTitle(r.origin));
+        if (!r.evaluated())
+            lines << tr("pending");
+        else if (r.correct)
+            lines << plotstyle::speedup(r.speedup);
+        else
+            lines << QStringLiteral("%1: %2").arg(r.status, r.message);
+        return lines;
+    });
 }
 
 } // namespace kforge::ui

@@ -8,12 +8,13 @@
 #include <QVector>
 #include <QWidget>
 
+#include "plotstyle.h"
+
 class QCPGraph;
 class QCPItemLine;
 class QCPItemRect;
 class QCustomPlot;
 class QMouseEvent;
-class QTimer;
 
 namespace kforge::ui {
 
@@ -34,11 +35,6 @@ public:
     int migrationCount() const { return static_cast<int>(m_migrations.size()); }
 
 private:
-    struct Dot {
-        double x = 0.0;
-        double y = 0.0;
-        qint64 id = 0;
-    };
     struct Migration {
         int generation = 0;
         int from = 0;
@@ -48,7 +44,6 @@ private:
         bool accepted = false;
     };
 
-    void scheduleRefresh();
     void refresh();
     void refreshMigrations(int islands);
     void updateSelected();
@@ -56,7 +51,6 @@ private:
     void onCleared();
     double laneY(int island) const;
     void onMouseMove(QMouseEvent* event);
-    void onMousePress(QMouseEvent* event);
 
     QPointer<RunData> m_data;
     QPointer<CandidateSelection> m_selection;
@@ -68,9 +62,9 @@ private:
     QList<Migration> m_migrations;     // every migration event of the run, in order
     QList<QCPItemLine*> m_arrows;      // for the most recent ones
     QList<QCPItemRect*> m_laneBands;   // behind every other lane
-    QVector<Dot> m_dots;
+    QVector<plotstyle::PlotPoint> m_points; // every dot drawn, for picking
     int m_lanes = 0;
-    QTimer* m_refresh = nullptr;
+    plotstyle::RefreshTimer* m_refresh = nullptr;
 };
 
 } // namespace kforge::ui

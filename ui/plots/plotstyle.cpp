@@ -1,10 +1,15 @@
 #include "plotstyle.h"
 
+#include "candidateselection.h"
 #include "rundata.h"
 
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <array>
+#include <cmath>
 
 namespace kforge::ui::plotstyle {
 
@@ -67,6 +72,99 @@ void setUp(QCustomPlot* plot) {
     small.setPointSizeF(small.pointSizeF() * 0.9);
     plot->legend->setFont(small);
     plot->legend->setBrush(QColor(255, 255, 255, 220));
+}
+
+QCustomPlot* createPlot(QWidget* parent, QSize minimum, Hover hover) {
+    auto* plot = new QCustomPlot(parent);
+    setUp(plot);
+    if (hover == Hover::On)
+        plot->setMouseTracking(true);
+    plot->setMinimumSize(minimum);
+    return plot;
+}
+
+QCustomPlot* createSolePlot(QWidget* view, QSize minimum, Hover hover) {
+    QCustomPlot* plot = createPlot(view, minimum, hover);
+    auto* layout = new QVBoxLayout(view);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(plot);
+    return plot;
+}
+
+RefreshTimer::RefreshTimer(QObject* parent, int intervalMs) : QTimer(parent) {
+    setSingleShot(true);
+    setInterval(intervalMs);
+}
+
+void RefreshTimer::schedule() {
+    if (!isActive())
+        start();
+}
+
+void RefreshTimer::followCandidates(RunData* data) {
+    connect(data, &RunData::runChanged, this, &RefreshTimer::schedule);
+    connect(data, &RunData::candidatesAdded, this, &RefreshTimer::schedule);
+    connect(data, &RunData::candidatesChanged, this, &RefreshTimer::schedule);
+}
+
+QPoint pixelOf(const QCustomPlot* plot, const QVector<PlotPoint>& points, qint64 id) {
+    for (const PlotPoint& p : points)
+        if (p.id == id)
+            return QPoint(qRound(plot->xAxis->coordToPixel(p.x)), qRound(plot->yAxis->coordToPixel(p.y)));
+    return QPoint(-1, -1);
+}
+
+qint64 nearestPoint(const QCustomPlot* plot, const QVector<PlotPoint>& points, const QPoint& pos, double radius) {
+    qint64 best = 0;
+    double bestDistance = radius * radius;
+    const QCPAxis* x = plot->xAxis;
+    const QCPAxis* y = plot->yAxis;
+    for (const PlotPoint& p : points) {
+        const double dx = x->coordToPixel(p.x) - pos.x();
+        if (std::abs(dx) > radius)
+            continue;
+        const double dy = y->coordToPixel(p.y) - pos.y();
+        const double d = dx * dx + dy * dy;
+        if (d <= bestDistance) {
+            bestDistance = d;
+            best = p.id;
+        }
+    }
+    return best;
+}
+
+void showCandidateTip(QCustomPlot* plot, const RunData* data, qint64 id, const QPoint& pos,
+                      const std::function<QStringList(const CandidateRow&)>& details) {
+    const CandidateRow* r = id && data ? data->candidate(id) : nullptr;
+    if (!r) {
+        QToolTip::hideText();
+        return;
+    }
+    QStringList lines;
+    lines << QObject::tr("#%1  %2").arg(r->id).arg(r->label);
+    lines << details(*r);
+    QToolTip::showText(plot->mapToGlobal(pos), lines.join(QLatin1Char('\n')), plot);
+}
+
+void selectOnClick(QCustomPlot* plot, CandidateSelection* selection, std::function<qint64(const QPoint&)> pick) {
+    if (!selection)
+        return;
+    QObject::connect(plot, &QCustomPlot::mousePress, selection,
+                     [selection, pick = std::move(pick)](QMouseEvent* event) {
+                         if (event->button() != Qt::LeftButton)
+                             return;
+                         if (const qint64 id = pick(event->position().toPoint()))
+                             selection->select(id);
+                     });
+}
+
+void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::function<void()> update) {
+    if (!selection)
+        return;
+    QObject::connect(selection, &CandidateSelection::currentChanged, plot, [plot, update = std::move(update)] {
+        update();
+        plot->replot(QCustomPlot::rpQueuedReplot);
+    });
 }
 
 } // namespace kforge::ui::plotstyle

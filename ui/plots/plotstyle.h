@@ -4,13 +4,23 @@
 // and the progress plot tell the same story about the same candidate.
 
 #include <QColor>
+#include <QPoint>
+#include <QSize>
 #include <QString>
+#include <QStringList>
+#include <QTimer>
+#include <QVector>
+
+#include <functional>
 
 class QCPColorGradient;
 class QCustomPlot;
+class QWidget;
 
 namespace kforge::ui {
 
+class CandidateSelection;
+class RunData;
 struct CandidateRow;
 
 namespace plotstyle {
@@ -32,6 +42,46 @@ QString rate(double perSecond, const QString& unit); // "4.00 TB/s", "60.0 TFLOP
 
 // Antialiasing and the legend's look, shared by every plot.
 void setUp(QCustomPlot* plot);
+
+enum class Hover { Off, On };
+// A plot with setUp's look, at least `minimum` large; Hover::On reports mouse moves without a
+// button held, for tooltips.
+QCustomPlot* createPlot(QWidget* parent, QSize minimum, Hover hover);
+// The same, filling `view` alone from edge to edge.
+QCustomPlot* createSolePlot(QWidget* view, QSize minimum, Hover hover);
+
+// Coalesces redraws: schedule() as often as data arrives, the timeout comes once, `intervalMs`
+// after the first request. The plots rebuild from whole arrays on the timeout.
+class RefreshTimer : public QTimer {
+public:
+    RefreshTimer(QObject* parent, int intervalMs);
+
+    void schedule();
+    // Schedules on every new or changed candidate of `data` and when its run changes.
+    void followCandidates(RunData* data);
+};
+
+// A candidate drawn as a point, in plot coordinates, for picking.
+struct PlotPoint {
+    double x = 0.0;
+    double y = 0.0;
+    qint64 id = 0;
+};
+
+// Where candidate `id` is drawn on `plot`, in its pixels as laid out now; (-1, -1) when it has no point.
+QPoint pixelOf(const QCustomPlot* plot, const QVector<PlotPoint>& points, qint64 id);
+// The candidate whose point is nearest `pos` (plot pixels) within `radius` pixels; 0: none.
+qint64 nearestPoint(const QCustomPlot* plot, const QVector<PlotPoint>& points, const QPoint& pos, double radius);
+
+// Shows a tooltip on candidate `id` at `pos` (plot pixels): "#id  label" over the lines `details`
+// gives; hides the tooltip when `id` names no candidate of `data`.
+void showCandidateTip(QCustomPlot* plot, const RunData* data, qint64 id, const QPoint& pos,
+                      const std::function<QStringList(const CandidateRow&)>& details);
+
+// Clicking `plot` with the left button selects the candidate `pick` finds at the click, if any.
+void selectOnClick(QCustomPlot* plot, CandidateSelection* selection, std::function<qint64(const QPoint&)> pick);
+// Calls `update` and redraws `plot` whenever the selection's current candidate changes.
+void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::function<void()> update);
 
 } // namespace plotstyle
 } // namespace kforge::ui

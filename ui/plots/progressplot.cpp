@@ -4,8 +4,6 @@
 #include "plotstyle.h"
 #include "rundata.h"
 
-#include <QTimer>
-#include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -31,12 +29,7 @@ double median(std::vector<double>& values) {
 } // namespace
 
 ProgressPlot::ProgressPlot(RunData* data, QWidget* parent) : QWidget(parent), m_data(data) {
-    m_plot = new QCustomPlot(this);
-    plotstyle::setUp(m_plot);
-    m_plot->setMinimumSize(320, 200);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_plot);
+    m_plot = plotstyle::createSolePlot(this, QSize(320, 200), plotstyle::Hover::Off);
 
     m_plot->xAxis->setLabel(tr("generation"));
     m_plot->yAxis->setLabel(tr("speedup over baseline (×)"));
@@ -57,20 +50,11 @@ ProgressPlot::ProgressPlot(RunData* data, QWidget* parent) : QWidget(parent), m_
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     addExportMenu(m_plot, QStringLiteral("progress"));
 
-    m_refresh = new QTimer(this);
-    m_refresh->setSingleShot(true);
-    m_refresh->setInterval(150);
+    m_refresh = new plotstyle::RefreshTimer(this, 150);
     connect(m_refresh, &QTimer::timeout, this, &ProgressPlot::refresh);
-    connect(data, &RunData::cleared, this, &ProgressPlot::scheduleRefresh);
-    connect(data, &RunData::runChanged, this, &ProgressPlot::scheduleRefresh);
-    connect(data, &RunData::candidatesAdded, this, &ProgressPlot::scheduleRefresh);
-    connect(data, &RunData::candidatesChanged, this, &ProgressPlot::scheduleRefresh);
+    connect(data, &RunData::cleared, m_refresh, &plotstyle::RefreshTimer::schedule);
+    m_refresh->followCandidates(data);
     refresh();
-}
-
-void ProgressPlot::scheduleRefresh() {
-    if (!m_refresh->isActive())
-        m_refresh->start();
 }
 
 void ProgressPlot::ensureGraphs(int islands) {

@@ -6,9 +6,10 @@
 #include <QPointer>
 #include <QWidget>
 
+#include "plotstyle.h"
+
 class QCPGraph;
 class QCustomPlot;
-class QTimer;
 
 namespace kforge::ui {
 
@@ -22,7 +23,6 @@ public:
     QCustomPlot* plot() const { return m_plot; }
 
 private:
-    void scheduleRefresh();
     void refresh();
     void ensureGraphs(int islands);
 
@@ -32,7 +32,7 @@ private:
     QList<QCPGraph*> m_median; // per island
     QCPGraph* m_medianKey = nullptr; // a legend entry that explains the dashed lines
     QCPGraph* m_baseline = nullptr;
-    QTimer* m_refresh = nullptr;
+    plotstyle::RefreshTimer* m_refresh = nullptr;
 };
 
 } // namespace kforge::ui

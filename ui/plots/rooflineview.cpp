@@ -5,9 +5,6 @@
 #include "plotstyle.h"
 #include "rundata.h"
 
-#include <QTimer>
-#include <QToolTip>
-#include <QVBoxLayout>
 #include <qcustomplot.h>
 
 #include <array>
@@ -41,13 +38,7 @@ QString intensityText(double flopsPerByte) {
 
 RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget* parent)
     : QWidget(parent), m_data(data), m_selection(selection) {
-    m_plot = new QCustomPlot(this);
-    plotstyle::setUp(m_plot);
-    m_plot->setMouseTracking(true);
-    m_plot->setMinimumSize(320, 240);
-    auto* layout = new QVBoxLayout(this);
-    layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(m_plot);
+    m_plot = plotstyle::createSolePlot(this, QSize(320, 240), plotstyle::Hover::On);
 
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         axis->setScaleType(QCPAxis::stLogarithmic);
@@ -93,27 +84,14 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
     addExportMenu(m_plot, QStringLiteral("roofline"));
 
-    m_refresh = new QTimer(this);
-    m_refresh->setSingleShot(true);
-    m_refresh->setInterval(100);
+    m_refresh = new plotstyle::RefreshTimer(this, 100);
     connect(m_refresh, &QTimer::timeout, this, &RooflineView::refresh);
-    connect(data, &RunData::cleared, this, &RooflineView::scheduleRefresh);
-    connect(data, &RunData::runChanged, this, &RooflineView::scheduleRefresh);
-    connect(data, &RunData::candidatesAdded, this, &RooflineView::scheduleRefresh);
-    connect(data, &RunData::candidatesChanged, this, &RooflineView::scheduleRefresh);
-    if (selection)
-        connect(selection, &CandidateSelection::currentChanged, this, [this] {
-            updateSelected();
-            m_plot->replot(QCustomPlot::rpQueuedReplot);
-        });
+    connect(data, &RunData::cleared, m_refresh, &plotstyle::RefreshTimer::schedule);
+    m_refresh->followCandidates(data);
+    plotstyle::followSelection(m_plot, selection, [this] { updateSelected(); });
     connect(m_plot, &QCustomPlot::mouseMove, this, &RooflineView::onMouseMove);
-    connect(m_plot, &QCustomPlot::mousePress, this, &RooflineView::onMousePress);
+    plotstyle::selectOnClick(m_plot, selection, [this](const QPoint& pos) { return candidateAt(pos); });
     refresh();
-}
-
-void RooflineView::scheduleRefresh() {
-    if (!m_refresh->isActive())
-        m_refresh->start();
 }
 
 void RooflineView::refresh() {
@@ -255,54 +233,24 @@ QPoint RooflineView::pointPosition(qint64 candidate) {
     if (m_refresh->isActive())
         refresh();
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
-    for (const Point& p : std::as_const(m_points))
-        if (p.id == candidate)
-            return QPoint(qRound(m_plot->xAxis->coordToPixel(p.intensity)), qRound(m_plot->yAxis->coordToPixel(p.flops)));
-    return QPoint(-1, -1);
+    return plotstyle::pixelOf(m_plot, m_points, candidate);
 }
 
 qint64 RooflineView::candidateAt(const QPoint& pos, double radius) const {
-    qint64 best = 0;
-    double bestDistance = radius * radius;
-    const QCPAxis* x = m_plot->xAxis;
-    const QCPAxis* y = m_plot->yAxis;
-    for (const Point& p : std::as_const(m_points)) {
-        const double dx = x->coordToPixel(p.intensity) - pos.x();
-        if (std::abs(dx) > radius)
-            continue;
-        const double dy = y->coordToPixel(p.flops) - pos.y();
-        const double d = dx * dx + dy * dy;
-        if (d <= bestDistance) {
-            bestDistance = d;
-            best = p.id;
-        }
-    }
-    return best;
+    return plotstyle::nearestPoint(m_plot, m_points, pos, radius);
 }
 
 void RooflineView::onMouseMove(QMouseEvent* event) {
     const QPoint pos = event->position().toPoint();
-    const qint64 id = candidateAt(pos, 8.0);
-    const CandidateRow* r = id && m_data ? m_data->candidate(id) : nullptr;
-    if (!r) {
-        QToolTip::hideText();
-        return;
-    }
-    QStringList lines;
-    lines << tr("#%1  %2").arg(r->id).arg(r->label);
-    lines << (r->correct ? tr("%1 from %2").arg(plotstyle::speedup(r->speedup), originTitle(r->origin))
-                         : tr("%1 (%2)").arg(r->status, originTitle(r->origin)));
-    lines << tr("%1, %2").arg(intensityText(r->intensity), plotstyle::rate(r->achievedFlops, QStringLiteral("FLOP")));
-    if (!r->bound.isEmpty())
-        lines << tr("%1-bound").arg(r->bound);
-    QToolTip::showText(m_plot->mapToGlobal(pos), lines.join(QLatin1Char('\n')), m_plot);
-}
-
-void RooflineView::onMousePress(QMouseEvent* event) {
-    if (event->button() != Qt::LeftButton || !m_selection)
-        return;
-    if (const qint64 id = candidateAt(event->position().toPoint()))
-        m_selection->select(id);
+    plotstyle::showCandidateTip(m_plot, m_data, candidateAt(pos, 8.0), pos, [](const CandidateRow& r) {
+        QStringList lines;
+        lines << (r.correct ? tr("%1 from %2").arg(plotstyle::speedup(r.speedup), originTitle(r.origin))
+                            : tr("%1 (%2)").arg(r.status, originTitle(r.origin)));
+        lines << tr("%1, %2").arg(intensityText(r.intensity), plotstyle::rate(r.achievedFlops, QStringLiteral("FLOP")));
+        if (!r.bound.isEmpty())
+            lines << tr("%1-bound").arg(r.bound);
+        return lines;
+    });
 }
 
 } // namespace kforge::ui

@@ -8,11 +8,12 @@
 #include <QVector>
 #include <QWidget>
 
+#include "plotstyle.h"
+
 class QCPGraph;
 class QCPItemText;
 class QCustomPlot;
 class QMouseEvent;
-class QTimer;
 
 namespace kforge::ui {
 
@@ -32,18 +33,10 @@ public:
     qint64 candidateAt(const QPoint& pos, double radius = 16.0) const;
 
 private:
-    struct Point {
-        double intensity = 0.0;
-        double flops = 0.0;
-        qint64 id = 0;
-    };
-
-    void scheduleRefresh();
     void refresh();
     void refreshCeilings(double xLo, double xHi);
     void updateSelected();
     void onMouseMove(QMouseEvent* event);
-    void onMousePress(QMouseEvent* event);
 
     QPointer<RunData> m_data;
     QPointer<CandidateSelection> m_selection;
@@ -54,8 +47,8 @@ private:
     QList<QCPGraph*> m_roofs;
     QList<QCPItemText*> m_roofLabels;
     QCPItemText* m_note = nullptr;
-    QVector<Point> m_points; // every point drawn, for picking
-    QTimer* m_refresh = nullptr;
+    QVector<plotstyle::PlotPoint> m_points; // every point drawn, for picking
+    plotstyle::RefreshTimer* m_refresh = nullptr;
 };
 
 } // namespace kforge::ui

@@ -5,19 +5,13 @@
 
 namespace kforge::ui {
 
-CandidateTableModel::CandidateTableModel(RunData* data, QObject* parent) : QAbstractTableModel(parent), m_data(data) {
-    m_rows = m_data->candidateCount();
+CandidateTableModel::CandidateTableModel(RunData* data, QObject* parent)
+    : AppendOnlyTableModel(ColumnCount, data->candidateCount(), parent), m_data(data) {
     connect(m_data, &RunData::cleared, this, [this] {
-        beginResetModel();
-        m_rows = 0;
         m_best = 0;
-        endResetModel();
+        resetRows();
     });
-    connect(m_data, &RunData::candidatesAdded, this, [this](int first, int last) {
-        beginInsertRows({}, first, last);
-        m_rows = last + 1;
-        endInsertRows();
-    });
+    connect(m_data, &RunData::candidatesAdded, this, &CandidateTableModel::appendRows);
     connect(m_data, &RunData::runChanged, this, [this] {
         const qint64 best = m_data->run().bestCandidate;
         if (best == m_best)
@@ -36,17 +30,13 @@ CandidateTableModel::CandidateTableModel(RunData* data, QObject* parent) : QAbst
     });
 }
 
-int CandidateTableModel::rowCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : m_rows;
-}
-
-int CandidateTableModel::columnCount(const QModelIndex& parent) const {
-    return parent.isValid() ? 0 : ColumnCount;
+int CandidateTableModel::sourceRows() const {
+    return m_data->candidateCount();
 }
 
 QModelIndex CandidateTableModel::indexOf(qint64 candidate, int column) const {
     const int row = m_data->rowOf(candidate);
-    return row < 0 || row >= m_rows ? QModelIndex() : index(row, column);
+    return row < 0 || row >= rowCount() ? QModelIndex() : index(row, column);
 }
 
 QString CandidateTableModel::cellText(const CandidateRow& row) const {

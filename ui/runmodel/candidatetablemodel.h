@@ -3,14 +3,14 @@
 // and anything that needs candidates as an item model. Rows are only appended and changed in
 // place, following RunData's signals; CandidateFilterModel sorts and filters it.
 
+#include "appendonlytablemodel.h"
 #include "rundata.h"
 
-#include <QAbstractTableModel>
 #include <QSortFilterProxyModel>
 
 namespace kforge::ui {
 
-class CandidateTableModel : public QAbstractTableModel {
+class CandidateTableModel : public AppendOnlyTableModel {
     Q_OBJECT
 public:
     enum Column { Id, Island, Generation, Origin, Label, Params, Status, Speedup, Time, Cell, Findings, Flags, ColumnCount };
@@ -24,19 +24,17 @@ public:
 
     explicit CandidateTableModel(RunData* data, QObject* parent = nullptr);
 
-    int rowCount(const QModelIndex& parent = {}) const override;
-    int columnCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
     QModelIndex indexOf(qint64 candidate, int column = Id) const;
 
 private:
+    int sourceRows() const override;
     QString cellText(const CandidateRow& row) const;
 
     RunData* m_data;
     qint64 m_best = 0; // the best candidate as last shown (its row is bold and flagged)
-    int m_rows = 0; // rows announced to views; RunData may already hold more inside a signal
 };
 
 // Sorting on SortRole; filtering by free text (id, label, params, status, finding), origin, state

@@ -74,7 +74,6 @@ void RunData::apply(const RunDelta& delta) {
 
     if (!delta.added.isEmpty()) {
         const int first = static_cast<int>(m_rows.size());
-        m_rows.reserve(first + delta.added.size());
         for (const auto& row : delta.added) {
             m_rowOf.insert(row.id, static_cast<int>(m_rows.size()));
             for (qint64 parent : row.parents)

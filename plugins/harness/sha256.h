@@ -1,6 +1,7 @@
 #pragma once
-// SHA-256 (FIPS 180-4), for the keys of the CUBIN disk cache and the checksums of its entries. A
-// cryptographic hash keeps unrelated sources from ever sharing an entry, however many are cached.
+// SHA-256 (FIPS 180-4), for the keys of the workers' disk caches (CUBINs, ceilings) and the checksums
+// of their entries. A cryptographic hash keeps unrelated sources from ever sharing an entry, however
+// many are cached.
 
 #include <array>
 #include <cstddef>
@@ -8,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace kforge::cuda {
+namespace kforge::harness {
 
 class Sha256 {
 public:
@@ -31,4 +32,4 @@ private:
     std::uint64_t m_length = 0; // bytes
 };
 
-} // namespace kforge::cuda
+} // namespace kforge::harness

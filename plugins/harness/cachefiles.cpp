@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-namespace kforge::cuda {
+namespace kforge::harness {
 
 std::string cacheDirectory(const std::string& sub) {
     auto env = [](const char* name) {
@@ -33,6 +33,11 @@ bool writeFileAtomically(const std::string& path, const std::string& data) {
     name << path << ".tmp." << ::getpid() << "." << std::hash<std::thread::id>{}(std::this_thread::get_id()) << "." << counter++;
     const std::string tmp = name.str();
     std::error_code ec;
+    if (const auto dir = std::filesystem::path(path).parent_path(); !dir.empty()) {
+        std::filesystem::create_directories(dir, ec);
+        if (ec)
+            return false;
+    }
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
         out.write(data.data(), static_cast<std::streamsize>(data.size()));
@@ -50,4 +55,4 @@ bool writeFileAtomically(const std::string& path, const std::string& data) {
     return true;
 }
 
-} // namespace kforge::cuda
+} // namespace kforge::harness

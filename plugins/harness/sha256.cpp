@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace kforge::cuda {
+namespace kforge::harness {
 
 namespace {
 
@@ -111,4 +111,4 @@ std::string Sha256::hexDigest() {
     return s;
 }
 
-} // namespace kforge::cuda
+} // namespace kforge::harness

@@ -1,0 +1,107 @@
+// How the workbench copes with big runs: a synthetic run store of 10k and of 100k candidates (as a
+// long search leaves it: lineage, results, findings, roofline points) opened in the real window,
+// side by side in one process. Prints, for each size, the time until every candidate is in the
+// views, how long the GUI thread was busy at most in one go while it loaded (what a user feels
+// as stutter), and the time a selection takes to reach every view; then the 100k/10k ratios.
+// Runs under the offscreen platform when there is no display.
+
+#include "mainwindow.h"
+#include "runsession.h"
+#include "syntheticrun.h"
+
+#include <QAbstractEventDispatcher>
+#include <QApplication>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QTemporaryDir>
+#include <QTimer>
+
+#include <cstdio>
+
+using namespace kforge;
+
+namespace {
+
+struct Figures {
+    int candidates = 0;
+    double writeSeconds = 0;
+    double openSeconds = 0;
+    double longestStallMs = 0; // the longest the GUI thread did not get back to its event loop
+    double selectMs = 0;
+};
+
+// Measures the gaps between event-loop iterations while `done` is false.
+template <typename Done>
+double runUntil(Done&& done, double* longestStallMs) {
+    QElapsedTimer total;
+    total.start();
+    QElapsedTimer gap;
+    gap.start();
+    double longest = 0;
+    QEventLoop loop;
+    QTimer tick;
+    QObject::connect(&tick, &QTimer::timeout, &loop, [&] {
+        longest = std::max(longest, gap.nsecsElapsed() / 1e6);
+        gap.restart();
+        if (done())
+            loop.quit();
+    });
+    tick.start(10); // a stall is a gap much longer than this
+    loop.exec();
+    if (longestStallMs)
+        *longestStallMs = longest;
+    return total.nsecsElapsed() / 1e9;
+}
+
+Figures measure(int n) {
+    Figures f;
+    f.candidates = n;
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("bench.kforge"));
+    QElapsedTimer t;
+    t.start();
+    if (auto s = kforgetest::writeSyntheticRun(path, n, 8); !s) {
+        std::fprintf(stderr, "cannot write the synthetic run: %s\n", s.error().c_str());
+        std::exit(1);
+    }
+    f.writeSeconds = t.nsecsElapsed() / 1e9;
+
+    ui::MainWindow window;
+    window.resize(1600, 1000);
+    window.show();
+    auto* data = window.session()->data();
+    window.openRun(path);
+    f.openSeconds = runUntil([&] { return data->candidateCount() == n && !data->loading(); }, &f.longestStallMs);
+    // Let the coalesced redraws of the last chunk happen, then time a selection reaching the views.
+    runUntil([&, started = QElapsedTimer()]() mutable {
+        if (!started.isValid())
+            started.start();
+        return started.elapsed() > 300;
+    }, nullptr);
+    QElapsedTimer select;
+    select.start();
+    window.session()->selection()->select(n / 2);
+    QCoreApplication::processEvents();
+    f.selectMs = select.nsecsElapsed() / 1e6;
+    return f;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    QApplication app(argc, argv);
+    // kforge-guibench [SMALL LARGE]: the two run sizes (default 10000 and 100000).
+    const QStringList args = QCoreApplication::arguments();
+    const Figures small = measure(args.size() > 2 ? args[1].toInt() : 10000);
+    const Figures large = measure(args.size() > 2 ? args[2].toInt() : 100000);
+    std::printf("| candidates | write store s | open until every view has all s | longest GUI stall ms | select ms |\n");
+    std::printf("|---|---|---|---|---|\n");
+    for (const Figures& f : {small, large})
+        std::printf("| %d | %.2f | %.2f | %.1f | %.1f |\n", f.candidates, f.writeSeconds, f.openSeconds, f.longestStallMs, f.selectMs);
+    std::printf("\nratios large / small: open %.2f (%.0f = linear), longest stall %.2f, select %.2f\n", large.openSeconds / small.openSeconds,
+                double(large.candidates) / small.candidates,
+                large.longestStallMs / small.longestStallMs, large.selectMs / std::max(0.001, small.selectMs));
+    return 0;
+}
