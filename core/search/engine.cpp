@@ -956,11 +956,14 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
         return;
     }
     const auto [findings, roofline] = analyse(result);
+    std::optional<Cell> cell;
     if (pending.purpose == kSearch) {
-        m_entries.at(pending.candidate).roofline = roofline;
-        m_entries.at(pending.candidate).findings = findings;
+        Entry& entry = m_entries.at(pending.candidate);
+        entry.roofline = roofline;
+        entry.findings = findings;
+        cell = cellOf(entry.candidate, result); // stored, so that views need not read the source
     }
-    if (auto stored = m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, result, findings, roofline); !stored)
+    if (auto stored = m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, result, findings, roofline, cell); !stored)
         qCWarning(lcSearch) << "cannot store evaluation:" << q(stored.error());
     ++m_evaluations;
     ++m_sessionEvaluations;
@@ -1007,16 +1010,20 @@ void Engine::completeGeneration() {
     considerPromotion();
 }
 
-void Engine::integrate(Entry& entry) {
-    const auto& result = *entry.result;
-    entry.fitness = fitnessOf(result);
+Cell Engine::cellOf(const Candidate& candidate, const protocol::EvaluateResult& result) const {
     KernelFacts facts;
     facts.dialect = m_dialect;
-    facts.params = entry.candidate.params;
+    facts.params = candidate.params;
     for (const auto& c : result.compile)
         if (c.role == "candidate")
             facts.resources = c.resources;
-    entry.cell = m_space.describe(entry.candidate.source, facts);
+    return m_space.describe(candidate.source, facts);
+}
+
+void Engine::integrate(Entry& entry) {
+    const auto& result = *entry.result;
+    entry.fitness = fitnessOf(result);
+    entry.cell = cellOf(entry.candidate, result);
     if (!entry.fitness.correct || entry.candidate.vetoed)
         return;
     // A suspicious result waits for a person instead of entering the archive; the task's own

@@ -146,6 +146,7 @@ private:
     QString suspicion(const Entry& entry) const; // why a correct result needs a person, or empty
     void onResult(qint64 candidate, const QString& purpose, const protocol::EvaluateResult& result);
     void completeGeneration();
+    Cell cellOf(const Candidate& candidate, const protocol::EvaluateResult& result) const;
     void integrate(Entry& entry);
     void admit(Entry& entry); // into the archives of its island (every island for seeds)
     static bool awaitingReview(const Entry& e) { return !e.review.isEmpty() && e.reviewState != QLatin1String("accepted"); }

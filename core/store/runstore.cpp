@@ -193,7 +193,33 @@ CREATE TABLE strategies (
     PRIMARY KEY (run_id, id)
 );
 )sql",
+    // 4: the behaviour cell of each evaluation ("1,3,0"), so views place candidates without
+    // reading sources; NULL for evaluations stored before.
+    R"sql(
+ALTER TABLE evaluations ADD COLUMN cell TEXT;
+)sql",
 };
+
+std::optional<search::Cell> parseCell(const QString& text) {
+    const QStringList parts = text.split(QLatin1Char(','));
+    if (parts.size() != search::kDimensions)
+        return std::nullopt;
+    search::Cell cell{};
+    for (int d = 0; d < search::kDimensions; ++d) {
+        bool ok = false;
+        cell[static_cast<size_t>(d)] = parts[d].toInt(&ok);
+        if (!ok)
+            return std::nullopt;
+    }
+    return cell;
+}
+
+QString cellText(const search::Cell& cell) {
+    QStringList parts;
+    for (int level : cell)
+        parts << QString::number(level);
+    return parts.join(QLatin1Char(','));
+}
 
 std::string number(qint64 n) {
     return std::to_string(n);
@@ -626,9 +652,10 @@ Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId, const Slic
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
     QList<search::Candidate> result;
-    Statement query(m_db, "SELECT id, source, params_json, island, generation, origin, label, key, pinned, vetoed "
-                          "FROM candidates WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id LIMIT ?");
-    bindSlice(query.bindInt(1, runId), slice, 2);
+    Statement query(m_db, "SELECT id, CASE WHEN ? THEN source ELSE '' END, params_json, island, generation, origin, label, key, "
+                          "pinned, vetoed FROM candidates WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id LIMIT ?");
+    query.bindInt(1, slice.withSource ? 1 : 0);
+    bindSlice(query.bindInt(2, runId), slice, 3);
     int rc = SQLITE_OK;
     while ((rc = query.step()) == SQLITE_ROW) {
         search::Candidate c;
@@ -682,14 +709,14 @@ Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId, const Slic
 
 Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
                                             const protocol::EvaluateResult& result, const QJsonArray& findings,
-                                            const QJsonObject& roofline) {
+                                            const QJsonObject& roofline, const std::optional<search::Cell>& cell) {
     return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
         if (auto s = requireCandidate(runId, candidateId); !s)
             return Error{s.error()};
         const std::string what = "an evaluation of candidate " + number(candidateId) + " of run " + number(runId);
         Statement insert(m_db, "INSERT INTO evaluations(run_id, candidate_id, purpose, status, speedup, candidate_us, "
                                "baseline_us, message, device, wall_seconds, result_json, at, findings_json, "
-                               "roofline_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                               "roofline_json, cell) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, runId)
             .bindInt(2, candidateId)
             .bindText(3, purpose)
@@ -706,6 +733,10 @@ Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, co
             .bindText(12, now())
             .bindText(13, QString::fromUtf8(QJsonDocument(findings).toJson(QJsonDocument::Compact)))
             .bindText(14, QString::fromUtf8(QJsonDocument(roofline).toJson(QJsonDocument::Compact)));
+        if (cell)
+            insert.bindText(15, cellText(*cell));
+        else
+            insert.bindNull(15);
         if (!insert.run())
             return failure(where(), "cannot write " + what, insert);
         const qint64 evaluationId = sqlite3_last_insert_rowid(m_db);
@@ -732,7 +763,7 @@ Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, co
 Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slice& slice) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT id, candidate_id, purpose, result_json, at, findings_json, roofline_json "
+    Statement query(m_db, "SELECT id, candidate_id, purpose, result_json, at, findings_json, roofline_json, cell "
                           "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) "
                           "ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
@@ -754,6 +785,52 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
         e.at = parseTimestamp(query.text(4));
         e.findings = QJsonDocument::fromJson(query.text(5).toUtf8()).array();
         e.roofline = QJsonDocument::fromJson(query.text(6).toUtf8()).object();
+        if (!query.isNull(7))
+            e.cell = parseCell(query.text(7));
+        result.push_back(std::move(e));
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the evaluations of run " + number(runId), query);
+    return result;
+}
+
+Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, const Slice& slice) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT id, candidate_id, purpose, status, speedup, candidate_us, baseline_us, message, findings_json, "
+                          "roofline_json, cell, CASE WHEN cell IS NULL THEN result_json END "
+                          "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
+    bindSlice(query.bindInt(1, runId), slice, 2);
+    QList<EvaluationSummary> result;
+    const auto optionalReal = [&query](int column) -> std::optional<double> {
+        if (query.isNull(column))
+            return std::nullopt;
+        return query.real(column);
+    };
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        EvaluationSummary e;
+        e.id = query.int64(0);
+        e.candidateId = query.int64(1);
+        e.purpose = query.text(2);
+        e.status = query.text(3);
+        e.speedup = optionalReal(4);
+        e.candidateUs = optionalReal(5);
+        e.baselineUs = optionalReal(6);
+        e.message = query.text(7);
+        e.findings = QJsonDocument::fromJson(query.text(8).toUtf8()).array();
+        e.roofline = QJsonDocument::fromJson(query.text(9).toUtf8()).object();
+        if (!query.isNull(10)) {
+            e.cell = parseCell(query.text(10));
+        } else {
+            const auto json = nlohmann::json::parse(query.utf8(11), nullptr, false);
+            if (json.is_discarded())
+                return fail(where() + ": evaluation " + number(e.id) + " of run " + number(runId) + ": its result is not JSON");
+            auto decoded = protocol::evaluateResultFromJson(json);
+            if (!decoded)
+                return fail(where() + ": evaluation " + number(e.id) + " of run " + number(runId) + ": " + decoded.error());
+            e.result = std::move(*decoded);
+        }
         result.push_back(std::move(e));
     }
     if (rc != SQLITE_DONE)

@@ -50,6 +50,7 @@ struct RunRecord {
 struct EvaluationRecord {
     qint64 id = 0;
     qint64 candidateId = 0;
+    std::optional<search::Cell> cell; // the behaviour cell the engine placed it in (stores of schema 4 on)
     QString purpose; // "search" (first evaluation) or "confirm" (re-measurement before promotion)
     protocol::EvaluateResult result;
     QDateTime at;
@@ -122,6 +123,25 @@ struct Slice {
     qint64 afterId = 0;   // rows with a larger id
     qint64 limit = -1;    // -1: all
     qint64 candidate = 0; // 0: every candidate
+    bool withSource = true; // candidates: read their kernel sources too (the bulk of a big run)
+};
+
+// What views of a run need of an evaluation, read without decoding its whole result: the columns
+// kept for queries, findings, roofline and cell. Rows written before cells were stored (schema 4)
+// carry the whole result instead, so a reader can place them itself.
+struct EvaluationSummary {
+    qint64 id = 0;
+    qint64 candidateId = 0;
+    QString purpose;
+    QString status;
+    std::optional<double> speedup;
+    std::optional<double> candidateUs;
+    std::optional<double> baselineUs;
+    QString message;
+    QJsonArray findings;
+    QJsonObject roofline;
+    std::optional<search::Cell> cell;
+    std::optional<protocol::EvaluateResult> result; // only for rows without a stored cell
 };
 
 class RunStore {
@@ -156,8 +176,9 @@ public:
     // (candidate, kind, severity, line, message) so they can be queried.
     Expected<qint64> insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
                                       const protocol::EvaluateResult& result, const QJsonArray& findings = {},
-                                      const QJsonObject& roofline = {});
+                                      const QJsonObject& roofline = {}, const std::optional<search::Cell>& cell = std::nullopt);
     Expected<QList<EvaluationRecord>> evaluations(qint64 runId, const Slice& slice = {}); // in insertion order
+    Expected<QList<EvaluationSummary>> evaluationSummaries(qint64 runId, const Slice& slice = {});
 
     // The review queue. requestReview is true when the candidate was not queued before.
     Expected<bool> requestReview(qint64 runId, qint64 candidateId, const QString& reason);

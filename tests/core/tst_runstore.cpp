@@ -220,6 +220,7 @@ private slots:
     void reviewQueue();
     void llmCallsAndStrategies();
     void analysisRoundTrips();
+    void slicesSummariesAndCells();
     void upgradesEmptyFile_data();
     void upgradesEmptyFile();
     void refusesForeignFile_data();
@@ -272,7 +273,7 @@ void TestRunStore::createOpenReopen() {
 void TestRunStore::schema() {
     const QString path = newPath();
     QVERIFY(openStore(path));
-    QCOMPARE(RunStore::schemaVersion(), 3);
+    QCOMPARE(RunStore::schemaVersion(), 4);
     RawDb db(path);
     QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
@@ -414,6 +415,54 @@ void TestRunStore::analysisRoundTrips() {
     QCOMPARE(e->first().roofline, roofline);
 }
 
+// What readers that follow a run use: rows after an id, one candidate's rows, candidates without
+// their sources, evaluation summaries with the stored cell (or, for rows without one, the result).
+void TestRunStore::slicesSummariesAndCells() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    const qint64 run = *store->createRun(makeRun());
+    for (qint64 id = 1; id <= 5; ++id)
+        QVERIFY(store->insertCandidate(run, makeCandidate(id, id > 1 ? QList<qint64>{id - 1} : QList<qint64>{})));
+    kforge::protocol::EvaluateResult ok;
+    ok.status = kforge::protocol::Status::Ok;
+    ok.speedup = 1.5;
+    ok.candidateTiming = kforge::protocol::TimingStats{"cupti-activity", 20, 10.0, 10.0, 9.0, 11.0, 0.01};
+    const kforge::search::Cell cell{1, 3, 0};
+    QVERIFY(store->insertEvaluation(run, 2, QStringLiteral("search"), ok, {}, {}, cell));
+    QVERIFY(store->insertEvaluation(run, 3, QStringLiteral("search"), ok)); // as before cells were stored
+    QVERIFY(store->setCandidateFlags(run, 4, true, false));
+    QVERIFY(store->setCandidateFlags(run, 5, false, true));
+
+    auto after = store->candidates(run, {2, 2, 0, false});
+    QVERIFY(after);
+    QCOMPARE(after->size(), 2);
+    QCOMPARE(after->at(0).id, qint64(3));
+    QVERIFY(after->at(0).source.isEmpty());
+    QCOMPARE(after->at(0).parents, QList<qint64>{2});
+    auto one = store->candidates(run, {0, -1, 4});
+    QCOMPARE(one->size(), 1);
+    QVERIFY(!one->first().source.isEmpty());
+    QCOMPARE(*store->candidateCount(run), qint64(5));
+    auto flagged = store->flaggedCandidates(run);
+    QCOMPARE(flagged->first, QList<qint64>{4});
+    QCOMPARE(flagged->second, QList<qint64>{5});
+
+    auto summaries = store->evaluationSummaries(run);
+    QVERIFY(summaries);
+    QCOMPARE(summaries->size(), 2);
+    QCOMPARE(summaries->at(0).candidateId, qint64(2));
+    QCOMPARE(summaries->at(0).status, QStringLiteral("ok"));
+    QCOMPARE(*summaries->at(0).speedup, 1.5);
+    QCOMPARE(*summaries->at(0).candidateUs, 10.0);
+    QVERIFY(summaries->at(0).cell == cell);
+    QVERIFY(!summaries->at(0).result);
+    QVERIFY(!summaries->at(1).cell);
+    QVERIFY(summaries->at(1).result); // no cell: the whole result, to place it
+    QCOMPARE(store->evaluationSummaries(run, {summaries->at(0).id, -1, 0})->size(), 1);
+    QCOMPARE(store->evaluationSummaries(run, {0, -1, 3})->first().candidateId, qint64(3));
+    QVERIFY(store->evaluations(run, {0, -1, 2})->first().cell == cell);
+}
+
 void TestRunStore::upgradesEmptyFile_data() {
     QTest::addColumn<QByteArray>("setup"); // SQL run on the file first; empty: a file of zero bytes
     QTest::newRow("zero bytes") << QByteArray();
@@ -457,7 +506,7 @@ void TestRunStore::refusesForeignFile_data() {
     QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
                                        << QStringLiteral("belongs to another application, id 0x000004d2");
     QTest::newRow("newer kforge") << QByteArray("newer")
-                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 3)");
+                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 4)");
     QTest::newRow("damaged kforge") << QByteArray("damaged")
                                     << QStringLiteral("damaged kforge run store (no schema_version table)");
     QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");

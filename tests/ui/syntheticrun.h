@@ -95,7 +95,11 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
                 check.firstMismatch = 3;
                 r.outputs.push_back(check);
             }
-            if (auto e = db.insertEvaluation(*id, n, QStringLiteral("search"), r, findings, roofline); !e)
+            // Stored as the engine stores it (a deterministic spread over the cells here).
+            std::optional<search::Cell> cell;
+            if (r.status != protocol::Status::CompileError)
+                cell = search::Cell{n % 4, (n / 4) % 4, (n / 16) % 4};
+            if (auto e = db.insertEvaluation(*id, n, QStringLiteral("search"), r, findings, roofline, cell); !e)
                 return spec::fail(e.error());
         }
         if (auto s = tx.commit(); !s)

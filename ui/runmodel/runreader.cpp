@@ -31,7 +31,6 @@ void RunReader::close() {
     m_reading = m_refreshAgain = false;
     m_lastCandidate = m_lastEvaluation = m_lastEvent = m_lastLlmCall = 0;
     m_rows.clear();
-    m_unevaluated.clear();
     m_unlinkedCalls.clear();
     m_pinned.clear();
     m_vetoed.clear();
@@ -109,20 +108,18 @@ void RunReader::readMore() {
     }
 }
 
-void RunReader::applyEvaluation(const store::EvaluationRecord& e, CandidateRow& row, const QString& source) const {
-    const auto& result = e.result;
+void RunReader::applyEvaluation(const store::EvaluationSummary& e, CandidateRow& row) {
     if (e.purpose != QLatin1String("search")) {
-        if (result.speedup && search::fitnessOf(result).correct)
-            row.confirmedSpeedup = *result.speedup;
+        if (e.status == QLatin1String("ok") && e.speedup)
+            row.confirmedSpeedup = *e.speedup;
         return;
     }
-    const auto fitness = search::fitnessOf(result);
-    row.status = q(std::string(protocol::statusName(result.status)));
-    row.message = q(result.message);
-    row.correct = fitness.correct;
-    row.speedup = result.speedup.value_or(0.0);
-    row.candidateUs = result.candidateTiming ? result.candidateTiming->medianUs : 0.0;
-    row.baselineUs = result.baselineTiming ? result.baselineTiming->medianUs : 0.0;
+    row.status = e.status;
+    row.message = e.message;
+    row.correct = e.status == QLatin1String("ok");
+    row.speedup = row.correct ? e.speedup.value_or(0.0) : 0.0;
+    row.candidateUs = e.candidateUs.value_or(0.0);
+    row.baselineUs = e.baselineUs.value_or(0.0);
     if (!e.roofline.isEmpty()) {
         const auto roofline = diagnose::Roofline::fromJson(e.roofline);
         row.hasRoofline = roofline.intensity > 0.0 && roofline.achievedFlops > 0.0;
@@ -134,20 +131,27 @@ void RunReader::applyEvaluation(const store::EvaluationRecord& e, CandidateRow& 
     row.findings = static_cast<int>(e.findings.size());
     if (!e.findings.isEmpty())
         row.topFinding = e.findings.first().toObject().value(QStringLiteral("message")).toString();
-    // The cell as the engine placed it: from the source and the candidate's compile facts.
-    bool compiled = false;
+    if (e.cell) {
+        row.cell = e.cell;
+        return;
+    }
+    // Stored before cells were: placed as the engine placed it, from the source and the candidate's
+    // compile facts.
+    if (!e.result)
+        return;
     search::KernelFacts facts;
     facts.dialect = m_dialect;
-    for (const auto& c : result.compile)
+    bool compiled = false;
+    for (const auto& c : e.result->compile)
         if (c.role == "candidate") {
             facts.resources = c.resources;
             compiled = c.ok;
         }
-    if (compiled && !source.isEmpty()) {
-        // Parameter values as stored (the engine completes them with the defaults, which the
-        // descriptor rules read from the source's directives anyway).
-        row.cell = m_space.describe(source, facts);
-    }
+    if (!compiled)
+        return;
+    auto candidate = m_store->candidates(m_run, {0, 1, row.id, true});
+    if (candidate && !candidate->isEmpty())
+        row.cell = m_space.describe(candidate->front().source, facts);
 }
 
 bool RunReader::readChunk(RunDelta& delta) {
@@ -163,13 +167,13 @@ bool RunReader::readChunk(RunDelta& delta) {
     delta.dimensions = m_space.dimensions();
 
     // New candidates, one chunk at a time.
-    auto candidates = m_store->candidates(m_run, {m_lastCandidate, kChunk, 0});
+    auto candidates = m_store->candidates(m_run, {m_lastCandidate, kChunk, 0, false});
     if (!candidates) {
         reportFailure(q(candidates.error()));
         return false;
     }
     QList<qint64> addedIds;
-    for (auto& c : *candidates) {
+    for (const auto& c : *candidates) {
         CandidateRow row;
         row.id = c.id;
         row.parents = c.parents;
@@ -184,7 +188,6 @@ bool RunReader::readChunk(RunDelta& delta) {
             m_pinned.insert(c.id);
         if (c.vetoed)
             m_vetoed.insert(c.id);
-        m_unevaluated.emplace(c.id, std::move(c.source));
         m_rows.emplace(row.id, row);
         addedIds.push_back(row.id);
         m_lastCandidate = row.id;
@@ -193,7 +196,7 @@ bool RunReader::readChunk(RunDelta& delta) {
 
     // Their evaluations, and evaluations of earlier candidates; never past the last candidate read.
     for (;;) {
-        auto evaluations = m_store->evaluations(m_run, {m_lastEvaluation, 2 * kChunk, 0});
+        auto evaluations = m_store->evaluationSummaries(m_run, {m_lastEvaluation, 2 * kChunk, 0, false});
         if (!evaluations) {
             reportFailure(q(evaluations.error()));
             return false;
@@ -208,10 +211,7 @@ bool RunReader::readChunk(RunDelta& delta) {
             auto row = m_rows.find(e.candidateId);
             if (row == m_rows.end())
                 continue;
-            auto source = m_unevaluated.find(e.candidateId);
-            applyEvaluation(e, row->second, source != m_unevaluated.end() ? source->second : QString());
-            if (e.purpose == QLatin1String("search") && source != m_unevaluated.end())
-                m_unevaluated.erase(source);
+            applyEvaluation(e, row->second);
             changed.insert(e.candidateId);
         }
         if (stopped || evaluations->size() < 2 * kChunk)

@@ -40,7 +40,7 @@ signals:
 private:
     void readMore(); // one chunk; queues itself again while rows remain
     bool readChunk(RunDelta& delta);
-    void applyEvaluation(const store::EvaluationRecord& evaluation, CandidateRow& row, const QString& source) const;
+    void applyEvaluation(const store::EvaluationSummary& evaluation, CandidateRow& row);
     void reportFailure(const QString& message);
 
     std::unique_ptr<store::RunStore> m_store;
@@ -58,7 +58,6 @@ private:
     qint64 m_lastEvent = 0;
     qint64 m_lastLlmCall = 0;
     std::unordered_map<qint64, CandidateRow> m_rows;
-    std::unordered_map<qint64, QString> m_unevaluated; // sources of candidates still waiting for a result
     QSet<qint64> m_unlinkedCalls; // ok calls sent before their candidate was linked
     QSet<qint64> m_pinned;
     QSet<qint64> m_vetoed;
