@@ -8,6 +8,10 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDateTime>
+#include <QDir>
+#include <QFileInfo>
+#include <QStandardPaths>
 
 #include <cstdio>
 
@@ -28,6 +32,12 @@ void setIdentity() {
     QCoreApplication::setApplicationVersion(QStringLiteral(KFORGE_VERSION));
 }
 
+// Where a demo run is stored: a new file per demo, beside the user's other runs.
+QString demoStorePath() {
+    return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+        .filePath(QStringLiteral("runs/demo-%1-%2.kforge").arg(kDemoTask, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+}
+
 // kforge [demo | RUN-FILE]
 int runGui(int argc, char** argv, bool demo, const QString& runFile) {
     QApplication app(argc, argv);
@@ -36,7 +46,7 @@ int runGui(int argc, char** argv, bool demo, const QString& runFile) {
     window.setExperienceLibrary({});
     window.show();
     if (demo)
-        window.startDemo(kDemoTask);
+        window.startDemo(kDemoTask, demoStorePath());
     else if (!runFile.isEmpty())
         window.openRun(runFile);
     return QApplication::exec();
@@ -108,9 +118,23 @@ int main(int argc, char** argv) {
             return runGui(argc, argv, demo, runFile ? command : QString());
         if (runFile)
             return cli::fail(cli::ExitUsage, QStringLiteral("no display to show %1 (try: kforge render-views %1 --out DIR)").arg(command));
-        QCoreApplication app(argc, argv);
+        // Headless: the demo search, then every view of its run as PNG files (offscreen).
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+        QApplication app(argc, argv);
         setIdentity();
-        return cli::demoHeadless();
+        const QString store = demoStorePath();
+        QDir().mkpath(QFileInfo(store).absolutePath());
+        const int code = cli::demoHeadless(store);
+        if (code != cli::ExitCorrect)
+            return code;
+        ui::RenderOptions views;
+        views.storePath = store;
+        views.outDir = store.chopped(7) + QStringLiteral("-views");
+        auto written = ui::renderViews(views);
+        if (!written)
+            return cli::fail(cli::ExitSetup, QStringLiteral("cannot render the views: %1").arg(QString::fromStdString(written.error())));
+        cli::out() << QStringLiteral("views of the run (what the window shows): %1/*.png\n").arg(views.outDir);
+        return 0;
     }
 
     QCoreApplication app(argc, argv);

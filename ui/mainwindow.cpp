@@ -22,7 +22,6 @@
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QDateTime>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -281,16 +280,15 @@ bool MainWindow::startRun(const search::Engine::Setup& setup) {
     return true;
 }
 
-void MainWindow::startDemo(const QString& task) {
+void MainWindow::startDemo(const QString& task, const QString& storePath) {
     search::Engine::Setup setup;
     setup.config.task = task;
     setup.config.backend = QStringLiteral("opencl");
+    setup.config.variant = QStringLiteral("medium"); // a few minutes on a CPU
     setup.config.islands = 2;
     setup.config.childrenPerIsland = 4;
     setup.config.budgetEvaluations = 40;
-    setup.storePath = QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
-                          .filePath(QStringLiteral("runs/demo-%1-%2.kforge")
-                                        .arg(task, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+    setup.storePath = storePath;
     startRun(setup);
 }
 

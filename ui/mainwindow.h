@@ -41,8 +41,8 @@ public:
 
     // Starts a run as the New Run dialog would (tests, the demo).
     bool startRun(const search::Engine::Setup& setup);
-    // The demo: a short search of a built-in task on OpenCL (PoCL on any machine).
-    void startDemo(const QString& task);
+    // The demo: a short search of a built-in task on OpenCL (PoCL on any machine) into `storePath`.
+    void startDemo(const QString& task, const QString& storePath);
     bool openRun(const QString& storePath, qint64 run = 0);
     void setExperienceLibrary(const QString& path);
 

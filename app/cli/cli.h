@@ -16,8 +16,9 @@ enum Exit { ExitCorrect = 0, ExitNotCorrect = 1, ExitUsage = 2, ExitSetup = 3, E
 // Returns nothing when there is no such command. Needs a QCoreApplication.
 std::optional<int> dispatch(const QString& command, const QStringList& args);
 
-// Evaluates the built-in demo task's baseline headless (for `kforge demo` without a display).
-int demoHeadless();
+// The demo search of the built-in demo task, headless, into `storePath` (for `kforge demo` without a
+// display); the window's demo runs the same search.
+int demoHeadless(const QString& storePath);
 
 // The usage text; `gui` adds the workbench's own lines.
 QString usage(bool gui);

@@ -162,13 +162,16 @@ int tasksCommand(const QStringList& args) {
     return 0;
 }
 
-int demoHeadless() {
-    err() << "kforge: no display found (DISPLAY and WAYLAND_DISPLAY are unset): running the demo headless instead of "
-             "opening the window"
+int demoHeadless(const QString& storePath) {
+    err() << "kforge: no display found (DISPLAY and WAYLAND_DISPLAY are unset): running the demo search headless instead "
+             "of opening the window"
           << Qt::endl;
-    EvalArgs a;
-    a.task = kDemoTask;
-    return runEval(a);
+    // The same short search the window's demo starts: the baseline, the expert library and the
+    // tuner on two islands, on OpenCL (PoCL on the CPU where there is no GPU).
+    return *dispatch(QStringLiteral("run"), {QStringLiteral("kforge"), QStringLiteral("--task"), kDemoTask, QStringLiteral("--backend"),
+                                              QStringLiteral("opencl"), QStringLiteral("--variant"), QStringLiteral("medium"), QStringLiteral("--islands"), QStringLiteral("2"),
+                                              QStringLiteral("--children"), QStringLiteral("4"), QStringLiteral("--budget-evals"),
+                                              QStringLiteral("40"), QStringLiteral("--db"), storePath});
 }
 
 } // namespace kforge::cli

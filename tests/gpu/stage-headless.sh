@@ -4,6 +4,8 @@
 # kforge-headless (any preset) and the workers-only build (see tests/gpu/README.md):
 #   tests/gpu/stage-headless.sh build .gpu/build .gpu/headless
 # On the host: LD_LIBRARY_PATH=.gpu/headless/lib .gpu/headless/bin/kforge-headless run ...
+# The folder is larger than one carry allows (libcurl and the keyring bring their libraries): carry
+# it as a tarball, e.g. tar cJf .gpu/headless.tar.xz -C .gpu headless, and unpack it on the host.
 set -eu
 build=${1:-build}
 workers=${2:-.gpu/build}
@@ -12,6 +14,11 @@ rm -rf "$dest"
 mkdir -p "$dest/bin" "$dest/lib"
 cp "$build/bin/kforge-headless" "$dest/bin/"
 strip "$dest/bin/kforge-headless"
+# The fake LLM server, for searches with a scripted model on hosts that reach no LLM endpoint.
+if [ -x "$build/bin/kforge-fake-llm-server" ]; then
+    cp "$build/bin/kforge-fake-llm-server" "$dest/bin/"
+    strip "$dest/bin/kforge-fake-llm-server"
+fi
 for w in "$workers"/bin/kforge-worker-cuda; do
     cp "$w" "$dest/bin/"
     strip "$dest/bin/$(basename "$w")"

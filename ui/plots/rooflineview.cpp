@@ -208,9 +208,12 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
         QString name;
         Qt::PenStyle style;
     };
-    const std::array<Compute, 3> computes = {Compute{c.fp32Flops, tr("FP32"), Qt::SolidLine},
-                                             Compute{c.fp16TensorFlops, tr("FP16 tensor"), Qt::DashLine},
-                                             Compute{c.bf16TensorFlops, tr("BF16 tensor"), Qt::DashDotLine}};
+    // FP16 and BF16 tensor peaks are usually the same: one roof and one label then.
+    const bool sameTensorPeak = c.bf16TensorFlops > 0.0 && std::abs(c.fp16TensorFlops - c.bf16TensorFlops) <= 0.02 * c.fp16TensorFlops;
+    const std::array<Compute, 3> computes = {
+        Compute{c.fp32Flops, tr("FP32"), Qt::SolidLine},
+        Compute{c.fp16TensorFlops, sameTensorPeak ? tr("FP16/BF16 tensor") : tr("FP16 tensor"), Qt::DashLine},
+        Compute{sameTensorPeak ? 0.0 : c.bf16TensorFlops, tr("BF16 tensor"), Qt::DashDotLine}};
     for (const Compute& compute : computes) {
         if (compute.flops <= 0.0)
             continue;
