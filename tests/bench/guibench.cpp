@@ -12,6 +12,7 @@
 #include <QAbstractEventDispatcher>
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QFile>
 #include <QEventLoop>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -56,11 +57,15 @@ double runUntil(Done&& done, double* longestStallMs) {
 Figures measure(int n) {
     Figures f;
     f.candidates = n;
-    QTemporaryDir dir;
-    const QString path = dir.filePath(QStringLiteral("bench.kforge"));
+    // KFORGE_GUIBENCH_DIR keeps the stores between runs (for profiling the opening alone).
+    QTemporaryDir temporary;
+    const QString kept = qEnvironmentVariable("KFORGE_GUIBENCH_DIR");
+    const QString path = (kept.isEmpty() ? temporary.path() : kept) + QStringLiteral("/bench-%1.kforge").arg(n);
     QElapsedTimer t;
     t.start();
-    if (auto s = kforgetest::writeSyntheticRun(path, n, 8); !s) {
+    if (QFile::exists(path) && !kept.isEmpty()) {
+        // written by an earlier run
+    } else if (auto s = kforgetest::writeSyntheticRun(path, n, 8); !s) {
         std::fprintf(stderr, "cannot write the synthetic run: %s\n", s.error().c_str());
         std::exit(1);
     }
@@ -88,10 +93,31 @@ Figures measure(int n) {
 
 } // namespace
 
+// With KFORGE_GUIBENCH_SLOW set, names every event that kept the GUI thread longer than 100 ms.
+class TimedApplication : public QApplication {
+public:
+    using QApplication::QApplication;
+    bool notify(QObject* receiver, QEvent* event) override {
+        if (!m_report)
+            return QApplication::notify(receiver, event);
+        QElapsedTimer t;
+        t.start();
+        const int type = event->type();
+        const bool result = QApplication::notify(receiver, event);
+        if (t.elapsed() > 100)
+            std::fprintf(stderr, "slow: %lld ms in event %d to %s (in %s)\n", static_cast<long long>(t.elapsed()), type,
+                         receiver->metaObject()->className(), receiver->parent() ? receiver->parent()->metaObject()->className() : "");
+        return result;
+    }
+
+private:
+    bool m_report = !qEnvironmentVariableIsEmpty("KFORGE_GUIBENCH_SLOW");
+};
+
 int main(int argc, char** argv) {
     if (qEnvironmentVariableIsEmpty("DISPLAY") && qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY"))
         qputenv("QT_QPA_PLATFORM", "offscreen");
-    QApplication app(argc, argv);
+    TimedApplication app(argc, argv);
     // kforge-guibench [SMALL LARGE]: the two run sizes (default 10000 and 100000).
     const QStringList args = QCoreApplication::arguments();
     const Figures small = measure(args.size() > 2 ? args[1].toInt() : 10000);

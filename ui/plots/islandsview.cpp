@@ -290,7 +290,7 @@ void IslandsView::updateSelected() {
 }
 
 QPoint IslandsView::pointPosition(qint64 candidate) {
-    if (m_refresh->isActive())
+    if (m_refresh->pending())
         refresh();
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
     return plotstyle::pixelOf(m_plot, m_points, candidate);

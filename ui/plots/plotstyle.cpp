@@ -1,5 +1,7 @@
 #include "plotstyle.h"
 
+#include <QDockWidget>
+
 #include "candidateselection.h"
 #include "rundata.h"
 
@@ -91,14 +93,68 @@ QCustomPlot* createSolePlot(QWidget* view, QSize minimum, Hover hover) {
     return plot;
 }
 
-RefreshTimer::RefreshTimer(QObject* parent, int intervalMs) : QTimer(parent) {
+bool hiddenInShownWindow(const QWidget* widget) {
+    // QMainWindow moves dock tabs in the background off-screen rather than hiding them.
+    return widget->window()->isVisible() && (!widget->isVisible() || widget->visibleRegion().isEmpty());
+}
+
+ShowWatcher::ShowWatcher(QWidget* widget, std::function<void()> shown)
+    : QObject(widget), m_widget(widget), m_shown(std::move(shown)) {
+    widget->installEventFilter(this);
+}
+
+void ShowWatcher::arm() {
+    m_armed = true;
+    if (m_dock)
+        return;
+    for (QWidget* w = m_widget->parentWidget(); w && !m_dock; w = w->parentWidget())
+        m_dock = qobject_cast<QDockWidget*>(w);
+    if (m_dock)
+        connect(m_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
+            if (visible)
+                fire();
+        });
+}
+
+void ShowWatcher::fire() {
+    if (!m_armed)
+        return;
+    m_armed = false;
+    m_shown();
+}
+
+bool ShowWatcher::eventFilter(QObject* watched, QEvent* event) {
+    if (watched == m_widget && event->type() == QEvent::Show)
+        fire();
+    return QObject::eventFilter(watched, event);
+}
+
+RefreshTimer::RefreshTimer(QWidget* view, int intervalMs)
+    : QTimer(view), m_view(view), m_watcher(new ShowWatcher(view, [this] { start(); })) {
     setSingleShot(true);
     setInterval(intervalMs);
 }
 
 void RefreshTimer::schedule() {
+    if (hiddenInShownWindow(m_view)) {
+        m_watcher->arm();
+        return;
+    }
     if (!isActive())
         start();
+}
+
+void replotWhenShown(QCustomPlot* plot) {
+    if (!hiddenInShownWindow(plot)) {
+        plot->replot(QCustomPlot::rpQueuedReplot);
+        return;
+    }
+    auto* watcher = plot->findChild<ShowWatcher*>(QStringLiteral("replotWhenShown"), Qt::FindDirectChildrenOnly);
+    if (!watcher) {
+        watcher = new ShowWatcher(plot, [plot] { plot->replot(QCustomPlot::rpQueuedReplot); });
+        watcher->setObjectName(QStringLiteral("replotWhenShown"));
+    }
+    watcher->arm();
 }
 
 void RefreshTimer::followCandidates(RunData* data) {
@@ -163,7 +219,7 @@ void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::func
         return;
     QObject::connect(selection, &CandidateSelection::currentChanged, plot, [plot, update = std::move(update)] {
         update();
-        plot->replot(QCustomPlot::rpQueuedReplot);
+        replotWhenShown(plot);
     });
 }
 

@@ -17,6 +17,8 @@ class QCPColorGradient;
 class QCustomPlot;
 class QWidget;
 
+class QDockWidget;
+
 namespace kforge::ui {
 
 class CandidateSelection;
@@ -52,13 +54,44 @@ QCustomPlot* createSolePlot(QWidget* view, QSize minimum, Hover hover);
 
 // Coalesces redraws: schedule() as often as data arrives, the timeout comes once, `intervalMs`
 // after the first request. The plots rebuild from whole arrays on the timeout.
+// Whether `widget` sits hidden in a shown window (a dock tab in the background): such a view need
+// not redraw until it is shown; its plots may hold 100k points.
+bool hiddenInShownWindow(const QWidget* widget);
+
+// Calls back, once per arm(), when a widget becomes visible: it is shown, or the dock tab holding it
+// comes to the front.
+class ShowWatcher : public QObject {
+public:
+    ShowWatcher(QWidget* widget, std::function<void()> shown);
+    void arm();
+    bool armed() const { return m_armed; }
+
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void fire();
+
+    QWidget* m_widget;
+    std::function<void()> m_shown;
+    QDockWidget* m_dock = nullptr;
+    bool m_armed = false;
+};
+
+// Coalesces a view's refreshes; a refresh asked for while the view (the timer's parent) is hidden
+// in a shown window waits until the view is shown.
 class RefreshTimer : public QTimer {
 public:
-    RefreshTimer(QObject* parent, int intervalMs);
+    RefreshTimer(QWidget* view, int intervalMs);
 
     void schedule();
+    bool pending() const { return isActive() || m_watcher->armed(); }
     // Schedules on every new or changed candidate of `data` and when its run changes.
     void followCandidates(RunData* data);
+
+private:
+    QWidget* m_view;
+    ShowWatcher* m_watcher;
 };
 
 // A candidate drawn as a point, in plot coordinates, for picking.
@@ -82,6 +115,8 @@ void showCandidateTip(QCustomPlot* plot, const RunData* data, qint64 id, const Q
 void selectOnClick(QCustomPlot* plot, CandidateSelection* selection, std::function<qint64(const QPoint&)> pick);
 // Calls `update` and redraws `plot` whenever the selection's current candidate changes.
 void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::function<void()> update);
+// Replots now, or when the plot is next shown if it is hidden in a shown window.
+void replotWhenShown(QCustomPlot* plot);
 
 } // namespace plotstyle
 } // namespace kforge::ui

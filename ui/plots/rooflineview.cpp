@@ -233,7 +233,7 @@ void RooflineView::updateSelected() {
 }
 
 QPoint RooflineView::pointPosition(qint64 candidate) {
-    if (m_refresh->isActive())
+    if (m_refresh->pending())
         refresh();
     m_plot->replot(QCustomPlot::rpImmediateRefresh);
     return plotstyle::pixelOf(m_plot, m_points, candidate);
