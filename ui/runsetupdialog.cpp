@@ -173,7 +173,7 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(columns, 1);
     auto* storeForm = new QFormLayout;
-    storeForm->addRow(tr("Run &file:"), storeRow);
+    storeForm->addRow(tr("Run file:"), storeRow);
     layout->addLayout(storeForm);
     layout->addWidget(m_problem);
     layout->addWidget(buttons);

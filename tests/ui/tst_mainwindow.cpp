@@ -24,6 +24,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QDir>
 #include <QDockWidget>
 #include <QLineEdit>
 #include <QListWidget>
@@ -104,6 +105,8 @@ private slots:
         QVERIFY(d.findChild<QLabel*>(QStringLiteral("problem"))->text().contains(QStringLiteral("no endpoint 'nowhere'")));
         d.findChild<QLineEdit*>(QStringLiteral("models"))->setText(QStringLiteral("local:gpt-4.1-mini"));
         QVERIFY(d.check());
+        if (const QString dir = qEnvironmentVariable("KFORGE_RENDER_DIR"); !dir.isEmpty() && QDir().mkpath(dir))
+            d.grab().save(dir + QStringLiteral("/run-setup.png")); // for people to look at
         QCOMPARE(d.setup().config.backend, QStringLiteral("opencl"));
         QCOMPARE(d.setup().config.islands, 2);
         QCOMPARE(d.setup().config.llm.models.size(), 1);

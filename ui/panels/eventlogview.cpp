@@ -45,7 +45,7 @@ EventLogView::EventLogView(RunData* data, CandidateSelection* selection, QWidget
     m_view->verticalHeader()->hide();
     m_view->verticalHeader()->setDefaultSectionSize(m_view->fontMetrics().height() + 6);
     m_view->horizontalHeader()->setStretchLastSection(true);
-    setColumnWidths(m_view, {3, 8, 18});
+    setColumnWidths(m_view, {3, 10, 21}); // hh:mm:ss, and "promotion rejected"
 
     auto* bar = new QHBoxLayout;
     bar->addWidget(label);

@@ -7,6 +7,16 @@
 
 namespace kforge::ui {
 
+namespace {
+search::EngineCommand command(search::EngineCommand::Kind kind, qint64 candidate = 0, const QString& reason = {}) {
+    search::EngineCommand c;
+    c.kind = kind;
+    c.candidate = candidate;
+    c.reason = reason;
+    return c;
+}
+} // namespace
+
 RunSession::RunSession(QObject* parent)
     : QObject(parent), m_data(new RunData(this)), m_details(new CandidateDetails(this)),
       m_selection(new CandidateSelection(this)) {
@@ -36,11 +46,14 @@ RunSession::~RunSession() {
 void RunSession::stopEngineThread() {
     if (!m_engineThread.isRunning())
         return;
-    if (m_engine)
-        m_engine->post({search::EngineCommand::Kind::Stop, 0, {}, {}, -1, -1.0});
-    // The engine finishes on the Stop command within its event loop; quitting after it lets the
-    // worker processes be ended by their pool's destructor in that thread.
-    QMetaObject::invokeMethod(m_engine, [thread = &m_engineThread] { thread->quit(); }, Qt::QueuedConnection);
+    if (m_engine) {
+        // The Stop command, then the end of the thread's event loop: the engine records how the
+        // run ended as far as it can, and its worker pool ends the workers as it is destroyed.
+        m_engine->post(command(search::EngineCommand::Kind::Stop));
+        QMetaObject::invokeMethod(m_engine, [thread = &m_engineThread] { thread->quit(); }, Qt::QueuedConnection);
+    } else {
+        m_engineThread.quit();
+    }
     m_engineThread.wait();
 }
 
@@ -142,16 +155,6 @@ bool RunSession::post(const search::EngineCommand& command, const QString& what)
     m_engine->post(command);
     return true;
 }
-
-namespace {
-search::EngineCommand command(search::EngineCommand::Kind kind, qint64 candidate = 0, const QString& reason = {}) {
-    search::EngineCommand c;
-    c.kind = kind;
-    c.candidate = candidate;
-    c.reason = reason;
-    return c;
-}
-} // namespace
 
 bool RunSession::pause() {
     return post(command(search::EngineCommand::Kind::Pause), tr("pause"));
