@@ -195,7 +195,7 @@ spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString
             QStringList names;
             for (const auto& e : known)
                 names << e.name;
-            return spec::fail(QStringLiteral("no endpoint '%1' (known: %2; define one with --llm-endpoint %1=URL)")
+            return spec::fail(QStringLiteral("no endpoint '%1' (known: %2; define it as %1=URL: --llm-endpoint on the command line, Endpoints in New Run)")
                                   .arg(name, names.join(QStringLiteral(", ")))
                                   .toStdString());
         }
@@ -205,7 +205,7 @@ spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString
     for (const QString& text : modelSpecs) {
         auto m = ModelChoice::parse(text);
         if (!m)
-            return spec::fail("--llm: " + m.error());
+            return spec::fail(m.error()); // names the spec
         if (auto s = use(m->endpoint); !s)
             return s;
         models << *m;
@@ -213,7 +213,7 @@ spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString
     if (!helperSpec.isEmpty()) {
         auto h = ModelChoice::parse(helperSpec);
         if (!h)
-            return spec::fail("--llm-helper: " + h.error());
+            return spec::fail("the helper " + h.error());
         if (auto s = use(h->endpoint); !s)
             return s;
         helper = helperSpec;
