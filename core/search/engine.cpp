@@ -961,7 +961,8 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
         Entry& entry = m_entries.at(pending.candidate);
         entry.roofline = roofline;
         entry.findings = findings;
-        cell = cellOf(entry.candidate, result); // stored, so that views need not read the source
+        entry.cell = cellOf(entry.candidate, result);
+        cell = entry.cell; // stored, so that views need not read the source
     }
     if (auto stored = m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, result, findings, roofline, cell); !stored)
         qCWarning(lcSearch) << "cannot store evaluation:" << q(stored.error());
@@ -1023,7 +1024,8 @@ Cell Engine::cellOf(const Candidate& candidate, const protocol::EvaluateResult& 
 void Engine::integrate(Entry& entry) {
     const auto& result = *entry.result;
     entry.fitness = fitnessOf(result);
-    entry.cell = cellOf(entry.candidate, result);
+    if (!entry.cell) // placed when its result arrived; replayed and rejected ones here
+        entry.cell = cellOf(entry.candidate, result);
     if (!entry.fitness.correct || entry.candidate.vetoed)
         return;
     // A suspicious result waits for a person instead of entering the archive; the task's own

@@ -200,6 +200,29 @@ ALTER TABLE evaluations ADD COLUMN cell TEXT;
 )sql",
 };
 
+std::optional<qint64> optionalInt(const Statement& row, int column) {
+    if (row.isNull(column))
+        return std::nullopt;
+    return row.int64(column);
+}
+
+std::optional<double> optionalReal(const Statement& row, int column) {
+    if (row.isNull(column))
+        return std::nullopt;
+    return row.real(column);
+}
+
+// A stored evaluation result (result_json); `what` names the evaluation in messages.
+Expected<protocol::EvaluateResult> decodeResult(const std::string& text, const std::string& what) {
+    const auto json = nlohmann::json::parse(text, nullptr, false);
+    if (json.is_discarded())
+        return fail(what + ": its result is not JSON");
+    auto decoded = protocol::evaluateResultFromJson(json);
+    if (!decoded)
+        return fail(what + ": " + decoded.error());
+    return std::move(*decoded);
+}
+
 std::optional<search::Cell> parseCell(const QString& text) {
     const QStringList parts = text.split(QLatin1Char(','));
     if (parts.size() != search::kDimensions)
@@ -774,13 +797,9 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
         e.id = query.int64(0);
         e.candidateId = query.int64(1);
         e.purpose = query.text(2);
-        const std::string what = where() + ": evaluation " + number(e.id) + " of run " + number(runId);
-        const auto json = nlohmann::json::parse(query.utf8(3), nullptr, false);
-        if (json.is_discarded())
-            return fail(what + ": its result is not JSON");
-        auto decoded = protocol::evaluateResultFromJson(json);
+        auto decoded = decodeResult(query.utf8(3), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
         if (!decoded)
-            return fail(what + ": " + decoded.error());
+            return Error{decoded.error()};
         e.result = std::move(*decoded);
         e.at = parseTimestamp(query.text(4));
         e.findings = QJsonDocument::fromJson(query.text(5).toUtf8()).array();
@@ -802,11 +821,6 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
                           "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
     QList<EvaluationSummary> result;
-    const auto optionalReal = [&query](int column) -> std::optional<double> {
-        if (query.isNull(column))
-            return std::nullopt;
-        return query.real(column);
-    };
     int rc = SQLITE_OK;
     while ((rc = query.step()) == SQLITE_ROW) {
         EvaluationSummary e;
@@ -814,21 +828,18 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         e.candidateId = query.int64(1);
         e.purpose = query.text(2);
         e.status = query.text(3);
-        e.speedup = optionalReal(4);
-        e.candidateUs = optionalReal(5);
-        e.baselineUs = optionalReal(6);
+        e.speedup = optionalReal(query, 4);
+        e.candidateUs = optionalReal(query, 5);
+        e.baselineUs = optionalReal(query, 6);
         e.message = query.text(7);
         e.findings = QJsonDocument::fromJson(query.text(8).toUtf8()).array();
         e.roofline = QJsonDocument::fromJson(query.text(9).toUtf8()).object();
         if (!query.isNull(10)) {
             e.cell = parseCell(query.text(10));
         } else {
-            const auto json = nlohmann::json::parse(query.utf8(11), nullptr, false);
-            if (json.is_discarded())
-                return fail(where() + ": evaluation " + number(e.id) + " of run " + number(runId) + ": its result is not JSON");
-            auto decoded = protocol::evaluateResultFromJson(json);
+            auto decoded = decodeResult(query.utf8(11), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
             if (!decoded)
-                return fail(where() + ": evaluation " + number(e.id) + " of run " + number(runId) + ": " + decoded.error());
+                return Error{decoded.error()};
             e.result = std::move(*decoded);
         }
         result.push_back(std::move(e));
@@ -911,12 +922,6 @@ QList<qint64> parseIdList(const std::string& text) {
     return ids;
 }
 
-std::optional<qint64> optionalInt(const Statement& row, int column) {
-    if (row.isNull(column))
-        return std::nullopt;
-    return row.int64(column);
-}
-
 } // namespace
 
 Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
@@ -977,8 +982,7 @@ Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId, const Slice& sli
         c.message = query.text(11);
         c.inputTokens = optionalInt(query, 12);
         c.outputTokens = optionalInt(query, 13);
-        if (!query.isNull(14))
-            c.costUsd = query.real(14);
+        c.costUsd = optionalReal(query, 14);
         c.latencySeconds = query.real(15);
         c.attempts = static_cast<int>(query.int64(16));
         c.systemPrompt = query.text(17);
