@@ -1,5 +1,8 @@
 #pragma once
-// Where the engine tests find their task, experts and the fake worker.
+// Where the engine tests find their task, experts and the fake worker, and an engine set-up using them.
+
+#include "engine.h"
+#include "workerpool.h"
 
 #include <QDir>
 #include <QString>
@@ -13,6 +16,20 @@ inline QString engineDataDir() {
 
 inline QString fakeWorkerPath() {
     return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
+}
+
+// An engine set-up for `config` on the fake worker, with the test experts and an experience library
+// beside the store (never the user's own).
+inline search::Engine::Setup fakeEngineSetup(const QString& store, const search::RunConfig& config) {
+    search::Engine::Setup s;
+    s.storePath = store;
+    s.config = config;
+    s.expertRoots = {engineDataDir() + QStringLiteral("/experts")};
+    s.experiencePath = store + QStringLiteral(".experience");
+    s.executorFactory = [](const search::RunConfig& c, QObject* parent) -> spec::Expected<eval::Executor*> {
+        return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, c.workers, parent));
+    };
+    return s;
 }
 
 } // namespace kforge::test

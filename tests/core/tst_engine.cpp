@@ -44,15 +44,7 @@ RunConfig testConfig(qint64 budget, std::uint64_t seed = 7) {
 }
 
 Engine::Setup testSetup(const QString& store, const RunConfig& config) {
-    Engine::Setup s;
-    s.storePath = store;
-    s.config = config;
-    s.expertRoots = {dataDir() + QStringLiteral("/experts")};
-    s.experiencePath = store + QStringLiteral(".experience"); // never the user's own library
-    s.executorFactory = [](const RunConfig& c, QObject* parent) -> spec::Expected<eval::Executor*> {
-        return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, c.workers, parent));
-    };
-    return s;
+    return kforge::test::fakeEngineSetup(store, config);
 }
 
 // Runs an engine in this thread until it finishes.

@@ -5,6 +5,7 @@
 
 #include "engine.h"
 #include "enginetestdata.h"
+#include "scriptedllm.h"
 #include "runstore.h"
 #include "workerpool.h"
 
@@ -51,14 +52,7 @@ QString answer(const QString& timeExpression, const QString& extra = {}) {
         .arg(timeExpression, extra);
 }
 
-QJsonObject rule(const QString& match, const QString& text, int times = -1) {
-    QJsonObject r{{QStringLiteral("match"), match},
-                  {QStringLiteral("text"), text},
-                  {QStringLiteral("usage"), QJsonObject{{QStringLiteral("input"), 3000}, {QStringLiteral("output"), 800}}}};
-    if (times > 0)
-        r.insert(QStringLiteral("times"), times);
-    return r;
-}
+using kforgetest::rule;
 
 // What each kind of prompt gets. The first rule that matches answers.
 QJsonObject script() {
@@ -118,14 +112,8 @@ class TestLlmEngine : public QObject {
         c.llm.maxTokens = 1024;
         c.llm.budgetUsd = kBudgetUsd;
 
-        Engine::Setup s;
-        s.storePath = db;
-        s.config = c;
+        Engine::Setup s = kforge::test::fakeEngineSetup(db, c);
         s.useExperts = false;
-        s.experiencePath = db + QStringLiteral(".experience");
-        s.executorFactory = [](const RunConfig& config, QObject* parent) -> spec::Expected<eval::Executor*> {
-            return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, config.workers, parent));
-        };
         return s;
     }
 

@@ -170,14 +170,7 @@ private slots:
         config.budgetEvaluations = 40;
         config.workers = 2;
         config.evalTimeoutSeconds = 30;
-        search::Engine::Setup setup;
-        setup.storePath = dir.filePath(QStringLiteral("live.kforge"));
-        setup.config = config;
-        setup.expertRoots = {test::engineDataDir() + QStringLiteral("/experts")};
-        setup.experiencePath = dir.filePath(QStringLiteral("experience.kforge-library"));
-        setup.executorFactory = [](const search::RunConfig& c, QObject* parent) -> spec::Expected<eval::Executor*> {
-            return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), test::fakeWorkerPath(), {}, c.workers, parent));
-        };
+        const search::Engine::Setup setup = test::fakeEngineSetup(dir.filePath(QStringLiteral("live.kforge")), config);
 
         RunSession session;
         CandidateTableModel table(session.data());
