@@ -37,11 +37,35 @@ std::string knownList(const Variables& vars) {
     return s.empty() ? "none" : s;
 }
 
+std::string quoted(const std::string& text) {
+    return "'" + (text.size() > 80 ? text.substr(0, 77) + "..." : text) + "'";
+}
+
+// Bounds checked before muparser sees the text: its stacks and error messages grow with the input,
+// and expressions come from hostile kernel files and task files.
+Status checkShape(const std::string& text) {
+    if (text.size() > kMaxExpressionChars)
+        return fail(quoted(text) + ": the expression has " + std::to_string(text.size()) + " characters; at most "
+                    + std::to_string(kMaxExpressionChars) + " are allowed");
+    int depth = 0;
+    for (char c : text) {
+        if (c == '(' && ++depth > kMaxExpressionDepth)
+            return fail(quoted(text) + ": parentheses nest deeper than " + std::to_string(kMaxExpressionDepth) + " levels");
+        if (c == ')')
+            --depth;
+        if (static_cast<unsigned char>(c) < 0x20 && c != ' ' && c != '\t')
+            return fail(quoted(text) + ": the expression contains a control character");
+    }
+    return success();
+}
+
 } // namespace
 
 Expected<double> Expression::evaluate(const std::string& text, const Variables& vars) {
     if (text.find_first_not_of(" \t") == std::string::npos)
         return fail("empty expression");
+    if (auto st = checkShape(text); !st)
+        return Error{st.error()};
     Variables values = vars; // muparser binds variables by address
     UnknownNames unknown;
     try {
@@ -56,13 +80,15 @@ Expected<double> Expression::evaluate(const std::string& text, const Variables& 
         parser.SetExpr(text);
         const double result = parser.Eval();
         if (!unknown.names.empty())
-            return fail("'" + text + "': unknown name '" + unknown.names.front() + "' (known: "
+            return fail(quoted(text) + ": unknown name '" + unknown.names.front() + "' (known: "
                         + knownList(vars) + ")");
         if (!std::isfinite(result))
-            return fail("'" + text + "' does not evaluate to a finite number");
+            return fail(quoted(text) + " does not evaluate to a finite number");
         return result;
     } catch (const mu::Parser::exception_type& e) {
-        return fail("'" + text + "': " + e.GetMsg());
+        return fail(quoted(text) + ": " + e.GetMsg());
+    } catch (const std::exception& e) {
+        return fail(quoted(text) + ": " + e.what());
     }
 }
 

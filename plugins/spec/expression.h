@@ -12,6 +12,10 @@ namespace kforge::spec {
 
 using Variables = std::map<std::string, double>;
 
+// Longer or deeper expressions are rejected before they are parsed.
+constexpr std::size_t kMaxExpressionChars = 1024;
+constexpr int kMaxExpressionDepth = 32;
+
 class Expression {
 public:
     // Evaluates `text` with the given variables. Unknown names are an error that lists the known

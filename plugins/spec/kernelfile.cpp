@@ -3,25 +3,31 @@
 #include "taskspec.h"
 
 #include <algorithm>
-#include <cctype>
-#include <regex>
-#include <sstream>
+#include <set>
 
 namespace kforge::spec {
 
 namespace {
 
-std::string trim(std::string s) {
-    const auto b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string::npos)
-        return {};
-    const auto e = s.find_last_not_of(" \t\r\n");
-    return s.substr(b, e - b + 1);
+bool isBlankChar(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
+bool isWordStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool isWordChar(char c) { return isWordStart(c) || (c >= '0' && c <= '9'); }
+
+std::string trim(const std::string& s) {
+    std::size_t b = 0, e = s.size();
+    while (b < e && isBlankChar(s[b]))
+        ++b;
+    while (e > b && isBlankChar(s[e - 1]))
+        --e;
+    return s.substr(b, e - b);
 }
 
 Error lineError(int line, const std::string& what) { return Error{"line " + std::to_string(line) + ": " + what}; }
 
-// Splits on commas that are not inside parentheses or braces.
+// Quotes a piece of a directive in a message without repeating a whole runaway line.
+std::string shorten(const std::string& s) { return s.size() > 80 ? s.substr(0, 77) + "..." : s; }
+
+// Splits on commas that are not inside parentheses, braces or brackets.
 std::vector<std::string> splitTopLevel(const std::string& s) {
     std::vector<std::string> parts;
     int depth = 0;
@@ -45,7 +51,7 @@ std::vector<std::string> splitTopLevel(const std::string& s) {
 
 bool parseInt(const std::string& s, std::int64_t& out) {
     const std::string t = trim(s);
-    if (t.empty())
+    if (t.empty() || t.size() > 20)
         return false;
     std::size_t pos = 0;
     try {
@@ -54,6 +60,52 @@ bool parseInt(const std::string& s, std::int64_t& out) {
         return false;
     }
     return pos == t.size();
+}
+
+// A cursor over one directive's text; every step moves forward, so reading is linear.
+class Cursor {
+public:
+    explicit Cursor(const std::string& s) : m_s(s) {}
+    void blanks() {
+        while (m_p < m_s.size() && isBlankChar(m_s[m_p]))
+            ++m_p;
+    }
+    bool blanksRequired() {
+        const std::size_t b = m_p;
+        blanks();
+        return m_p > b;
+    }
+    std::string word() {
+        const std::size_t b = m_p;
+        if (m_p < m_s.size() && isWordStart(m_s[m_p]))
+            while (m_p < m_s.size() && isWordChar(m_s[m_p]))
+                ++m_p;
+        return m_s.substr(b, m_p - b);
+    }
+    bool take(char c) {
+        if (m_p < m_s.size() && m_s[m_p] == c) {
+            ++m_p;
+            return true;
+        }
+        return false;
+    }
+    bool peekWord(const char* w) const {
+        const std::size_t n = std::char_traits<char>::length(w);
+        return m_s.compare(m_p, n, w) == 0 && (m_p + n >= m_s.size() || !isWordChar(m_s[m_p + n]));
+    }
+    std::size_t pos() const { return m_p; }
+    void seek(std::size_t p) { m_p = std::min(p, m_s.size()); }
+    std::string rest() const { return m_s.substr(m_p); }
+    bool atEnd() const { return m_p >= m_s.size(); }
+
+private:
+    const std::string& m_s;
+    std::size_t m_p = 0;
+};
+
+// One token with no blanks inside (a default or fixed value).
+bool singleToken(const std::string& s) {
+    return !s.empty() && std::none_of(s.begin(), s.end(), isBlankChar);
 }
 
 // "name=(a, b)" or "name=expr" at the start of `rest`; consumes it.
@@ -65,30 +117,42 @@ bool takeKeyValue(std::string& rest, std::string& key, std::string& value) {
     key = trim(rest.substr(0, eq));
     std::string tail = trim(rest.substr(eq + 1));
     if (!tail.empty() && tail[0] == '(') {
-        int depth = 0;
-        std::size_t i = 0;
-        for (; i < tail.size(); ++i) {
-            if (tail[i] == '(')
-                ++depth;
-            else if (tail[i] == ')' && --depth == 0)
-                break;
-        }
-        if (i == tail.size())
+        const std::size_t close = matchingParen(tail, 0);
+        if (close == std::string::npos)
             return false;
-        value = tail.substr(0, i + 1);
-        rest = tail.substr(i + 1);
+        value = tail.substr(0, close + 1);
+        rest = tail.substr(close + 1);
         return true;
     }
     // An unparenthesised value runs to the next " key=" or the end.
-    static const std::regex nextKey(R"(\s+[A-Za-z_]\w*\s*=)");
-    std::smatch m;
-    if (std::regex_search(tail, m, nextKey)) {
-        value = trim(tail.substr(0, m.position(0)));
-        rest = tail.substr(m.position(0));
-    } else {
-        value = trim(tail);
-        rest.clear();
+    std::size_t i = 0;
+    while (i < tail.size()) {
+        if (!isBlankChar(tail[i])) {
+            ++i;
+            continue;
+        }
+        std::size_t j = i;
+        while (j < tail.size() && isBlankChar(tail[j]))
+            ++j;
+        if (j >= tail.size() || !isWordStart(tail[j])) {
+            i = j;
+            continue;
+        }
+        std::size_t k = j;
+        while (k < tail.size() && isWordChar(tail[k]))
+            ++k;
+        const std::size_t wordEnd = k;
+        while (k < tail.size() && isBlankChar(tail[k]))
+            ++k;
+        if (k < tail.size() && tail[k] == '=') {
+            value = trim(tail.substr(0, i));
+            rest = tail.substr(i);
+            return true;
+        }
+        i = wordEnd;
     }
+    value = trim(tail);
+    rest.clear();
     return true;
 }
 
@@ -105,105 +169,225 @@ Expected<std::vector<std::string>> dims(const std::string& value, int line, cons
     return parts;
 }
 
-Status parseDirective(KernelFile& kf, const std::string& verb, const std::string& rest, int line) {
-    if (verb == "param") {
-        // NAME in {a, b, c} = default   |   NAME = value
-        static const std::regex choice(R"(^([A-Za-z_]\w*)\s+in\s+\{([^}]*)\}\s*=\s*(\S+)\s*$)");
-        static const std::regex fixed(R"(^([A-Za-z_]\w*)\s*=\s*(\S+)\s*$)");
-        std::smatch m;
-        ParamDecl p;
-        p.line = line;
-        if (std::regex_match(rest, m, choice)) {
-            p.name = m[1];
-            for (const auto& c : splitTopLevel(m[2])) {
-                std::int64_t v;
-                if (!parseInt(c, v))
-                    return lineError(line, "param " + p.name + ": choice '" + c + "' is not an integer");
-                p.choices.push_back(v);
-            }
-            if (p.choices.empty())
-                return lineError(line, "param " + p.name + ": no choices");
-            if (!parseInt(m[3], p.value))
-                return lineError(line, "param " + p.name + ": default '" + std::string(m[3]) + "' is not an integer");
-            if (std::find(p.choices.begin(), p.choices.end(), p.value) == p.choices.end())
-                return lineError(line, "param " + p.name + ": default " + std::to_string(p.value) + " is not one of its choices");
-        } else if (std::regex_match(rest, m, fixed)) {
-            p.name = m[1];
-            if (!parseInt(m[2], p.value))
-                return lineError(line, "param " + p.name + ": value '" + std::string(m[2]) + "' is not an integer");
+Status parseParam(KernelFile& kf, const std::string& rest, int line) {
+    // NAME in {a, b, c} = default   |   NAME = value
+    const Error usage = lineError(line, "param: expected 'NAME in {v1, v2, ...} = DEFAULT' or 'NAME = VALUE'");
+    Cursor c(rest);
+    ParamDecl p;
+    p.line = line;
+    p.name = c.word();
+    if (p.name.empty())
+        return usage;
+    const std::size_t afterName = c.pos();
+    if (c.blanksRequired() && c.peekWord("in")) {
+        c.word();
+        c.blanks();
+        if (!c.take('{'))
+            return usage;
+        const std::string tail = c.rest();
+        const std::size_t close = tail.find('}');
+        if (close == std::string::npos)
+            return usage;
+        const std::string list = tail.substr(0, close);
+        c.seek(c.pos() + close + 1);
+        c.blanks();
+        if (!c.take('='))
+            return usage;
+        const std::string def = trim(c.rest());
+        if (!singleToken(def))
+            return usage;
+        for (const auto& choice : splitTopLevel(list)) {
+            std::int64_t v;
+            if (!parseInt(choice, v))
+                return lineError(line, "param " + p.name + ": choice '" + shorten(choice) + "' is not an integer");
+            if (p.choices.size() >= kMaxChoicesPerParam)
+                return lineError(line, "param " + p.name + ": more than " + std::to_string(kMaxChoicesPerParam)
+                                           + " choices (the limit per parameter)");
+            p.choices.push_back(v);
+        }
+        if (p.choices.empty())
+            return lineError(line, "param " + p.name + ": no choices");
+        if (!parseInt(def, p.value))
+            return lineError(line, "param " + p.name + ": default '" + shorten(def) + "' is not an integer");
+        if (std::find(p.choices.begin(), p.choices.end(), p.value) == p.choices.end())
+            return lineError(line, "param " + p.name + ": default " + std::to_string(p.value) + " is not one of its choices");
+    } else {
+        c.seek(afterName);
+        c.blanks();
+        if (!c.take('='))
+            return usage;
+        const std::string value = trim(c.rest());
+        if (!singleToken(value))
+            return usage;
+        if (!parseInt(value, p.value))
+            return lineError(line, "param " + p.name + ": value '" + shorten(value) + "' is not an integer");
+    }
+    if (kf.findParam(p.name))
+        return lineError(line, "param " + p.name + " is declared twice");
+    if (kf.params.size() >= kMaxParams)
+        return lineError(line, "param " + p.name + ": more than " + std::to_string(kMaxParams) + " parameters (the limit per kernel file)");
+    std::uint64_t combinations = 1;
+    for (const auto& q : kf.params)
+        combinations *= std::max<std::uint64_t>(1, q.choices.size());
+    const std::uint64_t mine = std::max<std::uint64_t>(1, p.choices.size());
+    if (combinations * mine > kMaxParamCombinations)
+        return lineError(line, "param " + p.name + ": the parameters' choices make " + std::to_string(combinations * mine)
+                                   + " combinations; at most " + std::to_string(kMaxParamCombinations) + " are allowed");
+    kf.params.push_back(std::move(p));
+    return success();
+}
+
+Status parseScratch(KernelFile& kf, const std::string& rest, int line) {
+    // NAME DTYPE [COUNT EXPRESSION]
+    const Error usage = lineError(line, "scratch: expected 'NAME DTYPE [COUNT EXPRESSION]'");
+    Cursor c(rest);
+    const std::string name = c.word();
+    if (name.empty() || !c.blanksRequired())
+        return usage;
+    const std::size_t typeStart = c.pos();
+    std::string dtype;
+    while (!c.atEnd() && isWordChar(rest[c.pos()])) {
+        dtype += rest[c.pos()];
+        c.seek(c.pos() + 1);
+    }
+    if (dtype.empty() || typeStart == c.pos())
+        return usage;
+    c.blanks();
+    if (!c.take('['))
+        return usage;
+    const std::string tail = trim(c.rest());
+    if (tail.size() < 2 || tail.back() != ']')
+        return usage;
+    const std::string count = trim(tail.substr(0, tail.size() - 1));
+    if (count.empty())
+        return usage;
+    auto dt = parseDType(dtype);
+    if (!dt)
+        return lineError(line, "scratch " + name + ": unknown dtype '" + shorten(dtype) + "' (known: " + dtypeNames() + ")");
+    for (const auto& s : kf.scratch)
+        if (s.name == name)
+            return lineError(line, "scratch " + s.name + " is declared twice");
+    if (kf.scratch.size() >= kMaxScratch)
+        return lineError(line, "scratch " + name + ": more than " + std::to_string(kMaxScratch) + " scratch buffers (the limit per kernel file)");
+    kf.scratch.push_back({name, *dt, count, line});
+    return success();
+}
+
+Status parseLaunch(KernelFile& kf, const std::string& rest, int line) {
+    Cursor c(rest);
+    LaunchDecl l;
+    l.kernel = c.word();
+    if (l.kernel.empty())
+        return lineError(line, "launch: expected 'KERNEL grid=(...) block=(...) [smem=BYTES]'");
+    l.line = line;
+    if (kf.launches.size() >= kMaxLaunches)
+        return lineError(line, "launch " + l.kernel + ": more than " + std::to_string(kMaxLaunches) + " launches (the limit per plan)");
+    std::string tail = c.rest();
+    while (!trim(tail).empty()) {
+        std::string key, value;
+        if (!takeKeyValue(tail, key, value))
+            return lineError(line, "launch " + l.kernel + ": cannot read '" + shorten(trim(tail)) + "' (expected key=value)");
+        if (key == "grid" || key == "block") {
+            auto d = dims(value, line, key);
+            if (!d)
+                return Error{d.error()};
+            (key == "grid" ? l.grid : l.block) = *d;
+        } else if (key == "smem") {
+            l.smem = trim(value);
         } else {
-            return lineError(line, "param: expected 'NAME in {v1, v2, ...} = DEFAULT' or 'NAME = VALUE'");
+            return lineError(line, "launch " + l.kernel + ": unknown key '" + shorten(key) + "' (known: grid, block, smem)");
         }
-        if (kf.findParam(p.name))
-            return lineError(line, "param " + p.name + " is declared twice");
-        kf.params.push_back(std::move(p));
-        return success();
     }
-    if (verb == "scratch") {
-        static const std::regex re(R"(^([A-Za-z_]\w*)\s+([A-Za-z0-9_]+)\s*\[(.+)\]\s*$)");
-        std::smatch m;
-        if (!std::regex_match(rest, m, re))
-            return lineError(line, "scratch: expected 'NAME DTYPE [COUNT EXPRESSION]'");
-        auto dt = parseDType(m[2].str());
-        if (!dt)
-            return lineError(line, "scratch " + std::string(m[1]) + ": unknown dtype '" + std::string(m[2]) + "' (known: " + dtypeNames() + ")");
-        for (const auto& s : kf.scratch)
-            if (s.name == m[1])
-                return lineError(line, "scratch " + s.name + " is declared twice");
-        kf.scratch.push_back({m[1], *dt, trim(m[3]), line});
-        return success();
-    }
-    if (verb == "launch") {
-        static const std::regex head(R"(^([A-Za-z_]\w*)\s*(.*)$)");
-        std::smatch m;
-        if (!std::regex_match(rest, m, head))
-            return lineError(line, "launch: expected 'KERNEL grid=(...) block=(...) [smem=BYTES]'");
-        LaunchDecl l;
-        l.kernel = m[1];
-        l.line = line;
-        std::string tail = m[2];
-        while (!trim(tail).empty()) {
-            std::string key, value;
-            if (!takeKeyValue(tail, key, value))
-                return lineError(line, "launch " + l.kernel + ": cannot read '" + trim(tail) + "' (expected key=value)");
-            if (key == "grid" || key == "block") {
-                auto d = dims(value, line, key);
-                if (!d)
-                    return Error{d.error()};
-                (key == "grid" ? l.grid : l.block) = *d;
-            } else if (key == "smem") {
-                l.smem = trim(value);
-            } else {
-                return lineError(line, "launch " + l.kernel + ": unknown key '" + key + "' (known: grid, block, smem)");
-            }
-        }
-        if (l.grid.empty() || l.block.empty())
-            return lineError(line, "launch " + l.kernel + ": needs both grid=(...) and block=(...)");
-        kf.launches.push_back(std::move(l));
-        return success();
-    }
-    return lineError(line, "unknown directive 'kforge:" + verb + "' (known: param, scratch, launch)");
+    if (l.grid.empty() || l.block.empty())
+        return lineError(line, "launch " + l.kernel + ": needs both grid=(...) and block=(...)");
+    kf.launches.push_back(std::move(l));
+    return success();
 }
 
-int lineOf(const std::string& s, std::size_t pos) {
-    return 1 + static_cast<int>(std::count(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+Status parseDirective(KernelFile& kf, const std::string& verb, const std::string& rest, int line) {
+    if (verb == "param")
+        return parseParam(kf, rest, line);
+    if (verb == "scratch")
+        return parseScratch(kf, rest, line);
+    if (verb == "launch")
+        return parseLaunch(kf, rest, line);
+    return lineError(line, "unknown directive 'kforge:" + shorten(verb) + "' (known: param, scratch, launch)");
 }
 
+// Whether `text` has "//", blanks, "kforge:" anywhere.
+bool mentionsDirective(const std::string& text) {
+    for (std::size_t p = text.find("//"); p != std::string::npos; p = text.find("//", p + 2)) {
+        std::size_t q = p + 2;
+        while (q < text.size() && isBlankChar(text[q]))
+            ++q;
+        if (text.compare(q, 7, "kforge:") == 0)
+            return true;
+    }
+    return false;
+}
+
+// "// kforge:verb rest" alone on a line: the verb and the rest, trimmed.
+bool directiveLine(const std::string& text, std::string& verb, std::string& rest) {
+    std::size_t p = 0;
+    while (p < text.size() && isBlankChar(text[p]))
+        ++p;
+    if (text.compare(p, 2, "//") != 0)
+        return false;
+    p += 2;
+    while (p < text.size() && isBlankChar(text[p]))
+        ++p;
+    if (text.compare(p, 7, "kforge:") != 0)
+        return false;
+    p += 7;
+    const std::size_t b = p;
+    while (p < text.size() && ((text[p] >= 'a' && text[p] <= 'z') || (text[p] >= 'A' && text[p] <= 'Z') || text[p] == '_'))
+        ++p;
+    if (p == b)
+        return false;
+    verb = text.substr(b, p - b);
+    rest = trim(text.substr(p));
+    return true;
+}
+
+// A kernel parameter: its words, with attributes dropped and '*' kept as a token.
 Expected<KernelArg> parseArg(const std::string& text, int line, const std::string& kernel) {
-    std::string t = text;
-    // Drop attributes and array brackets; keep '*' as a token.
-    t = std::regex_replace(t, std::regex(R"(__attribute__\s*\(\(.*?\)\))"), " ");
-    t = std::regex_replace(t, std::regex(R"(\*)"), " * ");
-    std::istringstream in(t);
     std::vector<std::string> tokens;
-    for (std::string tok; in >> tok;)
-        tokens.push_back(tok);
+    for (std::size_t i = 0; i < text.size();) {
+        const char c = text[i];
+        if (isBlankChar(c)) {
+            ++i;
+        } else if (c == '*') {
+            tokens.emplace_back("*");
+            ++i;
+        } else if (isWordChar(c) || static_cast<unsigned char>(c) >= 0x80) {
+            std::size_t e = i;
+            while (e < text.size() && (isWordChar(text[e]) || static_cast<unsigned char>(text[e]) >= 0x80))
+                ++e;
+            std::string w = text.substr(i, e - i);
+            i = e;
+            if (w == "__attribute__") {
+                while (i < text.size() && isBlankChar(text[i]))
+                    ++i;
+                if (i < text.size() && text[i] == '(') {
+                    const std::size_t close = matchingParen(text, i);
+                    if (close == std::string::npos)
+                        return lineError(line, "kernel " + kernel + ": cannot read parameter '" + shorten(trim(text)) + "'");
+                    i = close + 1;
+                }
+                continue;
+            }
+            tokens.push_back(std::move(w));
+        } else {
+            tokens.emplace_back(1, c);
+            ++i;
+        }
+    }
     if (tokens.size() < 2)
-        return lineError(line, "kernel " + kernel + ": cannot read parameter '" + trim(text) + "'");
+        return lineError(line, "kernel " + kernel + ": cannot read parameter '" + shorten(trim(text)) + "'");
     KernelArg a;
     a.name = tokens.back();
     if (!isIdentifier(a.name))
-        return lineError(line, "kernel " + kernel + ": cannot read the name of parameter '" + trim(text) + "'");
+        return lineError(line, "kernel " + kernel + ": cannot read the name of parameter '" + shorten(trim(text)) + "'");
     tokens.pop_back();
     static const std::vector<std::string> qualifiers = {"__global", "global", "__constant", "constant", "restrict",
                                                         "__restrict", "__restrict__", "volatile", "__local", "local",
@@ -229,124 +413,188 @@ Expected<KernelArg> parseArg(const std::string& text, int line, const std::strin
     return a;
 }
 
-} // namespace
-
-std::string stripComments(const std::string& s) {
-    std::string out = s;
-    enum { Code, Line, Block, Str, Chr } state = Code;
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        const char c = s[i];
-        const char n = i + 1 < s.size() ? s[i + 1] : '\0';
-        switch (state) {
-        case Code:
-            if (c == '/' && n == '/') {
-                state = Line;
-                out[i] = out[i + 1] = ' ';
-                ++i;
-            } else if (c == '/' && n == '*') {
-                state = Block;
-                out[i] = out[i + 1] = ' ';
-                ++i;
-            } else if (c == '"') {
-                state = Str;
-            } else if (c == '\'') {
-                state = Chr;
-            }
-            break;
-        case Line:
-            if (c == '\n')
-                state = Code;
-            else
-                out[i] = ' ';
-            break;
-        case Block:
-            if (c == '*' && n == '/') {
-                out[i] = out[i + 1] = ' ';
-                ++i;
-                state = Code;
-            } else if (c != '\n') {
-                out[i] = ' ';
-            }
-            break;
-        case Str:
-        case Chr:
-            if (c == '\\') {
-                out[i] = ' ';
-                if (i + 1 < out.size() && s[i + 1] != '\n')
-                    out[++i] = ' ';
-            } else if ((state == Str && c == '"') || (state == Chr && c == '\'')) {
-                state = Code;
-            } else if (c != '\n') {
-                out[i] = ' ';
-            }
-            break;
+// Words of `text` (identifiers).
+std::set<std::string> wordsIn(const std::string& text) {
+    std::set<std::string> words;
+    for (std::size_t i = 0; i < text.size();) {
+        if (!isWordStart(text[i])) {
+            ++i;
+            continue;
         }
+        std::size_t e = i;
+        while (e < text.size() && isWordChar(text[e]))
+            ++e;
+        words.insert(text.substr(i, e - i));
+        i = e;
     }
-    return out;
+    return words;
 }
 
+struct FoundKernel {
+    KernelSignature sig;
+    bool definition = false;
+    std::size_t start = 0, end = 0; // the head and parameter list in the code
+};
+
+} // namespace
+
 Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialect) {
+    if (source.size() > kMaxSourceBytes)
+        return fail("the kernel file has " + std::to_string(source.size()) + " bytes; kernel files are limited to "
+                    + std::to_string(kMaxSourceBytes) + " bytes");
     KernelFile kf;
     kf.source = source;
     kf.dialect = dialect;
 
     // Directives live in line comments: "// kforge:verb rest".
-    static const std::regex directive(R"(^\s*//\s*kforge:([A-Za-z_]+)\s*(.*?)\s*$)");
-    std::istringstream in(source);
+    std::size_t directives = 0;
     int line = 0;
-    for (std::string text; std::getline(in, text);) {
+    for (std::size_t begin = 0; begin <= source.size();) {
+        std::size_t end = source.find('\n', begin);
+        if (end == std::string::npos)
+            end = source.size();
         ++line;
-        std::smatch m;
-        if (std::regex_match(text, m, directive)) {
-            auto st = parseDirective(kf, m[1], m[2], line);
+        const std::string text = source.substr(begin, end - begin);
+        std::string verb, rest;
+        if (directiveLine(text, verb, rest)) {
+            if (text.size() > kMaxDirectiveChars)
+                return lineError(line, "the kforge: directive is " + std::to_string(text.size()) + " characters long; at most "
+                                           + std::to_string(kMaxDirectiveChars) + " are allowed");
+            if (++directives > kMaxDirectives)
+                return lineError(line, "more than " + std::to_string(kMaxDirectives) + " kforge: directives (the limit per kernel file)");
+            auto st = parseDirective(kf, verb, rest, line);
             if (!st)
                 return Error{st.error()};
-        } else if (text.find("kforge:") != std::string::npos && text.find("//") != std::string::npos
-                   && std::regex_search(text, std::regex(R"(//\s*kforge:)"))) {
+        } else if (mentionsDirective(text)) {
             return lineError(line, "a kforge: directive must be alone on its line, starting with //");
         }
+        if (end == source.size())
+            break;
+        begin = end + 1;
     }
 
-    // Kernel signatures.
-    const std::string code = stripComments(source);
-    static const std::regex openclHead(
-        R"((?:__kernel|\bkernel)\s+(?:__attribute__\s*\(\(.*?\)\)\s*)*void\s+([A-Za-z_]\w*)\s*\()");
-    static const std::regex cudaHead(
-        R"(__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*\()");
-    const std::regex& head = dialect == Dialect::OpenCL ? openclHead : cudaHead;
-    for (auto it = std::sregex_iterator(code.begin(), code.end(), head); it != std::sregex_iterator(); ++it) {
-        const std::size_t open = static_cast<std::size_t>(it->position(0) + it->length(0)) - 1;
-        int depth = 0;
-        std::size_t close = open;
-        for (; close < code.size(); ++close) {
-            if (code[close] == '(')
-                ++depth;
-            else if (code[close] == ')' && --depth == 0)
-                break;
-        }
-        KernelSignature sig;
-        sig.name = (*it)[1];
-        sig.line = lineOf(code, static_cast<std::size_t>(it->position(0)));
-        if (close >= code.size())
-            return lineError(sig.line, "kernel " + sig.name + ": parameter list is not closed");
-        const std::string params = trim(code.substr(open + 1, close - open - 1));
+    // Kernel signatures, from what the compiler compiles: comments and literals blanked, inactive
+    // preprocessor regions and directive lines (a macro body defines no kernel kforge can bind)
+    // left out. Regions kforge cannot decide are read separately, only to explain an error.
+    const std::string code = stripComments(source, dialect);
+    const std::vector<LogicalLine> lines = logicalLines(code);
+    const int lineCount = lines.empty() ? 0 : lines.back().lastLine;
+    std::set<std::string> sticky;
+    for (const auto& p : kf.params)
+        sticky.insert(p.name);
+    std::vector<Region> regions = conditionalRegions(lines, lineCount, dialect, sticky);
+    std::vector<const LogicalLine*> macroLines;
+    for (const LogicalLine& l : lines) {
+        const Directive d = directiveOf(l.text);
+        if (!d.isDirective)
+            continue;
+        if ((d.name == "define" || d.name == "undef") && regions[static_cast<std::size_t>(l.line - 1)] != Region::Inactive)
+            macroLines.push_back(&l);
+        for (int k = l.line; k <= l.lastLine; ++k)
+            regions[static_cast<std::size_t>(k - 1)] = Region::Inactive;
+    }
+    const std::string active = blankRegions(code, regions, false);
+
+    std::vector<FoundKernel> found;
+    for (const KernelHead& h : findKernelHeads(active, dialect)) {
+        FoundKernel f;
+        f.sig.name = h.name;
+        f.sig.line = lineAt(active, h.start);
+        if (found.size() >= kMaxKernels)
+            return lineError(f.sig.line, "more than " + std::to_string(kMaxKernels) + " kernels in one file");
+        const std::size_t close = matchingParen(active, h.open, 16384);
+        if (close == std::string::npos)
+            return lineError(f.sig.line, "kernel " + f.sig.name + ": parameter list is not closed");
+        const std::string params = trim(active.substr(h.open + 1, close - h.open - 1));
         if (!params.empty() && params != "void") {
-            for (const auto& p : splitTopLevel(params)) {
-                auto arg = parseArg(p, sig.line, sig.name);
+            const auto parts = splitTopLevel(params);
+            if (parts.size() > kMaxKernelArgs)
+                return lineError(f.sig.line, "kernel " + f.sig.name + ": more than " + std::to_string(kMaxKernelArgs) + " parameters");
+            for (const auto& p : parts) {
+                auto arg = parseArg(p, f.sig.line, f.sig.name);
                 if (!arg)
                     return Error{arg.error()};
-                sig.args.push_back(*arg);
+                f.sig.args.push_back(*arg);
             }
         }
-        if (kf.findKernel(sig.name))
-            continue; // a declaration followed by the definition
-        kf.kernels.push_back(std::move(sig));
+        std::size_t after = close + 1;
+        while (after < active.size() && isBlankChar(active[after]))
+            ++after;
+        f.definition = after < active.size() && active[after] == '{';
+        f.start = h.start;
+        f.end = close + 1;
+        found.push_back(std::move(f));
     }
+    // A declaration followed by the definition is one kernel, with the definition's names; two
+    // definitions would leave kforge guessing which one the compiler keeps.
+    std::vector<const FoundKernel*> chosen;
+    for (const FoundKernel& f : found) {
+        auto it = std::find_if(chosen.begin(), chosen.end(), [&](const FoundKernel* c) { return c->sig.name == f.sig.name; });
+        if (it == chosen.end()) {
+            chosen.push_back(&f);
+        } else if (f.definition && (*it)->definition) {
+            return lineError(f.sig.line, "kernel " + f.sig.name + " is defined twice (also on line " + std::to_string((*it)->sig.line)
+                                             + "); keep one definition of each kernel");
+        } else if (f.definition) {
+            *it = &f;
+        }
+    }
+    for (const FoundKernel* f : chosen)
+        kf.kernels.push_back(f->sig);
+
+    // A macro or a parameter (a compile-time define) named like a word of a bound signature would
+    // make the compiler read another signature than the one arguments are bound from.
+    std::set<std::string> signatureWords = {"__global__", "__kernel", "kernel", "void", "__launch_bounds__", "__attribute__"};
+    for (const FoundKernel* f : chosen) {
+        signatureWords.insert(f->sig.name);
+        for (const auto& w : wordsIn(active.substr(f->start, f->end - f->start)))
+            if (w != "__launch_bounds__" && w != "__attribute__")
+                signatureWords.insert(w);
+    }
+    // Argument names are bound by position; a macro over one changes nothing kforge relies on, and
+    // a parameter with an argument's name gets its own message from LaunchPlan.
+    for (const FoundKernel* f : chosen)
+        for (const auto& a : f->sig.args)
+            if (a.name != f->sig.name)
+                signatureWords.erase(a.name);
+    std::set<std::string> attributeWords; // __launch_bounds__(BLOCK) may use parameters
+    for (const FoundKernel* f : chosen) {
+        const std::string head = active.substr(f->start, f->end - f->start);
+        for (const char* attr : {"__launch_bounds__", "__attribute__"})
+            for (std::size_t p = head.find(attr); p != std::string::npos; p = head.find(attr, p + 1)) {
+                const std::size_t open = head.find('(', p);
+                const std::size_t close = open == std::string::npos ? open : matchingParen(head, open);
+                if (close != std::string::npos)
+                    for (const auto& w : wordsIn(head.substr(open, close - open)))
+                        attributeWords.insert(w);
+            }
+    }
+    for (const LogicalLine* l : macroLines) {
+        const Directive d = directiveOf(l->text);
+        Cursor c(d.rest);
+        const std::string name = c.word();
+        if (signatureWords.count(name) && !attributeWords.count(name))
+            return lineError(l->line, "#" + d.name + " " + name + " changes a kernel signature that kforge binds launch arguments "
+                                          "from; rename the macro");
+    }
+    for (const auto& p : kf.params)
+        if (signatureWords.count(p.name) && !attributeWords.count(p.name))
+            return lineError(p.line, "param " + p.name + " is a compile-time define with the name of a word of a kernel "
+                                         "signature; rename the parameter");
 
     if (kf.launches.empty())
         return Error{"no launch plan: add at least one '// kforge:launch KERNEL grid=(...) block=(...)' line"};
     for (const auto& l : kf.launches)
         if (!kf.findKernel(l.kernel)) {
+            // Found when undecidable regions are read too: say so rather than "not defined".
+            std::vector<Region> withUndecided = regions;
+            const std::string maybe = blankRegions(code, withUndecided, true);
+            bool conditional = false;
+            for (const KernelHead& h : findKernelHeads(maybe, dialect))
+                conditional |= h.name == l.kernel;
+            if (conditional)
+                return lineError(l.line, "launch names kernel '" + l.kernel + "', which is defined only inside an #if/#ifdef "
+                                             "region whose condition kforge cannot decide; define launched kernels unconditionally");
             std::string known;
             for (const auto& k : kf.kernels)
                 known += (known.empty() ? "" : ", ") + k.name;

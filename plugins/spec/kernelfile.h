@@ -5,6 +5,7 @@
 
 #include "dtype.h"
 #include "expected.h"
+#include "sourcescan.h"
 
 #include <map>
 #include <string>
@@ -12,7 +13,17 @@
 
 namespace kforge::spec {
 
-enum class Dialect { OpenCL, Cuda };
+// Bounds on what a kernel file may declare. A file over them is rejected with a "line N: ..." error
+// that names the limit, never parsed further.
+constexpr std::size_t kMaxDirectiveChars = 4096; // one "// kforge:" line
+constexpr std::size_t kMaxDirectives = 256;
+constexpr std::size_t kMaxParams = 32;
+constexpr std::size_t kMaxChoicesPerParam = 64;
+constexpr std::uint64_t kMaxParamCombinations = 65536; // product of the choice counts
+constexpr std::size_t kMaxScratch = 16;
+constexpr std::size_t kMaxLaunches = 64;
+constexpr std::size_t kMaxKernels = 64;
+constexpr std::size_t kMaxKernelArgs = 128;
 
 struct ParamDecl {
     std::string name;
@@ -58,13 +69,13 @@ struct KernelFile {
     std::vector<KernelSignature> kernels;
 
     // Errors read "line 3: ..." so that editors and diagnostics can point at the directive.
+    // Kernel signatures are read from active code only: a kernel inside #if 0, or inside a
+    // conditional kforge cannot decide, is not bound; two active definitions of one kernel are an
+    // error, and so is a macro that renames a word of a bound signature.
     static Expected<KernelFile> parse(const std::string& source, Dialect dialect);
 
     const KernelSignature* findKernel(const std::string& name) const;
     const ParamDecl* findParam(const std::string& name) const;
 };
-
-// The source with comments and string literals blanked out, newlines kept (so lines still match).
-std::string stripComments(const std::string& source);
 
 } // namespace kforge::spec

@@ -18,6 +18,12 @@ bool isIntegerType(const std::string& t) {
     return false;
 }
 
+std::string bytesText(std::uint64_t b) {
+    if (b >= (1ull << 30) && b % (1ull << 30) == 0)
+        return std::to_string(b >> 30) + " GiB";
+    return std::to_string(b) + " bytes";
+}
+
 bool isFloatType(const std::string& t) { return t == "float" || t == "double" || t == "half" || t == "__half"; }
 
 } // namespace
@@ -45,6 +51,11 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
         plan.defines.push_back("-D" + p.name + "=" + std::to_string(value));
     }
 
+    if (kf.launches.size() > kMaxLaunches)
+        return lineError(kf.launches[kMaxLaunches].line, "more than " + std::to_string(kMaxLaunches) + " launches (the limit per plan)");
+    if (kf.scratch.size() > kMaxScratch)
+        return lineError(kf.scratch[kMaxScratch].line, "more than " + std::to_string(kMaxScratch) + " scratch buffers (the limit per plan)");
+    std::uint64_t scratchBytes = 0;
     for (const auto& s : kf.scratch) {
         if (vars.count(s.name) || task.findInput(s.name) || task.findOutput(s.name))
             return lineError(s.line, "scratch " + s.name + " has the name of one of the task's sizes, parameters or buffers");
@@ -53,7 +64,15 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
             return lineError(s.line, "scratch " + s.name + ": " + n.error());
         if (*n <= 0)
             return lineError(s.line, "scratch " + s.name + ": size evaluates to " + std::to_string(*n));
-        plan.scratch.push_back({s.name, s.dtype, static_cast<std::uint64_t>(*n)});
+        const std::uint64_t count = static_cast<std::uint64_t>(*n);
+        std::uint64_t bytes = 0;
+        if (__builtin_mul_overflow(count, static_cast<std::uint64_t>(dtypeSize(s.dtype)), &bytes) || bytes > kMaxScratchBytes)
+            return lineError(s.line, "scratch " + s.name + ": " + std::to_string(count) + " elements of " + std::string(dtypeName(s.dtype))
+                                         + " exceed the limit of " + bytesText(kMaxScratchBytes) + " of scratch memory");
+        if (__builtin_add_overflow(scratchBytes, bytes, &scratchBytes) || scratchBytes > kMaxScratchBytes)
+            return lineError(s.line, "scratch " + s.name + ": the scratch buffers need " + std::to_string(scratchBytes)
+                                         + " bytes together, more than the limit of " + bytesText(kMaxScratchBytes));
+        plan.scratch.push_back({s.name, s.dtype, count});
     }
 
     for (const auto& l : kf.launches) {
@@ -66,6 +85,7 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
                                          + std::to_string(l.block.size()));
         r.dims = static_cast<int>(l.grid.size());
         std::uint64_t threads = 1;
+        std::uint64_t blocks = 1;
         for (int d = 0; d < r.dims; ++d) {
             auto g = Expression::evaluateInteger(l.grid[static_cast<std::size_t>(d)], vars);
             if (!g)
@@ -84,8 +104,17 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
             if (r.grid[static_cast<std::size_t>(d)] > limits.maxGridDims[static_cast<std::size_t>(d)])
                 return lineError(l.line, who + ": grid dimension " + std::to_string(d) + " is " + std::to_string(*g)
                                              + ", the device allows at most " + std::to_string(limits.maxGridDims[static_cast<std::size_t>(d)]));
-            threads *= r.block[static_cast<std::size_t>(d)];
+            // Each factor is below 2^32 (checked above against the device's limits), the products
+            // are checked as they grow.
+            if (__builtin_mul_overflow(threads, r.block[static_cast<std::size_t>(d)], &threads)
+                || __builtin_mul_overflow(blocks, r.grid[static_cast<std::size_t>(d)], &blocks))
+                return lineError(l.line, who + ": the launch's size overflows");
         }
+        std::uint64_t items = 0;
+        const bool overflow = __builtin_mul_overflow(blocks, threads, &items);
+        if (overflow || items > kMaxWorkItems)
+            return lineError(l.line, who + ": grid x block is " + (overflow ? std::string("more than 2^64") : std::to_string(items))
+                                         + " work items; at most " + std::to_string(kMaxWorkItems) + " per launch are allowed");
         if (threads > limits.maxBlockThreads)
             return lineError(l.line, who + ": a block of " + std::to_string(threads) + " threads exceeds the device's limit of "
                                          + std::to_string(limits.maxBlockThreads));

@@ -18,6 +18,11 @@ struct DeviceLimits {
     std::uint64_t maxSharedBytes = 48 * 1024;             // dynamic shared memory per block
 };
 
+// Bounds no device limit gives: scratch memory per plan, and work items (grid * block threads) per
+// launch, which also keeps every product far from overflowing 64 bits.
+constexpr std::uint64_t kMaxScratchBytes = 4ull << 30;
+constexpr std::uint64_t kMaxWorkItems = 1ull << 40;
+
 struct ArgBinding {
     enum class Kind { Input, Output, Scratch, Size, Scalar };
     Kind kind = Kind::Size;
