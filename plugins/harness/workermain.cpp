@@ -1,6 +1,7 @@
 #include "workermain.h"
 
 #include "evaluator.h"
+#include "safeio.h"
 
 #include <unistd.h>
 
@@ -73,15 +74,20 @@ int runWorker(Backend& backend, int argc, char** argv) {
     while (std::getline(std::cin, line)) {
         if (line.empty() || line == "\r")
             continue;
-        auto request = protocol::decodeRequest(line);
+        // A request that cannot be decoded is answered with an error, whatever it holds.
+        spec::Expected<protocol::Request> request = spec::Error{"request could not be decoded"};
+        try {
+            request = protocol::decodeRequest(line);
+        } catch (const std::exception& e) {
+            request = spec::Error{std::string("request could not be decoded: ") + e.what()};
+        }
         if (!request) {
             // Try to recover the id so the caller can match the error to its request.
             std::optional<std::int64_t> id;
-            try {
-                auto j = nlohmann::json::parse(line);
-                if (j.is_object() && j.contains("id") && j["id"].is_number_integer())
-                    id = j["id"].get<std::int64_t>();
-            } catch (const nlohmann::json::exception&) {
+            if (auto j = spec::parseJson(line); j && j->is_object()) {
+                const auto it = j->find("id");
+                if (it != j->end() && it->is_number_integer())
+                    id = it->get<std::int64_t>();
             }
             writeLine(protocol::encodeError(id, request.error()));
             continue;

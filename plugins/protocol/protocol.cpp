@@ -1,5 +1,7 @@
 #include "protocol.h"
 
+#include "safeio.h"
+
 namespace kforge::protocol {
 
 using nlohmann::json;
@@ -8,22 +10,29 @@ using spec::Expected;
 
 namespace {
 
+// Protocol messages nest a few levels (a result's timing, a task's reference data); far more is
+// not a message.
+constexpr int kMaxLineDepth = 64;
+
 constexpr std::pair<Status, std::string_view> kStatusNames[] = {
     {Status::Ok, "ok"},           {Status::CompileError, "compile_error"}, {Status::RuntimeError, "runtime_error"},
     {Status::Timeout, "timeout"}, {Status::Incorrect, "incorrect"},        {Status::Rejected, "rejected"},
 };
 
+// Lines come from another process (a worker, or kforge) and may be anything: deep nesting, numbers
+// beyond double's range (1e999) and invalid UTF-8 become errors, never exceptions.
 Expected<json> parseLine(const std::string& line) {
-    try {
-        json j = json::parse(line);
-        if (!j.is_object())
-            return Error{"line is not a JSON object"};
-        return j;
-    } catch (const json::parse_error& e) {
-        std::string what = e.what();
-        const auto pos = what.find("syntax error");
-        return Error{"line is not JSON (" + (pos == std::string::npos ? what : what.substr(pos)) + ")"};
+    auto j = spec::parseJson(line, kMaxLineDepth);
+    if (!j) {
+        std::string what = j.error();
+        const auto pos = what.find("invalid JSON: ");
+        if (pos != std::string::npos)
+            what = what.substr(pos + 14);
+        return Error{"line is not JSON (" + what + ")"};
     }
+    if (!j->is_object())
+        return Error{"line is not a JSON object"};
+    return std::move(*j);
 }
 
 template <typename T>

@@ -1,5 +1,8 @@
 #include "taskspec.h"
 
+#include "safeio.h"
+#include "sourcescan.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -24,6 +27,9 @@ public:
     void fail(const std::string& field, const std::string& what) {
         if (m_error.empty())
             m_error = m_origin + ": " + field + ": " + what;
+        // Hostile files quote huge values; a message says where and what, not the whole value.
+        if (m_error.size() > 1000)
+            m_error = m_error.substr(0, 997) + "...";
     }
 
     const json* member(const json& obj, const std::string& path, const char* key, bool required) {
@@ -312,6 +318,11 @@ void checkConsistency(Validator& v, const TaskSpec& t) {
         };
         checkTensors(t.inputs, "inputs");
         checkTensors(t.outputs, "outputs");
+        if (!v.failed())
+            for (const auto* list : {&t.inputs, &t.outputs})
+                for (const auto& tensor : *list)
+                    if (auto n = t.elementCount(tensor, *sizes); !n)
+                        v.fail(list == &t.inputs ? "inputs" : "outputs", n.error() + where);
         for (const auto& [key, text] : {std::pair{"flops", t.flops}, std::pair{"bytes", t.bytes}}) {
             auto n = Expression::evaluate(text, vars);
             if (!n)
@@ -528,7 +539,8 @@ Expected<std::int64_t> TaskSpec::elementCount(const TensorSpec& t, const Sizes& 
             return Error{"tensor '" + t.name + "': " + n.error()};
         if (*n <= 0)
             return fail("tensor '" + t.name + "': dimension '" + dim + "' is " + std::to_string(*n));
-        count *= *n;
+        if (__builtin_mul_overflow(count, *n, &count) || count > kMaxTensorElements)
+            return fail("tensor '" + t.name + "': more than " + std::to_string(kMaxTensorElements) + " elements (the limit per tensor)");
     }
     return count;
 }
@@ -563,12 +575,7 @@ const ReferenceData* TaskSpec::findReferenceData(const std::string& variant, std
 }
 
 Expected<std::string> readTextFile(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return fail(path.string() + ": cannot be read (does it exist?)");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return readRegularFile(path, kMaxSourceBytes, path.string());
 }
 
 Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir) {
@@ -577,30 +584,18 @@ Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
         return fail(dir.string() + ": not a task folder (it does not exist or is not a directory)");
-    auto text = readTextFile(file);
+    // Every file a task names must lie inside its folder (symlinks followed) and be a regular file
+    // of a plausible size: task folders come from users and downloads.
+    auto jsonPath = resolveInside(dir, "task.json", "task.json");
+    if (!jsonPath)
+        return fail(dir.string() + ": " + jsonPath.error());
+    auto text = readRegularFile(*jsonPath, kMaxTaskJsonBytes, file.string());
     if (!text)
         return Error{text.error()};
-    json root;
-    try {
-        root = json::parse(*text);
-    } catch (const json::parse_error& e) {
-        // nlohmann reports a byte offset; turn it into line:column.
-        std::size_t line = 1, col = 1;
-        for (std::size_t i = 0; i < e.byte - 1 && i < text->size(); ++i) {
-            if ((*text)[i] == '\n') {
-                ++line;
-                col = 1;
-            } else {
-                ++col;
-            }
-        }
-        std::string what = e.what();
-        const auto pos = what.find("syntax error");
-        if (pos != std::string::npos)
-            what = what.substr(pos);
-        return fail(file.string() + ":" + std::to_string(line) + ":" + std::to_string(col) + ": invalid JSON: " + what);
-    }
-    auto spec = TaskSpec::fromJson(root, file.string());
+    auto root = parseJson(*text);
+    if (!root)
+        return fail(file.string() + ":" + root.error());
+    auto spec = TaskSpec::fromJson(*root, file.string());
     if (!spec)
         return Error{spec.error()};
 
@@ -611,34 +606,43 @@ Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir) {
          {std::tuple{&bundle.referenceSource, &bundle.spec.reference, &bundle.referenceFile, "reference"},
           std::tuple{&bundle.baselineSource, &bundle.spec.baseline, &bundle.baselineFile, "baseline"}}) {
         for (const auto& [backend, name] : *files) {
-            const fs::path p = bundle.dir / name;
-            auto src = readTextFile(p);
+            const std::string field = std::string(key) + "." + backend;
+            auto p = resolveInside(bundle.dir, name, field);
+            if (!p)
+                return fail(file.string() + ": " + p.error());
+            auto src = readRegularFile(*p, kMaxSourceBytes, name);
             if (!src)
-                return fail(file.string() + ": " + key + "." + backend + ": " + src.error());
+                return fail(file.string() + ": " + field + ": " + src.error());
             (*map)[backend] = *src;
-            (*paths)[backend] = p.string();
+            (*paths)[backend] = p->string();
         }
     }
-    // Reference data: resolve to absolute paths and check each file's size against its tensor.
+    // Reference data: resolve inside the folder and check each file's size against its tensor.
     for (std::size_t i = 0; i < bundle.spec.referenceData.size(); ++i) {
         ReferenceData& rd = bundle.spec.referenceData[i];
         auto sizes = bundle.spec.sizesFor(rd.variant);
+        if (!sizes)
+            return fail(file.string() + ": reference_data[" + std::to_string(i) + "]: " + sizes.error());
         for (auto [files, isInput] : {std::pair{&rd.inputs, true}, std::pair{&rd.outputs, false}}) {
             for (auto& [name, f] : *files) {
                 const std::string field = "reference_data[" + std::to_string(i) + "]." + (isInput ? "inputs." : "outputs.") + name;
                 const TensorSpec* t = isInput ? bundle.spec.findInput(name) : bundle.spec.findOutput(name);
                 if (!t)
                     return fail(file.string() + ": " + field + ": no such " + (isInput ? "input" : "output"));
-                const fs::path p = bundle.dir / f;
-                const auto actual = fs::file_size(p, ec);
-                if (ec)
-                    return fail(file.string() + ": " + field + ": " + p.string() + " cannot be read");
+                auto p = resolveInside(bundle.dir, f, field);
+                if (!p)
+                    return fail(file.string() + ": " + p.error());
+                const auto actual = regularFileSize(*p, f);
+                if (!actual)
+                    return fail(file.string() + ": " + field + ": " + actual.error());
                 const auto count = bundle.spec.elementCount(*t, *sizes);
-                const auto expected = static_cast<std::uintmax_t>(*count) * dtypeSize(t->dtype);
-                if (actual != expected)
-                    return fail(file.string() + ": " + field + ": " + p.string() + " has " + std::to_string(actual)
-                                + " bytes, expected " + std::to_string(expected));
-                f = p.string();
+                if (!count)
+                    return fail(file.string() + ": " + field + ": " + count.error());
+                const auto expected = static_cast<std::uint64_t>(*count) * dtypeSize(t->dtype);
+                if (*actual != expected)
+                    return fail(file.string() + ": " + field + ": " + f + " has " + std::to_string(*actual) + " bytes, expected "
+                                + std::to_string(expected));
+                f = p->string();
             }
         }
     }

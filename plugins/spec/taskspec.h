@@ -19,6 +19,10 @@ namespace kforge::spec {
 
 using Sizes = std::map<std::string, std::int64_t>;
 
+// A tensor larger than this is a mistake or an attack, not a benchmark (2^36 elements: 256 GiB of
+// float32); the bound also keeps every byte count far from overflowing.
+constexpr std::int64_t kMaxTensorElements = std::int64_t{1} << 36;
+
 struct InitSpec {
     enum class Kind { Uniform, Normal, Constant, RandInt, Arange };
     Kind kind = Kind::Uniform;
@@ -81,7 +85,9 @@ struct TaskSpec {
     const ReferenceData* findReferenceData(const std::string& variant, std::uint64_t seed) const;
 };
 
-// A task folder on disk: the validated spec plus the kernel sources of each backend.
+// A task folder on disk: the validated spec plus the kernel sources of each backend. Every file the
+// task names must be a regular file inside the folder (symlinks followed): task.json up to 1 MiB,
+// kernel files up to kMaxSourceBytes, reference data exactly its tensor's size.
 struct TaskBundle {
     std::filesystem::path dir;
     TaskSpec spec;
@@ -93,6 +99,7 @@ struct TaskBundle {
 
 Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir);
 
+// A kernel source file: a regular file of at most kMaxSourceBytes.
 Expected<std::string> readTextFile(const std::filesystem::path& path);
 
 bool isIdentifier(const std::string& s);

@@ -40,6 +40,12 @@ private slots:
         QTest::newRow("unbalanced") << "(M + N" << "(M + N";
         QTest::newRow("empty") << "  " << "empty expression";
         QTest::newRow("division by zero") << "M / 0" << "finite";
+        QTest::newRow("deep parentheses") << QString(100000, QLatin1Char('(')) + "M" + QString(100000, QLatin1Char(')'))
+                                          << "at most 1024 are allowed";
+        QTest::newRow("33 levels") << QString(33, QLatin1Char('(')) + "M" + QString(33, QLatin1Char(')')) << "nest deeper than 32";
+        QTest::newRow("long") << QStringLiteral("M+").repeated(600) + QStringLiteral("M") << "at most 1024";
+        QTest::newRow("control character") << "M +\x01 N" << "control character";
+        QTest::newRow("huge number") << "1e999 * M" << "";
     }
     void errors() {
         QFETCH(QString, text);
@@ -47,6 +53,7 @@ private slots:
         auto v = Expression::evaluate(text.toStdString(), {{"M", 64}, {"N", 100}});
         QVERIFY(!v.ok());
         QVERIFY2(QString::fromStdString(v.error()).contains(mentions), v.error().c_str());
+        QVERIFY(v.error().size() < 2000); // a runaway expression is not repeated whole
     }
 
     void integerResults() {

@@ -129,6 +129,12 @@ private slots:
         QTest::newRow("unknown type") << R"({"id": 1, "type": "hello"})" << "unknown type 'hello'";
         QTest::newRow("bad status") << R"({"id": 1, "type": "result", "status": "great"})" << "unknown status 'great'";
         QTest::newRow("no id") << R"({"type": "result", "status": "ok"})" << "'id'";
+        QTest::newRow("1e999") << R"({"id": 1, "type": "result", "status": "ok", "x": 1e999})" << "not JSON";
+        QTest::newRow("-1e999") << R"({"id": -1e999, "type": "result"})" << "not JSON";
+        QTest::newRow("deep nesting") << "{\"id\": 1, \"x\": " + QString(100000, QLatin1Char('[')) + QString(100000, QLatin1Char(']')) + "}"
+                                      << "nested deeper than 64";
+        QTest::newRow("unclosed deep nesting") << QString(100000, QLatin1Char('[')) << "not JSON";
+        QTest::newRow("huge string") << "{\"id\": \"" + QString(5000000, QLatin1Char('x')) + "\"}" << "unknown type";
     }
     void responseErrors() {
         QFETCH(QString, line);
@@ -170,6 +176,21 @@ private slots:
         QVERIFY(r.ok());
         QVERIFY(!protocol::responseId(*r).has_value());
         QCOMPARE(std::get<protocol::ErrorResponse>(*r).message, std::string("bad line"));
+    }
+
+    void hostileRequestLines() {
+        // Numbers no double holds, deep nesting and invalid UTF-8 are errors, never exceptions.
+        const std::string valid = R"({"id": 7, "type": "probe"})";
+        for (const std::string& line : {std::string(R"({"id": 7, "type": "ceilings", "device": 1e999})"),
+                                        std::string(R"({"id": 7, "type": "evaluate", "task": {"name": "t", "sizes": {"N": -1e999}}})"),
+                                        "{\"id\": 7, \"type\": \"evaluate\", \"task\": " + std::string(100000, '[') + std::string(100000, ']') + "}",
+                                        std::string("{\"id\": 7, \"type\": \"probe\", \"x\": \"\xff\xfe\"}"),
+                                        std::string(100000, '{')}) {
+            auto r = protocol::decodeRequest(line);
+            QVERIFY(!r.ok());
+            QVERIFY(r.error().size() < 2000);
+        }
+        QVERIFY(protocol::decodeRequest(valid).ok());
     }
 
     void invalidUtf8IsReplaced() {

@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
@@ -144,6 +146,106 @@ private slots:
         QVERIFY2(withData.ok(), withData.ok() ? "" : withData.error().c_str());
         QVERIFY(withData->spec.findReferenceData("small", 1) != nullptr);
         QVERIFY(withData->spec.findReferenceData("small", 2) == nullptr);
+    }
+
+    // ---- hostile task folders -------------------------------------------------------------------
+
+    void refusesFilesOutsideTheFolder_data() {
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("parent") << "reference" << "../secret.cl" << "must not leave the task folder";
+        QTest::newRow("absolute") << "reference" << "/etc/passwd" << "must be a file name relative to the task folder";
+        QTest::newRow("symlink out") << "baseline" << "link.cl" << "is not a file inside the task folder";
+        QTest::newRow("missing") << "baseline" << "nothing.cl" << "is not a file inside the task folder";
+        QTest::newRow("fifo") << "reference" << "fifo.cl" << "is not a regular file";
+        QTest::newRow("device via symlink") << "reference" << "zero.cl" << "is not a file inside the task folder";
+        QTest::newRow("directory") << "reference" << "sub" << "is not a regular file";
+        QTest::newRow("too large") << "baseline" << "big.cl" << "more than the limit of 1048576";
+        QTest::newRow("reference data outside") << "reference_data" << "../secret.cl" << "reference_data[0].inputs.x";
+        QTest::newRow("reference data symlink") << "reference_data" << "link.cl" << "reference_data[0].inputs.x";
+        QTest::newRow("reference data fifo") << "reference_data" << "fifo.cl" << "is not a regular file";
+    }
+    void refusesFilesOutsideTheFolder() {
+        QFETCH(QString, field);
+        QFETCH(QString, name);
+        QFETCH(QString, mentions);
+        QTemporaryDir outer;
+        QVERIFY(outer.isValid());
+        const QString root = outer.path() + QStringLiteral("/task");
+        QVERIFY(QDir().mkpath(root + QStringLiteral("/sub")));
+        // A secret outside the folder, whose size must not show in any message.
+        writeFile(outer.path() + QStringLiteral("/secret.cl"), QByteArray(12345, 's'));
+        QVERIFY(QFile::link(outer.path() + QStringLiteral("/secret.cl"), root + QStringLiteral("/link.cl")));
+        QVERIFY(QFile::link(QStringLiteral("/dev/zero"), root + QStringLiteral("/zero.cl")));
+        QCOMPARE(::mkfifo((root + QStringLiteral("/fifo.cl")).toLocal8Bit().constData(), 0600), 0);
+        writeFile(root + QStringLiteral("/big.cl"), QByteArray(1100000, ' '));
+        writeFile(root + QStringLiteral("/reference.cl"), "// ref");
+        writeFile(root + QStringLiteral("/baseline.cl"), "// base");
+        writeFile(root + QStringLiteral("/y.bin"), QByteArray(300 * 4, '\0'));
+        json task = validTask();
+        if (field == QStringLiteral("reference_data"))
+            task["reference_data"] = {{{"variant", "small"}, {"seed", 1}, {"inputs", {{"x", name.toStdString()}}}, {"outputs", {{"y", "y.bin"}}}}};
+        else
+            task[field.toStdString()]["opencl"] = name.toStdString();
+        writeFile(root + QStringLiteral("/task.json"), QByteArray::fromStdString(task.dump()));
+        auto t = loadTaskDir(root.toStdString());
+        QVERIFY(!t.ok());
+        const QString error = QString::fromStdString(t.error());
+        QVERIFY2(error.contains(mentions), t.error().c_str());
+        QVERIFY2(!error.contains(QStringLiteral("12345")), t.error().c_str());
+        QVERIFY2(!error.contains(outer.path() + QStringLiteral("/secret")), t.error().c_str());
+        QVERIFY2(error.contains(field), t.error().c_str());
+    }
+
+    void taskJsonItselfIsChecked() {
+        QTemporaryDir outer;
+        QVERIFY(outer.isValid());
+        const QString root = outer.path() + QStringLiteral("/task");
+        QVERIFY(QDir().mkpath(root));
+        QVERIFY(QFile::link(QStringLiteral("/dev/zero"), root + QStringLiteral("/task.json")));
+        auto zero = loadTaskDir(root.toStdString());
+        QVERIFY(!zero.ok());
+        QVERIFY2(QString::fromStdString(zero.error()).contains(QStringLiteral("not a file inside the task folder")), zero.error().c_str());
+        QVERIFY(QFile::remove(root + QStringLiteral("/task.json")));
+        QCOMPARE(::mkfifo((root + QStringLiteral("/task.json")).toLocal8Bit().constData(), 0600), 0);
+        auto fifo = loadTaskDir(root.toStdString()); // must not block
+        QVERIFY(!fifo.ok());
+        QVERIFY2(QString::fromStdString(fifo.error()).contains(QStringLiteral("not a regular file")), fifo.error().c_str());
+        QVERIFY(QFile::remove(root + QStringLiteral("/task.json")));
+        writeFile(root + QStringLiteral("/task.json"), "{\"name\": \"" + QByteArray(1100000, 'x') + "\"}");
+        auto big = loadTaskDir(root.toStdString());
+        QVERIFY(!big.ok());
+        QVERIFY2(QString::fromStdString(big.error()).contains(QStringLiteral("more than the limit")), big.error().c_str());
+    }
+
+    void hostileJsonIsAnError_data() {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<QString>("mentions");
+        QByteArray big = QByteArray::fromStdString(validTask().dump());
+        QTest::newRow("1e999") << QByteArray(big).replace("\"value\":1e-05", "\"value\":1e999") << "invalid JSON";
+        QTest::newRow("-1e999") << QByteArray(big).replace("\"low\":-4", "\"low\":-1e999") << "invalid JSON";
+        QTest::newRow("deep arrays") << "{\"name\": " + QByteArray(100000, '[') + QByteArray(100000, ']') + "}" << "nested deeper than 64";
+        QTest::newRow("unclosed deep arrays") << QByteArray(100000, '[') << "invalid JSON";
+        QTest::newRow("invalid UTF-8") << QByteArray(big).replace("Row softmax", "Row \xff\xfe softmax") << "invalid JSON";
+        QTest::newRow("huge string") << "{\"name\": \"" + QByteArray(900000, '!') + "\"}" << "task.json: name: '!!!";
+        QTest::newRow("huge integer size") << QByteArray(big).replace("\"M\":64", "\"M\":18446744073709551615") << "sizes.M";
+        QTest::newRow("overflowing shape") << QByteArray(big).replace("\"M\":64", "\"M\":4294967296").replace("\"N\":100", "\"N\":4294967296")
+                                           << "elements (the limit per tensor)";
+    }
+    void hostileJsonIsAnError() {
+        QFETCH(QByteArray, text);
+        QFETCH(QString, mentions);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        writeFile(dir.path() + QStringLiteral("/task.json"), text);
+        writeFile(dir.path() + QStringLiteral("/reference.cl"), "// ref");
+        writeFile(dir.path() + QStringLiteral("/baseline.cl"), "// base");
+        auto t = loadTaskDir(dir.path().toStdString());
+        QVERIFY(!t.ok());
+        QVERIFY2(QString::fromStdString(t.error()).contains(mentions), t.error().c_str());
+        QVERIFY2(QString::fromStdString(t.error()).contains(QStringLiteral("task.json")), t.error().c_str());
+        QVERIFY(t.error().size() < 2000);
     }
 
     void builtInTasksAreValid() {
