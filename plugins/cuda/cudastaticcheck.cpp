@@ -3,21 +3,13 @@
 #include "kernelfile.h"
 
 #include <algorithm>
-#include <regex>
 #include <set>
-#include <sstream>
+#include <string_view>
 #include <utility>
 
 namespace kforge::cuda {
 
 namespace {
-
-std::string trim(const std::string& s) {
-    const auto b = s.find_first_not_of(" \t\r\n");
-    if (b == std::string::npos)
-        return {};
-    return s.substr(b, s.find_last_not_of(" \t\r\n") - b + 1);
-}
 
 // Offsets of line starts, to turn a match position into a line and column.
 class LineIndex {
@@ -76,144 +68,98 @@ private:
 const char* const kDeviceOnly = "a kernel file holds device code only: the worker allocates the buffers and launches "
                                 "the kernels its launch plan names";
 
-void checkIncludes(const std::string& source, const std::string& code, Collector& out) {
-    std::vector<std::string> original;
-    {
-        std::istringstream in(source);
-        for (std::string l; std::getline(in, l);)
-            original.push_back(l);
-    }
-    std::istringstream in(code);
-    int lineNo = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++lineNo;
-        const int first = lineNo;
-        // A backslash-newline continues a preprocessor line; "#\<newline>include" is still an include.
-        std::string text = first - 1 < static_cast<int>(original.size()) ? original[static_cast<std::size_t>(first - 1)] : "";
-        while (!line.empty() && line.back() == '\\') {
-            std::string next;
-            if (!std::getline(in, next))
-                break;
-            ++lineNo;
-            line.pop_back();
-            line += next;
-            if (lineNo - 1 < static_cast<int>(original.size())) {
-                if (!text.empty() && text.back() == '\\')
-                    text.pop_back();
-                text += original[static_cast<std::size_t>(lineNo - 1)];
+bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+// The offset just past "::" after `pos` (blanks allowed between), or npos.
+std::size_t scopeAfter(const std::string& code, std::size_t pos) {
+    std::size_t p = pos;
+    while (p < code.size() && (code[p] == ' ' || code[p] == '\t' || code[p] == '\n' || code[p] == '\r'))
+        ++p;
+    return code.compare(p, 2, "::") == 0 ? p + 2 : std::string::npos;
+}
+
+std::size_t skipBlanks(const std::string& code, std::size_t p) {
+    while (p < code.size() && (code[p] == ' ' || code[p] == '\t' || code[p] == '\n' || code[p] == '\r'))
+        ++p;
+    return p;
+}
+
+// Identifier rules, read token by token (no regular expressions over hostile input).
+void checkNames(const std::string& code, Collector& out) {
+    static const char* const vendorPrefixes[] = {"cublas", "cudnn", "cufft", "cusparse", "cusolver"};
+    static const char* const curandHost[] = {"curandCreate", "curandDestroy", "curandGenerate", "curandSet", "curandGet"};
+    static const char* const runtime[] = {"cudaMalloc", "cudaFree", "cudaMemcpy", "cudaMemset", "cudaStream", "cudaLaunch",
+                                          "cudaDeviceSynchronize", "cudaDeviceReset", "cudaGraph", "cudaEvent", "cudaSetDevice",
+                                          "cudaGetParameterBuffer", "cudaHostAlloc", "cudaHostRegister"};
+    spec::forEachIdentifier(code, [&](std::size_t pos, std::string_view word) {
+        const std::string w(word.substr(0, 120));
+        const std::size_t end = pos + word.size();
+        for (const char* v : vendorPrefixes)
+            if (startsWith(word, v)) {
+                out.add(pos, "error", "vendor", "'" + w + "': vendor libraries (cuBLAS, cuDNN, cuFFT, cuSPARSE, cuSOLVER) are not allowed; "
+                                                  "the candidate must be the kernel itself");
+                return;
             }
+        for (const char* v : curandHost)
+            if (startsWith(word, v)) {
+                out.add(pos, "error", "vendor", "'" + w + "': the cuRAND host API is not allowed");
+                return;
+            }
+        for (const char* r : runtime)
+            if (startsWith(word, r)) {
+                out.add(pos, "error", "runtime", "'" + w + "': CUDA runtime calls are not allowed; " + std::string(kDeviceOnly));
+                return;
+            }
+        if (word == "cutlass" || word == "cute") {
+            if (scopeAfter(code, end) != std::string::npos)
+                out.add(pos, "error", "vendor", "'" + w + "::': CUTLASS and CuTe are not allowed; the candidate must be the kernel itself");
+        } else if (word == "thrust") {
+            if (scopeAfter(code, end) != std::string::npos)
+                out.add(pos, "error", "vendor", "'thrust::': Thrust is not allowed; write the kernel itself");
+        } else if (word == "cub") {
+            const std::size_t after = scopeAfter(code, end);
+            if (after != std::string::npos) {
+                const std::size_t p = skipBlanks(code, after);
+                if (code.compare(p, 6, "Device") == 0)
+                    out.add(pos, "error", "vendor",
+                            "'cub::Device...': device-wide CUB algorithms launch their own kernels and are not allowed "
+                            "(block-, warp- and thread-level CUB are)");
+            }
+        } else if (word == "main") {
+            const std::size_t p = skipBlanks(code, end);
+            if (p < code.size() && code[p] == '(')
+                out.add(pos, "error", "main", "'main(': " + std::string(kDeviceOnly) + "; no host program is compiled or run");
+        } else if (word == "printf") {
+            out.add(pos, "warning", "printf", "printf in a kernel serialises output and distorts timing; remove it before measuring");
+        } else if (word == "__host__") {
+            // `__host__` is fine as part of `__host__ __device__`; on its own it declares host code,
+            // which the worker never runs. The declaration is read within a bounded window.
+            constexpr std::size_t kWindow = 1024;
+            const std::size_t from = pos > kWindow ? pos - kWindow : 0;
+            std::size_t begin = from;
+            for (std::size_t k = pos; k > from; --k)
+                if (code[k - 1] == ';' || code[k - 1] == '{' || code[k - 1] == '}') {
+                    begin = k;
+                    break;
+                }
+            std::size_t stop = std::min(code.size(), end + kWindow);
+            for (std::size_t k = end; k < stop; ++k)
+                if (code[k] == ';' || code[k] == '{' || code[k] == '(') {
+                    stop = k;
+                    break;
+                }
+            bool device = false;
+            spec::forEachIdentifier(code.substr(begin, stop - begin), [&](std::size_t, std::string_view x) { device |= x == "__device__"; });
+            if (!device)
+                out.add(pos, "error", "host",
+                        "__host__ function without __device__: " + std::string(kDeviceOnly)
+                            + ", so helpers must be __device__ (or __host__ __device__)");
         }
-        const std::size_t p = line.find_first_not_of(" \t");
-        if (p == std::string::npos)
-            continue;
-        std::size_t q = std::string::npos;
-        if (line[p] == '#')
-            q = p + 1;
-        else if (line.compare(p, 2, "%:") == 0) // digraph for '#'
-            q = p + 2;
-        if (q == std::string::npos)
-            continue;
-        q = line.find_first_not_of(" \t", q);
-        if (q == std::string::npos)
-            continue;
-        const bool include = line.compare(q, 7, "include") == 0;
-        const bool import = line.compare(q, 6, "import") == 0;
-        if (!include && !import)
-            continue;
-        std::size_t r = q + (include ? 7 : 6);
-        const std::string shown = "'" + trim(text) + "'";
-        const int column = static_cast<int>(p) + 1;
-        if (line.compare(r, 5, "_next") == 0 || import) {
-            out.addAt(first, column, "include", shown + ": only #include <header> of an allowed header is accepted");
-            continue;
-        }
-        r = line.find_first_not_of(" \t", r);
-        if (r == std::string::npos || (line[r] != '<' && line[r] != '"')) {
-            out.addAt(first, column, "include",
-                      shown + ": a computed #include (through a macro) is not allowed; name the header as #include <...>");
-            continue;
-        }
-        if (line[r] == '"') {
-            out.addAt(first, column, "include",
-                      shown + ": #include \"...\" is not allowed: a kernel file must be self-contained, since the worker "
-                              "compiles it alone and files beside it are not part of the candidate");
-            continue;
-        }
-        const std::size_t close = line.find('>', r + 1);
-        const std::string header = trim(line.substr(r + 1, close == std::string::npos ? std::string::npos : close - r - 1));
-        if (close == std::string::npos || !isAllowedInclude(header))
-            out.addAt(first, column, "include",
-                      shown + ": <" + header + "> is not an allowed header. Allowed: cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, "
-                              "mma.h, math_constants.h, stdint.h, cstdint, cooperative_groups.h, cooperative_groups/*, "
-                              "cuda/pipeline, cuda/barrier, cuda/atomic, cuda/std/*, cub/block/*, cub/warp/*, cub/thread/*");
-    }
-}
-
-struct Rule {
-    std::regex pattern;
-    const char* severity;
-    const char* name;
-    std::string (*message)(const std::string& match);
-};
-
-const std::vector<Rule>& rules() {
-    static const std::vector<Rule> all = [] {
-        std::vector<Rule> r;
-        const auto error = "error";
-        r.push_back({std::regex(R"(\b(cublas\w*|cublasLt\w*|cudnn\w*|cufft\w*|cusparse\w*|cusolver\w*)\b)"), error, "vendor",
-                     [](const std::string& m) -> std::string {
-                         return "'" + m + "': vendor libraries (cuBLAS, cuDNN, cuFFT, cuSPARSE, cuSOLVER) are not allowed; "
-                                "the candidate must be the kernel itself";
-                     }});
-        r.push_back({std::regex(R"(\b(cutlass|cute)\s*::)"), error, "vendor", [](const std::string& m) -> std::string {
-                         return "'" + m + "': CUTLASS and CuTe are not allowed; the candidate must be the kernel itself";
-                     }});
-        r.push_back({std::regex(R"(\bcurand(Create|Destroy|Generate|Set|Get)\w*)"), error, "vendor", [](const std::string& m) -> std::string {
-                         return "'" + m + "': the cuRAND host API is not allowed";
-                     }});
-        r.push_back({std::regex(R"(\bthrust\s*::)"), error, "vendor", [](const std::string& m) -> std::string {
-                         return "'" + m + "': Thrust is not allowed; write the kernel itself";
-                     }});
-        r.push_back({std::regex(R"(\bcub\s*::\s*Device\w*)"), error, "vendor", [](const std::string& m) -> std::string {
-                         return "'" + m + "': device-wide CUB algorithms launch their own kernels and are not allowed "
-                                "(block-, warp- and thread-level CUB are)";
-                     }});
-        r.push_back({std::regex(R"(\bcuda(Malloc|Free|Memcpy|Memset|Stream|Launch|DeviceSynchronize|DeviceReset|Graph|Event|SetDevice|GetParameterBuffer|HostAlloc|HostRegister)\w*)"),
-                     error, "runtime", [](const std::string& m) -> std::string {
-                         return "'" + m + "': CUDA runtime calls are not allowed; " + std::string(kDeviceOnly);
-                     }});
-        r.push_back({std::regex(R"(<<<)"), error, "launch", [](const std::string&) -> std::string {
-                         return "kernel launch syntax '<<<...>>>' is not allowed: every kernel is launched by the "
-                                "kernel file's '// kforge:launch' lines";
-                     }});
-        r.push_back({std::regex(R"(\bmain\s*\()"), error, "main", [](const std::string&) -> std::string {
-                         return "'main(': " + std::string(kDeviceOnly) + "; no host program is compiled or run";
-                     }});
-        r.push_back({std::regex(R"(\bprintf\b)"), "warning", "printf", [](const std::string&) -> std::string {
-                         return std::string("printf in a kernel serialises output and distorts timing; remove it before measuring");
-                     }});
-        return r;
-    }();
-    return all;
-}
-
-// `__host__` is fine as part of `__host__ __device__`; on its own it declares host code, which the
-// worker never runs.
-void checkHostFunctions(const std::string& code, Collector& out) {
-    static const std::regex host(R"(\b__host__\b)");
-    static const std::regex device(R"(\b__device__\b)");
-    for (auto it = std::sregex_iterator(code.begin(), code.end(), host); it != std::sregex_iterator(); ++it) {
-        const std::size_t pos = static_cast<std::size_t>(it->position(0));
-        const std::size_t before = code.find_last_of(";{}", pos);
-        const std::size_t begin = before == std::string::npos ? 0 : before + 1;
-        const std::size_t after = code.find_first_of(";{(", pos);
-        const std::string declaration = code.substr(begin, (after == std::string::npos ? code.size() : after) - begin);
-        if (std::regex_search(declaration, device))
-            continue;
-        out.add(pos, "error", "host",
-                "__host__ function without __device__: " + std::string(kDeviceOnly)
-                    + ", so helpers must be __device__ (or __host__ __device__)");
-    }
+    });
+    for (std::size_t p = code.find("<<<"); p != std::string::npos; p = code.find("<<<", p + 3))
+        out.add(p, "error", "launch",
+                "kernel launch syntax '<<<...>>>' is not allowed: every kernel is launched by the kernel file's "
+                "'// kforge:launch' lines");
 }
 
 } // namespace
@@ -233,14 +179,19 @@ bool isAllowedInclude(const std::string& header) {
 }
 
 std::vector<protocol::Diagnostic> staticCheckCuda(const std::string& source) {
-    // Comments and string literals are blanked (lines kept), so names quoted in them do not count.
-    const std::string code = spec::stripComments(source);
+    // What the compiler sees: splices joined, comments and literals blanked (lines kept), #if 0
+    // regions left out and undecidable regions checked.
+    const std::string code = spec::checkedCode(source, spec::Dialect::Cuda);
     Collector out(code);
-    checkIncludes(source, code, out);
-    for (const auto& rule : rules())
-        for (auto it = std::sregex_iterator(code.begin(), code.end(), rule.pattern); it != std::sregex_iterator(); ++it)
-            out.add(static_cast<std::size_t>(it->position(0)), rule.severity, rule.name, rule.message(it->str()));
-    checkHostFunctions(code, out);
+    spec::IncludePolicy policy;
+    policy.allowed = isAllowedInclude;
+    policy.allowedText = "Allowed: cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, mma.h, math_constants.h, stdint.h, cstdint, "
+                         "cooperative_groups.h, cooperative_groups/*, cuda/pipeline, cuda/barrier, cuda/atomic, cuda/std/*, "
+                         "cub/block/*, cub/warp/*, cub/thread/*";
+    for (const auto& f : spec::checkPreprocessor(source, spec::Dialect::Cuda, policy))
+        out.addAt(f.line, f.column, "include", f.message);
+    if (source.size() <= spec::kMaxSourceBytes)
+        checkNames(code, out);
     return out.take();
 }
 

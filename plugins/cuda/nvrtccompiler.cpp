@@ -1,5 +1,6 @@
 #include "nvrtccompiler.h"
 
+#include "compilelog.h"
 #include "kernelfile.h"
 #include "sha256.h"
 
@@ -10,7 +11,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
-#include <regex>
 #include <sstream>
 
 #ifndef KFORGE_CUDA_INCLUDE_DIRS
@@ -81,6 +81,57 @@ std::vector<std::string> findIncludeDirs() {
 
 } // namespace
 
+std::string withDefines(const std::string& source, const std::vector<std::string>& defines) {
+    std::string block;
+    for (const auto& d : defines) {
+        std::string text = d.rfind("-D", 0) == 0 ? d.substr(2) : d;
+        const auto eq = text.find('=');
+        const std::string name = text.substr(0, eq);
+        std::string value = eq == std::string::npos ? "1" : text.substr(eq + 1);
+        if (!spec::isIdentifier(name))
+            continue; // plans only give identifiers; anything else cannot be a define
+        for (char& c : value)
+            if (c == '\n' || c == '\r' || c == '\\')
+                c = ' ';
+        block += "#define " + name + " " + value + "\n";
+    }
+    if (block.empty())
+        return source;
+    // After the last #include that is not inside a conditional (or after the #endif that closes
+    // the conditional it is in).
+    const std::string code = spec::stripComments(source, spec::Dialect::Cuda);
+    int depth = 0;
+    bool pending = false;
+    int insertAfter = 0;
+    for (const auto& l : spec::logicalLines(code)) {
+        const spec::Directive d = spec::directiveOf(l.text);
+        if (d.isDirective) {
+            if (d.name == "if" || d.name == "ifdef" || d.name == "ifndef")
+                ++depth;
+            else if (d.name == "endif" && depth > 0)
+                --depth;
+            else if (d.name == "include")
+                pending = true;
+        }
+        if (pending && depth == 0) {
+            insertAfter = l.lastLine;
+            pending = false;
+        }
+    }
+    std::size_t offset = 0;
+    for (int line = 0; line < insertAfter && offset < source.size(); ++line) {
+        const std::size_t nl = source.find('\n', offset);
+        offset = nl == std::string::npos ? source.size() : nl + 1;
+    }
+    std::string out = source.substr(0, offset);
+    if (!out.empty() && out.back() != '\n')
+        out += '\n';
+    out += block;
+    out += "#line " + std::to_string(insertAfter + 1) + "\n";
+    out.append(source, offset, std::string::npos);
+    return out;
+}
+
 std::vector<std::string> kernelNamesIn(const std::string& source) {
     std::vector<std::string> names;
     if (auto kf = spec::KernelFile::parse(source, spec::Dialect::Cuda)) {
@@ -89,12 +140,11 @@ std::vector<std::string> kernelNamesIn(const std::string& source) {
                 names.push_back(l.kernel);
         return names;
     }
-    static const std::regex head(
-        R"(__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?void\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?([A-Za-z_]\w*)\s*\()");
-    const std::string code = spec::stripComments(source);
-    for (auto it = std::sregex_iterator(code.begin(), code.end(), head); it != std::sregex_iterator(); ++it)
-        if (std::find(names.begin(), names.end(), (*it)[1].str()) == names.end())
-            names.push_back((*it)[1].str());
+    if (source.size() > spec::kMaxSourceBytes)
+        return names;
+    for (const auto& h : spec::findKernelHeads(spec::checkedCode(source, spec::Dialect::Cuda), spec::Dialect::Cuda))
+        if (std::find(names.begin(), names.end(), h.name) == names.end() && names.size() < spec::kMaxKernels)
+            names.push_back(h.name);
     return names;
 }
 
@@ -135,8 +185,10 @@ NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<
     std::vector<std::string> options{"-arch=" + out.arch, "-lineinfo", "--std=c++17"};
     for (const auto& dir : m_includeDirs)
         options.push_back("-I" + dir);
-    for (const auto& d : defines)
-        options.push_back(d.rfind("-", 0) == 0 ? d : "-D" + d); // plans give "-DNAME=value"
+    // Plans give "-DNAME=value". On the command line such a define would also rewrite NVRTC's
+    // built-in and toolkit headers (a parameter named T breaks their templates), so the defines
+    // go into the source after its #include lines instead.
+    const std::string program = withDefines(source, defines);
     if (hasPch()) {
         // Automatic precompiled headers take heavy headers (cub, cuda_bf16.h) from ~1.5 s to ~0.14 s;
         // their messages would only clutter the log users read.
@@ -152,7 +204,7 @@ NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<
     key.updateField("--kernels--");
     for (const auto& k : kernels)
         key.updateField(k);
-    key.updateField(source);
+    key.updateField(program);
     const std::string cacheKey = key.hexDigest();
 
     if (auto hit = m_cache.load(cacheKey)) {
@@ -169,12 +221,12 @@ NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<
         }
     }
 
-    NvrtcOutput built = compileUncached(source, options, programName, kernels);
+    NvrtcOutput built = compileUncached(program, options, programName, kernels);
     built.arch = out.arch;
     if (!built.ok && out.arch.back() == 'a' && built.log.find("NVRTC_ERROR_INVALID_OPTION") != std::string::npos) {
         // An NVRTC that does not know the architecture-specific target still builds the generic one.
         options.front() = "-arch=" + out.arch.substr(0, out.arch.size() - 1);
-        built = compileUncached(source, options, programName, kernels);
+        built = compileUncached(program, options, programName, kernels);
         built.arch = options.front().substr(6);
     }
     if (built.ok) {
@@ -208,7 +260,8 @@ NvrtcOutput NvrtcCompiler::compileUncached(const std::string& source, const std:
     for (const auto& o : options)
         argv.push_back(o.c_str());
     const nvrtcResult r = nvrtcCompileProgram(*program, static_cast<int>(argv.size()), argv.data());
-    out.log = programLog(*program);
+    // Only messages about the kernel's own source: a log must never quote another file.
+    out.log = harness::filterCompileLog(programLog(*program), [&](const std::string& file) { return file == programName; });
     if (r != NVRTC_SUCCESS) {
         // A failed compile's log carries "candidate.cu(12): error: ..." lines; other failures (a bad
         // option, no memory) have to be named.

@@ -59,6 +59,12 @@ private:
     CubinCache m_cache;
 };
 
+// `source` with the plan's defines ("-DNAME=value") as #define lines after its last top-level
+// #include, and a #line that keeps the kernel's own line numbers. Passed as -D options they would
+// also reach NVRTC's built-in headers, where a parameter named like a template argument (T)
+// breaks them.
+std::string withDefines(const std::string& source, const std::vector<std::string>& defines);
+
 // The names of the kernels to register for `source`: those its launch plan launches, or, when the
 // file has no readable plan, every __global__ function found in it.
 std::vector<std::string> kernelNamesIn(const std::string& source);

@@ -92,12 +92,14 @@ void initialise(HostTensor& t, const spec::InitSpec& init, std::uint64_t seed, c
 }
 
 spec::Status readRaw(HostTensor& t, const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return spec::fail(path + ": cannot be read");
-    in.read(reinterpret_cast<char*>(t.bytes.data()), static_cast<std::streamsize>(t.bytes.size()));
-    if (static_cast<std::size_t>(in.gcount()) != t.bytes.size())
+    // A regular file of exactly the tensor's size, read without blocking on a FIFO or reading a
+    // device without end (spec/safeio.h).
+    auto data = spec::readRegularFile(path, t.bytes.size(), path);
+    if (!data)
+        return spec::fail(data.error());
+    if (data->size() != t.bytes.size())
         return spec::fail(path + ": has fewer bytes than the tensor needs (" + std::to_string(t.bytes.size()) + ")");
+    std::copy(data->begin(), data->end(), reinterpret_cast<char*>(t.bytes.data()));
     return spec::success();
 }
 

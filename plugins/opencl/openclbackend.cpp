@@ -564,67 +564,33 @@ spec::Status OpenClBackend::open(int device) {
 
 std::vector<protocol::Diagnostic> OpenClBackend::staticCheck(const std::string& source) const {
     std::vector<protocol::Diagnostic> out;
-    // Comments and strings are blanked, so directives and calls quoted in them do not count.
-    const std::string code = spec::stripComments(source);
-
-    std::vector<std::string> original;
-    {
-        std::istringstream in(source);
-        for (std::string l; std::getline(in, l);)
-            original.push_back(l);
-    }
-    std::istringstream in(code);
-    int lineNo = 0;
-    for (std::string line; std::getline(in, line);) {
-        ++lineNo;
-        const int first = lineNo;
-        // A backslash-newline continues a preprocessor line; "#\<newline>include" is still an include.
-        while (!line.empty() && line.back() == '\\') {
-            std::string next;
-            if (!std::getline(in, next))
-                break;
-            ++lineNo;
-            line.pop_back();
-            line += next;
-        }
-        const std::size_t p = line.find_first_not_of(" \t");
-        if (p != std::string::npos) {
-            std::size_t q = std::string::npos;
-            if (line[p] == '#')
-                q = p + 1;
-            else if (line.compare(p, 2, "%:") == 0) // digraph for '#'
-                q = p + 2;
-            if (q != std::string::npos) {
-                q = line.find_first_not_of(" \t", q);
-                if (q != std::string::npos && line.compare(q, 7, "include") == 0) {
-                    protocol::Diagnostic d;
-                    d.kind = "integrity";
-                    d.severity = "error";
-                    d.line = first;
-                    d.column = static_cast<int>(p) + 1;
-                    const std::string text =
-                        first - 1 < static_cast<int>(original.size()) ? trim(original[static_cast<std::size_t>(first - 1)]) : "";
-                    d.message = "'" + text
-                                + "': #include is not allowed; a kernel file must be self-contained, since the "
-                                  "worker compiles it alone and files outside it are not part of the candidate";
-                    out.push_back(std::move(d));
-                }
-            }
-        }
-        for (std::size_t pos = line.find("printf"); pos != std::string::npos; pos = line.find("printf", pos + 6)) {
-            const auto isIdent = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-            if ((pos > 0 && isIdent(line[pos - 1])) || (pos + 6 < line.size() && isIdent(line[pos + 6])))
-                continue;
-            protocol::Diagnostic d;
-            d.kind = "integrity";
-            d.severity = "warning";
-            d.line = first;
-            d.column = static_cast<int>(pos) + 1;
-            d.message = "printf in a kernel serialises output and distorts timing; remove it before measuring";
-            out.push_back(std::move(d));
-            break; // one per line is enough
-        }
-    }
+    // The preprocessor checks shared with CUDA (spec/sourcescan.h): splices joined, comments and
+    // literals blanked, #if 0 regions left out. OpenCL kernels may include nothing at all.
+    spec::IncludePolicy policy;
+    policy.allowedText = "A kernel file must be self-contained: the worker compiles it alone and files outside it are "
+                         "not part of the candidate, so #include is not allowed";
+    for (const auto& f : spec::checkPreprocessor(source, spec::Dialect::OpenCL, policy))
+        out.push_back({"integrity", "error", f.message, "", f.line, f.column});
+    if (source.size() > spec::kMaxSourceBytes)
+        return out;
+    const std::string code = spec::checkedCode(source, spec::Dialect::OpenCL);
+    int lastLine = 0;
+    int line = 1;
+    std::size_t counted = 0; // lines are counted up to here, once over the whole file
+    spec::forEachIdentifier(code, [&](std::size_t pos, std::string_view word) {
+        if (word != "printf")
+            return;
+        line += static_cast<int>(std::count(code.begin() + static_cast<std::ptrdiff_t>(counted),
+                                            code.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
+        counted = pos;
+        if (line == lastLine)
+            return; // one per line is enough
+        lastLine = line;
+        const std::size_t lineStart = code.rfind('\n', pos);
+        const int column = static_cast<int>(pos - (lineStart == std::string::npos ? 0 : lineStart + 1)) + 1;
+        out.push_back({"integrity", "warning", "printf in a kernel serialises output and distorts timing; remove it before measuring",
+                       "", line, column});
+    });
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include "dtype.h"
 #include "expected.h"
 #include "expression.h"
+#include "safeio.h"
 
 #include <nlohmann/json_fwd.hpp>
 

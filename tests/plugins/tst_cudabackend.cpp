@@ -88,6 +88,16 @@ private slots:
         QTest::newRow("allowed headers") << "#include <cuda_fp16.h>\n#include <mma.h>\n#include <cub/block/block_reduce.cuh>\n" << 0 << "";
         QTest::newRow("inline ptx allowed") << "__global__ void k(int* p) { asm volatile(\"membar.gl;\"); }\n" << 0 << "";
         QTest::newRow("mention in comment") << "// cublas would be faster\n__global__ void k() {}\n" << 0 << "";
+        QTest::newRow("include after apostrophe in #if 0") << "#if 0\nit's\n#endif\n#include </etc/passwd>\n" << 4 << "/etc/passwd";
+        QTest::newRow("raw string hides no include") << "const char* s = R\"(\n)\";\n#include </etc/passwd>\n" << 3 << "/etc/passwd";
+        QTest::newRow("digit separators") << "int n = 1'000;\n#include </etc/passwd>\n" << 2 << "/etc/passwd";
+        QTest::newRow("spliced include") << "#inc\\\nlude </etc/passwd>\n" << 1 << "/etc/passwd";
+        QTest::newRow("has_include") << "#if __has_include(</etc/passwd>)\n#endif\n" << 1 << "__has_include";
+        QTest::newRow("line directive") << "#line 1 \"/etc/passwd\"\n" << 1 << "#line";
+        QTest::newRow("vendor in undecidable branch") << "#ifdef NEVER\nvoid f() { cublasCreate(0); }\n#endif\n" << 2 << "cublasCreate";
+        QTest::newRow("vendor in #if 0") << "#if 0\nvoid f() { cublasCreate(0); }\n#endif\n" << 0 << "";
+        QTest::newRow("long identifier") << "__global__ void k() { int " + QString(500000, QLatin1Char('a')) + "; }\n" << 0 << "";
+        QTest::newRow("many __host__") << QStringLiteral("__host__ ").repeated(100000) << 1 << "__host__";
     }
     void staticChecks() {
         QFETCH(QString, source);
@@ -103,6 +113,48 @@ private slots:
         QCOMPARE(error->line, line);
         QVERIFY2(QString::fromStdString(error->message).contains(mentions), error->message.c_str());
         QCOMPARE(error->kind, std::string("integrity"));
+    }
+
+    void paramNamedLikeATemplateArgument() {
+        // A -DT=128 on the command line would rewrite the templates of cuda_fp16.h; the defines go
+        // after the kernel's includes instead, and the kernel's line numbers stay its own.
+        const std::string src = "// kforge:param T = 128\n"
+                                "// kforge:launch k grid=(cdiv(N, T)) block=(T)\n"
+                                "#include <cuda_fp16.h>\n"
+                                "extern \"C\" __global__ void k(const __half* x, __half* y, int N)\n"
+                                "{\n"
+                                "    const int i = blockIdx.x * T + threadIdx.x;\n"
+                                "    if (i < N) y[i] = __hadd(x[i], x[i]);\n"
+                                "}\n";
+        QCOMPARE(cuda::staticCheckCuda(src).size(), 0u);
+        cuda::CudaBackend backend;
+        auto out = backend.compile(src, {"-DT=128"}, "candidate");
+        QVERIFY2(out.ok, out.log.c_str());
+        const std::string broken = src.substr(0, src.rfind('}')) + "    undeclared_name = 1;\n}\n";
+        auto bad = backend.compile(broken, {"-DT=128"}, "candidate");
+        QVERIFY(!bad.ok);
+        const auto diags = harness::parseCompileLog(bad.log, "candidate");
+        QVERIFY2(!diags.empty(), bad.log.c_str());
+        QCOMPARE(diags.front().line, 8);
+        const std::string prologue = cuda::withDefines(src, {"-DT=128"});
+        QVERIFY(prologue.find("#include <cuda_fp16.h>\n#define T 128\n#line 4\n") != std::string::npos);
+    }
+
+    void compileLogQuotesOnlyTheKernel() {
+        const std::string log = "candidate.cu(4): error: identifier \"q\" is undefined\n"
+                                "      y[0] = q;\n"
+                                "             ^\n"
+                                "\n"
+                                "/etc/shadow(1): error: expected a declaration\n"
+                                "  root:$6$secret:19000:0:99999:7:::\n"
+                                "  ^\n"
+                                "\n"
+                                "2 errors detected in the compilation of \"candidate.cu\".\n";
+        const std::string kept = harness::filterCompileLog(log, [](const std::string& f) { return f == "candidate.cu"; });
+        QVERIFY2(kept.find("secret") == std::string::npos, kept.c_str());
+        QVERIFY(kept.find("/etc/shadow") == std::string::npos);
+        QVERIFY(kept.find("identifier \"q\"") != std::string::npos);
+        QVERIFY(kept.find("1 message about files other than the kernel's own left out") != std::string::npos);
     }
 
     void withoutDriver() {
