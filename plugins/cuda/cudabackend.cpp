@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <elf.h>
 #include <limits>
 #include <mutex>
 #include <sstream>
@@ -54,8 +55,65 @@ void MemoryTraits::destroy(CUdeviceptr p) { CudaDriver::instance().memFree(p); }
 
 // ---- CudaProgram ---------------------------------------------------------------------------------
 
+// The module-scope memory of a CUBIN (an ELF file): its .nv.global sections (.nv.global for
+// zero-initialised variables, .nv.global.init for initialised ones and string literals), with the
+// object symbols in each. Constant memory is left out: kernels cannot write it. Anything malformed
+// yields what was read.
+std::vector<GlobalSection> cubinGlobalSections(const std::string& image) {
+    std::vector<GlobalSection> out;
+    const auto read = [&](auto& into, std::uint64_t offset) {
+        if (offset > image.size() || image.size() - offset < sizeof into)
+            return false;
+        std::memcpy(&into, image.data() + offset, sizeof into);
+        return true;
+    };
+    Elf64_Ehdr eh;
+    if (!read(eh, 0) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64
+        || eh.e_shentsize != sizeof(Elf64_Shdr))
+        return out;
+    std::vector<Elf64_Shdr> sections(eh.e_shnum);
+    for (std::size_t i = 0; i < sections.size(); ++i)
+        if (!read(sections[i], eh.e_shoff + i * sizeof(Elf64_Shdr)))
+            return out;
+    const auto stringAt = [&](const Elf64_Shdr& table, std::uint64_t index) -> std::string {
+        if (index >= table.sh_size || table.sh_offset > image.size() || image.size() - table.sh_offset < table.sh_size)
+            return {};
+        const char* begin = image.data() + table.sh_offset + index;
+        return std::string(begin, strnlen(begin, table.sh_size - index));
+    };
+    if (eh.e_shstrndx >= sections.size())
+        return out;
+    const Elf64_Shdr& names = sections[eh.e_shstrndx];
+    std::map<std::size_t, std::size_t> slot; // section index -> position in out
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+        const std::string name = stringAt(names, sections[i].sh_name);
+        if (name.rfind(".nv.global", 0) == 0 && sections[i].sh_size > 0) {
+            slot[i] = out.size();
+            out.push_back({name, static_cast<std::size_t>(sections[i].sh_size), {}});
+        }
+    }
+    for (const Elf64_Shdr& symtab : sections) {
+        if (symtab.sh_type != SHT_SYMTAB || symtab.sh_link >= sections.size())
+            continue;
+        const Elf64_Shdr& strtab = sections[symtab.sh_link];
+        for (std::uint64_t at = 0; at + sizeof(Elf64_Sym) <= symtab.sh_size; at += sizeof(Elf64_Sym)) {
+            Elf64_Sym sym;
+            if (!read(sym, symtab.sh_offset + at))
+                break;
+            const auto it = slot.find(sym.st_shndx);
+            if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || it == slot.end())
+                continue;
+            if (std::string name = stringAt(strtab, sym.st_name); !name.empty())
+                out[it->second].symbols.push_back({std::move(name), static_cast<std::size_t>(sym.st_value),
+                                                   static_cast<std::size_t>(sym.st_size)});
+        }
+    }
+    return out;
+}
+
 CudaProgram::CudaProgram(std::string role, std::string arch, std::string cubin, std::map<std::string, std::string> loweredNames)
-    : m_role(std::move(role)), m_arch(std::move(arch)), m_cubin(std::move(cubin)), m_lowered(std::move(loweredNames)) {}
+    : m_role(std::move(role)), m_arch(std::move(arch)), m_cubin(std::move(cubin)), m_lowered(std::move(loweredNames)),
+      m_globalSections(cubinGlobalSections(m_cubin)) {}
 
 CudaProgram::~CudaProgram() {
     // A module dies with its context; unloading is only needed, and only safe, while that lives on.
@@ -412,8 +470,24 @@ harness::CompileOutput CudaBackend::compile(const std::string& source, const std
     out.log = std::move(built.log);
     out.seconds = built.seconds;
     out.resources["cache_hit"] = built.cacheHit ? 1.0 : 0.0;
-    if (built.ok)
-        out.program = std::make_unique<CudaProgram>(role, built.arch, std::move(built.cubin), std::move(built.loweredNames));
+    if (!built.ok)
+        return out;
+    auto program = std::make_unique<CudaProgram>(role, built.arch, std::move(built.cubin), std::move(built.loweredNames));
+    std::size_t stateBytes = 0;
+    std::string names;
+    for (const GlobalSection& section : program->m_globalSections) {
+        stateBytes += section.bytes;
+        for (const auto& symbol : section.symbols)
+            if (symbol.name[0] != '$' && names.size() < 400)
+                names += (names.empty() ? "" : ", ") + symbol.name + " (" + std::to_string(symbol.bytes) + " bytes)";
+    }
+    if (stateBytes > harness::kMaxModuleStateBytes)
+        out.rejection = "its __device__ variables hold " + std::to_string(stateBytes) + " bytes (" + names
+                        + "), more than the " + std::to_string(harness::kMaxModuleStateBytes)
+                        + " bytes kforge resets before every run: module-scope state survives between launches, so a "
+                          "kernel could replay results through it. Use __constant__ for tables and scratch buffers "
+                          "(// kforge:scratch) for working memory";
+    out.program = std::move(program);
     return out;
 }
 
@@ -438,6 +512,40 @@ spec::Status CudaBackend::load(CudaProgram& program) {
     }
     program.m_module = module;
     program.m_loadedIn = m_state;
+    // Each section is located through any of its symbols the driver resolves (the section's base
+    // is that symbol's address less its offset), so that variables the kernel cannot name from
+    // outside (function-local statics, anonymous namespaces) are restored with the rest.
+    program.m_globals.clear();
+    for (const GlobalSection& section : program.m_globalSections) {
+        CudaProgram::Global g;
+        g.name = section.name;
+        bool located = false;
+        bool named = false; // a variable of the kernel's, rather than only compiler-made literals ($str)
+        for (const auto& symbol : section.symbols) {
+            named = named || symbol.name[0] != '$';
+            CUdeviceptr address = 0;
+            std::size_t size = 0;
+            if (located || m_driver.moduleGetGlobal(&address, &size, module, symbol.name.c_str()) != CUDA_SUCCESS
+                || address < symbol.offset || symbol.offset > section.bytes || size > section.bytes - symbol.offset)
+                continue;
+            g.address = address - symbol.offset;
+            located = true;
+        }
+        if (!located) {
+            if (!named)
+                continue; // string literals only: not state a kernel keeps on purpose
+            return spec::fail("the module-scope memory " + section.name + " of the compiled " + programName(program.m_role)
+                              + " cannot be located to be restored before each run (no symbol of it resolves)");
+        }
+        g.initial.resize(section.bytes);
+        CUresult e = m_driver.memcpyDtoHAsync(g.initial.data(), g.address, section.bytes, m_stream.get());
+        if (e == CUDA_SUCCESS)
+            e = m_driver.streamSynchronize(m_stream.get());
+        if (e != CUDA_SUCCESS)
+            return spec::fail("reading the initial contents of " + section.name + " failed with " + m_driver.describe(e)
+                              + noteError(e));
+        program.m_globals.push_back(std::move(g));
+    }
     for (const auto& [kernel, lowered] : program.m_lowered)
         m_loadedKernelNames.insert(lowered);
     return spec::success();
@@ -535,6 +643,18 @@ spec::Expected<harness::BufferId> CudaBackend::allocate(std::size_t bytes) {
     return id;
 }
 
+spec::Expected<harness::BufferId> CudaBackend::view(harness::BufferId parent, std::size_t offset, std::size_t bytes) {
+    auto target = harness::transferTarget(m_buffers, parent, bytes, "view", 1, offset);
+    if (!target)
+        return spec::Error{target.error()};
+    const harness::BufferId id = m_nextBuffer++;
+    Buffer b;
+    b.bytes = bytes;
+    b.viewOf = (*target)->ptr() + offset;
+    m_buffers.emplace(id, std::move(b));
+    return id;
+}
+
 void CudaBackend::release(harness::BufferId id) {
     auto it = m_buffers.find(id);
     if (it == m_buffers.end())
@@ -550,7 +670,7 @@ spec::Expected<CUdeviceptr> CudaBackend::bufferFor(harness::BufferId id) const {
     auto it = m_buffers.find(id);
     if (it == m_buffers.end())
         return spec::fail("buffer " + std::to_string(id) + " does not exist (released, or never allocated)");
-    return it->second.memory.get();
+    return it->second.ptr();
 }
 
 spec::Status CudaBackend::upload(harness::BufferId id, const void* data, std::size_t bytes) {
@@ -562,7 +682,7 @@ spec::Status CudaBackend::upload(harness::BufferId id, const void* data, std::si
     if (bytes == 0)
         return spec::success();
     // On the worker's stream, so the copy is ordered before the plan's launches on any driver.
-    CUresult e = m_driver.memcpyHtoDAsync((*buffer)->memory.get(), data, bytes, m_stream.get());
+    CUresult e = m_driver.memcpyHtoDAsync((*buffer)->ptr(), data, bytes, m_stream.get());
     if (e == CUDA_SUCCESS)
         e = m_driver.streamSynchronize(m_stream.get());
     if (e != CUDA_SUCCESS)
@@ -582,7 +702,7 @@ spec::Status CudaBackend::fill(harness::BufferId id, const void* pattern, std::s
         return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    const CUdeviceptr dst = (*buffer)->memory.get();
+    const CUdeviceptr dst = (*buffer)->ptr();
     const std::size_t count = bytes / patternSize;
     CUresult e;
     if (patternSize == 1) {
@@ -605,15 +725,15 @@ spec::Status CudaBackend::fill(harness::BufferId id, const void* pattern, std::s
     return spec::success();
 }
 
-spec::Status CudaBackend::download(harness::BufferId id, void* data, std::size_t bytes) {
+spec::Status CudaBackend::download(harness::BufferId id, void* data, std::size_t bytes, std::size_t offset) {
     if (auto st = ready("download"); !st)
         return st;
-    auto buffer = harness::transferTarget(m_buffers, id, bytes, "download");
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "download", 1, offset);
     if (!buffer)
         return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    CUresult e = m_driver.memcpyDtoHAsync(data, (*buffer)->memory.get(), bytes, m_stream.get());
+    CUresult e = m_driver.memcpyDtoHAsync(data, (*buffer)->ptr() + offset, bytes, m_stream.get());
     if (e == CUDA_SUCCESS)
         e = m_driver.streamSynchronize(m_stream.get());
     if (e != CUDA_SUCCESS)
@@ -671,8 +791,59 @@ std::string CudaBackend::launchHint(CUresult r, CudaProgram::Kernel& k, const sp
     return {};
 }
 
+std::string CudaBackend::bindingProblem(harness::Program& program, const spec::LaunchPlan& plan) {
+    auto* prog = dynamic_cast<CudaProgram*>(&program);
+    if (!prog)
+        return "the program was not built by the CUDA backend";
+    if (!ready("bindingProblem") || !load(*prog))
+        return {}; // run() reports the same problem, where the evaluator expects errors
+    // The compiled kernel's parameters (cuFuncGetParamInfo): their number and sizes must be the
+    // ones of the signature the arguments were bound from. CUBINs carry no parameter names.
+    for (const auto& l : plan.launches) {
+        auto k = kernel(*prog, l.kernel, l.smemBytes);
+        if (!k || !(*k)->paramsKnown)
+            continue;
+        const std::string where = launchWhere(l);
+        if ((*k)->paramSizes.size() != l.args.size())
+            return where + "the compiled kernel takes " + std::to_string((*k)->paramSizes.size())
+                   + " arguments but the signature the arguments were bound from lists " + std::to_string(l.args.size())
+                   + " (is there a second, inactive definition of the kernel, or part of the signature made by a macro?)";
+        for (std::size_t i = 0; i < l.args.size(); ++i) {
+            const spec::ArgBinding& a = l.args[i];
+            std::size_t size = sizeof(CUdeviceptr);
+            if (!harness::isBufferBinding(a)) {
+                auto value = harness::kernelArgValue(a.elementType, a.value, 8, "CUDA");
+                if (!value)
+                    continue; // run() names the bad value
+                size = value->size;
+            }
+            if ((*k)->paramSizes[i] != size)
+                return where + "argument '" + a.name + "': the compiled kernel's parameter " + std::to_string(i + 1) + " is "
+                       + std::to_string((*k)->paramSizes[i]) + " bytes, but the signature the arguments were bound from "
+                       + "declares " + (harness::isBufferBinding(a) ? "a pointer" : "'" + a.elementType + "'") + " of "
+                       + std::to_string(size) + " bytes";
+        }
+    }
+    return {};
+}
+
+spec::Status CudaBackend::resetGlobals(CudaProgram& program) {
+    // Queued on the worker's stream ahead of the launches (and of the start event), from host
+    // copies that live as long as the program.
+    for (const auto& g : program.m_globals) {
+        if (g.initial.empty())
+            continue;
+        if (const CUresult e = m_driver.memcpyHtoDAsync(g.address, g.initial.data(), g.initial.size(), m_stream.get());
+            e != CUDA_SUCCESS)
+            return spec::fail("resetting the module-scope variable " + g.name + " failed with " + m_driver.describe(e)
+                              + noteError(e));
+    }
+    return spec::success();
+}
+
 spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, const spec::LaunchPlan& plan,
-                                                    const harness::Bindings& bindings) {
+                                                    const harness::Bindings& bindings,
+                                                    const harness::AfterLaunch& afterLaunch) {
     if (auto st = ready("run"); !st)
         return spec::Error{st.error()};
     auto* prog = dynamic_cast<CudaProgram*>(&program);
@@ -736,6 +907,9 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
             out.params.push_back(v.bytes.data());
     }
 
+    if (auto st = resetGlobals(*prog); !st)
+        return spec::Error{st.error()};
+
     const bool cupti = m_timingMode == harness::TimingMode::Default && m_cuptiActive;
     if (cupti)
         CuptiTimer::instance().discard();
@@ -751,8 +925,16 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
 
     const std::uint64_t hostBeforeLaunch = cupti ? CuptiTimer::timestamp() : 0;
     m_driver.eventRecord(m_start.get(), stream);
-    for (const Launch& launch : launches) {
+    for (std::size_t li = 0; li < launches.size(); ++li) {
+        const Launch& launch = launches[li];
         const spec::ResolvedLaunch& l = *launch.plan;
+        if (afterLaunch && li > 0) {
+            // The previous launch is finished before anyone looks at what it left.
+            if (const CUresult e = m_driver.streamSynchronize(stream); e != CUDA_SUCCESS)
+                return spec::fail(launchWhere(*launches[li - 1].plan) + "the kernel failed on the device with "
+                                  + m_driver.describe(e) + noteError(e));
+            afterLaunch(li - 1);
+        }
         const CUresult e = m_driver.launchKernel(launch.kernel->function, static_cast<unsigned>(l.grid[0]),
                                                  static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
                                                  static_cast<unsigned>(l.block[0]), static_cast<unsigned>(l.block[1]),

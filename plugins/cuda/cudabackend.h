@@ -70,6 +70,22 @@ struct ContextState {
     bool lost = false;
 };
 
+// A section of a CUBIN's module-scope memory (".nv.global", ".nv.global.init") and the object
+// symbols in it, at their offsets.
+struct GlobalSection {
+    struct Symbol {
+        std::string name;
+        std::size_t offset = 0;
+        std::size_t bytes = 0;
+    };
+    std::string name;
+    std::size_t bytes = 0;
+    std::vector<Symbol> symbols;
+};
+
+// The module-scope memory sections of a CUBIN image; what a malformed image lets be read.
+std::vector<GlobalSection> cubinGlobalSections(const std::string& image);
+
 // A kernel file compiled to a CUBIN, with the lowered names of its launched kernels. NVRTC builds it
 // on any thread; the module is loaded into the device's context later, on the evaluating thread.
 class CudaProgram final : public harness::Program {
@@ -88,6 +104,15 @@ public:
 private:
     friend class CudaBackend;
 
+    // A module-scope memory section (`__device__` variables), with its contents when the module
+    // was loaded: they are written back before every run so that no run sees what an earlier one
+    // left there.
+    struct Global {
+        std::string name; // ".nv.global"
+        CUdeviceptr address = 0;
+        std::vector<unsigned char> initial;
+    };
+
     struct Kernel {
         CUfunction function = nullptr;
         int dynamicSmemLimit = 48 * 1024; // what the function may use without opting in
@@ -99,6 +124,9 @@ private:
     std::string m_arch;
     std::string m_cubin;
     std::map<std::string, std::string> m_lowered;
+
+    std::vector<GlobalSection> m_globalSections; // from the CUBIN's section headers and symbol table
+    std::vector<Global> m_globals;               // located in the loaded module
 
     CUmodule m_module = nullptr;
     std::weak_ptr<ContextState> m_loadedIn;
@@ -129,11 +157,14 @@ public:
     spec::Expected<harness::BufferId> allocate(std::size_t bytes) override;
     void release(harness::BufferId id) override;
     spec::Status upload(harness::BufferId id, const void* data, std::size_t bytes) override;
-    spec::Status download(harness::BufferId id, void* data, std::size_t bytes) override;
+    spec::Expected<harness::BufferId> view(harness::BufferId parent, std::size_t offset, std::size_t bytes) override;
+    spec::Status download(harness::BufferId id, void* data, std::size_t bytes, std::size_t offset = 0) override;
+    std::string bindingProblem(harness::Program& program, const spec::LaunchPlan& plan) override;
     spec::Status fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) override;
 
     spec::Expected<harness::RunResult> run(harness::Program& program, const spec::LaunchPlan& plan,
-                                           const harness::Bindings& bindings) override;
+                                           const harness::Bindings& bindings,
+                                           const harness::AfterLaunch& afterLaunch = {}) override;
     std::string timingMethod() const override;
     spec::Status setTimingMode(harness::TimingMode mode) override;
     void flushCaches() override;
@@ -153,9 +184,12 @@ public:
 
 private:
     struct Buffer {
-        MemoryHandle memory;
+        MemoryHandle memory;   // empty for a view
         std::size_t bytes = 0; // as requested, for bounds checks on upload/download
+        CUdeviceptr viewOf = 0; // a view's address inside its parent
+        CUdeviceptr ptr() const { return viewOf ? viewOf : memory.get(); }
     };
+    spec::Status resetGlobals(CudaProgram& program);
 
     void close();
     spec::Status ready(const char* what);

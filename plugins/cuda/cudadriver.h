@@ -47,6 +47,7 @@ namespace kforge::cuda {
     X(moduleLoadData, cuModuleLoadData, false)                                                \
     X(moduleUnload, cuModuleUnload, false)                                                    \
     X(moduleGetFunction, cuModuleGetFunction, false)                                          \
+    X(moduleGetGlobal, cuModuleGetGlobal_v2, false)                                           \
     X(funcGetAttribute, cuFuncGetAttribute, false)                                            \
     X(funcSetAttribute, cuFuncSetAttribute, false)                                            \
     X(funcGetParamInfo, cuFuncGetParamInfo, true)                                             \

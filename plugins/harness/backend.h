@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,9 @@ struct CompileOutput {
     double seconds = 0.0;
     std::map<std::string, double> resources; // registers, shared_bytes, spill_bytes... when known
     std::unique_ptr<Program> program;
+    // Set when the program built but must not run (e.g. too much module-scope state): the
+    // evaluator rejects the kernel with this message.
+    std::string rejection;
 };
 
 // Buffers bound to one run of a launch plan, indexed like the task's inputs/outputs and the plan's
@@ -43,6 +47,16 @@ struct RunResult {
     double microseconds = 0.0;    // the kernels' own execution time, summed over the launches
     std::string integrityProblem; // e.g. "a kernel was still running after the synchronisation"
 };
+
+// Called between the launches of a multi-launch plan, after launch `index` (0-based) has finished
+// and before the next starts, so the evaluator can check what a launch left behind (inputs changed
+// and restored later by another launch).
+using AfterLaunch = std::function<void(std::size_t index)>;
+
+// Module-scope state of a compiled program (CUDA `__device__` variables, OpenCL program-scope
+// `global` variables) survives between launches. Programs with more than this are rejected;
+// below it, the backend restores the state's initial contents before every run.
+constexpr std::size_t kMaxModuleStateBytes = 64 * 1024;
 
 // How runs are timed. Default: the backend's most precise kernel timer (CUPTI activity records,
 // OpenCL profiling). KernelBench: CUDA events around the whole launch sequence, as KernelBench's
@@ -72,14 +86,17 @@ inline spec::Expected<BufferId> boundBuffer(const Bindings& bindings, const spec
 }
 
 // The entry of buffer `id` in a backend's buffer map (whose entries record their size in `bytes`),
-// checked to hold `bytes` bytes in whole `unit`s; `op` names the transfer in messages.
+// checked to hold `bytes` bytes in whole `unit`s from `offset`; `op` names the transfer in messages.
 template <typename Map>
 spec::Expected<typename Map::mapped_type*> transferTarget(Map& buffers, BufferId id, std::size_t bytes, const char* op,
-                                                           std::size_t unit = 1) {
+                                                           std::size_t unit = 1, std::size_t offset = 0) {
     auto it = buffers.find(id);
     if (it == buffers.end())
         return spec::fail(std::string(op) + ": buffer " + std::to_string(id) + " does not exist");
-    if (bytes > it->second.bytes || unit == 0 || bytes % unit != 0)
+    if (offset > it->second.bytes)
+        return spec::fail(std::string(op) + " at byte " + std::to_string(offset) + " of buffer " + std::to_string(id) + " of "
+                          + std::to_string(it->second.bytes) + " bytes");
+    if (bytes > it->second.bytes - offset || unit == 0 || bytes % unit != 0)
         return spec::fail(std::string(op) + " of " + std::to_string(bytes) + " bytes" + (unit > 1 ? " in " + std::to_string(unit) + "-byte units" : "")
                           + " on buffer " + std::to_string(id) + " of " + std::to_string(it->second.bytes) + " bytes");
     return &it->second;
@@ -115,10 +132,25 @@ public:
         return {};
     }
 
+    // What is wrong with binding the plan's arguments to the kernels the compiler built (argument
+    // count, sizes, names, address spaces, as far as the backend can tell), checked before the
+    // first run so that a signature the compiler never saw (a decoy in an inactive #if) cannot
+    // decide the binding; empty when they agree.
+    virtual std::string bindingProblem(Program& program, const spec::LaunchPlan& plan) {
+        (void)program;
+        (void)plan;
+        return {};
+    }
+
     virtual spec::Expected<BufferId> allocate(std::size_t bytes) = 0;
+    // A buffer for `bytes` bytes of `parent` from `offset` (a multiple of 4096), usable wherever a
+    // buffer is; the parent must outlive it. The evaluator puts guard regions around a candidate's
+    // buffers this way.
+    virtual spec::Expected<BufferId> view(BufferId parent, std::size_t offset, std::size_t bytes) = 0;
     virtual void release(BufferId id) = 0;
     virtual spec::Status upload(BufferId id, const void* data, std::size_t bytes) = 0;
-    virtual spec::Status download(BufferId id, void* data, std::size_t bytes) = 0;
+    // Reads `bytes` bytes from `offset` into the buffer.
+    virtual spec::Status download(BufferId id, void* data, std::size_t bytes, std::size_t offset = 0) = 0;
     // Fills `bytes` bytes of a buffer by repeating a 1-, 2-, 4- or 8-byte pattern. The default
     // uploads a host copy; backends with a device-side memset override it.
     virtual spec::Status fill(BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) {
@@ -131,7 +163,9 @@ public:
     // Runs every launch of `plan` in order and waits for completion. Reports the kernels' own
     // execution time, and anything the backend saw that a fair kernel does not do (work on another
     // stream, kernels that are not the plan's, work still running after the synchronisation).
-    virtual spec::Expected<RunResult> run(Program& program, const spec::LaunchPlan& plan, const Bindings& bindings) = 0;
+    // With `afterLaunch`, every launch but the last is waited for and followed by the call.
+    virtual spec::Expected<RunResult> run(Program& program, const spec::LaunchPlan& plan, const Bindings& bindings,
+                                          const AfterLaunch& afterLaunch = {}) = 0;
     virtual std::string timingMethod() const = 0;
 
     // Chooses the timer for the following runs; a backend without the mode says so.

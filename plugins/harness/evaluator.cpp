@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <future>
+#include <set>
 #include <regex>
 #include <sstream>
 
@@ -56,14 +57,21 @@ class BufferSet {
 public:
     explicit BufferSet(Backend& b) : m_backend(b) {}
     ~BufferSet() {
-        for (BufferId id : m_ids)
-            m_backend.release(id);
+        // Views go before the buffers they are part of.
+        for (auto it = m_ids.rbegin(); it != m_ids.rend(); ++it)
+            m_backend.release(*it);
     }
     BufferSet(const BufferSet&) = delete;
     BufferSet& operator=(const BufferSet&) = delete;
 
     Expected<BufferId> allocate(std::size_t bytes) {
         auto id = m_backend.allocate(bytes);
+        if (id)
+            m_ids.push_back(*id);
+        return id;
+    }
+    Expected<BufferId> view(BufferId parent, std::size_t offset, std::size_t bytes) {
+        auto id = m_backend.view(parent, offset, bytes);
         if (id)
             m_ids.push_back(*id);
         return id;
@@ -86,7 +94,20 @@ struct Prepared {
     // memory rather than reusing what the previous call left behind.
     std::vector<Bindings> bindingSets;
     std::vector<std::size_t> scratchBytes; // zeroed before every run
+    // The candidate's buffers are views into larger ones, with a guard region of poison on either
+    // side that no run may change.
+    struct Guard {
+        BufferId parent = 0;
+        std::size_t bytes = 0;        // of the view, which starts kGuardBytes into the parent
+        std::string what;             // "output 'z'"
+        std::size_t elementBytes = 1; // messages name the element a stray write hit
+    };
+    std::vector<Guard> guards;
 };
+
+// Guard regions before and after each of a candidate's buffers; a multiple of every OpenCL
+// device's sub-buffer alignment, and of any vector type's size.
+constexpr std::size_t kGuardBytes = 4096;
 
 class Evaluation {
 public:
@@ -104,7 +125,12 @@ private:
     bool build(Prepared& p, CompileOutput c);
     bool allocate(Prepared& p, int sets);
     bool makeSeeds();
+    // Inputs (and, with reference data, expected outputs) for one seed; `stress` names a stress set.
+    bool makeSeed(std::uint64_t seed, const spec::StressSpec* stress, bool cacheable, SeedData& out);
     bool computeExpected(SeedData& s);
+    // Empty while the guard regions around the candidate's buffers hold their poison, else where
+    // the candidate wrote into one.
+    Expected<std::string> checkGuards(const Prepared& p);
     bool verifyCandidate();
     void timeCandidate();
 
@@ -136,7 +162,11 @@ private:
     spec::Sizes m_sizes;
     std::vector<std::uint64_t> m_inputCounts;
     std::vector<std::uint64_t> m_outputCounts;
-    std::vector<SeedData> m_seeds;
+    std::vector<SeedData> m_seeds;  // verification: random seeds, then the stress sets
+    std::vector<SeedData> m_timing; // the timed runs' inputs, never shown during verification
+    std::set<std::uint64_t> m_cacheable; // seeds the request gave: worth remembering for the next
+    std::map<std::size_t, std::string> m_firstMismatchInputs; // output -> the inputs of its first mismatch
+    unsigned char m_guardByte = 0xA5;
     std::unique_ptr<Prepared> m_reference;
     std::unique_ptr<Prepared> m_candidate;
     std::unique_ptr<Prepared> m_baseline;
@@ -202,6 +232,19 @@ bool Evaluation::build(Prepared& p, CompileOutput c) {
         if (d.severity == "warning")
             m_result.diagnostics.push_back(d);
     p.program = std::move(c.program);
+    if (isCandidate && !c.rejection.empty()) {
+        m_result.diagnostics.push_back({"integrity", "error", c.rejection, p.role, 0, 0});
+        addCheck("no_module_state", false, c.rejection);
+        finish(Status::Rejected, "candidate rejected: " + c.rejection);
+        return false;
+    }
+    if (isCandidate) {
+        if (auto problem = m_backend.bindingProblem(*p.program, p.plan); !problem.empty()) {
+            m_result.diagnostics.push_back({"launch_plan", "error", problem, p.role, 0, 0});
+            finish(Status::Rejected, "candidate rejected: " + problem);
+            return false;
+        }
+    }
     for (const auto& [key, value] : m_backend.launchResources(*p.program, p.plan))
         m_result.compile.back().resources[key] = value;
     // Timed kernels get one set of buffers per input set; the reference needs one.
@@ -218,24 +261,41 @@ bool Evaluation::allocate(Prepared& p, int sets) {
     const auto& task = m_req.task;
     for (const auto& s : p.plan.scratch)
         p.scratchBytes.push_back(s.count * spec::dtypeSize(s.dtype));
+    const bool guarded = p.role == "candidate";
+    // A buffer of exactly `bytes`; the candidate's sit between two guard regions of poison.
+    auto buffer = [&](std::size_t bytes, const std::string& what, std::size_t elementBytes) -> Expected<BufferId> {
+        if (!guarded)
+            return p.buffers.allocate(bytes);
+        auto parent = p.buffers.allocate(bytes + 2 * kGuardBytes);
+        if (!parent)
+            return parent;
+        if (auto st = m_backend.fill(*parent, &m_guardByte, 1, bytes + 2 * kGuardBytes); !st)
+            return spec::Error{st.error()};
+        auto id = p.buffers.view(*parent, kGuardBytes, bytes);
+        if (id)
+            p.guards.push_back({*parent, bytes, what, std::max<std::size_t>(1, elementBytes)});
+        return id;
+    };
     for (int set = 0; set < sets; ++set) {
         Bindings b;
         for (std::size_t i = 0; i < task.inputs.size(); ++i) {
-            auto id = p.buffers.allocate(m_inputCounts[i] * spec::dtypeSize(task.inputs[i].dtype));
+            auto id = buffer(m_inputCounts[i] * spec::dtypeSize(task.inputs[i].dtype), "input '" + task.inputs[i].name + "'",
+                             spec::dtypeSize(task.inputs[i].dtype));
             if (!id)
                 return fail("input " + task.inputs[i].name, id.error());
             b.inputs.push_back(*id);
         }
         for (std::size_t i = 0; i < task.outputs.size(); ++i) {
-            auto id = p.buffers.allocate(m_outputCounts[i] * spec::dtypeSize(task.outputs[i].dtype));
+            auto id = buffer(m_outputCounts[i] * spec::dtypeSize(task.outputs[i].dtype), "output '" + task.outputs[i].name + "'",
+                             spec::dtypeSize(task.outputs[i].dtype));
             if (!id)
                 return fail("output " + task.outputs[i].name, id.error());
             b.outputs.push_back(*id);
         }
-        for (const auto& s : p.plan.scratch) {
-            auto id = p.buffers.allocate(s.count * spec::dtypeSize(s.dtype));
+        for (std::size_t i = 0; i < p.plan.scratch.size(); ++i) {
+            auto id = buffer(p.scratchBytes[i], "scratch buffer '" + p.plan.scratch[i].name + "'", spec::dtypeSize(p.plan.scratch[i].dtype));
             if (!id)
-                return fail("scratch " + s.name, id.error());
+                return fail("scratch " + p.plan.scratch[i].name, id.error());
             b.scratch.push_back(*id);
         }
         p.bindingSets.push_back(std::move(b));
@@ -266,9 +326,27 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
             return spec::Error{st.error()};
     }
 
-    auto time = m_backend.run(*p.program, p.plan, bindings);
+    // In verification runs, inputs are checked after every launch of a multi-launch plan: a launch
+    // may use an input as scratch space and a later one restore it.
+    std::string betweenLaunches;
+    AfterLaunch afterLaunch;
+    if (inputsChanged && inputsChanged->empty() && p.plan.launches.size() > 1)
+        afterLaunch = [&](std::size_t index) {
+            if (!betweenLaunches.empty())
+                return;
+            auto changed = checkInputs(bindings, s);
+            const auto& l = p.plan.launches[index];
+            if (!changed)
+                betweenLaunches = "reading back inputs after launch " + std::to_string(index + 1) + " failed: " + changed.error();
+            else if (!changed->empty())
+                betweenLaunches = *changed + " after launch " + std::to_string(index + 1) + " of " + std::to_string(p.plan.launches.size())
+                                  + " (" + l.kernel + ", line " + std::to_string(l.line) + ")";
+        };
+    auto time = m_backend.run(*p.program, p.plan, bindings, afterLaunch);
     if (!time)
         return time;
+    if (!betweenLaunches.empty())
+        *inputsChanged = betweenLaunches;
 
     for (std::size_t i = 0; i < outputs.size(); ++i)
         if (auto st = m_backend.download(bindings.outputs[i], outputs[i].bytes.data(), outputs[i].byteSize()); !st)
@@ -280,6 +358,45 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
         *inputsChanged = *changed;
     }
     return time;
+}
+
+Expected<std::string> Evaluation::checkGuards(const Prepared& p) {
+    std::vector<unsigned char> front(kGuardBytes), back(kGuardBytes);
+    for (const auto& g : p.guards) {
+        if (auto st = m_backend.download(g.parent, front.data(), kGuardBytes, 0); !st)
+            return spec::Error{st.error()};
+        if (auto st = m_backend.download(g.parent, back.data(), kGuardBytes, kGuardBytes + g.bytes); !st)
+            return spec::Error{st.error()};
+        // The changed byte nearest the buffer: an off-by-one shows as -1 or +0.
+        std::size_t changed = 0;
+        std::optional<std::size_t> nearestFront, nearestBack;
+        for (std::size_t i = 0; i < kGuardBytes; ++i) {
+            if (front[i] != m_guardByte) {
+                ++changed;
+                nearestFront = kGuardBytes - i;
+            }
+            if (back[i] != m_guardByte) {
+                ++changed;
+                if (!nearestBack)
+                    nearestBack = i;
+            }
+        }
+        if (!changed)
+            continue;
+        // Named by element, as the kernel indexes it: which bytes of a stray element differ from
+        // the (random) guard byte varies, the element does not. z[-1] is element -1, z[N] element N.
+        const std::size_t e = g.elementBytes;
+        std::string where;
+        if (nearestFront)
+            where = "before its start (the nearest at element -" + std::to_string((*nearestFront + e - 1) / e) + ", byte -"
+                    + std::to_string(*nearestFront) + ")";
+        if (nearestBack)
+            where += (where.empty() ? "" : " and ") + std::string("after its end (the first at element ")
+                     + std::to_string((g.bytes + *nearestBack) / e) + " of a buffer of " + std::to_string(g.bytes / e) + ")";
+        return g.what + ": the candidate wrote outside the buffer, " + where + "; " + std::to_string(changed) + " of the "
+               + std::to_string(2 * kGuardBytes) + " guard bytes around it changed";
+    }
+    return std::string();
 }
 
 Expected<std::string> Evaluation::checkInputs(const Bindings& bindings, const SeedData& s) {
@@ -296,7 +413,7 @@ Expected<std::string> Evaluation::checkInputs(const Bindings& bindings, const Se
                && std::memcmp(after.bytes.data() + first * size, s.inputs[i].bytes.data() + first * size, size) == 0)
             ++first;
         return "input '" + task.inputs[i].name + "' was modified by the candidate (first changed element " + std::to_string(first)
-               + ", seed " + std::to_string(s.seed) + ")";
+               + ", " + s.label() + ")";
     }
     return std::string();
 }
@@ -351,6 +468,7 @@ std::uint64_t Evaluation::compare(const std::vector<HostTensor>& outputs, const 
                 check.firstGot = g;
                 check.firstExpected = e;
                 check.firstSeed = s.seed;
+                m_firstMismatchInputs[o] = s.label();
             }
         }
         if (record)
@@ -365,39 +483,97 @@ std::string Evaluation::cacheKey(std::uint64_t seed) const {
     return m_req.task.toJson().dump() + '\n' + m_req.variant + '\n' + std::to_string(seed) + '\n' + m_req.reference.source;
 }
 
-bool Evaluation::makeSeeds() {
+bool Evaluation::makeSeed(std::uint64_t seed, const spec::StressSpec* stress, bool cacheable, SeedData& out) {
     const auto& task = m_req.task;
-    for (std::size_t k = 0; k < m_req.options.seeds.size(); ++k) {
-        if (const SeedData* cached = m_cache.find(cacheKey(m_req.options.seeds[k]))) {
-            m_seeds.push_back(*cached);
-            continue;
+    const std::string stressName = stress ? stress->set : std::string();
+    if (cacheable && !stress)
+        if (const SeedData* cached = m_cache.find(cacheKey(seed))) {
+            out = *cached;
+            return true;
         }
-        SeedData s;
-        s.seed = m_req.options.seeds[k];
-        const spec::ReferenceData* data = task.findReferenceData(m_req.variant, s.seed);
-        for (std::size_t i = 0; i < task.inputs.size(); ++i) {
-            HostTensor t = makeTensor(task.inputs[i].dtype, m_inputCounts[i]);
-            if (data) {
-                if (auto st = readRaw(t, data->inputs.at(task.inputs[i].name)); !st) {
-                    finish(Status::RuntimeError, "reference data: " + st.error());
-                    return false;
-                }
-            } else {
-                initialise(t, task.inputs[i].init, s.seed, task.inputs[i].name);
-            }
-            s.inputs.push_back(std::move(t));
-        }
+    out = SeedData{};
+    out.seed = seed;
+    out.stress = stressName;
+    const spec::ReferenceData* data = stress ? nullptr : task.findReferenceData(m_req.variant, seed);
+    for (std::size_t i = 0; i < task.inputs.size(); ++i) {
+        HostTensor t = makeTensor(task.inputs[i].dtype, m_inputCounts[i]);
         if (data) {
-            for (std::size_t i = 0; i < task.outputs.size(); ++i) {
-                HostTensor t = makeTensor(task.outputs[i].dtype, m_outputCounts[i]);
-                if (auto st = readRaw(t, data->outputs.at(task.outputs[i].name)); !st) {
-                    finish(Status::RuntimeError, "reference data: " + st.error());
-                    return false;
-                }
-                s.expected.push_back(std::move(t));
+            if (auto st = readRaw(t, data->inputs.at(task.inputs[i].name)); !st) {
+                finish(Status::RuntimeError, "reference data: " + st.error());
+                return false;
             }
+        } else {
+            initialise(t, task.inputs[i].init, seed, task.inputs[i].name);
         }
+        if (stress && (stress->inputs.empty()
+                       || std::find(stress->inputs.begin(), stress->inputs.end(), task.inputs[i].name) != stress->inputs.end())) {
+            std::uint64_t row = m_inputCounts[i];
+            if (!task.inputs[i].shape.empty())
+                if (auto last = spec::Expression::evaluateInteger(task.inputs[i].shape.back(), task.variables(m_sizes)); last && *last > 0)
+                    row = static_cast<std::uint64_t>(*last);
+            applyStress(t, stress->set, row);
+        }
+        out.inputs.push_back(std::move(t));
+    }
+    if (data) {
+        for (std::size_t i = 0; i < task.outputs.size(); ++i) {
+            HostTensor t = makeTensor(task.outputs[i].dtype, m_outputCounts[i]);
+            if (auto st = readRaw(t, data->outputs.at(task.outputs[i].name)); !st) {
+                finish(Status::RuntimeError, "reference data: " + st.error());
+                return false;
+            }
+            out.expected.push_back(std::move(t));
+        }
+    }
+    return true;
+}
+
+bool Evaluation::makeSeeds() {
+    const auto& o = m_req.options;
+    // Seeds the request does not give are drawn fresh, so that no candidate can know its inputs:
+    // three for verification, and one per timed input set, distinct from those.
+    std::vector<std::uint64_t> verification = o.seeds.empty() ? secureSeeds(3) : o.seeds;
+    std::vector<std::uint64_t> timing = o.timingSeeds;
+    if (timing.empty() && o.timing) {
+        const std::set<std::uint64_t> used(verification.begin(), verification.end());
+        for (std::uint64_t seed : secureSeeds(static_cast<std::size_t>(o.inputSets) + verification.size()))
+            if (!used.count(seed) && timing.size() < static_cast<std::size_t>(o.inputSets))
+                timing.push_back(seed);
+    }
+    for (std::uint64_t seed : timing)
+        if (std::find(verification.begin(), verification.end(), seed) != verification.end()) {
+            finish(Status::RuntimeError, "timing seed " + std::to_string(seed)
+                                             + " is also a verification seed: timed runs must see inputs that verification did not show");
+            return false;
+        }
+    if (!o.seeds.empty())
+        m_cacheable.insert(o.seeds.begin(), o.seeds.end());
+    if (!o.timingSeeds.empty())
+        m_cacheable.insert(o.timingSeeds.begin(), o.timingSeeds.end());
+    m_result.seeds = verification;
+    m_result.timingSeeds = timing;
+
+    for (std::uint64_t seed : verification) {
+        SeedData s;
+        if (!makeSeed(seed, nullptr, m_cacheable.count(seed) > 0, s))
+            return false;
         m_seeds.push_back(std::move(s));
+    }
+    if (o.stress) {
+        // A stress set's inputs start from the first verification seed's; no extra seed to record.
+        for (const auto& stress : m_req.task.stress) {
+            SeedData s;
+            if (!makeSeed(verification.front(), &stress, false, s))
+                return false;
+            m_seeds.push_back(std::move(s));
+            m_result.stressSets.push_back(stress.set);
+        }
+    }
+    for (std::uint64_t seed : timing) {
+        SeedData s;
+        if (!makeSeed(seed, nullptr, m_cacheable.count(seed) > 0, s))
+            return false;
+        m_timing.push_back(std::move(s));
     }
     return true;
 }
@@ -423,7 +599,8 @@ bool Evaluation::computeExpected(SeedData& s) {
             return false;
         }
     }
-    m_cache.insert(cacheKey(s.seed), s);
+    if (s.stress.empty() && m_cacheable.count(s.seed))
+        m_cache.insert(cacheKey(s.seed), s);
     return true;
 }
 
@@ -448,6 +625,15 @@ bool Evaluation::verifyCandidate() {
         }
         if (sideEffects.empty())
             sideEffects = r->integrityProblem;
+        // A write next to a buffer is wrong whatever the outputs say.
+        auto outside = checkGuards(*m_candidate);
+        if (!outside || !outside->empty()) {
+            const std::string problem = outside ? *outside : "reading the guard regions failed: " + outside.error();
+            addCheck("guards_intact", false, problem + " (" + m_seeds[k].label() + ")");
+            m_result.diagnostics.push_back({"integrity", "error", problem, "candidate", 0, 0});
+            finish(outside ? Status::Incorrect : Status::RuntimeError, "candidate is incorrect: " + problem);
+            return false;
+        }
         return true;
     };
     for (std::size_t k = 0; k < m_seeds.size(); ++k) {
@@ -471,6 +657,7 @@ bool Evaluation::verifyCandidate() {
             candidateHashes[o].push_back(fnv1a(outputs[o].bytes.data(), outputs[o].bytes.size()));
     }
 
+    addCheck("guards_intact", true, "");
     addCheck("inputs_unchanged", inputsChanged.empty(), inputsChanged);
     addCheck("no_side_effects", sideEffects.empty(), sideEffects);
     std::uint64_t unwritten = 0, mismatches = 0;
@@ -488,8 +675,8 @@ bool Evaluation::verifyCandidate() {
             for (std::size_t b = a + 1; b < m_seeds.size() && constant.empty(); ++b)
                 if (candidateHashes[o][a] == candidateHashes[o][b]
                     && m_seeds[a].expected[o].bytes != m_seeds[b].expected[o].bytes)
-                    constant = "output '" + task.outputs[o].name + "' is identical for seeds " + std::to_string(m_seeds[a].seed)
-                               + " and " + std::to_string(m_seeds[b].seed)
+                    constant = "output '" + task.outputs[o].name + "' is identical for " + m_seeds[a].label() + " and "
+                               + m_seeds[b].label()
                                + " although the reference's differs: it does not depend on the inputs";
     if (m_seeds.size() > 1)
         addCheck("depends_on_inputs", constant.empty(), constant);
@@ -504,7 +691,8 @@ bool Evaluation::verifyCandidate() {
     if (!constant.empty())
         m_result.diagnostics.push_back({"integrity", "error", constant, "candidate", 0, 0});
     if (mismatches || !constant.empty()) {
-        for (const auto& c : m_result.outputs) {
+        for (std::size_t o = 0; o < m_result.outputs.size(); ++o) {
+            const auto& c = m_result.outputs[o];
             if (!c.mismatches)
                 continue;
             std::string msg = "output '" + c.name + "': " + std::to_string(c.mismatches) + " of " + std::to_string(c.checked)
@@ -513,7 +701,7 @@ bool Evaluation::verifyCandidate() {
                 msg += " (" + std::to_string(c.unwritten) + " never written)";
             if (c.firstMismatch)
                 msg += "; first at index " + std::to_string(*c.firstMismatch) + ": got " + formatNumber(c.firstGot, 7)
-                       + ", expected " + formatNumber(c.firstExpected, 7) + " (seed " + std::to_string(c.firstSeed) + ")";
+                       + ", expected " + formatNumber(c.firstExpected, 7) + " (" + m_firstMismatchInputs[o] + ")";
             m_result.diagnostics.push_back({"verification", "error", msg, "candidate", 0, 0});
         }
         finish(Status::Incorrect, mismatches ? "candidate is incorrect: " + outputSummary() : "candidate is incorrect: " + constant);
@@ -541,6 +729,15 @@ std::string Evaluation::outputSummary() const {
 void Evaluation::timeCandidate() {
     const auto& o = m_req.options;
     const bool kernelBench = o.timingMode == "kernelbench";
+    // The timed inputs are seeds that verification never showed: their expected outputs come from
+    // the reference now, before the candidate sees them.
+    for (auto& s : m_timing)
+        if (!computeExpected(s))
+            return;
+    if (m_timing.empty()) {
+        finish(Status::RuntimeError, "no input sets to time with (evaluate.options.timing_seeds is empty)");
+        return;
+    }
     if (auto st = m_backend.setTimingMode(kernelBench ? TimingMode::KernelBench : TimingMode::Default); !st) {
         m_result.diagnostics.push_back({"timing", "error", st.error(), "", 0, 0});
         finish(Status::RuntimeError, "cannot time as asked: " + st.error());
@@ -549,12 +746,12 @@ void Evaluation::timeCandidate() {
     // KernelBench's protocol: a fixed 100 trials, caches flushed before each, the mean reported.
     const int minReps = kernelBench ? 100 : o.minRepetitions;
     const int maxReps = kernelBench ? 100 : o.maxRepetitions;
-    const std::size_t sets = std::min<std::size_t>(static_cast<std::size_t>(o.inputSets), m_seeds.size());
+    const std::size_t sets = m_timing.size();
     std::vector<double> candidateUs, baselineUs;
     std::vector<HostTensor> outputs;
-    // Each set's buffers get their seed's inputs once; timed runs leave them in place (they are
-    // checked unchanged at the end). A timed run's outputs are verified byte for byte against the
-    // set's first verified timed output, with a full comparison whenever the bytes differ.
+    // Each set's buffers get their inputs once; timed runs leave them in place (they are checked
+    // unchanged at the end). A timed run's outputs are verified byte for byte against the set's
+    // first verified timed output, with a full comparison whenever the bytes differ.
     std::map<const Prepared*, std::vector<std::vector<HostTensor>>> verified;
     for (Prepared* p : {m_candidate.get(), m_baseline.get()}) {
         if (!p)
@@ -562,8 +759,8 @@ void Evaluation::timeCandidate() {
         verified[p].resize(sets);
         for (std::size_t set = 0; set < sets; ++set) {
             const Bindings& b = p->bindingSets[set % p->bindingSets.size()];
-            for (std::size_t i = 0; i < m_seeds[set].inputs.size(); ++i)
-                if (auto st = m_backend.upload(b.inputs[i], m_seeds[set].inputs[i].bytes.data(), m_seeds[set].inputs[i].byteSize()); !st) {
+            for (std::size_t i = 0; i < m_timing[set].inputs.size(); ++i)
+                if (auto st = m_backend.upload(b.inputs[i], m_timing[set].inputs[i].bytes.data(), m_timing[set].inputs[i].byteSize()); !st) {
                     finish(Status::RuntimeError, "cannot upload inputs for timing: " + st.error());
                     return;
                 }
@@ -575,12 +772,16 @@ void Evaluation::timeCandidate() {
     const int kernels = m_baseline ? 2 : 1;
     const auto t0 = Clock::now();
     int run = 0;
+    // The first run of each kernel on each input set sees inputs it has never seen; later runs see
+    // them again. A kernel that is much faster the second time has kept something from the first.
+    std::map<const Prepared*, std::set<std::size_t>> seen;
+    std::map<const Prepared*, std::vector<double>> freshUs;
 
     // Each timed run gets inputs from a rotating set in its own buffers, fresh poison, cold caches,
     // and is verified: a kernel that remembers results between calls fails here.
     auto timed = [&](Prepared& p, int index, std::vector<double>* samples, std::string& failure) {
         const std::size_t set = static_cast<std::size_t>(index) % sets;
-        const SeedData& s = m_seeds[set];
+        const SeedData& s = m_timing[set];
         const int poison = run++ % 2;
         m_backend.flushCaches();
         auto r = runOnce(p, set, s, poison, outputs, nullptr, false);
@@ -597,14 +798,16 @@ void Evaluation::timeCandidate() {
                                                        [](const HostTensor& a, const HostTensor& b) { return a.bytes == b.bytes; });
         if (!same) {
             if (const auto wrong = compare(outputs, s, poison, false)) {
-                failure = "timed run " + std::to_string(index) + " (input set " + std::to_string(s.seed) + ") gave "
-                          + std::to_string(wrong) + " wrong elements: results must be computed afresh on every call";
+                failure = "timed run " + std::to_string(index) + " (timing " + s.label() + ") gave " + std::to_string(wrong)
+                          + " wrong elements: results must be computed afresh on every call";
                 return false;
             }
             if (known.empty())
                 known = outputs;
         }
-        if (samples)
+        if (seen[&p].insert(set).second)
+            freshUs[&p].push_back(r->microseconds);
+        else if (samples)
             samples->push_back(r->microseconds);
         return true;
     };
@@ -620,7 +823,7 @@ void Evaluation::timeCandidate() {
             break;
         if (baselineOk && !timed(*m_baseline, rep, &baselineUs, baselineProblem))
             baselineOk = false;
-        if (rep + 1 < minReps)
+        if (static_cast<int>(candidateUs.size()) < minReps)
             continue;
         // Precise enough once the median's standard error, estimated from the interquartile
         // range (about 0.93 * IQR / sqrt(n) for well-behaved timings), is below the target.
@@ -632,13 +835,21 @@ void Evaluation::timeCandidate() {
             break;
     }
 
-    // The inputs stayed in place through the timed runs: they must still be the seeds' inputs.
+    // The inputs stayed in place through the timed runs: they must still be the sets' inputs, and
+    // the guard regions must still hold their poison.
     for (std::size_t set = 0; set < sets && timedFailure.empty(); ++set) {
-        auto changed = checkInputs(m_candidate->bindingSets[set % m_candidate->bindingSets.size()], m_seeds[set]);
+        auto changed = checkInputs(m_candidate->bindingSets[set % m_candidate->bindingSets.size()], m_timing[set]);
         if (!changed)
             timedFailure = "reading back inputs after timing failed: " + changed.error();
         else if (!changed->empty())
             timedFailure = *changed + " during the timed runs";
+    }
+    if (timedFailure.empty()) {
+        auto outside = checkGuards(*m_candidate);
+        if (!outside)
+            timedFailure = "reading the guard regions after timing failed: " + outside.error();
+        else if (!outside->empty())
+            timedFailure = *outside + " during the timed runs";
     }
     addCheck("timed_runs_verified", timedFailure.empty(), timedFailure);
     if (!timedFailure.empty()) {
@@ -647,10 +858,47 @@ void Evaluation::timeCandidate() {
         return;
     }
     const std::string method = m_backend.timingMethod() + (kernelBench ? " (kernelbench protocol)" : "");
+    if (candidateUs.empty()) // fewer repetitions than input sets: the first runs are all there is
+        candidateUs = freshUs[m_candidate.get()];
     m_result.candidateTiming = summarise(candidateUs, method);
     auto headline = [&](const protocol::TimingStats& t) { return kernelBench ? t.meanUs : t.medianUs; };
+
+    // Fresh against repeated inputs: the fastest first run against the median of the repeats, for
+    // the candidate and, as the control for what first runs cost on this device, the baseline.
+    const auto repeatRatio = [&](const Prepared* p, const std::vector<double>& repeats) -> std::optional<std::pair<double, double>> {
+        const auto& fresh = freshUs[p];
+        if (fresh.empty() || repeats.empty())
+            return std::nullopt;
+        const double first = *std::min_element(fresh.begin(), fresh.end());
+        const double again = summarise(repeats, "").medianUs;
+        if (again <= 0.0)
+            return std::nullopt;
+        return std::make_pair(first, again);
+    };
+    if (auto c = repeatRatio(m_candidate.get(), candidateUs)) {
+        const double ratio = c->first / c->second;
+        std::optional<double> control;
+        if (m_baseline && baselineOk)
+            if (auto b = repeatRatio(m_baseline.get(), baselineUs))
+                control = b->first / b->second;
+        // Twice as fast on repeats, by more than timer noise, and clearly more than the baseline
+        // gains from a second look at its inputs.
+        const bool suspicious = ratio > 2.0 && c->first - c->second > 5.0 && (!control || ratio > 1.5 * *control);
+        std::string detail = "first runs on unseen inputs " + formatNumber(c->first) + " us (fastest), repeats " + formatNumber(c->second)
+                             + " us (median): " + formatNumber(ratio) + "x";
+        if (control)
+            detail += "; the baseline " + formatNumber(*control) + "x";
+        if (suspicious) {
+            detail = "much faster on inputs it has seen before: " + detail + ". It may keep results between calls";
+            m_result.diagnostics.push_back({"integrity", "warning", detail, "candidate", 0, 0});
+        }
+        addCheck("fresh_inputs_speed", !suspicious, detail);
+    }
+
+    if (m_baseline && baselineOk && baselineUs.empty())
+        baselineUs = freshUs[m_baseline.get()];
     if (m_baseline) {
-        if (baselineOk) {
+        if (baselineOk && !baselineUs.empty()) {
             m_result.baselineTiming = summarise(baselineUs, method);
             if (headline(*m_result.candidateTiming) > 0)
                 m_result.speedup = headline(*m_result.baselineTiming) / headline(*m_result.candidateTiming);
@@ -659,7 +907,7 @@ void Evaluation::timeCandidate() {
         }
     }
     const auto& t = *m_result.candidateTiming;
-    std::string msg = "correct on " + std::to_string(m_seeds.size()) + " seed(s); " + formatNumber(headline(t)) + " us "
+    std::string msg = "correct on " + std::to_string(m_seeds.size()) + " input set(s); " + formatNumber(headline(t)) + " us "
                       + (kernelBench ? "mean" : "median") + " over " + std::to_string(t.count) + " runs (spread "
                       + formatNumber(100.0 * t.spread, 2) + "%)";
     if (m_result.speedup)
@@ -693,9 +941,13 @@ EvaluateResult Evaluation::run() {
         for (const auto& t : task.outputs)
             m_outputCounts.push_back(static_cast<std::uint64_t>(*task.elementCount(t, m_sizes)));
 
+        secureRandomBytes(&m_guardByte, 1);
+        m_guardByte = m_guardByte == 0 || m_guardByte == 0xff ? 0xa5 : m_guardByte; // not a value kernels write by habit
         if (!makeSeeds())
             return m_result;
-        const bool referenceNeeded = std::any_of(m_seeds.begin(), m_seeds.end(), [](const SeedData& s) { return s.expected.empty(); });
+        const auto unknown = [](const SeedData& s) { return s.expected.empty(); };
+        const bool referenceNeeded = std::any_of(m_seeds.begin(), m_seeds.end(), unknown)
+                                     || std::any_of(m_timing.begin(), m_timing.end(), unknown);
         m_candidate = std::make_unique<Prepared>(m_backend);
         if (referenceNeeded) {
             m_reference = std::make_unique<Prepared>(m_backend);
@@ -741,7 +993,7 @@ EvaluateResult Evaluation::run() {
             timeCandidate();
         } else {
             addCheck("timed_runs_verified", true, "timing not requested");
-            finish(Status::Ok, "correct on " + std::to_string(m_seeds.size()) + " seed(s)");
+            finish(Status::Ok, "correct on " + std::to_string(m_seeds.size()) + " input set(s)");
         }
     } catch (const std::bad_alloc&) {
         finish(Status::RuntimeError, "out of host memory for these sizes");

@@ -14,8 +14,14 @@ namespace kforge::harness {
 // One verification seed's inputs and expected outputs.
 struct SeedData {
     std::uint64_t seed = 0;
+    std::string stress; // the stress set its inputs were transformed into, if any
     std::vector<HostTensor> inputs;
     std::vector<HostTensor> expected;
+
+    // "seed 123" or "stress set exp_overflow, seed 123", for messages.
+    std::string label() const {
+        return (stress.empty() ? "" : "stress set " + stress + ", ") + "seed " + std::to_string(seed);
+    }
 };
 
 // Seeds' inputs and the reference's outputs for them, kept across the evaluations of one worker:

@@ -1,8 +1,16 @@
 #include "inputs.h"
 
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <numbers>
+#include <set>
+#include <stdexcept>
+#include <thread>
+
+#include <sys/random.h>
 
 namespace kforge::harness {
 
@@ -63,12 +71,17 @@ HostTensor makeTensor(spec::DType dtype, std::uint64_t count) {
     return t;
 }
 
-void initialise(HostTensor& t, const spec::InitSpec& init, std::uint64_t seed, const std::string& name) {
-    Rng rng(seed * 0x9e3779b97f4a7c15ull ^ fnv1a(name.data(), name.size()));
+namespace {
+
+constexpr std::uint64_t kBlockElements = 1 << 16;
+
+void initialiseBlock(HostTensor& t, const spec::InitSpec& init, std::uint64_t streamSeed, std::uint64_t block) {
+    Rng rng(streamSeed ^ (block * 0xd1b54a32d192ed03ull));
     const std::size_t size = spec::dtypeSize(t.dtype);
     unsigned char* out = t.bytes.data();
     using Kind = spec::InitSpec::Kind;
-    for (std::uint64_t i = 0; i < t.count; ++i) {
+    const std::uint64_t end = std::min(t.count, (block + 1) * kBlockElements);
+    for (std::uint64_t i = block * kBlockElements; i < end; ++i) {
         double v = 0.0;
         switch (init.kind) {
         case Kind::Uniform: v = init.a + (init.b - init.a) * rng.unit(); break;
@@ -88,6 +101,78 @@ void initialise(HostTensor& t, const spec::InitSpec& init, std::uint64_t seed, c
         case Kind::Arange: v = init.a + init.b * static_cast<double>(i); break;
         }
         spec::storeFromDouble(t.dtype, v, out + i * size);
+    }
+}
+
+} // namespace
+
+void initialise(HostTensor& t, const spec::InitSpec& init, std::uint64_t seed, const std::string& name) {
+    const std::uint64_t streamSeed = seed * 0x9e3779b97f4a7c15ull ^ fnv1a(name.data(), name.size());
+    const std::uint64_t blocks = (t.count + kBlockElements - 1) / kBlockElements;
+    const std::uint64_t threads =
+        std::min<std::uint64_t>({blocks / 4, std::max(1u, std::thread::hardware_concurrency()), 32});
+    if (threads <= 1) {
+        for (std::uint64_t b = 0; b < blocks; ++b)
+            initialiseBlock(t, init, streamSeed, b);
+        return;
+    }
+    std::vector<std::thread> pool;
+    for (std::uint64_t w = 0; w < threads; ++w)
+        pool.emplace_back([&, w] {
+            for (std::uint64_t b = w; b < blocks; b += threads)
+                initialiseBlock(t, init, streamSeed, b);
+        });
+    for (auto& th : pool)
+        th.join();
+}
+
+void secureRandomBytes(void* data, std::size_t size) {
+    auto* out = static_cast<unsigned char*>(data);
+    while (size > 0) {
+        const ssize_t got = getrandom(out, size, 0);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            throw std::runtime_error("the system's random source (getrandom) failed");
+        }
+        out += got;
+        size -= static_cast<std::size_t>(got);
+    }
+}
+
+std::vector<std::uint64_t> secureSeeds(std::size_t n) {
+    std::set<std::uint64_t> seen;
+    std::vector<std::uint64_t> seeds;
+    while (seeds.size() < n) {
+        std::uint64_t s = 0;
+        secureRandomBytes(&s, sizeof s);
+        // Below 2^53, so that a seed survives a trip through a JSON number in any reader.
+        s &= (std::uint64_t{1} << 53) - 1;
+        if (seen.insert(s).second)
+            seeds.push_back(s);
+    }
+    return seeds;
+}
+
+void applyStress(HostTensor& t, const std::string& set, std::uint64_t rowLength) {
+    if (!spec::isFloating(t.dtype) || t.count == 0)
+        return;
+    const std::uint64_t row = std::max<std::uint64_t>(1, std::min(rowLength, t.count));
+    const std::size_t size = spec::dtypeSize(t.dtype);
+    unsigned char* bytes = t.bytes.data();
+    const bool half = t.dtype == spec::DType::Float16;
+    for (std::uint64_t i = 0; i < t.count; ++i) {
+        const std::uint64_t r = i / row;
+        double v = t.at(i);
+        if (set == "identical_rows")
+            v = t.at(r * row);
+        else if (set == "zero_rows")
+            v = r % 2 == 0 ? 0.0 : v;
+        else if (set == "large_magnitude")
+            v *= half ? 256.0 : 1e4; // float16 tops out at 65504
+        else if (set == "exp_overflow")
+            v += half ? 12.0 : 90.0; // exp overflows above 11.09 in float16, 88.72 in float32/bfloat16
+        spec::storeFromDouble(t.dtype, v, bytes + i * size);
     }
 }
 

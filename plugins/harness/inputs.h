@@ -21,8 +21,19 @@ struct HostTensor {
 
 HostTensor makeTensor(spec::DType dtype, std::uint64_t count);
 
-// Fills `t` per `init`, drawing from a stream determined by (seed, tensor name).
+// Fills `t` per `init`, drawing from streams determined by (seed, tensor name): one stream per
+// block of elements, so that large tensors are filled by several threads with the same result.
 void initialise(HostTensor& t, const spec::InitSpec& init, std::uint64_t seed, const std::string& name);
+
+// `n` distinct seeds from the operating system's secure random source (getrandom): nothing a
+// candidate can see or predict decides them.
+std::vector<std::uint64_t> secureSeeds(std::size_t n);
+// Random bytes from the same source.
+void secureRandomBytes(void* data, std::size_t size);
+
+// Transforms a tensor of random values into stress set `set`'s (spec::stressSetNames()); `rowLength`
+// is the tensor's last dimension.
+void applyStress(HostTensor& t, const std::string& set, std::uint64_t rowLength);
 
 // 64-bit FNV-1a of a byte range: names seed the input streams, outputs are compared by it.
 std::uint64_t fnv1a(const void* data, std::size_t size);

@@ -2,6 +2,7 @@
 
 #include "argvalue.h"
 #include "ceilingscache.h"
+#include "compilelog.h"
 #include "openclceilings.h"
 
 #include <algorithm>
@@ -81,6 +82,17 @@ std::string programBuildLog(cl_program p, cl_device_id d) {
     while (!s.empty() && (s.back() == '\0' || s.back() == '\n' || s.back() == ' '))
         s.pop_back();
     return s;
+}
+
+// Whether a file a build log names is the kernel's own source: clang calls an in-memory source
+// "<source>", PoCL compiles a copy in its kernel cache ("<cache>/kcache/tempfile_XYZ.cl"). A log
+// block about any other file (a header a kernel should not have reached) is left out of the log.
+bool isOwnSourceFile(const std::string& file) {
+    if (file == "<source>" || file == "<stdin>")
+        return true;
+    const std::size_t slash = file.rfind('/');
+    const std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+    return base.rfind("tempfile_", 0) == 0 && base.size() > 3 && base.compare(base.size() - 3, 3, ".cl") == 0;
 }
 
 // NVIDIA's compiler logs "(): Warning: Function K is a kernel, so overriding noinline attribute..." for
@@ -402,6 +414,39 @@ spec::Expected<cl_kernel> OpenClProgram::kernel(const std::string& name) {
     return raw;
 }
 
+std::string OpenClProgram::bindingProblem(const spec::ResolvedLaunch& launch) {
+    auto kernel = this->kernel(launch.kernel);
+    if (!kernel)
+        return kernel.error();
+    cl_uint numArgs = 0;
+    if (clGetKernelInfo(*kernel, CL_KERNEL_NUM_ARGS, sizeof numArgs, &numArgs, nullptr) != CL_SUCCESS)
+        return {};
+    if (numArgs != launch.args.size())
+        return "the compiled kernel " + launch.kernel + " takes " + std::to_string(numArgs) + " arguments but the signature the "
+               + "arguments were bound from lists " + std::to_string(launch.args.size());
+    for (std::size_t i = 0; i < launch.args.size(); ++i) {
+        const spec::ArgBinding& a = launch.args[i];
+        const auto index = static_cast<cl_uint>(i);
+        std::size_t size = 0;
+        if (clGetKernelArgInfo(*kernel, index, CL_KERNEL_ARG_NAME, 0, nullptr, &size) != CL_SUCCESS)
+            return {}; // built without argument information: the count and sizes are all there is
+        std::string name(size, '\0');
+        clGetKernelArgInfo(*kernel, index, CL_KERNEL_ARG_NAME, size, name.data(), nullptr);
+        name.resize(std::strlen(name.c_str()));
+        cl_kernel_arg_address_qualifier space = CL_KERNEL_ARG_ADDRESS_PRIVATE;
+        clGetKernelArgInfo(*kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof space, &space, nullptr);
+        const bool buffer = space == CL_KERNEL_ARG_ADDRESS_GLOBAL || space == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+        const std::string where = "argument " + std::to_string(i + 1) + " of the compiled kernel " + launch.kernel;
+        if (name != a.name)
+            return where + " is '" + name + "', but the signature the arguments were bound from names it '" + a.name
+                   + "' (is there a second, inactive definition of the kernel?)";
+        if (buffer != harness::isBufferBinding(a))
+            return where + " ('" + name + "') is " + (buffer ? "a global buffer" : "not a global buffer") + ", but it was bound as "
+                   + (harness::isBufferBinding(a) ? std::string(harness::bufferKindName(a)) : "a value");
+    }
+    return {};
+}
+
 std::vector<std::string> OpenClProgram::kernelNames() const {
     return splitNames(infoString(m_program.get(), CL_PROGRAM_KERNEL_NAMES,
                                  [](cl_program o, cl_uint p, std::size_t n, void* v, std::size_t* r) {
@@ -626,7 +671,7 @@ harness::CompileOutput OpenClBackend::compile(const std::string& source, const s
     }
     err = clBuildProgram(program.get(), 1, &m_device, options.c_str(), nullptr, nullptr);
     out.seconds = seconds();
-    out.log = withoutDriverNoise(programBuildLog(program.get(), m_device));
+    out.log = harness::filterCompileLog(withoutDriverNoise(programBuildLog(program.get(), m_device)), isOwnSourceFile);
     if (err != CL_SUCCESS) {
         // The log of a failed build carries the compiler's "<file>:line:col: error" messages; when a
         // driver gives none, or the failure is not the source's fault, the CL error has to speak.
@@ -635,6 +680,18 @@ harness::CompileOutput OpenClBackend::compile(const std::string& source, const s
                        + (out.log.empty() ? " and the driver gave no build log" : "") + " (options: " + options + ")";
         return out;
     }
+
+    // Program-scope variables keep their values from one launch to the next, and OpenCL has no call
+    // that resets them; a kernel could replay earlier results through them.
+    std::size_t globalBytes = 0;
+    if (clGetProgramBuildInfo(program.get(), m_device, CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE, sizeof globalBytes,
+                              &globalBytes, nullptr)
+            == CL_SUCCESS
+        && globalBytes > 0)
+        out.rejection = "its program-scope global variables hold " + std::to_string(globalBytes)
+                        + " bytes, which survive between launches and cannot be reset in OpenCL, so a kernel could "
+                          "replay results through them: use __constant for tables and scratch buffers "
+                          "(// kforge:scratch) for working memory";
 
     auto built = std::make_unique<OpenClProgram>(std::move(program), m_context.get(), m_device);
     // Creating every kernel now reports what each needs; the evaluator sees it with the compile.
@@ -677,6 +734,32 @@ spec::Expected<harness::BufferId> OpenClBackend::allocate(std::size_t bytes) {
     const harness::BufferId id = m_nextBuffer++;
     m_buffers.emplace(id, Buffer{std::move(mem), bytes});
     return id;
+}
+
+spec::Expected<harness::BufferId> OpenClBackend::view(harness::BufferId parent, std::size_t offset, std::size_t bytes) {
+    auto target = harness::transferTarget(m_buffers, parent, bytes, "view", 1, offset);
+    if (!target)
+        return spec::Error{target.error()};
+    // Like allocate(): an empty region still needs a handle.
+    cl_buffer_region region{offset, std::max<std::size_t>(bytes, 1)};
+    cl_int err = CL_SUCCESS;
+    MemHandle mem(clCreateSubBuffer((*target)->mem.get(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err));
+    if (err != CL_SUCCESS || !mem)
+        return spec::fail("clCreateSubBuffer of " + std::to_string(bytes) + " bytes at " + std::to_string(offset) + " failed with "
+                          + clErrorName(err));
+    const harness::BufferId id = m_nextBuffer++;
+    m_buffers.emplace(id, Buffer{std::move(mem), bytes});
+    return id;
+}
+
+std::string OpenClBackend::bindingProblem(harness::Program& program, const spec::LaunchPlan& plan) {
+    auto* prog = dynamic_cast<OpenClProgram*>(&program);
+    if (!prog)
+        return "the program was not built by the OpenCL backend";
+    for (const auto& launch : plan.launches)
+        if (auto problem = prog->bindingProblem(launch); !problem.empty())
+            return "line " + std::to_string(launch.line) + ": launch " + launch.kernel + ": " + problem;
+    return {};
 }
 
 void OpenClBackend::release(harness::BufferId id) { m_buffers.erase(id); }
@@ -722,15 +805,15 @@ spec::Status OpenClBackend::fill(harness::BufferId id, const void* pattern, std:
     return spec::success();
 }
 
-spec::Status OpenClBackend::download(harness::BufferId id, void* data, std::size_t bytes) {
+spec::Status OpenClBackend::download(harness::BufferId id, void* data, std::size_t bytes, std::size_t offset) {
     if (!m_queue)
         return spec::fail("download: no OpenCL device is open");
-    auto buffer = harness::transferTarget(m_buffers, id, bytes, "download");
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "download", 1, offset);
     if (!buffer)
         return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    const cl_int err = clEnqueueReadBuffer(m_queue.get(), (*buffer)->mem.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
+    const cl_int err = clEnqueueReadBuffer(m_queue.get(), (*buffer)->mem.get(), CL_TRUE, offset, bytes, data, 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
         m_deviceLost = m_deviceLost || isStickyError(err);
         return spec::fail("download of " + std::to_string(bytes) + " bytes (clEnqueueReadBuffer) failed with " + clErrorName(err));
@@ -739,7 +822,7 @@ spec::Status OpenClBackend::download(harness::BufferId id, void* data, std::size
 }
 
 spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program, const spec::LaunchPlan& plan,
-                                          const harness::Bindings& bindings) {
+                                          const harness::Bindings& bindings, const harness::AfterLaunch& afterLaunch) {
     if (!m_queue)
         return spec::fail("run: no OpenCL device is open");
     auto* prog = dynamic_cast<OpenClProgram*>(&program);
@@ -762,8 +845,18 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
     } drain{m_queue.get(), events};
     const auto wallStart = std::chrono::steady_clock::now();
 
-    for (const auto& launch : plan.launches) {
+    for (std::size_t li = 0; li < plan.launches.size(); ++li) {
+        const auto& launch = plan.launches[li];
         const std::string where = "line " + std::to_string(launch.line) + ": launch " + launch.kernel + ": ";
+        if (afterLaunch && li > 0) {
+            // The previous launch is finished before anyone looks at what it left.
+            if (const cl_int err = clFinish(m_queue.get()); err != CL_SUCCESS) {
+                m_deviceLost = m_deviceLost || isStickyError(err);
+                return spec::fail("line " + std::to_string(plan.launches[li - 1].line) + ": launch " + plan.launches[li - 1].kernel
+                                  + ": clFinish failed with " + clErrorName(err));
+            }
+            afterLaunch(li - 1);
+        }
         if (launch.smemBytes > 0)
             return spec::fail(where + "smem= is CUDA-only; declare __local arrays in OpenCL kernels");
         if (launch.dims < 1 || launch.dims > 3)

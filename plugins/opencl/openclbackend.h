@@ -64,6 +64,9 @@ public:
     spec::Expected<cl_kernel> kernel(const std::string& name);
     // Names of the kernels the program defines, as the driver reports them.
     std::vector<std::string> kernelNames() const;
+    // What is wrong with binding `launch`'s arguments to the compiled kernel, by the names and
+    // address spaces the compiler reports (-cl-kernel-arg-info); empty when they agree.
+    std::string bindingProblem(const spec::ResolvedLaunch& launch);
 
 private:
     ProgramHandle m_program;
@@ -95,11 +98,14 @@ public:
     spec::Expected<harness::BufferId> allocate(std::size_t bytes) override;
     void release(harness::BufferId id) override;
     spec::Status upload(harness::BufferId id, const void* data, std::size_t bytes) override;
-    spec::Status download(harness::BufferId id, void* data, std::size_t bytes) override;
+    spec::Expected<harness::BufferId> view(harness::BufferId parent, std::size_t offset, std::size_t bytes) override;
+    spec::Status download(harness::BufferId id, void* data, std::size_t bytes, std::size_t offset = 0) override;
+    std::string bindingProblem(harness::Program& program, const spec::LaunchPlan& plan) override;
     spec::Status fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) override;
 
     spec::Expected<harness::RunResult> run(harness::Program& program, const spec::LaunchPlan& plan,
-                               const harness::Bindings& bindings) override;
+                                           const harness::Bindings& bindings,
+                                           const harness::AfterLaunch& afterLaunch = {}) override;
     std::string timingMethod() const override { return m_profiling ? "opencl-profiling" : "wall-clock"; }
 
     // FP32 FMA and global-memory copy ceilings (openclceilings.h), cached per device, platform and
@@ -113,7 +119,7 @@ public:
 
 private:
     struct Buffer {
-        MemHandle mem;
+        MemHandle mem;         // a sub-buffer for a view
         std::size_t bytes = 0; // as requested, for bounds checks on upload/download
     };
 

@@ -74,8 +74,7 @@ Expected<KernelInput> kernelFromJson(const json& j, const std::string& field) {
 }
 
 json optionsToJson(const EvalOptions& o) {
-    return {{"seeds", o.seeds},
-            {"timing", o.timing},
+    json j = {{"timing", o.timing},
             {"warmup", o.warmup},
             {"min_repetitions", o.minRepetitions},
             {"max_repetitions", o.maxRepetitions},
@@ -84,7 +83,13 @@ json optionsToJson(const EvalOptions& o) {
             {"input_sets", o.inputSets},
             {"device", o.device},
             {"timing_mode", o.timingMode},
-            {"profile", o.profile}};
+            {"profile", o.profile},
+            {"stress", o.stress}};
+    if (!o.seeds.empty())
+        j["seeds"] = o.seeds;
+    if (!o.timingSeeds.empty())
+        j["timing_seeds"] = o.timingSeeds;
+    return j;
 }
 
 Expected<EvalOptions> optionsFromJson(const json& j) {
@@ -99,6 +104,12 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
             if (o.seeds.empty())
                 return Error{"evaluate.options.seeds: needs at least one seed"};
         }
+        if (j.contains("timing_seeds")) {
+            o.timingSeeds = j.at("timing_seeds").get<std::vector<std::uint64_t>>();
+            if (o.timingSeeds.empty())
+                return Error{"evaluate.options.timing_seeds: needs at least one seed"};
+        }
+        o.stress = value(j, "stress", o.stress);
         o.timing = value(j, "timing", o.timing);
         o.warmup = value(j, "warmup", o.warmup);
         o.minRepetitions = value(j, "min_repetitions", o.minRepetitions);
@@ -210,6 +221,12 @@ json toJson(const EvaluateResult& r) {
     for (const auto& c : r.checks)
         checks.push_back({{"name", c.name}, {"passed", c.passed}, {"detail", c.detail}});
     j["checks"] = checks;
+    if (!r.seeds.empty())
+        j["seeds"] = r.seeds;
+    if (!r.timingSeeds.empty())
+        j["timing_seeds"] = r.timingSeeds;
+    if (!r.stressSets.empty())
+        j["stress_sets"] = r.stressSets;
     json timing = json::object();
     if (r.candidateTiming)
         timing["candidate"] = timingToJson(*r.candidateTiming);
@@ -376,6 +393,9 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
         }
         for (const auto& c : value(j, "checks", json::array()))
             r.checks.push_back({value<std::string>(c, "name", ""), value(c, "passed", false), value<std::string>(c, "detail", "")});
+        r.seeds = value(j, "seeds", std::vector<std::uint64_t>{});
+        r.timingSeeds = value(j, "timing_seeds", std::vector<std::uint64_t>{});
+        r.stressSets = value(j, "stress_sets", std::vector<std::string>{});
         const json timing = value(j, "timing", json::object());
         if (timing.contains("candidate"))
             r.candidateTiming = timingFromJson(timing.at("candidate"));

@@ -54,7 +54,16 @@ struct KernelInput {
 };
 
 struct EvalOptions {
-    std::vector<std::uint64_t> seeds{1, 2, 3};
+    // Verification seeds. Empty (the default): the worker draws fresh ones from the operating
+    // system's secure random source for every evaluation, so a candidate cannot know its inputs in
+    // advance; the seeds used are reported in the result, and giving them here reproduces it.
+    std::vector<std::uint64_t> seeds;
+    // Seeds of the timed runs' inputs, never the verification seeds (every timed run sees inputs
+    // that were not shown during verification). Empty: drawn like `seeds`, one per input set.
+    std::vector<std::uint64_t> timingSeeds;
+    // Adds the task's stress inputs (rows of identical values, large magnitudes...) as extra
+    // verification runs where the task names stress sets.
+    bool stress = true;
     bool timing = true;
     int warmup = 2;
     int minRepetitions = 10;
@@ -151,6 +160,11 @@ struct EvaluateResult {
     std::vector<CompileInfo> compile;
     std::vector<OutputCheck> outputs;
     std::vector<IntegrityCheck> checks;
+    // The seeds this evaluation used, drawn or given: `kforge eval --seeds S --timing-seeds T`
+    // reproduces it. Stress sets are named by the task and need no seed of their own.
+    std::vector<std::uint64_t> seeds;
+    std::vector<std::uint64_t> timingSeeds;
+    std::vector<std::string> stressSets;
     std::optional<TimingStats> candidateTiming;
     std::optional<TimingStats> baselineTiming;
     std::optional<double> speedup; // baseline / candidate (medians; means in kernelbench mode), both from this call

@@ -353,6 +353,63 @@ bool isIdentifier(const std::string& s) {
     return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+const std::vector<std::string>& stressSetNames() {
+    static const std::vector<std::string> names{"identical_rows", "zero_rows", "large_magnitude", "exp_overflow"};
+    return names;
+}
+
+namespace {
+
+// "stress": ["exp_overflow", {"set": "zero_rows", "inputs": ["x"]}]
+void parseStress(Validator& v, const json& root, TaskSpec& t) {
+    const json* list = v.member(root, "", "stress", false);
+    if (!list)
+        return;
+    if (!list->is_array()) {
+        v.fail("stress", "must be an array of stress set names or {\"set\": ..., \"inputs\": [...]}");
+        return;
+    }
+    std::string known;
+    for (const auto& n : stressSetNames())
+        known += (known.empty() ? "" : ", ") + n;
+    for (std::size_t i = 0; i < list->size() && !v.failed(); ++i) {
+        const json& e = (*list)[i];
+        const std::string field = "stress[" + std::to_string(i) + "]";
+        StressSpec s;
+        if (e.is_string()) {
+            s.set = e.get<std::string>();
+        } else if (e.is_object()) {
+            if (!v.getString(e, field, "set", s.set, true))
+                return;
+            if (const json* inputs = v.member(e, field, "inputs", false)) {
+                if (!inputs->is_array()) {
+                    v.fail(field + ".inputs", "must be an array of input names");
+                    return;
+                }
+                for (const auto& name : *inputs) {
+                    if (!name.is_string() || !t.findInput(name.get<std::string>())) {
+                        v.fail(field + ".inputs", (name.is_string() ? "'" + name.get<std::string>() + "'" : name.dump())
+                                                      + " is not one of the task's inputs");
+                        return;
+                    }
+                    s.inputs.push_back(name.get<std::string>());
+                }
+            }
+        } else {
+            v.fail(field, "must be a stress set name or an object with \"set\"");
+            return;
+        }
+        const auto& names = stressSetNames();
+        if (std::find(names.begin(), names.end(), s.set) == names.end()) {
+            v.fail(field, "unknown stress set '" + s.set + "' (known: " + known + ")");
+            return;
+        }
+        t.stress.push_back(std::move(s));
+    }
+}
+
+} // namespace
+
 Expected<TaskSpec> TaskSpec::fromJson(const json& root, const std::string& origin) {
     Validator v(origin);
     TaskSpec t;
@@ -439,6 +496,8 @@ Expected<TaskSpec> TaskSpec::fromJson(const json& root, const std::string& origi
     if (!v.failed())
         parseReferenceData(v, root, t.referenceData);
     if (!v.failed())
+        parseStress(v, root, t);
+    if (!v.failed())
         checkConsistency(v, t);
     if (v.failed())
         return v.error();
@@ -494,6 +553,16 @@ json TaskSpec::toJson() const {
         for (const auto& rd : referenceData)
             arr.push_back({{"variant", rd.variant}, {"seed", rd.seed}, {"inputs", rd.inputs}, {"outputs", rd.outputs}});
         j["reference_data"] = arr;
+    }
+    if (!stress.empty()) {
+        json arr = json::array();
+        for (const auto& st : stress) {
+            if (st.inputs.empty())
+                arr.push_back(st.set);
+            else
+                arr.push_back({{"set", st.set}, {"inputs", st.inputs}});
+        }
+        j["stress"] = arr;
     }
     return j;
 }

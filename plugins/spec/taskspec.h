@@ -46,6 +46,19 @@ struct ScalarSpec {
     double value = 0.0;
 };
 
+// Inputs a correct kernel must survive although random inputs rarely contain them: each stress set
+// is one extra verification run whose inputs are a random seed's, transformed. Tasks name the sets
+// that apply to them (softmax: exp_overflow; norms: zero_rows...).
+//   identical_rows   every row (last dimension) holds one repeated value
+//   zero_rows        every other row is all zeros (a norm without eps divides by zero)
+//   large_magnitude  values scaled towards the top of the dtype's range (1e4 for float32)
+//   exp_overflow     values shifted to where exp() overflows the dtype (about 90 for float32)
+struct StressSpec {
+    std::string set;
+    std::vector<std::string> inputs; // empty: every floating-point input
+};
+const std::vector<std::string>& stressSetNames();
+
 // Inputs and expected outputs computed elsewhere (e.g. by PyTorch) for one variant and seed.
 struct ReferenceData {
     std::string variant;
@@ -69,6 +82,7 @@ struct TaskSpec {
     std::map<std::string, std::string> reference; // backend -> kernel file
     std::map<std::string, std::string> baseline;
     std::vector<ReferenceData> referenceData;
+    std::vector<StressSpec> stress;
 
     // Parses and validates; `origin` prefixes every error (usually the file path).
     static Expected<TaskSpec> fromJson(const nlohmann::json& json, const std::string& origin);

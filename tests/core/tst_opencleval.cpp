@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
+
 using namespace kforge;
 
 class TestOpenClEval : public QObject {
@@ -22,7 +24,8 @@ class TestOpenClEval : public QObject {
 private:
     std::unique_ptr<eval::WorkerPool> m_pool;
 
-    protocol::EvaluateResult evaluate(const QString& taskName, const QString& kernelFile, bool timing) {
+    protocol::EvaluateResult evaluate(const QString& taskName, const QString& kernelFile, bool timing,
+                                      const std::function<void(task::EvalSettings&)>& adjust = {}) {
         auto bundle = task::TaskCatalog::load(taskName);
         if (!bundle)
             qFatal("%s", bundle.error().c_str());
@@ -32,6 +35,8 @@ private:
         settings.options.minRepetitions = 2;
         settings.options.maxRepetitions = 4;
         settings.options.warmup = 1;
+        if (adjust)
+            adjust(settings);
         QString source;
         if (!kernelFile.isEmpty()) {
             QFile f(kernelFile);
@@ -81,6 +86,10 @@ private slots:
             QCOMPARE(o.mismatches, 0u);
             QVERIFY(o.checked > 0);
         }
+        // The task's stress sets were verified too, and are named in the result.
+        auto bundle = task::TaskCatalog::load(task);
+        QVERIFY(bundle.ok());
+        QCOMPARE(r.stressSets.size(), bundle->spec.stress.size());
     }
 
     void integrityKernelsAreCaught_data() {
@@ -121,18 +130,103 @@ private slots:
         }
     }
 
-    // A worker remembers each seed's inputs and expected outputs: the second evaluation of a task
-    // skips the reference, and still catches a wrong kernel.
+    // A worker remembers the inputs and expected outputs of seeds a request gives (to reproduce an
+    // evaluation): the second evaluation with them skips the reference, and still catches a wrong kernel.
     void seedCache() {
-        const auto first = evaluate(QStringLiteral("row_sum"), {}, false);
+        const auto given = [](task::EvalSettings& s) { s.options.seeds = {1, 2, 3}; };
+        const auto first = evaluate(QStringLiteral("row_sum"), {}, false, given);
         QVERIFY2(first.status == protocol::Status::Ok, first.message.c_str());
-        const auto second = evaluate(QStringLiteral("row_sum"), {}, false);
+        const auto second = evaluate(QStringLiteral("row_sum"), {}, false, given);
         QVERIFY2(second.status == protocol::Status::Ok, second.message.c_str());
         for (const auto& c : second.compile)
             QVERIFY2(c.role != "reference", "the reference ran again although every seed was cached");
         const auto wrong = evaluate(QStringLiteral("row_sum"),
-                                    qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/returns_constant.cl"), false);
+                                    qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/returns_constant.cl"), false, given);
         QCOMPARE(wrong.status, protocol::Status::Incorrect);
+    }
+
+    // Seeds nobody gave are drawn fresh for every evaluation, three for verification and one per
+    // timed input set, never shared between the two; the result records them, and giving them back
+    // repeats the evaluation exactly.
+    void seedsAreDrawnFreshAndReproducible() {
+        const auto a = evaluate(QStringLiteral("row_sum"), {}, true);
+        const auto b = evaluate(QStringLiteral("row_sum"), {}, true);
+        QVERIFY2(a.status == protocol::Status::Ok, a.message.c_str());
+        QCOMPARE(a.seeds.size(), 3u);
+        QCOMPARE(a.timingSeeds.size(), 2u);
+        QVERIFY(a.seeds != b.seeds);
+        QVERIFY(a.timingSeeds != b.timingSeeds);
+        for (auto t : a.timingSeeds)
+            QVERIFY(std::find(a.seeds.begin(), a.seeds.end(), t) == a.seeds.end());
+
+        const QString wrongKernel = qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/returns_constant.cl");
+        const auto wrong = evaluate(QStringLiteral("row_sum"), wrongKernel, false);
+        QCOMPARE(wrong.status, protocol::Status::Incorrect);
+        const auto again = evaluate(QStringLiteral("row_sum"), wrongKernel, false, [&](task::EvalSettings& s) {
+            s.options.seeds = wrong.seeds;
+            s.options.timingSeeds = wrong.timingSeeds;
+        });
+        QCOMPARE(again.seeds, wrong.seeds);
+        QCOMPARE(again.outputs.at(0).firstMismatch, wrong.outputs.at(0).firstMismatch);
+        QCOMPARE(again.outputs.at(0).firstExpected, wrong.outputs.at(0).firstExpected);
+        QCOMPARE(again.message, wrong.message);
+
+        // A timing seed that is also a verification seed would show the timed runs known inputs.
+        const auto overlap = evaluate(QStringLiteral("row_sum"), {}, true, [](task::EvalSettings& s) {
+            s.options.seeds = {5, 6};
+            s.options.timingSeeds = {6};
+        });
+        QCOMPARE(overlap.status, protocol::Status::RuntimeError);
+        QVERIFY2(overlap.message.find("also a verification seed") != std::string::npos, overlap.message.c_str());
+    }
+
+    // Kernels written here, for the messages: where a write outside a buffer landed, and which
+    // launch of a plan changed an input that a later one restored.
+    void integrityMessagesNameTheCulprit_data() {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<int>("status");
+        QTest::addColumn<QString>("message");
+        const QString head = QStringLiteral("// kforge:param BLOCK = 64\n");
+        QTest::newRow("one past the end") << head + QStringLiteral(
+            "// kforge:launch vector_add grid=(cdiv(N, BLOCK) + 1) block=(BLOCK)\n"
+            "__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N) {\n"
+            "    const int i = get_global_id(0);\n"
+            "    if (i < N) z[i] = x[i] + y[i];\n"
+            "    if (i == N) z[i] = 1.0f;\n"
+            "}\n") << int(protocol::Status::Incorrect) << QStringLiteral("output 'z': the candidate wrote outside the buffer, after its end (the first at element 1000003 of a buffer of 1000003)");
+        QTest::newRow("one before the start") << head + QStringLiteral(
+            "// kforge:launch vector_add grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
+            "__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N) {\n"
+            "    const int i = get_global_id(0);\n"
+            "    if (i < N) z[i] = x[i] + y[i];\n"
+            "    if (i == 0) z[i - 1] = 1.0f;\n"
+            "}\n") << int(protocol::Status::Incorrect) << QStringLiteral("output 'z': the candidate wrote outside the buffer, before its start (the nearest at element -1, byte -");
+        QTest::newRow("input used as scratch, then restored") << head + QStringLiteral(
+            "// kforge:launch borrow grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
+            "// kforge:launch finish grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
+            "__kernel void borrow(__global const float* x, __global const float* y, __global float* z, int N) {\n"
+            "    const int i = get_global_id(0);\n"
+            "    __global float* w = (__global float*)x;\n"
+            "    if (i < N) { z[i] = x[i]; w[i] = x[i] + y[i]; }\n"
+            "}\n"
+            "__kernel void finish(__global const float* x, __global const float* y, __global float* z, int N) {\n"
+            "    const int i = get_global_id(0);\n"
+            "    __global float* w = (__global float*)x;\n"
+            "    if (i < N) { const float s = x[i]; w[i] = z[i]; z[i] = s; }\n"
+            "}\n") << int(protocol::Status::Rejected) << QStringLiteral("after launch 1 of 2 (borrow, line 2)");
+    }
+    void integrityMessagesNameTheCulprit() {
+        QFETCH(QString, source);
+        QFETCH(int, status);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        QFile f(dir.filePath(QStringLiteral("kernel.cl")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(source.toUtf8());
+        f.close();
+        const auto r = evaluate(QStringLiteral("vector_add"), f.fileName(), true);
+        QVERIFY2(int(r.status) == status, r.message.c_str());
+        QVERIFY2(r.message.find(message.toStdString()) != std::string::npos, r.message.c_str());
     }
 
     // References computed elsewhere (e.g. by PyTorch) arrive as data files; the worker must use them

@@ -53,6 +53,52 @@ private slots:
         QCOMPARE(other.resources.at("cache_hit"), 0.0);
     }
 
+    // Module-scope memory (what a kernel could carry results in from one run to the next) is found
+    // in the CUBIN, named variables and ones the kernel hides alike, and bounded.
+    void moduleStateIsFoundAndBounded() {
+        cuda::CudaBackend backend;
+        const std::string small = "// kforge:launch k grid=(1) block=(1)\n"
+                                  "namespace { __device__ int hidden[4]; }\n"
+                                  "__device__ int* flag() { static __device__ int seen; return &seen; }\n"
+                                  "__device__ float table[2] = {1.0f, 2.0f};\n"
+                                  "extern \"C\" __global__ void k(float* y) { y[0] = table[*flag()] + hidden[1]; *flag() = 1; hidden[1] = 2; }\n";
+        auto out = backend.compile(small, {}, "candidate");
+        QVERIFY2(out.ok, out.log.c_str());
+        QVERIFY2(out.rejection.empty(), out.rejection.c_str());
+        auto* program = dynamic_cast<cuda::CudaProgram*>(out.program.get());
+        QVERIFY(program);
+        const auto sections = cuda::cubinGlobalSections(program->cubin());
+        std::size_t bytes = 0, symbols = 0;
+        bool sawStatic = false, sawHidden = false;
+        for (const auto& section : sections) {
+            QVERIFY2(section.name.rfind(".nv.global", 0) == 0, section.name.c_str());
+            bytes += section.bytes;
+            for (const auto& symbol : section.symbols) {
+                ++symbols;
+                QVERIFY(symbol.offset + symbol.bytes <= section.bytes);
+                sawStatic = sawStatic || symbol.name.find("seen") != std::string::npos;
+                sawHidden = sawHidden || symbol.name.find("hidden") != std::string::npos;
+            }
+        }
+        QVERIFY2(bytes >= 4 * 4 + 4 + 2 * 4, std::to_string(bytes).c_str());
+        QCOMPARE(symbols, std::size_t(3));
+        QVERIFY(sawStatic);
+        QVERIFY(sawHidden);
+
+        // More than kforge restores before every run: rejected, naming the variable.
+        const std::string big = "// kforge:launch k grid=(1) block=(1)\n"
+                                "__device__ float cache[32768];\n"
+                                "extern \"C\" __global__ void k(float* y) { y[0] = cache[0]; cache[0] = y[1]; }\n";
+        auto rejected = backend.compile(big, {}, "candidate");
+        QVERIFY2(rejected.ok, rejected.log.c_str());
+        QVERIFY(rejected.rejection.find("131072 bytes") != std::string::npos);
+        QVERIFY2(rejected.rejection.find("cache") != std::string::npos, rejected.rejection.c_str());
+
+        // A malformed image is not a crash.
+        QVERIFY(cuda::cubinGlobalSections("\x7f" "ELF garbage").empty());
+        QVERIFY(cuda::cubinGlobalSections(std::string()).empty());
+    }
+
     void compileErrorsNameTheLine() {
         cuda::CudaBackend backend;
         const std::string broken = "// kforge:launch k grid=(1) block=(1)\nextern \"C\" __global__ void k(float* y)\n{\n    y[0] = undeclared;\n}\n";

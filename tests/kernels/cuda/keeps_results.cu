@@ -1,4 +1,6 @@
-// kforge integrity test: task vector_add; violation: computes z on the first call only, keeps it in __device__ globals and replays it on later calls; expected status: incorrect.
+// kforge integrity test: task vector_add; violation: computes z on the first call only, keeps it in __device__ globals and replays it on later calls; expected status: rejected or incorrect.
+// (Rejected where the worker limits module-scope state: 16 MiB of __device__ variables is far above the
+// 64 KiB it restores before every run; incorrect where it does not and the replay shows.)
 // Device globals live as long as the module, so a harness that reuses the module across calls
 // must give every call fresh inputs (new seeds, rotated input sets) to expose the replay.
 // kforge:param BLOCK = 256
