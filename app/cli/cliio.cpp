@@ -35,10 +35,10 @@ QString storePath(const QCommandLineParser& p) {
     return p.isSet(QStringLiteral("db")) ? p.value(QStringLiteral("db")) : defaultStorePath();
 }
 
-spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString& path) {
+spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString& path, bool forWriting) {
     if (!QFileInfo::exists(path))
         return spec::fail(path.toStdString() + ": no such run store (start one with `kforge run --task NAME --db FILE`)");
-    return store::RunStore::open(path);
+    return store::RunStore::open(path, forWriting ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
 }
 
 } // namespace kforge::cli

@@ -28,8 +28,10 @@ int fail(int code, const QString& message);
 QString defaultStorePath();
 void addStoreOption(QCommandLineParser& p);
 QString storePath(const QCommandLineParser& p);
-// Opening creates a store, so a path that does not exist is an error rather than an empty store.
-spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString& path);
+// A path that does not exist is an error rather than an empty store. Commands that only read open
+// it for reading: that never changes the file (an older schema is not upgraded in place) and works
+// on a read-only file or folder; `forWriting` (review decisions) opens and upgrades it as a run does.
+spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString& path, bool forWriting = false);
 
 // The --llm* options of `kforge run`, and the settings they make (endpoints resolved from the
 // built-in presets, the user's file and --llm-endpoint). False with `error` set on bad input.

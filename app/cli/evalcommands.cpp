@@ -6,14 +6,17 @@
 #include "doctor.h"
 #include "evalrequest.h"
 #include "resultformat.h"
+#include "safeio.h"
+#include "sourcescan.h"
 #include "taskcatalog.h"
 #include "workerlocator.h"
 #include "workerpool.h"
 
 #include <QCoreApplication>
 #include <QCommandLineParser>
-#include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 
 namespace kforge::cli {
 
@@ -29,6 +32,52 @@ struct EvalArgs {
     int timeoutSeconds = 300;
 };
 
+QString joinSeeds(const std::vector<std::uint64_t>& seeds) {
+    QStringList parts;
+    for (std::uint64_t seed : seeds)
+        parts << QString::number(seed);
+    return parts.join(QLatin1Char(','));
+}
+
+// What reproduces this evaluation's inputs; empty when the worker reported no seeds.
+QString seedsLine(const protocol::EvaluateResult& r) {
+    if (r.seeds.empty() && r.timingSeeds.empty())
+        return {};
+    QString line = QStringLiteral("  seeds    verification %1").arg(r.seeds.empty() ? QStringLiteral("-") : joinSeeds(r.seeds));
+    if (!r.timingSeeds.empty())
+        line += QStringLiteral(", timing %1").arg(joinSeeds(r.timingSeeds));
+    if (!r.stressSets.empty()) {
+        QStringList sets;
+        for (const auto& set : r.stressSets)
+            sets << QString::fromStdString(set);
+        line += QStringLiteral(", stress inputs %1").arg(sets.join(QStringLiteral(", ")));
+    }
+    QString again;
+    if (!r.seeds.empty())
+        again += QStringLiteral(" --seeds ") + joinSeeds(r.seeds);
+    if (!r.timingSeeds.empty())
+        again += QStringLiteral(" --timing-seeds ") + joinSeeds(r.timingSeeds);
+    return line + QStringLiteral("\n           (the same inputs again:%1)\n").arg(again);
+}
+
+bool parseSeeds(const QString& option, const QString& text, std::vector<std::uint64_t>& seeds, QString& error) {
+    seeds.clear();
+    for (const QString& s : text.split(QLatin1Char(','), Qt::SkipEmptyParts)) {
+        bool ok = false;
+        const qulonglong seed = s.trimmed().toULongLong(&ok);
+        if (!ok) {
+            error = QStringLiteral("--%1: '%2' is not a non-negative integer").arg(option, s);
+            return false;
+        }
+        seeds.push_back(seed);
+    }
+    if (seeds.empty()) {
+        error = QStringLiteral("--%1 needs at least one seed").arg(option);
+        return false;
+    }
+    return true;
+}
+
 // Runs one evaluation in a worker and prints it. Returns the process exit code.
 int runEval(const EvalArgs& a) {
     auto bundle = task::TaskCatalog::load(a.task);
@@ -36,10 +85,12 @@ int runEval(const EvalArgs& a) {
         return fail(ExitSetup, QString::fromStdString(bundle.error()));
     QString source;
     if (!a.kernel.isEmpty()) {
-        QFile f(a.kernel);
-        if (!f.open(QIODevice::ReadOnly))
-            return fail(ExitSetup, QStringLiteral("%1: cannot be read: %2").arg(a.kernel, f.errorString()));
-        source = QString::fromUtf8(f.readAll());
+        // Checked as task files are: a regular file (a FIFO or a device would block or never end)
+        // of at most the size a kernel can have.
+        auto text = spec::readRegularFile(a.kernel.toStdString(), spec::kMaxSourceBytes, a.kernel.toStdString());
+        if (!text)
+            return fail(ExitSetup, QString::fromStdString(text.error()));
+        source = QString::fromStdString(*text);
         if (source.trimmed().isEmpty())
             return fail(ExitSetup, QStringLiteral("%1: the kernel file is empty").arg(a.kernel));
     }
@@ -57,11 +108,24 @@ int runEval(const EvalArgs& a) {
 
     eval::WorkerPool pool(a.settings.backend, *worker, {}, 1);
     int code = ExitNotCorrect;
+    bool done = false;
+    // A worker that cannot start says nothing about the kernel: exit 3, like any other unusable
+    // set-up, and print no result. The pool reports it before failing the queued request.
+    QObject::connect(&pool, &eval::WorkerPool::workersFailedToStart, &pool, [&](const QString& message) {
+        if (done)
+            return;
+        done = true;
+        code = fail(ExitSetup, message);
+        QCoreApplication::exit(0);
+    });
     QObject::connect(&pool, &eval::WorkerPool::evaluated, &pool, [&](qint64, const protocol::EvaluateResult& r) {
+        if (done)
+            return;
+        done = true;
         if (a.json)
-            out() << QJsonDocument(eval::resultToJson(r)).toJson(QJsonDocument::Indented);
+            out() << QJsonDocument(eval::resultToJson(r)).toJson(QJsonDocument::Indented); // with "seeds" and "timing_seeds"
         else
-            out() << eval::formatResultText(r, QString::fromStdString(bundle->spec.name), a.settings.backend);
+            out() << eval::formatResultText(r, QString::fromStdString(bundle->spec.name), a.settings.backend) << seedsLine(r);
         out().flush();
         code = r.status == protocol::Status::Ok ? ExitCorrect : ExitNotCorrect;
         QCoreApplication::exit(0);
@@ -77,14 +141,20 @@ int evalCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
         "Evaluates one kernel on a task in a sandboxed worker: compile, verify against the task's reference on several\n"
-        "seeds with integrity checks, and time it paired with the task's baseline. Without --kernel the task's\n"
-        "baseline itself is evaluated. Exit code 0 only if the kernel is correct."));
+        "seeds (drawn fresh from a secure random source for every evaluation, plus the task's stress inputs) with\n"
+        "integrity checks, and time it paired with the task's baseline on inputs it was not verified with. Without\n"
+        "--kernel the task's baseline itself is evaluated. The seeds used are printed (\"seeds\" and \"timing_seeds\"\n"
+        "with --json); --seeds and --timing-seeds give them again to reproduce an evaluation.\n"
+        "Exit code: 0 the kernel is correct, 1 it is not (or the worker crashed or hung on it), 2 a usage error,\n"
+        "3 the task, the kernel file or the worker cannot be used (not found, or it could not be started)."));
     p.addHelpOption();
     p.addOption({QStringLiteral("task"), QStringLiteral("Task folder or built-in task name."), QStringLiteral("DIR")});
     p.addOption({QStringLiteral("kernel"), QStringLiteral("Candidate kernel file (device code + // kforge: launch plan)."), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("backend"), QStringLiteral("opencl or cuda (default opencl)."), QStringLiteral("B"), QStringLiteral("opencl")});
     p.addOption({QStringLiteral("variant"), QStringLiteral("Size variant of the task (default: its default sizes)."), QStringLiteral("NAME"), QStringLiteral("default")});
-    p.addOption({QStringLiteral("seeds"), QStringLiteral("Comma-separated verification seeds (default 1,2,3)."), QStringLiteral("LIST")});
+    p.addOption({QStringLiteral("seeds"), QStringLiteral("Comma-separated verification seeds to reproduce (default: drawn fresh)."), QStringLiteral("LIST")});
+    p.addOption({QStringLiteral("timing-seeds"), QStringLiteral("Comma-separated seeds of the timed runs' inputs to reproduce (default: drawn fresh)."), QStringLiteral("LIST")});
+    p.addOption({QStringLiteral("no-stress"), QStringLiteral("Leave out the task's stress inputs (rows of identical values, large magnitudes...).")});
     p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."), QStringLiteral("N"), QStringLiteral("0")});
     p.addOption({QStringLiteral("no-timing"), QStringLiteral("Verify only; do not time.")});
     p.addOption({QStringLiteral("no-baseline"), QStringLiteral("Do not time the baseline alongside the kernel.")});
@@ -110,17 +180,13 @@ int evalCommand(const QStringList& args) {
     a.timeoutSeconds = p.value(QStringLiteral("timeout")).toInt(&ok);
     if (!ok || a.timeoutSeconds <= 0)
         return fail(ExitUsage, QStringLiteral("--timeout must be a positive number of seconds"));
-    if (p.isSet(QStringLiteral("seeds"))) {
-        a.settings.options.seeds.clear();
-        for (const QString& s : p.value(QStringLiteral("seeds")).split(QLatin1Char(','), Qt::SkipEmptyParts)) {
-            const qulonglong seed = s.trimmed().toULongLong(&ok);
-            if (!ok)
-                return fail(ExitUsage, QStringLiteral("--seeds: '%1' is not a non-negative integer").arg(s));
-            a.settings.options.seeds.push_back(seed);
-        }
-        if (a.settings.options.seeds.empty())
-            return fail(ExitUsage, QStringLiteral("--seeds needs at least one seed"));
+    QString error;
+    for (const auto& [name, target] : {std::pair{QStringLiteral("seeds"), &a.settings.options.seeds},
+                                       std::pair{QStringLiteral("timing-seeds"), &a.settings.options.timingSeeds}}) {
+        if (p.isSet(name) && !parseSeeds(name, p.value(name), *target, error))
+            return fail(ExitUsage, error);
     }
+    a.settings.options.stress = !p.isSet(QStringLiteral("no-stress"));
     a.json = p.isSet(QStringLiteral("json"));
     return runEval(a);
 }

@@ -114,7 +114,11 @@ int runCommand(const QStringList& args) {
         "their diagnostics (see `kforge llm --help` for endpoints and keys). Every candidate is compiled, verified against the task's\n"
         "reference and timed paired with the task's baseline in a sandboxed worker; a new best is re-measured before\n"
         "it is promoted. Everything goes into the run store (--db), and a run that was interrupted continues with\n"
-        "--resume. Ctrl-C stops the run cleanly (it can be resumed)."));
+        "--resume; one run is used by one session at a time (a second --resume of it is refused). A store that\n"
+        "cannot be written (disk full, locked, read-only) stops the run, resumable, with exit code 3.\n"
+        "Ctrl-C stops the run cleanly (it can be resumed).\n"
+        "Exit code: 0 the run finished its budget or search space, 2 a usage error, 3 the task, store or worker\n"
+        "cannot be used (or failed during the run), 4 stopped."));
     p.addHelpOption();
     p.addOption({QStringLiteral("task"), QStringLiteral("Task folder or built-in task name (see `kforge tasks`)."), QStringLiteral("DIR")});
     p.addOption({QStringLiteral("backend"), QStringLiteral("opencl or cuda (default opencl)."), QStringLiteral("B"), QStringLiteral("opencl")});
@@ -132,8 +136,9 @@ int runCommand(const QStringList& args) {
     p.addOption({QStringLiteral("no-confirm"), QStringLiteral("Promote a new best without re-measuring it first.")});
     p.addOption({QStringLiteral("experience"), QStringLiteral("Experience library to start from and learn into (default %1).").arg(experience::ExperienceLibrary::defaultPath()), QStringLiteral("FILE")});
     p.addOption({QStringLiteral("no-experience"), QStringLiteral("Neither start from nor add to an experience library.")});
-    p.addOption({QStringLiteral("review-speedup"), QStringLiteral("A speedup above this waits for review instead of being accepted (default 10; 0: never)."), QStringLiteral("X")});
-    p.addOption({QStringLiteral("review-ceiling"), QStringLiteral("So does throughput above this share of a measured ceiling (default 0.95; 0: never)."), QStringLiteral("F")});
+    p.addOption({QStringLiteral("review-ceiling"), QStringLiteral("Throughput above this share of the measured roof that binds the task waits for review instead of being accepted (default 0.9; 0: never)."), QStringLiteral("F")});
+    p.addOption({QStringLiteral("reject-ceiling"), QStringLiteral("Throughput above this multiple of that roof is impossible: the kernel is rejected (default 1.1, at least 1; the margin is the roof's own measurement error)."), QStringLiteral("F")});
+    p.addOption({QStringLiteral("review-speedup"), QStringLiteral("Also send a speedup over the task's baseline above this to review (default 0: never; a large speedup over a naive baseline is normal)."), QStringLiteral("X")});
     p.addOption({QStringLiteral("descriptors"), QStringLiteral("A behaviour-descriptor file instead of the built-in one."), QStringLiteral("FILE")});
     addStoreOption(p);
     addLlmOptions(p);
@@ -184,7 +189,8 @@ int runCommand(const QStringList& args) {
         c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
         c.descriptors = p.value(QStringLiteral("descriptors"));
         for (const auto& [name, target] : {std::pair{QStringLiteral("review-speedup"), &c.reviewSpeedup},
-                                           std::pair{QStringLiteral("review-ceiling"), &c.reviewCeiling}}) {
+                                           std::pair{QStringLiteral("review-ceiling"), &c.reviewCeiling},
+                                           std::pair{QStringLiteral("reject-ceiling"), &c.rejectCeiling}}) {
             if (!p.isSet(name))
                 continue;
             bool ok = false;
@@ -424,8 +430,10 @@ namespace kforge::cli {
 int reviewCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "The review queue of a run: results that are suspicious rather than certainly wrong (a speedup over 10x the\n"
-        "baseline, throughput above 95% of a measured ceiling) wait here instead of being accepted.\n"
+        "The review queue of a run: results that are suspicious rather than certainly wrong (throughput above 90% of\n"
+        "the measured roof that binds the task, markedly faster on repeated inputs than on fresh ones) wait here\n"
+        "instead of being accepted; results above the roof itself are impossible and rejected outright. A kernel\n"
+        "waiting for review is not a parent: accepted, it joins the archive and the search; rejected, it is vetoed.\n"
         "  kforge review list [--run ID]\n"
         "  kforge review accept CANDIDATE [--note TEXT]   (it joins the search when the run is resumed)\n"
         "  kforge review reject CANDIDATE [--note TEXT]"));
@@ -439,7 +447,7 @@ int reviewCommand(const QStringList& args) {
     const QStringList pos = p.positionalArguments();
     const QString action = pos.value(0, QStringLiteral("list"));
     const QString path = storePath(p);
-    auto store = openExistingStore(path);
+    auto store = openExistingStore(path, action != QLatin1String("list"));
     if (!store)
         return fail(ExitSetup, QString::fromStdString(store.error()));
     qint64 runId = 0;

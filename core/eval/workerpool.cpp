@@ -680,13 +680,16 @@ void WorkerPool::recordStartFailure(const QString& reason) {
                 .arg(m_backend)
                 .arg(m_startFailures)
                 .arg(reason, m_program);
+        // Announced before the queued requests fail, so that a receiver can tell "no worker" (a
+        // set-up problem: `kforge eval` exits 3, the engine stops resumable) from results that
+        // count as evaluations.
+        QMetaObject::invokeMethod(
+            this, [this, message] { emit workersFailedToStart(message); }, Qt::QueuedConnection);
         while (!m_queue.empty()) {
             Job job = std::move(m_queue.front());
             m_queue.pop_front();
             failJob(job, Status::RuntimeError, message, {workerDiagnostic(message)});
         }
-        QMetaObject::invokeMethod(
-            this, [this, message] { emit workersFailedToStart(message); }, Qt::QueuedConnection);
     }
     schedulePump();
 }

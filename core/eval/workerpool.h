@@ -70,7 +70,8 @@ signals:
     void probeFailed(const QString& message);
     void ceilingsMeasured(const kforge::protocol::CeilingsResult& result);
     void ceilingsFailed(const QString& message);
-    // Workers failed to start maxStartFailures() times in a row; queued requests were failed.
+    // Workers failed to start maxStartFailures() times in a row; the queued requests fail right
+    // after (their `evaluated` signals follow this one).
     void workersFailedToStart(const QString& message);
 
 private:

@@ -126,8 +126,9 @@ void Engine::onCeilings(const diagnose::Ceilings& ceilings, const QString& probl
         data.insert(QStringLiteral("problem"), problem);
         emit notice(QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only").arg(problem));
     }
-    if (auto stored = m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("ceilings"), data); !stored)
-        qCWarning(lcSearch) << q(stored.error());
+    if (!written(m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("ceilings"), data),
+                 QStringLiteral("the device's ceilings")))
+        return;
     scheduleNextGeneration();
 }
 
@@ -142,26 +143,91 @@ std::pair<QJsonArray, QJsonObject> Engine::analyse(const protocol::EvaluateResul
     return {findings, roofline ? roofline->toJson() : QJsonObject()};
 }
 
+namespace {
+
+// What the measured roofs say about a timed result.
+struct RoofVerdict {
+    enum class Kind { Plausible, Review, Impossible };
+    Kind kind = Kind::Plausible;
+    QString reason;
+};
+
+QString percent(double fraction) {
+    return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 0);
+}
+
+// A kernel cannot move the task's compulsory bytes faster than DRAM allows, nor do its FLOPs
+// faster than the fastest compute unit of the device: a result above a roof (beyond the margin a
+// measured roof needs) is impossible, whatever the outputs looked like; one close to a roof is
+// possible but rare, and worth a person's look.
+//
+// The DRAM roof binds only a working set that cannot stay in the last-level cache between timed
+// runs: at most the cache size, it is read from cache (small problems on CPUs); up to twice the
+// cache, part of it may still be, so such a result goes to review rather than being rejected; with
+// the cache size unknown, too. The compute roof that applies is the one the roofline chose by the
+// inputs' type (FP32, or tensor cores for half precision); exceeding it only goes to review while
+// the device has a faster unit (FP32 inputs on tensor cores), and is impossible above the fastest.
+RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ceilings, double reviewCeiling, double rejectCeiling) {
+    RoofVerdict verdict;
+    if (roofline.isEmpty() || !ceilings.valid())
+        return verdict;
+    auto raise = [&](RoofVerdict::Kind kind, const QString& reason) {
+        if (kind > verdict.kind) {
+            verdict.kind = kind;
+            verdict.reason = reason;
+        }
+    };
+    const double bytes = roofline.value(QStringLiteral("bytes")).toDouble();
+    const double memory = roofline.value(QStringLiteral("memory_fraction")).toDouble();
+    const double cache = ceilings.cacheBytes;
+    if (cache <= 0.0 || bytes > cache) {
+        const bool dramBinds = cache > 0.0 && bytes > 2.0 * cache;
+        const QString where = QStringLiteral("the measured DRAM bandwidth (%1 GB/s)").arg(ceilings.dramBytes / 1e9, 0, 'f', 1);
+        if (dramBinds && memory > rejectCeiling)
+            raise(RoofVerdict::Kind::Impossible, QStringLiteral("it moves the task's %1 bytes at %2 of %3: %4x the roof, which no kernel can do")
+                                                     .arg(bytes, 0, 'g', 6).arg(percent(memory), where).arg(memory, 0, 'f', 2));
+        else if (reviewCeiling > 0.0 && memory > reviewCeiling)
+            raise(RoofVerdict::Kind::Review, QStringLiteral("it moves the task's bytes at %1 of %2").arg(percent(memory), where));
+    }
+    const double compute = roofline.value(QStringLiteral("compute_fraction")).toDouble();
+    const double achieved = roofline.value(QStringLiteral("achieved_flops_per_s")).toDouble();
+    const QString peakName = roofline.value(QStringLiteral("peak_name")).toString();
+    const double fastest = std::max({ceilings.fp32Flops, ceilings.fp16TensorFlops, ceilings.bf16TensorFlops});
+    if (fastest > 0.0 && achieved > rejectCeiling * fastest)
+        raise(RoofVerdict::Kind::Impossible, QStringLiteral("it does the task's FLOPs at %1 of the device's fastest measured peak (%2 GFLOP/s): "
+                                                            "%3x the roof, which no kernel can do")
+                                                 .arg(percent(achieved / fastest)).arg(fastest / 1e9, 0, 'f', 1).arg(achieved / fastest, 0, 'f', 2));
+    else if (reviewCeiling > 0.0 && compute > reviewCeiling)
+        raise(RoofVerdict::Kind::Review, QStringLiteral("it does the task's FLOPs at %1 of the measured %2 peak").arg(percent(compute), peakName));
+    return verdict;
+}
+
+} // namespace
+
 QString Engine::suspicion(const Entry& entry) const {
+    // A result whose timing relies on having seen its inputs before (a cache of answers, work
+    // skipped on repeated data) is caught by the worker's fresh_inputs_speed check; its outputs
+    // were right, so a person decides.
+    if (entry.result)
+        for (const auto& check : entry.result->checks)
+            if (check.name == "fresh_inputs_speed" && !check.passed)
+                return QStringLiteral("it is markedly faster on repeated inputs than on fresh ones%1")
+                    .arg(check.detail.empty() ? QString() : QStringLiteral(" (%1)").arg(q(check.detail)));
+    if (const auto roofs = judgeRoofs(entry.roofline, m_ceilings, m_config.reviewCeiling, m_config.rejectCeiling);
+        roofs.kind != RoofVerdict::Kind::Plausible)
+        return roofs.reason; // an impossible result was rejected when it arrived; a replayed one may still be accepted by hand
     if (m_config.reviewSpeedup > 0.0 && entry.fitness.speedup > m_config.reviewSpeedup)
         return QStringLiteral("%1x over the baseline is more than %2x: check that it really does the work")
             .arg(entry.fitness.speedup, 0, 'f', 1)
             .arg(m_config.reviewSpeedup);
-    if (m_config.reviewCeiling > 0.0 && !entry.roofline.isEmpty()) {
-        // A working set that fits in the device's cache is read faster than DRAM allows (small
-        // problems on CPUs), so the DRAM ceiling only bounds tasks that move more than the cache.
-        const double bytes = entry.roofline.value(QStringLiteral("bytes")).toDouble();
-        const bool fitsInCache = m_ceilings.cacheBytes > 0.0 && bytes <= m_ceilings.cacheBytes;
-        const double memory = fitsInCache ? 0.0 : entry.roofline.value(QStringLiteral("memory_fraction")).toDouble();
-        const double compute = entry.roofline.value(QStringLiteral("compute_fraction")).toDouble();
-        if (memory > m_config.reviewCeiling)
-            return QStringLiteral("it moves the task's bytes at %1% of the measured DRAM bandwidth").arg(memory * 100.0, 0, 'f', 0);
-        if (compute > m_config.reviewCeiling)
-            return QStringLiteral("it does the task's FLOPs at %1% of the measured %2 peak")
-                .arg(compute * 100.0, 0, 'f', 0)
-                .arg(entry.roofline.value(QStringLiteral("peak_name")).toString());
-    }
     return {};
+}
+
+std::optional<QString> Engine::impossibility(const QJsonObject& roofline) const {
+    const auto roofs = judgeRoofs(roofline, m_ceilings, m_config.reviewCeiling, m_config.rejectCeiling);
+    if (roofs.kind != RoofVerdict::Kind::Impossible)
+        return std::nullopt;
+    return roofs.reason;
 }
 
 spec::Status Engine::open() {
@@ -184,6 +250,12 @@ spec::Status Engine::open() {
         auto run = m_store->run(id);
         if (!run)
             return spec::fail(run.error());
+        // Before anything of the run is touched: a second session would replay and extend it
+        // beside the first, recording every generation twice.
+        auto lock = store::RunLock::acquire(m_setup.storePath, id);
+        if (!lock)
+            return spec::fail(lock.error());
+        m_runLock = std::move(*lock);
         m_run = *run;
         auto config = RunConfig::fromJson(m_run.config);
         if (!config)
@@ -261,6 +333,10 @@ spec::Status Engine::open() {
         auto id = m_store->createRun(m_run);
         if (!id)
             return spec::fail(id.error());
+        auto lock = store::RunLock::acquire(m_setup.storePath, *id);
+        if (!lock)
+            return spec::fail(lock.error());
+        m_runLock = std::move(*lock);
         m_run.id = *id;
         m_run.generation = -1;
     }
@@ -442,6 +518,8 @@ std::vector<qint64> Engine::propose(int generation) {
     std::vector<qint64> ids;
     {
         store::RunStore::Transaction tx(*m_store);
+        if (!written(tx.begun(), QStringLiteral("the candidates of generation %1").arg(generation)))
+            return {};
         for (Candidate& c : children) {
             if (static_cast<int>(ids.size()) >= limit)
                 break;
@@ -449,7 +527,7 @@ std::vector<qint64> Engine::propose(int generation) {
         }
         for (int island = 0; island < m_config.islands; ++island) {
             auto rng = rngFor(generation, island);
-            for (int k = 0; k < m_config.childrenPerIsland && static_cast<int>(ids.size()) < limit; ++k) {
+            for (int k = 0; k < m_config.childrenPerIsland && static_cast<int>(ids.size()) < limit && !m_finished; ++k) {
                 std::optional<Candidate> child;
                 std::uniform_real_distribution<double> coin(0.0, 1.0);
                 if (m_llm && coin(rng) < m_config.llm.rate && static_cast<int>(ids.size()) + m_llmPending < limit
@@ -466,15 +544,17 @@ std::vector<qint64> Engine::propose(int generation) {
                 ids.push_back(addCandidate(std::move(*child)));
             }
         }
-        if (auto committed = tx.commit(); !committed)
-            fail(QStringLiteral("cannot record generation %1: %2").arg(generation).arg(q(committed.error())));
+        if (!m_finished)
+            written(tx.commit(), QStringLiteral("the candidates of generation %1").arg(generation));
     }
-    return ids;
+    return m_finished ? std::vector<qint64>{} : ids;
 }
 
 std::vector<qint64> Engine::proposeSeeds() {
     std::vector<qint64> ids;
     store::RunStore::Transaction tx(*m_store);
+    if (!written(tx.begun(), QStringLiteral("the seed kernels")))
+        return {};
     const std::string backend = m_config.backend.toStdString();
     Candidate baseline;
     baseline.source = q(m_task.baselineSource.at(backend));
@@ -500,9 +580,9 @@ std::vector<qint64> Engine::proposeSeeds() {
             break;
         ids.push_back(id);
     }
-    if (auto committed = tx.commit(); !committed)
-        fail(QStringLiteral("cannot record the seeds: %1").arg(q(committed.error())));
-    return ids;
+    if (!m_finished)
+        written(tx.commit(), QStringLiteral("the seed kernels"));
+    return m_finished ? std::vector<qint64>{} : ids;
 }
 
 std::vector<qint64> Engine::experienceSeeds(int firstIsland) {
@@ -847,8 +927,9 @@ void Engine::finishOnLlmBudget() {
                      {QStringLiteral("estimated_tokens"), spend.estimatedTokens},
                      {QStringLiteral("usd"), spend.usd},
                      {QStringLiteral("calls_of_unknown_cost"), spend.unknownCost}};
-    if (auto stored = m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("llm_budget_reached"), data); !stored)
-        qCWarning(lcSearch) << q(stored.error());
+    if (!written(m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("llm_budget_reached"), data),
+                 QStringLiteral("the LLM budget stop")))
+        return;
     finish(RunState::Finished, m_llm->budgetMessage());
 }
 
@@ -877,8 +958,9 @@ qint64 Engine::addCandidate(Candidate candidate) {
     e.candidate.params = completeParams(e.candidate.source, e.candidate.params, &e.templateKey);
     e.candidate.key = candidateKey(e.candidate.source, e.candidate.params);
     adopt(e);
-    if (auto stored = m_store->insertCandidate(m_run.id, e.candidate); !stored)
-        qCWarning(lcSearch) << "cannot store candidate" << e.candidate.id << q(stored.error());
+    // On failure the entry is still kept, so that callers holding its id stay valid while the run
+    // stops; it is not in the store, and the summary counts the store's candidates.
+    written(m_store->insertCandidate(m_run.id, e.candidate), QStringLiteral("candidate %1").arg(e.candidate.id));
     const qint64 id = e.candidate.id;
     m_entries.emplace(id, std::move(e));
     return id;
@@ -917,10 +999,9 @@ void Engine::evaluate(qint64 candidate, const QString& purpose) {
     settings.variant = m_config.variant;
     settings.pairWithBaseline = true;
     settings.options.device = m_config.device;
-    if (purpose == kConfirm) {
-        // Fresh inputs: the re-measurement must not be able to lean on anything from the first one.
-        settings.options.seeds = {1000003ull + static_cast<std::uint64_t>(candidate), 2000003ull + static_cast<std::uint64_t>(candidate)};
-    }
+    // No seeds are given, for the search evaluation and the confirmation alike: the worker draws
+    // fresh ones from a secure source each time, so no kernel can know (or have been tuned on) the
+    // inputs it is verified and timed with. The seeds it used come back in the stored result.
     auto request = task::makeEvalRequest(m_task, settings, e.candidate.source,
                                          QStringLiteral("candidate-%1.%2").arg(candidate).arg(m_dialect == spec::Dialect::Cuda ? QStringLiteral("cu") : QStringLiteral("cl")));
     if (!request) {
@@ -929,8 +1010,9 @@ void Engine::evaluate(qint64 candidate, const QString& purpose) {
         r.message = request.error();
         r.diagnostics.push_back({"launch_plan", "error", request.error(), "candidate", 0, 0});
         QMetaObject::invokeMethod(this, [this, candidate, purpose, r] {
-            if (auto stored = m_store->insertEvaluation(m_run.id, candidate, purpose, r); !stored)
-                qCWarning(lcSearch) << q(stored.error());
+            if (m_finished || !written(m_store->insertEvaluation(m_run.id, candidate, purpose, r),
+                                       QStringLiteral("the evaluation of candidate %1").arg(candidate)))
+                return;
             ++m_evaluations;
             ++m_sessionEvaluations;
             onResult(candidate, purpose, r);
@@ -955,20 +1037,44 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
             finish(RunState::Stopped, QStringLiteral("stopped by the user"));
         return;
     }
-    const auto [findings, roofline] = analyse(result);
+    auto [findings, roofline] = analyse(result);
+    protocol::EvaluateResult judged = result;
+    if (result.status == protocol::Status::Ok) {
+        if (auto impossible = impossibility(roofline)) {
+            // Faster than the device can go: the timing cannot be what the kernel really does
+            // (work skipped, results cached across runs, a broken timer). Stored as rejected,
+            // with the roof it broke, so it never enters an archive, a review or a lineage.
+            judged.status = protocol::Status::Rejected;
+            judged.message = "impossible timing: " + impossible->toStdString();
+            judged.diagnostics.push_back({"roofline", "error", judged.message, "candidate", 0, 0});
+            QJsonArray withVerdict{QJsonObject{{QStringLiteral("rule"), QStringLiteral("above_roof")},
+                                               {QStringLiteral("kind"), QStringLiteral("integrity")},
+                                               {QStringLiteral("severity"), QStringLiteral("error")},
+                                               {QStringLiteral("message"), QStringLiteral("impossible timing: %1").arg(*impossible)},
+                                               {QStringLiteral("evidence"), QString()},
+                                               {QStringLiteral("line"), 0},
+                                               {QStringLiteral("direction"), QString()}}};
+            for (const QJsonValue& f : findings)
+                withVerdict.append(f);
+            findings = withVerdict;
+            emit notice(QStringLiteral("candidate %1 rejected: impossible timing: %2").arg(pending.candidate).arg(*impossible));
+        }
+    }
     std::optional<Cell> cell;
     if (pending.purpose == kSearch) {
         Entry& entry = m_entries.at(pending.candidate);
         entry.roofline = roofline;
         entry.findings = findings;
-        entry.cell = cellOf(entry.candidate, result);
+        entry.cell = cellOf(entry.candidate, judged);
         cell = entry.cell; // stored, so that views need not read the source
     }
-    if (auto stored = m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, result, findings, roofline, cell); !stored)
-        qCWarning(lcSearch) << "cannot store evaluation:" << q(stored.error());
+    // Counted only once stored: the run's figures never include an evaluation the store lacks.
+    if (!written(m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, judged, findings, roofline, cell),
+                 QStringLiteral("the evaluation of candidate %1").arg(pending.candidate)))
+        return;
     ++m_evaluations;
     ++m_sessionEvaluations;
-    onResult(pending.candidate, pending.purpose, result);
+    onResult(pending.candidate, pending.purpose, judged);
 }
 
 void Engine::onResult(qint64 candidate, const QString& purpose, const protocol::EvaluateResult& result) {
@@ -1035,8 +1141,9 @@ void Engine::integrate(Entry& entry) {
         auto known = m_knownReviews.find(entry.candidate.id);
         entry.reviewState = known != m_knownReviews.end() ? known->second : QStringLiteral("pending");
         if (known == m_knownReviews.end()) {
-            if (auto queued = m_store->requestReview(m_run.id, entry.candidate.id, entry.review); !queued)
-                qCWarning(lcSearch) << q(queued.error());
+            if (!written(m_store->requestReview(m_run.id, entry.candidate.id, entry.review),
+                         QStringLiteral("the review request of candidate %1").arg(entry.candidate.id)))
+                return;
             event(QStringLiteral("review_requested"), {{QStringLiteral("candidate"), entry.candidate.id}, {QStringLiteral("reason"), entry.review}});
             emit notice(QStringLiteral("candidate %1 waits for review: %2").arg(entry.candidate.id).arg(entry.review));
         }
@@ -1149,14 +1256,15 @@ void Engine::finishGeneration() {
         m_llm->evolveStrategies(m_generation);
     {
         store::RunStore::Transaction tx(*m_store);
-        if (m_generation > m_storedGeneration) { // a replayed generation's events are stored already
+        bool ok = written(tx.begun(), QStringLiteral("the end of generation %1").arg(m_generation));
+        if (ok && m_generation > m_storedGeneration) { // a replayed generation's events are stored already
             for (const auto& [kind, data] : m_generationEvents)
-                if (auto stored = m_store->insertEvent(m_run.id, m_generation, kind, data); !stored)
-                    qCWarning(lcSearch) << q(stored.error());
+                if (!(ok = written(m_store->insertEvent(m_run.id, m_generation, kind, data), QStringLiteral("a %1 event").arg(kind))))
+                    break;
         }
-        writeRun();
-        if (auto committed = tx.commit(); !committed)
-            qCWarning(lcSearch) << "cannot record generation" << m_generation << q(committed.error());
+        ok = ok && writeRun();
+        if (!ok || !written(tx.commit(), QStringLiteral("the end of generation %1").arg(m_generation)))
+            return;
     }
     m_generationEvents.clear();
     applyStoredHumanEvents(m_completedGeneration);
@@ -1165,28 +1273,44 @@ void Engine::finishGeneration() {
     scheduleNextGeneration();
 }
 
-void Engine::finish(RunState state, const QString& message) {
+void Engine::finish(RunState state, QString message) {
     if (m_finished)
         return;
     m_finished = true;
-    m_state = state;
     for (const auto& [ticket, pending] : m_tickets)
         if (m_executor)
             m_executor->cancel(ticket);
     m_tickets.clear();
     if (m_llm)
         m_llm->cancelAll();
+    m_state = state;
     if (m_store && m_run.id != 0) {
         m_run.message = message;
         m_generationEvents.clear();
         event(QStringLiteral("run_ended"), {{QStringLiteral("state"), runStateName(state)}, {QStringLiteral("message"), message}});
         store::RunStore::Transaction tx(*m_store);
+        spec::Status ok = tx.begun();
         for (const auto& [kind, data] : m_generationEvents)
-            m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), kind, data);
+            if (ok)
+                if (auto stored = m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), kind, data); !stored)
+                    ok = spec::Error{stored.error()};
         m_generationEvents.clear();
-        writeRun();
-        tx.commit();
+        if (ok) {
+            fillRunRecord();
+            ok = m_store->updateRun(m_run);
+        }
+        if (ok)
+            ok = tx.commit();
+        if (!ok && !m_storeBroken) {
+            // The end of the run is not recorded: the store still shows it running, so it can be
+            // resumed; the summary must not claim a clean end.
+            m_storeBroken = true;
+            state = m_state = RunState::Failed;
+            message = storeFailureMessage(QStringLiteral("the end of the run"), q(ok.error()));
+            qCWarning(lcSearch).noquote() << message;
+        }
     }
+    m_runLock.reset(); // another session may take the run from here on
     if (auto* pool = qobject_cast<eval::WorkerPool*>(m_executor))
         pool->shutdown();
     if (m_progressTimer)
@@ -1202,8 +1326,11 @@ void Engine::finish(RunState state, const QString& message) {
     s.bestSpeedup = m_bestSpeedup;
     if (m_bestCandidate)
         s.bestLabel = m_entries.at(m_bestCandidate).candidate.label;
-    s.evaluations = m_evaluations;
+    s.evaluations = m_evaluations; // counted as they were stored
     s.candidates = static_cast<qint64>(m_entries.size());
+    if (m_store && m_run.id != 0)
+        if (auto stored = m_store->candidateCount(m_run.id))
+            s.candidates = *stored; // a generation whose write failed was rolled back
     s.generations = m_completedGeneration + 1;
     s.wallSeconds = elapsedSeconds();
     emit finished(s);
@@ -1247,8 +1374,7 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
             return;
         if (!c.reason.isEmpty())
             data.insert(QStringLiteral("reason"), c.reason);
-        if (auto stored = m_store->insertEvent(m_run.id, m_completedGeneration, kind, data); !stored)
-            qCWarning(lcSearch) << q(stored.error());
+        written(m_store->insertEvent(m_run.id, m_completedGeneration, kind, data), QStringLiteral("a %1 event").arg(kind));
     };
     const QJsonObject who{{QStringLiteral("candidate"), c.candidate}};
     switch (c.kind) {
@@ -1324,8 +1450,9 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
         }
         const bool accepted = c.kind == K::AcceptReview;
         if (!replaying)
-            if (auto decided = m_store->decideReview(m_run.id, c.candidate, accepted, c.reason); !decided)
-                qCWarning(lcSearch) << q(decided.error());
+            if (!written(m_store->decideReview(m_run.id, c.candidate, accepted, c.reason),
+                         QStringLiteral("the review of candidate %1").arg(c.candidate)))
+                break;
         it->second.reviewState = accepted ? QStringLiteral("accepted") : QStringLiteral("rejected");
         m_knownReviews[c.candidate] = it->second.reviewState;
         record(accepted ? QStringLiteral("review_accepted") : QStringLiteral("review_rejected"), who);
@@ -1385,7 +1512,8 @@ void Engine::setPinned(qint64 candidate, bool pinned) {
         m_pinned.insert(candidate);
     else
         m_pinned.erase(candidate);
-    m_store->setCandidateFlags(m_run.id, candidate, e.candidate.pinned, e.candidate.vetoed);
+    written(m_store->setCandidateFlags(m_run.id, candidate, e.candidate.pinned, e.candidate.vetoed),
+            QStringLiteral("the flags of candidate %1").arg(candidate));
 }
 
 void Engine::setVetoed(qint64 candidate) {
@@ -1395,7 +1523,7 @@ void Engine::setVetoed(qint64 candidate) {
     m_pinned.erase(candidate);
     for (Island& island : m_islands)
         island.archive.remove(candidate);
-    m_store->setCandidateFlags(m_run.id, candidate, false, true);
+    written(m_store->setCandidateFlags(m_run.id, candidate, false, true), QStringLiteral("the veto of candidate %1").arg(candidate));
     if (candidate == m_bestCandidate)
         recomputeBest();
 }
@@ -1446,10 +1574,13 @@ std::optional<qint64> Engine::selectParent(int island, std::mt19937_64& rng, boo
                 curiosity = it->second;
         options.push_back({e.candidate, e.fitness, (1.0 + curiosity) * (entry.candidate.pinned ? 3.0 : 1.0)});
     }
-    // Pinned kernels stay parents even when a better one took their cell.
+    // Pinned kernels stay parents even when a better one took their cell. A kernel waiting for
+    // review is never a parent, pinned or not (the archive never holds one): its children would
+    // inherit whatever made it suspicious, a cheat included, and be judged by their own numbers
+    // alone. It becomes a parent once a person accepts it.
     for (qint64 id : m_pinned) {
         const Entry& entry = m_entries.at(id);
-        if (entry.candidate.vetoed || !entry.fitness.correct || spent(entry))
+        if (entry.candidate.vetoed || !entry.fitness.correct || awaitingReview(entry) || spent(entry))
             continue;
         if (std::none_of(options.begin(), options.end(), [&](const Option& o) { return o.id == id; }))
             options.push_back({id, entry.fitness, 3.0});
@@ -1536,9 +1667,7 @@ void Engine::event(const QString& kind, const QJsonObject& data) {
     m_generationEvents.emplace_back(kind, data);
 }
 
-void Engine::writeRun() {
-    if (!m_store || m_run.id == 0)
-        return;
+void Engine::fillRunRecord() {
     m_run.state = runStateName(m_state);
     m_run.evaluations = m_evaluations;
     m_run.wallSeconds = elapsedSeconds();
@@ -1546,8 +1675,31 @@ void Engine::writeRun() {
     m_run.bestCandidate = m_bestCandidate;
     m_run.bestSpeedup = m_bestSpeedup;
     m_run.config = m_config.toJson();
-    if (auto updated = m_store->updateRun(m_run); !updated)
-        qCWarning(lcSearch) << "cannot update the run:" << q(updated.error());
+}
+
+bool Engine::writeRun() {
+    if (!m_store || m_run.id == 0)
+        return true;
+    fillRunRecord();
+    return written(m_store->updateRun(m_run), QStringLiteral("the run's state"));
+}
+
+template <typename T>
+bool Engine::written(const spec::Expected<T>& outcome, const QString& what) {
+    if (outcome)
+        return true;
+    if (!m_storeBroken) {
+        m_storeBroken = true;
+        fail(storeFailureMessage(what, q(outcome.error())));
+    }
+    return false;
+}
+
+QString Engine::storeFailureMessage(const QString& what, const QString& error) const {
+    return QStringLiteral("the run store could not record %1: %2. The run stopped there; everything stored before is intact, "
+                          "and `kforge run --resume` continues it once the store can be written again (free disk space, "
+                          "write permission, or another program holding it locked)")
+        .arg(what, error);
 }
 
 void Engine::scheduleProgress() {

@@ -144,6 +144,8 @@ private:
     // Findings and the roofline point of a fresh result, as stored with it.
     std::pair<QJsonArray, QJsonObject> analyse(const protocol::EvaluateResult& result) const;
     QString suspicion(const Entry& entry) const; // why a correct result needs a person, or empty
+    // Why a timed result is physically impossible (above a measured roof), or nothing.
+    std::optional<QString> impossibility(const QJsonObject& roofline) const;
     void onResult(qint64 candidate, const QString& purpose, const protocol::EvaluateResult& result);
     void completeGeneration();
     Cell cellOf(const Candidate& candidate, const protocol::EvaluateResult& result) const;
@@ -158,7 +160,7 @@ private:
     void learnHumanAction(const EngineCommand& command, const QString& kind);
     QString bakedSource(const Entry& entry) const;
     std::vector<qint64> experienceSeeds(int firstIsland); // added to generation 0
-    void finish(RunState state, const QString& message);
+    void finish(RunState state, QString message);
 
     // Steering.
     void drainCommands();
@@ -180,13 +182,21 @@ private:
     double elapsedSeconds() const;
     int budgetLeft() const; // evaluations that may still be started; INT_MAX without a budget
     void event(const QString& kind, const QJsonObject& data);
-    void writeRun();
+    void fillRunRecord();
+    bool writeRun();
+    // Every write the run depends on goes through here: a store that cannot be written (disk full,
+    // held locked by another program past the busy timeout, read-only, an I/O error) stops the run
+    // at once, resumable, instead of letting it go on with results the store does not have.
+    template <typename T>
+    bool written(const spec::Expected<T>& outcome, const QString& what);
+    QString storeFailureMessage(const QString& what, const QString& error) const;
     void scheduleProgress();
     RunProgress progress() const;
 
     Setup m_setup;
     RunConfig m_config;
     std::unique_ptr<store::RunStore> m_store;
+    std::unique_ptr<store::RunLock> m_runLock; // held from start() to finish()
     store::RunRecord m_run;
     spec::TaskBundle m_task;
     spec::Dialect m_dialect = spec::Dialect::OpenCL;
@@ -240,6 +250,7 @@ private:
     QElapsedTimer m_session;
     QTimer* m_progressTimer = nullptr;
     bool m_finished = false;
+    bool m_storeBroken = false; // a write failed; the run is stopping and writes nothing more it depends on
 
     QMutex m_commandsMutex;
     std::deque<EngineCommand> m_commands;

@@ -27,6 +27,7 @@ QJsonObject RunConfig::toJson() const {
         {QStringLiteral("descriptors"), descriptors},
         {QStringLiteral("review_speedup"), reviewSpeedup},
         {QStringLiteral("review_ceiling"), reviewCeiling},
+        {QStringLiteral("reject_ceiling"), rejectCeiling},
         {QStringLiteral("llm"), llm.toJson()},
     };
 }
@@ -76,9 +77,14 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
                     && readNumber(json, "eval_timeout_seconds", c.evalTimeoutSeconds, e)
                     && readString(json, "descriptors", c.descriptors, e)
                     && readNumber(json, "review_speedup", c.reviewSpeedup, e)
-                    && readNumber(json, "review_ceiling", c.reviewCeiling, e);
+                    && readNumber(json, "review_ceiling", c.reviewCeiling, e)
+                    && readNumber(json, "reject_ceiling", c.rejectCeiling, e);
     if (!ok)
         return spec::fail(e);
+    // Configurations written before the roofline rules (no reject_ceiling) stored the old default
+    // of 10x as if it were a choice; only a value someone actually chose is kept.
+    if (!json.contains(QLatin1String("reject_ceiling")) && c.reviewSpeedup == 10.0)
+        c.reviewSpeedup = 0.0;
     const QJsonValue seed = json.value(QLatin1String("seed"));
     if (seed.isString()) {
         bool parsed = false;
@@ -137,6 +143,8 @@ spec::Status RunConfig::validate() const {
         return bad("the device index cannot be negative");
     if (reviewSpeedup < 0.0 || reviewCeiling < 0.0)
         return bad("review thresholds cannot be negative");
+    if (rejectCeiling < 1.0)
+        return bad("the reject ceiling must be at least 1 (a share of a measured roof that no kernel can reach)");
     if (evalTimeoutSeconds <= 0.0)
         return bad("the evaluation timeout must be positive");
     if (auto valid = llm.validate(islands); !valid)

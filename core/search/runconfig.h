@@ -31,8 +31,15 @@ struct RunConfig {
     double evalTimeoutSeconds = 300.0;
     bool confirmBest = true;       // re-measure a new best before promoting it
     QString descriptors;           // a descriptor space file; empty: the built-in one
-    double reviewSpeedup = 10.0;   // a speedup above this waits for a person (0: never)
-    double reviewCeiling = 0.95;   // so does throughput above this share of a measured ceiling (0: never)
+    // A speedup over the task's naive baseline says nothing about honesty (an expert SGEMM is 50x
+    // a naive one at a few per cent of the device's roof), so by default it never sends a kernel
+    // to review; a user may still ask for that (0: never).
+    double reviewSpeedup = 0.0;
+    // Physics does: throughput above this share of the measured roof that binds waits for a
+    // person (0: never), and above rejectCeiling times that roof it is impossible and the kernel
+    // is rejected. The margin over 1 allows for the roof being a measurement itself.
+    double reviewCeiling = 0.9;
+    double rejectCeiling = 1.1;
     LlmSettings llm;               // language-model proposers; none by default
 
     QJsonObject toJson() const;

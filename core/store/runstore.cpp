@@ -5,9 +5,24 @@
 
 #include <sqlite3.h>
 
+#include <QCoreApplication>
+#include <QDateTime>
+#include <QFile>
+#include <QFileInfo>
+#include <QSysInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
+#include <QThread>
+#include <QUrl>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -300,20 +315,6 @@ Error newer(const std::string& where, int version) {
                 + std::to_string(RunStore::schemaVersion()) + ")");
 }
 
-// One write in its own transaction, or in the caller's when one is open.
-template <typename T, typename Body>
-Expected<T> inTransaction(RunStore& store, Body&& body) {
-    RunStore::Transaction transaction(store);
-    if (auto begun = transaction.begun(); !begun)
-        return Error{begun.error()};
-    Expected<T> result = std::forward<Body>(body)();
-    if (!result)
-        return result; // rolled back by the transaction (or marks the enclosing one)
-    if (auto committed = transaction.commit(); !committed)
-        return Error{committed.error()};
-    return result;
-}
-
 constexpr std::string_view kRunColumns = "id, name, task, task_dir, backend, variant, config_json, state, message, "
                                          "created, updated, best_candidate, best_speedup, evaluations, wall_seconds, "
                                          "generation";
@@ -346,6 +347,47 @@ Expected<RunRecord> readRun(const Statement& row, const std::string& where) {
 
 RunStore::RunStore(sqlite3* db, QString path) : m_db(db), m_path(std::move(path)) {}
 
+namespace {
+
+constexpr int kWriteAttempts = 3;
+
+bool isBusy(int code) {
+    const int primary = code & 0xff;
+    return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+} // namespace
+
+template <typename T, typename Body>
+Expected<T> RunStore::write(Body&& body) {
+    for (int attempt = 1;; ++attempt) {
+        int code = SQLITE_OK;
+        Expected<T> result = [&]() -> Expected<T> {
+            Transaction transaction(*this);
+            if (auto begun = transaction.begun(); !begun) {
+                code = m_lastFailure;
+                return Error{begun.error()};
+            }
+            Expected<T> r = body();
+            if (!r) {
+                code = sqlite3_extended_errcode(m_db); // before the rollback clears it
+                return r; // rolled back by the transaction (or marks the enclosing one)
+            }
+            if (auto committed = transaction.commit(); !committed) {
+                code = m_lastFailure;
+                return Error{committed.error()};
+            }
+            return r;
+        }();
+        // Only a whole transaction can be tried again: inside the caller's, the failure is the
+        // caller's to handle.
+        if (result || m_transactionDepth > 0 || attempt >= kWriteAttempts || !isBusy(code))
+            return result;
+        qCInfo(lcStore).noquote() << m_path << "is held by another connection; trying again:" << QString::fromStdString(result.error());
+        QThread::msleep(static_cast<unsigned long>(200 * attempt));
+    }
+}
+
 RunStore::~RunStore() {
     if (sqlite3_close_v2(m_db) != SQLITE_OK)
         qCWarning(lcStore).noquote() << m_path << "did not close cleanly:" << sqlite3_errmsg(m_db);
@@ -359,10 +401,12 @@ std::string RunStore::where() const {
     return sqlite::whereOf(m_path);
 }
 
-Expected<std::unique_ptr<RunStore>> RunStore::open(const QString& path) {
+Expected<std::unique_ptr<RunStore>> RunStore::open(const QString& path, OpenMode mode) {
     const std::string where = sqlite::whereOf(path);
     if (auto header = sqlite::checkHeader(path, where, kKind); !header)
         return Error{header.error()};
+    if (mode == OpenMode::ReadOnly)
+        return openForReading(path);
 
     auto db = sqlite::open(path, where);
     if (!db)
@@ -382,6 +426,84 @@ Expected<std::unique_ptr<RunStore>> RunStore::open(const QString& path) {
             return Error{migrated.error()};
     }
     return Expected<std::unique_ptr<RunStore>>(std::move(store));
+}
+
+namespace {
+
+// Opens the file for reading only, as a URI so that SQLite's read-only flags apply.
+Expected<sqlite3*> openReadOnly(const QString& path, const std::string& where, bool immutable) {
+    QByteArray uri = QUrl::fromLocalFile(QFileInfo(path).absoluteFilePath()).toEncoded();
+    uri += immutable ? "?immutable=1" : "?mode=ro";
+    sqlite3* db = nullptr;
+    const int rc = sqlite3_open_v2(uri.constData(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+    if (rc != SQLITE_OK) {
+        Error error = fail(where + ": cannot be opened for reading: " + (db ? sqlite3_errmsg(db) : "out of memory"));
+        sqlite3_close_v2(db);
+        return error;
+    }
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, 5000);
+    return db;
+}
+
+} // namespace
+
+Expected<std::unique_ptr<RunStore>> RunStore::openForReading(const QString& path) {
+    const std::string where = sqlite::whereOf(path);
+    if (!QFileInfo::exists(path))
+        return fail(where + ": no such run store");
+    auto db = openReadOnly(path, where, false);
+    if (!db)
+        return Error{db.error()};
+    std::unique_ptr<RunStore> store(new RunStore(*db, path));
+    store->m_readOnly = true;
+    auto version = storedVersion(*db, where);
+    if (!version) {
+        // A WAL file needs its index (the -shm file) even to be read; where that cannot be made
+        // (a read-only folder or file system) the file is read as immutable, which is exact as
+        // long as no unfinished write-ahead log lies beside it.
+        const QFileInfo wal(path + QStringLiteral("-wal"));
+        if (wal.exists() && wal.size() > 0)
+            return Error{version.error() + " (its write-ahead log " + sqlite::whereOf(wal.filePath())
+                         + " holds writes not yet in the file: open it once where it can be written)"};
+        auto immutable = openReadOnly(path, where, true);
+        if (!immutable)
+            return Error{version.error()};
+        store.reset(new RunStore(*immutable, path));
+        store->m_readOnly = true;
+        version = storedVersion(*immutable, where);
+        if (!version)
+            return Error{version.error()};
+    }
+    if (*version > schemaVersion())
+        return newer(where, *version);
+    if (*version == schemaVersion())
+        return Expected<std::unique_ptr<RunStore>>(std::move(store));
+
+    // An older schema is read through a copy in memory, upgraded there: the file stays as it was
+    // (another kforge may still write it), and every reader sees the current schema.
+    sqlite3* memory = nullptr;
+    if (sqlite3_open_v2(":memory:", &memory, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
+        sqlite3_close_v2(memory);
+        return fail(where + ": cannot be read (no memory for a copy of its older schema)");
+    }
+    sqlite3_extended_result_codes(memory, 1);
+    sqlite3_backup* backup = sqlite3_backup_init(memory, "main", store->m_db, "main");
+    const int copied = backup ? sqlite3_backup_step(backup, -1) : sqlite3_errcode(memory);
+    sqlite3_backup_finish(backup);
+    if (copied != SQLITE_DONE) {
+        Error error = fail(where + ": cannot be read: " + sqlite3_errstr(copied));
+        sqlite3_close_v2(memory);
+        return error;
+    }
+    std::unique_ptr<RunStore> copy(new RunStore(memory, path));
+    if (auto keys = copy->exec("PRAGMA foreign_keys = ON", "cannot enable foreign keys"); !keys)
+        return Error{keys.error()};
+    if (auto migrated = copy->migrate(); !migrated)
+        return Error{migrated.error()};
+    copy->m_readOnly = true;
+    qCDebug(lcStore).noquote() << path << "has schema" << *version << "; read through an upgraded copy in memory";
+    return Expected<std::unique_ptr<RunStore>>(std::move(copy));
 }
 
 Status RunStore::configure() {
@@ -411,7 +533,10 @@ Status RunStore::migrate() {
 }
 
 Status RunStore::exec(const char* sql, const std::string& what) {
-    return sqlite::exec(m_db, sql, where(), what);
+    Status done = sqlite::exec(m_db, sql, where(), what);
+    if (!done)
+        m_lastFailure = sqlite3_extended_errcode(m_db);
+    return done;
 }
 
 void RunStore::rollback() {
@@ -447,6 +572,11 @@ Status RunStore::requireCandidate(qint64 runId, qint64 candidateId) {
 // --- Transaction ---
 
 RunStore::Transaction::Transaction(RunStore& store) : m_store(store), m_begun(success()) {
+    if (m_store.m_readOnly) {
+        m_begun = fail(m_store.where() + ": opened for reading only; nothing can be written");
+        m_done = true;
+        return;
+    }
     if (m_store.m_transactionDepth == 0) {
         // IMMEDIATE takes the write lock now (waiting up to the busy timeout), so a transaction
         // never fails halfway because another writer got there first.
@@ -495,7 +625,7 @@ Status RunStore::Transaction::commit() {
 // --- Runs ---
 
 Expected<qint64> RunStore::createRun(const RunRecord& record) {
-    return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
+    return write<qint64>([&]() -> Expected<qint64> {
         const QString created = record.created.isValid() ? timestamp(record.created) : now();
         const QString updated = record.updated.isValid() ? timestamp(record.updated) : created;
         const QString name =
@@ -528,7 +658,7 @@ Expected<qint64> RunStore::createRun(const RunRecord& record) {
 }
 
 Status RunStore::updateRun(const RunRecord& record) {
-    return inTransaction<spec::Done>(*this, [&]() -> Status {
+    return write<spec::Done>([&]() -> Status {
         // `updated` is the store's: the time of this write, whatever the record says.
         Statement update(m_db, "UPDATE runs SET name = ?, task = ?, task_dir = ?, backend = ?, variant = ?, "
                                "config_json = ?, state = ?, message = ?, updated = ?, best_candidate = ?, "
@@ -588,7 +718,7 @@ Expected<RunRecord> RunStore::run(qint64 runId) {
 // --- Candidates ---
 
 Status RunStore::insertCandidate(qint64 runId, const search::Candidate& candidate) {
-    return inTransaction<spec::Done>(*this, [&]() -> Status {
+    return write<spec::Done>([&]() -> Status {
         const std::string what = "candidate " + number(candidate.id) + " of run " + number(runId);
         if (auto s = requireRun(runId); !s)
             return s;
@@ -630,7 +760,7 @@ Status RunStore::insertCandidate(qint64 runId, const search::Candidate& candidat
 }
 
 Status RunStore::setCandidateFlags(qint64 runId, qint64 candidateId, bool pinned, bool vetoed) {
-    return inTransaction<spec::Done>(*this, [&]() -> Status {
+    return write<spec::Done>([&]() -> Status {
         Statement update(m_db, "UPDATE candidates SET pinned = ?, vetoed = ? WHERE run_id = ? AND id = ?");
         update.bindInt(1, pinned ? 1 : 0).bindInt(2, vetoed ? 1 : 0).bindInt(3, runId).bindInt(4, candidateId);
         if (!update.run())
@@ -733,7 +863,7 @@ Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId, const Slic
 Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
                                             const protocol::EvaluateResult& result, const QJsonArray& findings,
                                             const QJsonObject& roofline, const std::optional<search::Cell>& cell) {
-    return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
+    return write<qint64>([&]() -> Expected<qint64> {
         if (auto s = requireCandidate(runId, candidateId); !s)
             return Error{s.error()};
         const std::string what = "an evaluation of candidate " + number(candidateId) + " of run " + number(runId);
@@ -852,7 +982,7 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
 // --- Reviews ---
 
 Expected<bool> RunStore::requestReview(qint64 runId, qint64 candidateId, const QString& reason) {
-    return inTransaction<bool>(*this, [&]() -> Expected<bool> {
+    return write<bool>([&]() -> Expected<bool> {
         if (auto s = requireCandidate(runId, candidateId); !s)
             return Error{s.error()};
         Statement insert(m_db, "INSERT OR IGNORE INTO reviews(run_id, candidate_id, reason, state, created) "
@@ -865,7 +995,7 @@ Expected<bool> RunStore::requestReview(qint64 runId, qint64 candidateId, const Q
 }
 
 Status RunStore::decideReview(qint64 runId, qint64 candidateId, bool accepted, const QString& note) {
-    return inTransaction<spec::Done>(*this, [&]() -> Expected<spec::Done> {
+    return write<spec::Done>([&]() -> Expected<spec::Done> {
         Statement update(m_db, "UPDATE reviews SET state = ?, note = ?, decided = ? WHERE run_id = ? AND candidate_id = ?");
         update.bindText(1, accepted ? QStringLiteral("accepted") : QStringLiteral("rejected"))
             .bindText(2, note)
@@ -925,7 +1055,7 @@ QList<qint64> parseIdList(const std::string& text) {
 } // namespace
 
 Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
-    return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
+    return write<qint64>([&]() -> Expected<qint64> {
         if (auto s = requireRun(runId); !s)
             return Error{s.error()};
         Statement insert(m_db, "INSERT INTO llm_calls(run_id, generation, island, operator, stage, endpoint, model, strategy_id, "
@@ -948,7 +1078,7 @@ Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
 }
 
 Status RunStore::setLlmCallCandidate(qint64 runId, qint64 callId, qint64 candidateId) {
-    return inTransaction<spec::Done>(*this, [&]() -> Status {
+    return write<spec::Done>([&]() -> Status {
         Statement update(m_db, "UPDATE llm_calls SET candidate_id = ? WHERE run_id = ? AND id = ?");
         update.bindInt(1, candidateId).bindInt(2, runId).bindInt(3, callId);
         if (!update.run())
@@ -1012,7 +1142,7 @@ Expected<QList<QPair<qint64, qint64>>> RunStore::llmCallCandidates(qint64 runId,
 }
 
 Status RunStore::insertStrategy(qint64 runId, const StrategyRecord& st) {
-    return inTransaction<spec::Done>(*this, [&]() -> Status {
+    return write<spec::Done>([&]() -> Status {
         if (auto s = requireRun(runId); !s)
             return s;
         Statement insert(m_db, "INSERT INTO strategies(id, run_id, stage, parent, seed, generation, text, retired, at) "
@@ -1027,7 +1157,7 @@ Status RunStore::insertStrategy(qint64 runId, const StrategyRecord& st) {
 }
 
 Status RunStore::retireStrategy(qint64 runId, qint64 strategyId) {
-    return inTransaction<spec::Done>(*this, [&]() -> Status {
+    return write<spec::Done>([&]() -> Status {
         Statement update(m_db, "UPDATE strategies SET retired = 1 WHERE run_id = ? AND id = ?");
         update.bindInt(1, runId).bindInt(2, strategyId);
         if (!update.run())
@@ -1063,7 +1193,7 @@ Expected<QList<StrategyRecord>> RunStore::strategies(qint64 runId) {
 // --- Events ---
 
 Expected<qint64> RunStore::insertEvent(qint64 runId, int generation, const QString& kind, const QJsonObject& data) {
-    return inTransaction<qint64>(*this, [&]() -> Expected<qint64> {
+    return write<qint64>([&]() -> Expected<qint64> {
         if (auto s = requireRun(runId); !s)
             return Error{s.error()};
         Statement insert(m_db, "INSERT INTO events(run_id, generation, kind, data_json, at) VALUES (?, ?, ?, ?, ?)");
@@ -1102,6 +1232,58 @@ Expected<QList<EventRecord>> RunStore::events(qint64 runId, const Slice& slice) 
     if (rc != SQLITE_DONE)
         return failure(where(), "cannot read the events of run " + number(runId), query);
     return result;
+}
+
+// --- RunLock ---
+
+QString RunLock::pathFor(const QString& storePath, qint64 runId) {
+    return QStringLiteral("%1.run%2.lock").arg(storePath).arg(runId);
+}
+
+Expected<std::unique_ptr<RunLock>> RunLock::acquire(const QString& storePath, qint64 runId) {
+    const QString path = pathFor(storePath, runId);
+    const QByteArray name = QFile::encodeName(path);
+    const std::string what = "run " + number(runId) + " of " + sqlite::whereOf(storePath);
+    for (int attempt = 0; attempt < 10; ++attempt) {
+        const int fd = ::open(name.constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return fail("cannot lock " + what + ": cannot create " + sqlite::whereOf(path) + ": " + std::strerror(errno));
+        if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            const int error = errno;
+            QByteArray holder(512, '\0');
+            const ssize_t n = ::pread(fd, holder.data(), static_cast<size_t>(holder.size()), 0);
+            ::close(fd);
+            if (error != EWOULDBLOCK)
+                return fail("cannot lock " + what + ": " + std::strerror(error));
+            holder.truncate(n > 0 ? static_cast<qsizetype>(n) : 0);
+            const std::string who = holder.trimmed().isEmpty() ? std::string("another kforge session") : holder.trimmed().toStdString();
+            return fail(what + " is in use by " + who
+                        + "; two sessions of one run would record it twice. Stop that session first (it releases the run "
+                          "when it ends, crashed or not)");
+        }
+        // The holder before us may have removed the file between our open and our lock: then we
+        // locked a file nobody else can see, and must start again with the one at the path.
+        struct stat held {};
+        struct stat named {};
+        if (::fstat(fd, &held) == 0 && ::stat(name.constData(), &named) == 0 && held.st_ino == named.st_ino && held.st_dev == named.st_dev) {
+            const QByteArray holder = QStringLiteral("pid %1 on %2 since %3")
+                                          .arg(QCoreApplication::applicationPid())
+                                          .arg(QSysInfo::machineHostName(),
+                                               QDateTime::currentDateTimeUtc().toString(Qt::ISODate))
+                                          .toUtf8();
+            if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, holder.constData(), static_cast<size_t>(holder.size()), 0) < 0)
+                qCDebug(lcStore).noquote() << path << "holds no holder's name:" << std::strerror(errno);
+            return std::unique_ptr<RunLock>(new RunLock(fd, path));
+        }
+        ::close(fd);
+    }
+    return fail("cannot lock " + what + ": its lock file " + sqlite::whereOf(path) + " keeps being replaced");
+}
+
+RunLock::~RunLock() {
+    // Removed while still held, so that a session waiting on the old file notices and starts again.
+    ::unlink(QFile::encodeName(m_path).constData());
+    ::close(m_fd);
 }
 
 } // namespace kforge::store

@@ -5,7 +5,9 @@
 // with migrations. A run file is portable: a run made on a GPU server opens on a laptop.
 //
 // The engine thread owns the connection; open a second RunStore on the same file to read it from
-// another thread or process (WAL lets readers run beside the writer).
+// another thread or process (WAL lets readers run beside the writer). Views open it for reading:
+// that never changes the file (no migration, no journal-mode switch), works on a read-only file or
+// folder, and reads a store written by an older kforge as it is.
 
 #include "candidate.h"
 #include "expected.h"
@@ -58,8 +60,9 @@ struct EvaluationRecord {
     QJsonObject roofline; // diagnose::Roofline as JSON; empty when not computed
 };
 
-// A result that is suspicious rather than certainly wrong (a speedup over 10x the baseline,
-// throughput above 95 % of a measured ceiling) waits here for a person instead of being accepted.
+// A result that is suspicious rather than certainly wrong (throughput close to a measured roof,
+// markedly faster on repeated inputs than on fresh ones) waits here for a person instead of being
+// accepted.
 struct ReviewRecord {
     qint64 id = 0;
     qint64 candidateId = 0;
@@ -144,13 +147,42 @@ struct EvaluationSummary {
     std::optional<protocol::EvaluateResult> result; // only for rows without a stored cell
 };
 
+// Who may use a run: one session of the engine at a time. Held for the session's lifetime as an
+// exclusive flock() on a file beside the store ("<store>.run<ID>.lock"), so the kernel releases it
+// when the process ends, however it ends: a crashed session never blocks a later one. The file
+// names the holder (pid, host, start time) for the message a refused session prints.
+class RunLock {
+public:
+    // Fails, naming the session that holds it, when another session (in this process or another)
+    // has the run; or when the lock file cannot be made (the folder is not writable).
+    static Expected<std::unique_ptr<RunLock>> acquire(const QString& storePath, qint64 runId);
+    static QString pathFor(const QString& storePath, qint64 runId);
+    ~RunLock(); // removes the file and releases the lock
+    RunLock(const RunLock&) = delete;
+    RunLock& operator=(const RunLock&) = delete;
+
+private:
+    RunLock(int fd, QString path) : m_fd(fd), m_path(std::move(path)) {}
+    int m_fd = -1;
+    QString m_path;
+};
+
+enum class OpenMode {
+    ReadWrite, // creates the file if needed and migrates an older schema
+    ReadOnly,  // changes nothing; every write fails
+};
+
 class RunStore {
 public:
-    // Opens or creates the file, sets WAL and a busy timeout, and migrates an older schema.
-    // Fails with a message naming the file when it is not a kforge run store, is newer than this
-    // build understands, or cannot be opened.
-    static Expected<std::unique_ptr<RunStore>> open(const QString& path);
+    // ReadWrite: opens or creates the file, sets WAL and a busy timeout, and migrates an older
+    // schema. ReadOnly: opens an existing file without writing to it (falling back to SQLite's
+    // immutable mode where even the WAL index cannot be made, as on a read-only file system); a
+    // store of an older schema is copied into memory and upgraded there, so every reader works on
+    // it as it was when opened. Fails with a message naming the file when it is not a kforge run
+    // store, is newer than this build understands, or cannot be opened.
+    static Expected<std::unique_ptr<RunStore>> open(const QString& path, OpenMode mode = OpenMode::ReadWrite);
     static int schemaVersion(); // the version this build writes
+    bool readOnly() const { return m_readOnly; }
 
     ~RunStore();
     RunStore(const RunStore&) = delete;
@@ -208,7 +240,7 @@ public:
         ~Transaction(); // rolls back unless commit() succeeded
         Transaction(const Transaction&) = delete;
         Transaction& operator=(const Transaction&) = delete;
-        Status begun() const { return m_begun; } // BEGIN IMMEDIATE may fail (busy, read-only)
+        Status begun() const { return m_begun; } // BEGIN IMMEDIATE may fail (busy, read-only, opened for reading)
         Status commit();
 
     private:
@@ -222,16 +254,24 @@ private:
     RunStore(sqlite3* db, QString path);
     friend class Transaction;
 
+    static Expected<std::unique_ptr<RunStore>> openForReading(const QString& path);
     std::string where() const; // the file, as messages name it
     Status configure();
     Status migrate();
     Status exec(const char* sql, const std::string& what);
+    // One write in its own transaction (or in the caller's when one is open). An outermost one
+    // that fails because another connection holds the file (busy past the busy timeout, locked) is
+    // tried again briefly before the failure is returned.
+    template <typename T, typename Body>
+    Expected<T> write(Body&& body);
     void rollback();
     Status requireRun(qint64 runId);
     Status requireCandidate(qint64 runId, qint64 candidateId);
 
     sqlite3* m_db = nullptr;
     QString m_path;
+    bool m_readOnly = false;
+    int m_lastFailure = 0; // the extended SQLite code of the last failed exec()
     int m_transactionDepth = 0;
     bool m_rollbackOnly = false; // a nested Transaction ended uncommitted: the outermost may not commit
 };

@@ -14,8 +14,9 @@ struct HeadlessRun {
     QByteArray err;
 };
 
-inline HeadlessRun runHeadless(const QStringList& args) {
+inline HeadlessRun runHeadless(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
     QProcess p;
+    p.setProcessEnvironment(env);
     p.start(qEnvironmentVariable("KFORGE_HEADLESS_BIN"), args);
     if (!p.waitForFinished(600000))
         qFatal("kforge %s did not finish", qPrintable(args.join(QLatin1Char(' '))));

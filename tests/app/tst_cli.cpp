@@ -25,6 +25,26 @@ Run kforge(const QStringList& args, const QProcessEnvironment& env = QProcessEnv
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
 }
 
+// The environment in which kforge's OpenCL worker is the fake one, posing as it.
+QProcessEnvironment fakeOpenCl(const QString& mode = QStringLiteral("ok")) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("KFORGE_WORKER_OPENCL"), qEnvironmentVariable("KFORGE_WORKER_DIR") + QStringLiteral("/kforge-worker-fake"));
+    env.insert(QStringLiteral("KFORGE_FAKE_BACKEND"), QStringLiteral("opencl"));
+    env.insert(QStringLiteral("KFORGE_FAKE_MODE"), mode);
+    return env;
+}
+
+QStringList evalSoftmax(QStringList more = {}) {
+    return QStringList{QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax")} + more;
+}
+
+QList<quint64> seedsOf(const QJsonValue& value) {
+    QList<quint64> seeds;
+    for (const QJsonValue& v : value.toArray())
+        seeds << static_cast<quint64>(v.toDouble());
+    return seeds;
+}
+
 } // namespace
 
 class TestCli : public QObject {
@@ -44,6 +64,9 @@ private slots:
         const Run e = kforge({QStringLiteral("eval"), QStringLiteral("--help")});
         QCOMPARE(e.exitCode, 0);
         QVERIFY(e.out.contains("--kernel"));
+        QVERIFY(e.out.contains("--timing-seeds"));
+        QVERIFY(e.out.contains("--no-stress"));
+        QVERIFY(e.out.contains("3 the task, the kernel file or the worker cannot be used"));
     }
 
     void unknownCommand() {
@@ -116,14 +139,75 @@ private slots:
 
     void evalCrashingWorkerIsReported() {
         // A worker that dies mid-request costs that evaluation only, with a clear message.
-        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        env.insert(QStringLiteral("KFORGE_WORKER_OPENCL"), qEnvironmentVariable("KFORGE_WORKER_DIR") + QStringLiteral("/kforge-worker-fake"));
-        env.insert(QStringLiteral("KFORGE_FAKE_MODE"), QStringLiteral("crash"));
-        const Run r = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--json")}, env);
+        const Run r = kforge(evalSoftmax({QStringLiteral("--json")}), fakeOpenCl(QStringLiteral("crash")));
         QCOMPARE(r.exitCode, 1);
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(o[QStringLiteral("status")].toString(), QStringLiteral("runtime_error"));
-        QVERIFY(!o[QStringLiteral("message")].toString().isEmpty());
+        QVERIFY2(o[QStringLiteral("message")].toString().contains(QStringLiteral("crashed with signal 6")), r.out.constData());
+    }
+
+    void evalHangingWorkerTimesOut() {
+        const Run r = kforge(evalSoftmax({QStringLiteral("--timeout"), QStringLiteral("2")}), fakeOpenCl(QStringLiteral("hang")));
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.out.contains("timeout") && r.out.contains("no answer within 2 s"), r.out.constData());
+    }
+
+    void evalGarbageFromTheWorkerNamesTheLine() {
+        const Run r = kforge(evalSoftmax(), fakeOpenCl(QStringLiteral("garbage")));
+        QCOMPARE(r.exitCode, 1);
+        QVERIFY2(r.out.contains("broke the protocol"), r.out.constData());
+        QVERIFY2(r.out.contains("\"fake garbage: this line is not JSON xxx"), r.out.constData());
+    }
+
+    void evalWorkerThatCannotStartExits3_data() {
+        QTest::addColumn<QString>("variable");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("mentions");
+        QTest::newRow("another backend's worker") << QStringLiteral("KFORGE_FAKE_BACKEND") << QStringLiteral("cuda")
+                                                  << QStringLiteral("could not be started");
+        QTest::newRow("no hello") << QStringLiteral("KFORGE_FAKE_MODE") << QStringLiteral("bad-hello") << QStringLiteral("protocol 999");
+        QTest::newRow("not a program") << QStringLiteral("KFORGE_WORKER_OPENCL") << QStringLiteral("/nonexistent/kforge-worker-opencl")
+                                       << QStringLiteral("not an executable file");
+    }
+    void evalWorkerThatCannotStartExits3() {
+        QFETCH(QString, variable);
+        QFETCH(QString, value);
+        QFETCH(QString, mentions);
+        QProcessEnvironment env = fakeOpenCl();
+        env.insert(variable, value);
+        const Run r = kforge(evalSoftmax({QStringLiteral("--json")}), env);
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(QString::fromUtf8(r.err).contains(mentions), r.err.constData());
+        QVERIFY2(r.out.isEmpty(), r.out.constData()); // no result: nothing was evaluated
+    }
+
+    void evalPrintsAndReproducesItsSeeds() {
+        const Run drawn = kforge(evalSoftmax({QStringLiteral("--json")}), fakeOpenCl());
+        QCOMPARE(drawn.exitCode, 0);
+        const QJsonObject first = QJsonDocument::fromJson(drawn.out).object();
+        const QList<quint64> seeds = seedsOf(first[QStringLiteral("seeds")]);
+        QCOMPARE(seeds.size(), 3);
+        QVERIFY(!seedsOf(first[QStringLiteral("timing_seeds")]).isEmpty());
+        const Run other = kforge(evalSoftmax({QStringLiteral("--json")}), fakeOpenCl());
+        QVERIFY(seedsOf(QJsonDocument::fromJson(other.out).object()[QStringLiteral("seeds")]) != seeds); // drawn fresh each time
+
+        const Run given = kforge(evalSoftmax({QStringLiteral("--seeds"), QStringLiteral("5,6"), QStringLiteral("--timing-seeds"),
+                                              QStringLiteral("9"), QStringLiteral("--json")}),
+                                 fakeOpenCl());
+        QCOMPARE(given.exitCode, 0);
+        const QJsonObject again = QJsonDocument::fromJson(given.out).object();
+        QCOMPARE(seedsOf(again[QStringLiteral("seeds")]), (QList<quint64>{5, 6}));
+        QCOMPARE(seedsOf(again[QStringLiteral("timing_seeds")]), QList<quint64>{9});
+        QVERIFY(again.contains(QStringLiteral("stress_sets")));
+
+        const Run text = kforge(evalSoftmax({QStringLiteral("--seeds"), QStringLiteral("5,6"), QStringLiteral("--no-stress")}), fakeOpenCl());
+        QCOMPARE(text.exitCode, 0);
+        QVERIFY2(text.out.contains("--seeds 5,6 --timing-seeds "), text.out.constData());
+        QVERIFY2(!text.out.contains("stress inputs"), text.out.constData());
+        QVERIFY2(!QJsonDocument::fromJson(kforge(evalSoftmax({QStringLiteral("--no-stress"), QStringLiteral("--json")}), fakeOpenCl()).out)
+                      .object()
+                      .contains(QStringLiteral("stress_sets")),
+                 "--no-stress must leave the stress inputs out");
     }
 
     void evalCudaWithoutDriver() {

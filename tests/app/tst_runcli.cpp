@@ -1,8 +1,10 @@
 // `kforge run`, `runs` and `export` end to end on the real OpenCL worker (PoCL on the CPU in CI):
 // a short offline search on softmax's small sizes, then the stored run read back, exported and the
-// exported kernel evaluated again with `kforge eval`.
+// exported kernel evaluated again with `kforge eval`. Then the same command line with the fake
+// worker posing as the OpenCL one, crashing, hanging or babbling on a chosen evaluation.
 
 #include "headlessrun.h"
+#include "runstore.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -16,8 +18,38 @@ namespace {
 
 using Run = kforgetest::HeadlessRun;
 
-Run kforge(const QStringList& args) {
-    return kforgetest::runHeadless(args);
+Run headless(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+    return kforgetest::runHeadless(args, env);
+}
+
+// The fake worker as kforge's OpenCL worker; evaluation `at` (counted over every worker process
+// of the run) misbehaves as `mode`.
+QProcessEnvironment fakeOpenCl(const QTemporaryDir& dir, const QString& modeAt = {}) {
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("KFORGE_WORKER_OPENCL"), qEnvironmentVariable("KFORGE_WORKER_DIR") + QStringLiteral("/kforge-worker-fake"));
+    env.insert(QStringLiteral("KFORGE_FAKE_BACKEND"), QStringLiteral("opencl"));
+    env.insert(QStringLiteral("KFORGE_FAKE_COUNTER"), dir.filePath(QStringLiteral("evaluations")));
+    if (!modeAt.isEmpty())
+        env.insert(QStringLiteral("KFORGE_FAKE_MODE_AT"), modeAt);
+    return env;
+}
+
+// A short search of the engine tests' fake_scale task: the baseline and its confirmation, then two
+// children per generation.
+QStringList fakeRun(const QString& db, int budget, QStringList more = {}) {
+    return QStringList{QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral(KFORGE_ENGINE_TEST_DATA "/tasks/fake_scale"),
+                       QStringLiteral("--islands"), QStringLiteral("1"), QStringLiteral("--children"), QStringLiteral("2"),
+                       QStringLiteral("--budget-evals"), QString::number(budget), QStringLiteral("--no-experts"),
+                       QStringLiteral("--no-experience"), QStringLiteral("--db"), db, QStringLiteral("--json")}
+           + more;
+}
+
+QList<kforge::store::EvaluationRecord> storedEvaluations(const QString& db) {
+    auto store = kforge::store::RunStore::open(db, kforge::store::OpenMode::ReadOnly);
+    if (!store)
+        return {};
+    auto evaluations = (*store)->evaluations(1);
+    return evaluations ? *evaluations : QList<kforge::store::EvaluationRecord>{};
 }
 
 } // namespace
@@ -46,7 +78,7 @@ private slots:
         QFETCH(QString, message);
         QTemporaryDir dir;
         args << QStringLiteral("--db") << dir.filePath(QStringLiteral("runs.kforge")) << QStringLiteral("--no-experience");
-        const Run r = kforge(QStringList{QStringLiteral("run")} + args);
+        const Run r = headless(QStringList{QStringLiteral("run")} + args);
         QCOMPARE(r.exitCode, exitCode);
         QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
     }
@@ -55,7 +87,7 @@ private slots:
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));
         const QString library = dir.filePath(QStringLiteral("experience.kforge-library"));
-        const Run run = kforge({QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
+        const Run run = headless({QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
                                 QStringLiteral("small"), QStringLiteral("--islands"), QStringLiteral("2"), QStringLiteral("--children"),
                                 QStringLiteral("2"), QStringLiteral("--budget-evals"), QStringLiteral("10"), QStringLiteral("--db"), db,
                                 QStringLiteral("--experience"), library, QStringLiteral("--json")});
@@ -68,18 +100,18 @@ private slots:
         QVERIFY(summary.value(QStringLiteral("best_speedup")).toDouble() > 0.0);
         QVERIFY(summary.contains(QStringLiteral("wall_seconds")));
 
-        const Run list = kforge({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--db"), db});
+        const Run list = headless({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--db"), db});
         QCOMPARE(list.exitCode, 0);
         QVERIFY2(list.out.contains("softmax on opencl"), list.out.constData());
 
-        const Run show = kforge({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--db"), db, QStringLiteral("--json")});
+        const Run show = headless({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--db"), db, QStringLiteral("--json")});
         QCOMPARE(show.exitCode, 0);
         const QJsonObject report = QJsonDocument::fromJson(show.out).object();
         QCOMPARE(report.value(QStringLiteral("best_candidate")).toInt(), summary.value(QStringLiteral("best_candidate")).toInt());
         QVERIFY(!report.value(QStringLiteral("best_candidates")).toArray().isEmpty());
 
         const QString out = dir.filePath(QStringLiteral("best"));
-        const Run exported = kforge({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"), db, QStringLiteral("--out"), out});
+        const Run exported = headless({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"), db, QStringLiteral("--out"), out});
         QVERIFY2(exported.exitCode == 0, exported.err.constData());
         for (const char* f : {"kernel.cl", "launch-plan.json", "result.json", "report.md"})
             QVERIFY2(QFile::exists(out + QLatin1Char('/') + QLatin1String(f)), f);
@@ -88,12 +120,12 @@ private slots:
         QVERIFY(!QJsonDocument::fromJson(plan.readAll()).object().value(QStringLiteral("launches")).toArray().isEmpty());
 
         // The exported kernel carries its tuned values as defaults, so it is correct on its own.
-        const Run again = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
+        const Run again = headless({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
                                   QStringLiteral("small"), QStringLiteral("--kernel"), out + QStringLiteral("/kernel.cl"), QStringLiteral("--no-timing")});
         QVERIFY2(again.exitCode == 0, again.out.constData());
 
         // Resuming a finished run with a larger budget continues it.
-        const Run resumed = kforge({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--budget-evals"), QStringLiteral("14"),
+        const Run resumed = headless({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--budget-evals"), QStringLiteral("14"),
                                     QStringLiteral("--db"), db, QStringLiteral("--experience"), library, QStringLiteral("--json")});
         QVERIFY2(resumed.exitCode == 0, resumed.err.constData());
         const QJsonObject more = QJsonDocument::fromJson(resumed.out).object();
@@ -102,27 +134,106 @@ private slots:
         QVERIFY(more.value(QStringLiteral("evaluations")).toInt() <= 14);
 
         // The review queue and the experience library the run filled.
-        const Run reviews = kforge({QStringLiteral("review"), QStringLiteral("list"), QStringLiteral("--db"), db});
+        const Run reviews = headless({QStringLiteral("review"), QStringLiteral("list"), QStringLiteral("--db"), db});
         QCOMPARE(reviews.exitCode, 0);
-        const Run listed = kforge({QStringLiteral("experience"), QStringLiteral("list"), QStringLiteral("--library"), library,
+        const Run listed = headless({QStringLiteral("experience"), QStringLiteral("list"), QStringLiteral("--library"), library,
                                    QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--limit"), QStringLiteral("100000"), QStringLiteral("--json")});
         QCOMPARE(listed.exitCode, 0);
         const int insights = static_cast<int>(QJsonDocument::fromJson(listed.out).array().size());
         const QString shared = dir.filePath(QStringLiteral("shared.json"));
-        const Run exportedLibrary = kforge({QStringLiteral("experience"), QStringLiteral("export"), shared, QStringLiteral("--library"), library});
+        const Run exportedLibrary = headless({QStringLiteral("experience"), QStringLiteral("export"), shared, QStringLiteral("--library"), library});
         QVERIFY2(exportedLibrary.exitCode == 0, exportedLibrary.err.constData());
-        const Run imported = kforge({QStringLiteral("experience"), QStringLiteral("import"), shared, QStringLiteral("--library"),
+        const Run imported = headless({QStringLiteral("experience"), QStringLiteral("import"), shared, QStringLiteral("--library"),
                                      dir.filePath(QStringLiteral("other.kforge-library"))});
         QVERIFY2(imported.exitCode == 0, imported.err.constData());
         QVERIFY2(imported.out.contains(QByteArray("imported ") + QByteArray::number(insights)), imported.out.constData());
-        const Run badReview = kforge({QStringLiteral("review"), QStringLiteral("accept"), QStringLiteral("999"), QStringLiteral("--db"), db});
+        const Run badReview = headless({QStringLiteral("review"), QStringLiteral("accept"), QStringLiteral("999"), QStringLiteral("--db"), db});
         QCOMPARE(badReview.exitCode, 3);
         QVERIFY(badReview.err.contains("not in the review queue"));
     }
 
+    void workerFailureCostsOneEvaluation_data() {
+        QTest::addColumn<QString>("mode");
+        QTest::addColumn<QString>("status");
+        QTest::addColumn<QString>("message");
+        QTest::addColumn<QString>("diagnostic");
+        QTest::newRow("crash") << QStringLiteral("crash") << QStringLiteral("runtime_error") << QStringLiteral("crashed with signal 6")
+                               << QStringLiteral("fake: crashing on purpose");
+        QTest::newRow("hang") << QStringLiteral("hang") << QStringLiteral("timeout") << QStringLiteral("no answer within 2 s")
+                              << QStringLiteral("gave no answer to request");
+        QTest::newRow("garbage") << QStringLiteral("garbage") << QStringLiteral("runtime_error") << QStringLiteral("broke the protocol")
+                                 << QStringLiteral("The offending line: \"fake garbage: this line is not JSON xxx");
+    }
+
+    void workerFailureCostsOneEvaluation() {
+        QFETCH(QString, mode);
+        QFETCH(QString, status);
+        QFETCH(QString, message);
+        QFETCH(QString, diagnostic);
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        // Evaluation 3 is the first child's, after the baseline and its confirmation.
+        const Run run = headless(fakeRun(db, 8, {QStringLiteral("--timeout"), QStringLiteral("2")}), fakeOpenCl(dir, QStringLiteral("3:") + mode));
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const QJsonObject summary = QJsonDocument::fromJson(run.out).object();
+        QCOMPARE(summary.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
+        const auto evaluations = storedEvaluations(db);
+        QCOMPARE(summary.value(QStringLiteral("evaluations")).toInt(), evaluations.size());
+        QVERIFY(evaluations.size() >= 6); // the run went on after the lost one
+        int lost = 0;
+        for (const auto& e : evaluations) {
+            const QString got = QString::fromStdString(std::string(kforge::protocol::statusName(e.result.status)));
+            if (got == QLatin1String("ok"))
+                continue;
+            ++lost;
+            QCOMPARE(got, status);
+            QVERIFY2(QString::fromStdString(e.result.message).contains(message), e.result.message.c_str());
+            QString diagnostics;
+            for (const auto& d : e.result.diagnostics)
+                diagnostics += QString::fromStdString(d.message) + QLatin1Char('\n');
+            QVERIFY2(diagnostics.contains(diagnostic), qPrintable(diagnostics));
+        }
+        QCOMPARE(lost, 1);
+    }
+
+    void workerThatCannotStartFailsTheRun() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        QProcessEnvironment env = fakeOpenCl(dir);
+        env.insert(QStringLiteral("KFORGE_FAKE_BACKEND"), QStringLiteral("cuda"));
+        const Run run = headless(fakeRun(db, 8), env);
+        QCOMPARE(run.exitCode, 3);
+        QVERIFY2(run.err.contains("the opencl worker cannot start") && run.err.contains("'cuda' backend"), run.err.constData());
+        QVERIFY(storedEvaluations(db).isEmpty()); // nothing counted that was never evaluated
+    }
+
+    void secondSessionOfARunIsRefused() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        QProcessEnvironment env = fakeOpenCl(dir);
+        env.insert(QStringLiteral("KFORGE_FAKE_MODE"), QStringLiteral("slow")); // 500 ms an evaluation
+        QProcess first;
+        first.setProcessEnvironment(env);
+        first.start(qEnvironmentVariable("KFORGE_HEADLESS_BIN"), fakeRun(db, 12));
+        QVERIFY(first.waitForStarted());
+        QTRY_VERIFY_WITH_TIMEOUT(storedEvaluations(db).size() >= 2, 60000);
+        const Run second = headless({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--db"), db, QStringLiteral("--no-experience")}, env);
+        QCOMPARE(second.exitCode, 3);
+        QVERIFY2(second.err.contains("is in use by pid " + QByteArray::number(first.processId())), second.err.constData());
+        QVERIFY(first.waitForFinished(120000));
+        QCOMPARE(first.exitCode(), 0);
+        // Read-only views never need the lock, and the finished run resumes.
+        const Run list = headless({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--db"), db});
+        QCOMPARE(list.exitCode, 0);
+        const Run resumed = headless({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--budget-evals"), QStringLiteral("14"),
+                                    QStringLiteral("--db"), db, QStringLiteral("--no-experience"), QStringLiteral("--json")},
+                                   fakeOpenCl(dir));
+        QVERIFY2(resumed.exitCode == 0, resumed.err.constData());
+    }
+
     void exportWithoutRunsFails() {
         QTemporaryDir dir;
-        const Run r = kforge({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"), dir.filePath(QStringLiteral("none.kforge")),
+        const Run r = headless({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"), dir.filePath(QStringLiteral("none.kforge")),
                               QStringLiteral("--out"), dir.filePath(QStringLiteral("x"))});
         QCOMPARE(r.exitCode, 3);
         QVERIFY(r.err.contains("no such run store"));

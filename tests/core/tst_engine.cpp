@@ -16,6 +16,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <optional>
 #include <set>
 
 using namespace kforge;
@@ -99,6 +100,22 @@ QStringList lineage(const Stored& s) {
                    .arg(c.id).arg(c.key).arg(c.generation).arg(c.island).arg(originName(c.origin), parents.join(QLatin1Char(',')));
     }
     return out;
+}
+
+// Posts, once generation 0 is complete, a hand-written scale kernel whose fake timing the
+// `directives` ("// fake:..." lines) set.
+void injectAfterFirstGeneration(Engine& engine, QObject* context, const QString& directives) {
+    QObject::connect(&engine, &Engine::generationCompleted, context, [&engine, directives](int generation) {
+        if (generation != 0)
+            return;
+        EngineCommand inject;
+        inject.kind = EngineCommand::Kind::Inject;
+        inject.injected.source = directives
+                                 + QStringLiteral("// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
+                                                  "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+                                                  "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
+        engine.post(inject);
+    });
 }
 
 int countEvents(const Stored& s, const QString& kind) {
@@ -365,26 +382,34 @@ private slots:
         QVERIFY(sawIncorrectFinding); // broken_wide is incorrect, and its evaluation says why
     }
 
-    void suspiciousResultWaitsForReview() {
+    void nearTheRoofWaitsForReviewAndParentsNothingUntilAccepted() {
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));
-        Engine engine(testSetup(db, testConfig(40)));
+        Engine engine(testSetup(db, testConfig(80)));
         qint64 suspicious = 0;
         connect(&engine, &Engine::generationCompleted, this, [&](int generation) {
             if (generation == 0) {
-                // 200 us / 4 us: 50x the baseline, and 200 % of the fake DRAM ceiling.
+                // 8 KiB in 8.5 us: 96 % of the fake's 1 GB/s DRAM roof (its working set is four
+                // times the fake's cache, so the roof binds).
                 EngineCommand inject;
                 inject.kind = EngineCommand::Kind::Inject;
-                inject.injected.source = QStringLiteral("// fake:time_us=4\n// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
+                inject.injected.source = QStringLiteral("// fake:time_us=8.5+(BLOCK-64)\n// kforge:param BLOCK in {64, 128} = 64\n"
+                                                        "// kforge:launch scale grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
                                                         "__kernel void scale(__global const float* x, __global float* y, int N)\n"
                                                         "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
                 engine.post(inject);
             }
-            if (generation == 2) {
-                const Stored s = readStore(db);
-                for (const auto& c : s.candidates)
+            if (generation == 1) {
+                // Pinned while it waits: still no parent (a pin is a preference, not a review).
+                for (const auto& c : readStore(db).candidates)
                     if (c.origin == Origin::Human)
                         suspicious = c.id;
+                EngineCommand pin;
+                pin.kind = EngineCommand::Kind::Pin;
+                pin.candidate = suspicious;
+                engine.post(pin);
+            }
+            if (generation == 3) {
                 EngineCommand accept;
                 accept.kind = EngineCommand::Kind::AcceptReview;
                 accept.candidate = suspicious;
@@ -407,9 +432,184 @@ private slots:
         QCOMPARE(reviews.size(), 1);
         QCOMPARE(reviews.first().candidateId, suspicious);
         QCOMPARE(reviews.first().state, QStringLiteral("accepted"));
-        QVERIFY(reviews.first().reason.contains(QStringLiteral("50.0x")));
+        QVERIFY2(reviews.first().reason.contains(QStringLiteral("96% of the measured DRAM bandwidth")), qPrintable(reviews.first().reason));
         QCOMPARE(countEvents(s, QStringLiteral("review_requested")), 1);
         QCOMPARE(countEvents(s, QStringLiteral("review_accepted")), 1);
+        // Its children would have inherited whatever made it suspicious: none before the accept
+        // took effect (at the end of generation 3), and it parents the search afterwards.
+        bool parentAfterwards = false;
+        for (const auto& c : s.candidates) {
+            if (!c.parents.contains(suspicious))
+                continue;
+            QVERIFY2(c.generation > 3, qPrintable(QStringLiteral("candidate %1 of generation %2 descends from a kernel waiting for review")
+                                                      .arg(c.id).arg(c.generation)));
+            parentAfterwards = true;
+        }
+        QVERIFY(parentAfterwards);
+    }
+
+    void aboveTheRoofIsRejectedNamingTheRoof() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(30)));
+        QStringList notices;
+        connect(&engine, &Engine::notice, this, [&](const QString& message) { notices << message; });
+        // 8 KiB in 2 us: 4.1 GB/s against a 1 GB/s DRAM roof. Its outputs are right; its timing
+        // cannot be.
+        injectAfterFirstGeneration(engine, this, QStringLiteral("// fake:time_us=2\n"));
+        const RunSummary summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        const Stored s = readStore(db);
+        const auto cheat = std::find_if(s.candidates.begin(), s.candidates.end(), [](const auto& c) { return c.origin == Origin::Human; });
+        QVERIFY(cheat != s.candidates.end());
+        QVERIFY(summary.bestCandidate != cheat->id);
+        int evaluations = 0;
+        for (const auto& e : s.evaluations) {
+            if (e.candidateId != cheat->id)
+                continue;
+            ++evaluations;
+            QCOMPARE(e.result.status, protocol::Status::Rejected);
+            const QString message = QString::fromStdString(e.result.message);
+            QVERIFY2(message.contains(QStringLiteral("DRAM")) && message.contains(QStringLiteral("4.10x the roof")), qPrintable(message));
+            QVERIFY(!e.findings.isEmpty());
+            QCOMPARE(e.findings.first().toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("integrity"));
+            QVERIFY(!e.roofline.isEmpty()); // where it claimed to be, for whoever looks
+        }
+        QCOMPARE(evaluations, 1); // rejected: never re-measured for promotion
+        auto st = store::RunStore::open(db);
+        QVERIFY((*st)->reviews(s.run.id)->isEmpty()); // impossible is not a question for a person
+        for (const auto& c : s.candidates)
+            QVERIFY2(!c.parents.contains(cheat->id), qPrintable(QStringLiteral("candidate %1 descends from the rejected kernel").arg(c.id)));
+        QVERIFY(notices.join(QLatin1Char('\n')).contains(QStringLiteral("candidate %1 rejected: impossible timing").arg(cheat->id)));
+    }
+
+    void aLargeSpeedupOverTheBaselineAloneIsNotSuspicious() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(30)));
+        // 50x over a slow baseline (2000 us against 40 us) at 20 % of the DRAM roof: what an
+        // expert kernel against a naive one looks like.
+        injectAfterFirstGeneration(engine, this, QStringLiteral("// fake:time_us=40\n// fake:baseline_us=2000\n"));
+        const RunSummary summary = runToEnd(engine);
+        const Stored s = readStore(db);
+        const auto expert = std::find_if(s.candidates.begin(), s.candidates.end(), [](const auto& c) { return c.origin == Origin::Human; });
+        QVERIFY(expert != s.candidates.end());
+        QCOMPARE(summary.bestCandidate, expert->id);
+        QVERIFY(summary.bestSpeedup > 49.0);
+        QCOMPARE(countEvents(s, QStringLiteral("review_requested")), 0);
+    }
+
+    void fasterOnRepeatedInputsWaitsForReview() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(30)));
+        injectAfterFirstGeneration(engine, this, QStringLiteral("// fake:time_us=40\n// fake:fresh_inputs_speed=fail\n"));
+        const RunSummary summary = runToEnd(engine);
+        const Stored s = readStore(db);
+        const auto cached = std::find_if(s.candidates.begin(), s.candidates.end(), [](const auto& c) { return c.origin == Origin::Human; });
+        QVERIFY(cached != s.candidates.end());
+        QVERIFY(summary.bestCandidate != cached->id); // 5x, the best there is, but it waits
+        auto st = store::RunStore::open(db);
+        const auto reviews = *(*st)->reviews(s.run.id);
+        QCOMPARE(reviews.size(), 1);
+        QCOMPARE(reviews.first().candidateId, cached->id);
+        QCOMPARE(reviews.first().state, QStringLiteral("pending"));
+        QVERIFY2(reviews.first().reason.contains(QStringLiteral("repeated inputs")), qPrintable(reviews.first().reason));
+    }
+
+    void everyEvaluationDrawsItsOwnSeeds() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine engine(testSetup(db, testConfig(30)));
+        const RunSummary summary = runToEnd(engine);
+        QVERIFY(summary.bestCandidate != 0);
+        const Stored s = readStore(db);
+        std::set<std::vector<std::uint64_t>> seen;
+        for (const auto& e : s.evaluations) {
+            if (e.result.status != protocol::Status::Ok)
+                continue;
+            // Kept with the result, so that `kforge eval --seeds` can reproduce any of them.
+            QVERIFY(!e.result.seeds.empty());
+            QVERIFY(!e.result.timingSeeds.empty());
+            QVERIFY2(seen.insert(e.result.seeds).second, "two evaluations were verified with the same inputs");
+        }
+        const bool confirmed = std::any_of(s.evaluations.begin(), s.evaluations.end(), [&](const auto& e) {
+            return e.candidateId == summary.bestCandidate && e.purpose == QLatin1String("confirm");
+        });
+        QVERIFY(confirmed);
+    }
+
+    void aStoreThatCannotBeWrittenStopsTheRunResumably() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        std::unique_ptr<store::RunStore> other;
+        std::unique_ptr<store::RunStore::Transaction> held;
+        Engine engine(testSetup(db, testConfig(40)));
+        connect(&engine, &Engine::generationCompleted, this, [&](int generation) {
+            if (generation != 1 || held)
+                return;
+            // Another program takes the write lock and keeps it past the busy timeout.
+            auto opened = store::RunStore::open(db);
+            QVERIFY(opened);
+            other = std::move(*opened);
+            held = std::make_unique<store::RunStore::Transaction>(*other);
+            QVERIFY(held->begun());
+        });
+        const RunSummary summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Failed);
+        QVERIFY2(summary.message.contains(db) && summary.message.contains(QStringLiteral("locked")), qPrintable(summary.message));
+        QVERIFY2(summary.message.contains(QStringLiteral("--resume")), qPrintable(summary.message));
+        held.reset();
+        other.reset();
+
+        // The summary and the store agree; the run is left resumable (its stored state is not an end).
+        const Stored s = readStore(db);
+        QCOMPARE(summary.evaluations, static_cast<qint64>(s.evaluations.size()));
+        QCOMPARE(summary.candidates, static_cast<qint64>(s.candidates.size()));
+        QCOMPARE(s.run.state, QStringLiteral("running"));
+        QCOMPARE(countEvents(s, QStringLiteral("run_ended")), 0);
+
+        Engine::Setup again = testSetup(db, {});
+        again.resumeRun = 0;
+        Engine resumed(again);
+        QCOMPARE(runToEnd(resumed).state, RunState::Finished);
+        const Stored after = readStore(db);
+        QCOMPARE(after.run.evaluations, static_cast<qint64>(after.evaluations.size()));
+    }
+
+    void aRunIsUsedByOneSessionAtATime() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine first(testSetup(db, testConfig(30)));
+        std::unique_ptr<Engine> second;
+        std::optional<RunSummary> refused;
+        connect(&first, &Engine::generationCompleted, this, [&](int generation) {
+            if (generation != 0 || second)
+                return;
+            Engine::Setup again = testSetup(db, {});
+            again.resumeRun = 0;
+            second = std::make_unique<Engine>(again);
+            connect(second.get(), &Engine::finished, this, [&](const RunSummary& s) { refused = s; });
+            QMetaObject::invokeMethod(second.get(), &Engine::start, Qt::QueuedConnection);
+        });
+        const RunSummary summary = runToEnd(first);
+        QCOMPARE(summary.state, RunState::Finished);
+        QTRY_VERIFY(refused.has_value());
+        QCOMPARE(refused->state, RunState::Failed);
+        QVERIFY2(refused->message.contains(QStringLiteral("is in use by pid %1").arg(QCoreApplication::applicationPid())),
+                 qPrintable(refused->message));
+        const Stored s = readStore(db);
+        QCOMPARE(countEvents(s, QStringLiteral("run_resumed")), 0); // the refused session wrote nothing
+        QCOMPARE(s.run.state, QStringLiteral("finished"));
+        QVERIFY(!QFileInfo::exists(store::RunLock::pathFor(db, s.run.id))); // released at the end
+
+        // Once the first session ended, the run can be resumed.
+        Engine::Setup later = testSetup(db, {});
+        later.resumeRun = 0;
+        later.budgetEvaluations = 34;
+        Engine third(later);
+        QCOMPARE(runToEnd(third).state, RunState::Finished);
+        QCOMPARE(countEvents(readStore(db), QStringLiteral("run_resumed")), 1);
     }
 
     void laterRunStartsFromItsExperience() {
@@ -541,6 +741,15 @@ private slots:
         child.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--engine-child"), crashed});
         QVERIFY(child.waitForStarted());
         QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(crashed) && readStore(crashed).evaluations.size() >= 14, 60000);
+        {
+            // While the child runs it, the run is not this process's to resume.
+            Engine::Setup meanwhile = testSetup(crashed, {});
+            meanwhile.resumeRun = 0;
+            Engine refused(meanwhile);
+            const RunSummary s = runToEnd(refused);
+            QCOMPARE(s.state, RunState::Failed);
+            QVERIFY2(s.message.contains(QStringLiteral("is in use by pid %1").arg(child.processId())), qPrintable(s.message));
+        }
         child.kill();
         QVERIFY(child.waitForFinished());
         const Stored before = readStore(crashed);

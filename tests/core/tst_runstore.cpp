@@ -2,7 +2,8 @@
 // run stores, round trips of every record, transactions, a second connection reading beside the
 // first, and a writer process killed with SIGKILL in the middle of its writes.
 //
-// The same executable is that writer: `tst_runstore --writer FILE` writes in a loop until killed.
+// The same executable is that writer: `tst_runstore --writer FILE` writes in a loop until killed;
+// and `tst_runstore --lock FILE RUN` holds a run's lock until killed.
 
 #include "runstore.h"
 
@@ -16,7 +17,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <unistd.h>
+
+#include <QScopeGuard>
+
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -29,6 +35,8 @@ using kforge::protocol::EvaluateResult;
 using kforge::protocol::TimingStats;
 using kforge::search::Candidate;
 using kforge::search::Origin;
+using kforge::store::OpenMode;
+using kforge::store::RunLock;
 using kforge::store::RunRecord;
 using kforge::store::RunStore;
 
@@ -239,6 +247,12 @@ private slots:
     void failedWriteSpoilsTransaction();
     void secondStoreReads();
     void killAtAnyMoment();
+    void readingChangesNothing();
+    void readingAReadOnlyStore();
+    void readOnlyRefusesWrites();
+    void aBusyStoreFailsTheWriteNamingIt();
+    void runLockIsExclusive();
+    void runLockOfAKilledProcessIsFree();
 
 private:
     QString newPath() { return m_dir.filePath(QStringLiteral("run%1.kforge").arg(++m_files)); }
@@ -994,9 +1008,155 @@ void TestRunStore::killAtAnyMoment() {
     }
 }
 
+QByteArray fileBytes(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+void TestRunStore::readingChangesNothing() {
+    // A store of schema 1, read by this build: readable as it is, and left as it was (another,
+    // older kforge may still be writing it).
+    const QString path = newPath();
+    QVERIFY(QFile::copy(QStringLiteral(KFORGE_SOURCE_DIR "/tests/gpu/runs/h200-offline-2026-11-30-a.kforge"), path));
+    QFile::setPermissions(path, QFile::ReadOwner | QFile::WriteOwner);
+    const QByteArray before = fileBytes(path);
+    {
+        auto store = RunStore::open(path, OpenMode::ReadOnly);
+        QVERIFY2(store, why(store));
+        QVERIFY((*store)->readOnly());
+        auto runs = (*store)->runs();
+        QVERIFY2(runs, why(runs));
+        QCOMPARE(runs->size(), 6);
+        auto evaluations = (*store)->evaluations(runs->last().id);
+        QVERIFY2(evaluations, why(evaluations));
+        QVERIFY(!evaluations->isEmpty());
+        auto summaries = (*store)->evaluationSummaries(runs->last().id); // columns of schema 2 and 4
+        QVERIFY2(summaries, why(summaries));
+        auto reviews = (*store)->reviews(runs->last().id);
+        QVERIFY2(reviews, why(reviews));
+    }
+    QCOMPARE(fileBytes(path), before);
+    RawDb db(path);
+    QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), 1);
+}
+
+void TestRunStore::readingAReadOnlyStore() {
+    QTemporaryDir dir;
+    const QString folder = dir.filePath(QStringLiteral("archive"));
+    QVERIFY(QDir().mkpath(folder));
+    const QString path = folder + QStringLiteral("/runs.kforge");
+    {
+        auto store = openStore(path);
+        QVERIFY(store);
+        auto id = store->createRun(makeRun());
+        QVERIFY2(id, why(id));
+        QVERIFY(store->insertCandidate(*id, makeCandidate(1)));
+    }
+    QFile::remove(path + QStringLiteral("-wal"));
+    QFile::remove(path + QStringLiteral("-shm"));
+    QVERIFY(QFile::setPermissions(path, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));
+    QVERIFY(QFile::setPermissions(folder, QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup));
+    auto restore = qScopeGuard([&] { QFile::setPermissions(folder, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner); });
+    const QByteArray before = fileBytes(path);
+    {
+        auto store = RunStore::open(path, OpenMode::ReadOnly);
+        QVERIFY2(store, why(store));
+        auto runs = (*store)->runs();
+        QVERIFY2(runs, why(runs));
+        QCOMPARE(runs->size(), 1);
+        auto candidates = (*store)->candidates(runs->first().id);
+        QVERIFY2(candidates, why(candidates));
+        QCOMPARE(candidates->size(), 1);
+    }
+    QCOMPARE(fileBytes(path), before);
+    if (::geteuid() != 0) { // root may write anywhere: only a user shows that writing is refused
+        auto writer = RunStore::open(path);
+        QVERIFY(!writer || !(*writer)->createRun(makeRun()));
+    }
+}
+
+void TestRunStore::readOnlyRefusesWrites() {
+    const QString path = newPath();
+    {
+        auto store = openStore(path);
+        QVERIFY(store);
+        QVERIFY(store->createRun(makeRun()));
+    }
+    auto store = RunStore::open(path, OpenMode::ReadOnly);
+    QVERIFY2(store, why(store));
+    auto event = (*store)->insertEvent(1, 0, QStringLiteral("x"), {});
+    QVERIFY(!event);
+    QVERIFY2(says(event.error(), QStringLiteral("opened for reading only")), event.error().c_str());
+    QVERIFY(!RunStore::open(m_dir.filePath(QStringLiteral("missing.kforge")), OpenMode::ReadOnly));
+    QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("missing.kforge")))); // reading never creates
+}
+
+void TestRunStore::aBusyStoreFailsTheWriteNamingIt() {
+    // Another connection holds the write lock past the busy timeout and the retries: the write
+    // fails with SQLite's word for it and the file's name, and works once the lock is gone.
+    const QString path = newPath();
+    auto store = openStore(path);
+    QVERIFY(store);
+    auto id = store->createRun(makeRun());
+    QVERIFY(id);
+    auto other = openStore(path);
+    QVERIFY(other);
+    auto held = std::make_unique<RunStore::Transaction>(*other);
+    QVERIFY(held->begun());
+    auto event = store->insertEvent(*id, 0, QStringLiteral("x"), {});
+    QVERIFY(!event);
+    QVERIFY2(says(event.error(), QStringLiteral("locked")) && says(event.error(), path), event.error().c_str());
+    held.reset();
+    QVERIFY(store->insertEvent(*id, 0, QStringLiteral("x"), {}));
+}
+
+void TestRunStore::runLockIsExclusive() {
+    const QString path = newPath();
+    auto first = RunLock::acquire(path, 1);
+    QVERIFY2(first, why(first));
+    QVERIFY(QFile::exists(RunLock::pathFor(path, 1)));
+    auto second = RunLock::acquire(path, 1);
+    QVERIFY(!second);
+    QVERIFY2(says(second.error(), QStringLiteral("is in use by pid %1").arg(QCoreApplication::applicationPid())), second.error().c_str());
+    auto other = RunLock::acquire(path, 2); // another run of the same store
+    QVERIFY2(other, why(other));
+    first->reset();
+    QVERIFY(!QFile::exists(RunLock::pathFor(path, 1)));
+    auto again = RunLock::acquire(path, 1);
+    QVERIFY2(again, why(again));
+}
+
+void TestRunStore::runLockOfAKilledProcessIsFree() {
+    const QString path = newPath();
+    QProcess holder;
+    holder.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+    holder.start(QCoreApplication::applicationFilePath(), {QStringLiteral("--lock"), path, QStringLiteral("7")});
+    QVERIFY(holder.waitForReadyRead(30000));
+    QCOMPARE(holder.readLine().trimmed(), QByteArray("locked"));
+    auto refused = RunLock::acquire(path, 7);
+    QVERIFY(!refused);
+    QVERIFY2(says(refused.error(), QStringLiteral("pid %1").arg(holder.processId())), refused.error().c_str());
+    holder.kill(); // SIGKILL: nothing of the holder runs again, the kernel releases its lock
+    QVERIFY(holder.waitForFinished());
+    auto taken = RunLock::acquire(path, 7);
+    QVERIFY2(taken, why(taken));
+}
+
 int main(int argc, char** argv) {
     if (argc == 3 && std::strcmp(argv[1], "--writer") == 0)
         return runWriter(QString::fromLocal8Bit(argv[2]));
+    if (argc == 4 && std::strcmp(argv[1], "--lock") == 0) {
+        QCoreApplication app(argc, argv);
+        auto lock = RunLock::acquire(QString::fromLocal8Bit(argv[2]), std::atoll(argv[3]));
+        if (!lock) {
+            std::fprintf(stderr, "%s\n", lock.error().c_str());
+            return 1;
+        }
+        std::printf("locked\n");
+        std::fflush(stdout);
+        for (;;)
+            ::pause();
+    }
     QCoreApplication app(argc, argv);
     TestRunStore test;
     QTEST_SET_MAIN_SOURCE_PATH

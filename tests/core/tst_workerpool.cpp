@@ -118,6 +118,8 @@ private slots:
     void exitAfterWithQueuedRequest();
     void startFailure_data();
     void startFailure();
+    void startFailureIsAnnouncedBeforeResults();
+    void fakePosesAsAnyBackend();
     void cancelQueued();
     void cancelRunning();
     void parallelWorkers();
@@ -254,6 +256,8 @@ void TestWorkerPool::startFailure_data() {
     QTest::newRow("rejects arguments") << fakeWorkerPath() << QStringList{"--bogus"} << kWaitMs << "exited with code 2";
     QTest::newRow("missing program") << QDir(m_tmp.path()).filePath(QStringLiteral("kforge-worker-missing"))
                                      << QStringList{} << kWaitMs << "cannot run it";
+    QTest::newRow("another backend's worker") << fakeWorkerPath() << QStringList{"--backend", "cuda"} << kWaitMs
+                                              << "a worker for the 'cuda' backend, not 'fake'";
 }
 
 void TestWorkerPool::startFailure() {
@@ -290,6 +294,32 @@ void TestWorkerPool::startFailure() {
     QTRY_COMPARE_WITH_TIMEOUT(probeFailed.count(), 1, kWaitMs);
     QVERIFY2(probeFailed.at(0).at(0).toString().contains(message), qPrintable(probeFailed.at(0).at(0).toString()));
     QCOMPARE(spy.count(), 3);
+}
+
+void TestWorkerPool::startFailureIsAnnouncedBeforeResults() {
+    // Receivers tell "no worker" (a set-up problem) from evaluations by what comes first.
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath(), {QStringLiteral("--mode"), QStringLiteral("bad-hello")});
+    QStringList order;
+    connect(&pool, &WorkerPool::workersFailedToStart, this, [&] { order << QStringLiteral("failed to start"); });
+    connect(&pool, &WorkerPool::evaluated, this, [&] { order << QStringLiteral("evaluated"); });
+    pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_COMPARE_WITH_TIMEOUT(order.size(), 3, kWaitMs);
+    QCOMPARE(order, (QStringList{QStringLiteral("failed to start"), QStringLiteral("evaluated"), QStringLiteral("evaluated")}));
+}
+
+void TestWorkerPool::fakePosesAsAnyBackend() {
+    // The fake stands in for a real backend's worker; the seeds it used come back as a real one's.
+    WorkerPool pool(QStringLiteral("opencl"), fakeWorkerPath(), {QStringLiteral("--backend"), QStringLiteral("opencl")});
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    EvaluateRequest request = makeRequest(QStringLiteral("// plain"));
+    request.options.seeds = {5, 6};
+    const qint64 given = pool.submit(request, 30s);
+    const qint64 drawn = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, kWaitMs);
+    QVERIFY2(resultFor(spy, given)->status == Status::Ok, qPrintable(describe(*resultFor(spy, given))));
+    QCOMPARE(resultFor(spy, given)->seeds, (std::vector<std::uint64_t>{5, 6}));
+    QCOMPARE(resultFor(spy, drawn)->seeds.size(), std::size_t{3});
 }
 
 void TestWorkerPool::cancelQueued() {

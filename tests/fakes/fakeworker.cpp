@@ -1,13 +1,22 @@
 // kforge-worker-fake: a real worker program that speaks the real protocol, without a device, and
 // misbehaves on demand so that the worker pool's failure handling can be tested end to end.
 //
+// It can stand in for any backend: `--backend B` (else $KFORGE_FAKE_BACKEND, else "fake") is the
+// backend its hello and probe name, so that with KFORGE_WORKER_OPENCL pointing at it `kforge eval`
+// and `kforge run` drive it as their OpenCL worker.
+//
 // Mode: `--mode X`, else $KFORGE_FAKE_MODE, else ok; one request can override it with a
-// `// fake:mode=X` line in the candidate source. Modes:
+// `// fake:mode=X` line in the candidate source, and $KFORGE_FAKE_MODE_AT="N:X[,M:Y]" gives the
+// N-th evaluation mode X, counting every evaluation of every fake worker process in the file
+// $KFORGE_FAKE_COUNTER (so "the third evaluation of the run crashes" survives restarts). Modes:
 //   ok             answer with status ok; candidate median from `// fake:time_us=EXPR` (default
 //                  100), an expression over the kernel's parameters (declared defaults, overridden
 //                  by the request), e.g. `100+abs(BX-16)`, so that a tuner has a landscape to
-//                  search; baseline 200 when a baseline is given, speedup baseline / candidate.
-//                  `// fake:incorrect_if=EXPR` makes it incorrect where EXPR is non-zero.
+//                  search; baseline 200 (or `// fake:baseline_us=EXPR`) when a baseline is
+//                  given, speedup baseline / candidate. `// fake:incorrect_if=EXPR` makes it
+//                  incorrect where EXPR is non-zero; `// fake:fresh_inputs_speed=fail` fails the
+//                  fresh_inputs_speed integrity check (status stays ok). The seeds are the
+//                  request's, or drawn at random, and reported as the real workers do.
 //   crash          abort() on evaluate              hang      never answer an evaluate
 //   garbage        print a non-JSON line            wrong-id  answer with another request's id
 //   slow           sleep `// fake:sleep_ms=N` (default 500) ms, then answer ok; a sleep_ms line
@@ -19,19 +28,25 @@
 //   error          an error response for the request (what a worker says to a request it cannot read)
 //   long-line      65 MiB without a newline, then hang
 //   babble         a non-JSON line right after the hello line (in the same write)
-// A ceilings request is answered with fixed ceilings: DRAM 1 GB/s, FP32 10 GFLOP/s.
+// A ceilings request is answered with fixed ceilings: DRAM 1 GB/s, FP32 10 GFLOP/s, a 2 KiB
+// cache (a quarter of the engine tests' fake_scale working set, so the DRAM roof binds it).
 // Qt-free on purpose: like the real workers it links only the protocol code.
 
 #include "expression.h"
 #include "kernelfile.h"
 #include "protocol.h"
 
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <optional>
+#include <random>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -99,9 +114,23 @@ TimingStats fakeTiming(double us) {
     return t;
 }
 
+std::vector<std::uint64_t> seedsOr(const std::vector<std::uint64_t>& given, std::size_t count) {
+    if (!given.empty())
+        return given;
+    std::random_device random;
+    std::vector<std::uint64_t> seeds;
+    for (std::size_t i = 0; i < count; ++i)
+        seeds.push_back((static_cast<std::uint64_t>(random()) << 32) | random());
+    return seeds;
+}
+
 EvaluateResult okResult(const EvaluateRequest& request) {
     EvaluateResult r;
     r.id = request.id;
+    r.seeds = seedsOr(request.options.seeds, 3);
+    r.timingSeeds = seedsOr(request.options.timingSeeds, 1);
+    if (request.options.stress)
+        r.stressSets = {"fake_identical_rows"};
     r.status = Status::Ok;
     r.message = "fake evaluation by pid " + std::to_string(::getpid());
     r.device = "Fake Device";
@@ -113,12 +142,15 @@ EvaluateResult okResult(const EvaluateRequest& request) {
         r.outputs.push_back(check);
     }
     r.checks.push_back({"all_written", true, ""});
+    if (directive(request.candidate.source, "fresh_inputs_speed") == std::string("fail"))
+        r.checks.push_back({"fresh_inputs_speed", false, "4.0x faster on repeated inputs than on fresh ones (fake)"});
     const double candidateUs = directiveExpression(request.candidate, "time_us", 100.0);
     r.candidateTiming = fakeTiming(candidateUs);
     if (request.baseline) {
         r.compile.push_back({"baseline", true, 0.001, "", {}});
-        r.baselineTiming = fakeTiming(200.0);
-        r.speedup = 200.0 / candidateUs;
+        const double baselineUs = directiveExpression(request.candidate, "baseline_us", 200.0);
+        r.baselineTiming = fakeTiming(baselineUs);
+        r.speedup = baselineUs / candidateUs;
     }
     r.wallSeconds = 0.001;
     return r;
@@ -165,9 +197,49 @@ std::optional<std::int64_t> idOf(const std::string& line) {
     return std::nullopt;
 }
 
+// The number of this evaluation among all the fake workers' sharing $KFORGE_FAKE_COUNTER (1 for
+// the first); 0 without one.
+long countEvaluation() {
+    const char* path = std::getenv("KFORGE_FAKE_COUNTER");
+    if (!path || !*path)
+        return 0;
+    std::FILE* file = std::fopen(path, "a+");
+    if (!file)
+        return 0;
+    ::flock(::fileno(file), LOCK_EX);
+    long count = 0;
+    std::rewind(file);
+    if (std::fscanf(file, "%ld", &count) != 1)
+        count = 0;
+    ++count;
+    if (std::FILE* again = std::fopen(path, "w")) {
+        std::fprintf(again, "%ld\n", count);
+        std::fclose(again);
+    }
+    ::flock(::fileno(file), LOCK_UN);
+    std::fclose(file);
+    return count;
+}
+
+// The mode $KFORGE_FAKE_MODE_AT gives evaluation `number`, if any.
+std::optional<std::string> modeAt(long number) {
+    const char* spec = std::getenv("KFORGE_FAKE_MODE_AT");
+    if (!spec || number <= 0)
+        return std::nullopt;
+    std::stringstream items(spec);
+    std::string item;
+    while (std::getline(items, item, ',')) {
+        const auto colon = item.find(':');
+        if (colon != std::string::npos && std::atol(item.substr(0, colon).c_str()) == number)
+            return item.substr(colon + 1);
+    }
+    return std::nullopt;
+}
+
 // Answers one evaluation; returns the exit code to leave with, if any.
 std::optional<int> evaluate(const EvaluateRequest& request, const std::string& poolMode) {
-    const std::string mode = directive(request.candidate.source, "mode").value_or(poolMode);
+    const std::string mode =
+        modeAt(countEvaluation()).value_or(directive(request.candidate.source, "mode").value_or(poolMode));
     if (mode == "crash") {
         std::cerr << "fake: crashing on purpose while evaluating request " << request.id << std::endl;
         std::abort();
@@ -220,10 +292,10 @@ std::optional<int> evaluate(const EvaluateRequest& request, const std::string& p
     return std::nullopt;
 }
 
-ProbeResult probeResult(std::int64_t id) {
+ProbeResult probeResult(std::int64_t id, const std::string& backend) {
     ProbeResult p;
     p.id = id;
-    p.backend = "fake";
+    p.backend = backend;
     p.available = true;
     DeviceInfo device;
     device.name = "Fake Device";
@@ -241,15 +313,22 @@ int main(int argc, char** argv) {
     std::string mode = "ok";
     if (const char* env = std::getenv("KFORGE_FAKE_MODE"); env && *env)
         mode = env;
+    std::string backend = "fake";
+    if (const char* env = std::getenv("KFORGE_FAKE_BACKEND"); env && *env)
+        backend = env;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--mode" && i + 1 < argc) {
             mode = argv[++i];
         } else if (arg.rfind("--mode=", 0) == 0) {
             mode = arg.substr(7);
+        } else if (arg == "--backend" && i + 1 < argc) {
+            backend = argv[++i];
+        } else if (arg.rfind("--backend=", 0) == 0) {
+            backend = arg.substr(10);
         } else {
             std::cerr << "kforge-worker-fake: unknown argument '" << arg
-                      << "' (usage: kforge-worker-fake [--mode MODE])\n";
+                      << "' (usage: kforge-worker-fake [--mode MODE] [--backend NAME])\n";
             return 2;
         }
     }
@@ -260,7 +339,7 @@ int main(int argc, char** argv) {
         }
         return 0;
     }
-    Hello hello{"fake", "0.0-fake", mode == "bad-hello" ? 999 : kVersion, static_cast<std::int64_t>(::getpid())};
+    Hello hello{backend, "0.0-fake", mode == "bad-hello" ? 999 : kVersion, static_cast<std::int64_t>(::getpid())};
     if (mode == "babble")
         writeLine(encode(hello) + "\nfake babble: not a protocol line");
     else
@@ -275,7 +354,7 @@ int main(int argc, char** argv) {
             continue;
         }
         if (const auto* probe = std::get_if<ProbeRequest>(&*request)) {
-            writeLine(encode(probeResult(probe->id)));
+            writeLine(encode(probeResult(probe->id, backend)));
         } else if (const auto* ceilings = std::get_if<CeilingsRequest>(&*request)) {
             // Round numbers, so that tests can predict roofline fractions.
             CeilingsResult c;
@@ -284,7 +363,7 @@ int main(int argc, char** argv) {
             c.device = "Fake Device";
             c.cached = true;
             c.measuredAt = "2026-01-01T00:00:00Z";
-            c.ceilings = {{"dram_bytes_per_s", 1e9}, {"fp32_flops_per_s", 1e10}};
+            c.ceilings = {{"dram_bytes_per_s", 1e9}, {"fp32_flops_per_s", 1e10}, {"cache_bytes", 2048}};
             writeLine(encode(c));
         } else if (std::holds_alternative<ShutdownRequest>(*request)) {
             return 0;

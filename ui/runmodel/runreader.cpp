@@ -41,7 +41,8 @@ void RunReader::close() {
 void RunReader::open(qint64 token, const QString& storePath, qint64 run) {
     close();
     m_token = token;
-    auto opened = store::RunStore::open(storePath);
+    // Views only read: no migration of an older store, and a read-only file or folder still opens.
+    auto opened = store::RunStore::open(storePath, store::OpenMode::ReadOnly);
     if (!opened)
         return reportFailure(q(opened.error()));
     m_store = std::move(*opened);
