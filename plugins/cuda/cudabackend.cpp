@@ -510,42 +510,43 @@ spec::Status CudaBackend::load(CudaProgram& program) {
         return spec::fail("loading the compiled " + programName(program.m_role) + " on " + m_deviceName
                           + " (cuModuleLoadData) failed with " + m_driver.describe(e) + hint + noteError(e));
     }
+    // Every variable is found by its symbol (named ones and those the kernel cannot name from
+    // outside alike: function-local statics, anonymous namespaces) and its load-time contents kept.
+    // The driver places variables on its own, so each is restored by itself, not as a section.
+    auto unloaded = [&](std::string message) {
+        m_driver.moduleUnload(module);
+        program.m_globals.clear();
+        return spec::fail(std::move(message));
+    };
+    program.m_globals.clear();
+    program.m_stateProblem.clear();
+    for (const GlobalSection& section : program.m_globalSections) {
+        for (const auto& symbol : section.symbols) {
+            CudaProgram::Global g;
+            g.name = symbol.name;
+            std::size_t size = 0;
+            if (const CUresult e = m_driver.moduleGetGlobal(&g.address, &size, module, symbol.name.c_str()); e != CUDA_SUCCESS) {
+                if (symbol.name[0] == '$')
+                    continue; // a string literal the compiler named: not state a kernel keeps on purpose
+                program.m_stateProblem = "its module-scope variable " + symbol.name + " (" + std::to_string(symbol.bytes) + " bytes in "
+                                         + section.name + ") cannot be found to be restored before each run (cuModuleGetGlobal: "
+                                         + m_driver.describe(e) + "). Declare __device__ variables at namespace scope, or use a "
+                                         "scratch buffer (// kforge:scratch)";
+                return unloaded("loading the compiled " + programName(program.m_role) + ": " + program.m_stateProblem);
+            }
+            if (size == 0)
+                continue;
+            g.initial.resize(size);
+            CUresult e = m_driver.memcpyDtoHAsync(g.initial.data(), g.address, size, m_stream.get());
+            if (e == CUDA_SUCCESS)
+                e = m_driver.streamSynchronize(m_stream.get());
+            if (e != CUDA_SUCCESS)
+                return unloaded("reading the initial value of " + symbol.name + " failed with " + m_driver.describe(e) + noteError(e));
+            program.m_globals.push_back(std::move(g));
+        }
+    }
     program.m_module = module;
     program.m_loadedIn = m_state;
-    // Each section is located through any of its symbols the driver resolves (the section's base
-    // is that symbol's address less its offset), so that variables the kernel cannot name from
-    // outside (function-local statics, anonymous namespaces) are restored with the rest.
-    program.m_globals.clear();
-    for (const GlobalSection& section : program.m_globalSections) {
-        CudaProgram::Global g;
-        g.name = section.name;
-        bool located = false;
-        bool named = false; // a variable of the kernel's, rather than only compiler-made literals ($str)
-        for (const auto& symbol : section.symbols) {
-            named = named || symbol.name[0] != '$';
-            CUdeviceptr address = 0;
-            std::size_t size = 0;
-            if (located || m_driver.moduleGetGlobal(&address, &size, module, symbol.name.c_str()) != CUDA_SUCCESS
-                || address < symbol.offset || symbol.offset > section.bytes || size > section.bytes - symbol.offset)
-                continue;
-            g.address = address - symbol.offset;
-            located = true;
-        }
-        if (!located) {
-            if (!named)
-                continue; // string literals only: not state a kernel keeps on purpose
-            return spec::fail("the module-scope memory " + section.name + " of the compiled " + programName(program.m_role)
-                              + " cannot be located to be restored before each run (no symbol of it resolves)");
-        }
-        g.initial.resize(section.bytes);
-        CUresult e = m_driver.memcpyDtoHAsync(g.initial.data(), g.address, section.bytes, m_stream.get());
-        if (e == CUDA_SUCCESS)
-            e = m_driver.streamSynchronize(m_stream.get());
-        if (e != CUDA_SUCCESS)
-            return spec::fail("reading the initial contents of " + section.name + " failed with " + m_driver.describe(e)
-                              + noteError(e));
-        program.m_globals.push_back(std::move(g));
-    }
     for (const auto& [kernel, lowered] : program.m_lowered)
         m_loadedKernelNames.insert(lowered);
     return spec::success();
@@ -795,8 +796,10 @@ std::string CudaBackend::bindingProblem(harness::Program& program, const spec::L
     auto* prog = dynamic_cast<CudaProgram*>(&program);
     if (!prog)
         return "the program was not built by the CUDA backend";
-    if (!ready("bindingProblem") || !load(*prog))
+    if (!ready("bindingProblem"))
         return {}; // run() reports the same problem, where the evaluator expects errors
+    if (!load(*prog))
+        return prog->m_stateProblem; // a rejection; any other load failure run() reports as an error
     // The compiled kernel's parameters (cuFuncGetParamInfo): their number and sizes must be the
     // ones of the signature the arguments were bound from. CUBINs carry no parameter names.
     for (const auto& l : plan.launches) {
@@ -910,7 +913,9 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     if (auto st = resetGlobals(*prog); !st)
         return spec::Error{st.error()};
 
-    const bool cupti = m_timingMode == harness::TimingMode::Default && m_cuptiActive;
+    // An unwatched run (the trusted reference) skips CUPTI's two forced flushes; its records are
+    // discarded with the next watched run's.
+    const bool cupti = m_watched && m_timingMode == harness::TimingMode::Default && m_cuptiActive;
     if (cupti)
         CuptiTimer::instance().discard();
     const CUstream stream = m_stream.get();

@@ -104,11 +104,10 @@ public:
 private:
     friend class CudaBackend;
 
-    // A module-scope memory section (`__device__` variables), with its contents when the module
-    // was loaded: they are written back before every run so that no run sees what an earlier one
-    // left there.
+    // A module-scope variable (`__device__`), with its contents when the module was loaded: they
+    // are written back before every run so that no run sees what an earlier one left there.
     struct Global {
-        std::string name; // ".nv.global"
+        std::string name;
         CUdeviceptr address = 0;
         std::vector<unsigned char> initial;
     };
@@ -127,6 +126,7 @@ private:
 
     std::vector<GlobalSection> m_globalSections; // from the CUBIN's section headers and symbol table
     std::vector<Global> m_globals;               // located in the loaded module
+    std::string m_stateProblem;                  // why module-scope memory cannot be restored: a rejection
 
     CUmodule m_module = nullptr;
     std::weak_ptr<ContextState> m_loadedIn;
@@ -166,6 +166,7 @@ public:
                                            const harness::Bindings& bindings,
                                            const harness::AfterLaunch& afterLaunch = {}) override;
     std::string timingMethod() const override;
+    void setWatched(bool watched) override { m_watched = watched; }
     spec::Status setTimingMode(harness::TimingMode mode) override;
     void flushCaches() override;
 
@@ -228,6 +229,7 @@ private:
     unsigned char m_flushValue = 0;
 
     harness::TimingMode m_timingMode = harness::TimingMode::Default;
+    bool m_watched = true; // runs of a candidate are timed and checked through CUPTI
     bool m_cuptiActive = false;
     bool m_cuptiSeenKernel = false;
     std::string m_cuptiProblem; // why CUPTI is not used, once that is known

@@ -167,6 +167,10 @@ public:
     virtual spec::Expected<RunResult> run(Program& program, const spec::LaunchPlan& plan, const Bindings& bindings,
                                           const AfterLaunch& afterLaunch = {}) = 0;
     virtual std::string timingMethod() const = 0;
+    // Whether the following runs are of a candidate, whose execution the backend times and checks
+    // (the default), or of the task's trusted reference, whose outputs alone are wanted: a backend
+    // may then leave out its tracing.
+    virtual void setWatched(bool watched) { (void)watched; }
 
     // Chooses the timer for the following runs; a backend without the mode says so.
     virtual spec::Status setTimingMode(TimingMode mode) {

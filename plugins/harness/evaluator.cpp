@@ -11,6 +11,7 @@
 #include <map>
 #include <future>
 #include <set>
+#include <utility>
 #include <regex>
 #include <sstream>
 
@@ -124,7 +125,8 @@ private:
     bool bind(Prepared& p, const protocol::KernelInput& input, bool trusted);
     bool build(Prepared& p, CompileOutput c);
     bool allocate(Prepared& p, int sets);
-    bool makeSeeds();
+    bool chooseSeeds();   // draws (or takes) the seeds and records them in the result
+    bool generateInputs(); // the chosen seeds' inputs (and reference data where a task has it)
     // Inputs (and, with reference data, expected outputs) for one seed; `stress` names a stress set.
     bool makeSeed(std::uint64_t seed, const spec::StressSpec* stress, bool cacheable, SeedData& out);
     bool computeExpected(SeedData& s);
@@ -155,6 +157,19 @@ private:
 
     std::string cacheKey(std::uint64_t seed) const;
 
+public:
+    const std::map<std::string, double>& phaseSeconds() const { return m_result.phaseSeconds; }
+    // Charges the time since the last switch to the current phase and makes `name` current;
+    // returns the phase it left, so that a nested one can hand back. "" stops the clock.
+    std::string enterPhase(const std::string& name) {
+        const auto now = Clock::now();
+        if (!m_phase.empty())
+            m_result.phaseSeconds[m_phase] += std::chrono::duration<double>(now - m_phaseStart).count();
+        m_phaseStart = now;
+        return std::exchange(m_phase, name);
+    }
+
+private:
     Backend& m_backend;
     SeedCache& m_cache;
     const EvaluateRequest& m_req;
@@ -167,6 +182,8 @@ private:
     std::set<std::uint64_t> m_cacheable; // seeds the request gave: worth remembering for the next
     std::map<std::size_t, std::string> m_firstMismatchInputs; // output -> the inputs of its first mismatch
     unsigned char m_guardByte = 0xA5;
+    std::string m_phase; // where the time goes now (phaseSeconds)
+    Clock::time_point m_phaseStart;
     std::unique_ptr<Prepared> m_reference;
     std::unique_ptr<Prepared> m_candidate;
     std::unique_ptr<Prepared> m_baseline;
@@ -528,7 +545,7 @@ bool Evaluation::makeSeed(std::uint64_t seed, const spec::StressSpec* stress, bo
     return true;
 }
 
-bool Evaluation::makeSeeds() {
+bool Evaluation::chooseSeeds() {
     const auto& o = m_req.options;
     // Seeds the request does not give are drawn fresh, so that no candidate can know its inputs:
     // three for verification, and one per timed input set, distinct from those.
@@ -552,28 +569,48 @@ bool Evaluation::makeSeeds() {
         m_cacheable.insert(o.timingSeeds.begin(), o.timingSeeds.end());
     m_result.seeds = verification;
     m_result.timingSeeds = timing;
+    return true;
+}
 
-    for (std::uint64_t seed : verification) {
-        SeedData s;
-        if (!makeSeed(seed, nullptr, m_cacheable.count(seed) > 0, s))
-            return false;
-        m_seeds.push_back(std::move(s));
-    }
-    if (o.stress) {
-        // A stress set's inputs start from the first verification seed's; no extra seed to record.
-        for (const auto& stress : m_req.task.stress) {
-            SeedData s;
-            if (!makeSeed(verification.front(), &stress, false, s))
-                return false;
-            m_seeds.push_back(std::move(s));
-            m_result.stressSets.push_back(stress.set);
-        }
-    }
-    for (std::uint64_t seed : timing) {
-        SeedData s;
-        if (!makeSeed(seed, nullptr, m_cacheable.count(seed) > 0, s))
-            return false;
-        m_timing.push_back(std::move(s));
+bool Evaluation::generateInputs() {
+    const auto& o = m_req.options;
+    const std::vector<std::uint64_t>& verification = m_result.seeds;
+    // Every input set, in order: the verification seeds, the stress sets (which start from the
+    // first verification seed's inputs; no extra seed to record), the timing seeds.
+    struct Job {
+        std::uint64_t seed;
+        const spec::StressSpec* stress;
+        bool cacheable;
+        bool timing;
+        SeedData data;
+    };
+    std::vector<Job> jobs;
+    for (std::uint64_t seed : verification)
+        jobs.push_back({seed, nullptr, m_cacheable.count(seed) > 0, false, {}});
+    if (o.stress)
+        for (const auto& stress : m_req.task.stress)
+            jobs.push_back({verification.front(), &stress, false, false, {}});
+    for (std::uint64_t seed : m_result.timingSeeds)
+        jobs.push_back({seed, nullptr, m_cacheable.count(seed) > 0, true, {}});
+    // Fresh seeds only compute (no cache, no reference data files, nothing shared): those sets are
+    // generated side by side, the others one after the other.
+    const auto pure = [&](const Job& j) { return !j.cacheable && (j.stress || !m_req.task.findReferenceData(m_req.variant, j.seed)); };
+    std::vector<std::future<bool>> running;
+    for (Job& j : jobs)
+        if (pure(j))
+            running.push_back(std::async(std::launch::async, [this, &j] { return makeSeed(j.seed, j.stress, false, j.data); }));
+    bool ok = true;
+    for (Job& j : jobs)
+        if (!pure(j) && ok)
+            ok = makeSeed(j.seed, j.stress, j.cacheable, j.data);
+    for (auto& r : running)
+        ok = r.get() && ok;
+    if (!ok)
+        return false;
+    for (Job& j : jobs) {
+        if (j.stress)
+            m_result.stressSets.push_back(j.stress->set);
+        (j.timing ? m_timing : m_seeds).push_back(std::move(j.data));
     }
     return true;
 }
@@ -581,6 +618,15 @@ bool Evaluation::makeSeeds() {
 bool Evaluation::computeExpected(SeedData& s) {
     if (!s.expected.empty())
         return true; // given as reference data, or remembered from an earlier evaluation
+    struct Phase {
+        Evaluation& e;
+        std::string previous;
+        ~Phase() {
+            e.m_backend.setWatched(true);
+            e.enterPhase(previous);
+        }
+    } phase{*this, enterPhase("reference")};
+    m_backend.setWatched(false); // trusted code: only its outputs are wanted
     auto run = runOnce(*m_reference, 0, s, 0, s.expected, nullptr);
     if (!run) {
         m_result.diagnostics.push_back({"runtime", "error", run.error(), "reference", 0, 0});
@@ -589,10 +635,7 @@ bool Evaluation::computeExpected(SeedData& s) {
     }
     for (std::size_t i = 0; i < s.expected.size(); ++i) {
         const HostTensor& t = s.expected[i];
-        const std::size_t size = spec::dtypeSize(t.dtype);
-        std::uint64_t unwritten = 0;
-        for (std::uint64_t e = 0; e < t.count; ++e)
-            unwritten += spec::isPoison(t.dtype, 0, t.bytes.data() + e * size);
+        const std::uint64_t unwritten = spec::countPoison(t.dtype, 0, t.bytes.data(), t.count);
         if (unwritten) {
             finish(Status::RuntimeError, "the task's reference kernel left " + std::to_string(unwritten) + " elements of '"
                                              + m_req.task.outputs[i].name + "' unwritten");
@@ -941,13 +984,20 @@ EvaluateResult Evaluation::run() {
         for (const auto& t : task.outputs)
             m_outputCounts.push_back(static_cast<std::uint64_t>(*task.elementCount(t, m_sizes)));
 
+        enterPhase("prepare");
         secureRandomBytes(&m_guardByte, 1);
         m_guardByte = m_guardByte == 0 || m_guardByte == 0xff ? 0xa5 : m_guardByte; // not a value kernels write by habit
-        if (!makeSeeds())
+        if (!chooseSeeds())
             return m_result;
-        const auto unknown = [](const SeedData& s) { return s.expected.empty(); };
-        const bool referenceNeeded = std::any_of(m_seeds.begin(), m_seeds.end(), unknown)
-                                     || std::any_of(m_timing.begin(), m_timing.end(), unknown);
+        // The reference is needed unless the task's reference data or the seed cache (seeds a
+        // request named before) covers every input set.
+        const auto hasData = [&](std::uint64_t seed) {
+            return task.findReferenceData(m_req.variant, seed) != nullptr
+                   || (m_cacheable.count(seed) > 0 && m_cache.find(cacheKey(seed)) != nullptr);
+        };
+        const bool referenceNeeded = (m_req.options.stress && !task.stress.empty())
+                                     || !std::all_of(m_result.seeds.begin(), m_result.seeds.end(), hasData)
+                                     || !std::all_of(m_result.timingSeeds.begin(), m_result.timingSeeds.end(), hasData);
         m_candidate = std::make_unique<Prepared>(m_backend);
         if (referenceNeeded) {
             m_reference = std::make_unique<Prepared>(m_backend);
@@ -963,6 +1013,7 @@ EvaluateResult Evaluation::run() {
                 m_baseline.reset();
             }
         }
+        enterPhase("compile");
         // Compile every kernel file at once: compilers are slow and the device is idle meanwhile.
         std::vector<Prepared*> all;
         for (Prepared* p : {m_reference.get(), m_candidate.get(), m_baseline.get()})
@@ -971,9 +1022,15 @@ EvaluateResult Evaluation::run() {
         std::vector<std::future<CompileOutput>> compiles;
         for (Prepared* p : all)
             compiles.push_back(std::async(std::launch::async, [this, p] { return m_backend.compile(p->source, p->plan.defines, p->role); }));
+        // The inputs are generated while the compilers work.
+        enterPhase("inputs");
+        const bool generated = generateInputs();
+        enterPhase("compile");
         std::vector<CompileOutput> outputs;
         for (auto& f : compiles)
             outputs.push_back(f.get());
+        if (!generated)
+            return m_result;
         for (std::size_t i = 0; i < all.size(); ++i) {
             if (build(*all[i], std::move(outputs[i])))
                 continue;
@@ -982,8 +1039,10 @@ EvaluateResult Evaluation::run() {
             m_result.diagnostics.push_back({"timing", "warning", "the baseline could not be prepared, so no speedup is reported", "baseline", 0, 0});
             m_baseline.reset();
         }
+        enterPhase("verification");
         if (!verifyCandidate())
             return m_result;
+        enterPhase("timing");
         m_result.timingMode = m_req.options.timingMode;
         if (m_req.options.profile) {
             // One extra run under the counters; its outputs are not needed, the verified runs stand.
@@ -1032,7 +1091,10 @@ void SeedCache::insert(const std::string& key, const SeedData& data) {
 
 EvaluateResult Evaluator::evaluate(const EvaluateRequest& request) {
     const auto t0 = Clock::now();
-    EvaluateResult r = Evaluation(m_backend, m_seeds, request).run();
+    Evaluation evaluation(m_backend, m_seeds, request);
+    EvaluateResult r = evaluation.run();
+    evaluation.enterPhase("");
+    r.phaseSeconds = evaluation.phaseSeconds();
     r.wallSeconds = secondsSince(t0);
     return r;
 }

@@ -110,7 +110,7 @@ void initialise(HostTensor& t, const spec::InitSpec& init, std::uint64_t seed, c
     const std::uint64_t streamSeed = seed * 0x9e3779b97f4a7c15ull ^ fnv1a(name.data(), name.size());
     const std::uint64_t blocks = (t.count + kBlockElements - 1) / kBlockElements;
     const std::uint64_t threads =
-        std::min<std::uint64_t>({blocks / 4, std::max(1u, std::thread::hardware_concurrency()), 32});
+        std::min<std::uint64_t>({blocks / 2, std::max(1u, std::thread::hardware_concurrency()), 32});
     if (threads <= 1) {
         for (std::uint64_t b = 0; b < blocks; ++b)
             initialiseBlock(t, init, streamSeed, b);

@@ -227,6 +227,8 @@ json toJson(const EvaluateResult& r) {
         j["timing_seeds"] = r.timingSeeds;
     if (!r.stressSets.empty())
         j["stress_sets"] = r.stressSets;
+    if (!r.phaseSeconds.empty())
+        j["phase_s"] = r.phaseSeconds;
     json timing = json::object();
     if (r.candidateTiming)
         timing["candidate"] = timingToJson(*r.candidateTiming);
@@ -396,6 +398,7 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
         r.seeds = value(j, "seeds", std::vector<std::uint64_t>{});
         r.timingSeeds = value(j, "timing_seeds", std::vector<std::uint64_t>{});
         r.stressSets = value(j, "stress_sets", std::vector<std::string>{});
+        r.phaseSeconds = value(j, "phase_s", std::map<std::string, double>{});
         const json timing = value(j, "timing", json::object());
         if (timing.contains("candidate"))
             r.candidateTiming = timingFromJson(timing.at("candidate"));

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <variant>
@@ -172,6 +173,10 @@ struct EvaluateResult {
     std::vector<Diagnostic> diagnostics;
     std::optional<ProfileResult> profile; // when asked for
     double wallSeconds = 0.0;
+    // Where the wall time went, in seconds: "prepare" (seeds, launch plans, static checks),
+    // "compile" (waiting for it after the inputs), "inputs" (generating them), "reference"
+    // (expected outputs), "verification", "timing" (the timed runs with their checks).
+    std::map<std::string, double> phaseSeconds;
 };
 
 struct CeilingsResult {

@@ -167,6 +167,37 @@ bool isPoison(DType t, int pattern, const void* element) {
     return std::memcmp(element, &bits, dtypeSize(t)) == 0;
 }
 
+namespace {
+
+template <typename Word>
+std::uint64_t countWords(const unsigned char* data, std::size_t count, Word poison) {
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        Word w;
+        std::memcpy(&w, data + i * sizeof(Word), sizeof(Word));
+        n += w == poison;
+    }
+    return n;
+}
+
+} // namespace
+
+std::uint64_t countPoison(DType t, int pattern, const void* data, std::size_t count) {
+    const std::uint64_t bits = poisonBits(t, pattern);
+    const auto* bytes = static_cast<const unsigned char*>(data);
+    switch (dtypeSize(t)) {
+    case 1: return countWords<std::uint8_t>(bytes, count, static_cast<std::uint8_t>(bits));
+    case 2: return countWords<std::uint16_t>(bytes, count, static_cast<std::uint16_t>(bits));
+    case 4: return countWords<std::uint32_t>(bytes, count, static_cast<std::uint32_t>(bits));
+    case 8: return countWords<std::uint64_t>(bytes, count, bits);
+    default: break;
+    }
+    std::uint64_t n = 0;
+    for (std::size_t i = 0; i < count; ++i)
+        n += isPoison(t, pattern, bytes + i * dtypeSize(t));
+    return n;
+}
+
 bool ctypeMatches(DType t, std::string_view c) {
     // Vector types (float4, int2, half8...) view the same buffer with wider loads.
     for (std::string_view width : {"16", "8", "4", "3", "2"}) {

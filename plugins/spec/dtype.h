@@ -26,6 +26,8 @@ void storeFromDouble(DType t, double value, void* element);
 // arithmetic produces, so a written element can never be mistaken for an unwritten one.
 void fillPoison(DType t, int pattern, void* data, std::size_t count);
 bool isPoison(DType t, int pattern, const void* element);
+// How many of `count` elements at `data` hold the poison pattern (one pass, no call per element).
+std::uint64_t countPoison(DType t, int pattern, const void* data, std::size_t count);
 // The poison bit pattern of one element (dtypeSize(t) bytes, little-endian), for device-side fills.
 std::uint64_t poisonPattern(DType t, int pattern);
 

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -113,12 +114,15 @@ int main(int argc, char** argv) {
 
     // 1 + 2 + 3: candidates per second, compile times, overhead — one worker.
     std::vector<double> cold, cached, overhead;
+    std::map<std::string, double> phases; // summed over the one-worker evaluations
     int ok = 0;
     const auto t0 = Clock::now();
     for (int i = 0; i < candidates; ++i) {
         auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions, uniqueCandidate(*small, i), "bench.cu");
         const auto r = worker.evaluate(std::move(*req), 120s);
         ok += r.status == protocol::Status::Ok;
+        for (const auto& [phase, seconds] : r.phaseSeconds)
+            phases[phase] += seconds;
         for (const auto& c : r.compile)
             if (c.role == "candidate")
                 (c.resources.count("cache_hit") && c.resources.at("cache_hit") > 0 ? cached : cold).push_back(c.seconds);
@@ -182,6 +186,15 @@ int main(int argc, char** argv) {
     report.line("Breakdown, 1 worker: verification only (no timing) " + fmt(verifyRate) + " candidates/s; timed with CUDA events "
                 "(KernelBench protocol, 100 trials) " + fmt(eventsRate) + " candidates/s.");
     report.line("");
+    if (!phases.empty()) {
+        // The worker's own account of an evaluation's wall time, per phase (mean over the one-worker run).
+        std::string line = "Phases of one evaluation, 1 worker, mean ms:";
+        for (const auto& [phase, seconds] : phases)
+            line += " " + phase + " " + fmt(1000 * seconds / candidates) + ";";
+        line.back() = '.';
+        report.line(line);
+        report.line("");
+    }
     report.line("## Compile time per kernel (NVRTC to cubin)");
     report.line("");
     report.line("| | median ms | n |");

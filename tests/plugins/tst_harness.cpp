@@ -88,6 +88,11 @@ private slots:
         spec::fillPoison(t, 0, buf.bytes.data(), 4);
         QVERIFY(spec::isPoison(t, 0, buf.bytes.data() + 3 * spec::dtypeSize(t)));
         QVERIFY(!spec::isPoison(t, 1, buf.bytes.data()));
+        QCOMPARE(spec::countPoison(t, 0, buf.bytes.data(), 4), std::uint64_t(4));
+        QCOMPARE(spec::countPoison(t, 1, buf.bytes.data(), 4), std::uint64_t(0));
+        spec::storeFromDouble(t, 2.0, buf.bytes.data() + spec::dtypeSize(t));
+        QCOMPARE(spec::countPoison(t, 0, buf.bytes.data(), 4), std::uint64_t(3));
+        spec::fillPoison(t, 0, buf.bytes.data(), 4);
         if (spec::isFloating(t)) {
             QVERIFY(std::isnan(buf.at(0)));
             spec::fillPoison(t, 1, buf.bytes.data(), 4);

@@ -111,6 +111,10 @@ private slots:
         r.checks.push_back({"all_written", false, "1 element"});
         r.candidateTiming = protocol::TimingStats{"opencl-profiling", 10, 5.0, 5.1, 4.9, 6.0, 0.01};
         r.diagnostics.push_back({"compile", "warning", "unused", "candidate", 3, 7});
+        r.seeds = {9007199254740991ull, 2, 3};
+        r.timingSeeds = {11, 12};
+        r.stressSets = {"identical_rows"};
+        r.phaseSeconds = {{"inputs", 0.025}, {"reference", 0.02}};
         auto decoded = protocol::decodeResponse(protocol::encode(r));
         QVERIFY(decoded.ok());
         const auto& back = std::get<protocol::EvaluateResult>(*decoded);
@@ -120,6 +124,11 @@ private slots:
         QCOMPARE(back.candidateTiming->medianUs, 5.0);
         QCOMPARE(back.diagnostics.at(0).line, 3);
         QVERIFY(!back.speedup.has_value());
+        // What reproduces the evaluation, and where its time went.
+        QCOMPARE(back.seeds, r.seeds);
+        QCOMPARE(back.timingSeeds, r.timingSeeds);
+        QCOMPARE(back.stressSets, r.stressSets);
+        QCOMPARE(back.phaseSeconds, r.phaseSeconds);
     }
 
     void responseErrors_data() {
