@@ -1,6 +1,7 @@
 #pragma once
-// Where evaluations run. The local WorkerPool is one executor; a cluster executor (Slurm) can be
-// another: the engine only submits requests and waits for `evaluated`.
+// Where evaluations run. The local WorkerPool is one executor; remote (SSH) and cluster (Slurm)
+// executors can be others. This interface is the whole contract between the engine and them: the
+// engine never needs to know which one it has.
 
 #include "protocol.h"
 
@@ -21,7 +22,8 @@ public:
 
     // Queues one evaluation. The request's id is replaced by the returned ticket, which the
     // `evaluated` signal carries back. Exactly one `evaluated` follows every submit, whatever
-    // happens to the worker.
+    // happens to the worker; its result names where the evaluation ran (`host`, `device_index`,
+    // and the worker's `device`).
     virtual qint64 submit(protocol::EvaluateRequest request, std::chrono::milliseconds timeout) = 0;
     // Drops a queued request or kills the worker running it; `evaluated` still follows, with
     // a result whose message says it was cancelled.
@@ -30,8 +32,31 @@ public:
     virtual int capacity() const = 0;
     virtual QString backend() const = 0;
 
+    // Asks for the devices the executor's workers can use; answered by `probed` or `probeFailed`.
+    virtual void probe() = 0;
+    // Asks for the measured ceilings of `device`; answered by `ceilingsMeasured` or
+    // `ceilingsFailed`. `refresh` measures again instead of using a cached measurement.
+    virtual void requestCeilings(int device, bool refresh = false) = 0;
+    // Fails everything pending as cancelled and stops the workers politely (killing what does not
+    // stop in time). Later submits fail at once.
+    virtual void shutdown() = 0;
+
 signals:
     void evaluated(qint64 ticket, const kforge::protocol::EvaluateResult& result);
+    // A worker took the request (it had been queued until now). Emitted again if the request has
+    // to move to another worker because the first one exited before reading it.
+    void evaluationStarted(qint64 ticket);
+    void probed(const kforge::protocol::ProbeResult& result);
+    void probeFailed(const QString& message);
+    void ceilingsMeasured(const kforge::protocol::CeilingsResult& result);
+    void ceilingsFailed(const QString& message);
+    // Workers could not be started (after the executor's own retries); the queued requests fail
+    // right after (their `evaluated` signals follow this one). A set-up problem, not a result.
+    void workersFailedToStart(const QString& message);
 };
+
+// The local executor for `backend` (a WorkerPool of `workers` processes of the worker program
+// WorkerLocator finds), owned by `parent`. Fails, saying where it looked, when there is none.
+spec::Expected<Executor*> localExecutor(const QString& backend, int workers, QObject* parent);
 
 } // namespace kforge::eval

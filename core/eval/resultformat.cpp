@@ -26,6 +26,8 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
     out += QStringLiteral("%1 on %2 (%3): %4\n")
                .arg(taskName, backend, r.device.empty() ? QStringLiteral("no device") : q(r.device), q(std::string(protocol::statusName(r.status))));
     out += QStringLiteral("  %1\n").arg(q(r.message));
+    if (!r.host.empty())
+        out += QStringLiteral("  ran on   %1, device %2\n").arg(q(r.host)).arg(r.deviceIndex);
     for (const auto& c : r.compile)
         out += QStringLiteral("  compile %1: %2 in %3 s\n").arg(q(c.role), c.ok ? QStringLiteral("ok") : QStringLiteral("failed")).arg(c.seconds, 0, 'f', 3);
     for (const auto& o : r.outputs) {

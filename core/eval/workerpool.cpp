@@ -1,9 +1,12 @@
 #include "workerpool.h"
 
+#include "workerlocator.h"
+
 #include "logging.h"
 
 #include <QFileInfo>
 #include <QProcess>
+#include <QSysInfo>
 #include <QTimer>
 
 #include <algorithm>
@@ -12,6 +15,13 @@
 #include <utility>
 
 namespace kforge::eval {
+
+spec::Expected<Executor*> localExecutor(const QString& backend, int workers, QObject* parent) {
+    auto program = WorkerLocator::find(backend);
+    if (!program)
+        return spec::fail(program.error());
+    return static_cast<Executor*>(new WorkerPool(backend, *program, {}, workers, parent));
+}
 
 using namespace std::chrono_literals;
 using protocol::Diagnostic;
@@ -439,7 +449,7 @@ bool WorkerPool::handleLine(Worker& w, const QByteArray& line) {
         }
         auto job = takeJob(w);
         w.state = Worker::State::Idle;
-        deliver(job->id, std::move(*result));
+        deliver(*job, std::move(*result));
     } else if (w.job->kind == Job::Kind::Ceilings) {
         auto* result = std::get_if<protocol::CeilingsResult>(&*response);
         if (!result) {
@@ -723,11 +733,17 @@ void WorkerPool::failJob(const Job& job, Status status, const QString& message, 
     // The time the request held a worker counts against the run's budget like any other.
     if (job.clock.isValid())
         result.wallSeconds = static_cast<double>(job.clock.elapsed()) / 1000.0;
-    deliver(job.id, std::move(result));
+    deliver(job, std::move(result));
 }
 
-void WorkerPool::deliver(qint64 ticket, EvaluateResult result) {
+void WorkerPool::deliver(const Job& job, EvaluateResult result) {
+    const qint64 ticket = job.id;
     result.id = ticket;
+    // Where it ran, as the pool knows it (not as the worker says): this machine, the device the
+    // request named. The worker's own `device` names the model.
+    static const std::string host = QSysInfo::machineHostName().toStdString();
+    result.host = host;
+    result.deviceIndex = job.request.options.device;
     // Always through the event loop: never from inside submit() or cancel(), whatever happened.
     QMetaObject::invokeMethod(
         this, [this, ticket, result = std::move(result)] { emit evaluated(ticket, result); }, Qt::QueuedConnection);

@@ -51,28 +51,15 @@ public:
     void setMaxStartFailures(int count) { m_maxStartFailures = count < 1 ? 1 : count; }
     int maxStartFailures() const { return m_maxStartFailures; }
 
-    // Asks a worker for its devices; answered by `probed` or `probeFailed`. Goes ahead of queued
-    // evaluations.
-    void probe();
+    // Asks a worker for its devices. Goes ahead of queued evaluations.
+    void probe() override;
     // Asks a worker for the device's measured ceilings (measured once per device and cached by the
-    // worker); answered by `ceilingsMeasured` or `ceilingsFailed`. Goes ahead of queued evaluations.
-    void requestCeilings(int device, bool refresh = false);
+    // worker). Goes ahead of queued evaluations.
+    void requestCeilings(int device, bool refresh = false) override;
 
     // Fails everything pending as cancelled, asks idle workers to exit, stops busy ones, and kills
     // whatever has not exited after a grace period. Later submits fail at once.
-    void shutdown();
-
-signals:
-    // A worker took the request (it had been queued until now). Emitted again if the request has
-    // to move to another worker because the first one exited before reading it.
-    void evaluationStarted(qint64 ticket);
-    void probed(const kforge::protocol::ProbeResult& result);
-    void probeFailed(const QString& message);
-    void ceilingsMeasured(const kforge::protocol::CeilingsResult& result);
-    void ceilingsFailed(const QString& message);
-    // Workers failed to start maxStartFailures() times in a row; the queued requests fail right
-    // after (their `evaluated` signals follow this one).
-    void workersFailedToStart(const QString& message);
+    void shutdown() override;
 
 private:
     struct Job {
@@ -131,7 +118,8 @@ private:
     std::optional<Job> takeJob(Worker& w);
     void failJob(const Job& job, protocol::Status status, const QString& message,
                  std::vector<protocol::Diagnostic> diagnostics);
-    void deliver(qint64 ticket, protocol::EvaluateResult result);
+    // Hands `result` back as the answer to `job`, recording where it ran.
+    void deliver(const Job& job, protocol::EvaluateResult result);
     protocol::Diagnostic stderrDiagnostic(const Worker& w) const;
 
     QString m_backend;

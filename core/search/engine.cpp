@@ -6,8 +6,6 @@
 #include "runexport.h"
 #include "textdiff.h"
 #include "taskcatalog.h"
-#include "workerlocator.h"
-#include "workerpool.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -86,10 +84,7 @@ void Engine::post(EngineCommand command) {
 }
 
 spec::Expected<eval::Executor*> Engine::defaultExecutor(const RunConfig& config, QObject* parent) {
-    auto program = eval::WorkerLocator::find(config.backend);
-    if (!program)
-        return spec::fail(program.error());
-    return static_cast<eval::Executor*>(new eval::WorkerPool(config.backend, *program, {}, config.workers, parent));
+    return eval::localExecutor(config.backend, config.workers, parent);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,18 +341,15 @@ spec::Status Engine::open() {
         return spec::fail(executor.error());
     m_executor = *executor;
     connect(m_executor, &eval::Executor::evaluated, this, &Engine::onEvaluated);
-    if (auto* pool = qobject_cast<eval::WorkerPool*>(m_executor)) {
-        connect(pool, &eval::WorkerPool::workersFailedToStart, this,
-                [this](const QString& message) { fail(QStringLiteral("the %1 worker cannot start: %2").arg(m_config.backend, message)); });
-        // The roofline needs the device's ceilings before the first result arrives.
-        connect(pool, &eval::WorkerPool::ceilingsMeasured, this, [this](const protocol::CeilingsResult& c) {
-            onCeilings(diagnose::Ceilings::fromWorker(c.ceilings, q(c.device)), {});
-        });
-        connect(pool, &eval::WorkerPool::ceilingsFailed, this,
-                [this](const QString& message) { onCeilings({}, message); });
-        m_waitingForCeilings = true;
-        pool->requestCeilings(m_config.device);
-    }
+    connect(m_executor, &eval::Executor::workersFailedToStart, this,
+            [this](const QString& message) { fail(QStringLiteral("the %1 worker cannot start: %2").arg(m_config.backend, message)); });
+    // The roofline needs the device's ceilings before the first result arrives.
+    connect(m_executor, &eval::Executor::ceilingsMeasured, this, [this](const protocol::CeilingsResult& c) {
+        onCeilings(diagnose::Ceilings::fromWorker(c.ceilings, q(c.device)), {});
+    });
+    connect(m_executor, &eval::Executor::ceilingsFailed, this, [this](const QString& message) { onCeilings({}, message); });
+    m_waitingForCeilings = true;
+    m_executor->requestCeilings(m_config.device);
 
     if (m_config.llm.enabled()) {
         propose::LlmProposer::Context context;
@@ -1311,8 +1303,8 @@ void Engine::finish(RunState state, QString message) {
         }
     }
     m_runLock.reset(); // another session may take the run from here on
-    if (auto* pool = qobject_cast<eval::WorkerPool*>(m_executor))
-        pool->shutdown();
+    if (m_executor)
+        m_executor->shutdown();
     if (m_progressTimer)
         m_progressTimer->stop();
     emit progressed(progress());

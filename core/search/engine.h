@@ -52,8 +52,9 @@ namespace kforge::search {
 class Engine : public QObject {
     Q_OBJECT
 public:
-    // Builds the executor for a run in the engine's thread; the default starts a WorkerPool of
-    // kforge-worker-<backend> processes. Tests pass one that runs the fake worker.
+    // Builds the executor for a run in the engine's thread; the default is the local one
+    // (eval::localExecutor: kforge-worker-<backend> processes on this machine). Tests pass one
+    // that runs the fake worker.
     using ExecutorFactory = std::function<spec::Expected<eval::Executor*>(const RunConfig& config, QObject* parent)>;
 
     struct Setup {

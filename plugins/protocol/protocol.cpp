@@ -229,6 +229,10 @@ json toJson(const EvaluateResult& r) {
         j["stress_sets"] = r.stressSets;
     if (!r.phaseSeconds.empty())
         j["phase_s"] = r.phaseSeconds;
+    if (!r.host.empty())
+        j["host"] = r.host;
+    if (r.deviceIndex >= 0)
+        j["device_index"] = r.deviceIndex;
     json timing = json::object();
     if (r.candidateTiming)
         timing["candidate"] = timingToJson(*r.candidateTiming);
@@ -399,6 +403,8 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
         r.timingSeeds = value(j, "timing_seeds", std::vector<std::uint64_t>{});
         r.stressSets = value(j, "stress_sets", std::vector<std::string>{});
         r.phaseSeconds = value(j, "phase_s", std::map<std::string, double>{});
+        r.host = value<std::string>(j, "host", "");
+        r.deviceIndex = value(j, "device_index", -1);
         const json timing = value(j, "timing", json::object());
         if (timing.contains("candidate"))
             r.candidateTiming = timingFromJson(timing.at("candidate"));

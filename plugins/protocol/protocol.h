@@ -173,6 +173,10 @@ struct EvaluateResult {
     std::vector<Diagnostic> diagnostics;
     std::optional<ProfileResult> profile; // when asked for
     double wallSeconds = 0.0;
+    // Where it ran, recorded by the executor that ran it (not by the worker): the machine's host
+    // name and the device index the request used there; `device` above names the model.
+    std::string host;
+    int deviceIndex = -1;
     // Where the wall time went, in seconds: "prepare" (seeds, launch plans, static checks),
     // "compile" (waiting for it after the inputs), "inputs" (generating them), "reference"
     // (expected outputs), "verification", "timing" (the timed runs with their checks).

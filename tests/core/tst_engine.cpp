@@ -13,6 +13,7 @@
 #include <QDir>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -145,6 +146,11 @@ private slots:
         QCOMPARE(s.run.evaluations, static_cast<qint64>(s.evaluations.size()));
         QCOMPARE(summary.evaluations, s.run.evaluations);
         QCOMPARE(s.run.state, QStringLiteral("finished"));
+        // Every stored evaluation says where it ran.
+        for (const auto& e : s.evaluations) {
+            QCOMPARE(QString::fromStdString(e.result.host), QSysInfo::machineHostName());
+            QCOMPARE(e.result.deviceIndex, 0);
+        }
     }
 
     void aFailingBaselineFailsTheRun() {

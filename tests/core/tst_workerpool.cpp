@@ -9,6 +9,7 @@
 #include <QDir>
 #include <QFile>
 #include <QSignalSpy>
+#include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -200,6 +201,9 @@ void TestWorkerPool::evaluate() {
     QVERIFY2(QString::fromStdString(result.message).contains(message), qPrintable(describe(result)));
     if (!workerDiagnostic.isEmpty())
         QVERIFY2(hasWorkerDiagnostic(result, workerDiagnostic), qPrintable(describe(result)));
+    // Every result says where it ran, as the pool knows it, whether the worker answered or not.
+    QCOMPARE(QString::fromStdString(result.host), QSysInfo::machineHostName());
+    QCOMPARE(result.deviceIndex, 0);
 
     // Whatever happened to the worker, the pool goes on.
     const qint64 next = pool.submit(makeRequest(QStringLiteral("// plain")), std::chrono::milliseconds(kWaitMs));

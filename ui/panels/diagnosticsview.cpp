@@ -253,8 +253,13 @@ void DiagnosticsView::showEvaluation(int index) {
     if (!result.message.empty())
         line += QStringLiteral(" — ") + q(result.message).toHtmlEscaped();
     if (!result.device.empty()) {
-        const QString where = result.wallSeconds > 0.0 ? tr("on %1, %2 s").arg(q(result.device)).arg(result.wallSeconds, 0, 'f', 2)
-                                                       : tr("on %1").arg(q(result.device));
+        // The model, and where: the machine and device index the executor recorded (stores made
+        // before evaluations recorded it have the model alone).
+        QString device = q(result.device);
+        if (!result.host.empty())
+            device = tr("%1 (device %2 of %3)").arg(device).arg(result.deviceIndex).arg(q(result.host));
+        const QString where = result.wallSeconds > 0.0 ? tr("on %1, %2 s").arg(device).arg(result.wallSeconds, 0, 'f', 2)
+                                                       : tr("on %1").arg(device);
         line += QStringLiteral("<br>") + where.toHtmlEscaped();
     }
     m_status->setText(line);
