@@ -135,8 +135,10 @@ public:
             return m_begun ? fail(m_where + ": the transaction was already committed") : m_begun;
         m_done = true;
         if (auto s = exec(m_db, "COMMIT", m_where, "cannot commit"); !s) {
+            // The commit's error is the one to report; a rollback that fails too leaves SQLite
+            // to roll back when the connection closes.
             if (!sqlite3_get_autocommit(m_db))
-                exec(m_db, "ROLLBACK", m_where, "cannot roll back");
+                (void)exec(m_db, "ROLLBACK", m_where, "cannot roll back");
             return s;
         }
         return success();

@@ -499,17 +499,24 @@ void LlmProposer::onMetaAnswer(const InFlight& call, const llm::ChatResult& resu
     store::StrategyRecord r{s.id, s.stage, s.parent, s.seed, s.generation, s.text, false, {}};
     store::RunStore::Transaction tx(*m_context.store);
     const qint64 callId = record(call, result, QStringLiteral("ok"), QStringLiteral("strategy %1 rewritten as %2").arg(weakId).arg(s.id));
-    m_context.store->insertStrategy(m_context.runId, r);
-    m_context.store->retireStrategy(m_context.runId, weakId);
-    m_context.store->insertEvent(m_context.runId, call.job.generation, QStringLiteral("strategy_rewritten"),
-                                 {{QStringLiteral("stage"), call.stage},
-                                  {QStringLiteral("retired"), weakId},
-                                  {QStringLiteral("retired_stats"), weakStats},
-                                  {QStringLiteral("strategy"), s.id},
-                                  {QStringLiteral("call"), callId},
-                                  {QStringLiteral("model"), modelKey(call.choice)}});
-    if (auto committed = tx.commit(); !committed)
-        qCWarning(lcSearch) << q(committed.error());
+    // All three or none: a failed write leaves the transaction to roll back.
+    spec::Status written = m_context.store->insertStrategy(m_context.runId, r);
+    if (written)
+        written = m_context.store->retireStrategy(m_context.runId, weakId);
+    if (written)
+        if (auto event = m_context.store->insertEvent(m_context.runId, call.job.generation, QStringLiteral("strategy_rewritten"),
+                                                      {{QStringLiteral("stage"), call.stage},
+                                                       {QStringLiteral("retired"), weakId},
+                                                       {QStringLiteral("retired_stats"), weakStats},
+                                                       {QStringLiteral("strategy"), s.id},
+                                                       {QStringLiteral("call"), callId},
+                                                       {QStringLiteral("model"), modelKey(call.choice)}});
+            !event)
+            written = spec::Error{event.error()};
+    if (written)
+        written = tx.commit();
+    if (!written)
+        qCWarning(lcSearch) << "cannot record the rewritten strategy:" << q(written.error());
     m_strategies.add(std::move(s));
     m_strategies.retire(weakId);
     emit notice(QStringLiteral("%1 strategy %2 (%3) rewritten by %4").arg(call.stage).arg(weakId).arg(weakStats, modelKey(call.choice)));

@@ -12,8 +12,10 @@ struct Error {
     std::string message;
 };
 
+// [[nodiscard]]: a failure nobody looks at is a failure lost. A caller that truly has nothing to do
+// with one says so where it happens (`(void)` with a comment why).
 template <typename T>
-class Expected {
+class [[nodiscard]] Expected {
 public:
     Expected(T value) : m_v(std::move(value)) {}
     Expected(Error error) : m_v(std::move(error)) {}

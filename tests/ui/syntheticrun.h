@@ -106,13 +106,17 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
             return s;
     }
     for (int g = 3; g < candidates / (islands * 8); g += 3)
-        db.insertEvent(*id, g, QStringLiteral("migration"),
-                       {{QStringLiteral("from"), g % islands}, {QStringLiteral("to"), (g + 1) % islands},
-                        {QStringLiteral("candidate"), g * islands * 8}, {QStringLiteral("speedup"), 1.5},
-                        {QStringLiteral("accepted"), true}});
-    db.insertEvent(*id, 0, QStringLiteral("ceilings"),
-                   {{QStringLiteral("device"), QStringLiteral("NVIDIA H200")}, {QStringLiteral("dram_bytes_per_s"), 4.0e12},
-                    {QStringLiteral("fp32_flops_per_s"), 6.0e13}});
+        if (auto e = db.insertEvent(*id, g, QStringLiteral("migration"),
+                                    {{QStringLiteral("from"), g % islands}, {QStringLiteral("to"), (g + 1) % islands},
+                                     {QStringLiteral("candidate"), g * islands * 8}, {QStringLiteral("speedup"), 1.5},
+                                     {QStringLiteral("accepted"), true}});
+            !e)
+            return spec::fail(e.error());
+    if (auto e = db.insertEvent(*id, 0, QStringLiteral("ceilings"),
+                                {{QStringLiteral("device"), QStringLiteral("NVIDIA H200")}, {QStringLiteral("dram_bytes_per_s"), 4.0e12},
+                                 {QStringLiteral("fp32_flops_per_s"), 6.0e13}});
+        !e)
+        return spec::fail(e.error());
     return spec::success();
 }
 

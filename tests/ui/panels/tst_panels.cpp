@@ -496,11 +496,11 @@ private slots:
         {
             auto library = experience::ExperienceLibrary::open(path);
             QVERIFY(library);
-            (*library)->add(insight(QStringLiteral("helped"), QStringLiteral("register tiling 8x8"), 2.1));
-            (*library)->add(insight(QStringLiteral("hurt"), QStringLiteral("BLOCK 256 -> 1024"), 0.6));
+            QVERIFY((*library)->add(insight(QStringLiteral("helped"), QStringLiteral("register tiling 8x8"), 2.1)));
+            QVERIFY((*library)->add(insight(QStringLiteral("hurt"), QStringLiteral("BLOCK 256 -> 1024"), 0.6)));
             auto pin = insight(QStringLiteral("human_pin"), QStringLiteral("vectorised loads"), 1.4);
             pin.reason = QStringLiteral("clean and fast");
-            (*library)->add(pin);
+            QVERIFY((*library)->add(pin));
         }
         ExperienceBrowser browser;
         QSignalSpy loaded(&browser, &ExperienceBrowser::loaded);
