@@ -349,7 +349,10 @@ spec::Status Engine::open() {
     });
     connect(m_executor, &eval::Executor::ceilingsFailed, this, [this](const QString& message) { onCeilings({}, message); });
     m_waitingForCeilings = true;
-    m_executor->requestCeilings(m_config.device);
+    // Measured again at every run's start, with the device idle: the workers keep the highest
+    // measurement of each roof, so one disturbed measurement cannot make honest kernels look
+    // impossible for good.
+    m_executor->requestCeilings(m_config.device, /*refresh=*/true);
 
     if (m_config.llm.enabled()) {
         propose::LlmProposer::Context context;

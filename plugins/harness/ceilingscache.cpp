@@ -78,6 +78,24 @@ protocol::CeilingsResult CeilingsCache::loadOrMeasure(const std::string& key, co
     }
     protocol::CeilingsResult r = measure();
     r.device = device;
+    if (r.ok && refresh) {
+        // A roof is the most the device has been seen to do: a measurement disturbed by other work
+        // on the device (another program, tests in parallel) can only come out low, and a low roof
+        // turns honest kernels into suspects. So a new measurement raises a stored figure, never
+        // lowers it.
+        if (auto before = load(key)) {
+            std::string kept;
+            for (const auto& [name, value] : before->ceilings) {
+                auto it = r.ceilings.find(name);
+                if (it != r.ceilings.end() && value > it->second && name != "cache_bytes") {
+                    kept += (kept.empty() ? "" : ", ") + name;
+                    it->second = value;
+                }
+            }
+            if (!kept.empty())
+                r.message += "; kept the higher earlier measurement of " + kept + " (from " + before->measuredAt + ")";
+        }
+    }
     if (r.ok) {
         if (!enabled())
             r.message += "; not cached: no cache directory (set KFORGE_CACHE_DIR, XDG_CACHE_HOME or HOME)";

@@ -37,7 +37,10 @@ public:
     bool store(const std::string& key, const protocol::CeilingsResult& result) const;
 
     // The stored result for `key` unless `refresh`; else what `measure` gives, stored when ok (its
-    // message then says so when it could not be). Either way the result names `device`.
+    // message then says so when it could not be). A refresh never lowers a stored roof: each
+    // figure (but the cache size) is the higher of the new and the stored measurement, since other
+    // work on the device can only make a measurement come out low. Either way the result names
+    // `device`.
     protocol::CeilingsResult loadOrMeasure(const std::string& key, const std::string& device, bool refresh,
                                            const std::function<protocol::CeilingsResult()>& measure) const;
 

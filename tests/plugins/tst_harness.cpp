@@ -310,6 +310,28 @@ private slots:
         QCOMPARE(measured, 2);
         QVERIFY(!refreshed.cached);
 
+        // A refresh disturbed by other work measures low: the stored roof stays, and says so. A
+        // higher measurement raises it.
+        const auto measureAt = [&measured](double flops) {
+            return [&measured, flops] {
+                ++measured;
+                protocol::CeilingsResult r;
+                r.ok = true;
+                r.message = "measured";
+                r.ceilings = {{"fp32_flops_per_s", flops}, {"dram_bytes_per_s", 2.0e11}};
+                return r;
+            };
+        };
+        auto low = cache.loadOrMeasure("dev|1", "dev", true, measureAt(0.6e12));
+        QCOMPARE(low.ceilings.at("fp32_flops_per_s"), 1.0e12);
+        QCOMPARE(low.ceilings.at("dram_bytes_per_s"), 2.0e11); // new figures are taken as they come
+        QVERIFY2(low.message.find("kept the higher earlier measurement of fp32_flops_per_s") != std::string::npos, low.message.c_str());
+        QCOMPARE(cache.load("dev|1")->ceilings.at("fp32_flops_per_s"), 1.0e12);
+        auto high = cache.loadOrMeasure("dev|1", "dev", true, measureAt(1.5e12));
+        QCOMPARE(high.ceilings.at("fp32_flops_per_s"), 1.5e12);
+        QCOMPARE(cache.load("dev|1")->ceilings.at("fp32_flops_per_s"), 1.5e12);
+        measured = 2;
+
         // Without a directory the result still comes back, and says why it was not kept.
         const harness::CeilingsCache off("test-1", "", "");
         auto uncached = off.loadOrMeasure("dev|1", "dev", false, measure);
