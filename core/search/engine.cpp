@@ -3,6 +3,7 @@
 #include "evalrequest.h"
 #include "executor.h"
 #include "logging.h"
+#include "roofverdict.h"
 #include "runexport.h"
 #include "textdiff.h"
 #include "taskcatalog.h"
@@ -138,66 +139,6 @@ std::pair<QJsonArray, QJsonObject> Engine::analyse(const protocol::EvaluateResul
     return {findings, roofline ? roofline->toJson() : QJsonObject()};
 }
 
-namespace {
-
-// What the measured roofs say about a timed result.
-struct RoofVerdict {
-    enum class Kind { Plausible, Review, Impossible };
-    Kind kind = Kind::Plausible;
-    QString reason;
-};
-
-QString percent(double fraction) {
-    return QStringLiteral("%1%").arg(fraction * 100.0, 0, 'f', 0);
-}
-
-// A kernel cannot move the task's compulsory bytes faster than DRAM allows, nor do its FLOPs
-// faster than the fastest compute unit of the device: a result above a roof (beyond the margin a
-// measured roof needs) is impossible, whatever the outputs looked like; one close to a roof is
-// possible but rare, and worth a person's look.
-//
-// The DRAM roof binds only a working set that cannot stay in the last-level cache between timed
-// runs: at most the cache size, it is read from cache (small problems on CPUs); up to twice the
-// cache, part of it may still be, so such a result goes to review rather than being rejected; with
-// the cache size unknown, too. The compute roof that applies is the one the roofline chose by the
-// inputs' type (FP32, or tensor cores for half precision); exceeding it only goes to review while
-// the device has a faster unit (FP32 inputs on tensor cores), and is impossible above the fastest.
-RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ceilings, double reviewCeiling, double rejectCeiling) {
-    RoofVerdict verdict;
-    if (roofline.isEmpty() || !ceilings.valid())
-        return verdict;
-    auto raise = [&](RoofVerdict::Kind kind, const QString& reason) {
-        if (kind > verdict.kind) {
-            verdict.kind = kind;
-            verdict.reason = reason;
-        }
-    };
-    const double bytes = roofline.value(QStringLiteral("bytes")).toDouble();
-    const double memory = roofline.value(QStringLiteral("memory_fraction")).toDouble();
-    const double cache = ceilings.cacheBytes;
-    if (cache <= 0.0 || bytes > cache) {
-        const bool dramBinds = cache > 0.0 && bytes > 2.0 * cache;
-        const QString where = QStringLiteral("the measured DRAM bandwidth (%1 GB/s)").arg(ceilings.dramBytes / 1e9, 0, 'f', 1);
-        if (dramBinds && memory > rejectCeiling)
-            raise(RoofVerdict::Kind::Impossible, QStringLiteral("it moves the task's %1 bytes at %2 of %3: %4x the roof, which no kernel can do")
-                                                     .arg(bytes, 0, 'g', 6).arg(percent(memory), where).arg(memory, 0, 'f', 2));
-        else if (reviewCeiling > 0.0 && memory > reviewCeiling)
-            raise(RoofVerdict::Kind::Review, QStringLiteral("it moves the task's bytes at %1 of %2").arg(percent(memory), where));
-    }
-    const double compute = roofline.value(QStringLiteral("compute_fraction")).toDouble();
-    const double achieved = roofline.value(QStringLiteral("achieved_flops_per_s")).toDouble();
-    const QString peakName = roofline.value(QStringLiteral("peak_name")).toString();
-    const double fastest = std::max({ceilings.fp32Flops, ceilings.fp16TensorFlops, ceilings.bf16TensorFlops});
-    if (fastest > 0.0 && achieved > rejectCeiling * fastest)
-        raise(RoofVerdict::Kind::Impossible, QStringLiteral("it does the task's FLOPs at %1 of the device's fastest measured peak (%2 GFLOP/s): "
-                                                            "%3x the roof, which no kernel can do")
-                                                 .arg(percent(achieved / fastest)).arg(fastest / 1e9, 0, 'f', 1).arg(achieved / fastest, 0, 'f', 2));
-    else if (reviewCeiling > 0.0 && compute > reviewCeiling)
-        raise(RoofVerdict::Kind::Review, QStringLiteral("it does the task's FLOPs at %1 of the measured %2 peak").arg(percent(compute), peakName));
-    return verdict;
-}
-
-} // namespace
 
 QString Engine::suspicion(const Entry& entry) const {
     // A result whose timing relies on having seen its inputs before (a cache of answers, work
