@@ -1,7 +1,8 @@
 // kforge-gpucheck: the CUDA worker's acceptance checks on a real GPU. Every built-in task's
 // baseline must evaluate correct; every integrity test kernel (tests/kernels/cuda) must be caught
 // with the status its first line names; an illegal-address kernel and an endless loop must each
-// cost one restarted worker and nothing more. Qt-free, so it runs on bare GPU hosts. Exits 77 (a
+// cost one restarted worker and nothing more; every CUDA expert kernel (resources/experts) must be
+// correct on the tasks it names. Qt-free, so it runs on bare GPU hosts. Exits 77 (a
 // skip for ctest) when there is no usable CUDA device.
 
 #include "workerprocess.h"
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <sstream>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +29,7 @@ struct Options {
     std::string worker;
     fs::path tasks = KFORGE_SOURCE_DIR "/tasks";
     fs::path kernels = KFORGE_SOURCE_DIR "/tests/kernels/cuda";
+    fs::path experts = KFORGE_SOURCE_DIR "/resources/experts";
     fs::path out;
     bool fullSizes = true;
 };
@@ -92,12 +95,14 @@ int main(int argc, char** argv) {
             opt.tasks = next();
         else if (a == "--kernels")
             opt.kernels = next();
+        else if (a == "--experts")
+            opt.experts = next();
         else if (a == "--out")
             opt.out = next();
         else if (a == "--small-only")
             opt.fullSizes = false;
         else {
-            std::cout << "usage: kforge-gpucheck [--worker PATH] [--tasks DIR] [--kernels DIR] [--out FILE.md] [--small-only]\n";
+            std::cout << "usage: kforge-gpucheck [--worker PATH] [--tasks DIR] [--kernels DIR] [--experts DIR] [--out FILE.md] [--small-only]\n";
             return a == "--help" ? 0 : 2;
         }
     }
@@ -194,6 +199,49 @@ int main(int argc, char** argv) {
                       + std::string(protocol::statusName(next.status));
         }
         record({k.filename().string(), passed, detail});
+    }
+
+    // Every CUDA expert kernel (resources/experts, honest by construction) is correct on each task
+    // its "// expert:tasks" line names, at the test sizes.
+    std::vector<fs::path> experts;
+    if (fs::is_directory(opt.experts))
+        for (const auto& e : fs::recursive_directory_iterator(opt.experts))
+            if (e.path().extension() == ".cu")
+                experts.push_back(e.path());
+    std::sort(experts.begin(), experts.end());
+    for (const auto& k : experts) {
+        auto source = spec::readTextFile(k);
+        std::vector<std::string> tasks;
+        if (source) {
+            std::istringstream lines(*source);
+            std::string line;
+            while (std::getline(lines, line))
+                if (line.rfind("// expert:tasks ", 0) == 0) {
+                    std::istringstream names(line.substr(16));
+                    for (std::string name; names >> name;)
+                        tasks.push_back(name);
+                }
+        }
+        const std::string name = "expert " + k.parent_path().filename().string() + "/" + k.filename().string();
+        if (tasks.empty()) {
+            record({name, false, "no // expert:tasks line"});
+            continue;
+        }
+        for (const auto& task : tasks) {
+            auto bundle = spec::loadTaskDir(opt.tasks / task);
+            if (!bundle) {
+                record({name + " on " + task, false, bundle.error()});
+                continue;
+            }
+            auto req = protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions(), *source, k.filename().string());
+            if (!req) {
+                record({name + " on " + task, false, req.error()});
+                continue;
+            }
+            const auto r = worker.evaluate(std::move(*req), 120s);
+            record({name + " on " + task, r.status == protocol::Status::Ok,
+                    std::string(protocol::statusName(r.status)) + ": " + r.message});
+        }
     }
 
     const auto failed = std::count_if(outcomes.begin(), outcomes.end(), [](const Outcome& o) { return !o.passed; });
