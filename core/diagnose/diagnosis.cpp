@@ -52,7 +52,7 @@ const std::set<std::string>& knownFacts() {
         "first_mismatch_index", "first_mismatch_row", "first_mismatch_col", "first_got", "first_expected", "rows",
         "cols",
         // integrity checks, each 0 (passed) or 1 (failed)
-        "inputs_changed", "constant_output", "timed_runs_failed", "side_effects",
+        "inputs_changed", "constant_output", "timed_runs_failed", "side_effects", "faster_on_repeats",
         // timing
         "speedup", "spread", "median_us", "baseline_us",
         // roofline
@@ -346,7 +346,8 @@ Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task
         {"inputs_unchanged", "inputs_changed"},
         {"depends_on_inputs", "constant_output"},
         {"timed_runs_verified", "timed_runs_failed"},
-        {"no_side_effects", "side_effects"}};
+        {"no_side_effects", "side_effects"},
+        {"fresh_inputs_speed", "faster_on_repeats"}};
     for (const auto& c : result.checks)
         for (const auto& [check, fact] : checkFacts)
             if (c.name == check)
