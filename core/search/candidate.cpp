@@ -29,6 +29,18 @@ QString originName(Origin origin) {
     return QStringLiteral("seed");
 }
 
+QString purposeName(EvaluationPurpose purpose) {
+    return purpose == EvaluationPurpose::Confirm ? QStringLiteral("confirm") : QStringLiteral("search");
+}
+
+std::optional<EvaluationPurpose> parsePurpose(const QString& name) {
+    if (name == QLatin1String("search"))
+        return EvaluationPurpose::Search;
+    if (name == QLatin1String("confirm"))
+        return EvaluationPurpose::Confirm;
+    return std::nullopt;
+}
+
 std::optional<Origin> parseOrigin(const QString& name) {
     for (const auto& o : kOrigins)
         if (name == QLatin1String(o.name))

@@ -20,6 +20,12 @@ enum class Origin { Seed, Tuner, Expert, Llm, Human, Experience };
 QString originName(Origin origin);
 std::optional<Origin> parseOrigin(const QString& name);
 
+// Why a candidate was evaluated: its evaluation in the search, or the fresh re-measurement that
+// confirms a new best before it is promoted. Stored by name ("search", "confirm").
+enum class EvaluationPurpose { Search, Confirm };
+QString purposeName(EvaluationPurpose purpose);
+std::optional<EvaluationPurpose> parsePurpose(const QString& name);
+
 // Values of a kernel file's declared `// kforge:param`s that differ from, or pin, the defaults.
 using ParamValues = std::map<std::string, std::int64_t>;
 QString formatParams(const ParamValues& params); // "BX=16 BY=8", "" when empty

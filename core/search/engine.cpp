@@ -22,8 +22,8 @@ namespace kforge::search {
 
 namespace {
 
-const QString kSearch = QStringLiteral("search");
-const QString kConfirm = QStringLiteral("confirm");
+constexpr auto kSearch = EvaluationPurpose::Search;
+constexpr auto kConfirm = EvaluationPurpose::Confirm;
 
 QString q(const std::string& s) {
     return QString::fromStdString(s);
@@ -917,7 +917,7 @@ void Engine::adopt(Entry& entry) {
         tuner->markSeen(entry.candidate.params);
 }
 
-void Engine::evaluate(qint64 candidate, const QString& purpose) {
+void Engine::evaluate(qint64 candidate, EvaluationPurpose purpose) {
     auto known = m_known.find({candidate, purpose});
     if (known != m_known.end()) {
         const protocol::EvaluateResult result = known->second;
@@ -1013,7 +1013,7 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
     onResult(pending.candidate, pending.purpose, judged);
 }
 
-void Engine::onResult(qint64 candidate, const QString& purpose, const protocol::EvaluateResult& result) {
+void Engine::onResult(qint64 candidate, EvaluationPurpose purpose, const protocol::EvaluateResult& result) {
     if (m_finished)
         return;
     if (purpose == kConfirm) {

@@ -114,7 +114,7 @@ private:
     };
     struct Pending {
         qint64 candidate = 0;
-        QString purpose;
+        EvaluationPurpose purpose = EvaluationPurpose::Search;
     };
 
     // Setup.
@@ -139,7 +139,7 @@ private:
     void maybeCompleteGeneration();
     qint64 addCandidate(Candidate candidate); // registers a new one; returns its id
     void adopt(Entry& entry);                 // what proposing it taught the proposers
-    void evaluate(qint64 candidate, const QString& purpose);
+    void evaluate(qint64 candidate, EvaluationPurpose purpose);
     void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
     void onCeilings(const diagnose::Ceilings& ceilings, const QString& problem);
     // Findings and the roofline point of a fresh result, as stored with it.
@@ -147,7 +147,7 @@ private:
     QString suspicion(const Entry& entry) const; // why a correct result needs a person, or empty
     // Why a timed result is physically impossible (above a measured roof), or nothing.
     std::optional<QString> impossibility(const QJsonObject& roofline) const;
-    void onResult(qint64 candidate, const QString& purpose, const protocol::EvaluateResult& result);
+    void onResult(qint64 candidate, EvaluationPurpose purpose, const protocol::EvaluateResult& result);
     void completeGeneration();
     Cell cellOf(const Candidate& candidate, const protocol::EvaluateResult& result) const;
     void integrate(Entry& entry);
@@ -226,7 +226,7 @@ private:
     // Replay of a stored run.
     int m_storedGeneration = -1; // last generation the store says was completed
     std::map<int, std::vector<qint64>> m_storedBatches;
-    std::map<std::pair<qint64, QString>, protocol::EvaluateResult> m_known;
+    std::map<std::pair<qint64, EvaluationPurpose>, protocol::EvaluateResult> m_known;
     std::map<qint64, QJsonObject> m_knownRoofline; // of stored search evaluations
     std::map<qint64, QJsonArray> m_knownFindings;
     std::map<qint64, QString> m_knownReviews;      // candidate -> stored review state

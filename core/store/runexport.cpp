@@ -61,7 +61,7 @@ Expected<Loaded> load(RunStore& store, qint64 runId) {
     if (!evaluations)
         return spec::fail(evaluations.error());
     for (const auto& e : *evaluations)
-        (e.purpose == QLatin1String("confirm") ? l.confirm : l.search)[e.candidateId] = e;
+        (e.purpose == search::EvaluationPurpose::Confirm ? l.confirm : l.search)[e.candidateId] = e;
     return l;
 }
 

@@ -860,7 +860,7 @@ Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId, const Slic
 
 // --- Evaluations ---
 
-Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
+Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, search::EvaluationPurpose purpose,
                                             const protocol::EvaluateResult& result, const QJsonArray& findings,
                                             const QJsonObject& roofline, const std::optional<search::Cell>& cell) {
     return write<qint64>([&]() -> Expected<qint64> {
@@ -872,7 +872,7 @@ Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, co
                                "roofline_json, cell) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, runId)
             .bindInt(2, candidateId)
-            .bindText(3, purpose)
+            .bindText(3, search::purposeName(purpose))
             .bindText(4, protocol::statusName(result.status))
             .bindDouble(5, result.speedup)
             .bindDouble(6,
@@ -926,7 +926,11 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
         EvaluationRecord e;
         e.id = query.int64(0);
         e.candidateId = query.int64(1);
-        e.purpose = query.text(2);
+        auto purpose = search::parsePurpose(query.text(2));
+        if (!purpose)
+            return Error{where() + ": evaluation " + number(e.id) + " of run " + number(runId) + " has an unknown purpose '"
+                         + query.text(2).toStdString() + "' (known: search, confirm)"};
+        e.purpose = *purpose;
         auto decoded = decodeResult(query.utf8(3), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
         if (!decoded)
             return Error{decoded.error()};
@@ -956,7 +960,11 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         EvaluationSummary e;
         e.id = query.int64(0);
         e.candidateId = query.int64(1);
-        e.purpose = query.text(2);
+        auto purpose = search::parsePurpose(query.text(2));
+        if (!purpose)
+            return Error{where() + ": evaluation " + number(e.id) + " of run " + number(runId) + " has an unknown purpose '"
+                         + query.text(2).toStdString() + "' (known: search, confirm)"};
+        e.purpose = *purpose;
         e.status = query.text(3);
         e.speedup = optionalReal(query, 4);
         e.candidateUs = optionalReal(query, 5);

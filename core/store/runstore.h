@@ -53,7 +53,7 @@ struct EvaluationRecord {
     qint64 id = 0;
     qint64 candidateId = 0;
     std::optional<search::Cell> cell; // the behaviour cell the engine placed it in (stores of schema 4 on)
-    QString purpose; // "search" (first evaluation) or "confirm" (re-measurement before promotion)
+    search::EvaluationPurpose purpose = search::EvaluationPurpose::Search;
     protocol::EvaluateResult result;
     QDateTime at;
     QJsonArray findings;  // diagnose::Finding as JSON, most severe first
@@ -135,7 +135,7 @@ struct Slice {
 struct EvaluationSummary {
     qint64 id = 0;
     qint64 candidateId = 0;
-    QString purpose;
+    search::EvaluationPurpose purpose = search::EvaluationPurpose::Search;
     QString status;
     std::optional<double> speedup;
     std::optional<double> candidateUs;
@@ -206,7 +206,7 @@ public:
 
     // Evaluations keep the whole result; diagnostics are also written as rows of their own
     // (candidate, kind, severity, line, message) so they can be queried.
-    Expected<qint64> insertEvaluation(qint64 runId, qint64 candidateId, const QString& purpose,
+    Expected<qint64> insertEvaluation(qint64 runId, qint64 candidateId, search::EvaluationPurpose purpose,
                                       const protocol::EvaluateResult& result, const QJsonArray& findings = {},
                                       const QJsonObject& roofline = {}, const std::optional<search::Cell>& cell = std::nullopt);
     Expected<QList<EvaluationRecord>> evaluations(qint64 runId, const Slice& slice = {}); // in insertion order

@@ -201,7 +201,7 @@ private slots:
         QCOMPARE(s.run.bestCandidate, summary.bestCandidate);
         // Promoted only after a re-measurement of that very candidate.
         const bool confirmed = std::any_of(s.evaluations.begin(), s.evaluations.end(), [&](const auto& e) {
-            return e.candidateId == summary.bestCandidate && e.purpose == QLatin1String("confirm");
+            return e.candidateId == summary.bestCandidate && e.purpose == search::EvaluationPurpose::Confirm;
         });
         QVERIFY(confirmed);
         QVERIFY(countEvents(s, QStringLiteral("new_best")) >= 1);
@@ -225,7 +225,7 @@ private slots:
             QVERIFY2(keys.insert(c.key).second, qPrintable(QStringLiteral("candidate %1 repeats a kernel").arg(c.id)));
         std::set<qint64> evaluated;
         for (const auto& e : s.evaluations)
-            if (e.purpose == QLatin1String("search"))
+            if (e.purpose == search::EvaluationPurpose::Search)
                 QVERIFY2(evaluated.insert(e.candidateId).second, qPrintable(QString::number(e.candidateId)));
         // The baseline's 5 x 4 and the vectorised expert's 3 x 4 configurations all got tried; the
         // incorrect expert is never a parent, so its other configuration is not.
@@ -540,7 +540,7 @@ private slots:
             QVERIFY2(seen.insert(e.result.seeds).second, "two evaluations were verified with the same inputs");
         }
         const bool confirmed = std::any_of(s.evaluations.begin(), s.evaluations.end(), [&](const auto& e) {
-            return e.candidateId == summary.bestCandidate && e.purpose == QLatin1String("confirm");
+            return e.candidateId == summary.bestCandidate && e.purpose == search::EvaluationPurpose::Confirm;
         });
         QVERIFY(confirmed);
     }

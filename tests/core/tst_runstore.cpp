@@ -194,7 +194,7 @@ int runWriter(const QString& path) {
         if (step)
             step = store.insertCandidate(1, makeCandidate(id, id > 1 ? QList<qint64>{id - 1} : QList<qint64>{}));
         if (step) {
-            auto evaluation = store.insertEvaluation(1, id, QStringLiteral("search"), makeResult(id, id % 2 == 0));
+            auto evaluation = store.insertEvaluation(1, id, kforge::search::EvaluationPurpose::Search, makeResult(id, id % 2 == 0));
             if (!evaluation)
                 step = kforge::spec::fail(evaluation.error());
         }
@@ -423,7 +423,7 @@ void TestRunStore::analysisRoundTrips() {
     result.status = kforge::protocol::Status::Ok;
     const QJsonArray findings{QJsonObject{{QStringLiteral("rule"), QStringLiteral("register-spills")}}};
     const QJsonObject roofline{{QStringLiteral("memory_fraction"), 0.41}};
-    QVERIFY(store->insertEvaluation(run, 1, QStringLiteral("search"), result, findings, roofline));
+    QVERIFY(store->insertEvaluation(run, 1, kforge::search::EvaluationPurpose::Search, result, findings, roofline));
     auto e = store->evaluations(run);
     QCOMPARE(e->first().findings, findings);
     QCOMPARE(e->first().roofline, roofline);
@@ -442,8 +442,8 @@ void TestRunStore::slicesSummariesAndCells() {
     ok.speedup = 1.5;
     ok.candidateTiming = kforge::protocol::TimingStats{"cupti-activity", 20, 10.0, 10.0, 9.0, 11.0, 0.01};
     const kforge::search::Cell cell{1, 3, 0};
-    QVERIFY(store->insertEvaluation(run, 2, QStringLiteral("search"), ok, {}, {}, cell));
-    QVERIFY(store->insertEvaluation(run, 3, QStringLiteral("search"), ok)); // as before cells were stored
+    QVERIFY(store->insertEvaluation(run, 2, kforge::search::EvaluationPurpose::Search, ok, {}, {}, cell));
+    QVERIFY(store->insertEvaluation(run, 3, kforge::search::EvaluationPurpose::Search, ok)); // as before cells were stored
     QVERIFY(store->setCandidateFlags(run, 4, true, false));
     QVERIFY(store->setCandidateFlags(run, 5, false, true));
 
@@ -778,9 +778,9 @@ void TestRunStore::evaluationsAndDiagnostics() {
     const EvaluateResult failed = makeResult(5, false);
     EvaluateResult timed = makeResult(6, true);
     timed.profile = kforge::protocol::ProfileResult{"ok", "", {{"dram_bytes", 1.5e9}, {"achieved_occupancy", 0.5}}};
-    auto first = store->insertEvaluation(*run, 2, QStringLiteral("search"), failed);
-    auto second = store->insertEvaluation(*run, 1, QStringLiteral("search"), timed);
-    auto third = store->insertEvaluation(*run, 1, QStringLiteral("confirm"), timed);
+    auto first = store->insertEvaluation(*run, 2, kforge::search::EvaluationPurpose::Search, failed);
+    auto second = store->insertEvaluation(*run, 1, kforge::search::EvaluationPurpose::Search, timed);
+    auto third = store->insertEvaluation(*run, 1, kforge::search::EvaluationPurpose::Confirm, timed);
     QVERIFY2(first, why(first));
     QVERIFY2(second, why(second));
     QVERIFY2(third, why(third));
@@ -791,10 +791,10 @@ void TestRunStore::evaluationsAndDiagnostics() {
     QCOMPARE(list->size(), 3);
     QCOMPARE(list->at(0).id, *first);
     QCOMPARE(list->at(0).candidateId, 2);
-    QCOMPARE(list->at(0).purpose, QStringLiteral("search"));
+    QVERIFY(list->at(0).purpose == kforge::search::EvaluationPurpose::Search);
     QCOMPARE(encoded(list->at(0).result), encoded(failed));
     QCOMPARE(encoded(list->at(1).result), encoded(timed));
-    QCOMPARE(list->at(2).purpose, QStringLiteral("confirm"));
+    QVERIFY(list->at(2).purpose == kforge::search::EvaluationPurpose::Confirm);
     QVERIFY(list->at(2).at.isValid());
     QCOMPARE(list->at(2).at.timeSpec(), Qt::UTC);
 
@@ -819,9 +819,15 @@ void TestRunStore::evaluationsAndDiagnostics() {
     QCOMPARE(diagnostics.at(2).at(1), QVariant(*second));
     QCOMPARE(db.value("SELECT count(*) FROM diagnostics WHERE run_id = ?1 AND candidate_id = 1", {*run}).toInt(), 2);
 
-    auto missing = store->insertEvaluation(*run, 3, QStringLiteral("search"), timed);
+    auto missing = store->insertEvaluation(*run, 3, kforge::search::EvaluationPurpose::Search, timed);
     QVERIFY(!missing);
     QVERIFY2(says(missing.error(), QStringLiteral("run %1 has no candidate 3").arg(*run)), why(missing));
+
+    // A purpose this build does not know (a damaged or newer file) is named, not guessed.
+    QVERIFY(db.exec("UPDATE evaluations SET purpose = 'warmup' WHERE id = (SELECT max(id) FROM evaluations)"));
+    auto unknown = store->evaluations(*run);
+    QVERIFY(!unknown);
+    QVERIFY2(says(unknown.error(), QStringLiteral("has an unknown purpose 'warmup' (known: search, confirm)")), why(unknown));
 }
 
 void TestRunStore::events() {
@@ -858,7 +864,7 @@ void TestRunStore::transactionRollsBack() {
         RunStore::Transaction transaction(*store);
         QVERIFY(transaction.begun());
         QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
-        QVERIFY(store->insertEvaluation(*run, 1, QStringLiteral("search"), makeResult(1, true)));
+        QVERIFY(store->insertEvaluation(*run, 1, kforge::search::EvaluationPurpose::Search, makeResult(1, true)));
         QVERIFY(store->insertEvent(*run, 0, QStringLiteral("inject"), {}));
         QCOMPARE(store->candidates(*run)->size(), 1); // visible to its own connection
     }
@@ -944,7 +950,7 @@ void TestRunStore::secondStoreReads() {
     {
         RunStore::Transaction transaction(*writer);
         QVERIFY(writer->insertCandidate(*run, makeCandidate(2)));
-        QVERIFY(writer->insertEvaluation(*run, 2, QStringLiteral("search"), makeResult(1, true)));
+        QVERIFY(writer->insertEvaluation(*run, 2, kforge::search::EvaluationPurpose::Search, makeResult(1, true)));
         QCOMPARE(reader->candidates(*run)->size(), 1); // not committed yet
         QCOMPARE(reader->evaluations(*run)->size(), 0);
         QVERIFY(transaction.commit());

@@ -99,7 +99,7 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
             std::optional<search::Cell> cell;
             if (r.status != protocol::Status::CompileError)
                 cell = search::Cell{n % 4, (n / 4) % 4, (n / 16) % 4};
-            if (auto e = db.insertEvaluation(*id, n, QStringLiteral("search"), r, findings, roofline, cell); !e)
+            if (auto e = db.insertEvaluation(*id, n, kforge::search::EvaluationPurpose::Search, r, findings, roofline, cell); !e)
                 return spec::fail(e.error());
         }
         if (auto s = tx.commit(); !s)

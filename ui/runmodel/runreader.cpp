@@ -110,7 +110,7 @@ void RunReader::readMore() {
 }
 
 void RunReader::applyEvaluation(const store::EvaluationSummary& e, CandidateRow& row) {
-    if (e.purpose != QLatin1String("search")) {
+    if (e.purpose != search::EvaluationPurpose::Search) {
         if (e.status == QLatin1String("ok") && e.speedup)
             row.confirmedSpeedup = *e.speedup;
         return;

@@ -140,7 +140,7 @@ struct Fixture {
         d.candidate.label = QStringLiteral("LLM: larger tiles");
         store::EvaluationRecord evaluation;
         evaluation.candidateId = 2;
-        evaluation.purpose = QStringLiteral("search");
+        evaluation.purpose = search::EvaluationPurpose::Search;
         evaluation.findings.append(QJsonObject{{QStringLiteral("rule"), QStringLiteral("bank-conflicts")},
                                                {QStringLiteral("severity"), QStringLiteral("warning")},
                                                {QStringLiteral("message"), QStringLiteral("shared loads conflict 2-way")},

@@ -97,7 +97,7 @@ store::EvaluationRecord evaluation(qint64 candidate) {
     store::EvaluationRecord e;
     e.id = candidate * 10;
     e.candidateId = candidate;
-    e.purpose = QStringLiteral("search");
+    e.purpose = search::EvaluationPurpose::Search;
     e.result.status = protocol::Status::Incorrect;
     e.result.message = "output c differs from the reference";
     e.result.device = "NVIDIA H200";

@@ -138,7 +138,7 @@ private slots:
         r.status = protocol::Status::Ok;
         r.speedup = 3.0;
         r.compile.push_back({"candidate", true, 0.1, "", {}});
-        QVERIFY((*writer)->insertEvaluation(run, 41, QStringLiteral("search"), r));
+        QVERIFY((*writer)->insertEvaluation(run, 41, kforge::search::EvaluationPurpose::Search, r));
         session.refresh();
         QTRY_VERIFY(session.data()->candidate(41)->correct);
         QCOMPARE(session.data()->candidate(41)->speedup, 3.0);
