@@ -265,7 +265,7 @@ void MainWindow::updateActions() {
     m_veto->setEnabled(live && row && !row->vetoed);
     m_edit->setEnabled(live && row);
     m_compareParent->setEnabled(row && !row->parents.isEmpty());
-    m_accept->setEnabled(live && row && row->review == QLatin1String("pending"));
+    m_accept->setEnabled(live && row && row->review == search::ReviewState::Pending);
     m_reject->setEnabled(m_accept->isEnabled());
 }
 

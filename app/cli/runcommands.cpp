@@ -467,7 +467,7 @@ int reviewCommand(const QStringList& args) {
         if (reviews->isEmpty())
             out() << "run " << runId << ": nothing waits for review\n";
         for (const auto& r : *reviews)
-            out() << QStringLiteral("#%1  %2  %3%4\n").arg(r.candidateId, 5).arg(r.state, -8).arg(r.reason,
+            out() << QStringLiteral("#%1  %2  %3%4\n").arg(r.candidateId, 5).arg(search::reviewStateName(r.state), -8).arg(r.reason,
                                                                                           r.note.isEmpty() ? QString() : QStringLiteral("  (%1)").arg(r.note));
         return 0;
     }

@@ -41,6 +41,22 @@ std::optional<EvaluationPurpose> parsePurpose(const QString& name) {
     return std::nullopt;
 }
 
+QString reviewStateName(ReviewState state) {
+    switch (state) {
+    case ReviewState::Accepted: return QStringLiteral("accepted");
+    case ReviewState::Rejected: return QStringLiteral("rejected");
+    case ReviewState::Pending: break;
+    }
+    return QStringLiteral("pending");
+}
+
+std::optional<ReviewState> parseReviewState(const QString& name) {
+    for (ReviewState s : {ReviewState::Pending, ReviewState::Accepted, ReviewState::Rejected})
+        if (name == reviewStateName(s))
+            return s;
+    return std::nullopt;
+}
+
 std::optional<Origin> parseOrigin(const QString& name) {
     for (const auto& o : kOrigins)
         if (name == QLatin1String(o.name))

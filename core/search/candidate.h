@@ -26,6 +26,12 @@ enum class EvaluationPurpose { Search, Confirm };
 QString purposeName(EvaluationPurpose purpose);
 std::optional<EvaluationPurpose> parsePurpose(const QString& name);
 
+// Where a suspicious result stands with the person who reviews it. Stored by name ("pending",
+// "accepted", "rejected").
+enum class ReviewState { Pending, Accepted, Rejected };
+QString reviewStateName(ReviewState state);
+std::optional<ReviewState> parseReviewState(const QString& name);
+
 // Values of a kernel file's declared `// kforge:param`s that differ from, or pin, the defaults.
 using ParamValues = std::map<std::string, std::int64_t>;
 QString formatParams(const ParamValues& params); // "BX=16 BY=8", "" when empty

@@ -1075,7 +1075,7 @@ void Engine::integrate(Entry& entry) {
     entry.review = entry.candidate.origin == Origin::Seed ? QString() : suspicion(entry);
     if (!entry.review.isEmpty()) {
         auto known = m_knownReviews.find(entry.candidate.id);
-        entry.reviewState = known != m_knownReviews.end() ? known->second : QStringLiteral("pending");
+        entry.reviewState = known != m_knownReviews.end() ? known->second : ReviewState::Pending;
         if (known == m_knownReviews.end()) {
             if (!written(m_store->requestReview(m_run.id, entry.candidate.id, entry.review),
                          QStringLiteral("the review request of candidate %1").arg(entry.candidate.id)))
@@ -1083,7 +1083,7 @@ void Engine::integrate(Entry& entry) {
             event(QStringLiteral("review_requested"), {{QStringLiteral("candidate"), entry.candidate.id}, {QStringLiteral("reason"), entry.review}});
             emit notice(QStringLiteral("candidate %1 waits for review: %2").arg(entry.candidate.id).arg(entry.review));
         }
-        if (entry.reviewState != QLatin1String("accepted"))
+        if (entry.reviewState != ReviewState::Accepted)
             return;
     }
     admit(entry);
@@ -1380,7 +1380,7 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
     case K::AcceptReview:
     case K::RejectReview: {
         auto it = m_entries.find(c.candidate);
-        if (it == m_entries.end() || it->second.review.isEmpty() || it->second.reviewState != QLatin1String("pending")) {
+        if (it == m_entries.end() || it->second.review.isEmpty() || it->second.reviewState != ReviewState::Pending) {
             emit notice(QStringLiteral("candidate %1 is not waiting for review").arg(c.candidate));
             break;
         }
@@ -1389,7 +1389,7 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
             if (!written(m_store->decideReview(m_run.id, c.candidate, accepted, c.reason),
                          QStringLiteral("the review of candidate %1").arg(c.candidate)))
                 break;
-        it->second.reviewState = accepted ? QStringLiteral("accepted") : QStringLiteral("rejected");
+        it->second.reviewState = accepted ? ReviewState::Accepted : ReviewState::Rejected;
         m_knownReviews[c.candidate] = it->second.reviewState;
         record(accepted ? QStringLiteral("review_accepted") : QStringLiteral("review_rejected"), who);
         if (accepted) {

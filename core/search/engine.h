@@ -105,7 +105,7 @@ private:
         QJsonObject roofline;   // of the search evaluation; empty when not timed
         QJsonArray findings;    // of the search evaluation
         QString review;         // why it waits for a person; empty when it does not
-        QString reviewState;    // pending, accepted, rejected
+        ReviewState reviewState = ReviewState::Pending; // while `review` is set
     };
     struct Island {
         Archive archive;
@@ -152,7 +152,7 @@ private:
     Cell cellOf(const Candidate& candidate, const protocol::EvaluateResult& result) const;
     void integrate(Entry& entry);
     void admit(Entry& entry); // into the archives of its island (every island for seeds)
-    static bool awaitingReview(const Entry& e) { return !e.review.isEmpty() && e.reviewState != QLatin1String("accepted"); }
+    static bool awaitingReview(const Entry& e) { return !e.review.isEmpty() && e.reviewState != ReviewState::Accepted; }
     void migrate();
     void considerPromotion();
     void onConfirmation(qint64 candidate, const protocol::EvaluateResult& result);
@@ -229,7 +229,7 @@ private:
     std::map<std::pair<qint64, EvaluationPurpose>, protocol::EvaluateResult> m_known;
     std::map<qint64, QJsonObject> m_knownRoofline; // of stored search evaluations
     std::map<qint64, QJsonArray> m_knownFindings;
-    std::map<qint64, QString> m_knownReviews;      // candidate -> stored review state
+    std::map<qint64, ReviewState> m_knownReviews;  // candidate -> stored review state
     std::map<int, std::vector<store::EventRecord>> m_storedHumanEvents;
 
     // The generation in flight.

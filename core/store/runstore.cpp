@@ -1005,7 +1005,7 @@ Expected<bool> RunStore::requestReview(qint64 runId, qint64 candidateId, const Q
 Status RunStore::decideReview(qint64 runId, qint64 candidateId, bool accepted, const QString& note) {
     return write<spec::Done>([&]() -> Expected<spec::Done> {
         Statement update(m_db, "UPDATE reviews SET state = ?, note = ?, decided = ? WHERE run_id = ? AND candidate_id = ?");
-        update.bindText(1, accepted ? QStringLiteral("accepted") : QStringLiteral("rejected"))
+        update.bindText(1, search::reviewStateName(accepted ? search::ReviewState::Accepted : search::ReviewState::Rejected))
             .bindText(2, note)
             .bindText(3, now())
             .bindInt(4, runId)
@@ -1030,7 +1030,11 @@ Expected<QList<ReviewRecord>> RunStore::reviews(qint64 runId) {
         r.id = query.int64(0);
         r.candidateId = query.int64(1);
         r.reason = query.text(2);
-        r.state = query.text(3);
+        auto state = search::parseReviewState(query.text(3));
+        if (!state)
+            return Error{where() + ": the review of candidate " + number(r.candidateId) + " of run " + number(runId)
+                         + " has an unknown state '" + query.text(3).toStdString() + "' (known: pending, accepted, rejected)"};
+        r.state = *state;
         r.note = query.text(4);
         r.created = parseTimestamp(query.text(5));
         r.decided = parseTimestamp(query.text(6));

@@ -67,8 +67,8 @@ struct ReviewRecord {
     qint64 id = 0;
     qint64 candidateId = 0;
     QString reason;
-    QString state; // pending, accepted, rejected
-    QString note;  // the reviewer's words
+    search::ReviewState state = search::ReviewState::Pending;
+    QString note; // the reviewer's words
     QDateTime created;
     QDateTime decided; // invalid while pending
 };

@@ -389,7 +389,8 @@ void TestRunStore::llmCallsAndStrategies() {
 }
 
 void TestRunStore::reviewQueue() {
-    auto store = openStore(newPath());
+    const QString path = newPath();
+    auto store = openStore(path);
     QVERIFY(store);
     const qint64 run = *store->createRun(makeRun());
     QVERIFY(store->insertCandidate(run, makeCandidate(1)));
@@ -401,14 +402,23 @@ void TestRunStore::reviewQueue() {
     QVERIFY(!store->requestReview(run, 9, QStringLiteral("no such candidate")));
     auto pending = store->reviews(run);
     QCOMPARE(pending->size(), 1);
-    QCOMPARE(pending->first().state, QStringLiteral("pending"));
+    QVERIFY(pending->first().state == kforge::search::ReviewState::Pending);
     QCOMPARE(pending->first().reason, QStringLiteral("52x over the baseline"));
     QVERIFY(!pending->first().decided.isValid());
     QVERIFY(store->decideReview(run, 2, true, QStringLiteral("checked")));
     auto decided = store->reviews(run);
-    QCOMPARE(decided->first().state, QStringLiteral("accepted"));
+    QVERIFY(decided->first().state == kforge::search::ReviewState::Accepted);
     QCOMPARE(decided->first().note, QStringLiteral("checked"));
     QVERIFY(decided->first().decided.isValid());
+    {
+        // A state this build does not know is named, not read as pending or accepted.
+        RawDb db(path);
+        QVERIFY(db.exec("UPDATE reviews SET state = 'maybe'"));
+        auto unknown = store->reviews(run);
+        QVERIFY(!unknown);
+        QVERIFY2(says(unknown.error(), QStringLiteral("has an unknown state 'maybe' (known: pending, accepted, rejected)")), why(unknown));
+        QVERIFY(db.exec("UPDATE reviews SET state = 'accepted'"));
+    }
     const auto missing = store->decideReview(run, 1, false, {});
     QVERIFY(!missing);
     QVERIFY(says(missing.error(), QStringLiteral("is not in the review queue")));

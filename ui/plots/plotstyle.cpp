@@ -16,7 +16,7 @@
 namespace kforge::ui::plotstyle {
 
 bool isArchiveCandidate(const CandidateRow& row) {
-    return row.correct && !row.vetoed && row.review != QLatin1String("pending") && row.review != QLatin1String("rejected");
+    return row.correct && !row.vetoed && (!row.review || *row.review == search::ReviewState::Accepted);
 }
 
 bool onIsland(const CandidateRow& row, int island) {

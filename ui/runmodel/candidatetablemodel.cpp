@@ -73,7 +73,7 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
         case Status:
             if (r.status.isEmpty())
                 return sort ? QStringLiteral("~") : tr("pending");
-            return r.review == QLatin1String("pending") ? tr("%1, awaits review").arg(r.status) : r.status;
+            return r.review == search::ReviewState::Pending ? tr("%1, awaits review").arg(r.status) : r.status;
         case Speedup:
             if (sort)
                 return r.correct ? r.speedup : -1.0;

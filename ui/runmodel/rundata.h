@@ -50,7 +50,7 @@ struct CandidateRow {
     QString bound;              // memory, compute, latency
     int findings = 0;
     QString topFinding; // the most severe finding's message
-    QString review;     // pending, accepted, rejected; empty when it never needed one
+    std::optional<search::ReviewState> review; // none when it never needed one
 
     bool evaluated() const { return !status.isEmpty(); }
 };

@@ -248,7 +248,7 @@ bool RunReader::readChunk(RunDelta& delta) {
     }
     for (const auto& r : *reviews) {
         auto row = m_rows.find(r.candidateId);
-        if (row == m_rows.end() || row->second.review == r.state)
+        if (row == m_rows.end() || row->second.review == std::optional(r.state))
             continue;
         row->second.review = r.state;
         changed.insert(r.candidateId);

@@ -198,9 +198,9 @@ void TestPlots::heatmapElites() {
     CandidateRow vetoed = row(2, {2, 1, 0}, 9.0);
     vetoed.vetoed = true;
     CandidateRow waiting = row(3, {2, 1, 0}, 8.0);
-    waiting.review = QStringLiteral("pending");
+    waiting.review = search::ReviewState::Pending;
     CandidateRow accepted = row(4, {2, 1, 1}, 3.0); // another level of the third dimension
-    accepted.review = QStringLiteral("accepted");
+    accepted.review = search::ReviewState::Accepted;
     d.added = {row(1, {2, 1, 2}, 1.0), vetoed, waiting, accepted, row(5, {2, 1, 3}, 0.0, false), row(6, {2, 1, 0}, 3.0)};
     data.apply(d);
     QCOMPARE(eliteAt(model, 2, 1), 4); // ties go to the older candidate
