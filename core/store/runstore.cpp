@@ -315,6 +315,12 @@ Error newer(const std::string& where, int version) {
                 + std::to_string(RunStore::schemaVersion()) + ")");
 }
 
+// A stored name this build does not know (a damaged file, or one a newer kforge wrote): named with
+// its row, never guessed.
+Error unknownName(const std::string& row, const char* field, const QString& value, const char* known) {
+    return fail(row + " has an unknown " + field + " '" + value.toStdString() + "' (known: " + known + ")");
+}
+
 constexpr std::string_view kRunColumns = "id, name, task, task_dir, backend, variant, config_json, state, message, "
                                          "created, updated, best_candidate, best_speedup, evaluations, wall_seconds, "
                                          "generation";
@@ -928,8 +934,8 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
         e.candidateId = query.int64(1);
         auto purpose = search::parsePurpose(query.text(2));
         if (!purpose)
-            return Error{where() + ": evaluation " + number(e.id) + " of run " + number(runId) + " has an unknown purpose '"
-                         + query.text(2).toStdString() + "' (known: search, confirm)"};
+            return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose", query.text(2),
+                               "search, confirm");
         e.purpose = *purpose;
         auto decoded = decodeResult(query.utf8(3), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
         if (!decoded)
@@ -962,8 +968,8 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         e.candidateId = query.int64(1);
         auto purpose = search::parsePurpose(query.text(2));
         if (!purpose)
-            return Error{where() + ": evaluation " + number(e.id) + " of run " + number(runId) + " has an unknown purpose '"
-                         + query.text(2).toStdString() + "' (known: search, confirm)"};
+            return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose", query.text(2),
+                               "search, confirm");
         e.purpose = *purpose;
         e.status = query.text(3);
         e.speedup = optionalReal(query, 4);
@@ -1032,8 +1038,8 @@ Expected<QList<ReviewRecord>> RunStore::reviews(qint64 runId) {
         r.reason = query.text(2);
         auto state = search::parseReviewState(query.text(3));
         if (!state)
-            return Error{where() + ": the review of candidate " + number(r.candidateId) + " of run " + number(runId)
-                         + " has an unknown state '" + query.text(3).toStdString() + "' (known: pending, accepted, rejected)"};
+            return unknownName(where() + ": the review of candidate " + number(r.candidateId) + " of run " + number(runId), "state",
+                               query.text(3), "pending, accepted, rejected");
         r.state = *state;
         r.note = query.text(4);
         r.created = parseTimestamp(query.text(5));

@@ -36,7 +36,7 @@ std::string programName(const std::string& role) {
     return (name.empty() ? "kernel" : name) + ".cu";
 }
 
-std::string launchWhere(const spec::ResolvedLaunch& l) { return "line " + std::to_string(l.line) + ": launch " + l.kernel + ": "; }
+using harness::launchWhere;
 
 std::string launchList(const spec::LaunchPlan& plan) {
     std::string s;

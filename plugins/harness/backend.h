@@ -68,6 +68,11 @@ inline bool isBufferBinding(const spec::ArgBinding& a) {
     return a.kind == Kind::Input || a.kind == Kind::Output || a.kind == Kind::Scratch;
 }
 
+// "line 12: launch softmax: ", the start of every message about one launch of a plan.
+inline std::string launchWhere(const spec::ResolvedLaunch& l) {
+    return "line " + std::to_string(l.line) + ": launch " + l.kernel + ": ";
+}
+
 // "input", "output" or "scratch buffer", for messages.
 inline const char* bufferKindName(const spec::ArgBinding& a) {
     using Kind = spec::ArgBinding::Kind;

@@ -670,11 +670,17 @@ bool Evaluation::verifyCandidate() {
             sideEffects = r->integrityProblem;
         // A write next to a buffer is wrong whatever the outputs say.
         auto outside = checkGuards(*m_candidate);
-        if (!outside || !outside->empty()) {
-            const std::string problem = outside ? *outside : "reading the guard regions failed: " + outside.error();
+        if (!outside) {
+            const std::string problem = "reading the guard regions failed: " + outside.error();
             addCheck("guards_intact", false, problem + " (" + m_seeds[k].label() + ")");
-            m_result.diagnostics.push_back({"integrity", "error", problem, "candidate", 0, 0});
-            finish(outside ? Status::Incorrect : Status::RuntimeError, "candidate is incorrect: " + problem);
+            m_result.diagnostics.push_back({"runtime", "error", problem, "candidate", 0, 0});
+            finish(Status::RuntimeError, "cannot check the candidate's buffers: " + problem);
+            return false;
+        }
+        if (!outside->empty()) {
+            addCheck("guards_intact", false, *outside + " (" + m_seeds[k].label() + ")");
+            m_result.diagnostics.push_back({"integrity", "error", *outside, "candidate", 0, 0});
+            finish(Status::Incorrect, "candidate is incorrect: " + *outside);
             return false;
         }
         return true;

@@ -157,6 +157,19 @@ std::vector<std::uint64_t> secureSeeds(std::size_t n) {
 void applyStress(HostTensor& t, const std::string& set, std::uint64_t rowLength) {
     if (!spec::isFloating(t.dtype) || t.count == 0)
         return;
+    // The set is decided once, not per element: tensors run to millions of elements.
+    enum class Set { IdenticalRows, ZeroRows, LargeMagnitude, ExpOverflow };
+    Set which;
+    if (set == "identical_rows")
+        which = Set::IdenticalRows;
+    else if (set == "zero_rows")
+        which = Set::ZeroRows;
+    else if (set == "large_magnitude")
+        which = Set::LargeMagnitude;
+    else if (set == "exp_overflow")
+        which = Set::ExpOverflow;
+    else
+        throw std::invalid_argument("unknown stress set '" + set + "'"); // task files are checked against stressSetNames()
     const std::uint64_t row = std::max<std::uint64_t>(1, std::min(rowLength, t.count));
     const std::size_t size = spec::dtypeSize(t.dtype);
     unsigned char* bytes = t.bytes.data();
@@ -164,14 +177,12 @@ void applyStress(HostTensor& t, const std::string& set, std::uint64_t rowLength)
     for (std::uint64_t i = 0; i < t.count; ++i) {
         const std::uint64_t r = i / row;
         double v = t.at(i);
-        if (set == "identical_rows")
-            v = t.at(r * row);
-        else if (set == "zero_rows")
-            v = r % 2 == 0 ? 0.0 : v;
-        else if (set == "large_magnitude")
-            v *= half ? 256.0 : 1e4; // float16 tops out at 65504
-        else if (set == "exp_overflow")
-            v += half ? 12.0 : 90.0; // exp overflows above 11.09 in float16, 88.72 in float32/bfloat16
+        switch (which) {
+        case Set::IdenticalRows: v = t.at(r * row); break;
+        case Set::ZeroRows: v = r % 2 == 0 ? 0.0 : v; break;
+        case Set::LargeMagnitude: v *= half ? 256.0 : 1e4; break; // float16 tops out at 65504
+        case Set::ExpOverflow: v += half ? 12.0 : 90.0; break;    // exp overflows above 11.09 in float16, 88.72 in float32/bfloat16
+        }
         spec::storeFromDouble(t.dtype, v, bytes + i * size);
     }
 }

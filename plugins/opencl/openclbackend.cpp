@@ -758,7 +758,7 @@ std::string OpenClBackend::bindingProblem(harness::Program& program, const spec:
         return "the program was not built by the OpenCL backend";
     for (const auto& launch : plan.launches)
         if (auto problem = prog->bindingProblem(launch); !problem.empty())
-            return "line " + std::to_string(launch.line) + ": launch " + launch.kernel + ": " + problem;
+            return harness::launchWhere(launch) + problem;
     return {};
 }
 
@@ -847,13 +847,12 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
 
     for (std::size_t li = 0; li < plan.launches.size(); ++li) {
         const auto& launch = plan.launches[li];
-        const std::string where = "line " + std::to_string(launch.line) + ": launch " + launch.kernel + ": ";
+        const std::string where = harness::launchWhere(launch);
         if (afterLaunch && li > 0) {
             // The previous launch is finished before anyone looks at what it left.
             if (const cl_int err = clFinish(m_queue.get()); err != CL_SUCCESS) {
                 m_deviceLost = m_deviceLost || isStickyError(err);
-                return spec::fail("line " + std::to_string(plan.launches[li - 1].line) + ": launch " + plan.launches[li - 1].kernel
-                                  + ": clFinish failed with " + clErrorName(err));
+                return spec::fail(harness::launchWhere(plan.launches[li - 1]) + "clFinish failed with " + clErrorName(err));
             }
             afterLaunch(li - 1);
         }
@@ -949,7 +948,7 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
             && status < 0) {
             m_deviceLost = true;
             const auto& l = plan.launches[i];
-            return spec::fail("line " + std::to_string(l.line) + ": launch " + l.kernel + ": the kernel failed on the device with "
+            return spec::fail(harness::launchWhere(l) + "the kernel failed on the device with "
                               + clErrorName(status));
         }
     }

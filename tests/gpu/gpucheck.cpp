@@ -5,6 +5,7 @@
 // correct on the tasks it names. Qt-free, so it runs on bare GPU hosts. Exits 77 (a
 // skip for ctest) when there is no usable CUDA device.
 
+#include "inputs.h"
 #include "workerprocess.h"
 
 #include <nlohmann/json.hpp>
@@ -16,7 +17,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <random>
 #include <regex>
 
 namespace fs = std::filesystem;
@@ -53,16 +53,6 @@ std::string fmt(double v, int digits = 2) {
     s.precision(digits);
     s << v;
     return s.str();
-}
-
-// Verification seeds the check picks itself, when it wants fewer than the worker's three; drawn
-// like the worker's own, so no kernel can know them.
-std::vector<std::uint64_t> freshSeeds(std::size_t n) {
-    std::random_device device;
-    std::vector<std::uint64_t> seeds;
-    while (seeds.size() < n)
-        seeds.push_back(((std::uint64_t{device()} << 32) | device()) & ((std::uint64_t{1} << 53) - 1));
-    return seeds;
 }
 
 protocol::EvalOptions quickOptions() {
@@ -144,7 +134,9 @@ int main(int argc, char** argv) {
                 continue;
             protocol::EvalOptions options = quickOptions();
             if (variant == "default")
-                options.seeds = freshSeeds(2); // references at full size are slow; two seeds still catch constants
+                // References at full size are slow; two seeds, drawn as the worker draws its own,
+                // still catch constants.
+                options.seeds = harness::secureSeeds(2);
             auto req = protocol::makeEvaluateRequest(*bundle, "cuda", variant, options);
             if (!req) {
                 record({bundle->spec.name + " (" + variant + ")", false, req.error()});
