@@ -1,8 +1,8 @@
 // kforge-headless: kforge's headless commands without any GUI library, for GPU servers and
 // containers that have QtCore but no display stack.
 
-#include "cli.h"
-#include "cliio.h"
+#include "cli/cli.h"
+#include "cli/cliio.h"
 #include "protocol.h"
 
 #include <QCoreApplication>

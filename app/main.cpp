@@ -1,7 +1,7 @@
 // kforge: the workbench (GUI by default) and its headless commands.
 
-#include "cli.h"
-#include "cliio.h"
+#include "cli/cli.h"
+#include "cli/cliio.h"
 #include "mainwindow.h"
 #include "protocol.h"
 #include "viewrenderer.h"

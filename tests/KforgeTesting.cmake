@@ -4,6 +4,9 @@ function(kforge_add_test name)
   cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS;ENVIRONMENT" ${ARGN})
   add_executable(tst_${name} ${T_SOURCES})
   target_link_libraries(tst_${name} PRIVATE Qt6::Test ${T_LIBS} kforge_warnings)
+  # Tests read fixtures from the source tree and compare against the version they were built with.
+  target_compile_definitions(tst_${name} PRIVATE KFORGE_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    KFORGE_VERSION="${PROJECT_VERSION}")
   add_test(NAME ${name} COMMAND tst_${name})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 300)

@@ -32,8 +32,8 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
     m_state->addItem(tr("Vetoed"), static_cast<int>(CandidateFilterModel::State::Vetoed));
     m_origin = new QComboBox;
     m_origin->addItem(tr("Any origin"), -1);
-    for (auto o : {search::Origin::Seed, search::Origin::Tuner, search::Origin::Expert, search::Origin::Llm, search::Origin::Human,
-                   search::Origin::Experience})
+    for (auto o : {model::Origin::Seed, model::Origin::Tuner, model::Origin::Expert, model::Origin::Llm, model::Origin::Human,
+                   model::Origin::Experience})
         m_origin->addItem(originTitle(o), static_cast<int>(o));
     m_island = new QComboBox;
     fillIslands();

@@ -6,7 +6,7 @@
 #include "diagnosticsview.h"
 #include "eventlogview.h"
 #include "experiencebrowser.h"
-#include "experiencelibrary.h"
+#include "experience/experiencelibrary.h"
 #include "heatmapview.h"
 #include "islandsview.h"
 #include "kerneleditordialog.h"
@@ -265,7 +265,7 @@ void MainWindow::updateActions() {
     m_veto->setEnabled(live && row && !row->vetoed);
     m_edit->setEnabled(live && row);
     m_compareParent->setEnabled(row && !row->parents.isEmpty());
-    m_accept->setEnabled(live && row && row->review == search::ReviewState::Pending);
+    m_accept->setEnabled(live && row && row->review == model::ReviewState::Pending);
     m_reject->setEnabled(m_accept->isEnabled());
 }
 

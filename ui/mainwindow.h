@@ -6,7 +6,7 @@
 // review decisions). The window only composes: each view is its own class, and RunSession owns the
 // threads.
 
-#include "engine.h"
+#include "search/engine.h"
 
 #include <QMainWindow>
 #include <QPointer>

@@ -1,7 +1,7 @@
 #include "runsetupdialog.h"
 
-#include "endpoints.h"
-#include "taskcatalog.h"
+#include "llm/endpoints.h"
+#include "task/taskcatalog.h"
 
 #include <QCheckBox>
 #include <QComboBox>

@@ -5,7 +5,7 @@
 // the run store file. Choices are checked before the dialog accepts, with the message naming the
 // setting, and remembered (QSettings) for the next run.
 
-#include "engine.h"
+#include "search/engine.h"
 
 #include <QDialog>
 

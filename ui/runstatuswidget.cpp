@@ -1,6 +1,6 @@
 #include "runstatuswidget.h"
 
-#include "runexport.h"
+#include "store/runexport.h"
 #include "runsession.h"
 
 #include <QHBoxLayout>

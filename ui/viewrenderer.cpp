@@ -120,11 +120,11 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
         return spec::Error{s.error()};
     }
     // Prefer a child whose code differs from its parent's (a tuner child only changes parameters).
-    qint64 child = row->parents.isEmpty() || row->origin == search::Origin::Tuner ? 0 : shown;
+    qint64 child = row->parents.isEmpty() || row->origin == model::Origin::Tuner ? 0 : shown;
     for (bool anyOrigin : {false, true})
         for (int r = 0; r < data->candidateCount() && !child; ++r) {
             const CandidateRow& c = data->candidateAt(r);
-            if (c.correct && !c.parents.isEmpty() && (anyOrigin || c.origin != search::Origin::Tuner))
+            if (c.correct && !c.parents.isEmpty() && (anyOrigin || c.origin != model::Origin::Tuner))
                 child = c.id;
         }
     if (child) {

@@ -1,8 +1,8 @@
-#include "diagnosis.h"
+#include "diagnose/diagnosis.h"
 
-#include "jsonreader.h"
+#include "util/jsonreader.h"
 
-#include "resourcelocator.h"
+#include "util/resourcelocator.h"
 
 #include <QFile>
 #include <QFileInfo>

@@ -6,9 +6,9 @@
 // over named facts, a message template, and a suggested direction.
 
 #include "expected.h"
-#include "finding.h"
+#include "diagnose/finding.h"
 #include "protocol.h"
-#include "roofline.h"
+#include "diagnose/roofline.h"
 #include "taskspec.h"
 
 #include <QJsonObject>

@@ -1,4 +1,4 @@
-#include "finding.h"
+#include "diagnose/finding.h"
 
 namespace kforge::diagnose {
 

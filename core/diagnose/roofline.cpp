@@ -1,4 +1,4 @@
-#include "roofline.h"
+#include "diagnose/roofline.h"
 
 #include "expression.h"
 

@@ -1,7 +1,7 @@
-#include "doctor.h"
+#include "doctor/doctor.h"
 
-#include "workerlocator.h"
-#include "workerpool.h"
+#include "eval/workerlocator.h"
+#include "eval/workerpool.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,4 +1,4 @@
-#include "resultformat.h"
+#include "eval/resultformat.h"
 
 #include <QJsonDocument>
 

@@ -1,4 +1,4 @@
-#include "workerlocator.h"
+#include "eval/workerlocator.h"
 
 #include <QCoreApplication>
 #include <QDir>

@@ -1,8 +1,8 @@
-#include "workerpool.h"
+#include "eval/workerpool.h"
 
-#include "workerlocator.h"
+#include "eval/workerlocator.h"
 
-#include "logging.h"
+#include "util/logging.h"
 
 #include <QFileInfo>
 #include <QProcess>

@@ -7,7 +7,7 @@
 // signal is emitted from the event loop, never from inside a call. Use it from the thread it lives
 // in (the engine thread); results reach other threads through queued connections.
 
-#include "executor.h"
+#include "eval/executor.h"
 
 #include <QByteArray>
 #include <QElapsedTimer>

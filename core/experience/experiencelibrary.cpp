@@ -1,6 +1,6 @@
-#include "experiencelibrary.h"
+#include "experience/experiencelibrary.h"
 
-#include "sqlitedb.h"
+#include "util/sqlitedb.h"
 
 #include <sqlite3.h>
 

@@ -1,4 +1,4 @@
-#include "answerparser.h"
+#include "llm/answerparser.h"
 
 #include <QRegularExpression>
 

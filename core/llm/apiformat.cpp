@@ -1,4 +1,4 @@
-#include "apiformat.h"
+#include "llm/apiformat.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>

@@ -4,8 +4,8 @@
 // an HTTP error into an ErrorKind and a message a person can act on. Kept apart from the transport
 // so that each format can be tested on bytes alone.
 
-#include "llmtypes.h"
-#include "sse.h"
+#include "llm/llmtypes.h"
+#include "llm/sse.h"
 
 #include <QByteArray>
 #include <QList>

@@ -1,4 +1,4 @@
-#include "apikeys.h"
+#include "llm/apikeys.h"
 
 #include <qt6keychain/keychain.h>
 

@@ -4,7 +4,7 @@
 // kforge or put in a message; redactSecrets() guards messages that might echo one back.
 
 #include "expected.h"
-#include "llmtypes.h"
+#include "llm/llmtypes.h"
 
 #include <QString>
 #include <QStringList>

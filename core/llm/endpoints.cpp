@@ -1,7 +1,7 @@
-#include "endpoints.h"
+#include "llm/endpoints.h"
 
-#include "jsonreader.h"
-#include "resourcelocator.h"
+#include "util/jsonreader.h"
+#include "util/resourcelocator.h"
 
 #include <QDir>
 #include <QFileInfo>

@@ -4,7 +4,7 @@
 // given on the command line.
 
 #include "expected.h"
-#include "llmtypes.h"
+#include "llm/llmtypes.h"
 
 #include <QList>
 #include <QString>

@@ -1,9 +1,9 @@
-#include "llmclient.h"
+#include "llm/llmclient.h"
 
-#include "apiformat.h"
-#include "apikeys.h"
-#include "logging.h"
-#include "sse.h"
+#include "llm/apiformat.h"
+#include "llm/apikeys.h"
+#include "util/logging.h"
+#include "llm/sse.h"
 
 #include <curl/curl.h>
 

@@ -9,8 +9,8 @@
 // submit(), cancel() and cancelAll() may be called from any thread; the signals are delivered in
 // the thread this object lives in.
 
-#include "llmtypes.h"
-#include "pricetable.h"
+#include "llm/llmtypes.h"
+#include "llm/pricetable.h"
 
 #include <QList>
 #include <QObject>

@@ -1,4 +1,4 @@
-#include "llmtypes.h"
+#include "llm/llmtypes.h"
 
 #include <QJsonValue>
 #include <QStringList>

@@ -1,4 +1,4 @@
-#include "novelty.h"
+#include "llm/novelty.h"
 
 #include "kernelfile.h"
 

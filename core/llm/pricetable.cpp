@@ -1,7 +1,7 @@
-#include "pricetable.h"
+#include "llm/pricetable.h"
 
-#include "jsonreader.h"
-#include "resourcelocator.h"
+#include "util/jsonreader.h"
+#include "util/resourcelocator.h"
 
 #include <QDir>
 #include <QFileInfo>

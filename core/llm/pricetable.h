@@ -5,7 +5,7 @@
 // their cost stays unknown rather than pretending to be zero.
 
 #include "expected.h"
-#include "llmtypes.h"
+#include "llm/llmtypes.h"
 
 #include <QJsonObject>
 #include <QString>

@@ -1,9 +1,9 @@
-#include "promptbuilder.h"
+#include "llm/promptbuilder.h"
 
 #include "expression.h"
-#include "jsonreader.h"
+#include "util/jsonreader.h"
 #include "kernelfile.h"
-#include "resourcelocator.h"
+#include "util/resourcelocator.h"
 
 #include <QDir>
 #include <QFile>

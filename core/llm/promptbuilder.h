@@ -9,8 +9,8 @@
 // Also loads the texts prompts are made of: the expert personas (resources/skills) and the initial
 // strategy texts of each stage (resources/llm/strategies.json).
 
-#include "llmtypes.h"
-#include "prompttemplate.h"
+#include "llm/llmtypes.h"
+#include "llm/prompttemplate.h"
 #include "taskspec.h"
 
 #include <QList>

@@ -1,6 +1,6 @@
-#include "prompttemplate.h"
+#include "llm/prompttemplate.h"
 
-#include "resourcelocator.h"
+#include "util/resourcelocator.h"
 
 #include <QDir>
 #include <QFile>

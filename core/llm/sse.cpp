@@ -1,4 +1,4 @@
-#include "sse.h"
+#include "llm/sse.h"
 
 namespace kforge::llm {
 

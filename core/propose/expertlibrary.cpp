@@ -1,6 +1,6 @@
-#include "expertlibrary.h"
+#include "propose/expertlibrary.h"
 
-#include "resourcelocator.h"
+#include "util/resourcelocator.h"
 
 #include <QDir>
 #include <QFile>

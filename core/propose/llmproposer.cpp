@@ -1,8 +1,8 @@
-#include "llmproposer.h"
+#include "propose/llmproposer.h"
 
-#include "llmclient.h"
-#include "logging.h"
-#include "pricetable.h"
+#include "llm/llmclient.h"
+#include "util/logging.h"
+#include "llm/pricetable.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -35,7 +35,7 @@ constexpr int kExperienceDiffChars = 1200;
 
 } // namespace
 
-LlmProposer::LlmProposer(search::LlmSettings settings, Context context, QObject* parent)
+LlmProposer::LlmProposer(llm::LlmSettings settings, Context context, QObject* parent)
     : QObject(parent), m_settings(std::move(settings)), m_context(context), m_bandit(m_settings.models, m_settings.selection == QLatin1String("bandit")) {
     qRegisterMetaType<kforge::propose::LlmProposal>();
     qRegisterMetaType<kforge::llm::ChatResult>();
@@ -160,14 +160,14 @@ void LlmProposer::Spend::add(std::optional<qint64> input, std::optional<qint64> 
         ++unknownCost;
 }
 
-QString LlmProposer::modelKey(const search::ModelChoice& choice) {
+QString LlmProposer::modelKey(const llm::ModelChoice& choice) {
     return choice.endpoint + QLatin1Char(':') + choice.model;
 }
 
-std::optional<search::ModelChoice> LlmProposer::helperModel() const {
+std::optional<llm::ModelChoice> LlmProposer::helperModel() const {
     if (m_settings.helper.isEmpty())
-        return m_bandit.size() > 0 ? std::optional<search::ModelChoice>(m_bandit.model(0)) : std::nullopt;
-    auto choice = search::ModelChoice::parse(m_settings.helper);
+        return m_bandit.size() > 0 ? std::optional<llm::ModelChoice>(m_bandit.model(0)) : std::nullopt;
+    auto choice = llm::ModelChoice::parse(m_settings.helper);
     if (!choice)
         return std::nullopt;
     return *choice;
@@ -272,7 +272,7 @@ bool LlmProposer::send(InFlight call) {
     call.inputEstimate = estimateTokens(call.prompt.system + call.promptText);
 
     // The call's worst case must fit in what is left, counting the calls still in flight.
-    const search::ModelChoice& model = call.choice;
+    const llm::ModelChoice& model = call.choice;
     call.reservedTokens = call.inputEstimate + m_settings.maxTokens;
     llm::Usage worst;
     worst.inputTokens = call.inputEstimate;

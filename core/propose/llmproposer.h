@@ -9,15 +9,15 @@
 //
 // Lives in the engine's thread; the LLM client does its network I/O in a thread of its own.
 
-#include "answerparser.h"
-#include "experiencelibrary.h"
-#include "llmsettings.h"
-#include "metaprompt.h"
-#include "modelbandit.h"
-#include "novelty.h"
-#include "pricetable.h"
-#include "promptbuilder.h"
-#include "runstore.h"
+#include "llm/answerparser.h"
+#include "experience/experiencelibrary.h"
+#include "llm/llmsettings.h"
+#include "propose/metaprompt.h"
+#include "propose/modelbandit.h"
+#include "llm/novelty.h"
+#include "llm/pricetable.h"
+#include "llm/promptbuilder.h"
+#include "store/runstore.h"
 #include "taskspec.h"
 
 #include <QObject>
@@ -68,7 +68,7 @@ public:
         experience::ExperienceLibrary* experience = nullptr; // may be null
     };
 
-    LlmProposer(search::LlmSettings settings, Context context, QObject* parent = nullptr);
+    LlmProposer(llm::LlmSettings settings, Context context, QObject* parent = nullptr);
     ~LlmProposer() override;
 
     // Loads prices, prompts, personas and the run's strategies (seeded on a new run) and restores
@@ -119,7 +119,7 @@ private:
     struct InFlight {
         LlmJob job;
         int model = -1;                // in the bandit; -1 for a helper that proposes no kernels
-        search::ModelChoice choice;
+        llm::ModelChoice choice;
         std::optional<qint64> strategy;
         QString stage;
         llm::Prompt prompt;
@@ -142,10 +142,10 @@ private:
     qint64 record(const InFlight& call, const llm::ChatResult& result, const QString& status, const QString& message);
     void account(const InFlight& call, const llm::ChatResult& result);
     QStringList experienceFor(const LlmJob& job) const;
-    static QString modelKey(const search::ModelChoice& choice);
-    std::optional<search::ModelChoice> helperModel() const;
+    static QString modelKey(const llm::ModelChoice& choice);
+    std::optional<llm::ModelChoice> helperModel() const;
 
-    search::LlmSettings m_settings;
+    llm::LlmSettings m_settings;
     Context m_context;
     llm::LlmClient* m_client = nullptr;
     std::optional<llm::PromptBuilder> m_prompts;

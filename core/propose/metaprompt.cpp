@@ -1,4 +1,4 @@
-#include "metaprompt.h"
+#include "propose/metaprompt.h"
 
 #include <algorithm>
 

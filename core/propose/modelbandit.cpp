@@ -1,4 +1,4 @@
-#include "modelbandit.h"
+#include "propose/modelbandit.h"
 
 #include <algorithm>
 #include <cmath>
@@ -11,7 +11,7 @@ constexpr double kCostPenalty = 0.3;
 constexpr double kExploration = 0.5;
 } // namespace
 
-ModelBandit::ModelBandit(QList<search::ModelChoice> models, bool learn)
+ModelBandit::ModelBandit(QList<llm::ModelChoice> models, bool learn)
     : m_models(std::move(models)), m_stats(static_cast<size_t>(m_models.size())), m_learn(learn) {}
 
 double ModelBandit::rewardOf(bool correct, double ratio) {

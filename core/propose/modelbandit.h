@@ -5,7 +5,7 @@
 // others, wins. Rewards are in [0, 1] (0: the child was unusable or incorrect; 0.5: as fast as
 // its parent; 1: twice as fast or more).
 
-#include "llmsettings.h"
+#include "llm/llmsettings.h"
 
 #include <optional>
 #include <random>
@@ -24,7 +24,7 @@ public:
         double meanCost() const { return costed ? costSum / costed : 0.0; }
     };
 
-    ModelBandit(QList<search::ModelChoice> models, bool learn);
+    ModelBandit(QList<llm::ModelChoice> models, bool learn);
 
     // An index into the models serving the island; nullopt when none does.
     std::optional<int> choose(int island, std::mt19937_64& rng) const;
@@ -34,13 +34,13 @@ public:
     // The reward of a child with `ratio` = its speedup over its parent's (0 when incorrect).
     static double rewardOf(bool correct, double ratio);
 
-    const search::ModelChoice& model(int index) const { return m_models.at(index); }
+    const llm::ModelChoice& model(int index) const { return m_models.at(index); }
     int size() const { return static_cast<int>(m_models.size()); }
     const Stats& stats(int index) const { return m_stats.at(static_cast<size_t>(index)); }
     std::optional<int> find(const QString& endpoint, const QString& model) const;
 
 private:
-    QList<search::ModelChoice> m_models;
+    QList<llm::ModelChoice> m_models;
     std::vector<Stats> m_stats;
     bool m_learn = true;
 };

@@ -1,4 +1,4 @@
-#include "tuner.h"
+#include "propose/tuner.h"
 
 #include <algorithm>
 #include <limits>
@@ -30,8 +30,8 @@ Tuner::Tuner(std::vector<spec::ParamDecl> params) {
     }
 }
 
-search::ParamValues Tuner::complete(const search::ParamValues& values) const {
-    search::ParamValues out;
+model::ParamValues Tuner::complete(const model::ParamValues& values) const {
+    model::ParamValues out;
     for (const auto* list : {&m_params, &m_fixed})
         for (const auto& p : *list) {
             const auto it = values.find(p.name);
@@ -51,7 +51,7 @@ std::uint64_t Tuner::spaceSize() const {
     return size;
 }
 
-bool Tuner::inSpace(const search::ParamValues& complete) const {
+bool Tuner::inSpace(const model::ParamValues& complete) const {
     for (const auto& p : m_params)
         if (!std::binary_search(p.choices.begin(), p.choices.end(), complete.at(p.name)))
             return false;
@@ -61,7 +61,7 @@ bool Tuner::inSpace(const search::ParamValues& complete) const {
     return true;
 }
 
-void Tuner::markSeen(const search::ParamValues& values) {
+void Tuner::markSeen(const model::ParamValues& values) {
     auto full = complete(values);
     // Only configurations the tuner could propose count towards exhaustion; others (a hand-edited
     // value, a changed fixed parameter) are still remembered for seen().
@@ -71,22 +71,22 @@ void Tuner::markSeen(const search::ParamValues& values) {
         m_elsewhere.insert(std::move(full));
 }
 
-bool Tuner::seen(const search::ParamValues& values) const {
+bool Tuner::seen(const model::ParamValues& values) const {
     const auto full = complete(values);
     return m_seen.count(full) > 0 || m_elsewhere.count(full) > 0;
 }
 
-std::optional<search::ParamValues> Tuner::propose(const search::ParamValues& around, std::mt19937_64& rng,
+std::optional<model::ParamValues> Tuner::propose(const model::ParamValues& around, std::mt19937_64& rng,
                                                   double restart) {
     if (exhausted())
         return std::nullopt;
 
     // Fixed parameters always keep their declared value: they are not the tuner's to move.
-    search::ParamValues base = complete(around);
+    model::ParamValues base = complete(around);
     for (const auto& p : m_fixed)
         base[p.name] = p.value;
 
-    std::optional<search::ParamValues> pick;
+    std::optional<model::ParamValues> pick;
     // Always drawn, so the engine advances the same way whatever `restart` is.
     const bool jump = std::uniform_real_distribution<double>(0.0, 1.0)(rng) < restart;
     if (!jump) {
@@ -116,13 +116,13 @@ std::vector<std::int64_t> Tuner::steps(const spec::ParamDecl& p, std::int64_t va
     return out;
 }
 
-std::vector<search::ParamValues> Tuner::unseenNeighbours(const search::ParamValues& base, int moved) const {
-    std::vector<search::ParamValues> out;
+std::vector<model::ParamValues> Tuner::unseenNeighbours(const model::ParamValues& base, int moved) const {
+    std::vector<model::ParamValues> out;
     const std::size_t n = m_params.size();
     for (std::size_t i = 0; i < n; ++i) {
         const auto& pi = m_params[i];
         for (const std::int64_t vi : steps(pi, base.at(pi.name))) {
-            search::ParamValues one = base;
+            model::ParamValues one = base;
             one[pi.name] = vi;
             if (moved == 1) {
                 if (inSpace(one) && !m_seen.count(one))
@@ -132,7 +132,7 @@ std::vector<search::ParamValues> Tuner::unseenNeighbours(const search::ParamValu
             for (std::size_t j = i + 1; j < n; ++j) {
                 const auto& pj = m_params[j];
                 for (const std::int64_t vj : steps(pj, base.at(pj.name))) {
-                    search::ParamValues two = one;
+                    model::ParamValues two = one;
                     two[pj.name] = vj;
                     if (inSpace(two) && !m_seen.count(two))
                         out.push_back(std::move(two));
@@ -143,8 +143,8 @@ std::vector<search::ParamValues> Tuner::unseenNeighbours(const search::ParamValu
     return out;
 }
 
-search::ParamValues Tuner::configAt(const std::vector<std::size_t>& digits) const {
-    search::ParamValues config;
+model::ParamValues Tuner::configAt(const std::vector<std::size_t>& digits) const {
+    model::ParamValues config;
     for (const auto& p : m_fixed)
         config[p.name] = p.value;
     for (std::size_t i = 0; i < m_params.size(); ++i)
@@ -162,10 +162,10 @@ bool Tuner::advance(std::vector<std::size_t>& digits) const {
     return false;
 }
 
-std::optional<search::ParamValues> Tuner::randomUnseen(std::mt19937_64& rng) const {
+std::optional<model::ParamValues> Tuner::randomUnseen(std::mt19937_64& rng) const {
     std::vector<std::size_t> digits(m_params.size(), 0);
     if (spaceSize() <= kListLimit) {
-        std::vector<search::ParamValues> unseen;
+        std::vector<model::ParamValues> unseen;
         do {
             auto config = configAt(digits);
             if (!m_seen.count(config))

@@ -1,10 +1,10 @@
-#include "archive.h"
+#include "search/archive.h"
 
 #include <algorithm>
 
 namespace kforge::search {
 
-Archive::Insertion Archive::insert(const Cell& cell, qint64 candidate, const Fitness& fitness) {
+Archive::Insertion Archive::insert(const model::Cell& cell, qint64 candidate, const model::Fitness& fitness) {
     Insertion result;
     if (!fitness.correct)
         return result;
@@ -32,14 +32,14 @@ bool Archive::remove(qint64 candidate) {
     return false;
 }
 
-std::optional<Elite> Archive::at(const Cell& cell) const {
+std::optional<Elite> Archive::at(const model::Cell& cell) const {
     auto it = m_cells.find(cell);
     if (it == m_cells.end())
         return std::nullopt;
     return it->second;
 }
 
-std::optional<Cell> Archive::cellOf(qint64 candidate) const {
+std::optional<model::Cell> Archive::cellOf(qint64 candidate) const {
     for (const auto& [cell, elite] : m_cells)
         if (elite.candidate == candidate)
             return cell;

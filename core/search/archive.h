@@ -3,7 +3,7 @@
 // candidate ids and fitness only; the candidates live in the engine. Every island keeps one, so
 // islands can hold different elites for the same cell; the run-wide archive is their union.
 
-#include "candidate.h"
+#include "model/candidate.h"
 
 #include <map>
 #include <optional>
@@ -13,7 +13,7 @@ namespace kforge::search {
 
 struct Elite {
     qint64 candidate = 0;
-    Fitness fitness;
+    model::Fitness fitness;
 };
 
 class Archive {
@@ -26,20 +26,20 @@ public:
 
     // A correct candidate enters an empty cell, or replaces an elite it strictly beats. Ties keep
     // the incumbent, so the order of equal results cannot churn the archive.
-    Insertion insert(const Cell& cell, qint64 candidate, const Fitness& fitness);
+    Insertion insert(const model::Cell& cell, qint64 candidate, const model::Fitness& fitness);
     // Takes a candidate out wherever it is (a veto); true if it was an elite.
     bool remove(qint64 candidate);
 
-    std::optional<Elite> at(const Cell& cell) const;
-    std::optional<Cell> cellOf(qint64 candidate) const;
+    std::optional<Elite> at(const model::Cell& cell) const;
+    std::optional<model::Cell> cellOf(qint64 candidate) const;
     bool contains(qint64 candidate) const { return cellOf(candidate).has_value(); }
     int size() const { return static_cast<int>(m_cells.size()); }
-    const std::map<Cell, Elite>& cells() const { return m_cells; }
+    const std::map<model::Cell, Elite>& cells() const { return m_cells; }
     // Elites sorted best first (ties by lower id, so the order is stable).
     std::vector<Elite> ranked() const;
 
 private:
-    std::map<Cell, Elite> m_cells;
+    std::map<model::Cell, Elite> m_cells;
 };
 
 } // namespace kforge::search

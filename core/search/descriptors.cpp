@@ -1,8 +1,8 @@
-#include "descriptors.h"
+#include "search/descriptors.h"
 
-#include "jsonreader.h"
+#include "util/jsonreader.h"
 
-#include "resourcelocator.h"
+#include "util/resourcelocator.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -355,13 +355,13 @@ spec::Expected<DescriptorSpace> DescriptorSpace::fromJson(const QJsonObject& jso
     if (!dims.isArray())
         return reader.error(QStringLiteral("dimensions"), QStringLiteral("expected an array"));
     const QJsonArray list = dims.toArray();
-    if (list.size() != kDimensions)
+    if (list.size() != model::kDimensions)
         return reader.error(QStringLiteral("dimensions"),
-                            QStringLiteral("expected %1 dimensions, found %2").arg(kDimensions).arg(list.size()));
+                            QStringLiteral("expected %1 dimensions, found %2").arg(model::kDimensions).arg(list.size()));
 
     DescriptorSpace space;
     std::set<QString> keys;
-    for (int d = 0; d < kDimensions; ++d) {
+    for (int d = 0; d < model::kDimensions; ++d) {
         const QString path = QStringLiteral("dimensions[%1]").arg(d);
         const auto i = static_cast<std::size_t>(d);
         if (auto e = reader.dimension(list.at(d), path, &space.m_dimensions[i], &space.m_rules[i]))
@@ -373,10 +373,10 @@ spec::Expected<DescriptorSpace> DescriptorSpace::fromJson(const QJsonObject& jso
     return space;
 }
 
-Cell DescriptorSpace::describe(const QString& source, const KernelFacts& facts, QStringList* reasons) const {
-    Cell cell{};
+model::Cell DescriptorSpace::describe(const QString& source, const KernelFacts& facts, QStringList* reasons) const {
+    model::Cell cell{};
     const QString text = codeText(source);
-    for (std::size_t d = 0; d < static_cast<std::size_t>(kDimensions); ++d) {
+    for (std::size_t d = 0; d < static_cast<std::size_t>(model::kDimensions); ++d) {
         const auto& levels = m_rules[d];
         QString why;
         QStringList detail;

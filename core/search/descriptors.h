@@ -11,7 +11,7 @@
 //                a warp per row/tile | a block per row/tile (cooperative, barriers)
 // A kernel's level in a dimension is the highest level whose rule matches.
 
-#include "candidate.h"
+#include "model/candidate.h"
 #include "expected.h"
 #include "kernelfile.h"
 
@@ -29,7 +29,7 @@ namespace kforge::search {
 // What a rule can look at besides the source.
 struct KernelFacts {
     spec::Dialect dialect = spec::Dialect::OpenCL;
-    ParamValues params;                       // effective values of every declared parameter
+    model::ParamValues params;                       // effective values of every declared parameter
     std::map<std::string, double> resources;  // compile facts: registers, shared_bytes, local_bytes, ...
 };
 
@@ -57,15 +57,15 @@ public:
     DescriptorSpace(const DescriptorSpace&);
     DescriptorSpace& operator=(const DescriptorSpace&);
 
-    const std::array<Dimension, kDimensions>& dimensions() const { return m_dimensions; }
+    const std::array<Dimension, model::kDimensions>& dimensions() const { return m_dimensions; }
 
     // The cell of a kernel file. `reasons`, when given, gets one line per dimension saying which
     // rule placed it there ("memory: shared-memory tiling (matched __shared__)").
-    Cell describe(const QString& source, const KernelFacts& facts, QStringList* reasons = nullptr) const;
+    model::Cell describe(const QString& source, const KernelFacts& facts, QStringList* reasons = nullptr) const;
 
 private:
-    std::array<Dimension, kDimensions> m_dimensions;
-    std::array<std::vector<std::vector<DescriptorRule>>, kDimensions> m_rules; // [dim][level][rule]
+    std::array<Dimension, model::kDimensions> m_dimensions;
+    std::array<std::vector<std::vector<DescriptorRule>>, model::kDimensions> m_rules; // [dim][level][rule]
 };
 
 } // namespace kforge::search

@@ -1,12 +1,12 @@
-#include "engine.h"
+#include "search/engine.h"
 
-#include "evalrequest.h"
-#include "executor.h"
-#include "logging.h"
-#include "roofverdict.h"
-#include "runexport.h"
-#include "textdiff.h"
-#include "taskcatalog.h"
+#include "task/evalrequest.h"
+#include "eval/executor.h"
+#include "util/logging.h"
+#include "search/roofverdict.h"
+#include "store/runexport.h"
+#include "util/textdiff.h"
+#include "task/taskcatalog.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -22,8 +22,8 @@ namespace kforge::search {
 
 namespace {
 
-constexpr auto kSearch = EvaluationPurpose::Search;
-constexpr auto kConfirm = EvaluationPurpose::Confirm;
+constexpr auto kSearch = model::EvaluationPurpose::Search;
+constexpr auto kConfirm = model::EvaluationPurpose::Confirm;
 
 QString q(const std::string& s) {
     return QString::fromStdString(s);
@@ -41,7 +41,7 @@ std::uint64_t mix(std::uint64_t x) {
 }
 
 // What changed between a parent's parameters and a child's, for the child's label.
-QString paramChange(const ParamValues& from, const ParamValues& to) {
+QString paramChange(const model::ParamValues& from, const model::ParamValues& to) {
     QStringList parts;
     for (const auto& [name, value] : to) {
         auto it = from.find(name);
@@ -333,7 +333,7 @@ spec::Status Engine::loadStoredRun() {
 
     m_storedGeneration = m_run.generation;
     m_priorWallSeconds = m_run.wallSeconds;
-    for (Candidate c : *candidates) {
+    for (model::Candidate c : *candidates) {
         // Flags are replayed from the events, at the generation they were set.
         c.pinned = false;
         c.vetoed = false;
@@ -439,13 +439,13 @@ void Engine::nextGeneration() {
 }
 
 std::vector<qint64> Engine::propose(int generation) {
-    std::vector<Candidate> children;
+    std::vector<model::Candidate> children;
     if (generation == 0) {
         std::vector<qint64> ids = proposeSeeds();
         proposePersonas(ids);
         return ids;
     }
-    for (Candidate& c : m_injected) {
+    for (model::Candidate& c : m_injected) {
         c.generation = generation;
         children.push_back(std::move(c));
     }
@@ -456,7 +456,7 @@ std::vector<qint64> Engine::propose(int generation) {
         store::RunStore::Transaction tx(*m_store);
         if (!written(tx.begun(), QStringLiteral("the candidates of generation %1").arg(generation)))
             return {};
-        for (Candidate& c : children) {
+        for (model::Candidate& c : children) {
             if (static_cast<int>(ids.size()) >= limit)
                 break;
             ids.push_back(addCandidate(std::move(c)));
@@ -464,7 +464,7 @@ std::vector<qint64> Engine::propose(int generation) {
         for (int island = 0; island < m_config.islands; ++island) {
             auto rng = rngFor(generation, island);
             for (int k = 0; k < m_config.childrenPerIsland && static_cast<int>(ids.size()) < limit && !m_finished; ++k) {
-                std::optional<Candidate> child;
+                std::optional<model::Candidate> child;
                 std::uniform_real_distribution<double> coin(0.0, 1.0);
                 if (m_llm && coin(rng) < m_config.llm.rate && static_cast<int>(ids.size()) + m_llmPending < limit
                     && proposeLlm(island, generation, rng))
@@ -492,9 +492,9 @@ std::vector<qint64> Engine::proposeSeeds() {
     if (!written(tx.begun(), QStringLiteral("the seed kernels")))
         return {};
     const std::string backend = m_config.backend.toStdString();
-    Candidate baseline;
+    model::Candidate baseline;
     baseline.source = q(m_task.baselineSource.at(backend));
-    baseline.origin = Origin::Seed;
+    baseline.origin = model::Origin::Seed;
     baseline.label = QStringLiteral("baseline");
     baseline.island = 0;
     ids.push_back(addCandidate(std::move(baseline)));
@@ -503,9 +503,9 @@ std::vector<qint64> Engine::proposeSeeds() {
     for (const auto& expert : m_experts) {
         if (budgetLeft() <= static_cast<int>(ids.size()))
             break;
-        Candidate c;
+        model::Candidate c;
         c.source = expert.source;
-        c.origin = Origin::Expert;
+        c.origin = model::Origin::Expert;
         c.label = QStringLiteral("expert %1/%2").arg(expert.family, expert.name);
         c.island = island;
         island = (island + 1) % m_config.islands;
@@ -545,9 +545,9 @@ std::vector<qint64> Engine::experienceSeeds(int firstIsland) {
             continue;
         if (hasKernel(insight.after, {}))
             continue;
-        Candidate c;
+        model::Candidate c;
         c.source = insight.after;
-        c.origin = Origin::Experience;
+        c.origin = model::Origin::Experience;
         c.label = QStringLiteral("experience #%1: %2").arg(insight.id).arg(insight.transformation);
         c.island = island;
         island = (island + 1) % m_config.islands;
@@ -568,13 +568,13 @@ void Engine::harvest() {
     constexpr double kClearly = 1.10;
     const Entry* baseline = nullptr;
     for (const auto& [id, e] : m_entries)
-        if (e.candidate.origin == Origin::Seed) {
+        if (e.candidate.origin == model::Origin::Seed) {
             baseline = &e;
             break;
         }
     for (qint64 id : m_batch) {
         const Entry& child = m_entries.at(id);
-        if (child.candidate.origin == Origin::Seed || child.candidate.origin == Origin::Experience || !child.result)
+        if (child.candidate.origin == model::Origin::Seed || child.candidate.origin == model::Origin::Experience || !child.result)
             continue;
         const Entry* parent = baseline;
         if (!child.candidate.parents.isEmpty())
@@ -660,16 +660,16 @@ void Engine::learnHumanAction(const EngineCommand& c, const QString& kind) {
         qCWarning(lcSearch) << "experience library:" << q(added.error());
 }
 
-std::optional<Candidate> Engine::proposeExpert(int island, int generation) {
+std::optional<model::Candidate> Engine::proposeExpert(int island, int generation) {
     auto& tried = m_islands[static_cast<size_t>(island)].expertsTried;
     for (const auto& expert : m_experts) {
-        const QString templateKey = candidateKey(expert.source, {});
+        const QString templateKey = model::candidateKey(expert.source, {});
         if (tried.count(templateKey))
             continue;
         tried.insert(templateKey);
-        Candidate c;
+        model::Candidate c;
         c.source = expert.source;
-        c.origin = Origin::Expert;
+        c.origin = model::Origin::Expert;
         c.label = QStringLiteral("expert %1/%2").arg(expert.family, expert.name);
         c.island = island;
         c.generation = generation;
@@ -680,7 +680,7 @@ std::optional<Candidate> Engine::proposeExpert(int island, int generation) {
     return std::nullopt;
 }
 
-std::optional<Candidate> Engine::proposeChild(int island, int generation, std::mt19937_64& rng) {
+std::optional<model::Candidate> Engine::proposeChild(int island, int generation, std::mt19937_64& rng) {
     auto parentId = selectParent(island, rng, true);
     if (!parentId)
         return std::nullopt;
@@ -691,13 +691,13 @@ std::optional<Candidate> Engine::proposeChild(int island, int generation, std::m
     auto config = tuner->propose(parent.candidate.params, rng, m_config.tunerRestart);
     if (!config)
         return std::nullopt;
-    Candidate c;
+    model::Candidate c;
     c.source = parent.candidate.source;
     c.params = *config;
     c.parents = {parent.candidate.id};
     c.island = island;
     c.generation = generation;
-    c.origin = Origin::Tuner;
+    c.origin = model::Origin::Tuner;
     c.label = QStringLiteral("tuner %1").arg(paramChange(parent.candidate.params, c.params));
     return c;
 }
@@ -710,7 +710,7 @@ llm::KernelContext Engine::contextOf(const Entry& e) const {
     k.id = e.candidate.id;
     k.label = e.candidate.label;
     k.speedup = e.fitness.speedup;
-    k.params = formatParams(e.candidate.params);
+    k.params = model::formatParams(e.candidate.params);
     k.source = bakedSource(e);
     if (!e.result) {
         k.status = QStringLiteral("not evaluated yet");
@@ -754,7 +754,7 @@ bool Engine::proposeLlm(int island, int generation, std::mt19937_64& rng) {
         for (auto it = m_entries.rbegin(); it != m_entries.rend(); ++it) {
             const Entry& e = it->second;
             if (e.candidate.island == island && e.result && !e.fitness.correct && !e.candidate.vetoed
-                && e.candidate.origin != Origin::Seed && !m_repaired.count(e.candidate.id)) {
+                && e.candidate.origin != model::Origin::Seed && !m_repaired.count(e.candidate.id)) {
                 first = &e;
                 job.op = llm::Operator::Repair;
                 break;
@@ -833,9 +833,9 @@ void Engine::onLlmProposed(const propose::LlmProposal& p) {
         return;
     }
     if (p.ok && p.job.generation == m_generation && m_generation > m_completedGeneration) {
-        Candidate c;
+        model::Candidate c;
         c.source = p.source;
-        c.origin = Origin::Llm;
+        c.origin = model::Origin::Llm;
         c.label = p.label;
         c.parents = p.job.parentIds;
         c.island = std::clamp(p.job.island, 0, m_config.islands - 1);
@@ -874,7 +874,7 @@ void Engine::creditLlmChildren() {
         return;
     for (qint64 id : m_batch) {
         const Entry& child = m_entries.at(id);
-        if (child.candidate.origin != Origin::Llm)
+        if (child.candidate.origin != model::Origin::Llm)
             continue;
         // Against the better parent; a failed parent (a repair) or none counts as the baseline.
         double parent = 0.0;
@@ -887,12 +887,12 @@ void Engine::creditLlmChildren() {
     }
 }
 
-qint64 Engine::addCandidate(Candidate candidate) {
+qint64 Engine::addCandidate(model::Candidate candidate) {
     Entry e;
     e.candidate = std::move(candidate);
     e.candidate.id = m_nextId++;
     e.candidate.params = completeParams(e.candidate.source, e.candidate.params, &e.templateKey);
-    e.candidate.key = candidateKey(e.candidate.source, e.candidate.params);
+    e.candidate.key = model::candidateKey(e.candidate.source, e.candidate.params);
     adopt(e);
     // On failure the entry is still kept, so that callers holding its id stay valid while the run
     // stops; it is not in the store, and the summary counts the store's candidates.
@@ -906,10 +906,10 @@ void Engine::adopt(Entry& entry) {
     m_keys.insert(entry.candidate.key);
     if (m_llm)
         m_llm->remember(entry.candidate.id, entry.candidate.source);
-    if (entry.candidate.origin == Origin::Llm && entry.candidate.label.startsWith(QLatin1String("llm repair"))
+    if (entry.candidate.origin == model::Origin::Llm && entry.candidate.label.startsWith(QLatin1String("llm repair"))
         && !entry.candidate.parents.isEmpty())
         m_repaired.insert(entry.candidate.parents.front());
-    if (entry.candidate.origin == Origin::Expert) {
+    if (entry.candidate.origin == model::Origin::Expert) {
         const int island = std::clamp(entry.candidate.island, 0, m_config.islands - 1);
         m_islands[static_cast<size_t>(island)].expertsTried.insert(entry.templateKey);
     }
@@ -917,7 +917,7 @@ void Engine::adopt(Entry& entry) {
         tuner->markSeen(entry.candidate.params);
 }
 
-void Engine::evaluate(qint64 candidate, EvaluationPurpose purpose) {
+void Engine::evaluate(qint64 candidate, model::EvaluationPurpose purpose) {
     auto known = m_known.find({candidate, purpose});
     if (known != m_known.end()) {
         const protocol::EvaluateResult result = known->second;
@@ -996,7 +996,7 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
             emit notice(QStringLiteral("candidate %1 rejected: impossible timing: %2").arg(pending.candidate).arg(*impossible));
         }
     }
-    std::optional<Cell> cell;
+    std::optional<model::Cell> cell;
     if (pending.purpose == kSearch) {
         Entry& entry = m_entries.at(pending.candidate);
         entry.roofline = roofline;
@@ -1013,7 +1013,7 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
     onResult(pending.candidate, pending.purpose, judged);
 }
 
-void Engine::onResult(qint64 candidate, EvaluationPurpose purpose, const protocol::EvaluateResult& result) {
+void Engine::onResult(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result) {
     if (m_finished)
         return;
     if (purpose == kConfirm) {
@@ -1053,7 +1053,7 @@ void Engine::completeGeneration() {
     considerPromotion();
 }
 
-Cell Engine::cellOf(const Candidate& candidate, const protocol::EvaluateResult& result) const {
+model::Cell Engine::cellOf(const model::Candidate& candidate, const protocol::EvaluateResult& result) const {
     KernelFacts facts;
     facts.dialect = m_dialect;
     facts.params = candidate.params;
@@ -1065,17 +1065,17 @@ Cell Engine::cellOf(const Candidate& candidate, const protocol::EvaluateResult& 
 
 void Engine::integrate(Entry& entry) {
     const auto& result = *entry.result;
-    entry.fitness = fitnessOf(result);
+    entry.fitness = model::fitnessOf(result);
     if (!entry.cell) // placed when its result arrived; replayed and rejected ones here
         entry.cell = cellOf(entry.candidate, result);
     if (!entry.fitness.correct || entry.candidate.vetoed)
         return;
     // A suspicious result waits for a person instead of entering the archive; the task's own
     // baseline is the reference point, never suspicious.
-    entry.review = entry.candidate.origin == Origin::Seed ? QString() : suspicion(entry);
+    entry.review = entry.candidate.origin == model::Origin::Seed ? QString() : suspicion(entry);
     if (!entry.review.isEmpty()) {
         auto known = m_knownReviews.find(entry.candidate.id);
-        entry.reviewState = known != m_knownReviews.end() ? known->second : ReviewState::Pending;
+        entry.reviewState = known != m_knownReviews.end() ? known->second : model::ReviewState::Pending;
         if (known == m_knownReviews.end()) {
             if (!written(m_store->requestReview(m_run.id, entry.candidate.id, entry.review),
                          QStringLiteral("the review request of candidate %1").arg(entry.candidate.id)))
@@ -1083,7 +1083,7 @@ void Engine::integrate(Entry& entry) {
             event(QStringLiteral("review_requested"), {{QStringLiteral("candidate"), entry.candidate.id}, {QStringLiteral("reason"), entry.review}});
             emit notice(QStringLiteral("candidate %1 waits for review: %2").arg(entry.candidate.id).arg(entry.review));
         }
-        if (entry.reviewState != ReviewState::Accepted)
+        if (entry.reviewState != model::ReviewState::Accepted)
             return;
     }
     admit(entry);
@@ -1092,7 +1092,7 @@ void Engine::integrate(Entry& entry) {
 void Engine::admit(Entry& entry) {
     // Seeds (the baseline) belong to every island; everything else to the island it was made on.
     std::vector<int> islands;
-    if (entry.candidate.origin == Origin::Seed) {
+    if (entry.candidate.origin == model::Origin::Seed) {
         for (int i = 0; i < m_config.islands; ++i)
             islands.push_back(i);
     } else {
@@ -1166,7 +1166,7 @@ void Engine::considerPromotion() {
 
 void Engine::onConfirmation(qint64 candidate, const protocol::EvaluateResult& result) {
     const Entry& e = m_entries.at(candidate);
-    const Fitness confirmed = fitnessOf(result);
+    const model::Fitness confirmed = model::fitnessOf(result);
     const double threshold = m_bestCandidate ? m_bestSpeedup * kPromotionMargin : 0.0;
     QJsonObject data{{QStringLiteral("candidate"), candidate},
                      {QStringLiteral("first_speedup"), e.fitness.speedup},
@@ -1380,7 +1380,7 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
     case K::AcceptReview:
     case K::RejectReview: {
         auto it = m_entries.find(c.candidate);
-        if (it == m_entries.end() || it->second.review.isEmpty() || it->second.reviewState != ReviewState::Pending) {
+        if (it == m_entries.end() || it->second.review.isEmpty() || it->second.reviewState != model::ReviewState::Pending) {
             emit notice(QStringLiteral("candidate %1 is not waiting for review").arg(c.candidate));
             break;
         }
@@ -1389,7 +1389,7 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
             if (!written(m_store->decideReview(m_run.id, c.candidate, accepted, c.reason),
                          QStringLiteral("the review of candidate %1").arg(c.candidate)))
                 break;
-        it->second.reviewState = accepted ? ReviewState::Accepted : ReviewState::Rejected;
+        it->second.reviewState = accepted ? model::ReviewState::Accepted : model::ReviewState::Rejected;
         m_knownReviews[c.candidate] = it->second.reviewState;
         record(accepted ? QStringLiteral("review_accepted") : QStringLiteral("review_rejected"), who);
         if (accepted) {
@@ -1401,8 +1401,8 @@ void Engine::apply(const EngineCommand& c, bool replaying) {
         break;
     }
     case K::Inject: {
-        Candidate cand = c.injected;
-        cand.origin = Origin::Human;
+        model::Candidate cand = c.injected;
+        cand.origin = model::Origin::Human;
         cand.island = std::clamp(cand.island, 0, m_config.islands - 1);
         if (cand.label.isEmpty())
             cand.label = cand.parents.isEmpty() ? QStringLiteral("human") : QStringLiteral("human edit of #%1").arg(cand.parents.front());
@@ -1489,7 +1489,7 @@ std::optional<qint64> Engine::selectParent(int island, std::mt19937_64& rng, boo
     const Island& isl = m_islands[static_cast<size_t>(island)];
     struct Option {
         qint64 id;
-        Fitness fitness;
+        model::Fitness fitness;
         double weight;
     };
     std::vector<Option> options;
@@ -1573,17 +1573,17 @@ propose::Tuner* Engine::tunerFor(const Entry& entry) {
     return raw;
 }
 
-ParamValues Engine::completeParams(const QString& source, const ParamValues& params, QString* templateKey) {
-    *templateKey = candidateKey(source, {});
+model::ParamValues Engine::completeParams(const QString& source, const model::ParamValues& params, QString* templateKey) {
+    *templateKey = model::candidateKey(source, {});
     auto kf = spec::KernelFile::parse(source.toStdString(), m_dialect);
     if (!kf)
         return params; // the worker will say what is wrong with it
     return propose::Tuner(kf->params).complete(params);
 }
 
-bool Engine::hasKernel(const QString& source, const ParamValues& params) {
+bool Engine::hasKernel(const QString& source, const model::ParamValues& params) {
     QString templateKey;
-    return m_keys.count(candidateKey(source, completeParams(source, params, &templateKey))) > 0;
+    return m_keys.count(model::candidateKey(source, completeParams(source, params, &templateKey))) > 0;
 }
 
 double Engine::elapsedSeconds() const {
@@ -1661,7 +1661,7 @@ RunProgress Engine::progress() const {
     p.evaluationsPerSecond = session > 0.5 ? m_sessionEvaluations / session : 0.0;
     if (m_config.budgetEvaluations > 0 && p.evaluationsPerSecond > 0.0)
         p.etaSeconds = std::max<qint64>(0, m_config.budgetEvaluations - m_evaluations) / p.evaluationsPerSecond;
-    std::set<Cell> cells;
+    std::set<model::Cell> cells;
     for (const Island& island : m_islands)
         for (const auto& [cell, elite] : island.archive.cells())
             cells.insert(cell);

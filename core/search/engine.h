@@ -15,17 +15,17 @@
 // Users steer with commands posted from any thread (post()); progress comes back batched through
 // queued signals, a few times a second at most.
 
-#include "archive.h"
-#include "candidate.h"
-#include "descriptors.h"
-#include "diagnosis.h"
-#include "enginetypes.h"
-#include "experiencelibrary.h"
-#include "expertlibrary.h"
-#include "llmproposer.h"
-#include "runconfig.h"
-#include "runstore.h"
-#include "tuner.h"
+#include "search/archive.h"
+#include "model/candidate.h"
+#include "search/descriptors.h"
+#include "diagnose/diagnosis.h"
+#include "search/enginetypes.h"
+#include "experience/experiencelibrary.h"
+#include "propose/expertlibrary.h"
+#include "propose/llmproposer.h"
+#include "search/runconfig.h"
+#include "store/runstore.h"
+#include "propose/tuner.h"
 
 #include <QElapsedTimer>
 #include <QMutex>
@@ -97,24 +97,24 @@ signals:
 
 private:
     struct Entry {
-        Candidate candidate;
+        model::Candidate candidate;
         QString templateKey; // the source without its parameter values
         std::optional<protocol::EvaluateResult> result; // the search evaluation
-        Fitness fitness;
-        std::optional<Cell> cell;
+        model::Fitness fitness;
+        std::optional<model::Cell> cell;
         QJsonObject roofline;   // of the search evaluation; empty when not timed
         QJsonArray findings;    // of the search evaluation
         QString review;         // why it waits for a person; empty when it does not
-        ReviewState reviewState = ReviewState::Pending; // while `review` is set
+        model::ReviewState reviewState = model::ReviewState::Pending; // while `review` is set
     };
     struct Island {
         Archive archive;
-        std::map<Cell, double> curiosity; // recent success of children of the cell's elite
+        std::map<model::Cell, double> curiosity; // recent success of children of the cell's elite
         std::set<QString> expertsTried;   // expert file paths seeded or proposed here
     };
     struct Pending {
         qint64 candidate = 0;
-        EvaluationPurpose purpose = EvaluationPurpose::Search;
+        model::EvaluationPurpose purpose = model::EvaluationPurpose::Search;
     };
 
     // Setup.
@@ -127,8 +127,8 @@ private:
     void nextGeneration();
     std::vector<qint64> propose(int generation);
     std::vector<qint64> proposeSeeds();
-    std::optional<Candidate> proposeChild(int island, int generation, std::mt19937_64& rng);
-    std::optional<Candidate> proposeExpert(int island, int generation);
+    std::optional<model::Candidate> proposeChild(int island, int generation, std::mt19937_64& rng);
+    std::optional<model::Candidate> proposeExpert(int island, int generation);
     // LLM children: sent now, evaluated when their answers arrive (onLlmProposed).
     bool proposeLlm(int island, int generation, std::mt19937_64& rng);
     void proposePersonas(const std::vector<qint64>& seeds); // generation 0: each expert persona's first kernel
@@ -137,9 +137,9 @@ private:
     void creditLlmChildren();
     void finishOnLlmBudget(); // the hard stop, recorded with what was spent
     void maybeCompleteGeneration();
-    qint64 addCandidate(Candidate candidate); // registers a new one; returns its id
+    qint64 addCandidate(model::Candidate candidate); // registers a new one; returns its id
     void adopt(Entry& entry);                 // what proposing it taught the proposers
-    void evaluate(qint64 candidate, EvaluationPurpose purpose);
+    void evaluate(qint64 candidate, model::EvaluationPurpose purpose);
     void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
     void onCeilings(const diagnose::Ceilings& ceilings, const QString& problem);
     // Findings and the roofline point of a fresh result, as stored with it.
@@ -147,12 +147,12 @@ private:
     QString suspicion(const Entry& entry) const; // why a correct result needs a person, or empty
     // Why a timed result is physically impossible (above a measured roof), or nothing.
     std::optional<QString> impossibility(const QJsonObject& roofline) const;
-    void onResult(qint64 candidate, EvaluationPurpose purpose, const protocol::EvaluateResult& result);
+    void onResult(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result);
     void completeGeneration();
-    Cell cellOf(const Candidate& candidate, const protocol::EvaluateResult& result) const;
+    model::Cell cellOf(const model::Candidate& candidate, const protocol::EvaluateResult& result) const;
     void integrate(Entry& entry);
     void admit(Entry& entry); // into the archives of its island (every island for seeds)
-    static bool awaitingReview(const Entry& e) { return !e.review.isEmpty() && e.reviewState != ReviewState::Accepted; }
+    static bool awaitingReview(const Entry& e) { return !e.review.isEmpty() && e.reviewState != model::ReviewState::Accepted; }
     void migrate();
     void considerPromotion();
     void onConfirmation(qint64 candidate, const protocol::EvaluateResult& result);
@@ -177,9 +177,9 @@ private:
     std::optional<qint64> selectParent(int island, std::mt19937_64& rng, bool tunable);
     std::mt19937_64 rngFor(int generation, int island) const;
     propose::Tuner* tunerFor(const Entry& entry);
-    ParamValues completeParams(const QString& source, const ParamValues& params, QString* templateKey);
+    model::ParamValues completeParams(const QString& source, const model::ParamValues& params, QString* templateKey);
     // Whether the run already has this kernel with these (completed) parameter values.
-    bool hasKernel(const QString& source, const ParamValues& params);
+    bool hasKernel(const QString& source, const model::ParamValues& params);
     double elapsedSeconds() const;
     int budgetLeft() const; // evaluations that may still be started; INT_MAX without a budget
     void event(const QString& kind, const QJsonObject& data);
@@ -226,10 +226,10 @@ private:
     // Replay of a stored run.
     int m_storedGeneration = -1; // last generation the store says was completed
     std::map<int, std::vector<qint64>> m_storedBatches;
-    std::map<std::pair<qint64, EvaluationPurpose>, protocol::EvaluateResult> m_known;
+    std::map<std::pair<qint64, model::EvaluationPurpose>, protocol::EvaluateResult> m_known;
     std::map<qint64, QJsonObject> m_knownRoofline; // of stored search evaluations
     std::map<qint64, QJsonArray> m_knownFindings;
-    std::map<qint64, ReviewState> m_knownReviews;  // candidate -> stored review state
+    std::map<qint64, model::ReviewState> m_knownReviews;  // candidate -> stored review state
     std::map<int, std::vector<store::EventRecord>> m_storedHumanEvents;
 
     // The generation in flight.
@@ -239,7 +239,7 @@ private:
     std::map<qint64, Pending> m_tickets;
     int m_outstanding = 0; // results the generation still waits for
     std::vector<std::pair<QString, QJsonObject>> m_generationEvents;
-    std::vector<Candidate> m_injected; // waiting for the next generation
+    std::vector<model::Candidate> m_injected; // waiting for the next generation
     std::vector<qint64> m_reviewAccepted; // accepted since the last promotion check
 
     RunState m_state = RunState::Starting;

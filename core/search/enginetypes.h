@@ -2,7 +2,7 @@
 // The values the engine and its users exchange across threads: commands in, progress and the final
 // summary out. All plain values, copied through queued signals.
 
-#include "candidate.h"
+#include "model/candidate.h"
 
 #include <QMetaType>
 #include <QString>
@@ -20,7 +20,7 @@ struct EngineCommand {
     Kind kind = Kind::Pause;
     qint64 candidate = 0;    // pin, unpin, veto, accept or reject a review
     QString reason;          // why, for the experience library and the log
-    Candidate injected;      // inject: source, params, island, parents (the edited kernel), label
+    model::Candidate injected;      // inject: source, params, island, parents (the edited kernel), label
     qint64 budgetEvaluations = -1; // set budget: -1 leaves it
     double budgetSeconds = -1.0;
 };

@@ -1,4 +1,4 @@
-#include "roofverdict.h"
+#include "search/roofverdict.h"
 
 #include <algorithm>
 

@@ -3,7 +3,7 @@
 // impossible. A pure function of the roofline point, the ceilings and the run's two thresholds, so
 // that the engine's verdict can be tested on its own.
 
-#include "roofline.h"
+#include "diagnose/roofline.h"
 
 #include <QJsonObject>
 #include <QString>

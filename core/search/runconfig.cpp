@@ -1,4 +1,4 @@
-#include "runconfig.h"
+#include "search/runconfig.h"
 
 #include <QJsonValue>
 
@@ -103,7 +103,7 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         return spec::fail("run configuration: 'confirm_best' must be true or false");
     const QJsonValue llm = json.value(QLatin1String("llm"));
     if (llm.isObject()) {
-        auto settings = LlmSettings::fromJson(llm.toObject());
+        auto settings = llm::LlmSettings::fromJson(llm.toObject());
         if (!settings)
             return spec::fail("run configuration: " + settings.error());
         c.llm = *settings;

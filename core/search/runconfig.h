@@ -3,7 +3,7 @@
 // so a resumed run continues with the settings it started with.
 
 #include "expected.h"
-#include "llmsettings.h"
+#include "llm/llmsettings.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -40,7 +40,7 @@ struct RunConfig {
     // is rejected. The margin over 1 allows for the roof being a measurement itself.
     double reviewCeiling = 0.9;
     double rejectCeiling = 1.1;
-    LlmSettings llm;               // language-model proposers; none by default
+    llm::LlmSettings llm;               // language-model proposers; none by default
 
     QJsonObject toJson() const;
     // Errors name the key and what is wrong; keys not given keep their defaults.

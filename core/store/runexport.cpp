@@ -1,9 +1,9 @@
-#include "runexport.h"
+#include "store/runexport.h"
 
 #include "expression.h"
 #include "launchplan.h"
-#include "resultformat.h"
-#include "taskcatalog.h"
+#include "eval/resultformat.h"
+#include "task/taskcatalog.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -36,8 +36,8 @@ Expected<qint64> resolveRun(RunStore& store, qint64 runId) {
 
 struct Loaded {
     RunRecord run;
-    QList<search::Candidate> candidates;
-    std::map<qint64, const search::Candidate*> byId;
+    QList<model::Candidate> candidates;
+    std::map<qint64, const model::Candidate*> byId;
     std::map<qint64, EvaluationRecord> search;  // candidate -> first evaluation
     std::map<qint64, EvaluationRecord> confirm; // candidate -> re-measurement
 };
@@ -61,7 +61,7 @@ Expected<Loaded> load(RunStore& store, qint64 runId) {
     if (!evaluations)
         return spec::fail(evaluations.error());
     for (const auto& e : *evaluations)
-        (e.purpose == search::EvaluationPurpose::Confirm ? l.confirm : l.search)[e.candidateId] = e;
+        (e.purpose == model::EvaluationPurpose::Confirm ? l.confirm : l.search)[e.candidateId] = e;
     return l;
 }
 
@@ -138,7 +138,7 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
     std::map<QString, int> statuses;
     std::map<QString, int> origins;
     for (const auto& c : l.candidates) {
-        ++origins[search::originName(c.origin)];
+        ++origins[model::originName(c.origin)];
         auto it = l.search.find(c.id);
         ++statuses[it == l.search.end() ? QStringLiteral("not evaluated") : q(std::string(protocol::statusName(it->second.result.status)))];
     }
@@ -151,11 +151,11 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
         parts << QStringLiteral("%1 %2").arg(n).arg(name);
     t += QStringLiteral("origins: %1\n").arg(parts.join(QStringLiteral(", ")));
 
-    std::vector<const search::Candidate*> ranked;
+    std::vector<const model::Candidate*> ranked;
     for (const auto& c : l.candidates)
         if (auto it = l.search.find(c.id); it != l.search.end() && speedupOf(it->second) > 0.0)
             ranked.push_back(&c);
-    std::stable_sort(ranked.begin(), ranked.end(), [&](const search::Candidate* a, const search::Candidate* b) {
+    std::stable_sort(ranked.begin(), ranked.end(), [&](const model::Candidate* a, const model::Candidate* b) {
         return speedupOf(l.search.at(a->id)) > speedupOf(l.search.at(b->id));
     });
     QJsonArray best;
@@ -178,7 +178,7 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
                                     {QStringLiteral("median_us"), us},
                                     {QStringLiteral("island"), c->island},
                                     {QStringLiteral("generation"), c->generation},
-                                    {QStringLiteral("origin"), search::originName(c->origin)},
+                                    {QStringLiteral("origin"), model::originName(c->origin)},
                                     {QStringLiteral("label"), c->label},
                                     {QStringLiteral("pinned"), c->pinned},
                                     {QStringLiteral("vetoed"), c->vetoed}});
@@ -259,7 +259,7 @@ QJsonObject LlmSpend::toJson() const {
             {QStringLiteral("calls_of_unknown_cost"), unknownCost}};
 }
 
-QString bakeParams(const QString& source, const search::ParamValues& params) {
+QString bakeParams(const QString& source, const model::ParamValues& params) {
     static const QRegularExpression directive(QStringLiteral(R"(^(\s*//\s*kforge:param\s+([A-Za-z_][A-Za-z0-9_]*)\b.*=\s*)(-?\d+)(\s*)$)"),
                                               QRegularExpression::MultilineOption);
     QString out;
@@ -289,7 +289,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     auto found = l.byId.find(id);
     if (found == l.byId.end())
         return spec::fail(store.path().toStdString() + ": run " + std::to_string(r.id) + " has no candidate " + std::to_string(id));
-    const search::Candidate& c = *found->second;
+    const model::Candidate& c = *found->second;
     if (!QDir().mkpath(outDir))
         return spec::fail(outDir.toStdString() + ": cannot create the folder");
     const QDir dir(outDir);
@@ -300,7 +300,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     QString header = QStringLiteral("// Exported by kforge from run %1 (%2), candidate %3: %4\n")
                          .arg(r.id).arg(r.name).arg(c.id).arg(c.label);
     if (!c.params.empty())
-        header += QStringLiteral("// Tuned parameter values (now the defaults below): %1\n").arg(search::formatParams(c.params));
+        header += QStringLiteral("// Tuned parameter values (now the defaults below): %1\n").arg(model::formatParams(c.params));
     if (!writeFile(kernelPath, (header + bakeParams(c.source, c.params)).toUtf8(), &error))
         return spec::fail(error.toStdString());
     written << kernelPath;
@@ -375,7 +375,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     md += QStringLiteral("- task: %1 (%2 sizes), backend %3\n").arg(r.task, r.variant, r.backend);
     md += QStringLiteral("- kernel: `%1`, %2\n").arg(QFileInfo(kernelPath).fileName(), c.label);
     if (!c.params.empty())
-        md += QStringLiteral("- parameters: %1\n").arg(search::formatParams(c.params));
+        md += QStringLiteral("- parameters: %1\n").arg(model::formatParams(c.params));
     auto timingLine = [&](const char* what, const EvaluationRecord& e) {
         const auto& res = e.result;
         QString line = QStringLiteral("- %1: %2").arg(QLatin1String(what), q(std::string(protocol::statusName(res.status))));
@@ -412,7 +412,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     if (auto it = l.confirm.find(c.id); it != l.confirm.end())
         md += timingLine("re-measurement (fresh inputs)", it->second);
     md += QStringLiteral("\n## Lineage\n\n");
-    const search::Candidate* cur = &c;
+    const model::Candidate* cur = &c;
     for (int depth = 0; cur && depth < 64; ++depth) {
         QString sp;
         if (auto it = l.search.find(cur->id); it != l.search.end() && speedupOf(it->second) > 0)
@@ -420,7 +420,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
         md += QStringLiteral("%1- #%2 %3 (%4, island %5, generation %6%7)\n")
                   .arg(QString(depth * 2, QLatin1Char(' ')))
                   .arg(cur->id)
-                  .arg(cur->label, search::originName(cur->origin))
+                  .arg(cur->label, model::originName(cur->origin))
                   .arg(cur->island)
                   .arg(cur->generation)
                   .arg(sp);

@@ -2,7 +2,7 @@
 // Reading a stored run for people: one-line run summaries, a run report (its best candidates and
 // what happened), and the export of a candidate as files that reproduce it outside kforge.
 
-#include "runstore.h"
+#include "store/runstore.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -41,6 +41,6 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
 
 // The kernel file with `// kforge:param` defaults replaced by `params`, so that it evaluates to
 // the same kernel without overrides.
-QString bakeParams(const QString& source, const search::ParamValues& params);
+QString bakeParams(const QString& source, const model::ParamValues& params);
 
 } // namespace kforge::store

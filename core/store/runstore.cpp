@@ -1,7 +1,7 @@
-#include "runstore.h"
+#include "store/runstore.h"
 
-#include "logging.h"
-#include "sqlitedb.h"
+#include "util/logging.h"
+#include "util/sqlitedb.h"
 
 #include <sqlite3.h>
 
@@ -238,12 +238,12 @@ Expected<protocol::EvaluateResult> decodeResult(const std::string& text, const s
     return std::move(*decoded);
 }
 
-std::optional<search::Cell> parseCell(const QString& text) {
+std::optional<model::Cell> parseCell(const QString& text) {
     const QStringList parts = text.split(QLatin1Char(','));
-    if (parts.size() != search::kDimensions)
+    if (parts.size() != model::kDimensions)
         return std::nullopt;
-    search::Cell cell{};
-    for (int d = 0; d < search::kDimensions; ++d) {
+    model::Cell cell{};
+    for (int d = 0; d < model::kDimensions; ++d) {
         bool ok = false;
         cell[static_cast<size_t>(d)] = parts[d].toInt(&ok);
         if (!ok)
@@ -252,7 +252,7 @@ std::optional<search::Cell> parseCell(const QString& text) {
     return cell;
 }
 
-QString cellText(const search::Cell& cell) {
+QString cellText(const model::Cell& cell) {
     QStringList parts;
     for (int level : cell)
         parts << QString::number(level);
@@ -723,7 +723,7 @@ Expected<RunRecord> RunStore::run(qint64 runId) {
 
 // --- Candidates ---
 
-Status RunStore::insertCandidate(qint64 runId, const search::Candidate& candidate) {
+Status RunStore::insertCandidate(qint64 runId, const model::Candidate& candidate) {
     return write<spec::Done>([&]() -> Status {
         const std::string what = "candidate " + number(candidate.id) + " of run " + number(runId);
         if (auto s = requireRun(runId); !s)
@@ -740,7 +740,7 @@ Status RunStore::insertCandidate(qint64 runId, const search::Candidate& candidat
             .bindText(4, dumpJson(params))
             .bindInt(5, candidate.island)
             .bindInt(6, candidate.generation)
-            .bindText(7, search::originName(candidate.origin))
+            .bindText(7, model::originName(candidate.origin))
             .bindText(8, candidate.label)
             .bindText(9, candidate.key)
             .bindInt(10, candidate.pinned ? 1 : 0)
@@ -807,17 +807,17 @@ Expected<std::pair<QList<qint64>, QList<qint64>>> RunStore::flaggedCandidates(qi
     return flagged;
 }
 
-Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId, const Slice& slice) {
+Expected<QList<model::Candidate>> RunStore::candidates(qint64 runId, const Slice& slice) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    QList<search::Candidate> result;
+    QList<model::Candidate> result;
     Statement query(m_db, "SELECT id, CASE WHEN ? THEN source ELSE '' END, params_json, island, generation, origin, label, key, "
                           "pinned, vetoed FROM candidates WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id LIMIT ?");
     query.bindInt(1, slice.withSource ? 1 : 0);
     bindSlice(query.bindInt(2, runId), slice, 3);
     int rc = SQLITE_OK;
     while ((rc = query.step()) == SQLITE_ROW) {
-        search::Candidate c;
+        model::Candidate c;
         c.id = query.int64(0);
         const std::string what = "candidate " + number(c.id) + " of run " + number(runId);
         c.source = query.text(1);
@@ -831,7 +831,7 @@ Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId, const Slic
         }
         c.island = static_cast<int>(query.int64(3));
         c.generation = static_cast<int>(query.int64(4));
-        const auto origin = search::parseOrigin(query.text(5));
+        const auto origin = model::parseOrigin(query.text(5));
         if (!origin)
             return fail(where() + ": " + what + ": unknown origin '" + query.utf8(5) + "'");
         c.origin = *origin;
@@ -866,9 +866,9 @@ Expected<QList<search::Candidate>> RunStore::candidates(qint64 runId, const Slic
 
 // --- Evaluations ---
 
-Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, search::EvaluationPurpose purpose,
+Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, model::EvaluationPurpose purpose,
                                             const protocol::EvaluateResult& result, const QJsonArray& findings,
-                                            const QJsonObject& roofline, const std::optional<search::Cell>& cell) {
+                                            const QJsonObject& roofline, const std::optional<model::Cell>& cell) {
     return write<qint64>([&]() -> Expected<qint64> {
         if (auto s = requireCandidate(runId, candidateId); !s)
             return Error{s.error()};
@@ -878,7 +878,7 @@ Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, se
                                "roofline_json, cell) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, runId)
             .bindInt(2, candidateId)
-            .bindText(3, search::purposeName(purpose))
+            .bindText(3, model::purposeName(purpose))
             .bindText(4, protocol::statusName(result.status))
             .bindDouble(5, result.speedup)
             .bindDouble(6,
@@ -932,7 +932,7 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
         EvaluationRecord e;
         e.id = query.int64(0);
         e.candidateId = query.int64(1);
-        auto purpose = search::parsePurpose(query.text(2));
+        auto purpose = model::parsePurpose(query.text(2));
         if (!purpose)
             return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose", query.text(2),
                                "search, confirm");
@@ -966,7 +966,7 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         EvaluationSummary e;
         e.id = query.int64(0);
         e.candidateId = query.int64(1);
-        auto purpose = search::parsePurpose(query.text(2));
+        auto purpose = model::parsePurpose(query.text(2));
         if (!purpose)
             return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose", query.text(2),
                                "search, confirm");
@@ -1011,7 +1011,7 @@ Expected<bool> RunStore::requestReview(qint64 runId, qint64 candidateId, const Q
 Status RunStore::decideReview(qint64 runId, qint64 candidateId, bool accepted, const QString& note) {
     return write<spec::Done>([&]() -> Expected<spec::Done> {
         Statement update(m_db, "UPDATE reviews SET state = ?, note = ?, decided = ? WHERE run_id = ? AND candidate_id = ?");
-        update.bindText(1, search::reviewStateName(accepted ? search::ReviewState::Accepted : search::ReviewState::Rejected))
+        update.bindText(1, model::reviewStateName(accepted ? model::ReviewState::Accepted : model::ReviewState::Rejected))
             .bindText(2, note)
             .bindText(3, now())
             .bindInt(4, runId)
@@ -1036,7 +1036,7 @@ Expected<QList<ReviewRecord>> RunStore::reviews(qint64 runId) {
         r.id = query.int64(0);
         r.candidateId = query.int64(1);
         r.reason = query.text(2);
-        auto state = search::parseReviewState(query.text(3));
+        auto state = model::parseReviewState(query.text(3));
         if (!state)
             return unknownName(where() + ": the review of candidate " + number(r.candidateId) + " of run " + number(runId), "state",
                                query.text(3), "pending, accepted, rejected");

@@ -9,7 +9,7 @@
 // that never changes the file (no migration, no journal-mode switch), works on a read-only file or
 // folder, and reads a store written by an older kforge as it is.
 
-#include "candidate.h"
+#include "model/candidate.h"
 #include "expected.h"
 #include "protocol.h"
 
@@ -52,8 +52,8 @@ struct RunRecord {
 struct EvaluationRecord {
     qint64 id = 0;
     qint64 candidateId = 0;
-    std::optional<search::Cell> cell; // the behaviour cell the engine placed it in (stores of schema 4 on)
-    search::EvaluationPurpose purpose = search::EvaluationPurpose::Search;
+    std::optional<model::Cell> cell; // the behaviour cell the engine placed it in (stores of schema 4 on)
+    model::EvaluationPurpose purpose = model::EvaluationPurpose::Search;
     protocol::EvaluateResult result;
     QDateTime at;
     QJsonArray findings;  // diagnose::Finding as JSON, most severe first
@@ -67,7 +67,7 @@ struct ReviewRecord {
     qint64 id = 0;
     qint64 candidateId = 0;
     QString reason;
-    search::ReviewState state = search::ReviewState::Pending;
+    model::ReviewState state = model::ReviewState::Pending;
     QString note; // the reviewer's words
     QDateTime created;
     QDateTime decided; // invalid while pending
@@ -135,7 +135,7 @@ struct Slice {
 struct EvaluationSummary {
     qint64 id = 0;
     qint64 candidateId = 0;
-    search::EvaluationPurpose purpose = search::EvaluationPurpose::Search;
+    model::EvaluationPurpose purpose = model::EvaluationPurpose::Search;
     QString status;
     std::optional<double> speedup;
     std::optional<double> candidateUs;
@@ -143,7 +143,7 @@ struct EvaluationSummary {
     QString message;
     QJsonArray findings;
     QJsonObject roofline;
-    std::optional<search::Cell> cell;
+    std::optional<model::Cell> cell;
     std::optional<protocol::EvaluateResult> result; // only for rows without a stored cell
 };
 
@@ -197,18 +197,18 @@ public:
     Expected<RunRecord> run(qint64 runId);     // fails naming the id when there is none
 
     // Candidates. Ids are assigned by the engine and unique within a run.
-    Status insertCandidate(qint64 runId, const search::Candidate& candidate);
+    Status insertCandidate(qint64 runId, const model::Candidate& candidate);
     Status setCandidateFlags(qint64 runId, qint64 candidateId, bool pinned, bool vetoed);
     Expected<qint64> candidateCount(qint64 runId);
     // Ids of the pinned and of the vetoed candidates (small sets, read often by live views).
     Expected<std::pair<QList<qint64>, QList<qint64>>> flaggedCandidates(qint64 runId);
-    Expected<QList<search::Candidate>> candidates(qint64 runId, const Slice& slice = {}); // in id order
+    Expected<QList<model::Candidate>> candidates(qint64 runId, const Slice& slice = {}); // in id order
 
     // Evaluations keep the whole result; diagnostics are also written as rows of their own
     // (candidate, kind, severity, line, message) so they can be queried.
-    Expected<qint64> insertEvaluation(qint64 runId, qint64 candidateId, search::EvaluationPurpose purpose,
+    Expected<qint64> insertEvaluation(qint64 runId, qint64 candidateId, model::EvaluationPurpose purpose,
                                       const protocol::EvaluateResult& result, const QJsonArray& findings = {},
-                                      const QJsonObject& roofline = {}, const std::optional<search::Cell>& cell = std::nullopt);
+                                      const QJsonObject& roofline = {}, const std::optional<model::Cell>& cell = std::nullopt);
     Expected<QList<EvaluationRecord>> evaluations(qint64 runId, const Slice& slice = {}); // in insertion order
     Expected<QList<EvaluationSummary>> evaluationSummaries(qint64 runId, const Slice& slice = {});
 

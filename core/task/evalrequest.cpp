@@ -1,4 +1,4 @@
-#include "evalrequest.h"
+#include "task/evalrequest.h"
 
 namespace kforge::task {
 

@@ -1,4 +1,4 @@
-#include "taskcatalog.h"
+#include "task/taskcatalog.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -15,7 +15,9 @@ QStringList TaskCatalog::builtInDirs() {
     const QString app = QCoreApplication::applicationDirPath();
     if (!app.isEmpty())
         dirs << QDir::cleanPath(app + QStringLiteral("/../share/kforge/tasks"));
+#ifdef KFORGE_SOURCE_TASKS_DIR
     dirs << QStringLiteral(KFORGE_SOURCE_TASKS_DIR);
+#endif
     QStringList existing;
     for (const QString& d : dirs)
         if (QFileInfo(d).isDir() && !existing.contains(QDir::cleanPath(d)))

@@ -1,4 +1,4 @@
-#include "jsonreader.h"
+#include "util/jsonreader.h"
 
 #include <QFile>
 #include <QJsonDocument>

@@ -1,4 +1,4 @@
-#include "logging.h"
+#include "util/logging.h"
 
 Q_LOGGING_CATEGORY(lcWorker, "kforge.worker", QtInfoMsg)
 Q_LOGGING_CATEGORY(lcTask, "kforge.task", QtInfoMsg)

@@ -1,4 +1,4 @@
-#include "resourcelocator.h"
+#include "util/resourcelocator.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -15,7 +15,9 @@ QStringList ResourceLocator::dirs() {
     const QString app = QCoreApplication::applicationDirPath();
     if (!app.isEmpty())
         candidates << QDir::cleanPath(app + QStringLiteral("/../share/kforge/resources"));
+#ifdef KFORGE_SOURCE_RESOURCES_DIR
     candidates << QStringLiteral(KFORGE_SOURCE_RESOURCES_DIR);
+#endif
     QStringList existing;
     for (const QString& d : candidates)
         if (QFileInfo(d).isDir() && !existing.contains(QDir::cleanPath(d)))

@@ -1,4 +1,4 @@
-#include "sqlitedb.h"
+#include "util/sqlitedb.h"
 
 #include <sqlite3.h>
 

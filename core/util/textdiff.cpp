@@ -1,4 +1,4 @@
-#include "textdiff.h"
+#include "util/textdiff.h"
 
 #include <dtl/dtl.hpp>
 

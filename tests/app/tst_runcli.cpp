@@ -4,7 +4,7 @@
 // worker posing as the OpenCL one, crashing, hanging or babbling on a chosen evaluation.
 
 #include "headlessrun.h"
-#include "runstore.h"
+#include "store/runstore.h"
 
 #include <QFile>
 #include <QJsonArray>

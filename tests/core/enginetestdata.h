@@ -1,8 +1,8 @@
 #pragma once
 // Where the engine tests find their task, experts and the fake worker, and an engine set-up using them.
 
-#include "engine.h"
-#include "workerpool.h"
+#include "search/engine.h"
+#include "eval/workerpool.h"
 
 #include <QDir>
 #include <QString>

@@ -2,7 +2,7 @@
 // language tag or surrounding prose; broken answers give errors a person (and a repair prompt) can
 // act on; no input, however malformed, crashes the parser. Strategy answers of the meta operator.
 
-#include "answerparser.h"
+#include "llm/answerparser.h"
 
 #include <QRandomGenerator>
 #include <QTest>

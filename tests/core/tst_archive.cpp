@@ -1,11 +1,12 @@
 // The MAP-Elites archive: insertion into empty cells, replacement only by a strictly better
 // kernel, eviction, removal (a veto) and the ranking the selection and migration use.
 
-#include "archive.h"
+#include "search/archive.h"
 
 #include <QTest>
 
 using namespace kforge::search;
+using namespace kforge::model;
 
 namespace {
 

@@ -3,7 +3,7 @@
 // compile-fact conditions work; broken descriptor files are reported with the file, the JSON path
 // of the bad entry and what is wrong.
 
-#include "descriptors.h"
+#include "search/descriptors.h"
 
 #include <QDir>
 #include <QFile>
@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-using kforge::search::Cell;
+using kforge::model::Cell;
 using kforge::search::DescriptorSpace;
 using kforge::search::KernelFacts;
-using kforge::search::ParamValues;
+using kforge::model::ParamValues;
 using kforge::spec::Dialect;
 
 Q_DECLARE_METATYPE(Dialect)

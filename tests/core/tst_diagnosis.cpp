@@ -3,8 +3,8 @@
 // and column, resources over kernels), unknown facts keep a rule silent, a user's file replaces a
 // built-in rule, and broken rule files name the file, the rule and what is wrong.
 
-#include "diagnosis.h"
-#include "resourcelocator.h"
+#include "diagnose/diagnosis.h"
+#include "util/resourcelocator.h"
 
 #include <QDir>
 #include <QFile>

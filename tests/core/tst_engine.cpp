@@ -3,11 +3,11 @@
 // deterministic. A test task (data/engine/tasks/fake_scale) and a small expert library
 // (data/engine/experts) give the engine something to search.
 
-#include "engine.h"
+#include "search/engine.h"
 #include "enginetestdata.h"
-#include "experiencelibrary.h"
-#include "runstore.h"
-#include "workerpool.h"
+#include "experience/experiencelibrary.h"
+#include "store/runstore.h"
+#include "eval/workerpool.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -22,6 +22,7 @@
 
 using namespace kforge;
 using namespace kforge::search;
+using namespace kforge::model;
 
 namespace {
 
@@ -201,7 +202,7 @@ private slots:
         QCOMPARE(s.run.bestCandidate, summary.bestCandidate);
         // Promoted only after a re-measurement of that very candidate.
         const bool confirmed = std::any_of(s.evaluations.begin(), s.evaluations.end(), [&](const auto& e) {
-            return e.candidateId == summary.bestCandidate && e.purpose == search::EvaluationPurpose::Confirm;
+            return e.candidateId == summary.bestCandidate && e.purpose == model::EvaluationPurpose::Confirm;
         });
         QVERIFY(confirmed);
         QVERIFY(countEvents(s, QStringLiteral("new_best")) >= 1);
@@ -225,7 +226,7 @@ private slots:
             QVERIFY2(keys.insert(c.key).second, qPrintable(QStringLiteral("candidate %1 repeats a kernel").arg(c.id)));
         std::set<qint64> evaluated;
         for (const auto& e : s.evaluations)
-            if (e.purpose == search::EvaluationPurpose::Search)
+            if (e.purpose == model::EvaluationPurpose::Search)
                 QVERIFY2(evaluated.insert(e.candidateId).second, qPrintable(QString::number(e.candidateId)));
         // The baseline's 5 x 4 and the vectorised expert's 3 x 4 configurations all got tried; the
         // incorrect expert is never a parent, so its other configuration is not.
@@ -437,7 +438,7 @@ private slots:
         const auto reviews = *(*st)->reviews(s.run.id);
         QCOMPARE(reviews.size(), 1);
         QCOMPARE(reviews.first().candidateId, suspicious);
-        QVERIFY(reviews.first().state == search::ReviewState::Accepted);
+        QVERIFY(reviews.first().state == model::ReviewState::Accepted);
         QVERIFY2(reviews.first().reason.contains(QStringLiteral("96% of the measured DRAM bandwidth")), qPrintable(reviews.first().reason));
         QCOMPARE(countEvents(s, QStringLiteral("review_requested")), 1);
         QCOMPARE(countEvents(s, QStringLiteral("review_accepted")), 1);
@@ -519,7 +520,7 @@ private slots:
         const auto reviews = *(*st)->reviews(s.run.id);
         QCOMPARE(reviews.size(), 1);
         QCOMPARE(reviews.first().candidateId, cached->id);
-        QVERIFY(reviews.first().state == search::ReviewState::Pending);
+        QVERIFY(reviews.first().state == model::ReviewState::Pending);
         QVERIFY2(reviews.first().reason.contains(QStringLiteral("repeated inputs")), qPrintable(reviews.first().reason));
     }
 
@@ -540,7 +541,7 @@ private slots:
             QVERIFY2(seen.insert(e.result.seeds).second, "two evaluations were verified with the same inputs");
         }
         const bool confirmed = std::any_of(s.evaluations.begin(), s.evaluations.end(), [&](const auto& e) {
-            return e.candidateId == summary.bestCandidate && e.purpose == search::EvaluationPurpose::Confirm;
+            return e.candidateId == summary.bestCandidate && e.purpose == model::EvaluationPurpose::Confirm;
         });
         QVERIFY(confirmed);
     }

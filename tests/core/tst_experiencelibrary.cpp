@@ -3,8 +3,8 @@
 // of search results (task, family, backend, bottleneck, kind, speedup, time, and FTS5 relevance),
 // user text that would be FTS5 syntax, and JSON export and import.
 
-#include "experiencelibrary.h"
-#include "runstore.h"
+#include "experience/experiencelibrary.h"
+#include "store/runstore.h"
 
 #include <sqlite3.h>
 

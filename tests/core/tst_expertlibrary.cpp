@@ -2,9 +2,9 @@
 // size variant and every parameter combination; broken files are reported with file and line and
 // skipped; user folders add (and override) experts.
 
-#include "expertlibrary.h"
+#include "propose/expertlibrary.h"
 #include "launchplan.h"
-#include "resourcelocator.h"
+#include "util/resourcelocator.h"
 
 #include <QDir>
 #include <QFile>

@@ -1,12 +1,12 @@
 // End to end on the OpenCL worker (PoCL on the CPU in CI): every built-in OpenCL expert, at its
 // default parameters, is correct on every task it names at the task's small sizes.
 
-#include "evalrequest.h"
-#include "expertlibrary.h"
-#include "resourcelocator.h"
-#include "taskcatalog.h"
-#include "workerlocator.h"
-#include "workerpool.h"
+#include "task/evalrequest.h"
+#include "propose/expertlibrary.h"
+#include "util/resourcelocator.h"
+#include "task/taskcatalog.h"
+#include "eval/workerlocator.h"
+#include "eval/workerpool.h"
 
 #include <QSignalSpy>
 #include <QTest>

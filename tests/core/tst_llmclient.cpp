@@ -4,12 +4,12 @@
 // cancellation, the bytes on the wire, keys; and the pieces alone: the SSE parser, the price table
 // and endpoint parsing. No assertion depends on how fast the machine is.
 
-#include "apiformat.h"
-#include "apikeys.h"
-#include "endpoints.h"
-#include "llmclient.h"
-#include "pricetable.h"
-#include "sse.h"
+#include "llm/apiformat.h"
+#include "llm/apikeys.h"
+#include "llm/endpoints.h"
+#include "llm/llmclient.h"
+#include "llm/pricetable.h"
+#include "llm/sse.h"
 
 #include <QFile>
 #include <QJsonArray>

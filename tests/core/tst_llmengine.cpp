@@ -3,11 +3,11 @@
 // crossover, repair, expert-persona initialisation, meta-prompt evolution and the money budget's
 // hard stop can be checked from what the run store kept.
 
-#include "engine.h"
+#include "search/engine.h"
 #include "enginetestdata.h"
 #include "scriptedllm.h"
-#include "runstore.h"
-#include "workerpool.h"
+#include "store/runstore.h"
+#include "eval/workerpool.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -21,6 +21,9 @@
 
 using namespace kforge;
 using namespace kforge::search;
+using namespace kforge::model;
+using kforge::llm::ModelChoice;
+using kforge::llm::LlmSettings;
 
 namespace {
 

@@ -1,14 +1,15 @@
 // The LLM settings of a run: model specs from the command line, the JSON stored with the run, and
 // the checks that name what is wrong before a run starts.
 
-#include "llmsettings.h"
-#include "runconfig.h"
+#include "llm/llmsettings.h"
+#include "search/runconfig.h"
 
 #include <QJsonArray>
 #include <QTest>
 
 using namespace kforge;
 using namespace kforge::search;
+using namespace kforge::llm;
 
 namespace {
 

@@ -2,7 +2,7 @@
 // `// kforge:` directive is not; a renamed identifier is a near duplicate with its similarity; a
 // different kernel matches nothing; thousands of stored kernels stay cheap to check.
 
-#include "novelty.h"
+#include "llm/novelty.h"
 
 #include <QTest>
 

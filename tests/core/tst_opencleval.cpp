@@ -1,10 +1,10 @@
 // End to end on the OpenCL worker (PoCL on the CPU in CI): every built-in task's baseline must be
 // correct, and every integrity test kernel must be caught with the status its first line names.
 
-#include "evalrequest.h"
-#include "taskcatalog.h"
-#include "workerlocator.h"
-#include "workerpool.h"
+#include "task/evalrequest.h"
+#include "task/taskcatalog.h"
+#include "eval/workerlocator.h"
+#include "eval/workerpool.h"
 
 #include <QDir>
 #include <QFile>

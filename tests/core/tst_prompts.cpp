@@ -3,8 +3,8 @@
 // every operator's prompt for the softmax task. Set KFORGE_UPDATE_GOLDEN=1 to rewrite the goldens
 // after a deliberate change to a template, then read the diff.
 
-#include "promptbuilder.h"
-#include "prompttemplate.h"
+#include "llm/promptbuilder.h"
+#include "llm/prompttemplate.h"
 
 #include <QDir>
 #include <QFile>

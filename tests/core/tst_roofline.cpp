@@ -1,7 +1,7 @@
 // Roofline points from a task's formulas, a measured time and the device's ceilings: the compute
 // roof by input dtype, the bound classification, profile metrics replacing the formulas.
 
-#include "roofline.h"
+#include "diagnose/roofline.h"
 
 #include <QTest>
 

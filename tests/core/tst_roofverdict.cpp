@@ -1,7 +1,7 @@
 // The engine's verdict from the measured roofs: impossible above a roof that is measured reliably,
 // a person's look near a roof or above a roof that is measured short of the hardware.
 
-#include "roofverdict.h"
+#include "search/roofverdict.h"
 
 #include <QTest>
 

@@ -5,7 +5,7 @@
 // The same executable is that writer: `tst_runstore --writer FILE` writes in a loop until killed;
 // and `tst_runstore --lock FILE RUN` holds a run's lock until killed.
 
-#include "runstore.h"
+#include "store/runstore.h"
 
 #include <sqlite3.h>
 
@@ -28,13 +28,13 @@
 #include <memory>
 #include <utility>
 
-Q_DECLARE_METATYPE(kforge::search::Candidate)
+Q_DECLARE_METATYPE(kforge::model::Candidate)
 
 using kforge::protocol::Diagnostic;
 using kforge::protocol::EvaluateResult;
 using kforge::protocol::TimingStats;
-using kforge::search::Candidate;
-using kforge::search::Origin;
+using kforge::model::Candidate;
+using kforge::model::Origin;
 using kforge::store::OpenMode;
 using kforge::store::RunLock;
 using kforge::store::RunRecord;
@@ -194,7 +194,7 @@ int runWriter(const QString& path) {
         if (step)
             step = store.insertCandidate(1, makeCandidate(id, id > 1 ? QList<qint64>{id - 1} : QList<qint64>{}));
         if (step) {
-            auto evaluation = store.insertEvaluation(1, id, kforge::search::EvaluationPurpose::Search, makeResult(id, id % 2 == 0));
+            auto evaluation = store.insertEvaluation(1, id, kforge::model::EvaluationPurpose::Search, makeResult(id, id % 2 == 0));
             if (!evaluation)
                 step = kforge::spec::fail(evaluation.error());
         }
@@ -402,12 +402,12 @@ void TestRunStore::reviewQueue() {
     QVERIFY(!store->requestReview(run, 9, QStringLiteral("no such candidate")));
     auto pending = store->reviews(run);
     QCOMPARE(pending->size(), 1);
-    QVERIFY(pending->first().state == kforge::search::ReviewState::Pending);
+    QVERIFY(pending->first().state == kforge::model::ReviewState::Pending);
     QCOMPARE(pending->first().reason, QStringLiteral("52x over the baseline"));
     QVERIFY(!pending->first().decided.isValid());
     QVERIFY(store->decideReview(run, 2, true, QStringLiteral("checked")));
     auto decided = store->reviews(run);
-    QVERIFY(decided->first().state == kforge::search::ReviewState::Accepted);
+    QVERIFY(decided->first().state == kforge::model::ReviewState::Accepted);
     QCOMPARE(decided->first().note, QStringLiteral("checked"));
     QVERIFY(decided->first().decided.isValid());
     {
@@ -433,7 +433,7 @@ void TestRunStore::analysisRoundTrips() {
     result.status = kforge::protocol::Status::Ok;
     const QJsonArray findings{QJsonObject{{QStringLiteral("rule"), QStringLiteral("register-spills")}}};
     const QJsonObject roofline{{QStringLiteral("memory_fraction"), 0.41}};
-    QVERIFY(store->insertEvaluation(run, 1, kforge::search::EvaluationPurpose::Search, result, findings, roofline));
+    QVERIFY(store->insertEvaluation(run, 1, kforge::model::EvaluationPurpose::Search, result, findings, roofline));
     auto e = store->evaluations(run);
     QCOMPARE(e->first().findings, findings);
     QCOMPARE(e->first().roofline, roofline);
@@ -451,9 +451,9 @@ void TestRunStore::slicesSummariesAndCells() {
     ok.status = kforge::protocol::Status::Ok;
     ok.speedup = 1.5;
     ok.candidateTiming = kforge::protocol::TimingStats{"cupti-activity", 20, 10.0, 10.0, 9.0, 11.0, 0.01};
-    const kforge::search::Cell cell{1, 3, 0};
-    QVERIFY(store->insertEvaluation(run, 2, kforge::search::EvaluationPurpose::Search, ok, {}, {}, cell));
-    QVERIFY(store->insertEvaluation(run, 3, kforge::search::EvaluationPurpose::Search, ok)); // as before cells were stored
+    const kforge::model::Cell cell{1, 3, 0};
+    QVERIFY(store->insertEvaluation(run, 2, kforge::model::EvaluationPurpose::Search, ok, {}, {}, cell));
+    QVERIFY(store->insertEvaluation(run, 3, kforge::model::EvaluationPurpose::Search, ok)); // as before cells were stored
     QVERIFY(store->setCandidateFlags(run, 4, true, false));
     QVERIFY(store->setCandidateFlags(run, 5, false, true));
 
@@ -707,7 +707,7 @@ void TestRunStore::candidatesRoundTrip() {
     const Candidate& back = list->last();
     QCOMPARE(back.id, candidate.id);
     QCOMPARE(back.source, candidate.source);
-    QVERIFY2(back.params == candidate.params, qPrintable(kforge::search::formatParams(back.params)));
+    QVERIFY2(back.params == candidate.params, qPrintable(kforge::model::formatParams(back.params)));
     QCOMPARE(back.parents, candidate.parents);
     QCOMPARE(back.island, candidate.island);
     QCOMPARE(back.generation, candidate.generation);
@@ -788,9 +788,9 @@ void TestRunStore::evaluationsAndDiagnostics() {
     const EvaluateResult failed = makeResult(5, false);
     EvaluateResult timed = makeResult(6, true);
     timed.profile = kforge::protocol::ProfileResult{"ok", "", {{"dram_bytes", 1.5e9}, {"achieved_occupancy", 0.5}}};
-    auto first = store->insertEvaluation(*run, 2, kforge::search::EvaluationPurpose::Search, failed);
-    auto second = store->insertEvaluation(*run, 1, kforge::search::EvaluationPurpose::Search, timed);
-    auto third = store->insertEvaluation(*run, 1, kforge::search::EvaluationPurpose::Confirm, timed);
+    auto first = store->insertEvaluation(*run, 2, kforge::model::EvaluationPurpose::Search, failed);
+    auto second = store->insertEvaluation(*run, 1, kforge::model::EvaluationPurpose::Search, timed);
+    auto third = store->insertEvaluation(*run, 1, kforge::model::EvaluationPurpose::Confirm, timed);
     QVERIFY2(first, why(first));
     QVERIFY2(second, why(second));
     QVERIFY2(third, why(third));
@@ -801,10 +801,10 @@ void TestRunStore::evaluationsAndDiagnostics() {
     QCOMPARE(list->size(), 3);
     QCOMPARE(list->at(0).id, *first);
     QCOMPARE(list->at(0).candidateId, 2);
-    QVERIFY(list->at(0).purpose == kforge::search::EvaluationPurpose::Search);
+    QVERIFY(list->at(0).purpose == kforge::model::EvaluationPurpose::Search);
     QCOMPARE(encoded(list->at(0).result), encoded(failed));
     QCOMPARE(encoded(list->at(1).result), encoded(timed));
-    QVERIFY(list->at(2).purpose == kforge::search::EvaluationPurpose::Confirm);
+    QVERIFY(list->at(2).purpose == kforge::model::EvaluationPurpose::Confirm);
     QVERIFY(list->at(2).at.isValid());
     QCOMPARE(list->at(2).at.timeSpec(), Qt::UTC);
 
@@ -829,7 +829,7 @@ void TestRunStore::evaluationsAndDiagnostics() {
     QCOMPARE(diagnostics.at(2).at(1), QVariant(*second));
     QCOMPARE(db.value("SELECT count(*) FROM diagnostics WHERE run_id = ?1 AND candidate_id = 1", {*run}).toInt(), 2);
 
-    auto missing = store->insertEvaluation(*run, 3, kforge::search::EvaluationPurpose::Search, timed);
+    auto missing = store->insertEvaluation(*run, 3, kforge::model::EvaluationPurpose::Search, timed);
     QVERIFY(!missing);
     QVERIFY2(says(missing.error(), QStringLiteral("run %1 has no candidate 3").arg(*run)), why(missing));
 
@@ -874,7 +874,7 @@ void TestRunStore::transactionRollsBack() {
         RunStore::Transaction transaction(*store);
         QVERIFY(transaction.begun());
         QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
-        QVERIFY(store->insertEvaluation(*run, 1, kforge::search::EvaluationPurpose::Search, makeResult(1, true)));
+        QVERIFY(store->insertEvaluation(*run, 1, kforge::model::EvaluationPurpose::Search, makeResult(1, true)));
         QVERIFY(store->insertEvent(*run, 0, QStringLiteral("inject"), {}));
         QCOMPARE(store->candidates(*run)->size(), 1); // visible to its own connection
     }
@@ -960,7 +960,7 @@ void TestRunStore::secondStoreReads() {
     {
         RunStore::Transaction transaction(*writer);
         QVERIFY(writer->insertCandidate(*run, makeCandidate(2)));
-        QVERIFY(writer->insertEvaluation(*run, 2, kforge::search::EvaluationPurpose::Search, makeResult(1, true)));
+        QVERIFY(writer->insertEvaluation(*run, 2, kforge::model::EvaluationPurpose::Search, makeResult(1, true)));
         QCOMPARE(reader->candidates(*run)->size(), 1); // not committed yet
         QCOMPARE(reader->evaluations(*run)->size(), 0);
         QVERIFY(transaction.commit());

@@ -1,7 +1,7 @@
 // Line diffs: the unified diff people and prompts read (its hunks, ranges and context, checked
 // against what diff(1) -u prints), and the edit script, which must turn `before` into `after`.
 
-#include "textdiff.h"
+#include "util/textdiff.h"
 
 #include <QTest>
 

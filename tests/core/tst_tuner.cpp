@@ -1,7 +1,7 @@
 // The template tuner: proposals never repeat until the space is exhausted, neighbours come first,
 // the same engine state gives the same sequence, and fixed parameters are never moved.
 
-#include "tuner.h"
+#include "propose/tuner.h"
 
 #include <QTest>
 
@@ -10,7 +10,7 @@
 #include <set>
 
 using kforge::propose::Tuner;
-using kforge::search::ParamValues;
+using kforge::model::ParamValues;
 using kforge::spec::ParamDecl;
 
 namespace {

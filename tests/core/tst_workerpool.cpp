@@ -1,8 +1,8 @@
 // The worker pool against kforge-worker-fake, a real process speaking the real protocol, in each
 // of its failure modes; and the worker locator's search order and messages.
 
-#include "workerlocator.h"
-#include "workerpool.h"
+#include "eval/workerlocator.h"
+#include "eval/workerpool.h"
 
 #include <nlohmann/json.hpp>
 

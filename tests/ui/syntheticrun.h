@@ -3,7 +3,7 @@
 // compile facts, findings, roofline points, migrations, an LLM call), for the views' tests and the
 // open-a-big-run benchmark. Deterministic: the same arguments give the same store.
 
-#include "runstore.h"
+#include "store/runstore.h"
 
 #include <QJsonArray>
 #include <QJsonObject>
@@ -44,15 +44,15 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
     for (int first = 1; first <= candidates; first += chunk) {
         store::RunStore::Transaction tx(db);
         for (int n = first; n < first + chunk && n <= candidates; ++n) {
-            search::Candidate c;
+            model::Candidate c;
             c.id = n;
             c.generation = (n - 1) / (islands * 8);
             c.island = (n - 1) % islands;
-            c.origin = n <= islands ? search::Origin::Seed : (n % 5 == 0 ? search::Origin::Llm : search::Origin::Tuner);
+            c.origin = n <= islands ? model::Origin::Seed : (n % 5 == 0 ? model::Origin::Llm : model::Origin::Tuner);
             if (n > islands)
                 c.parents = {std::max<qint64>(1, n - islands * 4)};
             c.params = {{"BLOCK", 32 << (n % 4)}};
-            c.label = c.origin == search::Origin::Seed ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(n);
+            c.label = c.origin == model::Origin::Seed ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(n);
             c.source = QStringLiteral("// kforge:param BLOCK 32 64 128 256\n__global__ void k(const float* a, const float* b, float* c) {\n"
                                       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n%1}\n// %2\n")
                            .arg(bodies[n % bodies.size()])
@@ -96,10 +96,10 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
                 r.outputs.push_back(check);
             }
             // Stored as the engine stores it (a deterministic spread over the cells here).
-            std::optional<search::Cell> cell;
+            std::optional<model::Cell> cell;
             if (r.status != protocol::Status::CompileError)
-                cell = search::Cell{n % 4, (n / 4) % 4, (n / 16) % 4};
-            if (auto e = db.insertEvaluation(*id, n, kforge::search::EvaluationPurpose::Search, r, findings, roofline, cell); !e)
+                cell = model::Cell{n % 4, (n / 4) % 4, (n / 16) % 4};
+            if (auto e = db.insertEvaluation(*id, n, kforge::model::EvaluationPurpose::Search, r, findings, roofline, cell); !e)
                 return spec::fail(e.error());
         }
         if (auto s = tx.commit(); !s)

@@ -10,7 +10,7 @@
 #include "candidatetablemodel.h"
 #include "codeview.h"
 #include "diagnosticsview.h"
-#include "experiencelibrary.h"
+#include "experience/experiencelibrary.h"
 #include "heatmapmodel.h"
 #include "heatmapview.h"
 #include "kerneleditordialog.h"
@@ -195,7 +195,7 @@ private slots:
         action(w, "pause")->trigger(); // continue
         const auto human = [data]() -> const CandidateRow* {
             for (int r = 0; r < data->candidateCount(); ++r)
-                if (data->candidateAt(r).origin == search::Origin::Human)
+                if (data->candidateAt(r).origin == model::Origin::Human)
                     return &data->candidateAt(r);
             return nullptr;
         };

@@ -3,7 +3,7 @@
 #include "candidatedetails.h"
 #include "candidateselection.h"
 #include "editorfactory.h"
-#include "finding.h"
+#include "diagnose/finding.h"
 #include "rundata.h"
 #include "sidebysidediff.h"
 
@@ -263,8 +263,8 @@ void CodeView::updateHeader() {
     const CandidateRow* row = m_data->candidate(id);
     const CandidateDetail* detail = row ? nullptr : m_details->details(id);
     const QString label = row ? row->label : detail ? detail->candidate.label : QString();
-    const QString params = row ? row->params : detail ? search::formatParams(detail->candidate.params) : QString();
-    const search::Origin origin = row ? row->origin : detail ? detail->candidate.origin : search::Origin::Seed;
+    const QString params = row ? row->params : detail ? model::formatParams(detail->candidate.params) : QString();
+    const model::Origin origin = row ? row->origin : detail ? detail->candidate.origin : model::Origin::Seed;
     const QList<qint64> parents = row ? row->parents : detail ? detail->candidate.parents : QList<qint64>();
 
     QStringList facts;
@@ -431,7 +431,7 @@ void CodeView::showContent(QStackedWidget* page) {
 QString CodeView::titleOf(qint64 id, const CandidateDetail& detail) const {
     const CandidateRow* row = m_data->candidate(id);
     QString title = QStringLiteral("#%1 %2").arg(id).arg(row ? row->label : detail.candidate.label);
-    const QString params = row ? row->params : search::formatParams(detail.candidate.params);
+    const QString params = row ? row->params : model::formatParams(detail.candidate.params);
     if (!params.isEmpty())
         title += QStringLiteral("  [%1]").arg(params);
     if (row && row->correct && row->speedup > 0)

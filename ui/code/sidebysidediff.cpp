@@ -1,7 +1,7 @@
 #include "sidebysidediff.h"
 
 #include "editorfactory.h"
-#include "textdiff.h"
+#include "util/textdiff.h"
 
 #include <Qsci/qsciscintilla.h>
 

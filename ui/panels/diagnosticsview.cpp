@@ -215,7 +215,7 @@ void DiagnosticsView::showDetail(const CandidateDetail& detail) {
     m_evaluations = detail.evaluations;
     m_shownEvaluations = static_cast<int>(detail.evaluations.size());
     m_shownConfirmed = std::any_of(detail.evaluations.begin(), detail.evaluations.end(),
-                                   [](const store::EvaluationRecord& e) { return e.purpose == search::EvaluationPurpose::Confirm; });
+                                   [](const store::EvaluationRecord& e) { return e.purpose == model::EvaluationPurpose::Confirm; });
     if (m_evaluations.isEmpty()) {
         showPlaceholder(tr("Candidate #%1 has not been evaluated yet.").arg(m_candidate));
         m_shownEvaluations = 0;
@@ -223,14 +223,14 @@ void DiagnosticsView::showDetail(const CandidateDetail& detail) {
     }
     // The search evaluation first: it is the one the search judged the candidate by.
     std::stable_sort(m_evaluations.begin(), m_evaluations.end(), [](const auto& a, const auto& b) {
-        return a.purpose == search::EvaluationPurpose::Search && b.purpose != search::EvaluationPurpose::Search;
+        return a.purpose == model::EvaluationPurpose::Search && b.purpose != model::EvaluationPurpose::Search;
     });
     {
         const QSignalBlocker blocker(m_evaluation);
         m_evaluation->clear();
         int remeasurement = 0;
         for (const auto& e : m_evaluations)
-            m_evaluation->addItem(e.purpose == search::EvaluationPurpose::Search ? tr("Search evaluation")
+            m_evaluation->addItem(e.purpose == model::EvaluationPurpose::Search ? tr("Search evaluation")
                                                                        : tr("Re-measurement %1").arg(++remeasurement));
         m_evaluation->setCurrentIndex(0);
     }

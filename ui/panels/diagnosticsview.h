@@ -3,7 +3,7 @@
 // diagnostics, the verification results, the compile logs, and the status line. Follows the shared
 // selection; the whole result is loaded on demand, so it shows "Loading…" until it arrives.
 
-#include "runstore.h"
+#include "store/runstore.h"
 
 #include <QPointer>
 #include <QWidget>

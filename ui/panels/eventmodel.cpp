@@ -1,7 +1,7 @@
 #include "eventmodel.h"
 
 #include "panelstyle.h"
-#include "roofline.h"
+#include "diagnose/roofline.h"
 #include "rundata.h"
 
 #include <QLocale>

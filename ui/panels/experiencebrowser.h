@@ -4,7 +4,7 @@
 // the GUI thread); an answer to a superseded search is dropped. A kind filter narrows the answer
 // without asking again; the detail pane shows an insight's summary and its diff.
 
-#include "experiencelibrary.h"
+#include "experience/experiencelibrary.h"
 
 #include <QWidget>
 

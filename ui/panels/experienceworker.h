@@ -3,7 +3,7 @@
 // the library file once per path and answers each request with the matching insights. A request
 // for a file that does not exist is answered as missing rather than creating an empty library.
 
-#include "experiencelibrary.h"
+#include "experience/experiencelibrary.h"
 
 #include <QList>
 #include <QObject>

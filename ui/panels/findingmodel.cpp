@@ -1,6 +1,6 @@
 #include "findingmodel.h"
 
-#include "finding.h"
+#include "diagnose/finding.h"
 #include "panelstyle.h"
 
 #include <QJsonObject>

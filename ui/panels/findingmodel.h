@@ -2,7 +2,7 @@
 // The findings of one evaluation — the diagnose rules' structured findings and the worker's own
 // diagnostics (compile errors, verification, integrity) — as one table, most severe first.
 
-#include "runstore.h"
+#include "store/runstore.h"
 
 #include <QAbstractTableModel>
 #include <QList>

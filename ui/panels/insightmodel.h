@@ -2,7 +2,7 @@
 // Insights of the experience library as a table: one answer to a query at a time, so a new answer
 // replaces the rows.
 
-#include "experiencelibrary.h"
+#include "experience/experiencelibrary.h"
 
 #include <QAbstractTableModel>
 #include <QList>

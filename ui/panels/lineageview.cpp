@@ -172,7 +172,7 @@ void LineageView::updateFacts() {
     if (row->vetoed)
         flags << tr("vetoed");
     if (row->review)
-        flags << tr("review %1").arg(search::reviewStateName(*row->review));
+        flags << tr("review %1").arg(model::reviewStateName(*row->review));
     if (row->findings > 0)
         flags << (row->findings == 1 ? tr("1 finding") : tr("%1 findings").arg(row->findings));
     m_flags->setText(flags.isEmpty() ? tr("none") : flags.join(QStringLiteral(", ")));

@@ -78,7 +78,7 @@ QVariant HeatmapModel::headerData(int section, Qt::Orientation orientation, int 
 }
 
 void HeatmapModel::setAxes(int xDimension, int yDimension) {
-    const auto valid = [](int d) { return d >= 0 && d < search::kDimensions; };
+    const auto valid = [](int d) { return d >= 0 && d < model::kDimensions; };
     if (!valid(xDimension) || !valid(yDimension) || xDimension == yDimension)
         return;
     if (xDimension == m_x && yDimension == m_y)

@@ -176,7 +176,7 @@ QPoint HeatmapView::cellCenter(int xLevel, int yLevel) const {
 void HeatmapView::updateCombos() {
     m_updatingCombos = true;
     for (QComboBox* combo : {m_xCombo, m_yCombo}) {
-        for (int d = 0; d < search::kDimensions; ++d) {
+        for (int d = 0; d < model::kDimensions; ++d) {
             const QString title = dimensionTitle(m_data, d);
             if (d < combo->count())
                 combo->setItemText(d, title);

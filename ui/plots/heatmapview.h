@@ -8,7 +8,7 @@
 #include <QPointer>
 #include <QWidget>
 
-#include "descriptors.h"
+#include "search/descriptors.h"
 #include "plotstyle.h"
 
 #include <array>

@@ -16,11 +16,11 @@
 namespace kforge::ui::plotstyle {
 
 bool isArchiveCandidate(const CandidateRow& row) {
-    return row.correct && !row.vetoed && (!row.review || *row.review == search::ReviewState::Accepted);
+    return row.correct && !row.vetoed && (!row.review || *row.review == model::ReviewState::Accepted);
 }
 
 bool onIsland(const CandidateRow& row, int island) {
-    return island < 0 || row.island == island || row.origin == search::Origin::Seed;
+    return island < 0 || row.island == island || row.origin == model::Origin::Seed;
 }
 
 QCPColorGradient speedupGradient() {

@@ -15,17 +15,17 @@ namespace kforge::ui {
 
 namespace {
 
-constexpr std::array kOrigins = {search::Origin::Seed, search::Origin::Tuner, search::Origin::Expert,
-                                 search::Origin::Llm,  search::Origin::Human, search::Origin::Experience};
+constexpr std::array kOrigins = {model::Origin::Seed, model::Origin::Tuner, model::Origin::Expert,
+                                 model::Origin::Llm,  model::Origin::Human, model::Origin::Experience};
 
-QColor originColor(search::Origin origin) {
+QColor originColor(model::Origin origin) {
     switch (origin) {
-    case search::Origin::Seed: return QColor(40, 40, 40);
-    case search::Origin::Tuner: return QColor(31, 119, 180);
-    case search::Origin::Expert: return QColor(44, 160, 44);
-    case search::Origin::Llm: return QColor(255, 127, 14);
-    case search::Origin::Human: return QColor(148, 103, 189);
-    case search::Origin::Experience: return QColor(23, 190, 207);
+    case model::Origin::Seed: return QColor(40, 40, 40);
+    case model::Origin::Tuner: return QColor(31, 119, 180);
+    case model::Origin::Expert: return QColor(44, 160, 44);
+    case model::Origin::Llm: return QColor(255, 127, 14);
+    case model::Origin::Human: return QColor(148, 103, 189);
+    case model::Origin::Experience: return QColor(23, 190, 207);
     }
     return Qt::black;
 }
@@ -56,7 +56,7 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
     m_failed->setName(tr("incorrect or failed"));
     m_failed->setLineStyle(QCPGraph::lsNone);
     m_failed->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(plotstyle::failedColor(), 1.2), Qt::NoBrush, 6));
-    for (search::Origin origin : kOrigins) {
+    for (model::Origin origin : kOrigins) {
         QCPGraph* g = m_plot->addGraph();
         g->setName(originTitle(origin));
         g->setLineStyle(QCPGraph::lsNone);

@@ -8,7 +8,7 @@ constexpr int kCachedCandidates = 256;
 
 const store::EvaluationRecord* CandidateDetail::searchEvaluation() const {
     for (const auto& e : evaluations)
-        if (e.purpose == search::EvaluationPurpose::Search)
+        if (e.purpose == model::EvaluationPurpose::Search)
             return &e;
     return nullptr;
 }

@@ -3,7 +3,7 @@
 // in a small cache. Views ask for a candidate (details()), show "loading" while it is null, and
 // redraw on loaded(). Answers for a run that is no longer open are dropped.
 
-#include "runstore.h"
+#include "store/runstore.h"
 
 #include <QCache>
 #include <QObject>
@@ -13,7 +13,7 @@ namespace kforge::ui {
 
 struct CandidateDetail {
     qint64 id = 0;
-    search::Candidate candidate; // with its source
+    model::Candidate candidate; // with its source
     QList<store::EvaluationRecord> evaluations; // search first, then re-measurements
     std::optional<store::ReviewRecord> review;
     QString error; // why it could not be read; the rest is empty then

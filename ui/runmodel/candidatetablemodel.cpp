@@ -44,7 +44,7 @@ QString CandidateTableModel::cellText(const CandidateRow& row) const {
         return {};
     QStringList levels;
     const auto& dims = m_data->dimensions();
-    for (int d = 0; d < search::kDimensions; ++d) {
+    for (int d = 0; d < model::kDimensions; ++d) {
         const int level = (*row.cell)[d];
         levels << (level < dims[d].levels.size() ? dims[d].levels[level] : QString::number(level));
     }
@@ -73,7 +73,7 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
         case Status:
             if (r.status.isEmpty())
                 return sort ? QStringLiteral("~") : tr("pending");
-            return r.review == search::ReviewState::Pending ? tr("%1, awaits review").arg(r.status) : r.status;
+            return r.review == model::ReviewState::Pending ? tr("%1, awaits review").arg(r.status) : r.status;
         case Speedup:
             if (sort)
                 return r.correct ? r.speedup : -1.0;

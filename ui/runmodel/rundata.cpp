@@ -2,14 +2,14 @@
 
 namespace kforge::ui {
 
-QString originTitle(search::Origin origin) {
+QString originTitle(model::Origin origin) {
     switch (origin) {
-    case search::Origin::Seed: return QObject::tr("seed");
-    case search::Origin::Tuner: return QObject::tr("tuner");
-    case search::Origin::Expert: return QObject::tr("expert");
-    case search::Origin::Llm: return QObject::tr("LLM");
-    case search::Origin::Human: return QObject::tr("human");
-    case search::Origin::Experience: return QObject::tr("experience");
+    case model::Origin::Seed: return QObject::tr("seed");
+    case model::Origin::Tuner: return QObject::tr("tuner");
+    case model::Origin::Expert: return QObject::tr("expert");
+    case model::Origin::Llm: return QObject::tr("LLM");
+    case model::Origin::Human: return QObject::tr("human");
+    case model::Origin::Experience: return QObject::tr("experience");
     }
     return {};
 }

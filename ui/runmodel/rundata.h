@@ -6,11 +6,11 @@
 // arrives in chunks, a live run a few times a second), and says what changed with fine-grained
 // signals so the models update incrementally.
 
-#include "candidate.h"
-#include "descriptors.h"
-#include "enginetypes.h"
-#include "roofline.h"
-#include "runstore.h"
+#include "model/candidate.h"
+#include "search/descriptors.h"
+#include "search/enginetypes.h"
+#include "diagnose/roofline.h"
+#include "store/runstore.h"
 
 #include <QHash>
 #include <QList>
@@ -28,7 +28,7 @@ struct CandidateRow {
     QList<qint64> parents;
     int island = 0;
     int generation = 0;
-    search::Origin origin = search::Origin::Seed;
+    model::Origin origin = model::Origin::Seed;
     QString label;
     QString params; // "BX=16 BY=8"
     bool pinned = false;
@@ -42,7 +42,7 @@ struct CandidateRow {
     double candidateUs = 0.0; // median; 0 when not timed
     double baselineUs = 0.0;
     double confirmedSpeedup = 0.0; // of a re-measurement before promotion; 0 when none
-    std::optional<search::Cell> cell; // behaviour cell, once compiled
+    std::optional<model::Cell> cell; // behaviour cell, once compiled
     bool hasRoofline = false;
     double intensity = 0.0;     // FLOP per byte
     double achievedFlops = 0.0; // per second
@@ -50,12 +50,12 @@ struct CandidateRow {
     QString bound;              // memory, compute, latency
     int findings = 0;
     QString topFinding; // the most severe finding's message
-    std::optional<search::ReviewState> review; // none when it never needed one
+    std::optional<model::ReviewState> review; // none when it never needed one
 
     bool evaluated() const { return !status.isEmpty(); }
 };
 
-QString originTitle(search::Origin origin); // for people: "seed", "tuner", "LLM", ...
+QString originTitle(model::Origin origin); // for people: "seed", "tuner", "LLM", ...
 
 // A change a RunReader read from the store.
 struct RunDelta {
@@ -63,7 +63,7 @@ struct RunDelta {
     bool fresh = false; // the first delta of a run: RunData starts over
     store::RunRecord run;
     int islands = 0;
-    std::array<search::Dimension, search::kDimensions> dimensions;
+    std::array<search::Dimension, model::kDimensions> dimensions;
     std::optional<diagnose::Ceilings> ceilings;
     QList<CandidateRow> added;   // new candidates, in id order
     QList<CandidateRow> changed; // candidates already sent whose flags, result or review changed
@@ -85,7 +85,7 @@ public:
     bool hasRun() const { return m_run.id != 0; }
     const store::RunRecord& run() const { return m_run; }
     int islands() const { return m_islands; }
-    const std::array<search::Dimension, search::kDimensions>& dimensions() const { return m_dimensions; }
+    const std::array<search::Dimension, model::kDimensions>& dimensions() const { return m_dimensions; }
     const diagnose::Ceilings& ceilings() const { return m_ceilings; }
     bool loading() const { return !m_complete; }
     qint64 loaded() const { return m_loaded; }
@@ -123,7 +123,7 @@ signals:
 private:
     store::RunRecord m_run;
     int m_islands = 0;
-    std::array<search::Dimension, search::kDimensions> m_dimensions;
+    std::array<search::Dimension, model::kDimensions> m_dimensions;
     diagnose::Ceilings m_ceilings;
     bool m_complete = true;
     qint64 m_loaded = 0;

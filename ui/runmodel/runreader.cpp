@@ -1,7 +1,7 @@
 #include "runreader.h"
 
-#include "roofline.h"
-#include "runconfig.h"
+#include "diagnose/roofline.h"
+#include "search/runconfig.h"
 
 #include <QTimer>
 
@@ -110,7 +110,7 @@ void RunReader::readMore() {
 }
 
 void RunReader::applyEvaluation(const store::EvaluationSummary& e, CandidateRow& row) {
-    if (e.purpose != search::EvaluationPurpose::Search) {
+    if (e.purpose != model::EvaluationPurpose::Search) {
         if (e.status == QLatin1String("ok") && e.speedup)
             row.confirmedSpeedup = *e.speedup;
         return;
@@ -182,7 +182,7 @@ bool RunReader::readChunk(RunDelta& delta) {
         row.generation = c.generation;
         row.origin = c.origin;
         row.label = c.label;
-        row.params = search::formatParams(c.params);
+        row.params = model::formatParams(c.params);
         row.pinned = c.pinned;
         row.vetoed = c.vetoed;
         if (c.pinned)

@@ -6,7 +6,7 @@
 // same file through its own connection; WAL lets this reader run beside it.
 
 #include "candidatedetails.h"
-#include "descriptors.h"
+#include "search/descriptors.h"
 #include "rundata.h"
 
 #include <QObject>

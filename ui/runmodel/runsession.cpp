@@ -189,7 +189,7 @@ bool RunSession::submitEdit(qint64 parent, const QString& source, const QString&
     c.injected.source = source;
     c.injected.parents = {parent};
     c.injected.island = row ? row->island : 0;
-    c.injected.origin = search::Origin::Human;
+    c.injected.origin = model::Origin::Human;
     if (!note.isEmpty())
         c.injected.label = tr("human edit of #%1: %2").arg(parent).arg(note);
     return post(c, tr("submit an edit"));

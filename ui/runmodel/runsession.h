@@ -7,7 +7,7 @@
 
 #include "candidatedetails.h"
 #include "candidateselection.h"
-#include "engine.h"
+#include "search/engine.h"
 #include "rundata.h"
 
 #include <QObject>

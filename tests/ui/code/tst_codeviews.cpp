@@ -30,7 +30,7 @@ using namespace kforge::ui;
 namespace {
 
 QString taskFile(const QString& relative) {
-    const QString dir = qEnvironmentVariable("KFORGE_TASKS_DIR", QStringLiteral(KFORGE_SOURCE_TASKS_DIR));
+    const QString dir = qEnvironmentVariable("KFORGE_TASKS_DIR", QStringLiteral(KFORGE_SOURCE_DIR "/tasks"));
     QFile file(QDir(dir).filePath(relative));
     if (!file.open(QIODevice::ReadOnly))
         return {};
@@ -84,7 +84,7 @@ Sources sgemmSources() {
     return s;
 }
 
-CandidateRow row(qint64 id, QList<qint64> parents, search::Origin origin, const QString& label) {
+CandidateRow row(qint64 id, QList<qint64> parents, model::Origin origin, const QString& label) {
     CandidateRow r;
     r.id = id;
     r.generation = parents.isEmpty() ? 0 : 1;
@@ -123,8 +123,8 @@ struct Fixture {
         delta.run.id = 1;
         delta.run.backend = QStringLiteral("cuda");
         delta.run.task = QStringLiteral("sgemm");
-        delta.added << row(1, {}, search::Origin::Seed, QStringLiteral("baseline"));
-        CandidateRow child = row(2, {1}, search::Origin::Llm, QStringLiteral("LLM: larger tiles"));
+        delta.added << row(1, {}, model::Origin::Seed, QStringLiteral("baseline"));
+        CandidateRow child = row(2, {1}, model::Origin::Llm, QStringLiteral("LLM: larger tiles"));
         child.params = QStringLiteral("TILE=32");
         child.status = QStringLiteral("ok");
         child.correct = true;
@@ -140,7 +140,7 @@ struct Fixture {
         d.candidate.label = QStringLiteral("LLM: larger tiles");
         store::EvaluationRecord evaluation;
         evaluation.candidateId = 2;
-        evaluation.purpose = search::EvaluationPurpose::Search;
+        evaluation.purpose = model::EvaluationPurpose::Search;
         evaluation.findings.append(QJsonObject{{QStringLiteral("rule"), QStringLiteral("bank-conflicts")},
                                                {QStringLiteral("severity"), QStringLiteral("warning")},
                                                {QStringLiteral("message"), QStringLiteral("shared loads conflict 2-way")},

@@ -41,7 +41,7 @@ CandidateRow row(qint64 id, QList<qint64> parents, const QString& status = QStri
     r.parents = std::move(parents);
     r.island = static_cast<int>(id % 2);
     r.generation = static_cast<int>(id / 3);
-    r.origin = r.parents.isEmpty() ? search::Origin::Seed : search::Origin::Llm;
+    r.origin = r.parents.isEmpty() ? model::Origin::Seed : model::Origin::Llm;
     r.label = r.parents.isEmpty() ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(id);
     r.params = QStringLiteral("BLOCK=%1").arg(32 << (id % 3));
     r.status = status;
@@ -97,7 +97,7 @@ store::EvaluationRecord evaluation(qint64 candidate) {
     store::EvaluationRecord e;
     e.id = candidate * 10;
     e.candidateId = candidate;
-    e.purpose = search::EvaluationPurpose::Search;
+    e.purpose = model::EvaluationPurpose::Search;
     e.result.status = protocol::Status::Incorrect;
     e.result.message = "output c differs from the reference";
     e.result.device = "NVIDIA H200";

@@ -26,7 +26,7 @@ using namespace kforge::ui;
 
 namespace {
 
-std::array<search::Dimension, search::kDimensions> dimensions() {
+std::array<search::Dimension, model::kDimensions> dimensions() {
     return {search::Dimension{QStringLiteral("memory"), QStringLiteral("Memory hierarchy"),
                               {QStringLiteral("global only"), QStringLiteral("vectorised / read-only loads"),
                                QStringLiteral("shared-memory tiling"),
@@ -39,12 +39,12 @@ std::array<search::Dimension, search::kDimensions> dimensions() {
                                QStringLiteral("a warp per row / tile"), QStringLiteral("a block per row / tile")}}};
 }
 
-CandidateRow row(qint64 id, search::Cell cell, double speedup, bool correct = true, int island = 0, int generation = 0) {
+CandidateRow row(qint64 id, model::Cell cell, double speedup, bool correct = true, int island = 0, int generation = 0) {
     CandidateRow r;
     r.id = id;
     r.island = island;
     r.generation = generation;
-    r.origin = id == 1 ? search::Origin::Seed : search::Origin::Tuner;
+    r.origin = id == 1 ? model::Origin::Seed : model::Origin::Tuner;
     r.label = QStringLiteral("variant %1").arg(id);
     r.status = correct ? QStringLiteral("ok") : QStringLiteral("incorrect");
     r.correct = correct;
@@ -75,7 +75,7 @@ RunDelta syntheticRun(int candidates, int islands) {
         r.id = n;
         r.island = (n - 1) % islands;
         r.generation = (n - 1) / (islands * 6);
-        r.origin = n == 1 ? search::Origin::Seed : (n % 5 == 0 ? search::Origin::Llm : (n % 11 == 0 ? search::Origin::Expert : search::Origin::Tuner));
+        r.origin = n == 1 ? model::Origin::Seed : (n % 5 == 0 ? model::Origin::Llm : (n % 11 == 0 ? model::Origin::Expert : model::Origin::Tuner));
         r.label = n == 1 ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(n);
         if (n > candidates - 5) {
             d.added.push_back(r); // still being evaluated
@@ -85,7 +85,7 @@ RunDelta syntheticRun(int candidates, int islands) {
         r.status = ok ? QStringLiteral("ok") : QStringLiteral("incorrect");
         r.correct = ok;
         const double level = std::min(3.0, r.generation / 6.0);
-        r.cell = search::Cell{std::min(3, static_cast<int>(unit(rng) * (1.0 + level))), static_cast<int>(unit(rng) * 3.2),
+        r.cell = model::Cell{std::min(3, static_cast<int>(unit(rng) * (1.0 + level))), static_cast<int>(unit(rng) * 3.2),
                               static_cast<int>(unit(rng) * 4)};
         r.speedup = n == 1 ? 1.0 : (ok ? 0.6 + unit(rng) * (0.8 + r.generation / 8.0) + (*r.cell)[0] * 0.3 : 0.0);
         r.hasRoofline = true;
@@ -198,9 +198,9 @@ void TestPlots::heatmapElites() {
     CandidateRow vetoed = row(2, {2, 1, 0}, 9.0);
     vetoed.vetoed = true;
     CandidateRow waiting = row(3, {2, 1, 0}, 8.0);
-    waiting.review = search::ReviewState::Pending;
+    waiting.review = model::ReviewState::Pending;
     CandidateRow accepted = row(4, {2, 1, 1}, 3.0); // another level of the third dimension
-    accepted.review = search::ReviewState::Accepted;
+    accepted.review = model::ReviewState::Accepted;
     d.added = {row(1, {2, 1, 2}, 1.0), vetoed, waiting, accepted, row(5, {2, 1, 3}, 0.0, false), row(6, {2, 1, 0}, 3.0)};
     data.apply(d);
     QCOMPARE(eliteAt(model, 2, 1), 4); // ties go to the older candidate

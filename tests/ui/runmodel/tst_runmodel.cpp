@@ -7,7 +7,7 @@
 #include "runreader.h"
 #include "runsession.h"
 #include "syntheticrun.h"
-#include "workerpool.h"
+#include "eval/workerpool.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -106,12 +106,12 @@ private slots:
         // Another connection writes, as the engine does during a live run.
         auto writer = store::RunStore::open(path);
         QVERIFY(writer);
-        search::Candidate c;
+        model::Candidate c;
         c.id = 41;
         c.parents = {7};
         c.island = 1;
         c.generation = 9;
-        c.origin = search::Origin::Human;
+        c.origin = model::Origin::Human;
         c.label = QStringLiteral("human edit of #7");
         c.source = QStringLiteral("__kernel void k() {}\n");
         c.key = QStringLiteral("k41");
@@ -128,7 +128,7 @@ private slots:
         QVERIFY(session.data()->candidate(7)->pinned);
         QVERIFY(session.data()->candidate(8)->vetoed);
         QVERIFY(!session.data()->candidate(41)->evaluated());
-        QCOMPARE(session.data()->candidate(41)->origin, search::Origin::Human);
+        QCOMPARE(session.data()->candidate(41)->origin, model::Origin::Human);
         QVERIFY(session.data()->childrenOf(7).contains(41));
         QTRY_COMPARE(events.count(), 1);
         QCOMPARE(session.data()->events().last().kind, QStringLiteral("pin"));
@@ -138,7 +138,7 @@ private slots:
         r.status = protocol::Status::Ok;
         r.speedup = 3.0;
         r.compile.push_back({"candidate", true, 0.1, "", {}});
-        QVERIFY((*writer)->insertEvaluation(run, 41, kforge::search::EvaluationPurpose::Search, r));
+        QVERIFY((*writer)->insertEvaluation(run, 41, kforge::model::EvaluationPurpose::Search, r));
         session.refresh();
         QTRY_VERIFY(session.data()->candidate(41)->correct);
         QCOMPARE(session.data()->candidate(41)->speedup, 3.0);

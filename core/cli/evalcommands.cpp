@@ -1,16 +1,16 @@
 // kforge eval, doctor and tasks.
 
-#include "cli.h"
-#include "cliio.h"
+#include "cli/cli.h"
+#include "cli/cliio.h"
 
-#include "doctor.h"
-#include "evalrequest.h"
-#include "resultformat.h"
+#include "doctor/doctor.h"
+#include "task/evalrequest.h"
+#include "eval/resultformat.h"
 #include "safeio.h"
 #include "sourcescan.h"
-#include "taskcatalog.h"
-#include "workerlocator.h"
-#include "workerpool.h"
+#include "task/taskcatalog.h"
+#include "eval/workerlocator.h"
+#include "eval/workerpool.h"
 
 #include <QCoreApplication>
 #include <QCommandLineParser>

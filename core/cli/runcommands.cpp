@@ -1,12 +1,12 @@
 // kforge run, runs and export: the search without a window.
 
-#include "cli.h"
-#include "cliio.h"
+#include "cli/cli.h"
+#include "cli/cliio.h"
 
-#include "engine.h"
-#include "experiencelibrary.h"
-#include "runexport.h"
-#include "runstore.h"
+#include "search/engine.h"
+#include "experience/experiencelibrary.h"
+#include "store/runexport.h"
+#include "store/runstore.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>
@@ -467,7 +467,7 @@ int reviewCommand(const QStringList& args) {
         if (reviews->isEmpty())
             out() << "run " << runId << ": nothing waits for review\n";
         for (const auto& r : *reviews)
-            out() << QStringLiteral("#%1  %2  %3%4\n").arg(r.candidateId, 5).arg(search::reviewStateName(r.state), -8).arg(r.reason,
+            out() << QStringLiteral("#%1  %2  %3%4\n").arg(r.candidateId, 5).arg(model::reviewStateName(r.state), -8).arg(r.reason,
                                                                                           r.note.isEmpty() ? QString() : QStringLiteral("  (%1)").arg(r.note));
         return 0;
     }

@@ -1,11 +1,11 @@
-#include "llmsettings.h"
+#include "llm/llmsettings.h"
 
-#include "endpoints.h"
+#include "llm/endpoints.h"
 
 #include <QJsonArray>
 #include <QRegularExpression>
 
-namespace kforge::search {
+namespace kforge::llm {
 
 namespace {
 
@@ -63,7 +63,7 @@ QString LlmSettings::stageOf(int island, int islands, int generation) const {
     return island < (islands + 1) / 2 ? QStringLiteral("structure") : QStringLiteral("tuning");
 }
 
-const llm::Endpoint* LlmSettings::endpoint(const QString& name) const {
+const Endpoint* LlmSettings::endpoint(const QString& name) const {
     for (const auto& e : endpoints)
         if (e.name == name)
             return &e;
@@ -113,7 +113,7 @@ spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
     const QJsonArray endpoints = json.value(QLatin1String("endpoints")).toArray();
     for (qsizetype i = 0; i < endpoints.size(); ++i) {
         QString error;
-        auto e = llm::Endpoint::fromJson(endpoints.at(i).toObject(), &error);
+        auto e = Endpoint::fromJson(endpoints.at(i).toObject(), &error);
         if (!e)
             return bad(QStringLiteral("endpoints[%1]: %2").arg(i).arg(error));
         s.endpoints << *e;
@@ -186,11 +186,11 @@ spec::Status LlmSettings::validate(int islands) const {
     return spec::success();
 }
 
-spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString& helperSpec, const QList<llm::Endpoint>& known) {
+spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString& helperSpec, const QList<Endpoint>& known) {
     const auto use = [&](const QString& name) -> spec::Status {
         if (endpoint(name))
             return spec::success();
-        const llm::Endpoint* found = llm::findEndpoint(known, name);
+        const Endpoint* found = findEndpoint(known, name);
         if (!found) {
             QStringList names;
             for (const auto& e : known)
@@ -221,4 +221,4 @@ spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString
     return spec::success();
 }
 
-} // namespace kforge::search
+} // namespace kforge::llm

@@ -1,6 +1,6 @@
-#include "cli.h"
+#include "cli/cli.h"
 
-#include "cliio.h"
+#include "cli/cliio.h"
 
 namespace kforge::cli {
 

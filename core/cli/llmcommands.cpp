@@ -1,14 +1,14 @@
 // kforge llm, and the --llm* options of kforge run: language models as proposers.
 
-#include "cli.h"
-#include "cliio.h"
+#include "cli/cli.h"
+#include "cli/cliio.h"
 
-#include "apikeys.h"
-#include "endpoints.h"
-#include "llmsettings.h"
-#include "pricetable.h"
-#include "runexport.h"
-#include "runstore.h"
+#include "llm/apikeys.h"
+#include "llm/endpoints.h"
+#include "llm/llmsettings.h"
+#include "llm/pricetable.h"
+#include "store/runexport.h"
+#include "store/runstore.h"
 
 #include <QCommandLineParser>
 #include <QJsonArray>
@@ -86,7 +86,7 @@ void addLlmOptions(QCommandLineParser& p) {
     p.addOption({QStringLiteral("no-personas"), QStringLiteral("Do not let the expert personas propose first kernels in generation 0.")});
 }
 
-bool applyLlmOptions(const QCommandLineParser& p, search::LlmSettings& s, QString& error) {
+bool applyLlmOptions(const QCommandLineParser& p, llm::LlmSettings& s, QString& error) {
     const QStringList models = p.values(QStringLiteral("llm"));
     const bool anyLlmOption = !models.isEmpty() || p.isSet(QStringLiteral("llm-endpoint")) || p.isSet(QStringLiteral("llm-rate"))
                               || p.isSet(QStringLiteral("llm-budget-usd")) || p.isSet(QStringLiteral("llm-budget-tokens"))

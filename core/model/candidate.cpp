@@ -1,4 +1,4 @@
-#include "candidate.h"
+#include "model/candidate.h"
 
 #include "kernelfile.h"
 
@@ -6,7 +6,7 @@
 #include <QRegularExpression>
 #include <QStringList>
 
-namespace kforge::search {
+namespace kforge::model {
 
 namespace {
 
@@ -99,4 +99,4 @@ Fitness fitnessOf(const protocol::EvaluateResult& result) {
     return f;
 }
 
-} // namespace kforge::search
+} // namespace kforge::model

@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-namespace kforge::search {
+namespace kforge::model {
 
 // Experience: a kernel from the experience library that helped on this task in an earlier run.
 enum class Origin { Seed, Tuner, Expert, Llm, Human, Experience };
@@ -73,4 +73,4 @@ Fitness fitnessOf(const protocol::EvaluateResult& result);
 // layout, its launch-plan directives, and the complete parameter values.
 QString candidateKey(const QString& source, const ParamValues& completeParams);
 
-} // namespace kforge::search
+} // namespace kforge::model

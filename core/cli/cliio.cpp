@@ -1,6 +1,6 @@
-#include "cliio.h"
+#include "cli/cliio.h"
 
-#include "runstore.h"
+#include "store/runstore.h"
 
 #include <QCommandLineParser>
 #include <QFileInfo>

@@ -5,14 +5,14 @@
 // never part of it.
 
 #include "expected.h"
-#include "llmtypes.h"
+#include "llm/llmtypes.h"
 
 #include <QJsonObject>
 #include <QList>
 #include <QString>
 #include <QStringList>
 
-namespace kforge::search {
+namespace kforge::llm {
 
 // A model the run may ask, and where: "openai:gpt-4.1-mini", "local:qwen2.5-coder=2@0,1".
 struct ModelChoice {
@@ -29,7 +29,7 @@ struct ModelChoice {
 
 struct LlmSettings {
     QList<ModelChoice> models;      // empty: no LLM proposers
-    QList<llm::Endpoint> endpoints; // those the models name
+    QList<Endpoint> endpoints; // those the models name
     QString selection = QStringLiteral("bandit"); // bandit (cost-aware UCB) or weights
     double rate = 0.5;              // share of children an LLM proposes; the tuner and experts the rest
     double crossoverRate = 0.25;    // of LLM children: crossover of two parents
@@ -47,14 +47,14 @@ struct LlmSettings {
     bool enabled() const { return !models.isEmpty(); }
     // The stage of an island in a generation (structure first, then tuning, as in EGG).
     QString stageOf(int island, int islands, int generation) const;
-    const llm::Endpoint* endpoint(const QString& name) const;
+    const Endpoint* endpoint(const QString& name) const;
 
     QJsonObject toJson() const;
     static spec::Expected<LlmSettings> fromJson(const QJsonObject& json);
     // Adds models (ENDPOINT:MODEL[=W][@ISLANDS] each) and a helper (empty: none), with the
     // endpoints they name taken from `known`. Errors name the spec, or the endpoint and the known ones.
-    spec::Status useModels(const QStringList& modelSpecs, const QString& helperSpec, const QList<llm::Endpoint>& known);
+    spec::Status useModels(const QStringList& modelSpecs, const QString& helperSpec, const QList<Endpoint>& known);
     spec::Status validate(int islands) const;
 };
 
-} // namespace kforge::search
+} // namespace kforge::llm

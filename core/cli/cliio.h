@@ -13,7 +13,7 @@ class QCommandLineParser;
 namespace kforge::store {
 class RunStore;
 }
-namespace kforge::search {
+namespace kforge::llm {
 struct LlmSettings;
 }
 
@@ -36,7 +36,7 @@ spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString
 // The --llm* options of `kforge run`, and the settings they make (endpoints resolved from the
 // built-in presets, the user's file and --llm-endpoint). False with `error` set on bad input.
 void addLlmOptions(QCommandLineParser& p);
-bool applyLlmOptions(const QCommandLineParser& p, search::LlmSettings& settings, QString& error);
+bool applyLlmOptions(const QCommandLineParser& p, llm::LlmSettings& settings, QString& error);
 
 int evalCommand(const QStringList& args);
 int doctorCommand(const QStringList& args);
