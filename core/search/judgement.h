@@ -1,0 +1,48 @@
+#pragma once
+// What the engine makes of a fresh result before it is stored: the roofline point, the findings,
+// and the verdict of the measured roofs (a result above a roof is rejected for impossible timing,
+// with the roof it broke). Also the request a candidate is evaluated with. Plain values in and
+// out, so the verdict is tested without workers.
+
+#include "search/runconfig.h"
+
+#include "diagnose/diagnosis.h"
+#include "diagnose/roofline.h"
+#include "model/candidate.h"
+
+#include "kernelfile.h"
+
+#include <QJsonArray>
+#include <QJsonObject>
+
+#include <optional>
+
+namespace kforge::search {
+
+struct Judgement {
+    protocol::EvaluateResult result; // as stored: Rejected when the timing is impossible
+    QJsonArray findings;             // the verdict first, then the diagnosis, most severe first
+    QJsonObject roofline;            // empty when not timed
+    std::optional<QString> impossible; // why the timing is impossible, when it is
+};
+
+struct JudgementContext {
+    const spec::TaskBundle* task = nullptr;
+    spec::Sizes sizes;
+    diagnose::Ceilings ceilings;
+    const diagnose::Diagnosis* diagnosis = nullptr; // null: no findings
+    const RunConfig* config = nullptr;
+};
+
+Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& context);
+
+// The request for a candidate of the run: paired with the baseline, on the run's device, with no
+// seeds (the worker draws fresh ones from a secure source each time, so no kernel can know, or
+// have been tuned on, the inputs it is verified and timed with; the seeds it used come back in
+// the result).
+spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config, spec::Dialect dialect,
+                                                           const model::Candidate& candidate);
+// The result stored for a candidate whose request could not be made (a broken launch plan).
+protocol::EvaluateResult unrequestable(const std::string& error);
+
+} // namespace kforge::search

@@ -1,0 +1,77 @@
+#include "search/promotion.h"
+
+#include "search/roofverdict.h"
+
+namespace kforge::search {
+
+QString reviewReason(const Entry& entry, const diagnose::Ceilings& ceilings, const RunConfig& config) {
+    // A result whose timing relies on having seen its inputs before (a cache of answers, work
+    // skipped on repeated data) is caught by the worker's fresh_inputs_speed check; its outputs
+    // were right, so a person decides.
+    if (entry.result)
+        for (const auto& check : entry.result->checks)
+            if (check.name == "fresh_inputs_speed" && !check.passed)
+                return QStringLiteral("it is markedly faster on repeated inputs than on fresh ones%1")
+                    .arg(check.detail.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(check.detail)));
+    if (const auto roofs = judgeRoofs(entry.roofline, ceilings, config.reviewCeiling, config.rejectCeiling);
+        roofs.kind != RoofVerdict::Kind::Plausible)
+        return roofs.reason; // an impossible result was rejected when it arrived; a replayed one may still be accepted by hand
+    if (config.reviewSpeedup > 0.0 && entry.fitness.speedup > config.reviewSpeedup)
+        return QStringLiteral("%1x over the baseline is more than %2x: check that it really does the work")
+            .arg(entry.fitness.speedup, 0, 'f', 1)
+            .arg(config.reviewSpeedup);
+    return {};
+}
+
+std::optional<QString> impossibleTiming(const QJsonObject& roofline, const diagnose::Ceilings& ceilings, const RunConfig& config) {
+    const auto roofs = judgeRoofs(roofline, ceilings, config.reviewCeiling, config.rejectCeiling);
+    if (roofs.kind != RoofVerdict::Kind::Impossible)
+        return std::nullopt;
+    return roofs.reason;
+}
+
+QJsonObject impossibleTimingFinding(const QString& reason) {
+    return QJsonObject{{QStringLiteral("rule"), QStringLiteral("above_roof")},
+                       {QStringLiteral("kind"), QStringLiteral("integrity")},
+                       {QStringLiteral("severity"), QStringLiteral("error")},
+                       {QStringLiteral("message"), QStringLiteral("impossible timing: %1").arg(reason)},
+                       {QStringLiteral("evidence"), QString()},
+                       {QStringLiteral("line"), 0},
+                       {QStringLiteral("direction"), QString()}};
+}
+
+double promotionThreshold(const Best& best) {
+    return best.candidate ? best.speedup * kPromotionMargin : 0.0;
+}
+
+std::optional<qint64> promotionCandidate(const Population& population, const std::vector<qint64>& considered,
+                                         const std::map<qint64, double>& confirmed, const Best& best) {
+    const Entry* pick = nullptr;
+    for (qint64 id : considered) {
+        const Entry& e = population.at(id);
+        if (!e.fitness.correct || e.candidate.vetoed || confirmed.count(id) || e.awaitingReview())
+            continue;
+        if (!pick || e.fitness.betterThan(pick->fitness))
+            pick = &e;
+    }
+    if (!pick || pick->fitness.speedup <= promotionThreshold(best))
+        return std::nullopt;
+    return pick->candidate.id;
+}
+
+bool confirmsPromotion(const model::Fitness& remeasured, const Best& best) {
+    return remeasured.correct && remeasured.speedup > promotionThreshold(best);
+}
+
+Best bestConfirmed(const std::map<qint64, double>& confirmed, const Population& population) {
+    Best best;
+    for (const auto& [id, speedup] : confirmed) {
+        if (population.at(id).candidate.vetoed)
+            continue;
+        if (!best.candidate || speedup > best.speedup)
+            best = {id, speedup};
+    }
+    return best;
+}
+
+} // namespace kforge::search

@@ -1,0 +1,45 @@
+#pragma once
+// The commands people steer a run with, between the threads that post them and the engine's
+// boundaries: pause, resume, stop and budget changes apply at once; pin, unpin, veto, inject and
+// review decisions wait for the end of the generation in flight, in the order they were posted,
+// so a resumed run replays them at the same point. Also holds a resumed run's stored pins and
+// vetoes until the generation they were made in has been replayed.
+
+#include "search/enginetypes.h"
+
+#include "store/runstore.h"
+
+#include <QMutex>
+
+#include <deque>
+#include <map>
+#include <vector>
+
+namespace kforge::search {
+
+class Steering {
+public:
+    // Thread-safe.
+    void post(EngineCommand command);
+
+    // The commands to apply now. Before the run has started nothing is taken; inside a generation
+    // only the immediate ones are, the others wait (in order) for the boundary.
+    std::vector<EngineCommand> take(bool started, bool atBoundary);
+    static bool immediate(EngineCommand::Kind kind);
+
+    // A resumed run's pin, unpin and veto events, by the generation they were made in.
+    void setStoredActions(std::map<int, std::vector<store::EventRecord>> actions) { m_stored = std::move(actions); }
+    struct FlagChange {
+        qint64 candidate = 0;
+        enum class Kind { Pin, Unpin, Veto } kind = Kind::Pin;
+    };
+    // The stored actions of `generation`, once: to apply when its replay completes.
+    std::vector<FlagChange> storedActionsAt(int generation);
+
+private:
+    QMutex m_mutex;
+    std::deque<EngineCommand> m_commands;
+    std::map<int, std::vector<store::EventRecord>> m_stored;
+};
+
+} // namespace kforge::search
