@@ -557,7 +557,7 @@ void Engine::finishGeneration() {
         && m_generation % m_config.llm.metaInterval == 0)
         m_llm.proposer()->evolveStrategies(m_generation);
     fillRunRecord();
-    if (!m_record.endGeneration(m_generation, m_generation <= m_stored.generation, m_run))
+    if (!m_record.endGeneration(m_generation, m_generation <= m_stored.generation, m_run, archives()))
         return;
     for (const auto& change : m_steering.storedActionsAt(m_completedGeneration)) {
         if (!m_population.contains(change.candidate))
@@ -748,7 +748,16 @@ void Engine::apply(const EngineCommand& c) {
         break;
     }
     }
+    if (m_record.attached() && !m_finished)
+        m_record.archives(archives()); // a veto or a review decision may have changed them
     scheduleProgress();
+}
+
+QList<store::ArchiveMemberRecord> Engine::archives() const {
+    QList<store::ArchiveMemberRecord> members;
+    for (const ArchiveMember& m : m_islands.members())
+        members.push_back({m.island, m.cell, m.candidate, m.fitness.speedup});
+    return members;
 }
 
 void Engine::setPinned(qint64 candidate, bool pinned) {

@@ -120,6 +120,7 @@ private:
     void setPinned(qint64 candidate, bool pinned);
     void setVetoed(qint64 candidate);
     void recomputeBest();
+    QList<store::ArchiveMemberRecord> archives() const; // as the store keeps them
 
     // Records.
     double elapsedSeconds() const;

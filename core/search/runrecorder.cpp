@@ -25,7 +25,17 @@ bool RunRecorder::updateRun(const store::RunRecord& run) {
     return written(m_store->updateRun(run), QStringLiteral("the run's state"));
 }
 
-bool RunRecorder::endGeneration(int generation, bool replayed, const store::RunRecord& run) {
+bool RunRecorder::archives(const QList<store::ArchiveMemberRecord>& members) {
+    if (m_archives && *m_archives == members)
+        return true;
+    if (!written(m_store->setArchive(m_runId, members), QStringLiteral("the islands' archives")))
+        return false;
+    m_archives = members;
+    return true;
+}
+
+bool RunRecorder::endGeneration(int generation, bool replayed, const store::RunRecord& run,
+                                const QList<store::ArchiveMemberRecord>& archives) {
     {
         store::RunStore::Transaction tx(*m_store);
         bool ok = written(tx.begun(), QStringLiteral("the end of generation %1").arg(generation));
@@ -33,7 +43,7 @@ bool RunRecorder::endGeneration(int generation, bool replayed, const store::RunR
             for (const auto& [kind, data] : m_buffered)
                 if (!(ok = event(generation, kind, data)))
                     break;
-        ok = ok && updateRun(run);
+        ok = ok && this->archives(archives) && updateRun(run);
         if (!ok || !written(tx.commit(), QStringLiteral("the end of generation %1").arg(generation)))
             return false;
     }

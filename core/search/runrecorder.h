@@ -44,9 +44,12 @@ public:
     // Buffered until the generation ends.
     void buffer(const QString& kind, const QJsonObject& data) { m_buffered.emplace_back(kind, data); }
     void dropBuffered() { m_buffered.clear(); }
-    // The generation's buffered events (unless `replayed`: they are stored already) and the run
-    // record, in one transaction. False when the run stopped on a failed write.
-    bool endGeneration(int generation, bool replayed, const store::RunRecord& run);
+    // The generation's buffered events (unless `replayed`: they are stored already), the
+    // archives when they changed, and the run record, in one transaction. False when the run
+    // stopped on a failed write.
+    bool endGeneration(int generation, bool replayed, const store::RunRecord& run, const QList<store::ArchiveMemberRecord>& archives);
+    // The islands' archives, written only when they differ from those last written.
+    bool archives(const QList<store::ArchiveMemberRecord>& members);
     // The end of the run: `run_ended` and the run record, in one transaction. On failure the
     // store still shows the run running, so it can be resumed; the message says why, unless a
     // failure was reported before.
@@ -58,6 +61,7 @@ private:
     FailureHandler m_onFailure;
     bool m_broken = false;
     std::vector<std::pair<QString, QJsonObject>> m_buffered;
+    std::optional<QList<store::ArchiveMemberRecord>> m_archives; // as last written
 };
 
 } // namespace kforge::search

@@ -213,6 +213,19 @@ CREATE TABLE strategies (
     R"sql(
 ALTER TABLE evaluations ADD COLUMN cell TEXT;
 )sql",
+    // 5: the islands' archives as the engine holds them, so views show its elites (migrants
+    // included) instead of re-deriving them. Replaced whenever they change.
+    R"sql(
+CREATE TABLE archive_members (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    island INTEGER NOT NULL,
+    cell TEXT NOT NULL,          -- "1,3,0"
+    candidate_id INTEGER NOT NULL,
+    speedup REAL NOT NULL,
+    PRIMARY KEY (run_id, island, cell)
+);
+ALTER TABLE runs ADD COLUMN archives_stored INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 std::optional<qint64> optionalInt(const Statement& row, int column) {
@@ -1049,6 +1062,60 @@ Expected<QList<ReviewRecord>> RunStore::reviews(qint64 runId) {
     if (rc != SQLITE_DONE)
         return failure(where(), "cannot read the review queue of run " + number(runId), query);
     return result;
+}
+
+// --- Archives ---
+
+Status RunStore::setArchive(qint64 runId, const QList<ArchiveMemberRecord>& members) {
+    return write<spec::Done>([&]() -> Status {
+        if (auto s = requireRun(runId); !s)
+            return s;
+        Statement clear(m_db, "DELETE FROM archive_members WHERE run_id = ?");
+        if (!clear.bindInt(1, runId).run())
+            return failure(where(), "cannot replace the archives of run " + number(runId), clear);
+        for (const auto& m : members) {
+            Statement insert(m_db, "INSERT INTO archive_members (run_id, island, cell, candidate_id, speedup) VALUES (?, ?, ?, ?, ?)");
+            insert.bindInt(1, runId).bindInt(2, m.island).bindText(3, cellText(m.cell)).bindInt(4, m.candidateId).bindDouble(5, m.speedup);
+            if (!insert.run())
+                return failure(where(), "cannot store the archive of island " + number(m.island) + " of run " + number(runId), insert);
+        }
+        Statement mark(m_db, "UPDATE runs SET archives_stored = 1 WHERE id = ?");
+        if (!mark.bindInt(1, runId).run())
+            return failure(where(), "cannot mark the archives of run " + number(runId) + " as stored", mark);
+        return success();
+    });
+}
+
+Expected<std::optional<QList<ArchiveMemberRecord>>> RunStore::archive(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT island, cell, candidate_id, speedup FROM archive_members WHERE run_id = ? ORDER BY island, cell");
+    query.bindInt(1, runId);
+    QList<ArchiveMemberRecord> members;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        ArchiveMemberRecord m;
+        m.island = static_cast<int>(query.int64(0));
+        const auto cell = parseCell(query.text(1));
+        if (!cell)
+            return fail(where() + ": run " + number(runId) + ": island " + number(m.island) + " has an archive cell that is not "
+                        + std::to_string(model::kDimensions) + " levels: '" + query.text(1).toStdString() + "'");
+        m.cell = *cell;
+        m.candidateId = query.int64(2);
+        m.speedup = query.real(3);
+        members.push_back(m);
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where(), "cannot read the archives of run " + number(runId), query);
+    if (!members.isEmpty())
+        return std::optional<QList<ArchiveMemberRecord>>(members);
+    // Empty archives, or archives never stored (runs recorded before schema 5)?
+    Statement stored(m_db, "SELECT archives_stored FROM runs WHERE id = ?");
+    if (stored.bindInt(1, runId).step() != SQLITE_ROW)
+        return failure(where(), "cannot read run " + number(runId), stored);
+    if (stored.int64(0) != 0)
+        return std::optional<QList<ArchiveMemberRecord>>(members);
+    return std::optional<QList<ArchiveMemberRecord>>();
 }
 
 // --- LLM calls and prompt strategies ---

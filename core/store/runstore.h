@@ -73,6 +73,15 @@ struct ReviewRecord {
     QDateTime decided; // invalid while pending
 };
 
+// One elite of one island's MAP-Elites archive, as the engine holds it.
+struct ArchiveMemberRecord {
+    int island = 0;
+    model::Cell cell{};
+    qint64 candidateId = 0;
+    double speedup = 0.0;
+    bool operator==(const ArchiveMemberRecord&) const = default;
+};
+
 struct EventRecord {
     qint64 id = 0;
     int generation = 0;
@@ -228,6 +237,11 @@ public:
     Status insertStrategy(qint64 runId, const StrategyRecord& strategy);
     Status retireStrategy(qint64 runId, qint64 strategyId);
     Expected<QList<StrategyRecord>> strategies(qint64 runId); // in id order
+
+    // The islands' archives, replaced as a whole whenever they change. Nothing (no list) for a run
+    // recorded before archives were stored: views then derive them from the candidates.
+    Status setArchive(qint64 runId, const QList<ArchiveMemberRecord>& members);
+    Expected<std::optional<QList<ArchiveMemberRecord>>> archive(qint64 runId);
 
     Expected<qint64> insertEvent(qint64 runId, int generation, const QString& kind, const QJsonObject& data);
     Expected<QList<EventRecord>> events(qint64 runId, const Slice& slice = {}); // in insertion order

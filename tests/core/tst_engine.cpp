@@ -290,6 +290,55 @@ private slots:
         QVERIFY(accepted > 0);
     }
 
+    void archivesAreStoredAsTheEngineHoldsThem() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        RunConfig config = testConfig(50);
+        config.migrationInterval = 1;
+        Engine engine(testSetup(db, config));
+        qint64 vetoed = 0;
+        connect(&engine, &Engine::bestChanged, this, [&](qint64 candidate, double) {
+            if (!vetoed && candidate != 1) {
+                vetoed = candidate;
+                EngineCommand veto;
+                veto.kind = EngineCommand::Kind::Veto;
+                veto.candidate = candidate;
+                engine.post(veto);
+            }
+        });
+        runToEnd(engine);
+        QVERIFY(vetoed != 0);
+        const Stored s = readStore(db);
+        auto st = store::RunStore::open(db);
+        QVERIFY(st);
+        auto archive = (*st)->archive(s.run.id);
+        QVERIFY2(archive, archive ? "" : archive.error().c_str());
+        QVERIFY(archive->has_value());
+        const auto& members = **archive;
+        QVERIFY(!members.isEmpty());
+        std::map<qint64, const Candidate*> byId;
+        for (const auto& c : s.candidates)
+            byId[c.id] = &c;
+        std::map<qint64, double> speedup;
+        for (const auto& e : s.evaluations)
+            if (e.purpose == EvaluationPurpose::Search)
+                speedup[e.candidateId] = fitnessOf(e.result).speedup;
+        std::set<std::pair<int, Cell>> cells;
+        int migrants = 0;
+        for (const auto& m : members) {
+            QVERIFY(m.island >= 0 && m.island < config.islands);
+            QVERIFY2(cells.insert({m.island, m.cell}).second, "one elite per cell and island");
+            QVERIFY(byId.count(m.candidateId));
+            const Candidate& c = *byId.at(m.candidateId);
+            QVERIFY2(m.candidateId != vetoed && !c.vetoed, "a vetoed kernel leaves every archive");
+            QCOMPARE(m.speedup, speedup.at(m.candidateId));
+            QVERIFY(m.speedup > 0.0);
+            if (c.origin != Origin::Seed && c.island != m.island)
+                ++migrants;
+        }
+        QVERIFY2(migrants > 0, "migrants are members of the island they moved to");
+    }
+
     void pinAndVeto() {
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));

@@ -224,6 +224,7 @@ class TestRunStore : public QObject {
 private slots:
     void createOpenReopen();
     void schema();
+    void archivesReplaceAsAWhole();
     void upgradesARealVersion1Store();
     void reviewQueue();
     void llmCallsAndStrategies();
@@ -287,16 +288,43 @@ void TestRunStore::createOpenReopen() {
 void TestRunStore::schema() {
     const QString path = newPath();
     QVERIFY(openStore(path));
-    QCOMPARE(RunStore::schemaVersion(), 4);
+    QCOMPARE(RunStore::schemaVersion(), 5);
     RawDb db(path);
     QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
     QCOMPARE(db.value("PRAGMA application_id").toLongLong(), kApplicationId);
     QCOMPARE(db.value("PRAGMA journal_mode").toString(), QStringLiteral("wal"));
     QCOMPARE(db.value("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'candidates', "
-                      "'candidate_parents', 'evaluations', 'diagnostics', 'events', 'reviews', 'llm_calls', 'strategies')")
+                      "'candidate_parents', 'evaluations', 'diagnostics', 'events', 'reviews', 'llm_calls', 'strategies', "
+                      "'archive_members')")
                  .toInt(),
-             9);
+             10);
+}
+
+void TestRunStore::archivesReplaceAsAWhole() {
+    const QString path = newPath();
+    auto store = openStore(path);
+    QVERIFY(store);
+    auto id = store->createRun(makeRun());
+    QVERIFY2(id, why(id));
+    auto never = store->archive(*id);
+    QVERIFY2(never, why(never));
+    QVERIFY2(!never->has_value(), "a run that never stored archives says so, so views can derive them");
+    const QList<kforge::store::ArchiveMemberRecord> first{{0, {0, 1, 2}, 1, 1.0}, {1, {0, 1, 2}, 1, 1.0}, {1, {2, 2, 0}, 4, 2.5}};
+    QVERIFY(store->setArchive(*id, first));
+    auto read = store->archive(*id);
+    QVERIFY2(read, why(read));
+    QCOMPARE(**read, first);
+    const QList<kforge::store::ArchiveMemberRecord> second{{1, {2, 2, 0}, 6, 3.0}};
+    QVERIFY(store->setArchive(*id, second));
+    read = store->archive(*id);
+    QCOMPARE(**read, second);
+    QVERIFY(store->setArchive(*id, {}));
+    read = store->archive(*id);
+    QVERIFY2(read->has_value() && (*read)->isEmpty(), "empty archives stay stored as empty");
+    const auto missing = store->setArchive(*id + 7, first);
+    QVERIFY(!missing);
+    QVERIFY2(QString::fromStdString(missing.error()).contains(QString::number(*id + 7)), missing.error().c_str());
 }
 
 void TestRunStore::upgradesARealVersion1Store() {
@@ -316,6 +344,8 @@ void TestRunStore::upgradesARealVersion1Store() {
     auto runs = store->runs();
     QVERIFY2(runs, why(runs));
     QCOMPARE(runs->size(), 6);
+    auto archives = store->archive(runs->last().id);
+    QVERIFY2(archives && !archives->has_value(), "a run recorded before archives were stored has none");
     auto evaluations = store->evaluations(runs->last().id);
     QVERIFY2(evaluations, why(evaluations));
     QVERIFY(!evaluations->isEmpty());
@@ -530,7 +560,7 @@ void TestRunStore::refusesForeignFile_data() {
     QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
                                        << QStringLiteral("belongs to another application, id 0x000004d2");
     QTest::newRow("newer kforge") << QByteArray("newer")
-                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 4)");
+                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 5)");
     QTest::newRow("damaged kforge") << QByteArray("damaged")
                                     << QStringLiteral("damaged kforge run store (no schema_version table)");
     QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");

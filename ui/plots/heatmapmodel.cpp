@@ -14,6 +14,11 @@ HeatmapModel::HeatmapModel(RunData* data, QObject* parent) : QAbstractTableModel
     connect(data, &RunData::cleared, this, &HeatmapModel::rebuild);
     connect(data, &RunData::candidatesAdded, this, &HeatmapModel::onCandidatesAdded);
     connect(data, &RunData::candidatesChanged, this, &HeatmapModel::onCandidatesChanged);
+    connect(data, &RunData::archivesChanged, this, [this] {
+        std::vector<bool> touched(kBins);
+        electFromArchives(touched);
+        emitTouched(touched);
+    });
     // Level names arrive with the run's first delta, after cleared().
     connect(data, &RunData::runChanged, this, [this] {
         emit headerDataChanged(Qt::Horizontal, 0, search::kLevels - 1);
@@ -116,11 +121,48 @@ void HeatmapModel::rebuild() {
         std::vector<bool> touched(kBins);
         for (int row = 0; row < n; ++row)
             add(row, touched);
+        electFromArchives(touched);
     }
     endResetModel();
 }
 
+bool HeatmapModel::archivesStored() const {
+    return m_data && m_data->archives().has_value();
+}
+
+void HeatmapModel::electFromArchives(std::vector<bool>& touched) {
+    if (!archivesStored())
+        return;
+    // Each bin's elite is the best of the archive members whose cell projects there, on the
+    // island shown (every island: all of them); ties go to the older candidate.
+    std::vector<store::ArchiveMemberRecord> best(kBins);
+    for (const auto& m : *m_data->archives()) {
+        if (m_island >= 0 && m.island != m_island)
+            continue;
+        const int x = m.cell[static_cast<size_t>(m_x)];
+        const int y = m.cell[static_cast<size_t>(m_y)];
+        if (x < 0 || x >= search::kLevels || y < 0 || y >= search::kLevels)
+            continue;
+        auto& b = best[static_cast<size_t>(y * search::kLevels + x)];
+        if (!b.candidateId || m.speedup > b.speedup || (m.speedup == b.speedup && m.candidateId < b.candidateId))
+            b = m;
+    }
+    for (int at = 0; at < kBins; ++at) {
+        Bin& bin = m_bins[static_cast<size_t>(at)];
+        const auto& b = best[static_cast<size_t>(at)];
+        const int row = b.candidateId ? m_data->rowOf(b.candidateId) : -1;
+        if (bin.elite == b.candidateId && bin.speedup == b.speedup && bin.eliteRow == row)
+            continue;
+        bin.elite = b.candidateId;
+        bin.speedup = b.speedup;
+        bin.eliteRow = row; // -1 while the candidate has not arrived in RunData yet
+        touched[static_cast<size_t>(at)] = true;
+    }
+}
+
 void HeatmapModel::offer(Bin& bin, int row) {
+    if (archivesStored())
+        return; // the engine's archives name the elites
     const CandidateRow& r = m_data->candidateAt(row);
     if (!plotstyle::isArchiveCandidate(r))
         return;
@@ -133,6 +175,8 @@ void HeatmapModel::offer(Bin& bin, int row) {
 }
 
 void HeatmapModel::reelect(Bin& bin) {
+    if (archivesStored())
+        return;
     bin.eliteRow = -1;
     bin.elite = 0;
     bin.speedup = 0.0;
@@ -178,6 +222,7 @@ void HeatmapModel::onCandidatesAdded(int first, int last) {
     std::vector<bool> touched(kBins);
     for (int row = first; row <= last; ++row)
         add(row, touched);
+    electFromArchives(touched); // elites named before their candidates arrived find their rows
     emitTouched(touched);
 }
 
@@ -234,7 +279,9 @@ QString HeatmapModel::toolTip(int at) const {
         return t.isEmpty() ? tr("dimension %1").arg(dimension) : t;
     };
     QStringList lines;
-    if (bin.elite && m_data) {
+    if (bin.elite && m_data && bin.eliteRow < 0) {
+        lines << tr("Elite #%1  %2").arg(bin.elite).arg(plotstyle::speedup(bin.speedup));
+    } else if (bin.elite && m_data) {
         const CandidateRow& r = m_data->candidateAt(bin.eliteRow);
         lines << tr("Elite #%1  %2").arg(r.id).arg(r.label);
         lines << tr("%1 from %2, generation %3, island %4")

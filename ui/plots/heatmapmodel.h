@@ -1,9 +1,11 @@
 #pragma once
 // The MAP-Elites archive projected onto two behaviour dimensions, as a table: a column per level of
 // the X dimension, a row per level of the Y dimension (row 0 is the highest level, so the table
-// reads like the plot). A cell's elite is the best correct candidate that the archive would hold
-// with that (x, y), whatever its level in the third dimension. Follows RunData incrementally:
-// new and changed candidates touch only their cells.
+// reads like the plot). A cell's elite is the best member of the engine's stored archives (of the
+// island shown, migrants included) whose cell projects to that (x, y), whatever its level in the
+// third dimension; for a run recorded before archives were stored, the best correct candidate the
+// archive would hold there. Follows RunData incrementally: new and changed candidates touch only
+// their cells.
 
 #include <QAbstractTableModel>
 #include <QList>
@@ -64,6 +66,8 @@ private:
     };
 
     int binOf(const CandidateRow& row) const; // -1: not in the projection
+    bool archivesStored() const;
+    void electFromArchives(std::vector<bool>& touched);
     void rebuild();
     void add(int row, std::vector<bool>& touched);
     void remove(int row, std::vector<bool>& touched);

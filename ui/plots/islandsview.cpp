@@ -112,6 +112,7 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
     connect(m_refresh, &QTimer::timeout, this, &IslandsView::refresh);
     connect(data, &RunData::cleared, this, &IslandsView::onCleared);
     m_refresh->followCandidates(data);
+    connect(data, &RunData::archivesChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
     connect(data, &RunData::eventsAdded, this, &IslandsView::onEventsAdded);
     plotstyle::followSelection(m_plot, selection, [this] { updateSelected(); });
     connect(m_plot, &QCustomPlot::mouseMove, this, &IslandsView::onMouseMove);
@@ -164,6 +165,15 @@ void IslandsView::refresh() {
     m_points.clear();
     const int n = m_data ? m_data->candidateCount() : 0;
     m_points.reserve(n);
+    // A lane's best is the best elite of the island's archive as the engine stored it (a migrant
+    // included); runs recorded before archives were stored derive it from the island's kernels.
+    const bool archivesStored = m_data && m_data->archives().has_value();
+    if (archivesStored)
+        for (const auto& m : *m_data->archives())
+            if (m.island >= 0 && m.island < m_lanes && m.speedup > lanes[m.island].bestSpeedup) {
+                lanes[m.island].bestSpeedup = m.speedup;
+                lanes[m.island].best = m.candidateId;
+            }
     double best = 0.0;
     for (int row = 0; row < n; ++row)
         if (m_data->candidateAt(row).correct)
@@ -192,7 +202,7 @@ void IslandsView::refresh() {
             const int band = bandOf(limits, r.speedup);
             bx[band].push_back(x);
             by[band].push_back(y);
-            if (plotstyle::isArchiveCandidate(r) && r.speedup > lane.bestSpeedup) {
+            if (!archivesStored && plotstyle::isArchiveCandidate(r) && r.speedup > lane.bestSpeedup) {
                 lane.bestSpeedup = r.speedup;
                 lane.best = r.id;
             }

@@ -54,6 +54,7 @@ void RunData::clear() {
     m_llmCalls.clear();
     m_llmRowOf.clear();
     m_strategies.clear();
+    m_archives.reset();
     m_progress = {};
     emit cleared();
 }
@@ -123,6 +124,10 @@ void RunData::apply(const RunDelta& delta) {
     if (delta.strategiesChanged) {
         m_strategies = delta.strategies;
         emit strategiesChanged();
+    }
+    if (delta.archivesChanged) {
+        m_archives = delta.archives;
+        emit archivesChanged();
     }
 }
 

@@ -72,6 +72,9 @@ struct RunDelta {
     QList<QPair<qint64, qint64>> llmLinks; // (call, candidate) for calls sent before they had one
     QList<store::StrategyRecord> strategies; // all of them, when any changed
     bool strategiesChanged = false;
+    // The islands' archives as the engine stored them; none for runs recorded before they were.
+    std::optional<QList<store::ArchiveMemberRecord>> archives;
+    bool archivesChanged = false;
     qint64 loaded = 0; // candidates sent so far
     qint64 total = 0;  // candidates in the store
     bool complete = true; // false while a large run is still arriving in chunks
@@ -101,6 +104,9 @@ public:
     const QList<store::EventRecord>& events() const { return m_events; }
     const QList<store::LlmCallRecord>& llmCalls() const { return m_llmCalls; }
     const QList<store::StrategyRecord>& strategies() const { return m_strategies; }
+    // The islands' archives as the engine holds them (migrants included); nothing for a run
+    // recorded before they were stored, whose views derive elites from the candidates instead.
+    const std::optional<QList<store::ArchiveMemberRecord>>& archives() const { return m_archives; }
 
     // The live engine's last progress; state Finished when the run is only being viewed.
     const search::RunProgress& progress() const { return m_progress; }
@@ -118,6 +124,7 @@ signals:
     void llmCallsAdded(int first, int last);
     void llmCallsChanged(const QList<int>& rows); // a call got its candidate
     void strategiesChanged();
+    void archivesChanged();
     void progressChanged();
 
 private:
@@ -135,6 +142,7 @@ private:
     QList<store::LlmCallRecord> m_llmCalls;
     QHash<qint64, int> m_llmRowOf;
     QList<store::StrategyRecord> m_strategies;
+    std::optional<QList<store::ArchiveMemberRecord>> m_archives;
     search::RunProgress m_progress;
 };
 

@@ -36,6 +36,7 @@ void RunReader::close() {
     m_vetoed.clear();
     m_reviews.clear();
     m_strategies.clear();
+    m_archives.reset();
 }
 
 void RunReader::open(qint64 token, const QString& storePath, qint64 run) {
@@ -319,6 +320,17 @@ bool RunReader::readChunk(RunDelta& delta) {
         m_strategies = *strategies;
         delta.strategies = m_strategies;
         delta.strategiesChanged = true;
+    }
+
+    auto archives = m_store->archive(m_run);
+    if (!archives) {
+        reportFailure(q(archives.error()));
+        return false;
+    }
+    if (*archives != m_archives) {
+        m_archives = *archives;
+        delta.archives = m_archives;
+        delta.archivesChanged = true;
     }
     return true;
 }

@@ -59,6 +59,7 @@ private:
     qint64 m_lastLlmCall = 0;
     std::unordered_map<qint64, CandidateRow> m_rows;
     QSet<qint64> m_unlinkedCalls; // ok calls sent before their candidate was linked
+    std::optional<QList<store::ArchiveMemberRecord>> m_archives; // as last sent
     QSet<qint64> m_pinned;
     QSet<qint64> m_vetoed;
     QHash<qint64, QString> m_reviews;

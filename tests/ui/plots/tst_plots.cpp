@@ -131,6 +131,7 @@ private slots:
     void heatmapModelUpdatesIncrementally();
     void heatmapElites();
     void heatmapChangedElite();
+    void heatmapShowsTheStoredArchives();
     void heatmapAxesAndIslands();
     void heatmapClickSelectsElite();
     void rooflineClickSelects();
@@ -207,6 +208,48 @@ void TestPlots::heatmapElites() {
     QCOMPARE(cell(model, 2, 1).data(HeatmapModel::SpeedupRole).toDouble(), 3.0);
     QCOMPARE(cell(model, 2, 1).data(HeatmapModel::CountRole).toInt(), 6);
     QCOMPARE(cell(model, 2, 1).data(HeatmapModel::CorrectCountRole).toInt(), 5);
+}
+
+void TestPlots::heatmapShowsTheStoredArchives() {
+    RunData data;
+    HeatmapModel model(&data, nullptr);
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    RunDelta d = delta(true);
+    // Kernel 2 was made on island 0 and migrated to island 1; kernel 3 is faster but the engine's
+    // archive of island 0 does not hold it (its elite there is 2): the stored archives decide.
+    d.added = {row(1, {0, 0, 0}, 1.0, true, 0), row(2, {1, 1, 0}, 2.0, true, 0), row(3, {1, 1, 1}, 2.5, true, 1)};
+    d.archives = QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 1, 1.0}, {0, {1, 1, 0}, 2, 2.0}, {1, {0, 0, 0}, 1, 1.0},
+                                                   {1, {1, 1, 0}, 2, 2.0}};
+    d.archivesChanged = true;
+    data.apply(d);
+    QCOMPARE(eliteAt(model, 1, 1), 2);
+    QCOMPARE(cell(model, 1, 1).data(HeatmapModel::CountRole).toInt(), 2); // density still counts every kernel
+    model.setIsland(1);
+    QCOMPARE(eliteAt(model, 1, 1), 2); // the migrant, which island 1's own kernels would not show
+    QCOMPARE(eliteAt(model, 0, 0), 1);
+
+    // The engine's archives change (kernel 3 is accepted on island 1): the cell follows.
+    QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
+    RunDelta next = delta();
+    next.archives = QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 1, 1.0}, {0, {1, 1, 0}, 2, 2.0}, {1, {0, 0, 0}, 1, 1.0},
+                                                      {1, {1, 1, 1}, 3, 2.5}};
+    next.archivesChanged = true;
+    data.apply(next);
+    QCOMPARE(changes.size(), 1);
+    QCOMPARE(eliteAt(model, 1, 1), 3);
+    QVERIFY(cell(model, 1, 1).data(Qt::ToolTipRole).toString().contains(QStringLiteral("#3")));
+
+    // A member whose candidate has not arrived yet is shown by id until it does.
+    RunDelta early = delta();
+    early.archives = QList<store::ArchiveMemberRecord>{{1, {2, 2, 0}, 9, 4.0}};
+    early.archivesChanged = true;
+    data.apply(early);
+    QCOMPARE(eliteAt(model, 2, 2), 9);
+    QVERIFY(cell(model, 2, 2).data(Qt::ToolTipRole).toString().contains(QStringLiteral("#9")));
+    RunDelta arrives = delta();
+    arrives.added = {row(9, {2, 2, 0}, 4.0, true, 1)};
+    data.apply(arrives);
+    QVERIFY(cell(model, 2, 2).data(Qt::ToolTipRole).toString().contains(QStringLiteral("variant")));
 }
 
 void TestPlots::heatmapChangedElite() {
