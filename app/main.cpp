@@ -5,6 +5,7 @@
 #include "mainwindow.h"
 #include "protocol.h"
 #include "viewrenderer.h"
+#include "workerthread.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -49,7 +50,10 @@ int runGui(int argc, char** argv, bool demo, const QString& runFile) {
         window.startDemo(kDemoTask, demoStorePath());
     else if (!runFile.isEmpty())
         window.openRun(runFile);
-    return QApplication::exec();
+    const int code = QApplication::exec();
+    // The event loop is over: let the reader and any engine still stopping its workers end.
+    ui::joinWorkerThreads();
+    return code;
 }
 
 // kforge render-views: every view of a stored run as PNG files; works without a display.

@@ -60,6 +60,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_session, &RunSession::finished, this, [this](const search::RunSummary& s) {
         statusBar()->showMessage(tr("Run %1 %2: %3").arg(s.runId).arg(search::runStateName(s.state), s.message), 30000);
         updateActions();
+    });
+    // A window closing on a live run waits for the run's workers to stop, not only for the run.
+    connect(m_session, &RunSession::released, this, [this] {
         if (m_closeAfterStop)
             close();
     });
@@ -485,8 +488,8 @@ void MainWindow::restoreLayout() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
-    if (m_session->isLive()) {
-        if (!m_closeAfterStop) {
+    if (m_session->isLive() || m_session->isWindingDown()) {
+        if (!m_closeAfterStop && m_session->isLive()) {
             const auto answer = QMessageBox::question(this, tr("Stop the Run?"),
                                                       tr("A run is in progress. Stop it and quit? It can be resumed later "
                                                          "from its run file (File ▸ Open Run, then Resume)."),
@@ -495,9 +498,9 @@ void MainWindow::closeEvent(QCloseEvent* event) {
                 event->ignore();
                 return;
             }
-            m_closeAfterStop = true;
             m_session->stop();
         }
+        m_closeAfterStop = true;
         statusBar()->showMessage(tr("Stopping the run…"));
         event->ignore(); // closes when the engine reports it stopped
         return;

@@ -4,8 +4,12 @@
 #include "codeview.h"
 #include "llmlogview.h"
 #include "mainwindow.h"
+#include "plotstyle.h"
 #include "runsession.h"
 
+#include <qcustomplot.h>
+
+#include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QDir>
 #include <QDockWidget>
@@ -17,22 +21,54 @@ namespace kforge::ui {
 
 namespace {
 
-// Lets queued work (reader deltas, coalesced replots) happen for `ms`.
-void settle(int ms) {
-    QEventLoop loop;
-    QTimer::singleShot(ms, &loop, &QEventLoop::quit);
-    loop.exec();
-}
-
-// Runs the event loop until `done` or the deadline; false on timeout.
-template <typename Done>
-bool waitFor(Done&& done, const QDeadlineTimer& deadline) {
-    while (!done()) {
-        if (deadline.hasExpired())
-            return false;
-        settle(50);
+// Runs the event loop until `done()` holds, checking it again whenever one of the signals it was
+// told to wake on arrives; false at the deadline. Nothing polls and nothing sleeps.
+class Waiter {
+public:
+    template <typename Sender, typename Signal>
+    void wakeOn(const Sender* sender, Signal signal) {
+        QObject::connect(sender, signal, &m_loop, [this] { m_loop.quit(); });
     }
-    return true;
+
+    template <typename Done>
+    bool until(Done&& done, const QDeadlineTimer& deadline) {
+        QTimer timeout;
+        timeout.setSingleShot(true);
+        QObject::connect(&timeout, &QTimer::timeout, &m_loop, &QEventLoop::quit);
+        while (!done()) {
+            if (deadline.hasExpired())
+                return false;
+            timeout.start(std::chrono::milliseconds(std::max<qint64>(1, deadline.remainingTime())));
+            m_loop.exec();
+        }
+        return true;
+    }
+
+private:
+    QEventLoop m_loop;
+};
+
+// Until every visible view under `root` has drawn what it knows: its coalesced refresh has run
+// (woken by the refresh timers themselves; showing a view starts its timer if it has news), its
+// queued replot is done.
+bool drawn(QWidget* root, const QDeadlineTimer& deadline) {
+    Waiter waiter;
+    const auto timers = root->findChildren<plotstyle::RefreshTimer*>();
+    for (const auto* timer : timers)
+        waiter.wakeOn(timer, &QTimer::timeout);
+    const bool idle = waiter.until(
+        [&] {
+            QCoreApplication::sendPostedEvents(); // show events arm refreshes; deltas and replots queue
+            return std::none_of(timers.begin(), timers.end(), [](const plotstyle::RefreshTimer* t) {
+                return t->isActive() && t->view()->isVisible();
+            });
+        },
+        deadline);
+    QCoreApplication::sendPostedEvents();
+    for (QCustomPlot* plot : root->findChildren<QCustomPlot*>())
+        if (plot->isVisible())
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+    return idle;
 }
 
 } // namespace
@@ -53,7 +89,11 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
     if (!window.openRun(options.storePath, options.run))
         return spec::fail(failure.isEmpty() ? QStringLiteral("cannot open %1").arg(options.storePath).toStdString() : failure.toStdString());
     RunData* data = session->data();
-    if (!waitFor([&] { return !failure.isEmpty() || (data->hasRun() && !data->loading()); }, deadline))
+    Waiter waiter; // wakes whenever the run, a candidate's details or a failure arrive
+    waiter.wakeOn(data, &RunData::runChanged);
+    waiter.wakeOn(session, &RunSession::failed);
+    waiter.wakeOn(session->details(), &CandidateDetails::loaded);
+    if (!waiter.until([&] { return !failure.isEmpty() || (data->hasRun() && !data->loading()); }, deadline))
         return spec::fail(QStringLiteral("%1 did not load within %2 s").arg(options.storePath).arg(options.timeoutSeconds).toStdString());
     if (!failure.isEmpty())
         return spec::fail(failure.toStdString());
@@ -70,10 +110,10 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
     const qint64 parent = row->parents.isEmpty() ? 0 : row->parents.front();
     const qint64 baseline = data->candidateAt(0).id;
     const auto loaded = [&](qint64 id) { return id == 0 || session->details()->details(id) != nullptr; };
-    waitFor([&] { return loaded(shown) && loaded(parent) && loaded(baseline); }, deadline);
+    waiter.until([&] { return loaded(shown) && loaded(parent) && loaded(baseline); }, deadline);
     if (auto* calls = window.llmLogView()->callsView(); calls->model() && calls->model()->rowCount() > 0)
         calls->selectRow(0);
-    settle(500);
+    drawn(&window, deadline);
 
     QStringList written;
     const auto save = [&](const QPixmap& pixmap, const QString& name) -> spec::Status {
@@ -94,7 +134,7 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
         dock->show();
         dock->raise();
         dock->resize(options.viewSize);
-        settle(400);
+        drawn(dock, deadline);
         const QString name = QStringLiteral("%1-%2.png").arg(n++, 2, 10, QLatin1Char('0')).arg(dock->objectName());
         const auto s = save(dock->widget()->grab(), name);
         dock->setFloating(wasFloating);
@@ -110,7 +150,7 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
     code->show();
     const auto grabCode = [&](CodeView::Mode mode, const QString& what) -> spec::Status {
         code->setMode(mode);
-        settle(300);
+        drawn(code, deadline);
         const auto s = save(code->grab(), QStringLiteral("%1-code-%2.png").arg(n++, 2, 10, QLatin1Char('0')).arg(what));
         return s;
     };
@@ -130,7 +170,7 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
     if (child) {
         session->selection()->select(child);
         const qint64 childParent = data->candidate(child)->parents.front();
-        waitFor([&] { return loaded(child) && loaded(childParent); }, deadline);
+        waiter.until([&] { return loaded(child) && loaded(childParent); }, deadline);
     }
     if (auto s = grabCode(CodeView::Mode::DiffParent, QStringLiteral("diff-parent")); !s) {
         restore();
@@ -138,7 +178,7 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
     }
     session->selection()->select(shown);
     session->selection()->compare(baseline, shown);
-    waitFor([&] { return loaded(baseline) && loaded(shown); }, deadline);
+    waiter.until([&] { return loaded(baseline) && loaded(shown); }, deadline);
     const auto compared = grabCode(CodeView::Mode::Compare, QStringLiteral("compare-baseline"));
     restore();
     if (!compared)

@@ -298,6 +298,9 @@ int runCommand(const QStringList& args) {
             if (!json)
                 err() << "kforge: " << s.message << Qt::endl;
         }
+    });
+    // The thread ends once the workers have stopped (politely where they listen).
+    QObject::connect(engine, &search::Engine::released, qApp, [&] {
         thread.quit();
         QCoreApplication::exit(0);
     });

@@ -38,7 +38,7 @@ public:
     // `ceilingsFailed`. `refresh` measures again instead of using a cached measurement.
     virtual void requestCeilings(int device, bool refresh = false) = 0;
     // Fails everything pending as cancelled and stops the workers politely (killing what does not
-    // stop in time). Later submits fail at once.
+    // stop in time). Later submits fail at once. `shutDown` follows once every worker has exited.
     virtual void shutdown() = 0;
 
 signals:
@@ -53,6 +53,8 @@ signals:
     // Workers could not be started (after the executor's own retries); the queued requests fail
     // right after (their `evaluated` signals follow this one). A set-up problem, not a result.
     void workersFailedToStart(const QString& message);
+    // After shutdown(): every worker has exited. Emitted once, never from inside shutdown().
+    void shutDown();
 };
 
 // The local executor for `backend` (a WorkerPool of `workers` processes of the worker program

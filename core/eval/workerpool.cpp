@@ -223,6 +223,7 @@ void WorkerPool::shutdown() {
             break;
         }
     }
+    schedulePump(); // announces the end once the last worker has exited
 }
 
 WorkerPool::Worker* WorkerPool::worker(int serial) {
@@ -256,8 +257,13 @@ void WorkerPool::schedulePump() {
 void WorkerPool::pump() {
     m_pumpScheduled = false;
     std::erase_if(m_workers, [](const auto& w) { return w->state == Worker::State::Dead; });
-    if (m_shutDown)
+    if (m_shutDown) {
+        if (m_workers.empty() && !m_shutDownAnnounced) {
+            m_shutDownAnnounced = true;
+            emit shutDown();
+        }
         return;
+    }
 
     for (std::size_t i = 0; i < m_workers.size() && !m_queue.empty(); ++i) {
         Worker& w = *m_workers[i];

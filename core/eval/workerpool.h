@@ -138,6 +138,7 @@ private:
     bool m_gaveUp = false;   // until the next submit or probe
     bool m_pumpScheduled = false;
     bool m_shutDown = false;
+    bool m_shutDownAnnounced = false;
 };
 
 } // namespace kforge::eval

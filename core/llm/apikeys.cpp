@@ -55,23 +55,33 @@ QString howToProvide(const Endpoint& endpoint) {
 
 } // namespace
 
-spec::Expected<QString> resolveKey(const Endpoint& endpoint) {
-    if (endpoint.keyEnv.isEmpty() && !endpoint.keyring)
-        return QString();
-    if (!endpoint.keyEnv.isEmpty()) {
-        const QString fromEnv = qEnvironmentVariable(endpoint.keyEnv.toLocal8Bit().constData()).trimmed();
-        if (!fromEnv.isEmpty())
-            return fromEnv;
-    }
+namespace {
+
+bool needsNoKey(const Endpoint& endpoint) {
+    return endpoint.keyEnv.isEmpty() && !endpoint.keyring;
+}
+
+QString keyFromEnvironment(const Endpoint& endpoint) {
+    if (endpoint.keyEnv.isEmpty())
+        return {};
+    return qEnvironmentVariable(endpoint.keyEnv.toLocal8Bit().constData()).trimmed();
+}
+
+QKeychain::ReadPasswordJob* readJob(const Endpoint& endpoint) {
+    auto* job = new QKeychain::ReadPasswordJob(kService);
+    job->setKey(endpoint.name);
+    return job;
+}
+
+// The key once the environment had none: from the keyring's answer (null: not asked), or "" when
+// the key is optional, or an error saying how to provide it.
+spec::Expected<QString> keyAfterKeyring(const Endpoint& endpoint, const JobOutcome* keyring) {
     QString keyringProblem;
-    if (endpoint.keyring) {
-        auto* job = new QKeychain::ReadPasswordJob(kService);
-        job->setKey(endpoint.name);
-        const JobOutcome outcome = runJob(job);
-        if (outcome.finished && outcome.error == QKeychain::NoError && !outcome.text.trimmed().isEmpty())
-            return outcome.text.trimmed();
-        if (!outcome.finished || (outcome.error != QKeychain::NoError && outcome.error != QKeychain::EntryNotFound))
-            keyringProblem = QStringLiteral(" (the system keyring could not be read: %1)").arg(outcome.errorString);
+    if (keyring) {
+        if (keyring->finished && keyring->error == QKeychain::NoError && !keyring->text.trimmed().isEmpty())
+            return keyring->text.trimmed();
+        if (!keyring->finished || (keyring->error != QKeychain::NoError && keyring->error != QKeychain::EntryNotFound))
+            keyringProblem = QStringLiteral(" (the system keyring could not be read: %1)").arg(keyring->errorString);
     }
     if (!endpoint.keyRequired)
         return QString();
@@ -85,6 +95,78 @@ spec::Expected<QString> resolveKey(const Endpoint& endpoint) {
     return spec::fail(QStringLiteral("no API key for endpoint \"%1\": %2. Provide one with %3.")
                           .arg(endpoint.name, where, howToProvide(endpoint))
                           .toStdString());
+}
+
+} // namespace
+
+std::optional<spec::Expected<QString>> resolveKeyAtOnce(const Endpoint& endpoint) {
+    if (needsNoKey(endpoint))
+        return QString();
+    if (const QString fromEnv = keyFromEnvironment(endpoint); !fromEnv.isEmpty())
+        return fromEnv;
+    if (!endpoint.keyring)
+        return keyAfterKeyring(endpoint, nullptr);
+    return std::nullopt;
+}
+
+spec::Expected<QString> resolveKey(const Endpoint& endpoint) {
+    if (auto key = resolveKeyAtOnce(endpoint))
+        return *key;
+    const JobOutcome outcome = runJob(readJob(endpoint));
+    return keyAfterKeyring(endpoint, &outcome);
+}
+
+KeyLookup::KeyLookup(QList<Endpoint> endpoints, QObject* parent) : QObject(parent), m_endpoints(std::move(endpoints)) {}
+
+void KeyLookup::start() {
+    m_pending = 1; // released below, so finished() never comes from inside start()
+    for (const Endpoint& endpoint : std::as_const(m_endpoints)) {
+        if (auto key = resolveKeyAtOnce(endpoint)) {
+            settle(endpoint, *key);
+            continue;
+        }
+        ++m_pending;
+        auto* job = readJob(endpoint);
+        job->setAutoDelete(true);
+        auto outcome = std::make_shared<JobOutcome>();
+        auto* timer = new QTimer(this);
+        timer->setSingleShot(true);
+        const auto done = [this, endpoint, outcome, timer] {
+            if (timer->property("done").toBool())
+                return;
+            timer->setProperty("done", true);
+            timer->stop();
+            timer->deleteLater();
+            if (!outcome->finished)
+                outcome->errorString = QStringLiteral("the keyring did not answer within %1 s").arg(kKeyringTimeoutMs / 1000);
+            settle(endpoint, keyAfterKeyring(endpoint, outcome.get()));
+            release();
+        };
+        connect(job, &QKeychain::Job::finished, timer, [outcome, done](QKeychain::Job* j) {
+            outcome->finished = true;
+            outcome->error = j->error();
+            outcome->errorString = j->errorString();
+            if (auto* read = qobject_cast<QKeychain::ReadPasswordJob*>(j))
+                outcome->text = read->textData();
+            done();
+        });
+        connect(timer, &QTimer::timeout, this, done);
+        timer->start(kKeyringTimeoutMs);
+        job->start();
+    }
+    QMetaObject::invokeMethod(this, &KeyLookup::release, Qt::QueuedConnection);
+}
+
+void KeyLookup::settle(const Endpoint& endpoint, const spec::Expected<QString>& key) {
+    if (key)
+        m_keys.insert(endpoint.name, *key);
+    else
+        m_problems.insert(endpoint.name, QString::fromStdString(key.error()));
+}
+
+void KeyLookup::release() {
+    if (--m_pending == 0)
+        emit finished(m_keys, m_problems);
 }
 
 spec::Status storeKey(const QString& endpointName, const QString& key) {

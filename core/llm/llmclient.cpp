@@ -568,10 +568,16 @@ qint64 LlmClient::submit(ChatRequest request) {
         }
     }
     if (!cached) {
-        auto resolved = resolveKey(ep);
+        if (auto problem = m_keyProblems.find(ep.name); problem != m_keyProblems.end())
+            return refuse(*problem);
+        // Only what needs no waiting: a keyring lookup here would block the caller.
+        auto resolved = resolveKeyAtOnce(ep);
         if (!resolved)
-            return refuse(QString::fromStdString(resolved.error()));
-        key = *resolved;
+            return refuse(QStringLiteral("the key of endpoint \"%1\" was not looked up before the request (it may be in the "
+                                         "system keyring, which is only read ahead of a run)").arg(ep.name));
+        if (!*resolved)
+            return refuse(QString::fromStdString(resolved->error()));
+        key = **resolved;
         std::lock_guard lock(m_worker->keyMutex);
         m_worker->keys[ep.name] = key;
     }
@@ -587,6 +593,15 @@ qint64 LlmClient::submit(ChatRequest request) {
     t->client = this;
     m_worker->add(std::move(t));
     return ticket;
+}
+
+void LlmClient::setKeys(const QHash<QString, QString>& keys, const QHash<QString, QString>& problems) {
+    {
+        std::lock_guard lock(m_worker->keyMutex);
+        for (auto it = keys.begin(); it != keys.end(); ++it)
+            m_worker->keys[it.key()] = it.value();
+    }
+    m_keyProblems = problems;
 }
 
 void LlmClient::cancel(qint64 ticket) {

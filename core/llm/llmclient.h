@@ -12,6 +12,7 @@
 #include "llm/llmtypes.h"
 #include "llm/pricetable.h"
 
+#include <QHash>
 #include <QList>
 #include <QObject>
 #include <QString>
@@ -30,9 +31,12 @@ public:
 
     // Queues a request and returns its ticket (> 0). finished() follows exactly once per ticket,
     // also for a request that cannot start (unknown endpoint, missing key: ErrorKind::Config).
-    // The endpoint's key is resolved here on the first request to it and then reused; a keyring
-    // lookup may run a local event loop in the calling thread (at most 5 s).
+    // The endpoint's key comes from setKeys() (a KeyLookup ahead of the requests), else from its
+    // environment variable; a key only the keyring holds is never looked up here (that would
+    // block), and the request is refused saying so.
     qint64 submit(ChatRequest request);
+    // Keys by endpoint name, and for endpoints whose required key is missing, why.
+    void setKeys(const QHash<QString, QString>& keys, const QHash<QString, QString>& problems);
     // finished() with ErrorKind::Cancelled follows unless the request finished already.
     void cancel(qint64 ticket);
     // Every request submitted before this call.
@@ -55,6 +59,7 @@ private:
 
     const QList<Endpoint> m_endpoints;
     const PriceTable m_prices;
+    QHash<QString, QString> m_keyProblems; // endpoint -> why its required key is missing
     std::unique_ptr<Worker> m_worker;
 };
 

@@ -1,5 +1,7 @@
 #include "propose/llmproposer.h"
 
+#include "llm/apikeys.h"
+
 #include "llm/llmclient.h"
 #include "util/logging.h"
 #include "llm/pricetable.h"
@@ -126,6 +128,19 @@ spec::Status LlmProposer::open() {
     m_client = new llm::LlmClient(endpoints, *m_prices, this);
     connect(m_client, &llm::LlmClient::finished, this, &LlmProposer::onFinished);
     return spec::success();
+}
+
+void LlmProposer::lookUpKeys() {
+    auto* lookup = new llm::KeyLookup(m_settings.endpoints, this);
+    connect(lookup, &llm::KeyLookup::finished, this,
+            [this, lookup](const QHash<QString, QString>& keys, const QHash<QString, QString>& problems) {
+                lookup->deleteLater();
+                m_client->setKeys(keys, problems);
+                for (auto it = problems.begin(); it != problems.end(); ++it)
+                    emit notice(*it);
+                emit keysReady();
+            });
+    lookup->start();
 }
 
 void LlmProposer::setDevice(const QString& device, const QString& ceilings) {

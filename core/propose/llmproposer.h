@@ -75,6 +75,10 @@ public:
     // what earlier sessions spent. Fails with a message for people (a broken template, a price
     // file with an error).
     spec::Status open();
+    // Looks up the endpoints' API keys without blocking (environment, then the system keyring);
+    // keysReady() follows, after a notice for each endpoint whose required key is missing.
+    // Submit jobs only after it.
+    void lookUpKeys();
     void setDevice(const QString& device, const QString& ceilings);
 
     // Sends the job to a model; false when the budget would not allow the call (budgetReached()
@@ -114,6 +118,7 @@ public:
 signals:
     void proposed(const kforge::propose::LlmProposal& proposal);
     void notice(const QString& message);
+    void keysReady();
 
 private:
     struct InFlight {

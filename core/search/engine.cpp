@@ -156,6 +156,7 @@ spec::Status Engine::connectExecutor() {
         onCeilings(diagnose::Ceilings::fromWorker(c.ceilings, q(c.device)), {});
     });
     connect(m_executor, &eval::Executor::ceilingsFailed, this, [this](const QString& message) { onCeilings({}, message); });
+    connect(m_executor, &eval::Executor::shutDown, this, &Engine::released);
     m_waitingForCeilings = true;
     // Measured again at every run's start, with the device idle: the workers keep the highest
     // measurement of each roof, so one disturbed measurement cannot make honest kernels look
@@ -181,6 +182,14 @@ spec::Status Engine::openLlm() {
     if (*llm) {
         connect(*llm, &propose::LlmProposer::proposed, this, &Engine::onLlmProposed);
         connect(*llm, &propose::LlmProposer::notice, this, &Engine::notice);
+        // Keys are looked up before generation 0, without blocking: never from inside a
+        // proposal, where a store transaction is open.
+        m_waitingForKeys = true;
+        connect(*llm, &propose::LlmProposer::keysReady, this, [this] {
+            m_waitingForKeys = false;
+            scheduleNextGeneration();
+        });
+        (*llm)->lookUpKeys();
     }
     m_llm.setProposer(*llm, m_config.llm);
     return spec::success();
@@ -225,7 +234,7 @@ std::optional<QString> Engine::budgetSpent() const {
 }
 
 void Engine::nextGeneration() {
-    if (m_finished || m_generation > m_completedGeneration || m_waitingForCeilings)
+    if (m_finished || m_generation > m_completedGeneration || m_waitingForCeilings || m_waitingForKeys)
         return;
     drainCommands();
     if (m_finished)
@@ -597,7 +606,9 @@ void Engine::finish(RunState state, QString message) {
     }
     m_runLock.reset(); // another session may take the run from here on
     if (m_executor)
-        m_executor->shutdown();
+        m_executor->shutdown(); // released() follows once its workers have exited
+    else
+        QMetaObject::invokeMethod(this, &Engine::released, Qt::QueuedConnection);
     if (m_progressTimer)
         m_progressTimer->stop();
     emit progressed(progress());

@@ -72,6 +72,9 @@ signals:
     void notice(const QString& message);
     // Exactly once per start(); state Finished, Stopped or Failed.
     void finished(const kforge::search::RunSummary& summary);
+    // After finished(): the executor has stopped its workers (politely where they listen), so
+    // the engine's thread may end and the engine be deleted. Exactly once per start().
+    void released();
 
 private:
     struct Pending {
@@ -143,6 +146,7 @@ private:
     diagnose::Ceilings m_ceilings;
     spec::Sizes m_sizes;
     bool m_waitingForCeilings = false;
+    bool m_waitingForKeys = false; // of the LLM endpoints
     QList<propose::Expert> m_experts;
     std::unique_ptr<experience::ExperienceLibrary> m_experience;
     eval::Executor* m_executor = nullptr;

@@ -50,15 +50,24 @@ Engine::Setup testSetup(const QString& store, const RunConfig& config) {
     return kforge::test::fakeEngineSetup(store, config);
 }
 
-// Runs an engine in this thread until it finishes.
+// Runs an engine in this thread until it finishes and has released its workers.
 RunSummary runToEnd(Engine& engine) {
     QSignalSpy finished(&engine, &Engine::finished);
+    QSignalSpy released(&engine, &Engine::released);
     QMetaObject::invokeMethod(&engine, &Engine::start, Qt::QueuedConnection);
+    RunSummary failed;
+    failed.state = RunState::Failed;
     if (!finished.wait(120000)) {
-        RunSummary timedOut;
-        timedOut.state = RunState::Failed;
-        timedOut.message = QStringLiteral("the run did not finish within two minutes");
-        return timedOut;
+        failed.message = QStringLiteral("the run did not finish within two minutes");
+        return failed;
+    }
+    if (released.isEmpty() && !released.wait(30000)) {
+        failed.message = QStringLiteral("the run finished but its workers were not released within 30 s");
+        return failed;
+    }
+    if (finished.size() != 1 || released.size() != 1) {
+        failed.message = QStringLiteral("finished and released must come once each");
+        return failed;
     }
     return finished.takeFirst().at(0).value<RunSummary>();
 }

@@ -843,6 +843,63 @@ private slots:
         QVERIFY2(u->message.contains(QStringLiteral("nowhere")), qPrintable(u->message));
     }
 
+    void keysAreLookedUpAheadWithoutBlocking() {
+        qputenv("KFORGE_TEST_LOOKUP_KEY", "sk-ahead");
+        qunsetenv("KFORGE_TEST_NO_SUCH_KEY");
+        Endpoint fromEnv = fakeEndpoint(Api::OpenAI, QStringLiteral("http://127.0.0.1:9/v1"), true);
+        fromEnv.name = QStringLiteral("env");
+        fromEnv.keyEnv = QStringLiteral("KFORGE_TEST_LOOKUP_KEY");
+        fromEnv.keyring = false;
+        Endpoint none = fromEnv;
+        none.name = QStringLiteral("none");
+        none.keyEnv.clear();
+        Endpoint optional = fromEnv;
+        optional.name = QStringLiteral("optional");
+        optional.keyEnv = QStringLiteral("KFORGE_TEST_NO_SUCH_KEY");
+        optional.keyRequired = false;
+        Endpoint required = optional;
+        required.name = QStringLiteral("required");
+        required.keyRequired = true;
+        KeyLookup lookup({fromEnv, none, optional, required});
+        QSignalSpy finished(&lookup, &KeyLookup::finished);
+        lookup.start();
+        QCOMPARE(finished.count(), 0); // never inside start()
+        QVERIFY(finished.wait(10000));
+        const auto keys = finished.first().at(0).value<QHash<QString, QString>>();
+        const auto problems = finished.first().at(1).value<QHash<QString, QString>>();
+        qunsetenv("KFORGE_TEST_LOOKUP_KEY");
+        QCOMPARE(keys.value(QStringLiteral("env")), QStringLiteral("sk-ahead"));
+        QVERIFY(keys.contains(QStringLiteral("none")) && keys.value(QStringLiteral("none")).isEmpty());
+        QVERIFY(keys.contains(QStringLiteral("optional")) && keys.value(QStringLiteral("optional")).isEmpty());
+        QVERIFY(!keys.contains(QStringLiteral("required")));
+        QCOMPARE(problems.size(), 1);
+        QVERIFY2(problems.value(QStringLiteral("required")).contains(QStringLiteral("export KFORGE_TEST_NO_SUCH_KEY=")),
+                 qPrintable(problems.value(QStringLiteral("required"))));
+
+        // The client takes the looked-up keys and problems; the problem is the refusal.
+        LlmClient client({fromEnv, required}, testPrices());
+        client.setKeys(keys, problems);
+        ChatRequest toRequired = chatRequest(Api::OpenAI);
+        toRequired.endpoint = QStringLiteral("required");
+        const auto r = runOne(client, toRequired);
+        QVERIFY(r);
+        QCOMPARE(r->error, ErrorKind::Config);
+        QVERIFY2(r->message.contains(QStringLiteral("export KFORGE_TEST_NO_SUCH_KEY=")), qPrintable(r->message));
+    }
+
+    void aKeyringOnlyKeyIsNeverLookedUpInsideSubmit() {
+        qunsetenv("KFORGE_TEST_NO_SUCH_KEY");
+        Endpoint e = fakeEndpoint(Api::OpenAI, QStringLiteral("http://127.0.0.1:9/v1"), true);
+        e.keyEnv = QStringLiteral("KFORGE_TEST_NO_SUCH_KEY");
+        e.keyring = true;
+        e.keyRequired = true;
+        LlmClient client({e}, testPrices());
+        const auto r = runOne(client, chatRequest(Api::OpenAI));
+        QVERIFY(r);
+        QCOMPARE(r->error, ErrorKind::Config);
+        QVERIFY2(r->message.contains(QStringLiteral("was not looked up before the request")), qPrintable(r->message));
+    }
+
     void cancel() {
         FakeServer server(m_dir);
         QVERIFY(server.start({rule({{QStringLiteral("mode"), QStringLiteral("hang")}})}));

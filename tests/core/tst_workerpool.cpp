@@ -127,6 +127,7 @@ private slots:
     void exactlyOnePerSubmit();
     void probe();
     void shutdownFailsPending();
+    void shutDownFollowsOnceTheWorkersExited();
     void destructorStopsBusyWorker();
 
     void locate_data();
@@ -446,6 +447,29 @@ void TestWorkerPool::shutdownFailsPending() {
         QVERIFY2(QString::fromStdString(result.message).contains(QStringLiteral("shut down")),
                  qPrintable(describe(result)));
     }
+}
+
+void TestWorkerPool::shutDownFollowsOnceTheWorkersExited() {
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath(), QStringList{}, 2);
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    QSignalSpy started(&pool, &WorkerPool::evaluationStarted);
+    QSignalSpy shutDown(&pool, &WorkerPool::shutDown);
+    pool.submit(makeRequest(QStringLiteral("// fake:mode=hang")), 600s); // killed: it does not listen
+    const qint64 done = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, done).has_value(), kWaitMs); // the other worker is idle now
+    QCOMPARE(started.count(), 2);
+    pool.shutdown();
+    QCOMPARE(shutDown.count(), 0); // never from inside shutdown()
+    QVERIFY(shutDown.wait(kWaitMs));
+    pool.shutdown(); // again: nothing more
+    QCoreApplication::processEvents();
+    QCOMPARE(shutDown.count(), 1);
+
+    // A pool that never started a worker announces it as well.
+    WorkerPool idle(QStringLiteral("fake"), fakeWorkerPath());
+    QSignalSpy idleShutDown(&idle, &WorkerPool::shutDown);
+    idle.shutdown();
+    QVERIFY(idleShutDown.wait(kWaitMs));
 }
 
 void TestWorkerPool::destructorStopsBusyWorker() {

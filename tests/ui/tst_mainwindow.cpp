@@ -7,6 +7,7 @@
 // of the stored run rendered to PNG files.
 
 #include "candidatespanel.h"
+#include "workerthread.h"
 #include "candidatetablemodel.h"
 #include "codeview.h"
 #include "diagnosticsview.h"
@@ -76,6 +77,7 @@ private slots:
     }
 
     void cleanupTestCase() {
+        QVERIFY2(joinWorkerThreads(), "the reader and engine threads end once their work is done");
         m_server.terminate();
         if (!m_server.waitForFinished(5000))
             m_server.kill();

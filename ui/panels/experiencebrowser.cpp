@@ -1,5 +1,7 @@
 #include "experiencebrowser.h"
 
+#include "workerthread.h"
+
 #include "diffhighlighter.h"
 #include "experienceworker.h"
 #include "insightmodel.h"
@@ -30,15 +32,11 @@ const QStringList kKinds{QStringLiteral("helped"), QStringLiteral("hurt"), QStri
 } // namespace
 
 ExperienceBrowser::ExperienceBrowser(QWidget* parent) : QWidget(parent), m_path(experience::ExperienceLibrary::defaultPath()) {
-    m_thread = new QThread(this);
-    m_thread->setObjectName(QStringLiteral("kforge experience"));
     m_worker = new ExperienceWorker;
-    m_worker->moveToThread(m_thread);
-    connect(m_thread, &QThread::finished, m_worker, &QObject::deleteLater);
     connect(m_worker, &ExperienceWorker::loaded, this, &ExperienceBrowser::onLoaded);
     connect(m_worker, &ExperienceWorker::missing, this, &ExperienceBrowser::onMissing);
     connect(m_worker, &ExperienceWorker::failed, this, &ExperienceBrowser::onFailed);
-    m_thread->start();
+    m_thread = startWorkerThread(m_worker, QStringLiteral("kforge experience"));
 
     m_model = new InsightModel(this);
     m_proxy = new QSortFilterProxyModel(this);
@@ -104,9 +102,9 @@ ExperienceBrowser::ExperienceBrowser(QWidget* parent) : QWidget(parent), m_path(
 }
 
 ExperienceBrowser::~ExperienceBrowser() {
-    // A library query is short; waiting for it keeps the worker from outliving its thread.
-    m_thread->quit();
-    m_thread->wait();
+    // The thread ends after the query in hand, deleting the worker; nothing here waits for it.
+    if (m_thread)
+        m_thread->quit();
 }
 
 void ExperienceBrowser::setLibraryPath(const QString& path) {

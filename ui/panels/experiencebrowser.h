@@ -6,6 +6,7 @@
 
 #include "experience/experiencelibrary.h"
 
+#include <QPointer>
 #include <QWidget>
 
 class QComboBox;
@@ -67,7 +68,7 @@ private:
     bool m_requested = false; // anything asked yet (the first show asks)
     int m_total = 0;
     int m_received = 0;
-    QThread* m_thread = nullptr;
+    QPointer<QThread> m_thread;
     ExperienceWorker* m_worker = nullptr; // lives in m_thread
 
     InsightModel* m_model = nullptr;

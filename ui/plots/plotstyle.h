@@ -86,6 +86,7 @@ public:
 
     void schedule();
     bool pending() const { return isActive() || m_watcher->armed(); }
+    QWidget* view() const { return m_view; }
     // Schedules on every new or changed candidate of `data` and when its run changes.
     void followCandidates(RunData* data);
 

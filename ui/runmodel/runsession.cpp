@@ -2,12 +2,16 @@
 
 #include "runreader.h"
 
+#include "workerthread.h"
+
 #include <QDir>
 #include <QFileInfo>
+#include <QThread>
 
 namespace kforge::ui {
 
 namespace {
+
 search::EngineCommand command(search::EngineCommand::Kind kind, qint64 candidate = 0, const QString& reason = {}) {
     search::EngineCommand c;
     c.kind = kind;
@@ -23,10 +27,7 @@ RunSession::RunSession(QObject* parent)
     qRegisterMetaType<search::RunProgress>();
     qRegisterMetaType<search::RunSummary>();
     qRegisterMetaType<search::EngineCommand>();
-    m_readerThread.setObjectName(QStringLiteral("kforge-run-reader"));
     m_reader = new RunReader;
-    m_reader->moveToThread(&m_readerThread);
-    connect(&m_readerThread, &QThread::finished, m_reader, &QObject::deleteLater);
     connect(m_reader, &RunReader::delta, this, &RunSession::onDelta);
     connect(m_reader, &RunReader::detailLoaded, m_details, &CandidateDetails::deliver);
     connect(m_reader, &RunReader::failed, this, [this](qint64 token, const QString& message) {
@@ -34,27 +35,14 @@ RunSession::RunSession(QObject* parent)
             emit failed(message);
     });
     connect(m_details, &CandidateDetails::requested, m_reader, &RunReader::loadDetail);
-    m_readerThread.start();
+    m_readerThread = startWorkerThread(m_reader, QStringLiteral("kforge-run-reader"));
 }
 
 RunSession::~RunSession() {
-    stopEngineThread();
-    m_readerThread.quit();
-    m_readerThread.wait();
-}
-
-void RunSession::stopEngineThread() {
-    if (!m_engineThread.isRunning())
-        return;
-    if (m_engine) {
-        // The Stop command, then the end of the thread's event loop: the engine records how the
-        // run ended as far as it can, and its worker pool ends the workers as it is destroyed.
+    if (m_engine)
         m_engine->post(command(search::EngineCommand::Kind::Stop));
-        QMetaObject::invokeMethod(m_engine, [thread = &m_engineThread] { thread->quit(); }, Qt::QueuedConnection);
-    } else {
-        m_engineThread.quit();
-    }
-    m_engineThread.wait();
+    if (m_readerThread)
+        m_readerThread->quit();
 }
 
 void RunSession::openReader(const QString& storePath, qint64 run) {
@@ -93,16 +81,9 @@ bool RunSession::start(search::Engine::Setup setup) {
         emit failed(tr("A run is already in progress."));
         return false;
     }
-    if (m_engineThread.isRunning()) {
-        m_engineThread.quit();
-        m_engineThread.wait();
-    }
     QDir().mkpath(QFileInfo(setup.storePath).absolutePath());
-    m_engineThread.setObjectName(QStringLiteral("kforge-engine"));
     auto* engine = new search::Engine(std::move(setup));
-    engine->moveToThread(&m_engineThread);
     m_engine = engine;
-    connect(&m_engineThread, &QThread::finished, engine, &QObject::deleteLater);
     connect(engine, &search::Engine::started, this, [this](qint64 run, const QString& path) {
         openReader(path, run);
         setState(search::RunState::Running);
@@ -116,14 +97,21 @@ bool RunSession::start(search::Engine::Setup setup) {
     connect(engine, &search::Engine::finished, this, [this](const search::RunSummary& summary) {
         setState(summary.state);
         refresh();
-        m_engine.clear();
-        m_engineThread.quit(); // the engine is deleted in its thread as it ends
+        m_engine.clear(); // nothing more to steer; the engine goes once its workers have stopped
+        m_windingDown = true;
         if (summary.state == search::RunState::Failed)
             emit failed(summary.message);
         emit finished(summary);
     });
+    QThread* thread = startWorkerThread(engine, QStringLiteral("kforge-engine"));
+    // Ends the engine's thread from inside it, once the workers have stopped: it needs no event
+    // loop elsewhere (the window may be gone by then).
+    connect(engine, &search::Engine::released, thread, &QThread::quit, Qt::DirectConnection);
+    connect(engine, &search::Engine::released, this, [this] {
+        m_windingDown = false;
+        emit released();
+    });
     setState(search::RunState::Starting);
-    m_engineThread.start();
     QMetaObject::invokeMethod(engine, &search::Engine::start, Qt::QueuedConnection);
     return true;
 }

@@ -22,7 +22,9 @@ class RunSession : public QObject {
     Q_OBJECT
 public:
     explicit RunSession(QObject* parent = nullptr);
-    ~RunSession() override; // a live run is stopped; it can be resumed later
+    // A live run is asked to stop (it can be resumed later); nothing waits: the engine's thread
+    // ends by itself once its workers have stopped, the reader's at once.
+    ~RunSession() override;
 
     RunData* data() const { return m_data; }
     CandidateDetails* details() const { return m_details; }
@@ -31,6 +33,8 @@ public:
     QString storePath() const { return m_storePath; }
     qint64 runId() const { return m_data->run().id; }
     bool isLive() const { return !m_engine.isNull(); }
+    // A run has finished but its workers are still stopping (released() follows).
+    bool isWindingDown() const { return m_windingDown; }
     search::RunState state() const { return m_state; }
 
     // Shows a stored run (run 0: the newest in the store). Refused while a run is live.
@@ -56,26 +60,26 @@ signals:
     void notice(const QString& message);
     void stateChanged(kforge::search::RunState state);
     void finished(const kforge::search::RunSummary& summary);
+    // After finished(): the run's workers have stopped and its engine thread is ending.
+    void released();
 
 private:
     void openReader(const QString& storePath, qint64 run);
     bool post(const search::EngineCommand& command, const QString& what);
     void onDelta(const RunDelta& delta);
     void setState(search::RunState state);
-    void stopEngineThread();
-
     RunData* m_data = nullptr;
     CandidateDetails* m_details = nullptr;
     CandidateSelection* m_selection = nullptr;
-    QThread m_readerThread;
+    QPointer<QThread> m_readerThread;
     RunReader* m_reader = nullptr; // lives in m_readerThread
     qint64 m_token = 0;            // which open() the views show
     bool m_announced = false;
     QString m_storePath;
 
-    QThread m_engineThread;
-    QPointer<search::Engine> m_engine;
+    QPointer<search::Engine> m_engine; // in its own thread, which ends once the engine is released
     search::RunState m_state = search::RunState::Finished;
+    bool m_windingDown = false;
 };
 
 } // namespace kforge::ui

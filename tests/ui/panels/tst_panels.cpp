@@ -2,6 +2,7 @@
 // candidates, show prompts and findings, and browse an experience library read off the GUI thread.
 
 #include "candidatedetails.h"
+#include "workerthread.h"
 #include "candidatelistmodel.h"
 #include "candidateselection.h"
 #include "diagnosticsview.h"
@@ -148,6 +149,10 @@ experience::Insight insight(const QString& kind, const QString& transformation, 
 class TestPanels : public QObject {
     Q_OBJECT
 private slots:
+    void cleanupTestCase() {
+        QVERIFY2(joinWorkerThreads(), "the experience browser's thread ends once its work is done");
+    }
+
     void findingItemsMostSevereFirst() {
         const auto items = FindingItem::fromEvaluation(evaluation(5));
         QCOMPARE(items.size(), 3);

@@ -7,6 +7,7 @@
 #include "runreader.h"
 #include "runsession.h"
 #include "syntheticrun.h"
+#include "workerthread.h"
 #include "eval/workerpool.h"
 
 #include <QAbstractItemModelTester>
@@ -21,6 +22,10 @@ using namespace kforge::ui;
 class TestRunModel : public QObject {
     Q_OBJECT
 private slots:
+    void cleanupTestCase() {
+        QVERIFY2(joinWorkerThreads(), "the reader and engine threads end once their work is done");
+    }
+
     void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
     void readsStoredRunInChunks() {
