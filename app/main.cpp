@@ -36,7 +36,8 @@ void setIdentity() {
 // Where a demo run is stored: a new file per demo, beside the user's other runs.
 QString demoStorePath() {
     return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
-        .filePath(QStringLiteral("runs/demo-%1-%2.kforge").arg(kDemoTask, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+        .filePath(QStringLiteral("runs/demo-%1-%2.kforge")
+                      .arg(kDemoTask, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
 }
 
 // kforge [demo | RUN-FILE]
@@ -63,23 +64,29 @@ int renderViews(int argc, char** argv) {
     QApplication app(argc, argv);
     setIdentity();
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Renders every view of a stored run (window, candidates, heatmap, islands, "
-                                               "progress, roofline, lineage, diagnostics, LLM log, events, experience, code) "
-                                               "to PNG files."));
+    p.setApplicationDescription(
+        QStringLiteral("Renders every view of a stored run (window, candidates, heatmap, islands, "
+                       "progress, roofline, lineage, diagnostics, LLM log, events, experience, code) "
+                       "to PNG files."));
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("run-file"), QStringLiteral("The run store (.kforge)."));
     cli::addStoreOption(p);
-    p.addOption({QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
-    p.addOption({QStringLiteral("candidate"), QStringLiteral("The candidate the views show (default: the best)."), QStringLiteral("ID")});
-    p.addOption({QStringLiteral("out"), QStringLiteral("The folder to write the PNG files to."), QStringLiteral("DIR")});
-    p.addOption({QStringLiteral("experience"), QStringLiteral("The experience library to show (default: yours)."), QStringLiteral("FILE")});
+    p.addOption(
+        {QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
+    p.addOption({QStringLiteral("candidate"), QStringLiteral("The candidate the views show (default: the best)."),
+                 QStringLiteral("ID")});
+    p.addOption(
+        {QStringLiteral("out"), QStringLiteral("The folder to write the PNG files to."), QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("experience"), QStringLiteral("The experience library to show (default: yours)."),
+                 QStringLiteral("FILE")});
     QStringList args = QCoreApplication::arguments();
     args.removeAt(1);
     p.process(args);
     ui::RenderOptions o;
     o.storePath = p.positionalArguments().value(0, p.isSet(QStringLiteral("db")) ? cli::storePath(p) : QString());
     if (o.storePath.isEmpty())
-        return cli::fail(cli::ExitUsage, QStringLiteral("render-views needs a run file (kforge render-views RUN.kforge --out DIR)"));
+        return cli::fail(cli::ExitUsage,
+                         QStringLiteral("render-views needs a run file (kforge render-views RUN.kforge --out DIR)"));
     o.outDir = p.value(QStringLiteral("out"));
     if (o.outDir.isEmpty())
         return cli::fail(cli::ExitUsage, QStringLiteral("render-views needs --out DIR"));
@@ -121,7 +128,9 @@ int main(int argc, char** argv) {
         if (hasDisplay())
             return runGui(argc, argv, demo, runFile ? command : QString());
         if (runFile)
-            return cli::fail(cli::ExitUsage, QStringLiteral("no display to show %1 (try: kforge render-views %1 --out DIR)").arg(command));
+            return cli::fail(
+                cli::ExitUsage,
+                QStringLiteral("no display to show %1 (try: kforge render-views %1 --out DIR)").arg(command));
         // Headless: the demo search, then every view of its run as PNG files (offscreen).
         qputenv("QT_QPA_PLATFORM", "offscreen");
         QApplication app(argc, argv);
@@ -136,7 +145,9 @@ int main(int argc, char** argv) {
         views.outDir = store.chopped(7) + QStringLiteral("-views");
         auto written = ui::renderViews(views);
         if (!written)
-            return cli::fail(cli::ExitSetup, QStringLiteral("cannot render the views: %1").arg(QString::fromStdString(written.error())));
+            return cli::fail(
+                cli::ExitSetup,
+                QStringLiteral("cannot render the views: %1").arg(QString::fromStdString(written.error())));
         cli::out() << QStringLiteral("views of the run (what the window shows): %1/*.png\n").arg(views.outDir);
         return 0;
     }

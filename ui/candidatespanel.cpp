@@ -32,8 +32,8 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
     m_state->addItem(tr("Vetoed"), static_cast<int>(CandidateFilterModel::State::Vetoed));
     m_origin = new QComboBox;
     m_origin->addItem(tr("Any origin"), -1);
-    for (auto o : {model::Origin::Seed, model::Origin::Tuner, model::Origin::Expert, model::Origin::Llm, model::Origin::Human,
-                   model::Origin::Experience})
+    for (auto o : {model::Origin::Seed, model::Origin::Tuner, model::Origin::Expert, model::Origin::Llm,
+                   model::Origin::Human, model::Origin::Experience})
         m_origin->addItem(originTitle(o), static_cast<int>(o));
     m_island = new QComboBox;
     fillIslands();
@@ -52,16 +52,16 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
     m_view->horizontalHeader()->setSectionsMovable(true);
     const int digit = m_view->fontMetrics().horizontalAdvance(QLatin1Char('0'));
     for (auto [column, chars] : std::initializer_list<std::pair<int, int>>{{CandidateTableModel::Id, 7},
-                                                                          {CandidateTableModel::Island, 6},
-                                                                          {CandidateTableModel::Generation, 5},
-                                                                          {CandidateTableModel::Origin, 9},
-                                                                          {CandidateTableModel::Label, 26},
-                                                                          {CandidateTableModel::Params, 16},
-                                                                          {CandidateTableModel::Status, 13},
-                                                                          {CandidateTableModel::Speedup, 9},
-                                                                          {CandidateTableModel::Time, 11},
-                                                                          {CandidateTableModel::Cell, 30},
-                                                                          {CandidateTableModel::Findings, 30}})
+                                                                           {CandidateTableModel::Island, 6},
+                                                                           {CandidateTableModel::Generation, 5},
+                                                                           {CandidateTableModel::Origin, 9},
+                                                                           {CandidateTableModel::Label, 26},
+                                                                           {CandidateTableModel::Params, 16},
+                                                                           {CandidateTableModel::Status, 13},
+                                                                           {CandidateTableModel::Speedup, 9},
+                                                                           {CandidateTableModel::Time, 11},
+                                                                           {CandidateTableModel::Cell, 30},
+                                                                           {CandidateTableModel::Findings, 30}})
         m_view->setColumnWidth(column, chars * digit + 12);
 
     auto* filters = new QHBoxLayout;
@@ -77,13 +77,16 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
     connect(m_text, &QLineEdit::textChanged, m_filter, &CandidateFilterModel::setText);
     connect(m_state, &QComboBox::currentIndexChanged, this,
             [this] { m_filter->setState(static_cast<CandidateFilterModel::State>(m_state->currentData().toInt())); });
-    connect(m_origin, &QComboBox::currentIndexChanged, this, [this] { m_filter->setOrigin(m_origin->currentData().toInt()); });
-    connect(m_island, &QComboBox::currentIndexChanged, this, [this] { m_filter->setIsland(m_island->currentData().toInt()); });
-    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
-        if (m_following || !current.isValid())
-            return;
-        m_selection->select(current.data(CandidateTableModel::CandidateRole).toLongLong());
-    });
+    connect(m_origin, &QComboBox::currentIndexChanged, this,
+            [this] { m_filter->setOrigin(m_origin->currentData().toInt()); });
+    connect(m_island, &QComboBox::currentIndexChanged, this,
+            [this] { m_filter->setIsland(m_island->currentData().toInt()); });
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (m_following || !current.isValid())
+                    return;
+                m_selection->select(current.data(CandidateTableModel::CandidateRole).toLongLong());
+            });
     connect(m_selection, &CandidateSelection::currentChanged, this, &CandidatesPanel::follow);
     connect(m_data, &RunData::runChanged, this, &CandidatesPanel::fillIslands);
     connect(m_data, &RunData::cleared, this, &CandidatesPanel::fillIslands);

@@ -5,8 +5,8 @@
 #include "codeview.h"
 #include "diagnosticsview.h"
 #include "eventlogview.h"
-#include "experiencebrowser.h"
 #include "experience/experiencelibrary.h"
+#include "experiencebrowser.h"
 #include "heatmapview.h"
 #include "islandsview.h"
 #include "kerneleditordialog.h"
@@ -54,7 +54,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     createActions();
 
     connect(m_session, &RunSession::failed, this, &MainWindow::showError);
-    connect(m_session, &RunSession::notice, this, [this](const QString& message) { statusBar()->showMessage(message, 15000); });
+    connect(m_session, &RunSession::notice, this,
+            [this](const QString& message) { statusBar()->showMessage(message, 15000); });
     connect(m_session, &RunSession::opened, this, &MainWindow::updateTitle);
     connect(m_session, &RunSession::stateChanged, this, &MainWindow::updateActions);
     connect(m_session, &RunSession::finished, this, [this](const search::RunSummary& s) {
@@ -110,10 +111,12 @@ void MainWindow::createViews() {
     tabifyDockWidget(heatmap, addDock(m_progress, tr("Progress"), QStringLiteral("progress"), Qt::RightDockWidgetArea));
     tabifyDockWidget(heatmap, addDock(m_roofline, tr("Roofline"), QStringLiteral("roofline"), Qt::RightDockWidgetArea));
     heatmap->raise();
-    auto* diagnostics = addDock(m_diagnostics, tr("Diagnostics"), QStringLiteral("diagnostics"), Qt::BottomDockWidgetArea);
+    auto* diagnostics =
+        addDock(m_diagnostics, tr("Diagnostics"), QStringLiteral("diagnostics"), Qt::BottomDockWidgetArea);
     tabifyDockWidget(diagnostics, addDock(m_llmLog, tr("LLM Log"), QStringLiteral("llmlog"), Qt::BottomDockWidgetArea));
     tabifyDockWidget(diagnostics, addDock(m_events, tr("Events"), QStringLiteral("events"), Qt::BottomDockWidgetArea));
-    tabifyDockWidget(diagnostics, addDock(m_experience, tr("Experience"), QStringLiteral("experience"), Qt::BottomDockWidgetArea));
+    tabifyDockWidget(diagnostics,
+                     addDock(m_experience, tr("Experience"), QStringLiteral("experience"), Qt::BottomDockWidgetArea));
     diagnostics->raise();
     resizeDocks({candidates, heatmap}, {520, 520}, Qt::Horizontal);
     resizeDocks({diagnostics}, {230}, Qt::Vertical);
@@ -122,7 +125,8 @@ void MainWindow::createViews() {
         m_code->setMode(CodeView::Mode::Source);
         m_code->showLine(line);
     });
-    connect(m_code, &CodeView::editRequested, this, [this](qint64 candidate, const QString& source) { openEditor(candidate, source); });
+    connect(m_code, &CodeView::editRequested, this,
+            [this](qint64 candidate, const QString& source) { openEditor(candidate, source); });
 
     m_status = new RunStatusWidget(m_session);
     statusBar()->addPermanentWidget(m_status, 1);
@@ -139,10 +143,12 @@ QDockWidget* MainWindow::addDock(QWidget* widget, const QString& title, const QS
 
 void MainWindow::createActions() {
     auto* fileMenu = menuBar()->addMenu(tr("&File"));
-    m_newRun = fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-new")), tr("&New Run…"), this, &MainWindow::newRun);
+    m_newRun = fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-new")), tr("&New Run…"), this,
+                                   &MainWindow::newRun);
     m_newRun->setShortcut(QKeySequence::New);
     m_newRun->setStatusTip(tr("Choose a task, backend, budgets and proposers, and start a search"));
-    m_open = fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open Run…"), this, &MainWindow::openRunDialog);
+    m_open = fileMenu->addAction(QIcon::fromTheme(QStringLiteral("document-open")), tr("&Open Run…"), this,
+                                 &MainWindow::openRunDialog);
     m_open->setShortcut(QKeySequence::Open);
     m_open->setStatusTip(tr("Show a stored run (a .kforge file); no GPU is needed"));
     m_resume = fileMenu->addAction(tr("&Resume Run"), this, &MainWindow::resumeRun);
@@ -183,7 +189,8 @@ void MainWindow::createActions() {
     });
     m_pause->setShortcut(QKeySequence(Qt::Key_F6));
     m_pause->setStatusTip(tr("Pause after the evaluations in flight, or continue"));
-    m_stop = run->addAction(QIcon::fromTheme(QStringLiteral("media-playback-stop")), tr("&Stop"), this, [this] { m_session->stop(); });
+    m_stop = run->addAction(QIcon::fromTheme(QStringLiteral("media-playback-stop")), tr("&Stop"), this,
+                            [this] { m_session->stop(); });
     m_stop->setShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F5));
     m_stop->setStatusTip(tr("Stop the run; it can be resumed later"));
     m_reload = run->addAction(tr("Re&load"), this, [this] { m_session->refresh(); });
@@ -201,7 +208,8 @@ void MainWindow::createActions() {
     m_edit->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_E));
     m_edit->setStatusTip(tr("Edit the kernel; submitting evaluates it as a new child with origin human"));
     candidate->addSeparator();
-    m_compareParent = candidate->addAction(tr("Diff with &Parent"), this, [this] { m_code->setMode(CodeView::Mode::DiffParent); });
+    m_compareParent =
+        candidate->addAction(tr("Diff with &Parent"), this, [this] { m_code->setMode(CodeView::Mode::DiffParent); });
     m_compareParent->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
     m_compareTwo = candidate->addAction(tr("&Compare Two Selected"), this, &MainWindow::compareSelected);
     m_compareTwo->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
@@ -218,24 +226,37 @@ void MainWindow::createActions() {
     m_reject = candidate->addAction(tr("&Reject Review…"), this, [this] { decideReview(false); });
     m_reject->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_R));
 
-    for (auto [action, name] : std::initializer_list<std::pair<QAction*, const char*>>{
-             {m_newRun, "newRun"}, {m_open, "openRun"}, {m_resume, "resumeRun"}, {m_pause, "pause"}, {m_stop, "stop"},
-             {m_reload, "reload"}, {m_pin, "pin"}, {m_veto, "veto"}, {m_edit, "edit"}, {m_compareParent, "diffParent"},
-             {m_compareTwo, "compareTwo"}, {m_accept, "acceptReview"}, {m_reject, "rejectReview"}, {m_nextBest, "goToBest"}})
+    for (auto [action, name] : std::initializer_list<std::pair<QAction*, const char*>>{{m_newRun, "newRun"},
+                                                                                       {m_open, "openRun"},
+                                                                                       {m_resume, "resumeRun"},
+                                                                                       {m_pause, "pause"},
+                                                                                       {m_stop, "stop"},
+                                                                                       {m_reload, "reload"},
+                                                                                       {m_pin, "pin"},
+                                                                                       {m_veto, "veto"},
+                                                                                       {m_edit, "edit"},
+                                                                                       {m_compareParent, "diffParent"},
+                                                                                       {m_compareTwo, "compareTwo"},
+                                                                                       {m_accept, "acceptReview"},
+                                                                                       {m_reject, "rejectReview"},
+                                                                                       {m_nextBest, "goToBest"}})
         action->setObjectName(QLatin1String(name));
 
     auto* view = menuBar()->addMenu(tr("&View"));
     for (QDockWidget* dock : m_docks)
         view->addAction(dock->toggleViewAction());
     view->addSeparator();
-    view->addAction(tr("&Focus Candidate Filter"), this, [this] {
-        m_docks.front()->raise();
-        m_candidates->filterField()->setFocus();
-        m_candidates->filterField()->selectAll();
-    })->setShortcut(QKeySequence::Find);
+    view->addAction(tr("&Focus Candidate Filter"), this,
+                    [this] {
+                        m_docks.front()->raise();
+                        m_candidates->filterField()->setFocus();
+                        m_candidates->filterField()->selectAll();
+                    })
+        ->setShortcut(QKeySequence::Find);
 
     auto* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts)->setShortcut(QKeySequence::HelpContents);
+    help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts)
+        ->setShortcut(QKeySequence::HelpContents);
     help->addAction(tr("&About kforge"), this, &MainWindow::showAbout);
 
     auto* toolbar = addToolBar(tr("Run"));
@@ -261,7 +282,8 @@ void MainWindow::updateActions() {
     m_open->setEnabled(!live);
     m_resume->setEnabled(!live && m_session->data()->hasRun());
     m_pause->setEnabled(live);
-    m_pause->setText(state == search::RunState::Paused || state == search::RunState::Pausing ? tr("&Continue") : tr("&Pause"));
+    m_pause->setText(state == search::RunState::Paused || state == search::RunState::Pausing ? tr("&Continue")
+                                                                                             : tr("&Pause"));
     m_stop->setEnabled(live);
     m_pin->setEnabled(live && row && !row->vetoed);
     m_pin->setText(row && row->pinned ? tr("Un&pin") : tr("&Pin"));
@@ -314,10 +336,13 @@ void MainWindow::newRun() {
 
 void MainWindow::openRunDialog() {
     QSettings settings;
-    const QString dir = settings.value(QStringLiteral("mainwindow/lastRunDir"),
-                                       QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation)).filePath(QStringLiteral("runs")))
+    const QString dir = settings
+                            .value(QStringLiteral("mainwindow/lastRunDir"),
+                                   QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
+                                       .filePath(QStringLiteral("runs")))
                             .toString();
-    const QString file = QFileDialog::getOpenFileName(this, tr("Open Run"), dir, tr("kforge runs (*.kforge);;All files (*)"));
+    const QString file =
+        QFileDialog::getOpenFileName(this, tr("Open Run"), dir, tr("kforge runs (*.kforge);;All files (*)"));
     if (file.isEmpty())
         return;
     settings.setValue(QStringLiteral("mainwindow/lastRunDir"), QFileInfo(file).absolutePath());
@@ -401,12 +426,14 @@ void MainWindow::openEditor(qint64 candidate, const QString& source) {
         showError(tr("Resume the run (Ctrl+R) to submit edits: an edit is evaluated by the running search."));
         return;
     }
-    const auto dialect = m_session->data()->run().backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+    const auto dialect =
+        m_session->data()->run().backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
     auto* dialog = new KernelEditorDialog(candidate, source, dialect, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         if (m_session->submitEdit(dialog->parentId(), dialog->source(), dialog->note()))
-            statusBar()->showMessage(tr("Edit of %1 submitted: it is evaluated in the next generation").arg(dialog->parentId()), 15000);
+            statusBar()->showMessage(
+                tr("Edit of %1 submitted: it is evaluated in the next generation").arg(dialog->parentId()), 15000);
     });
     dialog->open();
 }
@@ -431,8 +458,8 @@ void MainWindow::decideReview(bool accept) {
     QString note;
     if (!accept) {
         bool ok = false;
-        note = QInputDialog::getText(this, tr("Reject Candidate %1").arg(id), tr("What is wrong with the result?"), QLineEdit::Normal,
-                                     QString(), &ok);
+        note = QInputDialog::getText(this, tr("Reject Candidate %1").arg(id), tr("What is wrong with the result?"),
+                                     QLineEdit::Normal, QString(), &ok);
         if (!ok)
             return;
     }
@@ -452,7 +479,8 @@ void MainWindow::updateTitle() {
         setWindowTitle(tr("kforge"));
         return;
     }
-    setWindowTitle(tr("%1 — run %2 — %3 — kforge").arg(run.name).arg(run.id).arg(QFileInfo(m_session->storePath()).fileName()));
+    setWindowTitle(
+        tr("%1 — run %2 — %3 — kforge").arg(run.name).arg(run.id).arg(QFileInfo(m_session->storePath()).fileName()));
     updateActions();
 }
 
@@ -461,13 +489,15 @@ void MainWindow::showShortcuts() {
     for (QAction* a : findChildren<QAction*>())
         if (!a->shortcut().isEmpty() && !a->text().isEmpty())
             rows << QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>")
-                        .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(), a->text().remove(QLatin1Char('&')).toHtmlEscaped());
+                        .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
+                             a->text().remove(QLatin1Char('&')).toHtmlEscaped());
     rows.sort();
-    auto* box = new QMessageBox(QMessageBox::Information, tr("Keyboard Shortcuts"),
-                                QStringLiteral("<table cellspacing=6>%1</table><p>In lists: arrow keys move the selection, "
-                                               "Home/End jump, typing in the filter (Ctrl+F) narrows the list.</p>")
-                                    .arg(rows.join(QString())),
-                                QMessageBox::Ok, this);
+    auto* box =
+        new QMessageBox(QMessageBox::Information, tr("Keyboard Shortcuts"),
+                        QStringLiteral("<table cellspacing=6>%1</table><p>In lists: arrow keys move the selection, "
+                                       "Home/End jump, typing in the filter (Ctrl+F) narrows the list.</p>")
+                            .arg(rows.join(QString())),
+                        QMessageBox::Ok, this);
     box->setAttribute(Qt::WA_DeleteOnClose);
     box->open();
 }
@@ -490,10 +520,11 @@ void MainWindow::restoreLayout() {
 void MainWindow::closeEvent(QCloseEvent* event) {
     if (m_session->isLive() || m_session->isWindingDown()) {
         if (!m_closeAfterStop && m_session->isLive()) {
-            const auto answer = QMessageBox::question(this, tr("Stop the Run?"),
-                                                      tr("A run is in progress. Stop it and quit? It can be resumed later "
-                                                         "from its run file (File ▸ Open Run, then Resume)."),
-                                                      QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
+            const auto answer =
+                QMessageBox::question(this, tr("Stop the Run?"),
+                                      tr("A run is in progress. Stop it and quit? It can be resumed later "
+                                         "from its run file (File ▸ Open Run, then Resume)."),
+                                      QMessageBox::Yes | QMessageBox::Cancel, QMessageBox::Cancel);
             if (answer != QMessageBox::Yes) {
                 event->ignore();
                 return;

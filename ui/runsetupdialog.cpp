@@ -63,7 +63,8 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     auto* browse = new QPushButton(tr("Task Folder…"));
     browse->setToolTip(tr("Use a task from any folder (a task.json with its reference and baseline kernels)"));
     m_backend = new QComboBox;
-    m_backend->setToolTip(tr("opencl runs anywhere (PoCL on the CPU); cuda needs an NVIDIA GPU and driver on the worker's machine"));
+    m_backend->setToolTip(
+        tr("opencl runs anywhere (PoCL on the CPU); cuda needs an NVIDIA GPU and driver on the worker's machine"));
     m_variant = new QComboBox;
     m_variant->setToolTip(tr("The problem sizes to tune for"));
 
@@ -103,7 +104,8 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     budgetForm->addRow(tr("E&valuations:"), m_budgetEvaluations);
     budgetForm->addRow(tr("Wall &time:"), m_budgetMinutes);
 
-    m_expertRate = realSpin(0, 1, defaults.expertRate, 2, tr("Chance a child is an expert kernel not yet tried on its island"));
+    m_expertRate =
+        realSpin(0, 1, defaults.expertRate, 2, tr("Chance a child is an expert kernel not yet tried on its island"));
     m_useExperts = new QCheckBox(tr("Expert library (known patterns for the task's family)"));
     m_useExperts->setChecked(true);
     m_useExperience = new QCheckBox(tr("Experience library (start from what earlier runs learned)"));
@@ -121,7 +123,8 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     m_endpoints->setToolTip(tr("Extra endpoints NAME=URL[,api=openai|anthropic][,key=ENV], separated by spaces; "
                                "built in: openai, anthropic, ollama, vllm, llamacpp"));
     m_llmRate = realSpin(0, 1, 0.5, 2, tr("Share of children a language model proposes"));
-    m_llmBudgetUsd = realSpin(0, 100000, 0, 2, tr("Hard stop on money spent (0: none); models without a price are not counted"));
+    m_llmBudgetUsd =
+        realSpin(0, 100000, 0, 2, tr("Hard stop on money spent (0: none); models without a price are not counted"));
     m_llmBudgetUsd->setPrefix(QStringLiteral("$ "));
     m_llmBudgetTokens = spin(0, 2000000000, 0, tr("Hard stop on tokens, input plus output (0: none)"));
     auto* proposerBox = new QGroupBox(tr("Proposers"));
@@ -137,7 +140,8 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     proposerForm->addRow(tr("LLM budget (&money):"), m_llmBudgetUsd);
     proposerForm->addRow(tr("LLM budget (t&okens):"), m_llmBudgetTokens);
     const auto llmEnabled = [this](bool on) {
-        for (QWidget* w : std::initializer_list<QWidget*>{m_models, m_helper, m_endpoints, m_llmRate, m_llmBudgetUsd, m_llmBudgetTokens})
+        for (QWidget* w : std::initializer_list<QWidget*>{m_models, m_helper, m_endpoints, m_llmRate, m_llmBudgetUsd,
+                                                          m_llmBudgetTokens})
             w->setEnabled(on);
     };
     connect(m_useLlm, &QCheckBox::toggled, this, llmEnabled);
@@ -179,10 +183,20 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     layout->addWidget(buttons);
 
     // Names for tests and style sheets.
-    for (auto [widget, name] : std::initializer_list<std::pair<QWidget*, const char*>>{
-             {m_tasks, "tasks"}, {m_backend, "backend"}, {m_variant, "variant"}, {m_islands, "islands"}, {m_children, "children"},
-             {m_budgetEvaluations, "budgetEvaluations"}, {m_useExperts, "useExperts"}, {m_useLlm, "useLlm"}, {m_models, "models"},
-             {m_endpoints, "endpoints"}, {m_llmRate, "llmRate"}, {m_store, "store"}, {m_problem, "problem"}})
+    for (auto [widget, name] :
+         std::initializer_list<std::pair<QWidget*, const char*>>{{m_tasks, "tasks"},
+                                                                 {m_backend, "backend"},
+                                                                 {m_variant, "variant"},
+                                                                 {m_islands, "islands"},
+                                                                 {m_children, "children"},
+                                                                 {m_budgetEvaluations, "budgetEvaluations"},
+                                                                 {m_useExperts, "useExperts"},
+                                                                 {m_useLlm, "useLlm"},
+                                                                 {m_models, "models"},
+                                                                 {m_endpoints, "endpoints"},
+                                                                 {m_llmRate, "llmRate"},
+                                                                 {m_store, "store"},
+                                                                 {m_problem, "problem"}})
         widget->setObjectName(QLatin1String(name));
     connect(m_tasks, &QListWidget::currentRowChanged, this, &RunSetupDialog::taskChanged);
     connect(browse, &QPushButton::clicked, this, &RunSetupDialog::browseTask);
@@ -245,8 +259,9 @@ void RunSetupDialog::browseTask() {
 }
 
 void RunSetupDialog::browseStore() {
-    const QString file = QFileDialog::getSaveFileName(this, tr("Run File"), m_store->text(), tr("kforge runs (*.kforge)"),
-                                                      nullptr, QFileDialog::DontConfirmOverwrite);
+    const QString file =
+        QFileDialog::getSaveFileName(this, tr("Run File"), m_store->text(), tr("kforge runs (*.kforge)"), nullptr,
+                                     QFileDialog::DontConfirmOverwrite);
     if (!file.isEmpty()) {
         m_store->setText(file);
         m_store->setModified(true);
@@ -257,7 +272,8 @@ QString RunSetupDialog::defaultStorePath() const {
     auto* item = m_tasks->currentItem();
     const QString name = item ? QDir(item->data(kDirRole).toString()).dirName() : QStringLiteral("run");
     return QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
-        .filePath(QStringLiteral("runs/%1-%2.kforge").arg(name, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+        .filePath(QStringLiteral("runs/%1-%2.kforge")
+                      .arg(name, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
 }
 
 void RunSetupDialog::choose(const QString& taskName, const QString& backend, int evaluations) {
@@ -314,7 +330,8 @@ bool RunSetupDialog::check() {
             auto e = llm::parseEndpointSpec(spec, endpoints);
             if (!e)
                 return problem(tr("Endpoints: %1").arg(q(e.error())));
-            endpoints.erase(std::remove_if(endpoints.begin(), endpoints.end(), [&](const llm::Endpoint& x) { return x.name == e->name; }),
+            endpoints.erase(std::remove_if(endpoints.begin(), endpoints.end(),
+                                           [&](const llm::Endpoint& x) { return x.name == e->name; }),
                             endpoints.end());
             endpoints << *e;
         }

@@ -1,7 +1,7 @@
 #include "runstatuswidget.h"
 
-#include "store/runexport.h"
 #include "runsession.h"
+#include "store/runexport.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -66,32 +66,38 @@ void RunStatusWidget::update() {
     const auto& run = data->run();
     const auto& p = data->progress();
     const bool live = m_session->isLive();
-    m_state->setText(live ? tr("<b>%1</b>, generation %2").arg(search::runStateName(m_session->state())).arg(p.generation)
-                          : (run.generation == 0 ? tr("<b>%1</b> (stored), 1 generation").arg(run.state)
-                                                 : tr("<b>%1</b> (stored), %2 generations").arg(run.state).arg(run.generation + 1)));
+    m_state->setText(
+        live ? tr("<b>%1</b>, generation %2").arg(search::runStateName(m_session->state())).arg(p.generation)
+             : (run.generation == 0 ? tr("<b>%1</b> (stored), 1 generation").arg(run.state)
+                                    : tr("<b>%1</b> (stored), %2 generations").arg(run.state).arg(run.generation + 1)));
     const qint64 evaluations = live ? p.evaluations : run.evaluations;
-    const qint64 budget = live ? p.budgetEvaluations : run.config.value(QStringLiteral("budget_evaluations")).toInteger();
-    m_evaluations->setText(budget > 0 ? tr("%1 / %2 evaluations").arg(evaluations).arg(budget) : tr("%1 evaluations").arg(evaluations));
-    m_rate->setText(live ? tr("%1 evals/s").arg(p.evaluationsPerSecond, 0, 'f', 2) : tr("%1 of wall time").arg(formatDuration(run.wallSeconds)));
+    const qint64 budget =
+        live ? p.budgetEvaluations : run.config.value(QStringLiteral("budget_evaluations")).toInteger();
+    m_evaluations->setText(budget > 0 ? tr("%1 / %2 evaluations").arg(evaluations).arg(budget)
+                                      : tr("%1 evaluations").arg(evaluations));
+    m_rate->setText(live ? tr("%1 evals/s").arg(p.evaluationsPerSecond, 0, 'f', 2)
+                         : tr("%1 of wall time").arg(formatDuration(run.wallSeconds)));
     const qint64 best = live && p.bestCandidate ? p.bestCandidate : run.bestCandidate;
     const double speedup = live && p.bestCandidate ? p.bestSpeedup : run.bestSpeedup;
     m_best->setText(best ? tr("best <b>%1×</b> (#%2)").arg(speedup, 0, 'f', 3).arg(best) : tr("no confirmed best yet"));
     if (live) {
-        m_cost->setText(p.llmCalls ? tr("LLM: %1 calls, %2 tokens, $%3%4")
-                                         .arg(p.llmCalls)
-                                         .arg(p.llmTokens)
-                                         .arg(p.llmUsd, 0, 'f', 4)
-                                         .arg(p.llmUnknownCost ? tr(" (+%1 unpriced)").arg(p.llmUnknownCost) : QString())
-                                   : tr("LLM: none"));
+        m_cost->setText(p.llmCalls
+                            ? tr("LLM: %1 calls, %2 tokens, $%3%4")
+                                  .arg(p.llmCalls)
+                                  .arg(p.llmTokens)
+                                  .arg(p.llmUsd, 0, 'f', 4)
+                                  .arg(p.llmUnknownCost ? tr(" (+%1 unpriced)").arg(p.llmUnknownCost) : QString())
+                            : tr("LLM: none"));
         m_eta->setText(p.etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(p.etaSeconds)) : QString());
     } else {
         const auto spend = store::LlmSpend::of(data->llmCalls());
-        m_cost->setText(spend.calls ? tr("LLM: %1 calls, %2 tokens, $%3%4")
-                                          .arg(spend.calls)
-                                          .arg(spend.inputTokens + spend.outputTokens)
-                                          .arg(spend.usd, 0, 'f', 4)
-                                          .arg(spend.unknownCost ? tr(" (+%1 unpriced)").arg(spend.unknownCost) : QString())
-                                    : tr("LLM: none"));
+        m_cost->setText(spend.calls
+                            ? tr("LLM: %1 calls, %2 tokens, $%3%4")
+                                  .arg(spend.calls)
+                                  .arg(spend.inputTokens + spend.outputTokens)
+                                  .arg(spend.usd, 0, 'f', 4)
+                                  .arg(spend.unknownCost ? tr(" (+%1 unpriced)").arg(spend.unknownCost) : QString())
+                            : tr("LLM: none"));
         m_eta->clear();
     }
     m_loading->setVisible(data->loading());

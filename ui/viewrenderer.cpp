@@ -25,13 +25,11 @@ namespace {
 // told to wake on arrives; false at the deadline. Nothing polls and nothing sleeps.
 class Waiter {
 public:
-    template <typename Sender, typename Signal>
-    void wakeOn(const Sender* sender, Signal signal) {
+    template <typename Sender, typename Signal> void wakeOn(const Sender* sender, Signal signal) {
         QObject::connect(sender, signal, &m_loop, [this] { m_loop.quit(); });
     }
 
-    template <typename Done>
-    bool until(Done&& done, const QDeadlineTimer& deadline) {
+    template <typename Done> bool until(Done&& done, const QDeadlineTimer& deadline) {
         QTimer timeout;
         timeout.setSingleShot(true);
         QObject::connect(&timeout, &QTimer::timeout, &m_loop, &QEventLoop::quit);
@@ -87,14 +85,18 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
     QString failure;
     QObject::connect(session, &RunSession::failed, &window, [&failure](const QString& message) { failure = message; });
     if (!window.openRun(options.storePath, options.run))
-        return spec::fail(failure.isEmpty() ? QStringLiteral("cannot open %1").arg(options.storePath).toStdString() : failure.toStdString());
+        return spec::fail(failure.isEmpty() ? QStringLiteral("cannot open %1").arg(options.storePath).toStdString()
+                                            : failure.toStdString());
     RunData* data = session->data();
     Waiter waiter; // wakes whenever the run, a candidate's details or a failure arrive
     waiter.wakeOn(data, &RunData::runChanged);
     waiter.wakeOn(session, &RunSession::failed);
     waiter.wakeOn(session->details(), &CandidateDetails::loaded);
     if (!waiter.until([&] { return !failure.isEmpty() || (data->hasRun() && !data->loading()); }, deadline))
-        return spec::fail(QStringLiteral("%1 did not load within %2 s").arg(options.storePath).arg(options.timeoutSeconds).toStdString());
+        return spec::fail(QStringLiteral("%1 did not load within %2 s")
+                              .arg(options.storePath)
+                              .arg(options.timeoutSeconds)
+                              .toStdString());
     if (!failure.isEmpty())
         return spec::fail(failure.toStdString());
     if (data->candidateCount() == 0)
@@ -104,7 +106,8 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
     if (!data->candidate(shown))
         shown = options.candidate ? 0 : data->candidateAt(data->candidateCount() - 1).id;
     if (!shown)
-        return spec::fail(QStringLiteral("run %1 has no candidate %2").arg(data->run().id).arg(options.candidate).toStdString());
+        return spec::fail(
+            QStringLiteral("run %1 has no candidate %2").arg(data->run().id).arg(options.candidate).toStdString());
     session->selection()->select(shown);
     const CandidateRow* row = data->candidate(shown);
     const qint64 parent = row->parents.isEmpty() ? 0 : row->parents.front();

@@ -28,7 +28,8 @@ QString defaultStorePath() {
 }
 
 void addStoreOption(QCommandLineParser& p) {
-    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("db"), QStringLiteral("Run store file (default %1).").arg(defaultStorePath()),
+                 QStringLiteral("FILE")});
 }
 
 QString storePath(const QCommandLineParser& p) {
@@ -37,7 +38,8 @@ QString storePath(const QCommandLineParser& p) {
 
 spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString& path, bool forWriting) {
     if (!QFileInfo::exists(path))
-        return spec::fail(path.toStdString() + ": no such run store (start one with `kforge run --task NAME --db FILE`)");
+        return spec::fail(path.toStdString()
+                          + ": no such run store (start one with `kforge run --task NAME --db FILE`)");
     return store::RunStore::open(path, forWriting ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
 }
 

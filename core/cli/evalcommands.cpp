@@ -4,16 +4,16 @@
 #include "cli/cliio.h"
 
 #include "doctor/doctor.h"
-#include "task/evalrequest.h"
 #include "eval/resultformat.h"
-#include "safeio.h"
-#include "sourcescan.h"
-#include "task/taskcatalog.h"
 #include "eval/workerlocator.h"
 #include "eval/workerpool.h"
+#include "safeio.h"
+#include "sourcescan.h"
+#include "task/evalrequest.h"
+#include "task/taskcatalog.h"
 
-#include <QCoreApplication>
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -43,7 +43,8 @@ QString joinSeeds(const std::vector<std::uint64_t>& seeds) {
 QString seedsLine(const protocol::EvaluateResult& r) {
     if (r.seeds.empty() && r.timingSeeds.empty())
         return {};
-    QString line = QStringLiteral("  seeds    verification %1").arg(r.seeds.empty() ? QStringLiteral("-") : joinSeeds(r.seeds));
+    QString line =
+        QStringLiteral("  seeds    verification %1").arg(r.seeds.empty() ? QStringLiteral("-") : joinSeeds(r.seeds));
     if (!r.timingSeeds.empty())
         line += QStringLiteral(", timing %1").arg(joinSeeds(r.timingSeeds));
     if (!r.stressSets.empty()) {
@@ -102,9 +103,9 @@ int runEval(const EvalArgs& a) {
         return fail(ExitSetup, QString::fromStdString(worker.error()));
 
     if (!a.json)
-        err() << "kforge: evaluating " << (a.kernel.isEmpty() ? QStringLiteral("the baseline") : a.kernel) << " on task "
-              << QString::fromStdString(bundle->spec.name) << " (" << a.settings.variant << " sizes) with " << a.settings.backend
-              << "..." << Qt::endl;
+        err() << "kforge: evaluating " << (a.kernel.isEmpty() ? QStringLiteral("the baseline") : a.kernel)
+              << " on task " << QString::fromStdString(bundle->spec.name) << " (" << a.settings.variant
+              << " sizes) with " << a.settings.backend << "..." << Qt::endl;
 
     eval::WorkerPool pool(a.settings.backend, *worker, {}, 1);
     int code = ExitNotCorrect;
@@ -123,9 +124,11 @@ int runEval(const EvalArgs& a) {
             return;
         done = true;
         if (a.json)
-            out() << QJsonDocument(eval::resultToJson(r)).toJson(QJsonDocument::Indented); // with "seeds" and "timing_seeds"
+            out() << QJsonDocument(eval::resultToJson(r))
+                         .toJson(QJsonDocument::Indented); // with "seeds" and "timing_seeds"
         else
-            out() << eval::formatResultText(r, QString::fromStdString(bundle->spec.name), a.settings.backend) << seedsLine(r);
+            out() << eval::formatResultText(r, QString::fromStdString(bundle->spec.name), a.settings.backend)
+                  << seedsLine(r);
         out().flush();
         code = r.status == protocol::Status::Ok ? ExitCorrect : ExitNotCorrect;
         QCoreApplication::exit(0);
@@ -140,7 +143,8 @@ int runEval(const EvalArgs& a) {
 int evalCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral(
-        "Evaluates one kernel on a task in a sandboxed worker: compile, verify against the task's reference on several\n"
+        "Evaluates one kernel on a task in a sandboxed worker: compile, verify against the task's reference on "
+        "several\n"
         "seeds (drawn fresh from a secure random source for every evaluation, plus the task's stress inputs) with\n"
         "integrity checks, and time it paired with the task's baseline on inputs it was not verified with. Without\n"
         "--kernel the task's baseline itself is evaluated. The seeds used are printed (\"seeds\" and \"timing_seeds\"\n"
@@ -149,23 +153,37 @@ int evalCommand(const QStringList& args) {
         "3 the task, the kernel file or the worker cannot be used (not found, or it could not be started)."));
     p.addHelpOption();
     p.addOption({QStringLiteral("task"), QStringLiteral("Task folder or built-in task name."), QStringLiteral("DIR")});
-    p.addOption({QStringLiteral("kernel"), QStringLiteral("Candidate kernel file (device code + // kforge: launch plan)."), QStringLiteral("FILE")});
-    p.addOption({QStringLiteral("backend"), QStringLiteral("opencl or cuda (default opencl)."), QStringLiteral("B"), QStringLiteral("opencl")});
-    p.addOption({QStringLiteral("variant"), QStringLiteral("Size variant of the task (default: its default sizes)."), QStringLiteral("NAME"), QStringLiteral("default")});
-    p.addOption({QStringLiteral("seeds"), QStringLiteral("Comma-separated verification seeds to reproduce (default: drawn fresh)."), QStringLiteral("LIST")});
-    p.addOption({QStringLiteral("timing-seeds"), QStringLiteral("Comma-separated seeds of the timed runs' inputs to reproduce (default: drawn fresh)."), QStringLiteral("LIST")});
-    p.addOption({QStringLiteral("no-stress"), QStringLiteral("Leave out the task's stress inputs (rows of identical values, large magnitudes...).")});
-    p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."), QStringLiteral("N"), QStringLiteral("0")});
+    p.addOption({QStringLiteral("kernel"),
+                 QStringLiteral("Candidate kernel file (device code + // kforge: launch plan)."),
+                 QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("backend"), QStringLiteral("opencl or cuda (default opencl)."), QStringLiteral("B"),
+                 QStringLiteral("opencl")});
+    p.addOption({QStringLiteral("variant"), QStringLiteral("Size variant of the task (default: its default sizes)."),
+                 QStringLiteral("NAME"), QStringLiteral("default")});
+    p.addOption({QStringLiteral("seeds"),
+                 QStringLiteral("Comma-separated verification seeds to reproduce (default: drawn fresh)."),
+                 QStringLiteral("LIST")});
+    p.addOption({QStringLiteral("timing-seeds"),
+                 QStringLiteral("Comma-separated seeds of the timed runs' inputs to reproduce (default: drawn fresh)."),
+                 QStringLiteral("LIST")});
+    p.addOption(
+        {QStringLiteral("no-stress"),
+         QStringLiteral("Leave out the task's stress inputs (rows of identical values, large magnitudes...).")});
+    p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."),
+                 QStringLiteral("N"), QStringLiteral("0")});
     p.addOption({QStringLiteral("no-timing"), QStringLiteral("Verify only; do not time.")});
     p.addOption({QStringLiteral("no-baseline"), QStringLiteral("Do not time the baseline alongside the kernel.")});
-    p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds before the worker is stopped (default 300)."), QStringLiteral("S"), QStringLiteral("300")});
+    p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds before the worker is stopped (default 300)."),
+                 QStringLiteral("S"), QStringLiteral("300")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object instead of text.")});
     p.process(args);
 
     EvalArgs a;
     a.task = p.value(QStringLiteral("task"));
     if (a.task.isEmpty())
-        return fail(ExitUsage, QStringLiteral("eval needs --task DIR (a task folder or a built-in task name; see `kforge tasks`)"));
+        return fail(
+            ExitUsage,
+            QStringLiteral("eval needs --task DIR (a task folder or a built-in task name; see `kforge tasks`)"));
     a.kernel = p.value(QStringLiteral("kernel"));
     a.settings.backend = p.value(QStringLiteral("backend"));
     if (a.settings.backend != QLatin1String("opencl") && a.settings.backend != QLatin1String("cuda"))
@@ -193,7 +211,8 @@ int evalCommand(const QStringList& args) {
 
 int doctorCommand(const QStringList& args) {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Lists the backends and devices kforge can use, and how to get what is missing."));
+    p.setApplicationDescription(
+        QStringLiteral("Lists the backends and devices kforge can use, and how to get what is missing."));
     p.addHelpOption();
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object instead of text.")});
     p.process(args);
@@ -221,7 +240,8 @@ int tasksCommand(const QStringList& args) {
         out() << QStringLiteral("%1  %2  %3\n")
                      .arg(t.name, -12)
                      .arg(t.builtIn ? QStringLiteral("built-in") : QStringLiteral("user    "),
-                          bundle ? QString::fromStdString(bundle->spec.title) : QStringLiteral("INVALID: ") + QString::fromStdString(bundle.error()));
+                          bundle ? QString::fromStdString(bundle->spec.title)
+                                 : QStringLiteral("INVALID: ") + QString::fromStdString(bundle.error()));
     }
     if (tasks.isEmpty())
         out() << "no tasks found (searched " << task::TaskCatalog::builtInDirs().join(QStringLiteral(", ")) << ")\n";
@@ -229,15 +249,18 @@ int tasksCommand(const QStringList& args) {
 }
 
 int demoHeadless(const QString& storePath) {
-    err() << "kforge: no display found (DISPLAY and WAYLAND_DISPLAY are unset): running the demo search headless instead "
-             "of opening the window"
-          << Qt::endl;
+    err()
+        << "kforge: no display found (DISPLAY and WAYLAND_DISPLAY are unset): running the demo search headless instead "
+           "of opening the window"
+        << Qt::endl;
     // The same short search the window's demo starts: the baseline, the expert library and the
     // tuner on two islands, on OpenCL (PoCL on the CPU where there is no GPU).
-    return *dispatch(QStringLiteral("run"), {QStringLiteral("kforge"), QStringLiteral("--task"), kDemoTask, QStringLiteral("--backend"),
-                                              QStringLiteral("opencl"), QStringLiteral("--variant"), QStringLiteral("medium"), QStringLiteral("--islands"), QStringLiteral("2"),
-                                              QStringLiteral("--children"), QStringLiteral("4"), QStringLiteral("--budget-evals"),
-                                              QStringLiteral("40"), QStringLiteral("--db"), storePath});
+    return *dispatch(QStringLiteral("run"),
+                     {QStringLiteral("kforge"), QStringLiteral("--task"), kDemoTask, QStringLiteral("--backend"),
+                      QStringLiteral("opencl"), QStringLiteral("--variant"), QStringLiteral("medium"),
+                      QStringLiteral("--islands"), QStringLiteral("2"), QStringLiteral("--children"),
+                      QStringLiteral("4"), QStringLiteral("--budget-evals"), QStringLiteral("40"),
+                      QStringLiteral("--db"), storePath});
 }
 
 } // namespace kforge::cli

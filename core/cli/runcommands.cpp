@@ -3,8 +3,8 @@
 #include "cli/cli.h"
 #include "cli/cliio.h"
 
-#include "search/engine.h"
 #include "experience/experiencelibrary.h"
+#include "search/engine.h"
 #include "store/runexport.h"
 #include "store/runstore.h"
 
@@ -14,8 +14,8 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QStandardPaths>
 #include <QSocketNotifier>
+#include <QStandardPaths>
 #include <QThread>
 
 #include <csignal>
@@ -42,22 +42,22 @@ QString progressLine(const search::RunProgress& p) {
     QString best = p.bestCandidate ? QStringLiteral("%1x (#%2)").arg(p.bestSpeedup, 0, 'f', 3).arg(p.bestCandidate)
                                    : QStringLiteral("-");
     return QStringLiteral("gen %1  evals %2%3  correct %4/%5  cells %6  best %7  %8/s  elapsed %9  eta %10")
-        .arg(p.generation)
-        .arg(p.evaluations)
-        .arg(budget)
-        .arg(p.correct)
-        .arg(p.evaluated)
-        .arg(p.archiveCells)
-        .arg(best)
-        .arg(p.evaluationsPerSecond, 0, 'f', 2)
-        .arg(formatDuration(p.elapsedSeconds), formatDuration(p.etaSeconds))
-        + (p.llmCalls > 0 || p.llmPending > 0
-               ? QStringLiteral("  llm %1 calls %2 tokens $%3%4")
-                     .arg(p.llmCalls)
-                     .arg(p.llmTokens)
-                     .arg(p.llmUsd, 0, 'f', 4)
-                     .arg(p.llmUnknownCost ? QStringLiteral(" (+%1 unknown)").arg(p.llmUnknownCost) : QString())
-               : QString());
+               .arg(p.generation)
+               .arg(p.evaluations)
+               .arg(budget)
+               .arg(p.correct)
+               .arg(p.evaluated)
+               .arg(p.archiveCells)
+               .arg(best)
+               .arg(p.evaluationsPerSecond, 0, 'f', 2)
+               .arg(formatDuration(p.elapsedSeconds), formatDuration(p.etaSeconds))
+           + (p.llmCalls > 0 || p.llmPending > 0
+                  ? QStringLiteral("  llm %1 calls %2 tokens $%3%4")
+                        .arg(p.llmCalls)
+                        .arg(p.llmTokens)
+                        .arg(p.llmUsd, 0, 'f', 4)
+                        .arg(p.llmUnknownCost ? QStringLiteral(" (+%1 unknown)").arg(p.llmUnknownCost) : QString())
+                  : QString());
 }
 
 QJsonObject summaryJson(const search::RunSummary& s) {
@@ -95,7 +95,8 @@ bool parsePositive(const QCommandLineParser& p, const QString& name, qint64 min,
     bool ok = false;
     const qint64 v = p.value(name).toLongLong(&ok);
     if (!ok || v < min) {
-        error = QStringLiteral("--%1 must be an integer of at least %2, not '%3'").arg(name).arg(min).arg(p.value(name));
+        error =
+            QStringLiteral("--%1 must be an integer of at least %2, not '%3'").arg(name).arg(min).arg(p.value(name));
         return false;
     }
     target = v;
@@ -111,7 +112,8 @@ int runCommand(const QStringList& args) {
         "migration; a MAP-Elites archive keeps the best kernel of each kind (memory hierarchy, compute style,\n"
         "parallel granularity). The expert library seeds the islands and the template tuner searches the kernels'\n"
         "declared parameters; with --llm, language models also mutate, cross over and repair kernels, guided by\n"
-        "their diagnostics (see `kforge llm --help` for endpoints and keys). Every candidate is compiled, verified against the task's\n"
+        "their diagnostics (see `kforge llm --help` for endpoints and keys). Every candidate is compiled, verified "
+        "against the task's\n"
         "reference and timed paired with the task's baseline in a sandboxed worker; a new best is re-measured before\n"
         "it is promoted. Everything goes into the run store (--db), and a run that was interrupted continues with\n"
         "--resume; one run is used by one session at a time (a second --resume of it is refused). A store that\n"
@@ -120,30 +122,64 @@ int runCommand(const QStringList& args) {
         "Exit code: 0 the run finished its budget or search space, 2 a usage error, 3 the task, store or worker\n"
         "cannot be used (or failed during the run), 4 stopped."));
     p.addHelpOption();
-    p.addOption({QStringLiteral("task"), QStringLiteral("Task folder or built-in task name (see `kforge tasks`)."), QStringLiteral("DIR")});
-    p.addOption({QStringLiteral("backend"), QStringLiteral("opencl or cuda (default opencl)."), QStringLiteral("B"), QStringLiteral("opencl")});
-    p.addOption({QStringLiteral("variant"), QStringLiteral("Size variant of the task (default: its default sizes)."), QStringLiteral("NAME"), QStringLiteral("default")});
+    p.addOption({QStringLiteral("task"), QStringLiteral("Task folder or built-in task name (see `kforge tasks`)."),
+                 QStringLiteral("DIR")});
+    p.addOption({QStringLiteral("backend"), QStringLiteral("opencl or cuda (default opencl)."), QStringLiteral("B"),
+                 QStringLiteral("opencl")});
+    p.addOption({QStringLiteral("variant"), QStringLiteral("Size variant of the task (default: its default sizes)."),
+                 QStringLiteral("NAME"), QStringLiteral("default")});
     p.addOption({QStringLiteral("islands"), QStringLiteral("Number of islands (default 4)."), QStringLiteral("N")});
-    p.addOption({QStringLiteral("children"), QStringLiteral("Children per island and generation (default 4)."), QStringLiteral("N")});
-    p.addOption({QStringLiteral("migration-interval"), QStringLiteral("Generations between migrations, 0 for none (default 3)."), QStringLiteral("N")});
-    p.addOption({QStringLiteral("budget-evals"), QStringLiteral("Evaluations to spend, re-measurements included; 0 for no limit (default 200)."), QStringLiteral("N")});
-    p.addOption({QStringLiteral("budget-time"), QStringLiteral("Wall-clock seconds to spend, checked between generations; 0 for no limit."), QStringLiteral("S")});
-    p.addOption({QStringLiteral("seed"), QStringLiteral("Random seed; the same seed and results give the same run (default 1)."), QStringLiteral("S")});
-    p.addOption({QStringLiteral("workers"), QStringLiteral("Worker processes (default 1; more than one per GPU makes timings less trustworthy)."), QStringLiteral("N")});
-    p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."), QStringLiteral("N")});
-    p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds before an evaluation's worker is stopped (default 300)."), QStringLiteral("S")});
-    p.addOption({QStringLiteral("no-experts"), QStringLiteral("Do not seed from the expert library (start from the baseline only).")});
+    p.addOption({QStringLiteral("children"), QStringLiteral("Children per island and generation (default 4)."),
+                 QStringLiteral("N")});
+    p.addOption({QStringLiteral("migration-interval"),
+                 QStringLiteral("Generations between migrations, 0 for none (default 3)."), QStringLiteral("N")});
+    p.addOption({QStringLiteral("budget-evals"),
+                 QStringLiteral("Evaluations to spend, re-measurements included; 0 for no limit (default 200)."),
+                 QStringLiteral("N")});
+    p.addOption({QStringLiteral("budget-time"),
+                 QStringLiteral("Wall-clock seconds to spend, checked between generations; 0 for no limit."),
+                 QStringLiteral("S")});
+    p.addOption({QStringLiteral("seed"),
+                 QStringLiteral("Random seed; the same seed and results give the same run (default 1)."),
+                 QStringLiteral("S")});
+    p.addOption({QStringLiteral("workers"),
+                 QStringLiteral("Worker processes (default 1; more than one per GPU makes timings less trustworthy)."),
+                 QStringLiteral("N")});
+    p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."),
+                 QStringLiteral("N")});
+    p.addOption({QStringLiteral("timeout"),
+                 QStringLiteral("Seconds before an evaluation's worker is stopped (default 300)."),
+                 QStringLiteral("S")});
+    p.addOption({QStringLiteral("no-experts"),
+                 QStringLiteral("Do not seed from the expert library (start from the baseline only).")});
     p.addOption({QStringLiteral("no-confirm"), QStringLiteral("Promote a new best without re-measuring it first.")});
-    p.addOption({QStringLiteral("experience"), QStringLiteral("Experience library to start from and learn into (default %1).").arg(experience::ExperienceLibrary::defaultPath()), QStringLiteral("FILE")});
-    p.addOption({QStringLiteral("no-experience"), QStringLiteral("Neither start from nor add to an experience library.")});
-    p.addOption({QStringLiteral("review-ceiling"), QStringLiteral("Throughput above this share of the measured roof that binds the task waits for review instead of being accepted (default 0.9; 0: never)."), QStringLiteral("F")});
-    p.addOption({QStringLiteral("reject-ceiling"), QStringLiteral("Throughput above this multiple of that roof is impossible: the kernel is rejected (default 1.1, at least 1; the margin is the roof's own measurement error)."), QStringLiteral("F")});
-    p.addOption({QStringLiteral("review-speedup"), QStringLiteral("Also send a speedup over the task's baseline above this to review (default 0: never; a large speedup over a naive baseline is normal)."), QStringLiteral("X")});
-    p.addOption({QStringLiteral("descriptors"), QStringLiteral("A behaviour-descriptor file instead of the built-in one."), QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("experience"),
+                 QStringLiteral("Experience library to start from and learn into (default %1).")
+                     .arg(experience::ExperienceLibrary::defaultPath()),
+                 QStringLiteral("FILE")});
+    p.addOption(
+        {QStringLiteral("no-experience"), QStringLiteral("Neither start from nor add to an experience library.")});
+    p.addOption({QStringLiteral("review-ceiling"),
+                 QStringLiteral("Throughput above this share of the measured roof that binds the task waits for review "
+                                "instead of being accepted (default 0.9; 0: never)."),
+                 QStringLiteral("F")});
+    p.addOption({QStringLiteral("reject-ceiling"),
+                 QStringLiteral("Throughput above this multiple of that roof is impossible: the kernel is rejected "
+                                "(default 1.1, at least 1; the margin is the roof's own measurement error)."),
+                 QStringLiteral("F")});
+    p.addOption({QStringLiteral("review-speedup"),
+                 QStringLiteral("Also send a speedup over the task's baseline above this to review (default 0: never; "
+                                "a large speedup over a naive baseline is normal)."),
+                 QStringLiteral("X")});
+    p.addOption({QStringLiteral("descriptors"),
+                 QStringLiteral("A behaviour-descriptor file instead of the built-in one."), QStringLiteral("FILE")});
     addStoreOption(p);
     addLlmOptions(p);
-    p.addOption({QStringLiteral("resume"), QStringLiteral("Continue a stored run: --resume (the newest) or --resume=ID.")});
-    p.addOption({QStringLiteral("run"), QStringLiteral("With --resume: the run to continue (default: the newest in the store)."), QStringLiteral("ID")});
+    p.addOption(
+        {QStringLiteral("resume"), QStringLiteral("Continue a stored run: --resume (the newest) or --resume=ID.")});
+    p.addOption({QStringLiteral("run"),
+                 QStringLiteral("With --resume: the run to continue (default: the newest in the store)."),
+                 QStringLiteral("ID")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object at the end instead of text.")});
     p.addOption({QStringLiteral("quiet"), QStringLiteral("No progress lines.")});
     p.process(args);
@@ -156,7 +192,10 @@ int runCommand(const QStringList& args) {
     if (!resume) {
         c.task = p.value(QStringLiteral("task"));
         if (c.task.isEmpty())
-            return fail(ExitUsage, QStringLiteral("run needs --task DIR (a task folder or a built-in task name; see `kforge tasks`), or --resume"));
+            return fail(
+                ExitUsage,
+                QStringLiteral(
+                    "run needs --task DIR (a task folder or a built-in task name; see `kforge tasks`), or --resume"));
         c.backend = p.value(QStringLiteral("backend"));
         c.variant = p.value(QStringLiteral("variant"));
         qint64 v = 0;
@@ -184,7 +223,8 @@ int runCommand(const QStringList& args) {
             bool ok = false;
             c.seed = p.value(QStringLiteral("seed")).toULongLong(&ok);
             if (!ok)
-                return fail(ExitUsage, QStringLiteral("--seed must be a non-negative integer, not '%1'").arg(p.value(QStringLiteral("seed"))));
+                return fail(ExitUsage, QStringLiteral("--seed must be a non-negative integer, not '%1'")
+                                           .arg(p.value(QStringLiteral("seed"))));
         }
         c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
         c.descriptors = p.value(QStringLiteral("descriptors"));
@@ -211,7 +251,8 @@ int runCommand(const QStringList& args) {
         }
         if (!QFileInfo::exists(setup.storePath))
             return fail(ExitSetup, QStringLiteral("%1: no such run store to resume").arg(setup.storePath));
-        if (p.isSet(QStringLiteral("budget-evals")) && !parsePositive(p, QStringLiteral("budget-evals"), 0, setup.budgetEvaluations, error))
+        if (p.isSet(QStringLiteral("budget-evals"))
+            && !parsePositive(p, QStringLiteral("budget-evals"), 0, setup.budgetEvaluations, error))
             return fail(ExitUsage, error);
         // A run stopped by its LLM budget continues with a larger one.
         for (const auto& [name, target] : {std::pair{QStringLiteral("llm-budget-usd"), &setup.llmBudgetUsd},
@@ -255,7 +296,8 @@ int runCommand(const QStringList& args) {
         if (!json)
             err() << "kforge: run " << runId << " in " << path << Qt::endl;
     });
-    QObject::connect(engine, &search::Engine::notice, qApp, [&](const QString& message) { err() << "kforge: " << message << Qt::endl; });
+    QObject::connect(engine, &search::Engine::notice, qApp,
+                     [&](const QString& message) { err() << "kforge: " << message << Qt::endl; });
     QObject::connect(engine, &search::Engine::progressed, qApp, [&](const search::RunProgress& progress) {
         if (quiet || json)
             return;
@@ -285,14 +327,19 @@ int runCommand(const QStringList& args) {
                          .arg(s.candidates)
                          .arg(s.generations)
                          .arg(formatDuration(s.wallSeconds));
-            out() << QStringLiteral("store: %1 (kforge runs show %2 --db FILE; kforge export --best --db FILE --out DIR)\n")
+            out() << QStringLiteral(
+                         "store: %1 (kforge runs show %2 --db FILE; kforge export --best --db FILE --out DIR)\n")
                          .arg(s.storePath)
                          .arg(s.runId);
         }
         out().flush();
         switch (s.state) {
-        case search::RunState::Finished: code = ExitCorrect; break;
-        case search::RunState::Stopped: code = ExitInterrupted; break;
+        case search::RunState::Finished:
+            code = ExitCorrect;
+            break;
+        case search::RunState::Stopped:
+            code = ExitInterrupted;
+            break;
         default:
             code = ExitSetup;
             if (!json)
@@ -317,7 +364,9 @@ int runCommand(const QStringList& args) {
         [[maybe_unused]] auto n = ::read(g_signalPipe[0], buf, sizeof buf);
         if (++signalCount > 1)
             std::_Exit(ExitInterrupted);
-        err() << Qt::endl << "kforge: stopping (the run can be resumed with --resume; press Ctrl-C again to quit at once)" << Qt::endl;
+        err() << Qt::endl
+              << "kforge: stopping (the run can be resumed with --resume; press Ctrl-C again to quit at once)"
+              << Qt::endl;
         search::EngineCommand stop;
         stop.kind = search::EngineCommand::Kind::Stop;
         engine->post(stop);
@@ -334,13 +383,17 @@ int runCommand(const QStringList& args) {
 
 int runsCommand(const QStringList& args) {
     QCommandLineParser p;
-    p.setApplicationDescription(QStringLiteral("Lists the runs in a run store (`kforge runs list`) or shows one (`kforge runs show ID`)."));
+    p.setApplicationDescription(
+        QStringLiteral("Lists the runs in a run store (`kforge runs list`) or shows one (`kforge runs show ID`)."));
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list or show"));
-    p.addPositionalArgument(QStringLiteral("id"), QStringLiteral("For show: the run id (default: the newest)."), QStringLiteral("[ID]"));
+    p.addPositionalArgument(QStringLiteral("id"), QStringLiteral("For show: the run id (default: the newest)."),
+                            QStringLiteral("[ID]"));
     addStoreOption(p);
     p.addOption({QStringLiteral("json"), QStringLiteral("Print JSON instead of text.")});
-    p.addOption({QStringLiteral("top"), QStringLiteral("For show: how many of the best candidates to list (default 10)."), QStringLiteral("N"), QStringLiteral("10")});
+    p.addOption({QStringLiteral("top"),
+                 QStringLiteral("For show: how many of the best candidates to list (default 10)."), QStringLiteral("N"),
+                 QStringLiteral("10")});
     p.process(args);
     const QStringList pos = p.positionalArguments();
     const QString action = pos.value(0, QStringLiteral("list"));
@@ -399,9 +452,11 @@ int exportCommand(const QStringList& args) {
     p.addHelpOption();
     p.addOption({QStringLiteral("best"), QStringLiteral("Export the run's confirmed best kernel.")});
     p.addOption({QStringLiteral("candidate"), QStringLiteral("Export this candidate instead."), QStringLiteral("ID")});
-    p.addOption({QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
+    p.addOption(
+        {QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
     addStoreOption(p);
-    p.addOption({QStringLiteral("out"), QStringLiteral("Folder to write into (created if needed)."), QStringLiteral("DIR")});
+    p.addOption(
+        {QStringLiteral("out"), QStringLiteral("Folder to write into (created if needed)."), QStringLiteral("DIR")});
     p.process(args);
     if (!p.isSet(QStringLiteral("best")) && !p.isSet(QStringLiteral("candidate")))
         return fail(ExitUsage, QStringLiteral("export needs --best or --candidate ID"));
@@ -442,9 +497,11 @@ int reviewCommand(const QStringList& args) {
         "  kforge review reject CANDIDATE [--note TEXT]"));
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, accept or reject"));
-    p.addPositionalArgument(QStringLiteral("candidate"), QStringLiteral("For accept and reject: the candidate id."), QStringLiteral("[ID]"));
+    p.addPositionalArgument(QStringLiteral("candidate"), QStringLiteral("For accept and reject: the candidate id."),
+                            QStringLiteral("[ID]"));
     addStoreOption(p);
-    p.addOption({QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
+    p.addOption(
+        {QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
     p.addOption({QStringLiteral("note"), QStringLiteral("Why: kept with the decision."), QStringLiteral("TEXT")});
     p.process(args);
     const QStringList pos = p.positionalArguments();
@@ -470,8 +527,10 @@ int reviewCommand(const QStringList& args) {
         if (reviews->isEmpty())
             out() << "run " << runId << ": nothing waits for review\n";
         for (const auto& r : *reviews)
-            out() << QStringLiteral("#%1  %2  %3%4\n").arg(r.candidateId, 5).arg(model::reviewStateName(r.state), -8).arg(r.reason,
-                                                                                          r.note.isEmpty() ? QString() : QStringLiteral("  (%1)").arg(r.note));
+            out() << QStringLiteral("#%1  %2  %3%4\n")
+                         .arg(r.candidateId, 5)
+                         .arg(model::reviewStateName(r.state), -8)
+                         .arg(r.reason, r.note.isEmpty() ? QString() : QStringLiteral("  (%1)").arg(r.note));
         return 0;
     }
     if (action != QLatin1String("accept") && action != QLatin1String("reject"))
@@ -480,7 +539,9 @@ int reviewCommand(const QStringList& args) {
     const qint64 candidate = pos.value(1).toLongLong(&ok);
     if (!ok || candidate <= 0)
         return fail(ExitUsage, QStringLiteral("review %1 needs a candidate id").arg(action));
-    if (auto decided = (*store)->decideReview(runId, candidate, action == QLatin1String("accept"), p.value(QStringLiteral("note"))); !decided)
+    if (auto decided = (*store)->decideReview(runId, candidate, action == QLatin1String("accept"),
+                                              p.value(QStringLiteral("note")));
+        !decided)
         return fail(ExitSetup, QString::fromStdString(decided.error()));
     out() << "candidate " << candidate << (action == QLatin1String("accept") ? " accepted" : " rejected")
           << "; a resumed run takes the decision into account\n";
@@ -497,19 +558,29 @@ int experienceCommand(const QStringList& args) {
         "  kforge experience import FILE      add someone else's (duplicates are skipped)"));
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, export or import"));
-    p.addPositionalArgument(QStringLiteral("file"), QStringLiteral("For export and import: the JSON file."), QStringLiteral("[FILE]"));
-    p.addOption({QStringLiteral("library"), QStringLiteral("The library (default %1).").arg(experience::ExperienceLibrary::defaultPath()), QStringLiteral("FILE")});
+    p.addPositionalArgument(QStringLiteral("file"), QStringLiteral("For export and import: the JSON file."),
+                            QStringLiteral("[FILE]"));
+    p.addOption({QStringLiteral("library"),
+                 QStringLiteral("The library (default %1).").arg(experience::ExperienceLibrary::defaultPath()),
+                 QStringLiteral("FILE")});
     p.addOption({QStringLiteral("task"), QStringLiteral("Rank insights of this task first."), QStringLiteral("T")});
-    p.addOption({QStringLiteral("family"), QStringLiteral("Rank insights of this task family first."), QStringLiteral("F")});
-    p.addOption({QStringLiteral("backend"), QStringLiteral("Rank insights of this backend first."), QStringLiteral("B")});
-    p.addOption({QStringLiteral("bottleneck"), QStringLiteral("Rank insights about this bottleneck first (memory, compute, latency)."), QStringLiteral("K")});
-    p.addOption({QStringLiteral("text"), QStringLiteral("Only insights matching these words."), QStringLiteral("WORDS")});
-    p.addOption({QStringLiteral("limit"), QStringLiteral("How many to list (default 20)."), QStringLiteral("N"), QStringLiteral("20")});
+    p.addOption(
+        {QStringLiteral("family"), QStringLiteral("Rank insights of this task family first."), QStringLiteral("F")});
+    p.addOption(
+        {QStringLiteral("backend"), QStringLiteral("Rank insights of this backend first."), QStringLiteral("B")});
+    p.addOption({QStringLiteral("bottleneck"),
+                 QStringLiteral("Rank insights about this bottleneck first (memory, compute, latency)."),
+                 QStringLiteral("K")});
+    p.addOption(
+        {QStringLiteral("text"), QStringLiteral("Only insights matching these words."), QStringLiteral("WORDS")});
+    p.addOption({QStringLiteral("limit"), QStringLiteral("How many to list (default 20)."), QStringLiteral("N"),
+                 QStringLiteral("20")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print JSON.")});
     p.process(args);
     const QStringList pos = p.positionalArguments();
     const QString action = pos.value(0, QStringLiteral("list"));
-    const QString path = p.isSet(QStringLiteral("library")) ? p.value(QStringLiteral("library")) : experience::ExperienceLibrary::defaultPath();
+    const QString path = p.isSet(QStringLiteral("library")) ? p.value(QStringLiteral("library"))
+                                                            : experience::ExperienceLibrary::defaultPath();
     QDir().mkpath(QFileInfo(path).absolutePath());
     auto library = experience::ExperienceLibrary::open(path);
     if (!library)
@@ -552,10 +623,14 @@ int experienceCommand(const QStringList& args) {
         return 0;
     }
     if (found->isEmpty())
-        out() << "no insights in " << path << (query.text.isEmpty() ? QString() : QStringLiteral(" matching '%1'").arg(query.text)) << "\n";
+        out() << "no insights in " << path
+              << (query.text.isEmpty() ? QString() : QStringLiteral(" matching '%1'").arg(query.text)) << "\n";
     for (const auto& i : *found) {
         const QString speedup = i.speedup > 0 ? QStringLiteral("%1x").arg(i.speedup, 0, 'f', 2) : QStringLiteral("-");
-        out() << QStringLiteral("#%1  %2  %3/%4 on %5  %6  %7\n").arg(i.id, 4).arg(i.kind, -10).arg(i.family, i.task, i.backend, speedup, i.transformation);
+        out() << QStringLiteral("#%1  %2  %3/%4 on %5  %6  %7\n")
+                     .arg(i.id, 4)
+                     .arg(i.kind, -10)
+                     .arg(i.family, i.task, i.backend, speedup, i.transformation);
         if (!i.summary.isEmpty())
             out() << QStringLiteral("      %1\n").arg(i.summary);
     }

@@ -228,7 +228,6 @@ public:
         }
         return std::nullopt;
     }
-
 };
 
 spec::Expected<QJsonObject> readJsonFile(const QString& path) {

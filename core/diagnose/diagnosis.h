@@ -5,10 +5,10 @@
 // replace rules), so an expert can add one without recompiling. A rule is a muparser condition
 // over named facts, a message template, and a suggested direction.
 
-#include "expected.h"
 #include "diagnose/finding.h"
-#include "protocol.h"
 #include "diagnose/roofline.h"
+#include "expected.h"
+#include "protocol.h"
 #include "taskspec.h"
 
 #include <QJsonObject>

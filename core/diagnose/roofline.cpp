@@ -132,7 +132,8 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
     if (result.profile && result.profile->status == "ok") {
         const auto& m = result.profile->metrics;
         const double dram = get(m, "dram_bytes");
-        const double measuredFlops = get(m, "fp32_flops") + get(m, "fp64_flops") + get(m, "fp16_flops") + get(m, "tensor_flops");
+        const double measuredFlops =
+            get(m, "fp32_flops") + get(m, "fp64_flops") + get(m, "fp16_flops") + get(m, "tensor_flops");
         if (dram > 0.0) {
             r.bytes = dram;
             r.fromProfile = true;

@@ -35,21 +35,21 @@ struct Ceilings {
 };
 
 struct Roofline {
-    double flops = 0.0;          // per run of the launch plan
-    double bytes = 0.0;          // compulsory DRAM traffic (task formula) or measured (profile)
-    double seconds = 0.0;        // median kernel time
-    double intensity = 0.0;      // flops / bytes
-    double achievedFlops = 0.0;  // per second
-    double achievedBytes = 0.0;  // per second
-    double peakFlops = 0.0;      // the compute ceiling that applies (FP32 or tensor, by the inputs' dtype)
-    QString peakName;            // "fp32", "fp16_tensor", "bf16_tensor"
-    double peakBytes = 0.0;      // DRAM ceiling
-    double boundSeconds = 0.0;   // max(flops / peakFlops, bytes / peakBytes)
+    double flops = 0.0;           // per run of the launch plan
+    double bytes = 0.0;           // compulsory DRAM traffic (task formula) or measured (profile)
+    double seconds = 0.0;         // median kernel time
+    double intensity = 0.0;       // flops / bytes
+    double achievedFlops = 0.0;   // per second
+    double achievedBytes = 0.0;   // per second
+    double peakFlops = 0.0;       // the compute ceiling that applies (FP32 or tensor, by the inputs' dtype)
+    QString peakName;             // "fp32", "fp16_tensor", "bf16_tensor"
+    double peakBytes = 0.0;       // DRAM ceiling
+    double boundSeconds = 0.0;    // max(flops / peakFlops, bytes / peakBytes)
     double fractionOfBound = 0.0; // boundSeconds / seconds: 1 means on the roofline
     double computeFraction = 0.0; // achievedFlops / peakFlops
     double memoryFraction = 0.0;  // achievedBytes / peakBytes
-    QString bound;               // "memory", "compute" or "latency" (far below both roofs)
-    bool fromProfile = false;    // bytes and flops measured by CUPTI rather than from the formulas
+    QString bound;                // "memory", "compute" or "latency" (far below both roofs)
+    bool fromProfile = false;     // bytes and flops measured by CUPTI rather than from the formulas
 
     QJsonObject toJson() const;
     static Roofline fromJson(const QJsonObject& json);

@@ -14,7 +14,9 @@ namespace kforge::doctor {
 
 namespace {
 
-QJsonObject toQt(const nlohmann::json& j) { return QJsonDocument::fromJson(QByteArray::fromStdString(j.dump())).object(); }
+QJsonObject toQt(const nlohmann::json& j) {
+    return QJsonDocument::fromJson(QByteArray::fromStdString(j.dump())).object();
+}
 
 QString findLibrary(const QString& name) {
     QStringList dirs = qEnvironmentVariable("LD_LIBRARY_PATH").split(QLatin1Char(':'), Qt::SkipEmptyParts);
@@ -47,14 +49,17 @@ QJsonObject cudaHostFacts() {
 #endif
     QJsonArray problems;
     if (!facts.contains(QStringLiteral("driver")) && libcuda.isEmpty())
-        problems.append(QStringLiteral("no NVIDIA driver: install the NVIDIA driver for your GPU (e.g. `apt install nvidia-driver` "
-                                       "on Debian, `ubuntu-drivers install` on Ubuntu); CUDA evaluation needs a machine with an NVIDIA GPU"));
+        problems.append(QStringLiteral(
+            "no NVIDIA driver: install the NVIDIA driver for your GPU (e.g. `apt install nvidia-driver` "
+            "on Debian, `ubuntu-drivers install` on Ubuntu); CUDA evaluation needs a machine with an NVIDIA GPU"));
     if (facts[QStringLiteral("nvrtc")].toString().isEmpty())
-        problems.append(QStringLiteral("NVRTC not found: install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads) "
-                                       "or set LD_LIBRARY_PATH to its lib64 folder"));
+        problems.append(
+            QStringLiteral("NVRTC not found: install the CUDA Toolkit (https://developer.nvidia.com/cuda-downloads) "
+                           "or set LD_LIBRARY_PATH to its lib64 folder"));
     if (facts[QStringLiteral("cupti")].toString().isEmpty())
-        problems.append(QStringLiteral("CUPTI not found: it ships with the CUDA Toolkit (extras/CUPTI/lib64); needed for "
-                                       "kernel timing from activity records and for profiling"));
+        problems.append(
+            QStringLiteral("CUPTI not found: it ships with the CUDA Toolkit (extras/CUPTI/lib64); needed for "
+                           "kernel timing from activity records and for profiling"));
     facts[QStringLiteral("problems")] = problems;
     return facts;
 }
@@ -66,7 +71,8 @@ Doctor::~Doctor() = default;
 void Doctor::run() {
     m_report = {};
     m_report[QStringLiteral("kforge")] = QStringLiteral(KFORGE_VERSION);
-    m_report[QStringLiteral("host")] = QSysInfo::prettyProductName() + QStringLiteral(" (") + QSysInfo::currentCpuArchitecture() + QLatin1Char(')');
+    m_report[QStringLiteral("host")] =
+        QSysInfo::prettyProductName() + QStringLiteral(" (") + QSysInfo::currentCpuArchitecture() + QLatin1Char(')');
     m_report[QStringLiteral("backends")] = QJsonObject();
     const QStringList backends{QStringLiteral("opencl"), QStringLiteral("cuda")};
     m_pending = static_cast<int>(backends.size());
@@ -90,22 +96,24 @@ void Doctor::probeBackend(const QString& backend) {
                 problems.append(p);
         section[QStringLiteral("problems")] = problems;
         // Finish asynchronously so that finished() always follows run() through the event loop.
-        QMetaObject::invokeMethod(this, [this, backend, section] { backendDone(backend, section); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, backend, section] { backendDone(backend, section); }, Qt::QueuedConnection);
         return;
     }
     section[QStringLiteral("worker")] = *worker;
     auto* pool = new eval::WorkerPool(backend, *worker, {}, 1, this);
     m_pools.append(pool);
-    connect(pool, &eval::WorkerPool::probed, this, [this, backend, section, pool](const protocol::ProbeResult& p) mutable {
-        QJsonObject probe = toQt(protocol::toJson(p));
-        section[QStringLiteral("available")] = p.available;
-        section[QStringLiteral("devices")] = probe[QStringLiteral("devices")];
-        QJsonArray problems = probe[QStringLiteral("problems")].toArray();
-        section[QStringLiteral("problems")] = problems;
-        section[QStringLiteral("details")] = probe[QStringLiteral("details")];
-        pool->shutdown();
-        backendDone(backend, section);
-    });
+    connect(pool, &eval::WorkerPool::probed, this,
+            [this, backend, section, pool](const protocol::ProbeResult& p) mutable {
+                QJsonObject probe = toQt(protocol::toJson(p));
+                section[QStringLiteral("available")] = p.available;
+                section[QStringLiteral("devices")] = probe[QStringLiteral("devices")];
+                QJsonArray problems = probe[QStringLiteral("problems")].toArray();
+                section[QStringLiteral("problems")] = problems;
+                section[QStringLiteral("details")] = probe[QStringLiteral("details")];
+                pool->shutdown();
+                backendDone(backend, section);
+            });
     connect(pool, &eval::WorkerPool::probeFailed, this, [this, backend, section, pool](const QString& why) mutable {
         QJsonArray problems;
         problems.append(QStringLiteral("the worker did not answer a probe: ") + why);
@@ -126,19 +134,23 @@ void Doctor::backendDone(const QString& backend, const QJsonObject& section) {
 
 QString Doctor::formatText(const QJsonObject& report) {
     QString out;
-    out += QStringLiteral("kforge %1 on %2\n").arg(report[QStringLiteral("kforge")].toString(), report[QStringLiteral("host")].toString());
+    out += QStringLiteral("kforge %1 on %2\n")
+               .arg(report[QStringLiteral("kforge")].toString(), report[QStringLiteral("host")].toString());
     const QJsonObject backends = report[QStringLiteral("backends")].toObject();
     for (const QString& name : {QStringLiteral("opencl"), QStringLiteral("cuda")}) {
         const QJsonObject b = backends[name].toObject();
         const bool ok = b[QStringLiteral("available")].toBool();
-        out += QStringLiteral("\n%1 backend: %2\n").arg(name == QLatin1String("opencl") ? QStringLiteral("OpenCL") : QStringLiteral("CUDA"),
-                                                         ok ? QStringLiteral("available") : QStringLiteral("not available"));
+        out += QStringLiteral("\n%1 backend: %2\n")
+                   .arg(name == QLatin1String("opencl") ? QStringLiteral("OpenCL") : QStringLiteral("CUDA"),
+                        ok ? QStringLiteral("available") : QStringLiteral("not available"));
         const QString worker = b[QStringLiteral("worker")].toString();
         out += QStringLiteral("  worker: %1\n").arg(worker.isEmpty() ? QStringLiteral("not found") : worker);
         const QJsonArray devices = b[QStringLiteral("devices")].toArray();
         for (int i = 0; i < devices.size(); ++i) {
             const QJsonObject d = devices[i].toObject();
-            out += QStringLiteral("  device %1: %2 (%3)").arg(i).arg(d[QStringLiteral("name")].toString(), d[QStringLiteral("kind")].toString());
+            out += QStringLiteral("  device %1: %2 (%3)")
+                       .arg(i)
+                       .arg(d[QStringLiteral("name")].toString(), d[QStringLiteral("kind")].toString());
             if (!d[QStringLiteral("platform")].toString().isEmpty())
                 out += QStringLiteral(", platform %1").arg(d[QStringLiteral("platform")].toString());
             if (!d[QStringLiteral("driver")].toString().isEmpty())

@@ -6,7 +6,9 @@ namespace kforge::eval {
 
 namespace {
 
-QString q(const std::string& s) { return QString::fromStdString(s); }
+QString q(const std::string& s) {
+    return QString::fromStdString(s);
+}
 
 QString timingLine(const char* label, const protocol::TimingStats& t) {
     return QStringLiteral("  %1 %2 us median, %3 us min, %4 us max, spread %5% over %6 runs (%7)\n")
@@ -24,14 +26,18 @@ QString timingLine(const char* label, const protocol::TimingStats& t) {
 QString formatResultText(const protocol::EvaluateResult& r, const QString& taskName, const QString& backend) {
     QString out;
     out += QStringLiteral("%1 on %2 (%3): %4\n")
-               .arg(taskName, backend, r.device.empty() ? QStringLiteral("no device") : q(r.device), q(std::string(protocol::statusName(r.status))));
+               .arg(taskName, backend, r.device.empty() ? QStringLiteral("no device") : q(r.device),
+                    q(std::string(protocol::statusName(r.status))));
     out += QStringLiteral("  %1\n").arg(q(r.message));
     if (!r.host.empty())
         out += QStringLiteral("  ran on   %1, device %2\n").arg(q(r.host)).arg(r.deviceIndex);
     for (const auto& c : r.compile)
-        out += QStringLiteral("  compile %1: %2 in %3 s\n").arg(q(c.role), c.ok ? QStringLiteral("ok") : QStringLiteral("failed")).arg(c.seconds, 0, 'f', 3);
+        out += QStringLiteral("  compile %1: %2 in %3 s\n")
+                   .arg(q(c.role), c.ok ? QStringLiteral("ok") : QStringLiteral("failed"))
+                   .arg(c.seconds, 0, 'f', 3);
     for (const auto& o : r.outputs) {
-        out += QStringLiteral("  output %1: %2 elements checked, %3 wrong, %4 unwritten, max abs error %5, max rel error %6\n")
+        out += QStringLiteral(
+                   "  output %1: %2 elements checked, %3 wrong, %4 unwritten, max abs error %5, max rel error %6\n")
                    .arg(q(o.name))
                    .arg(o.checked)
                    .arg(o.mismatches)
@@ -58,15 +64,19 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
     for (const auto& d : r.diagnostics) {
         QString where = d.role.empty() ? QString() : q(d.role);
         if (d.line > 0)
-            where += QStringLiteral(":%1").arg(d.line) + (d.column > 0 ? QStringLiteral(":%1").arg(d.column) : QString());
-        out += QStringLiteral("  %1 [%2]%3 %4\n")
-                   .arg(q(d.severity), q(d.kind), where.isEmpty() ? QString() : QStringLiteral(" ") + where, q(d.message));
+            where +=
+                QStringLiteral(":%1").arg(d.line) + (d.column > 0 ? QStringLiteral(":%1").arg(d.column) : QString());
+        out +=
+            QStringLiteral("  %1 [%2]%3 %4\n")
+                .arg(q(d.severity), q(d.kind), where.isEmpty() ? QString() : QStringLiteral(" ") + where, q(d.message));
     }
     return out;
 }
 
 QJsonObject resultToJson(const protocol::EvaluateResult& r) {
-    return QJsonDocument::fromJson(QByteArray::fromStdString(protocol::toJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace))).object();
+    return QJsonDocument::fromJson(QByteArray::fromStdString(protocol::toJson(r).dump(
+                                       -1, ' ', false, nlohmann::json::error_handler_t::replace)))
+        .object();
 }
 
 } // namespace kforge::eval

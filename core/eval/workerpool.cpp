@@ -556,9 +556,9 @@ void WorkerPool::onTimer(int serial) {
         if (auto err = stderrDiagnostic(*w); !err.message.empty())
             diagnostics.push_back(std::move(err));
         stop(*w);
-        const QString what =
-            job->kind == Job::Kind::Evaluate ? QStringLiteral("no answer")
-            : job->kind == Job::Kind::Probe ? QStringLiteral("no answer to the probe") : QStringLiteral("no answer to the ceilings request");
+        const QString what = job->kind == Job::Kind::Evaluate ? QStringLiteral("no answer")
+                             : job->kind == Job::Kind::Probe  ? QStringLiteral("no answer to the probe")
+                                                              : QStringLiteral("no answer to the ceilings request");
         failJob(*job, Status::Timeout,
                 QStringLiteral("%1 within %2: the worker was stopped and restarted").arg(what, describe(limit)),
                 std::move(diagnostics));

@@ -65,7 +65,7 @@ private:
     struct Job {
         enum class Kind { Evaluate, Probe, Ceilings };
         Kind kind = Kind::Evaluate;
-        int device = 0;      // ceilings
+        int device = 0; // ceilings
         bool refresh = false;
         qint64 id = 0; // on the wire; the ticket for evaluations
         protocol::EvaluateRequest request;

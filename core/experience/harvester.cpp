@@ -8,7 +8,8 @@ QString HarvestContext::originOf(qint64 candidate) const {
     return QStringLiteral("%1#run%2/candidate%3").arg(storePath).arg(runId).arg(candidate);
 }
 
-std::optional<Insight> changeInsight(const KernelOutcome& parent, const KernelOutcome& child, const HarvestContext& context) {
+std::optional<Insight> changeInsight(const KernelOutcome& parent, const KernelOutcome& child,
+                                     const HarvestContext& context) {
     if (child.origin == model::Origin::Seed || child.origin == model::Origin::Experience || !child.evaluated)
         return std::nullopt;
     if (!parent.fitness.correct || parent.fitness.speedup <= 0.0)
@@ -31,19 +32,22 @@ std::optional<Insight> changeInsight(const KernelOutcome& parent, const KernelOu
     insight.speedup = ratio;
     insight.before = parent.source;
     insight.after = child.source;
-    insight.diff = util::unifiedDiff(insight.before, insight.after, QStringLiteral("#%1").arg(parent.id), QStringLiteral("#%1").arg(child.id));
+    insight.diff = util::unifiedDiff(insight.before, insight.after, QStringLiteral("#%1").arg(parent.id),
+                                     QStringLiteral("#%1").arg(child.id));
     if (child.fitness.correct) {
-        insight.summary = QStringLiteral("On %1 (%2%3), %4 made the kernel %5x %6 than %7 (#%8 -> #%9).")
-                              .arg(context.task, context.backend, child.device.isEmpty() ? QString() : QStringLiteral(", ") + child.device,
-                                   child.label)
-                              .arg(ratio >= 1.0 ? ratio : 1.0 / ratio, 0, 'f', 2)
-                              .arg(ratio >= 1.0 ? QStringLiteral("faster") : QStringLiteral("slower"), parent.label)
-                              .arg(parent.id)
-                              .arg(child.id);
+        insight.summary =
+            QStringLiteral("On %1 (%2%3), %4 made the kernel %5x %6 than %7 (#%8 -> #%9).")
+                .arg(context.task, context.backend,
+                     child.device.isEmpty() ? QString() : QStringLiteral(", ") + child.device, child.label)
+                .arg(ratio >= 1.0 ? ratio : 1.0 / ratio, 0, 'f', 2)
+                .arg(ratio >= 1.0 ? QStringLiteral("faster") : QStringLiteral("slower"), parent.label)
+                .arg(parent.id)
+                .arg(child.id);
         if (!insight.bottleneck.isEmpty())
             insight.summary += QStringLiteral(" The parent was %1-bound.").arg(insight.bottleneck);
     } else {
-        insight.summary = QStringLiteral("On %1 (%2), %3 broke the kernel: %4.").arg(context.task, context.backend, child.label, child.message);
+        insight.summary = QStringLiteral("On %1 (%2), %3 broke the kernel: %4.")
+                              .arg(context.task, context.backend, child.label, child.message);
     }
     insight.origin = context.originOf(child.id);
     return insight;

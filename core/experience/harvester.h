@@ -28,12 +28,12 @@ struct KernelOutcome {
     qint64 id = 0;
     QString label;
     model::Origin origin = model::Origin::Seed;
-    QString source;        // baked: its parameter values as defaults
+    QString source; // baked: its parameter values as defaults
     bool evaluated = false;
     model::Fitness fitness;
-    QString bottleneck;    // the roofline's bound, or empty
-    QString device;        // where it ran
-    QString message;       // the result's message (why it failed)
+    QString bottleneck; // the roofline's bound, or empty
+    QString device;     // where it ran
+    QString message;    // the result's message (why it failed)
 };
 
 // A change is remembered when it made the kernel this much faster or slower; noise is not.
@@ -42,7 +42,8 @@ inline constexpr double kClearChange = 1.10;
 // The insight from a child measured against its parent, or nothing when the change was noise,
 // the parent is not a correct timed kernel, or the child is a seed, an experience kernel or not
 // evaluated.
-std::optional<Insight> changeInsight(const KernelOutcome& parent, const KernelOutcome& child, const HarvestContext& context);
+std::optional<Insight> changeInsight(const KernelOutcome& parent, const KernelOutcome& child,
+                                     const HarvestContext& context);
 
 enum class HumanAction { Pin, Veto, Edit };
 // The insight from a person's action. For an edit, `kernel` is the edited kernel (its label and

@@ -61,9 +61,9 @@ ServerError serverError(const QJsonObject& o) {
 }
 
 bool isQuota(const ServerError& e) {
-    return e.code == QLatin1String("insufficient_quota") || e.type == QLatin1String("insufficient_quota") ||
-           e.type == QLatin1String("billing_error") ||
-           e.message.contains(QLatin1String("credit balance is too low"), Qt::CaseInsensitive);
+    return e.code == QLatin1String("insufficient_quota") || e.type == QLatin1String("insufficient_quota")
+           || e.type == QLatin1String("billing_error")
+           || e.message.contains(QLatin1String("credit balance is too low"), Qt::CaseInsensitive);
 }
 
 // The kind an error named in a stream (where there is no HTTP status) stands for.
@@ -73,11 +73,11 @@ ErrorKind kindOfErrorType(const ServerError& e) {
     const QString t = e.type.isEmpty() ? e.code : e.type;
     if (t.contains(QLatin1String("rate_limit")))
         return ErrorKind::RateLimited;
-    if (t == QLatin1String("authentication_error") || t == QLatin1String("permission_error") ||
-        t == QLatin1String("invalid_api_key"))
+    if (t == QLatin1String("authentication_error") || t == QLatin1String("permission_error")
+        || t == QLatin1String("invalid_api_key"))
         return ErrorKind::Auth;
-    if (t == QLatin1String("invalid_request_error") || t == QLatin1String("not_found_error") ||
-        t == QLatin1String("request_too_large"))
+    if (t == QLatin1String("invalid_request_error") || t == QLatin1String("not_found_error")
+        || t == QLatin1String("request_too_large"))
         return ErrorKind::Request;
     return ErrorKind::Server;
 }
@@ -133,8 +133,8 @@ HttpHeaders requestHeaders(Api api, const QString& key, bool stream) {
 }
 
 bool isRetryable(ErrorKind kind) {
-    return kind == ErrorKind::RateLimited || kind == ErrorKind::Server || kind == ErrorKind::Network ||
-           kind == ErrorKind::Timeout;
+    return kind == ErrorKind::RateLimited || kind == ErrorKind::Server || kind == ErrorKind::Network
+           || kind == ErrorKind::Timeout;
 }
 
 ChatResult parseResponse(const Endpoint& endpoint, const QByteArray& body) {
@@ -252,9 +252,10 @@ QString StreamAccumulator::consume(const SseEvent& event) {
 
 void StreamAccumulator::failWithStreamError(const QJsonObject& o) {
     const ServerError e = serverError(o);
-    fail(kindOfErrorType(e), QStringLiteral("%1: the stream reported an error%2: %3")
-                                 .arg(where(m_endpoint), e.type.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(e.type),
-                                      e.message.isEmpty() ? QStringLiteral("(no message)") : e.message));
+    fail(kindOfErrorType(e),
+         QStringLiteral("%1: the stream reported an error%2: %3")
+             .arg(where(m_endpoint), e.type.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(e.type),
+                  e.message.isEmpty() ? QStringLiteral("(no message)") : e.message));
 }
 
 QString StreamAccumulator::consumeOpenAi(const QJsonObject& o) {
@@ -297,7 +298,8 @@ QString StreamAccumulator::consumeAnthropic(const QString& type, const QJsonObje
             return text;
         }
     } else if (type == QLatin1String("message_delta")) {
-        const QString reason = o.value(QStringLiteral("delta")).toObject().value(QStringLiteral("stop_reason")).toString();
+        const QString reason =
+            o.value(QStringLiteral("delta")).toObject().value(QStringLiteral("stop_reason")).toString();
         if (!reason.isEmpty())
             m_result.stopReason = reason;
         const QJsonObject usage = o.value(QStringLiteral("usage")).toObject();
@@ -324,9 +326,8 @@ ChatResult StreamAccumulator::finish() const {
         r.ok = false;
         r.error = ErrorKind::Truncated;
         r.message = QStringLiteral("%1: the stream ended before its end marker (%2) after %3 characters")
-                        .arg(where(m_endpoint),
-                             m_endpoint.api == Api::OpenAI ? QStringLiteral("data: [DONE]")
-                                                           : QStringLiteral("message_stop"))
+                        .arg(where(m_endpoint), m_endpoint.api == Api::OpenAI ? QStringLiteral("data: [DONE]")
+                                                                              : QStringLiteral("message_stop"))
                         .arg(r.text.size());
         return r;
     }

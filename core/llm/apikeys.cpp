@@ -87,7 +87,8 @@ spec::Expected<QString> keyAfterKeyring(const Endpoint& endpoint, const JobOutco
         return QString();
     QString where;
     if (!endpoint.keyEnv.isEmpty() && endpoint.keyring)
-        where = QStringLiteral("%1 is not set and the system keyring has no key for it%2").arg(endpoint.keyEnv, keyringProblem);
+        where = QStringLiteral("%1 is not set and the system keyring has no key for it%2")
+                    .arg(endpoint.keyEnv, keyringProblem);
     else if (!endpoint.keyEnv.isEmpty())
         where = QStringLiteral("%1 is not set").arg(endpoint.keyEnv);
     else
@@ -138,7 +139,8 @@ void KeyLookup::start() {
             timer->stop();
             timer->deleteLater();
             if (!outcome->finished)
-                outcome->errorString = QStringLiteral("the keyring did not answer within %1 s").arg(kKeyringTimeoutMs / 1000);
+                outcome->errorString =
+                    QStringLiteral("the keyring did not answer within %1 s").arg(kKeyringTimeoutMs / 1000);
             settle(endpoint, keyAfterKeyring(endpoint, outcome.get()));
             release();
         };

@@ -25,9 +25,10 @@ spec::Expected<QList<QJsonObject>> readEntries(const QString& path) {
         return spec::Error{json.error()};
     const util::JsonReader reader(path, QStringLiteral("."));
     for (auto it = json->begin(); it != json->end(); ++it)
-        if (!it.key().startsWith(QLatin1Char('_')) && it.key() != QLatin1String("comment") &&
-            it.key() != QLatin1String("endpoints"))
-            return reader.error(QString(), QStringLiteral("unknown key \"%1\" (expected endpoints, _comment)").arg(it.key()));
+        if (!it.key().startsWith(QLatin1Char('_')) && it.key() != QLatin1String("comment")
+            && it.key() != QLatin1String("endpoints"))
+            return reader.error(QString(),
+                                QStringLiteral("unknown key \"%1\" (expected endpoints, _comment)").arg(it.key()));
     const QJsonValue list = json->value(QStringLiteral("endpoints"));
     if (!list.isArray())
         return reader.error(QString(), QStringLiteral("missing \"endpoints\": a list of endpoint objects"));
@@ -38,7 +39,8 @@ spec::Expected<QList<QJsonObject>> readEntries(const QString& path) {
         if (!a.at(i).isObject())
             return reader.error(where, QStringLiteral("expected an object"));
         const QJsonObject o = a.at(i).toObject();
-        if (!o.value(QStringLiteral("name")).isString() || o.value(QStringLiteral("name")).toString().trimmed().isEmpty())
+        if (!o.value(QStringLiteral("name")).isString()
+            || o.value(QStringLiteral("name")).toString().trimmed().isEmpty())
             return reader.error(where, QStringLiteral("name: expected a non-empty string"));
         out << o;
     }
@@ -57,8 +59,11 @@ spec::Expected<QList<Endpoint>> toEndpoints(const QList<QJsonObject>& entries, c
                                   .arg(entries.at(i).value(QStringLiteral("name")).toString(), error)
                                   .toStdString());
         if (findEndpoint(out, e->name))
-            return spec::fail(
-                QStringLiteral("%1: endpoints[%2]: the name \"%3\" is used twice").arg(origin).arg(i).arg(e->name).toStdString());
+            return spec::fail(QStringLiteral("%1: endpoints[%2]: the name \"%3\" is used twice")
+                                  .arg(origin)
+                                  .arg(i)
+                                  .arg(e->name)
+                                  .toStdString());
         out << *e;
     }
     return out;
@@ -130,8 +135,11 @@ spec::Expected<QList<Endpoint>> loadEndpoints(const QString& userFile) {
         QJsonObject o = user->at(i);
         const QString name = o.value(QStringLiteral("name")).toString().trimmed();
         if (seen.contains(name))
-            return spec::fail(
-                QStringLiteral("%1: endpoints[%2]: the name \"%3\" is used twice").arg(userFile).arg(i).arg(name).toStdString());
+            return spec::fail(QStringLiteral("%1: endpoints[%2]: the name \"%3\" is used twice")
+                                  .arg(userFile)
+                                  .arg(i)
+                                  .arg(name)
+                                  .toStdString());
         seen << name;
         auto same = std::find_if(out.begin(), out.end(), [&](const Endpoint& e) { return e.name == name; });
         if (same != out.end()) {
@@ -144,7 +152,8 @@ spec::Expected<QList<Endpoint>> loadEndpoints(const QString& userFile) {
         QString error;
         auto e = Endpoint::fromJson(o, &error);
         if (!e)
-            return spec::fail(QStringLiteral("%1: endpoints[%2] (%3): %4").arg(userFile).arg(i).arg(name, error).toStdString());
+            return spec::fail(
+                QStringLiteral("%1: endpoints[%2] (%3): %4").arg(userFile).arg(i).arg(name, error).toStdString());
         if (same != out.end())
             *same = *e;
         else
@@ -181,8 +190,8 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
         if (e.name.isEmpty())
             return bad(0, QStringLiteral("the endpoint name before '=' is empty"));
         const QUrl url(e.baseUrl);
-        if (!url.isValid() || (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")) ||
-            url.host().isEmpty())
+        if (!url.isValid() || (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https"))
+            || url.host().isEmpty())
             return bad(0, QStringLiteral("expected an http:// or https:// base URL after '='"));
         // Typed on a command line, usually a local server: no key unless one is asked for.
         e.keyring = false;
@@ -208,8 +217,8 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
             e.keyEnv = value;
             if (!keyRequiredGiven)
                 e.keyRequired = true;
-        } else if (key == QLatin1String("keyring") || key == QLatin1String("key-required") ||
-                   key == QLatin1String("stream")) {
+        } else if (key == QLatin1String("keyring") || key == QLatin1String("key-required")
+                   || key == QLatin1String("stream")) {
             const auto flag = parseFlag(value.toLower());
             if (!flag)
                 return bad(i, QStringLiteral("expected 0 or 1"));
@@ -227,8 +236,8 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
             if (!ok || n < minimum)
                 return bad(i, QStringLiteral("expected a whole number >= %1").arg(minimum));
             (key == QLatin1String("concurrency") ? e.maxConcurrent : e.maxRetries) = n;
-        } else if (key == QLatin1String("connect-timeout") || key == QLatin1String("timeout") ||
-                   key == QLatin1String("backoff")) {
+        } else if (key == QLatin1String("connect-timeout") || key == QLatin1String("timeout")
+                   || key == QLatin1String("backoff")) {
             const double s = value.toDouble(&ok);
             const bool zeroAllowed = key == QLatin1String("backoff");
             if (!ok || s < 0 || (!zeroAllowed && s == 0))
@@ -240,9 +249,10 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
             else
                 e.backoffSeconds = s;
         } else {
-            return bad(i, QStringLiteral("unknown key \"%1\" (expected api, key-env, keyring, key-required, concurrency, "
-                                         "connect-timeout, timeout, retries, backoff, stream)")
-                              .arg(key));
+            return bad(i,
+                       QStringLiteral("unknown key \"%1\" (expected api, key-env, keyring, key-required, concurrency, "
+                                      "connect-timeout, timeout, retries, backoff, stream)")
+                           .arg(key));
         }
     }
     return e;

@@ -2,8 +2,8 @@
 
 #include "llm/apiformat.h"
 #include "llm/apikeys.h"
-#include "util/logging.h"
 #include "llm/sse.h"
+#include "util/logging.h"
 
 #include <curl/curl.h>
 
@@ -189,7 +189,8 @@ private:
             const auto now = Clock::now();
             for (const auto& t : m_waiting)
                 timeoutMs = std::min<int>(
-                    timeoutMs, std::max<int>(0, static_cast<int>(std::ceil(secondsBetween(now, t->notBefore) * 1000.0))));
+                    timeoutMs,
+                    std::max<int>(0, static_cast<int>(std::ceil(secondsBetween(now, t->notBefore) * 1000.0))));
             curl_multi_poll(m_multi, nullptr, 0, timeoutMs, nullptr);
         }
         // Stopping: drop everything without signals; the client is going away.
@@ -306,7 +307,8 @@ private:
         curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->errorBuffer);
         // Signals would interrupt the application's threads; the threaded resolver needs none.
         curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(std::max(1.0, ep.connectTimeoutSeconds * 1000.0)));
+        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
+                         static_cast<long>(std::max(1.0, ep.connectTimeoutSeconds * 1000.0)));
         curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max(1.0, ep.totalTimeoutSeconds * 1000.0)));
         curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
         curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -430,11 +432,12 @@ private:
                                            .arg(t->ticket)
                                            .arg(ep.name)
                                            .arg(t->attempts)
-                                           .arg(errorKindName(r.error),
-                                                status > 0 ? QStringLiteral("HTTP %1").arg(status)
-                                                           : QStringLiteral("no response"))
+                                           .arg(errorKindName(r.error), status > 0
+                                                                            ? QStringLiteral("HTTP %1").arg(status)
+                                                                            : QStringLiteral("no response"))
                                            .arg(delay, 0, 'f', 2);
-            t->notBefore = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
+            t->notBefore =
+                Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay));
             m_waiting.push_back(std::move(t));
             return;
         }
@@ -459,8 +462,8 @@ private:
             break;
         }
         const QString detail = QString::fromUtf8(t.errorBuffer).trimmed();
-        const QString reason = QString::fromUtf8(curl_easy_strerror(code)) +
-                               (detail.isEmpty() ? QString() : QStringLiteral(": ") + detail);
+        const QString reason = QString::fromUtf8(curl_easy_strerror(code))
+                               + (detail.isEmpty() ? QString() : QStringLiteral(": ") + detail);
         r.message = QStringLiteral("%1 (%2): %3").arg(ep.name, chatUrl(ep), reason);
         if (r.error == ErrorKind::Timeout)
             r.message += QStringLiteral(" (limits: connect %1 s, total %2 s per attempt)")
@@ -496,12 +499,11 @@ private:
         if (r.ok)
             r.error = ErrorKind::None;
         if (r.ok || r.error == ErrorKind::Cancelled)
-            qCDebug(lcLlm) << "request" << t.ticket << "to" << ep.name << errorKindName(r.error) << "after" << r.attempts
-                           << "attempt(s)";
+            qCDebug(lcLlm) << "request" << t.ticket << "to" << ep.name << errorKindName(r.error) << "after"
+                           << r.attempts << "attempt(s)";
         else
-            qCInfo(lcLlm).noquote() << QStringLiteral("request %1 failed (%2): %3")
-                                           .arg(t.ticket)
-                                           .arg(errorKindName(r.error), r.message);
+            qCInfo(lcLlm).noquote()
+                << QStringLiteral("request %1 failed (%2): %3").arg(t.ticket).arg(errorKindName(r.error), r.message);
         m_client->postFinished(t.ticket, r);
     }
 
@@ -553,8 +555,9 @@ qint64 LlmClient::submit(ChatRequest request) {
         QStringList names;
         for (const Endpoint& e : m_endpoints)
             names << e.name;
-        return refuse(QStringLiteral("unknown LLM endpoint \"%1\" (known: %2)")
-                          .arg(request.endpoint, names.isEmpty() ? QStringLiteral("none") : names.join(QStringLiteral(", "))));
+        return refuse(
+            QStringLiteral("unknown LLM endpoint \"%1\" (known: %2)")
+                .arg(request.endpoint, names.isEmpty() ? QStringLiteral("none") : names.join(QStringLiteral(", "))));
     }
     const Endpoint& ep = m_endpoints.at(index);
 
@@ -573,8 +576,10 @@ qint64 LlmClient::submit(ChatRequest request) {
         // Only what needs no waiting: a keyring lookup here would block the caller.
         auto resolved = resolveKeyAtOnce(ep);
         if (!resolved)
-            return refuse(QStringLiteral("the key of endpoint \"%1\" was not looked up before the request (it may be in the "
-                                         "system keyring, which is only read ahead of a run)").arg(ep.name));
+            return refuse(
+                QStringLiteral("the key of endpoint \"%1\" was not looked up before the request (it may be in the "
+                               "system keyring, which is only read ahead of a run)")
+                    .arg(ep.name));
         if (!*resolved)
             return refuse(QString::fromStdString(resolved->error()));
         key = **resolved;

@@ -33,7 +33,8 @@ spec::Expected<ModelChoice> ModelChoice::parse(const QString& text) {
     static const QRegularExpression re(QStringLiteral(R"(^([A-Za-z0-9_.-]+):([^=@]+?)(?:=([^@]*))?(?:@(.*))?$)"));
     const auto m = re.match(text.trimmed());
     if (!m.hasMatch())
-        return spec::fail("model '" + text.toStdString() + "': expected ENDPOINT:MODEL[=WEIGHT][@ISLAND,...], e.g. openai:gpt-4.1-mini");
+        return spec::fail("model '" + text.toStdString()
+                          + "': expected ENDPOINT:MODEL[=WEIGHT][@ISLAND,...], e.g. openai:gpt-4.1-mini");
     ModelChoice c;
     c.endpoint = m.captured(1);
     c.model = m.captured(2).trimmed();
@@ -41,14 +42,16 @@ spec::Expected<ModelChoice> ModelChoice::parse(const QString& text) {
         bool ok = false;
         c.weight = m.captured(3).toDouble(&ok);
         if (!ok || c.weight <= 0.0)
-            return spec::fail("model '" + text.toStdString() + "': the weight '" + m.captured(3).toStdString() + "' must be a positive number");
+            return spec::fail("model '" + text.toStdString() + "': the weight '" + m.captured(3).toStdString()
+                              + "' must be a positive number");
     }
     if (m.capturedLength(4) > 0) {
         for (const QString& part : m.captured(4).split(QLatin1Char(','))) {
             bool ok = false;
             const int island = part.trimmed().toInt(&ok);
             if (!ok || island < 0)
-                return spec::fail("model '" + text.toStdString() + "': '" + part.toStdString() + "' is not an island number");
+                return spec::fail("model '" + text.toStdString() + "': '" + part.toStdString()
+                                  + "' is not an island number");
             c.islands << island;
         }
     }
@@ -97,9 +100,9 @@ QJsonObject LlmSettings::toJson() const {
 }
 
 spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
-    static const QStringList known{"models", "endpoints", "selection", "rate", "crossover_rate", "repair_rate", "stages",
-                                   "personas", "meta_interval", "helper", "budget_tokens", "budget_usd", "max_tokens",
-                                   "temperature", "experience_items"};
+    static const QStringList known{"models",        "endpoints",  "selection",  "rate",          "crossover_rate",
+                                   "repair_rate",   "stages",     "personas",   "meta_interval", "helper",
+                                   "budget_tokens", "budget_usd", "max_tokens", "temperature",   "experience_items"};
     for (auto it = json.begin(); it != json.end(); ++it)
         if (!known.contains(it.key()))
             return bad(QStringLiteral("unknown key '%1' (known: %2)").arg(it.key(), known.join(QStringLiteral(", "))));
@@ -128,10 +131,11 @@ spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
         return spec::success();
     };
     // A braced list is evaluated left to right: the first bad key is the one reported.
-    for (const spec::Status& read : {number("rate", s.rate), number("crossover_rate", s.crossoverRate), number("repair_rate", s.repairRate),
-                                     number("meta_interval", s.metaInterval), number("budget_tokens", s.budgetTokens),
-                                     number("budget_usd", s.budgetUsd), number("max_tokens", s.maxTokens),
-                                     number("temperature", s.temperature), number("experience_items", s.experienceItems)})
+    for (const spec::Status& read :
+         {number("rate", s.rate), number("crossover_rate", s.crossoverRate), number("repair_rate", s.repairRate),
+          number("meta_interval", s.metaInterval), number("budget_tokens", s.budgetTokens),
+          number("budget_usd", s.budgetUsd), number("max_tokens", s.maxTokens), number("temperature", s.temperature),
+          number("experience_items", s.experienceItems)})
         if (!read)
             return spec::Error{read.error()};
     s.selection = json.value(QLatin1String("selection")).toString(s.selection);
@@ -145,7 +149,8 @@ spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
 spec::Status LlmSettings::validate(int islands) const {
     if (selection != QLatin1String("bandit") && selection != QLatin1String("weights"))
         return bad(QStringLiteral("selection must be bandit or weights, not '%1'").arg(selection));
-    for (const auto& [name, value] : {std::pair{"rate", rate}, std::pair{"crossover rate", crossoverRate}, std::pair{"repair rate", repairRate}})
+    for (const auto& [name, value] :
+         {std::pair{"rate", rate}, std::pair{"crossover rate", crossoverRate}, std::pair{"repair rate", repairRate}})
         if (value < 0.0 || value > 1.0)
             return bad(QStringLiteral("the %1 must be between 0 and 1, not %2").arg(QLatin1String(name)).arg(value));
     if (budgetTokens < 0 || budgetUsd < 0.0)
@@ -158,15 +163,18 @@ spec::Status LlmSettings::validate(int islands) const {
         return bad(QStringLiteral("the meta-prompt interval cannot be negative"));
     for (qsizetype i = 0; i < stages.size(); ++i)
         if (stages[i] != QLatin1String("structure") && stages[i] != QLatin1String("tuning"))
-            return bad(QStringLiteral("stage of island %1 must be structure or tuning, not '%2'").arg(i).arg(stages[i]));
+            return bad(
+                QStringLiteral("stage of island %1 must be structure or tuning, not '%2'").arg(i).arg(stages[i]));
     if (stages.size() > islands)
         return bad(QStringLiteral("%1 stages given for %2 islands").arg(stages.size()).arg(islands));
     auto checkModel = [&](const ModelChoice& m) -> spec::Status {
         if (!endpoint(m.endpoint))
-            return bad(QStringLiteral("model %1 names the endpoint '%2', which is not configured").arg(m.spec(), m.endpoint));
+            return bad(
+                QStringLiteral("model %1 names the endpoint '%2', which is not configured").arg(m.spec(), m.endpoint));
         for (int i : m.islands)
             if (i >= islands)
-                return bad(QStringLiteral("model %1 names island %2, but the run has %3").arg(m.spec()).arg(i).arg(islands));
+                return bad(
+                    QStringLiteral("model %1 names island %2, but the run has %3").arg(m.spec()).arg(i).arg(islands));
         return spec::success();
     };
     for (const auto& m : models)
@@ -186,7 +194,8 @@ spec::Status LlmSettings::validate(int islands) const {
     return spec::success();
 }
 
-spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString& helperSpec, const QList<Endpoint>& known) {
+spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString& helperSpec,
+                                    const QList<Endpoint>& known) {
     const auto use = [&](const QString& name) -> spec::Status {
         if (endpoint(name))
             return spec::success();
@@ -195,7 +204,8 @@ spec::Status LlmSettings::useModels(const QStringList& modelSpecs, const QString
             QStringList names;
             for (const auto& e : known)
                 names << e.name;
-            return spec::fail(QStringLiteral("no endpoint '%1' (known: %2; define it as %1=URL: --llm-endpoint on the command line, Endpoints in New Run)")
+            return spec::fail(QStringLiteral("no endpoint '%1' (known: %2; define it as %1=URL: --llm-endpoint on the "
+                                             "command line, Endpoints in New Run)")
                                   .arg(name, names.join(QStringLiteral(", ")))
                                   .toStdString());
         }

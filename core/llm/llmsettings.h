@@ -18,8 +18,8 @@ namespace kforge::llm {
 struct ModelChoice {
     QString endpoint;
     QString model;
-    double weight = 1.0;  // for weighted selection; the bandit's prior otherwise
-    QList<int> islands;   // the islands that use it; empty: every island
+    double weight = 1.0; // for weighted selection; the bandit's prior otherwise
+    QList<int> islands;  // the islands that use it; empty: every island
 
     QString spec() const;
     // ENDPOINT:MODEL[=WEIGHT][@ISLAND,ISLAND...]; errors say which part is wrong.
@@ -28,21 +28,21 @@ struct ModelChoice {
 };
 
 struct LlmSettings {
-    QList<ModelChoice> models;      // empty: no LLM proposers
-    QList<Endpoint> endpoints; // those the models name
+    QList<ModelChoice> models;                    // empty: no LLM proposers
+    QList<Endpoint> endpoints;                    // those the models name
     QString selection = QStringLiteral("bandit"); // bandit (cost-aware UCB) or weights
-    double rate = 0.5;              // share of children an LLM proposes; the tuner and experts the rest
-    double crossoverRate = 0.25;    // of LLM children: crossover of two parents
-    double repairRate = 0.2;        // of LLM children: repair of a failed kernel, when there is one
-    QStringList stages;             // per island: structure or tuning; empty: the first half structure
-    bool personas = true;           // generation 0: each expert persona proposes a first kernel
-    int metaInterval = 3;           // generations between meta-prompt rewrites; 0: never
-    QString helper;                 // ENDPOINT:MODEL that rewrites strategies; empty: the first model
-    qint64 budgetTokens = 0;        // input + output tokens over the run; 0: none
-    double budgetUsd = 0.0;         // money over the run; 0: none
-    int maxTokens = 8192;           // per answer
+    double rate = 0.5;                            // share of children an LLM proposes; the tuner and experts the rest
+    double crossoverRate = 0.25;                  // of LLM children: crossover of two parents
+    double repairRate = 0.2;                      // of LLM children: repair of a failed kernel, when there is one
+    QStringList stages;                           // per island: structure or tuning; empty: the first half structure
+    bool personas = true;                         // generation 0: each expert persona proposes a first kernel
+    int metaInterval = 3;                         // generations between meta-prompt rewrites; 0: never
+    QString helper;                               // ENDPOINT:MODEL that rewrites strategies; empty: the first model
+    qint64 budgetTokens = 0;                      // input + output tokens over the run; 0: none
+    double budgetUsd = 0.0;                       // money over the run; 0: none
+    int maxTokens = 8192;                         // per answer
     double temperature = 0.8;
-    int experienceItems = 4;        // insights retrieved into each prompt
+    int experienceItems = 4; // insights retrieved into each prompt
 
     bool enabled() const { return !models.isEmpty(); }
     // The stage of an island in a generation (structure first, then tuning, as in EGG).

@@ -130,8 +130,8 @@ bool readInt(const QJsonObject& json, const QString& key, int minimum, int* out,
 
 std::optional<Endpoint> Endpoint::fromJson(const QJsonObject& json, QString* error) {
     for (auto it = json.begin(); it != json.end(); ++it)
-        if (!it.key().startsWith(QLatin1Char('_')) && it.key() != QLatin1String("comment") &&
-            !endpointKeys().contains(it.key())) {
+        if (!it.key().startsWith(QLatin1Char('_')) && it.key() != QLatin1String("comment")
+            && !endpointKeys().contains(it.key())) {
             setError(error, QStringLiteral("unknown key \"%1\" (expected %2)")
                                 .arg(it.key(), endpointKeys().join(QStringLiteral(", "))));
             return std::nullopt;
@@ -153,8 +153,8 @@ std::optional<Endpoint> Endpoint::fromJson(const QJsonObject& json, QString* err
     }
     const QJsonValue base = json.value(QStringLiteral("baseUrl"));
     const QUrl url(base.toString());
-    if (!base.isString() || !url.isValid() ||
-        (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")) || url.host().isEmpty()) {
+    if (!base.isString() || !url.isValid()
+        || (url.scheme() != QLatin1String("http") && url.scheme() != QLatin1String("https")) || url.host().isEmpty()) {
         setError(error, QStringLiteral("baseUrl: expected an http:// or https:// URL"));
         return std::nullopt;
     }
@@ -166,14 +166,14 @@ std::optional<Endpoint> Endpoint::fromJson(const QJsonObject& json, QString* err
         }
         e.keyEnv = keyEnv.toString().trimmed();
     }
-    if (!readBool(json, QStringLiteral("keyring"), &e.keyring, error) ||
-        !readBool(json, QStringLiteral("keyRequired"), &e.keyRequired, error) ||
-        !readBool(json, QStringLiteral("stream"), &e.stream, error) ||
-        !readInt(json, QStringLiteral("maxConcurrent"), 1, &e.maxConcurrent, error) ||
-        !readInt(json, QStringLiteral("maxRetries"), 0, &e.maxRetries, error) ||
-        !readNumber(json, QStringLiteral("connectTimeoutSeconds"), 0.001, &e.connectTimeoutSeconds, error) ||
-        !readNumber(json, QStringLiteral("totalTimeoutSeconds"), 0.001, &e.totalTimeoutSeconds, error) ||
-        !readNumber(json, QStringLiteral("backoffSeconds"), 0.0, &e.backoffSeconds, error))
+    if (!readBool(json, QStringLiteral("keyring"), &e.keyring, error)
+        || !readBool(json, QStringLiteral("keyRequired"), &e.keyRequired, error)
+        || !readBool(json, QStringLiteral("stream"), &e.stream, error)
+        || !readInt(json, QStringLiteral("maxConcurrent"), 1, &e.maxConcurrent, error)
+        || !readInt(json, QStringLiteral("maxRetries"), 0, &e.maxRetries, error)
+        || !readNumber(json, QStringLiteral("connectTimeoutSeconds"), 0.001, &e.connectTimeoutSeconds, error)
+        || !readNumber(json, QStringLiteral("totalTimeoutSeconds"), 0.001, &e.totalTimeoutSeconds, error)
+        || !readNumber(json, QStringLiteral("backoffSeconds"), 0.0, &e.backoffSeconds, error))
         return std::nullopt;
     return e;
 }

@@ -15,24 +15,24 @@ namespace kforge::llm {
 // The two wire formats: OpenAI-compatible Chat Completions (OpenAI, vLLM, Ollama, llama.cpp
 // server, any base URL) and the Anthropic Messages API.
 enum class Api { OpenAI, Anthropic };
-QString apiName(Api api);                    // "openai", "anthropic"
+QString apiName(Api api); // "openai", "anthropic"
 std::optional<Api> parseApi(const QString& name);
 
 // Where models are served and how to talk to it. Never holds a key: keys come from the
 // environment variable `keyEnv` or the system keyring (service "kforge", account `name`).
 struct Endpoint {
-    QString name;                 // "openai", "anthropic", "ollama", "local" ...
+    QString name; // "openai", "anthropic", "ollama", "local" ...
     Api api = Api::OpenAI;
-    QString baseUrl;              // "https://api.openai.com/v1"; the API path is appended
-    QString keyEnv;               // e.g. "OPENAI_API_KEY"; empty: no key is needed (local servers)
-    bool keyring = true;          // look in the system keyring when the variable is not set
-    bool keyRequired = true;      // false: no key found means none is sent (a local server whose key is optional)
-    int maxConcurrent = 4;        // requests in flight at once on this endpoint
+    QString baseUrl;         // "https://api.openai.com/v1"; the API path is appended
+    QString keyEnv;          // e.g. "OPENAI_API_KEY"; empty: no key is needed (local servers)
+    bool keyring = true;     // look in the system keyring when the variable is not set
+    bool keyRequired = true; // false: no key found means none is sent (a local server whose key is optional)
+    int maxConcurrent = 4;   // requests in flight at once on this endpoint
     double connectTimeoutSeconds = 10.0;
     double totalTimeoutSeconds = 300.0; // per attempt, streaming included
-    int maxRetries = 4;           // on 429, 5xx, 529, network errors and timeouts
-    double backoffSeconds = 1.0;  // first wait; doubles per retry (capped at 60 s), with jitter
-    bool stream = true;           // server-sent events
+    int maxRetries = 4;                 // on 429, 5xx, 529, network errors and timeouts
+    double backoffSeconds = 1.0;        // first wait; doubles per retry (capped at 60 s), with jitter
+    bool stream = true;                 // server-sent events
 
     QJsonObject toJson() const;
     // Errors name the key and what is wrong with it.
@@ -78,12 +78,12 @@ struct Usage {
 
 struct ChatResult {
     bool ok = false;
-    QString text;        // the answer (also the partial text of a truncated stream)
-    QString stopReason;  // "stop", "end_turn", "length", "max_tokens" ...
+    QString text;       // the answer (also the partial text of a truncated stream)
+    QString stopReason; // "stop", "end_turn", "length", "max_tokens" ...
     ErrorKind error = ErrorKind::None;
-    QString message;     // for people: what went wrong, naming the endpoint and the HTTP status
-    int httpStatus = 0;  // of the last attempt; 0 when no response came
-    QString model;       // as the server named it; the requested one when it did not
+    QString message;    // for people: what went wrong, naming the endpoint and the HTTP status
+    int httpStatus = 0; // of the last attempt; 0 when no response came
+    QString model;      // as the server named it; the requested one when it did not
     Usage usage;
     std::optional<double> costUsd; // unknown when usage or the model's price is unknown
     double latencySeconds = 0.0;   // first attempt's start to the last byte, retries included

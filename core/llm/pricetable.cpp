@@ -48,9 +48,10 @@ spec::Expected<PriceTable> PriceTable::load(const QString& path) {
 spec::Expected<PriceTable> PriceTable::fromJson(const QJsonObject& json, const QString& origin) {
     const util::JsonReader reader(origin, QStringLiteral("."));
     for (auto it = json.begin(); it != json.end(); ++it)
-        if (!it.key().startsWith(QLatin1Char('_')) && it.key() != QLatin1String("comment") &&
-            it.key() != QLatin1String("models"))
-            return reader.error(QString(), QStringLiteral("unknown key \"%1\" (expected models, _comment)").arg(it.key()));
+        if (!it.key().startsWith(QLatin1Char('_')) && it.key() != QLatin1String("comment")
+            && it.key() != QLatin1String("models"))
+            return reader.error(QString(),
+                                QStringLiteral("unknown key \"%1\" (expected models, _comment)").arg(it.key()));
     const QJsonValue models = json.value(QStringLiteral("models"));
     if (!models.isObject())
         return reader.error(QString(), QStringLiteral("missing \"models\": an object of model name -> "
@@ -127,9 +128,9 @@ std::optional<double> PriceTable::cost(const QString& model, const Usage& usage)
     const auto price = find(model);
     if (!price)
         return std::nullopt;
-    return (static_cast<double>(*usage.inputTokens) * price->inputPerMillion +
-            static_cast<double>(*usage.outputTokens) * price->outputPerMillion) /
-           1e6;
+    return (static_cast<double>(*usage.inputTokens) * price->inputPerMillion
+            + static_cast<double>(*usage.outputTokens) * price->outputPerMillion)
+           / 1e6;
 }
 
 } // namespace kforge::llm

@@ -1,8 +1,8 @@
 #include "llm/promptbuilder.h"
 
 #include "expression.h"
-#include "util/jsonreader.h"
 #include "kernelfile.h"
+#include "util/jsonreader.h"
 #include "util/resourcelocator.h"
 
 #include <QDir>

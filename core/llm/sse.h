@@ -29,9 +29,9 @@ private:
     void processLine(const QByteArray& line, std::vector<SseEvent>* out);
     void dispatch(std::vector<SseEvent>* out);
 
-    QByteArray m_line;         // the incomplete line so far
-    bool m_skipLf = false;     // the last byte was a CR: a following LF belongs to it
-    bool m_started = false;    // past a possible byte order mark
+    QByteArray m_line;      // the incomplete line so far
+    bool m_skipLf = false;  // the last byte was a CR: a following LF belongs to it
+    bool m_started = false; // past a possible byte order mark
     QString m_event;
     QByteArray m_data;
     bool m_hasData = false;

@@ -43,9 +43,12 @@ std::optional<EvaluationPurpose> parsePurpose(const QString& name) {
 
 QString reviewStateName(ReviewState state) {
     switch (state) {
-    case ReviewState::Accepted: return QStringLiteral("accepted");
-    case ReviewState::Rejected: return QStringLiteral("rejected");
-    case ReviewState::Pending: break;
+    case ReviewState::Accepted:
+        return QStringLiteral("accepted");
+    case ReviewState::Rejected:
+        return QStringLiteral("rejected");
+    case ReviewState::Pending:
+        break;
     }
     return QStringLiteral("pending");
 }

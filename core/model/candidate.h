@@ -41,15 +41,15 @@ inline constexpr int kDimensions = 3;
 using Cell = std::array<int, kDimensions>;
 
 struct Candidate {
-    qint64 id = 0; // unique within its run, increasing in creation order
+    qint64 id = 0;  // unique within its run, increasing in creation order
     QString source; // the whole kernel file: device code plus // kforge: directives
     ParamValues params;
     QList<qint64> parents; // empty for seeds
     int island = 0;
     int generation = 0;
     Origin origin = Origin::Seed;
-    QString label;    // one line for people: "expert sgemm/tiled_register", "tuner BX=32", "baseline"
-    QString key;      // identity for "never evaluate twice": hash of normalised source and params
+    QString label; // one line for people: "expert sgemm/tiled_register", "tuner BX=32", "baseline"
+    QString key;   // identity for "never evaluate twice": hash of normalised source and params
     bool pinned = false;
     bool vetoed = false;
 };

@@ -6,8 +6,8 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QHash>
-#include <QSet>
 #include <QRegularExpression>
+#include <QSet>
 #include <QStringDecoder>
 
 #include <algorithm>
@@ -68,7 +68,8 @@ spec::Expected<Header> parseHeader(const QString& source, const QString& file) {
             return fail(QStringLiteral("expert:%1 has no value").arg(key));
         if (key == QLatin1String("name")) {
             if (!identifier.match(value).hasMatch())
-                return fail(QStringLiteral("expert:name '%1' is not a name (letters, digits, _ and - only)").arg(value));
+                return fail(
+                    QStringLiteral("expert:name '%1' is not a name (letters, digits, _ and - only)").arg(value));
             h.name = value;
         } else if (key == QLatin1String("tasks")) {
             h.tasks = value.split(spaces, Qt::SkipEmptyParts);
@@ -82,9 +83,10 @@ spec::Expected<Header> parseHeader(const QString& source, const QString& file) {
     }
     for (const char* key : {"name", "tasks", "pattern"})
         if (!seenAt.contains(QLatin1String(key)))
-            return spec::Error{problem(file, 1, QStringLiteral("missing header line '// expert:%1 ...' (an expert file starts "
-                                                               "with // expert:name, // expert:tasks and // expert:pattern)")
-                                                    .arg(QLatin1String(key)))
+            return spec::Error{problem(file, 1,
+                                       QStringLiteral("missing header line '// expert:%1 ...' (an expert file starts "
+                                                      "with // expert:name, // expert:tasks and // expert:pattern)")
+                                           .arg(QLatin1String(key)))
                                    .toStdString()};
     return h;
 }
@@ -143,16 +145,19 @@ ExpertLibrary ExpertLibrary::load(const QStringList& roots) {
             lib.m_problems << problem(root, 0, QStringLiteral("expert folder does not exist"));
             continue;
         }
-        for (const QFileInfo& stray : rootDir.entryInfoList({QStringLiteral("*.cl"), QStringLiteral("*.cu")}, QDir::Files, QDir::Name))
-            lib.m_problems << problem(stray.filePath(), 0,
-                                      QStringLiteral("skipped: expert files belong in a family folder (%1/<family>/)").arg(root));
+        for (const QFileInfo& stray :
+             rootDir.entryInfoList({QStringLiteral("*.cl"), QStringLiteral("*.cu")}, QDir::Files, QDir::Name))
+            lib.m_problems << problem(
+                stray.filePath(), 0,
+                QStringLiteral("skipped: expert files belong in a family folder (%1/<family>/)").arg(root));
         QSet<QString> keysInThisRoot;
         for (const QString& family : rootDir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
             const QDir familyDir(rootDir.filePath(family));
             // System too, so that a broken link or a folder named like an expert file is reported
             // rather than silently ignored.
-            const auto entries = familyDir.entryInfoList({QStringLiteral("*.cl"), QStringLiteral("*.cu")},
-                                                         QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot, QDir::Name);
+            const auto entries =
+                familyDir.entryInfoList({QStringLiteral("*.cl"), QStringLiteral("*.cu")},
+                                        QDir::AllEntries | QDir::System | QDir::NoDotAndDotDot, QDir::Name);
             for (const QFileInfo& entry : entries) {
                 const QString path = entry.filePath();
                 auto expert = readExpert(path, family);
@@ -162,8 +167,9 @@ ExpertLibrary ExpertLibrary::load(const QStringList& roots) {
                 }
                 const QString key = family + QLatin1Char('/') + expert->name + QLatin1Char('/') + expert->backend;
                 if (keysInThisRoot.contains(key)) {
-                    lib.m_problems << problem(path, 0, QStringLiteral("skipped: another %1 expert in %2 is already named '%3'")
-                                                           .arg(expert->backend, family, expert->name));
+                    lib.m_problems << problem(path, 0,
+                                              QStringLiteral("skipped: another %1 expert in %2 is already named '%3'")
+                                                  .arg(expert->backend, family, expert->name));
                     continue;
                 }
                 keysInThisRoot.insert(key);

@@ -20,13 +20,13 @@
 namespace kforge::propose {
 
 struct Expert {
-    QString name;    // unique within its family
-    QString family;  // the folder name: gemm, softmax, reduction, norm, elementwise, ...
+    QString name;      // unique within its family
+    QString family;    // the folder name: gemm, softmax, reduction, norm, elementwise, ...
     QStringList tasks; // task names the kernel's arguments bind to
-    QString pattern; // one line: what the pattern does
-    QString backend; // "cuda" (.cu) or "opencl" (.cl)
-    QString file;    // where it was read from
-    QString source;  // the whole file, header included
+    QString pattern;   // one line: what the pattern does
+    QString backend;   // "cuda" (.cu) or "opencl" (.cl)
+    QString file;      // where it was read from
+    QString source;    // the whole file, header included
 };
 
 class ExpertLibrary {

@@ -25,7 +25,8 @@ std::optional<LlmPlan> planLlmJob(const LlmPlanInputs& inputs, std::mt19937_64& 
                               [](const auto& x, const auto& y) { return x.second.betterThan(y.second); });
             others.resize(top);
             b = others.empty() ? std::nullopt
-                               : std::optional<qint64>(others[std::uniform_int_distribution<size_t>(0, others.size() - 1)(rng)].first);
+                               : std::optional<qint64>(
+                                   others[std::uniform_int_distribution<size_t>(0, others.size() - 1)(rng)].first);
         }
         if (b && *b != *a) {
             plan.op = llm::Operator::Crossover;

@@ -3,8 +3,8 @@
 #include "llm/apikeys.h"
 
 #include "llm/llmclient.h"
-#include "util/logging.h"
 #include "llm/pricetable.h"
+#include "util/logging.h"
 
 #include <QFileInfo>
 #include <QJsonArray>
@@ -38,7 +38,8 @@ constexpr int kExperienceDiffChars = 1200;
 } // namespace
 
 LlmProposer::LlmProposer(llm::LlmSettings settings, Context context, QObject* parent)
-    : QObject(parent), m_settings(std::move(settings)), m_context(context), m_bandit(m_settings.models, m_settings.selection == QLatin1String("bandit")) {
+    : QObject(parent), m_settings(std::move(settings)), m_context(context),
+      m_bandit(m_settings.models, m_settings.selection == QLatin1String("bandit")) {
     qRegisterMetaType<kforge::propose::LlmProposal>();
     qRegisterMetaType<kforge::llm::ChatResult>();
 }
@@ -57,7 +58,8 @@ spec::Status LlmProposer::open() {
         if (!m_prices->find(model.model))
             emit notice(QStringLiteral("%1 has no price in %2: its calls have an unknown cost%3")
                             .arg(modelKey(model), llm::PriceTable::userPath(),
-                                 m_settings.budgetUsd > 0.0 ? QStringLiteral(" and count nothing against the money budget (a token budget still holds)")
+                                 m_settings.budgetUsd > 0.0 ? QStringLiteral(
+                                     " and count nothing against the money budget (a token budget still holds)")
                                                             : QString()));
 
     auto prompts = llm::PromptBuilder::builtIn();
@@ -161,7 +163,8 @@ void LlmProposer::remember(qint64 candidate, const QString& source) {
     m_novelty.add(candidate, source);
 }
 
-void LlmProposer::Spend::add(std::optional<qint64> input, std::optional<qint64> output, std::optional<double> cost, qint64 estimate) {
+void LlmProposer::Spend::add(std::optional<qint64> input, std::optional<qint64> output, std::optional<double> cost,
+                             qint64 estimate) {
     ++calls;
     if (input && output) {
         inputTokens += *input;
@@ -266,7 +269,8 @@ bool LlmProposer::send(InFlight call) {
         if (!weak || !rewrite)
             return false;
         auto stats = [](const Strategy* s) {
-            return QStringLiteral("used for %1 kernels, mean reward %2 (0: unusable or wrong, 0.5: as fast as the parent, 1: twice as fast)")
+            return QStringLiteral("used for %1 kernels, mean reward %2 (0: unusable or wrong, 0.5: as fast as the "
+                                  "parent, 1: twice as fast)")
                 .arg(s->uses)
                 .arg(s->meanReward(), 0, 'f', 2);
         };
@@ -295,13 +299,19 @@ bool LlmProposer::send(InFlight call) {
     call.reservedUsd = m_prices->cost(model.model, worst).value_or(0.0);
     const qint64 tokens = m_spend.tokens();
     if (m_settings.budgetTokens > 0 && tokens + m_reservedTokens + call.reservedTokens > m_settings.budgetTokens) {
-        m_budgetMessage = QStringLiteral("LLM token budget reached: %1 of %2 tokens used, and the next call may take up to %3")
-                              .arg(tokens).arg(m_settings.budgetTokens).arg(call.reservedTokens);
+        m_budgetMessage =
+            QStringLiteral("LLM token budget reached: %1 of %2 tokens used, and the next call may take up to %3")
+                .arg(tokens)
+                .arg(m_settings.budgetTokens)
+                .arg(call.reservedTokens);
         return false;
     }
     if (m_settings.budgetUsd > 0.0 && m_spend.usd + m_reservedUsd + call.reservedUsd > m_settings.budgetUsd) {
-        m_budgetMessage = QStringLiteral("LLM money budget reached: $%1 of $%2 spent, and the next call may cost up to $%3")
-                              .arg(m_spend.usd, 0, 'f', 4).arg(m_settings.budgetUsd, 0, 'f', 4).arg(call.reservedUsd, 0, 'f', 4);
+        m_budgetMessage =
+            QStringLiteral("LLM money budget reached: $%1 of $%2 spent, and the next call may cost up to $%3")
+                .arg(m_spend.usd, 0, 'f', 4)
+                .arg(m_settings.budgetUsd, 0, 'f', 4)
+                .arg(call.reservedUsd, 0, 'f', 4);
         return false;
     }
 
@@ -328,7 +338,8 @@ void LlmProposer::account(const InFlight& call, const llm::ChatResult& result) {
         m_bandit.cost(call.model, result.costUsd);
 }
 
-qint64 LlmProposer::record(const InFlight& call, const llm::ChatResult& result, const QString& status, const QString& message) {
+qint64 LlmProposer::record(const InFlight& call, const llm::ChatResult& result, const QString& status,
+                           const QString& message) {
     store::LlmCallRecord r;
     r.generation = call.job.generation;
     r.island = call.job.island;
@@ -364,10 +375,13 @@ void LlmProposer::onFinished(qint64 ticket, const llm::ChatResult& result) {
     m_inFlight.erase(it);
     account(call, result);
     if (m_settings.budgetUsd > 0.0 && m_spend.usd >= m_settings.budgetUsd && m_budgetMessage.isEmpty())
-        m_budgetMessage = QStringLiteral("LLM money budget reached: $%1 of $%2 spent").arg(m_spend.usd, 0, 'f', 4).arg(m_settings.budgetUsd, 0, 'f', 4);
+        m_budgetMessage = QStringLiteral("LLM money budget reached: $%1 of $%2 spent")
+                              .arg(m_spend.usd, 0, 'f', 4)
+                              .arg(m_settings.budgetUsd, 0, 'f', 4);
     const qint64 tokens = m_spend.tokens();
     if (m_settings.budgetTokens > 0 && tokens >= m_settings.budgetTokens && m_budgetMessage.isEmpty())
-        m_budgetMessage = QStringLiteral("LLM token budget reached: %1 of %2 tokens used").arg(tokens).arg(m_settings.budgetTokens);
+        m_budgetMessage =
+            QStringLiteral("LLM token budget reached: %1 of %2 tokens used").arg(tokens).arg(m_settings.budgetTokens);
 
     if (call.meta) {
         m_metaStages.erase(call.stage);
@@ -423,24 +437,25 @@ void LlmProposer::onFinished(qint64 ticket, const llm::ChatResult& result) {
         return;
     }
     if (auto dup = m_novelty.check(parsed->source)) {
-        give(QStringLiteral("duplicate"), dup->exact ? QStringLiteral("the answer repeats kernel #%1 of the run").arg(dup->id)
-                                                     : QStringLiteral("the answer is %1% the same as kernel #%2 of the run")
-                                                           .arg(dup->similarity * 100.0, 0, 'f', 0)
-                                                           .arg(dup->id));
+        give(QStringLiteral("duplicate"), dup->exact
+                                              ? QStringLiteral("the answer repeats kernel #%1 of the run").arg(dup->id)
+                                              : QStringLiteral("the answer is %1% the same as kernel #%2 of the run")
+                                                    .arg(dup->similarity * 100.0, 0, 'f', 0)
+                                                    .arg(dup->id));
         return;
     }
     // The engine adds the kernel to the filter once it becomes a candidate (remember()).
     proposal.ok = true;
     proposal.source = parsed->source;
     const QString what = call.job.op == llm::Operator::Init ? QStringLiteral("init (%1)").arg(call.job.personaId)
-                         : call.job.parentIds.isEmpty() ? llm::operatorName(call.job.op)
-                                                        : QStringLiteral("%1 of #%2").arg(llm::operatorName(call.job.op)).arg(
-                                                              [&] {
-                                                                  QStringList ids;
-                                                                  for (qint64 id : call.job.parentIds)
-                                                                      ids << QString::number(id);
-                                                                  return ids.join(QStringLiteral(" x #"));
-                                                              }());
+                         : call.job.parentIds.isEmpty()
+                             ? llm::operatorName(call.job.op)
+                             : QStringLiteral("%1 of #%2").arg(llm::operatorName(call.job.op)).arg([&] {
+                                   QStringList ids;
+                                   for (qint64 id : call.job.parentIds)
+                                       ids << QString::number(id);
+                                   return ids.join(QStringLiteral(" x #"));
+                               }());
     proposal.label = QStringLiteral("llm %1 (%2, %3)").arg(what, modelKey(call.choice), call.stage);
     proposal.callId = record(call, result, QStringLiteral("ok"), parsed->warnings.join(QStringLiteral("; ")));
     m_callMade[proposal.callId] = Made{call.model, call.strategy};
@@ -510,22 +525,25 @@ void LlmProposer::onMetaAnswer(const InFlight& call, const llm::ChatResult& resu
     s.text = *text;
     s.generation = call.job.generation;
     const qint64 weakId = weak->id;
-    const QString weakStats = QStringLiteral("%1 uses, mean reward %2").arg(weak->uses).arg(weak->meanReward(), 0, 'f', 2);
+    const QString weakStats =
+        QStringLiteral("%1 uses, mean reward %2").arg(weak->uses).arg(weak->meanReward(), 0, 'f', 2);
     store::StrategyRecord r{s.id, s.stage, s.parent, s.seed, s.generation, s.text, false, {}};
     store::RunStore::Transaction tx(*m_context.store);
-    const qint64 callId = record(call, result, QStringLiteral("ok"), QStringLiteral("strategy %1 rewritten as %2").arg(weakId).arg(s.id));
+    const qint64 callId =
+        record(call, result, QStringLiteral("ok"), QStringLiteral("strategy %1 rewritten as %2").arg(weakId).arg(s.id));
     // All three or none: a failed write leaves the transaction to roll back.
     spec::Status written = m_context.store->insertStrategy(m_context.runId, r);
     if (written)
         written = m_context.store->retireStrategy(m_context.runId, weakId);
     if (written)
-        if (auto event = m_context.store->insertEvent(m_context.runId, call.job.generation, QStringLiteral("strategy_rewritten"),
-                                                      {{QStringLiteral("stage"), call.stage},
-                                                       {QStringLiteral("retired"), weakId},
-                                                       {QStringLiteral("retired_stats"), weakStats},
-                                                       {QStringLiteral("strategy"), s.id},
-                                                       {QStringLiteral("call"), callId},
-                                                       {QStringLiteral("model"), modelKey(call.choice)}});
+        if (auto event =
+                m_context.store->insertEvent(m_context.runId, call.job.generation, QStringLiteral("strategy_rewritten"),
+                                             {{QStringLiteral("stage"), call.stage},
+                                              {QStringLiteral("retired"), weakId},
+                                              {QStringLiteral("retired_stats"), weakStats},
+                                              {QStringLiteral("strategy"), s.id},
+                                              {QStringLiteral("call"), callId},
+                                              {QStringLiteral("model"), modelKey(call.choice)}});
             !event)
             written = spec::Error{event.error()};
     if (written)
@@ -534,7 +552,10 @@ void LlmProposer::onMetaAnswer(const InFlight& call, const llm::ChatResult& resu
         qCWarning(lcSearch) << "cannot record the rewritten strategy:" << q(written.error());
     m_strategies.add(std::move(s));
     m_strategies.retire(weakId);
-    emit notice(QStringLiteral("%1 strategy %2 (%3) rewritten by %4").arg(call.stage).arg(weakId).arg(weakStats, modelKey(call.choice)));
+    emit notice(QStringLiteral("%1 strategy %2 (%3) rewritten by %4")
+                    .arg(call.stage)
+                    .arg(weakId)
+                    .arg(weakStats, modelKey(call.choice)));
 }
 
 } // namespace kforge::propose

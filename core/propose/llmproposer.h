@@ -9,14 +9,14 @@
 //
 // Lives in the engine's thread; the LLM client does its network I/O in a thread of its own.
 
-#include "llm/answerparser.h"
 #include "experience/experiencelibrary.h"
+#include "llm/answerparser.h"
 #include "llm/llmsettings.h"
-#include "propose/metaprompt.h"
-#include "propose/modelbandit.h"
 #include "llm/novelty.h"
 #include "llm/pricetable.h"
 #include "llm/promptbuilder.h"
+#include "propose/metaprompt.h"
+#include "propose/modelbandit.h"
 #include "store/runstore.h"
 #include "taskspec.h"
 
@@ -47,8 +47,8 @@ struct LlmJob {
 struct LlmProposal {
     LlmJob job;
     bool ok = false;
-    QString source;  // the kernel file, when ok
-    QString label;   // for people: "llm mutate of #12 (local:model, structure)"
+    QString source; // the kernel file, when ok
+    QString label;  // for people: "llm mutate of #12 (local:model, structure)"
     qint64 callId = 0;
     QString problem; // why no kernel came of it, when not ok
 };
@@ -111,7 +111,8 @@ public:
         qint64 tokens() const { return inputTokens + outputTokens + estimatedTokens; }
         // One call: the usage the server reported, else `estimate` (never zero for a call that
         // reached a server: budgets must not treat unknown as free).
-        void add(std::optional<qint64> input, std::optional<qint64> output, std::optional<double> cost, qint64 estimate);
+        void add(std::optional<qint64> input, std::optional<qint64> output, std::optional<double> cost,
+                 qint64 estimate);
     };
     Spend spend() const { return m_spend; }
 
@@ -123,18 +124,18 @@ signals:
 private:
     struct InFlight {
         LlmJob job;
-        int model = -1;                // in the bandit; -1 for a helper that proposes no kernels
+        int model = -1; // in the bandit; -1 for a helper that proposes no kernels
         llm::ModelChoice choice;
         std::optional<qint64> strategy;
         QString stage;
         llm::Prompt prompt;
-        QString promptText;     // the user turns as stored with the call
+        QString promptText;       // the user turns as stored with the call
         qint64 inputEstimate = 0; // tokens of system text and prompt, before the server says
-        int attempt = 0;        // 1: the repair of an unparsable answer
+        int attempt = 0;          // 1: the repair of an unparsable answer
         qint64 reservedTokens = 0;
         double reservedUsd = 0.0;
         bool meta = false;
-        qint64 metaWeak = 0;    // meta: the strategy being rewritten
+        qint64 metaWeak = 0; // meta: the strategy being rewritten
     };
     struct Made {
         int model = -1;

@@ -21,19 +21,19 @@ struct Strategy {
     QString seed;                 // the built-in strategy it descends from
     std::optional<qint64> parent; // the strategy it was rewritten from
     QString text;
-    int generation = 0;           // when it joined
+    int generation = 0; // when it joined
     bool retired = false;
-    int uses = 0;                 // children rewarded
+    int uses = 0; // children rewarded
     double rewardSum = 0.0;
     double meanReward() const { return uses ? rewardSum / uses : 0.0; }
 };
 
 class StrategyPool {
 public:
-    static constexpr int kMinUses = 3;   // tried this often before it may be judged weak
+    static constexpr int kMinUses = 3; // tried this often before it may be judged weak
     static constexpr int kActivePerStage = 4;
 
-    void add(Strategy strategy);         // keeps its id; ids grow
+    void add(Strategy strategy); // keeps its id; ids grow
     void retire(qint64 id);
     void reward(qint64 id, double reward);
     qint64 nextId() const { return m_nextId; }

@@ -16,10 +16,10 @@ namespace kforge::propose {
 class ModelBandit {
 public:
     struct Stats {
-        int calls = 0;          // rewarded children (and failed calls)
+        int calls = 0; // rewarded children (and failed calls)
         double rewardSum = 0.0;
-        double costSum = 0.0;   // known costs only
-        int costed = 0;         // calls with a known cost
+        double costSum = 0.0; // known costs only
+        int costed = 0;       // calls with a known cost
         double meanReward() const { return calls ? rewardSum / calls : 0.0; }
         double meanCost() const { return costed ? costSum / costed : 0.0; }
     };

@@ -77,7 +77,7 @@ bool Tuner::seen(const model::ParamValues& values) const {
 }
 
 std::optional<model::ParamValues> Tuner::propose(const model::ParamValues& around, std::mt19937_64& rng,
-                                                  double restart) {
+                                                 double restart) {
     if (exhausted())
         return std::nullopt;
 

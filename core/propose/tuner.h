@@ -4,8 +4,8 @@
 // with random restarts, and a memory of every configuration ever proposed for the template so that
 // none is evaluated twice. Deterministic for a given random engine state.
 
-#include "model/candidate.h"
 #include "kernelfile.h"
+#include "model/candidate.h"
 
 #include <QString>
 
@@ -39,7 +39,7 @@ public:
     // a neighbour first, a random unseen configuration with probability `restart` or when no
     // neighbour is left, nothing when the space is exhausted. The result is marked seen.
     std::optional<model::ParamValues> propose(const model::ParamValues& around, std::mt19937_64& rng,
-                                               double restart = 0.2);
+                                              double restart = 0.2);
 
 private:
     // Whether a complete configuration is one the tuner can propose: every tunable value among

@@ -207,7 +207,6 @@ public:
         }
         return std::nullopt;
     }
-
 };
 
 // The text rules look at: comments and string literals blanked out (positions and lines kept),
@@ -356,8 +355,9 @@ spec::Expected<DescriptorSpace> DescriptorSpace::fromJson(const QJsonObject& jso
         return reader.error(QStringLiteral("dimensions"), QStringLiteral("expected an array"));
     const QJsonArray list = dims.toArray();
     if (list.size() != model::kDimensions)
-        return reader.error(QStringLiteral("dimensions"),
-                            QStringLiteral("expected %1 dimensions, found %2").arg(model::kDimensions).arg(list.size()));
+        return reader.error(
+            QStringLiteral("dimensions"),
+            QStringLiteral("expected %1 dimensions, found %2").arg(model::kDimensions).arg(list.size()));
 
     DescriptorSpace space;
     std::set<QString> keys;

@@ -11,9 +11,9 @@
 //                a warp per row/tile | a block per row/tile (cooperative, barriers)
 // A kernel's level in a dimension is the highest level whose rule matches.
 
-#include "model/candidate.h"
 #include "expected.h"
 #include "kernelfile.h"
+#include "model/candidate.h"
 
 #include <QJsonObject>
 #include <QRegularExpression>
@@ -29,16 +29,16 @@ namespace kforge::search {
 // What a rule can look at besides the source.
 struct KernelFacts {
     spec::Dialect dialect = spec::Dialect::OpenCL;
-    model::ParamValues params;                       // effective values of every declared parameter
-    std::map<std::string, double> resources;  // compile facts: registers, shared_bytes, local_bytes, ...
+    model::ParamValues params;               // effective values of every declared parameter
+    std::map<std::string, double> resources; // compile facts: registers, shared_bytes, local_bytes, ...
 };
 
 struct DescriptorRule; // defined in descriptors.cpp
 
 struct Dimension {
-    QString key;         // "memory"
-    QString title;       // "Memory hierarchy"
-    QStringList levels;  // names of the levels, lowest first; exactly kLevels of them
+    QString key;        // "memory"
+    QString title;      // "Memory hierarchy"
+    QStringList levels; // names of the levels, lowest first; exactly kLevels of them
 };
 
 inline constexpr int kLevels = 4;

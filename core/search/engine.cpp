@@ -26,14 +26,22 @@ QString q(const std::string& s) {
 
 QString runStateName(RunState state) {
     switch (state) {
-    case RunState::Starting: return QStringLiteral("starting");
-    case RunState::Running: return QStringLiteral("running");
-    case RunState::Pausing: return QStringLiteral("pausing");
-    case RunState::Paused: return QStringLiteral("paused");
-    case RunState::Stopping: return QStringLiteral("stopping");
-    case RunState::Finished: return QStringLiteral("finished");
-    case RunState::Stopped: return QStringLiteral("stopped");
-    case RunState::Failed: return QStringLiteral("failed");
+    case RunState::Starting:
+        return QStringLiteral("starting");
+    case RunState::Running:
+        return QStringLiteral("running");
+    case RunState::Pausing:
+        return QStringLiteral("pausing");
+    case RunState::Paused:
+        return QStringLiteral("paused");
+    case RunState::Stopping:
+        return QStringLiteral("stopping");
+    case RunState::Finished:
+        return QStringLiteral("finished");
+    case RunState::Stopped:
+        return QStringLiteral("stopped");
+    case RunState::Failed:
+        return QStringLiteral("failed");
     }
     return QStringLiteral("unknown");
 }
@@ -114,16 +122,21 @@ spec::Status Engine::open() {
     sources.budgetLeft = [this] { return budgetLeft(); };
     sources.stopped = [this] { return m_finished; };
     m_offspring.setSources(std::move(sources));
-    m_learning.attach(m_experience.get(), {q(m_task.spec.family), q(m_task.spec.name), m_config.backend, m_store->path(), m_run.id});
+    m_learning.attach(m_experience.get(),
+                      {q(m_task.spec.family), q(m_task.spec.name), m_config.backend, m_store->path(), m_run.id});
 
     if (auto connected = connectExecutor(); !connected)
         return connected;
     if (auto opened = openLlm(); !opened)
         return opened;
 
-    QJsonObject data{{QStringLiteral("backend"), m_config.backend}, {QStringLiteral("experts"), static_cast<int>(m_experts.size())}};
+    QJsonObject data{{QStringLiteral("backend"), m_config.backend},
+                     {QStringLiteral("experts"), static_cast<int>(m_experts.size())}};
     // Written at once: the generation's buffered events are skipped while stored ones replay.
-    if (auto stored = m_store->insertEvent(m_run.id, std::max(0, m_run.generation), resuming ? QStringLiteral("run_resumed") : QStringLiteral("run_started"), data); !stored)
+    if (auto stored =
+            m_store->insertEvent(m_run.id, std::max(0, m_run.generation),
+                                 resuming ? QStringLiteral("run_resumed") : QStringLiteral("run_started"), data);
+        !stored)
         return spec::fail(stored.error());
     return spec::success();
 }
@@ -149,13 +162,15 @@ spec::Status Engine::connectExecutor() {
         return spec::fail(executor.error());
     m_executor = *executor;
     connect(m_executor, &eval::Executor::evaluated, this, &Engine::onEvaluated);
-    connect(m_executor, &eval::Executor::workersFailedToStart, this,
-            [this](const QString& message) { fail(QStringLiteral("the %1 worker cannot start: %2").arg(m_config.backend, message)); });
+    connect(m_executor, &eval::Executor::workersFailedToStart, this, [this](const QString& message) {
+        fail(QStringLiteral("the %1 worker cannot start: %2").arg(m_config.backend, message));
+    });
     // The roofline needs the device's ceilings before the first result arrives.
     connect(m_executor, &eval::Executor::ceilingsMeasured, this, [this](const protocol::CeilingsResult& c) {
         onCeilings(diagnose::Ceilings::fromWorker(c.ceilings, q(c.device)), {});
     });
-    connect(m_executor, &eval::Executor::ceilingsFailed, this, [this](const QString& message) { onCeilings({}, message); });
+    connect(m_executor, &eval::Executor::ceilingsFailed, this,
+            [this](const QString& message) { onCeilings({}, message); });
     connect(m_executor, &eval::Executor::shutDown, this, &Engine::released);
     m_waitingForCeilings = true;
     // Measured again at every run's start, with the device idle: the workers keep the highest
@@ -205,10 +220,12 @@ void Engine::onCeilings(const diagnose::Ceilings& ceilings, const QString& probl
     QJsonObject data = ceilings.toJson();
     if (!problem.isEmpty()) {
         data.insert(QStringLiteral("problem"), problem);
-        emit notice(QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only").arg(problem));
+        emit notice(
+            QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only").arg(problem));
     }
-    if (!m_record.written(m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("ceilings"), data),
-                 QStringLiteral("the device's ceilings")))
+    if (!m_record.written(
+            m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("ceilings"), data),
+            QStringLiteral("the device's ceilings")))
         return;
     scheduleNextGeneration();
 }
@@ -227,7 +244,9 @@ void Engine::scheduleNextGeneration() {
 
 std::optional<QString> Engine::budgetSpent() const {
     if (m_config.budgetEvaluations > 0 && budgetLeft() <= 0)
-        return QStringLiteral("evaluation budget reached (%1 of %2)").arg(m_evaluations).arg(m_config.budgetEvaluations);
+        return QStringLiteral("evaluation budget reached (%1 of %2)")
+            .arg(m_evaluations)
+            .arg(m_config.budgetEvaluations);
     if (m_config.budgetSeconds > 0.0 && elapsedSeconds() >= m_config.budgetSeconds)
         return QStringLiteral("time budget reached (%1 s)").arg(m_config.budgetSeconds);
     return std::nullopt;
@@ -279,7 +298,9 @@ void Engine::nextGeneration() {
             finishOnLlmBudget();
             return;
         }
-        finish(RunState::Finished, QStringLiteral("nothing left to try: every configuration of every kernel on every island has been evaluated"));
+        finish(RunState::Finished,
+               QStringLiteral(
+                   "nothing left to try: every configuration of every kernel on every island has been evaluated"));
         return;
     }
     m_outstanding = static_cast<int>(m_batch.size());
@@ -292,7 +313,8 @@ void Engine::nextGeneration() {
 std::vector<qint64> Engine::propose(int generation) {
     std::vector<model::Candidate> injected;
     injected.swap(m_injected);
-    const QString what = generation == 0 ? QStringLiteral("the seed kernels") : QStringLiteral("the candidates of generation %1").arg(generation);
+    const QString what = generation == 0 ? QStringLiteral("the seed kernels")
+                                         : QStringLiteral("the candidates of generation %1").arg(generation);
     std::vector<qint64> ids;
     {
         store::RunStore::Transaction tx(*m_store);
@@ -315,7 +337,8 @@ qint64 Engine::addCandidate(model::Candidate candidate) {
     adopt(e);
     // On failure the entry is still kept, so that callers holding its id stay valid while the run
     // stops; it is not in the store, and the summary counts the store's candidates.
-    m_record.written(m_store->insertCandidate(m_run.id, e.candidate), QStringLiteral("candidate %1").arg(e.candidate.id));
+    m_record.written(m_store->insertCandidate(m_run.id, e.candidate),
+                     QStringLiteral("candidate %1").arg(e.candidate.id));
     return e.candidate.id;
 }
 
@@ -361,8 +384,9 @@ void Engine::onLlmProposed(const propose::LlmProposal& p) {
 }
 
 void Engine::finishOnLlmBudget() {
-    if (!m_record.written(m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("llm_budget_reached"), m_llm.budgetStop()),
-                 QStringLiteral("the LLM budget stop")))
+    if (!m_record.written(m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration),
+                                               QStringLiteral("llm_budget_reached"), m_llm.budgetStop()),
+                          QStringLiteral("the LLM budget stop")))
         return;
     finish(RunState::Finished, m_llm.proposer()->budgetMessage());
 }
@@ -378,21 +402,25 @@ void Engine::evaluate(qint64 candidate, model::EvaluationPurpose purpose) {
             m_population.at(candidate).roofline = m_stored.roofline[candidate];
             m_population.at(candidate).findings = m_stored.findings[candidate];
         }
-        QMetaObject::invokeMethod(this, [this, candidate, purpose, result] { onResult(candidate, purpose, result); },
-                                  Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this, [this, candidate, purpose, result] { onResult(candidate, purpose, result); }, Qt::QueuedConnection);
         return;
     }
     auto request = candidateRequest(m_task, m_config, m_dialect, m_population.at(candidate).candidate);
     if (!request) {
         const protocol::EvaluateResult r = unrequestable(request.error());
-        QMetaObject::invokeMethod(this, [this, candidate, purpose, r] {
-            if (m_finished || !m_record.written(m_store->insertEvaluation(m_run.id, candidate, purpose, r),
-                                       QStringLiteral("the evaluation of candidate %1").arg(candidate)))
-                return;
-            ++m_evaluations;
-            ++m_sessionEvaluations;
-            onResult(candidate, purpose, r);
-        }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(
+            this,
+            [this, candidate, purpose, r] {
+                if (m_finished
+                    || !m_record.written(m_store->insertEvaluation(m_run.id, candidate, purpose, r),
+                                         QStringLiteral("the evaluation of candidate %1").arg(candidate)))
+                    return;
+                ++m_evaluations;
+                ++m_sessionEvaluations;
+                onResult(candidate, purpose, r);
+            },
+            Qt::QueuedConnection);
         return;
     }
     const auto timeout = std::chrono::milliseconds(static_cast<qint64>(m_config.evalTimeoutSeconds * 1000.0));
@@ -414,7 +442,8 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
     }
     const Judgement j = judge(result, {&m_task, m_sizes, m_ceilings, m_diagnosis ? &*m_diagnosis : nullptr, &m_config});
     if (j.impossible)
-        emit notice(QStringLiteral("candidate %1 rejected: impossible timing: %2").arg(pending.candidate).arg(*j.impossible));
+        emit notice(
+            QStringLiteral("candidate %1 rejected: impossible timing: %2").arg(pending.candidate).arg(*j.impossible));
     std::optional<model::Cell> cell;
     if (pending.purpose == kSearch) {
         Entry& entry = m_population.at(pending.candidate);
@@ -424,8 +453,9 @@ void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) 
         cell = entry.cell; // stored, so that views need not read the source
     }
     // Counted only once stored: the run's figures never include an evaluation the store lacks.
-    if (!m_record.written(m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, j.result, j.findings, j.roofline, cell),
-                 QStringLiteral("the evaluation of candidate %1").arg(pending.candidate)))
+    if (!m_record.written(m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, j.result, j.findings,
+                                                    j.roofline, cell),
+                          QStringLiteral("the evaluation of candidate %1").arg(pending.candidate)))
         return;
     ++m_evaluations;
     ++m_sessionEvaluations;
@@ -491,15 +521,17 @@ void Engine::integrate(Entry& entry) {
         return;
     // A suspicious result waits for a person instead of entering the archive; the task's own
     // baseline is the reference point, never suspicious.
-    entry.review = entry.candidate.origin == model::Origin::Seed ? QString() : reviewReason(entry, m_ceilings, m_config);
+    entry.review =
+        entry.candidate.origin == model::Origin::Seed ? QString() : reviewReason(entry, m_ceilings, m_config);
     if (!entry.review.isEmpty()) {
         auto known = m_stored.reviews.find(entry.candidate.id);
         entry.reviewState = known != m_stored.reviews.end() ? known->second : model::ReviewState::Pending;
         if (known == m_stored.reviews.end()) {
             if (!m_record.written(m_store->requestReview(m_run.id, entry.candidate.id, entry.review),
-                         QStringLiteral("the review request of candidate %1").arg(entry.candidate.id)))
+                                  QStringLiteral("the review request of candidate %1").arg(entry.candidate.id)))
                 return;
-            m_record.buffer(QStringLiteral("review_requested"), {{QStringLiteral("candidate"), entry.candidate.id}, {QStringLiteral("reason"), entry.review}});
+            m_record.buffer(QStringLiteral("review_requested"), {{QStringLiteral("candidate"), entry.candidate.id},
+                                                                 {QStringLiteral("reason"), entry.review}});
             emit notice(QStringLiteral("candidate %1 waits for review: %2").arg(entry.candidate.id).arg(entry.review));
         }
         if (entry.reviewState != model::ReviewState::Accepted)
@@ -511,16 +543,20 @@ void Engine::integrate(Entry& entry) {
 void Engine::admit(const Entry& entry) {
     // Seeds (the baseline) belong to every island; everything else to the island it was made on.
     const auto& parents = entry.candidate.parents;
-    m_islands.admit(entry.candidate.id, *entry.cell, entry.fitness, entry.candidate.island, entry.candidate.origin == model::Origin::Seed,
+    m_islands.admit(entry.candidate.id, *entry.cell, entry.fitness, entry.candidate.island,
+                    entry.candidate.origin == model::Origin::Seed,
                     parents.isEmpty() ? std::nullopt : std::optional<qint64>(parents.front()));
 }
 
 void Engine::migrate() {
-    const auto moves = m_islands.migrate(m_config.migrants, [this](qint64 id) { return !m_population.at(id).candidate.vetoed; });
+    const auto moves =
+        m_islands.migrate(m_config.migrants, [this](qint64 id) { return !m_population.at(id).candidate.vetoed; });
     for (const Migration& m : moves)
-        m_record.buffer(QStringLiteral("migration"),
-              {{QStringLiteral("from"), m.from}, {QStringLiteral("to"), m.to}, {QStringLiteral("candidate"), m.candidate},
-               {QStringLiteral("speedup"), m.speedup}, {QStringLiteral("accepted"), m.accepted}});
+        m_record.buffer(QStringLiteral("migration"), {{QStringLiteral("from"), m.from},
+                                                      {QStringLiteral("to"), m.to},
+                                                      {QStringLiteral("candidate"), m.candidate},
+                                                      {QStringLiteral("speedup"), m.speedup},
+                                                      {QStringLiteral("accepted"), m.accepted}});
 }
 
 void Engine::considerPromotion() {
@@ -701,7 +737,8 @@ void Engine::apply(const EngineCommand& c) {
     case K::Unpin:
         if (!m_population.contains(c.candidate)) {
             emit notice(QStringLiteral("cannot %1 candidate %2: the run has no such candidate")
-                            .arg(c.kind == K::Pin ? QStringLiteral("pin") : QStringLiteral("unpin")).arg(c.candidate));
+                            .arg(c.kind == K::Pin ? QStringLiteral("pin") : QStringLiteral("unpin"))
+                            .arg(c.candidate));
             break;
         }
         setPinned(c.candidate, c.kind == K::Pin);
@@ -726,7 +763,8 @@ void Engine::apply(const EngineCommand& c) {
             break;
         }
         const bool accepted = c.kind == K::AcceptReview;
-        if (!m_record.written(m_store->decideReview(m_run.id, c.candidate, accepted, c.reason), QStringLiteral("the review of candidate %1").arg(c.candidate)))
+        if (!m_record.written(m_store->decideReview(m_run.id, c.candidate, accepted, c.reason),
+                              QStringLiteral("the review of candidate %1").arg(c.candidate)))
             break;
         e->reviewState = accepted ? model::ReviewState::Accepted : model::ReviewState::Rejected;
         m_stored.reviews[c.candidate] = e->reviewState;
@@ -744,12 +782,14 @@ void Engine::apply(const EngineCommand& c) {
         cand.origin = model::Origin::Human;
         cand.island = std::clamp(cand.island, 0, m_config.islands - 1);
         if (cand.label.isEmpty())
-            cand.label = cand.parents.isEmpty() ? QStringLiteral("human") : QStringLiteral("human edit of #%1").arg(cand.parents.front());
+            cand.label = cand.parents.isEmpty() ? QStringLiteral("human")
+                                                : QStringLiteral("human edit of #%1").arg(cand.parents.front());
         if (m_population.hasKernel(cand.source, cand.params)) {
             emit notice(QStringLiteral("not injected: the run already has this kernel with these parameters"));
             break;
         }
-        record(QStringLiteral("inject"), {{QStringLiteral("island"), cand.island}, {QStringLiteral("label"), cand.label}});
+        record(QStringLiteral("inject"),
+               {{QStringLiteral("island"), cand.island}, {QStringLiteral("label"), cand.label}});
         EngineCommand edit = c;
         edit.injected.label = cand.label;
         m_learning.learnHumanAction(experience::HumanAction::Edit, edit, m_population);
@@ -774,13 +814,15 @@ QList<store::ArchiveMemberRecord> Engine::archives() const {
 void Engine::setPinned(qint64 candidate, bool pinned) {
     m_population.setPinned(candidate, pinned);
     const auto& c = m_population.at(candidate).candidate;
-    m_record.written(m_store->setCandidateFlags(m_run.id, candidate, c.pinned, c.vetoed), QStringLiteral("the flags of candidate %1").arg(candidate));
+    m_record.written(m_store->setCandidateFlags(m_run.id, candidate, c.pinned, c.vetoed),
+                     QStringLiteral("the flags of candidate %1").arg(candidate));
 }
 
 void Engine::setVetoed(qint64 candidate) {
     m_population.setVetoed(candidate);
     m_islands.remove(candidate);
-    m_record.written(m_store->setCandidateFlags(m_run.id, candidate, false, true), QStringLiteral("the veto of candidate %1").arg(candidate));
+    m_record.written(m_store->setCandidateFlags(m_run.id, candidate, false, true),
+                     QStringLiteral("the veto of candidate %1").arg(candidate));
     if (candidate == m_best.candidate)
         recomputeBest();
 }
@@ -806,7 +848,8 @@ int Engine::budgetLeft() const {
         return INT_MAX;
     // One evaluation stays in reserve for the re-measurement that a new best needs.
     const qint64 reserve = m_config.confirmBest ? 1 : 0;
-    const qint64 left = m_config.budgetEvaluations - m_evaluations - static_cast<qint64>(m_tickets.size()) - m_llm.pending() - reserve;
+    const qint64 left =
+        m_config.budgetEvaluations - m_evaluations - static_cast<qint64>(m_tickets.size()) - m_llm.pending() - reserve;
     return static_cast<int>(std::clamp<qint64>(left, 0, INT_MAX));
 }
 

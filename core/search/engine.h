@@ -169,7 +169,7 @@ private:
     int m_completedGeneration = -1;
     std::vector<qint64> m_batch;
     std::map<qint64, Pending> m_tickets;
-    int m_outstanding = 0; // results the generation still waits for
+    int m_outstanding = 0;                    // results the generation still waits for
     std::vector<model::Candidate> m_injected; // waiting for the next generation
     std::vector<qint64> m_reviewAccepted;     // accepted since the last promotion check
 

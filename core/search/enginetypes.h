@@ -18,9 +18,9 @@ QString runStateName(RunState state);
 struct EngineCommand {
     enum class Kind { Pause, Resume, Stop, Pin, Unpin, Veto, Inject, SetBudget, AcceptReview, RejectReview };
     Kind kind = Kind::Pause;
-    qint64 candidate = 0;    // pin, unpin, veto, accept or reject a review
-    QString reason;          // why, for the experience library and the log
-    model::Candidate injected;      // inject: source, params, island, parents (the edited kernel), label
+    qint64 candidate = 0;          // pin, unpin, veto, accept or reject a review
+    QString reason;                // why, for the experience library and the log
+    model::Candidate injected;     // inject: source, params, island, parents (the edited kernel), label
     qint64 budgetEvaluations = -1; // set budget: -1 leaves it
     double budgetSeconds = -1.0;
 };
@@ -33,18 +33,18 @@ struct RunProgress {
     qint64 budgetEvaluations = 0; // 0: none
     int inFlight = 0;
     qint64 candidates = 0;
-    qint64 evaluated = 0;         // candidates with a result
+    qint64 evaluated = 0; // candidates with a result
     qint64 correct = 0;
-    qint64 bestCandidate = 0;     // confirmed best; 0 when none
+    qint64 bestCandidate = 0; // confirmed best; 0 when none
     double bestSpeedup = 0.0;
-    double elapsedSeconds = 0.0;  // over all sessions
+    double elapsedSeconds = 0.0;       // over all sessions
     double evaluationsPerSecond = 0.0; // this session
-    double etaSeconds = -1.0;     // until the budget is spent; -1 when unknown
-    int archiveCells = 0;         // cells filled in the run-wide archive
-    qint64 llmCalls = 0;          // over all sessions of the run
-    qint64 llmTokens = 0;         // reported, plus estimates for calls whose usage never came
-    double llmUsd = 0.0;          // known costs only
-    qint64 llmUnknownCost = 0;    // calls whose cost is unknown
+    double etaSeconds = -1.0;          // until the budget is spent; -1 when unknown
+    int archiveCells = 0;              // cells filled in the run-wide archive
+    qint64 llmCalls = 0;               // over all sessions of the run
+    qint64 llmTokens = 0;              // reported, plus estimates for calls whose usage never came
+    double llmUsd = 0.0;               // known costs only
+    qint64 llmUnknownCost = 0;         // calls whose cost is unknown
     int llmPending = 0;
 };
 

@@ -2,8 +2,8 @@
 
 namespace kforge::search {
 
-void IslandModel::admit(qint64 candidate, const model::Cell& cell, const model::Fitness& fitness, int island, bool everyIsland,
-                        std::optional<qint64> parent) {
+void IslandModel::admit(qint64 candidate, const model::Cell& cell, const model::Fitness& fitness, int island,
+                        bool everyIsland, std::optional<qint64> parent) {
     std::vector<int> targets;
     if (everyIsland) {
         for (int i = 0; i < count(); ++i)

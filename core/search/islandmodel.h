@@ -62,7 +62,7 @@ public:
     void remove(qint64 candidate);
 
     double curiosity(int island, const model::Cell& cell) const;
-    int filledCells() const; // cells filled in the run-wide archive (the islands' union)
+    int filledCells() const;                    // cells filled in the run-wide archive (the islands' union)
     std::vector<ArchiveMember> members() const; // by island, then cell
 
 private:

@@ -30,14 +30,16 @@ Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& 
     return j;
 }
 
-spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config, spec::Dialect dialect,
-                                                           const model::Candidate& candidate) {
+spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config,
+                                                           spec::Dialect dialect, const model::Candidate& candidate) {
     task::EvalSettings settings;
     settings.backend = config.backend;
     settings.variant = config.variant;
     settings.pairWithBaseline = true;
     settings.options.device = config.device;
-    const QString file = QStringLiteral("candidate-%1.%2").arg(candidate.id).arg(dialect == spec::Dialect::Cuda ? QStringLiteral("cu") : QStringLiteral("cl"));
+    const QString file = QStringLiteral("candidate-%1.%2")
+                             .arg(candidate.id)
+                             .arg(dialect == spec::Dialect::Cuda ? QStringLiteral("cu") : QStringLiteral("cl"));
     auto request = task::makeEvalRequest(task, settings, candidate.source, file);
     if (request)
         request->candidate.params = candidate.params;

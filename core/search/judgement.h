@@ -20,9 +20,9 @@
 namespace kforge::search {
 
 struct Judgement {
-    protocol::EvaluateResult result; // as stored: Rejected when the timing is impossible
-    QJsonArray findings;             // the verdict first, then the diagnosis, most severe first
-    QJsonObject roofline;            // empty when not timed
+    protocol::EvaluateResult result;   // as stored: Rejected when the timing is impossible
+    QJsonArray findings;               // the verdict first, then the diagnosis, most severe first
+    QJsonObject roofline;              // empty when not timed
     std::optional<QString> impossible; // why the timing is impossible, when it is
 };
 
@@ -40,8 +40,8 @@ Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& 
 // seeds (the worker draws fresh ones from a secure source each time, so no kernel can know, or
 // have been tuned on, the inputs it is verified and timed with; the seeds it used come back in
 // the result).
-spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config, spec::Dialect dialect,
-                                                           const model::Candidate& candidate);
+spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config,
+                                                           spec::Dialect dialect, const model::Candidate& candidate);
 // The result stored for a candidate whose request could not be made (a broken launch plan).
 protocol::EvaluateResult unrequestable(const std::string& error);
 

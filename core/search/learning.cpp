@@ -43,7 +43,8 @@ void RunLearning::harvest(const std::vector<qint64>& batch, const Population& po
     }
 }
 
-void RunLearning::learnHumanAction(experience::HumanAction action, const EngineCommand& c, const Population& population) {
+void RunLearning::learnHumanAction(experience::HumanAction action, const EngineCommand& c,
+                                   const Population& population) {
     if (!m_library)
         return;
     experience::KernelOutcome kernel;

@@ -15,7 +15,8 @@ QString q(const std::string& s) {
 } // namespace
 
 spec::Expected<propose::LlmProposer*> LlmChildren::openProposer(const llm::LlmSettings& settings,
-                                                                const propose::LlmProposer::Context& context, QObject* parent) {
+                                                                const propose::LlmProposer::Context& context,
+                                                                QObject* parent) {
     if (!settings.enabled())
         return static_cast<propose::LlmProposer*>(nullptr);
     auto* llm = new propose::LlmProposer(settings, context, parent);
@@ -141,7 +142,8 @@ llm::KernelContext LlmChildren::contextOf(const Entry& e) {
         k.status = QStringLiteral("not evaluated yet");
         return k;
     }
-    k.status = e.result->status == protocol::Status::Ok ? QStringLiteral("correct") : q(std::string(protocol::statusName(e.result->status)));
+    k.status = e.result->status == protocol::Status::Ok ? QStringLiteral("correct")
+                                                        : q(std::string(protocol::statusName(e.result->status)));
     if (e.result->status != protocol::Status::Ok && !e.result->message.empty())
         k.findings << QStringLiteral("result: ") + q(e.result->message);
     for (const QJsonValue& v : e.findings) {

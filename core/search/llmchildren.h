@@ -25,8 +25,8 @@ public:
     using ParentSelection = std::function<std::optional<qint64>(std::mt19937_64&)>;
 
     // The proposer, or null when `settings` name no model; `parent` owns it.
-    static spec::Expected<propose::LlmProposer*> openProposer(const llm::LlmSettings& settings,
-                                                              const propose::LlmProposer::Context& context, QObject* parent);
+    static spec::Expected<propose::LlmProposer*>
+    openProposer(const llm::LlmSettings& settings, const propose::LlmProposer::Context& context, QObject* parent);
     void setProposer(propose::LlmProposer* proposer, const llm::LlmSettings& settings);
     propose::LlmProposer* proposer() const { return m_llm; }
     explicit operator bool() const { return m_llm != nullptr; }
@@ -35,7 +35,8 @@ public:
     void answered() { --m_pending; }
 
     // Sends a job for `island`: false when none could be planned or sent.
-    bool propose(int island, int generation, std::mt19937_64& rng, const Population& population, const ParentSelection& selectParent);
+    bool propose(int island, int generation, std::mt19937_64& rng, const Population& population,
+                 const ParentSelection& selectParent);
     // Generation 0: each persona's first kernel from the task's baseline, while `budgetLeft()`
     // exceeds `seeds`; `rngFor(k)` draws for the k-th persona.
     void proposePersonas(qint64 baseline, int islands, int seeds, const std::function<int()>& budgetLeft,

@@ -39,7 +39,8 @@ QString paramChange(const model::ParamValues& from, const model::ParamValues& to
 } // namespace
 
 std::mt19937_64 searchRng(std::uint64_t seed, int generation, int island) {
-    return std::mt19937_64(mix(mix(seed) ^ mix(static_cast<std::uint64_t>(generation) * 1315423911ull + static_cast<std::uint64_t>(island))));
+    return std::mt19937_64(mix(
+        mix(seed) ^ mix(static_cast<std::uint64_t>(generation) * 1315423911ull + static_cast<std::uint64_t>(island))));
 }
 
 std::vector<qint64> Offspring::seeds() {
@@ -94,7 +95,8 @@ std::vector<model::Candidate> Offspring::experienceSeeds(int firstIsland) const 
     for (const auto& insight : *insights) {
         if (static_cast<int>(seeds.size()) >= limit)
             break;
-        static const QStringList useful{QStringLiteral("helped"), QStringLiteral("human_pin"), QStringLiteral("human_edit")};
+        static const QStringList useful{QStringLiteral("helped"), QStringLiteral("human_pin"),
+                                        QStringLiteral("human_edit")};
         if (!useful.contains(insight.kind) || insight.task != query.task || insight.backend != query.backend
             || insight.after.trimmed().isEmpty())
             continue;

@@ -36,9 +36,9 @@ public:
         LlmChildren* llm = nullptr;
         QList<propose::Expert> experts;
         experience::ExperienceLibrary* experience = nullptr; // null: none
-        std::function<qint64(model::Candidate)> add;           // registers a child; returns its id
-        std::function<int()> budgetLeft;                       // evaluations that may still start
-        std::function<bool()> stopped;                         // the run stopped while proposing
+        std::function<qint64(model::Candidate)> add;         // registers a child; returns its id
+        std::function<int()> budgetLeft;                     // evaluations that may still start
+        std::function<bool()> stopped;                       // the run stopped while proposing
     };
     void setSources(Sources sources) { m_s = std::move(sources); }
 

@@ -14,7 +14,8 @@ std::vector<ParentOption> parentOptions(const IslandModel& islands, int island, 
         if (entry.candidate.vetoed || spent(entry))
             continue;
         const double curiosity = entry.cell ? islands.curiosity(island, *entry.cell) : 0.0;
-        options.push_back({e.candidate, e.fitness, (1.0 + curiosity) * (entry.candidate.pinned ? 3.0 : 1.0), entry.candidate.pinned});
+        options.push_back(
+            {e.candidate, e.fitness, (1.0 + curiosity) * (entry.candidate.pinned ? 3.0 : 1.0), entry.candidate.pinned});
     }
     // Pinned kernels stay parents even when a better one took their cell. A kernel waiting for
     // review is never a parent, pinned or not (the archive never holds one): its children would
@@ -30,7 +31,8 @@ std::vector<ParentOption> parentOptions(const IslandModel& islands, int island, 
     return options;
 }
 
-std::optional<qint64> chooseParent(const std::vector<ParentOption>& options, double exploitation, std::mt19937_64& rng) {
+std::optional<qint64> chooseParent(const std::vector<ParentOption>& options, double exploitation,
+                                   std::mt19937_64& rng) {
     if (options.empty())
         return std::nullopt;
     std::uniform_real_distribution<double> coin(0.0, 1.0);

@@ -48,7 +48,8 @@ bool Population::hasKernel(const QString& source, const model::ParamValues& para
     return m_keys.count(model::candidateKey(source, completeParams(source, params))) > 0;
 }
 
-model::ParamValues Population::completeParams(const QString& source, const model::ParamValues& params, QString* templateKey) const {
+model::ParamValues Population::completeParams(const QString& source, const model::ParamValues& params,
+                                              QString* templateKey) const {
     if (templateKey)
         *templateKey = model::candidateKey(source, {});
     auto kf = spec::KernelFile::parse(source.toStdString(), m_dialect);

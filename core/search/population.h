@@ -18,13 +18,13 @@ namespace kforge::search {
 
 struct Entry {
     model::Candidate candidate;
-    QString templateKey; // the source without its parameter values
+    QString templateKey;                            // the source without its parameter values
     std::optional<protocol::EvaluateResult> result; // the search evaluation
     model::Fitness fitness;
     std::optional<model::Cell> cell;
-    QJsonObject roofline; // of the search evaluation; empty when not timed
-    QJsonArray findings;  // of the search evaluation
-    QString review;       // why it waits for a person; empty when it does not
+    QJsonObject roofline;                                         // of the search evaluation; empty when not timed
+    QJsonArray findings;                                          // of the search evaluation
+    QString review;                                               // why it waits for a person; empty when it does not
     model::ReviewState reviewState = model::ReviewState::Pending; // while `review` is set
 
     bool awaitingReview() const { return !review.isEmpty() && reviewState != model::ReviewState::Accepted; }
@@ -57,7 +57,8 @@ public:
     // Whether the run already has this kernel with these (completed) parameter values.
     bool hasKernel(const QString& source, const model::ParamValues& params) const;
     // The parameters with every declared one filled in; the template key as well when asked.
-    model::ParamValues completeParams(const QString& source, const model::ParamValues& params, QString* templateKey = nullptr) const;
+    model::ParamValues completeParams(const QString& source, const model::ParamValues& params,
+                                      QString* templateKey = nullptr) const;
     // The tuner of the entry's template; null when the kernel file does not parse.
     propose::Tuner* tunerFor(const Entry& entry);
     // A template whose every configuration was tried has nothing left for the tuner.

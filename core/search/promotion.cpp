@@ -12,10 +12,12 @@ QString reviewReason(const Entry& entry, const diagnose::Ceilings& ceilings, con
         for (const auto& check : entry.result->checks)
             if (check.name == "fresh_inputs_speed" && !check.passed)
                 return QStringLiteral("it is markedly faster on repeated inputs than on fresh ones%1")
-                    .arg(check.detail.empty() ? QString() : QStringLiteral(" (%1)").arg(QString::fromStdString(check.detail)));
+                    .arg(check.detail.empty() ? QString()
+                                              : QStringLiteral(" (%1)").arg(QString::fromStdString(check.detail)));
     if (const auto roofs = judgeRoofs(entry.roofline, ceilings, config.reviewCeiling, config.rejectCeiling);
         roofs.kind != RoofVerdict::Kind::Plausible)
-        return roofs.reason; // an impossible result was rejected when it arrived; a replayed one may still be accepted by hand
+        return roofs
+            .reason; // an impossible result was rejected when it arrived; a replayed one may still be accepted by hand
     if (config.reviewSpeedup > 0.0 && entry.fitness.speedup > config.reviewSpeedup)
         return QStringLiteral("%1x over the baseline is more than %2x: check that it really does the work")
             .arg(entry.fitness.speedup, 0, 'f', 1)
@@ -23,7 +25,8 @@ QString reviewReason(const Entry& entry, const diagnose::Ceilings& ceilings, con
     return {};
 }
 
-std::optional<QString> impossibleTiming(const QJsonObject& roofline, const diagnose::Ceilings& ceilings, const RunConfig& config) {
+std::optional<QString> impossibleTiming(const QJsonObject& roofline, const diagnose::Ceilings& ceilings,
+                                        const RunConfig& config) {
     const auto roofs = judgeRoofs(roofline, ceilings, config.reviewCeiling, config.rejectCeiling);
     if (roofs.kind != RoofVerdict::Kind::Impossible)
         return std::nullopt;

@@ -23,7 +23,8 @@ namespace kforge::search {
 // roof, or above the run's review speedup.
 QString reviewReason(const Entry& entry, const diagnose::Ceilings& ceilings, const RunConfig& config);
 // Why a timed result is physically impossible (above a measured roof), or nothing.
-std::optional<QString> impossibleTiming(const QJsonObject& roofline, const diagnose::Ceilings& ceilings, const RunConfig& config);
+std::optional<QString> impossibleTiming(const QJsonObject& roofline, const diagnose::Ceilings& ceilings,
+                                        const RunConfig& config);
 // The finding stored with a result rejected for impossible timing.
 QJsonObject impossibleTimingFinding(const QString& reason);
 

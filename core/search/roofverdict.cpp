@@ -12,7 +12,8 @@ QString percent(double fraction) {
 
 } // namespace
 
-RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ceilings, double reviewCeiling, double rejectCeiling) {
+RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ceilings, double reviewCeiling,
+                       double rejectCeiling) {
     RoofVerdict verdict;
     if (roofline.isEmpty() || !ceilings.valid())
         return verdict;
@@ -27,12 +28,17 @@ RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ce
     const double cache = ceilings.cacheBytes;
     if (cache <= 0.0 || bytes > cache) {
         const bool dramBinds = cache > 0.0 && bytes > 2.0 * cache;
-        const QString where = QStringLiteral("the measured DRAM bandwidth (%1 GB/s)").arg(ceilings.dramBytes / 1e9, 0, 'f', 1);
+        const QString where =
+            QStringLiteral("the measured DRAM bandwidth (%1 GB/s)").arg(ceilings.dramBytes / 1e9, 0, 'f', 1);
         if (dramBinds && memory > rejectCeiling)
-            raise(RoofVerdict::Kind::Impossible, QStringLiteral("it moves the task's %1 bytes at %2 of %3: %4x the roof, which no kernel can do")
-                                                     .arg(bytes, 0, 'g', 6).arg(percent(memory), where).arg(memory, 0, 'f', 2));
+            raise(RoofVerdict::Kind::Impossible,
+                  QStringLiteral("it moves the task's %1 bytes at %2 of %3: %4x the roof, which no kernel can do")
+                      .arg(bytes, 0, 'g', 6)
+                      .arg(percent(memory), where)
+                      .arg(memory, 0, 'f', 2));
         else if (reviewCeiling > 0.0 && memory > reviewCeiling)
-            raise(RoofVerdict::Kind::Review, QStringLiteral("it moves the task's bytes at %1 of %2").arg(percent(memory), where));
+            raise(RoofVerdict::Kind::Review,
+                  QStringLiteral("it moves the task's bytes at %1 of %2").arg(percent(memory), where));
     }
     const double compute = roofline.value(QStringLiteral("compute_fraction")).toDouble();
     const double achieved = roofline.value(QStringLiteral("achieved_flops_per_s")).toDouble();
@@ -44,17 +50,22 @@ RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ce
     // an H200): above them is only worth a person's look, never a rejection.
     const bool tensorUnits = ceilings.fp16TensorFlops > 0.0 || ceilings.bf16TensorFlops > 0.0;
     if (fastest > 0.0 && achieved > rejectCeiling * fastest && !tensorUnits)
-        raise(RoofVerdict::Kind::Impossible, QStringLiteral("it does the task's FLOPs at %1 of the device's fastest measured peak (%2 GFLOP/s): "
-                                                            "%3x the roof, which no kernel can do")
-                                                 .arg(percent(achieved / fastest)).arg(fastest / 1e9, 0, 'f', 1).arg(achieved / fastest, 0, 'f', 2));
+        raise(RoofVerdict::Kind::Impossible,
+              QStringLiteral("it does the task's FLOPs at %1 of the device's fastest measured peak (%2 GFLOP/s): "
+                             "%3x the roof, which no kernel can do")
+                  .arg(percent(achieved / fastest))
+                  .arg(fastest / 1e9, 0, 'f', 1)
+                  .arg(achieved / fastest, 0, 'f', 2));
     else if (tensorUnits && fastest > 0.0 && achieved > fastest && reviewCeiling > 0.0)
-        raise(RoofVerdict::Kind::Review, QStringLiteral("it does the task's FLOPs at %1 of the device's fastest measured peak (%2 GFLOP/s, "
-                                                        "measured with mma.sync; check that the kernel really does the work)")
-                                             .arg(percent(achieved / fastest)).arg(fastest / 1e9, 0, 'f', 1));
+        raise(RoofVerdict::Kind::Review,
+              QStringLiteral("it does the task's FLOPs at %1 of the device's fastest measured peak (%2 GFLOP/s, "
+                             "measured with mma.sync; check that the kernel really does the work)")
+                  .arg(percent(achieved / fastest))
+                  .arg(fastest / 1e9, 0, 'f', 1));
     else if (reviewCeiling > 0.0 && compute > reviewCeiling)
-        raise(RoofVerdict::Kind::Review, QStringLiteral("it does the task's FLOPs at %1 of the measured %2 peak").arg(percent(compute), peakName));
+        raise(RoofVerdict::Kind::Review,
+              QStringLiteral("it does the task's FLOPs at %1 of the measured %2 peak").arg(percent(compute), peakName));
     return verdict;
 }
-
 
 } // namespace kforge::search

@@ -34,8 +34,7 @@ QJsonObject RunConfig::toJson() const {
 
 namespace {
 
-template <typename T>
-bool readNumber(const QJsonObject& json, const char* key, T& target, std::string& error) {
+template <typename T> bool readNumber(const QJsonObject& json, const char* key, T& target, std::string& error) {
     const QJsonValue v = json.value(QLatin1String(key));
     if (v.isUndefined())
         return true;
@@ -64,21 +63,19 @@ bool readString(const QJsonObject& json, const char* key, QString& target, std::
 spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
     RunConfig c;
     std::string e;
-    const bool ok = readString(json, "task", c.task, e) && readString(json, "backend", c.backend, e)
-                    && readString(json, "variant", c.variant, e) && readNumber(json, "islands", c.islands, e)
-                    && readNumber(json, "children_per_island", c.childrenPerIsland, e)
-                    && readNumber(json, "migration_interval", c.migrationInterval, e)
-                    && readNumber(json, "migrants", c.migrants, e) && readNumber(json, "exploitation", c.exploitation, e)
-                    && readNumber(json, "tuner_restart", c.tunerRestart, e)
-                    && readNumber(json, "expert_rate", c.expertRate, e)
-                    && readNumber(json, "budget_evaluations", c.budgetEvaluations, e)
-                    && readNumber(json, "budget_seconds", c.budgetSeconds, e) && readNumber(json, "workers", c.workers, e)
-                    && readNumber(json, "device", c.device, e)
-                    && readNumber(json, "eval_timeout_seconds", c.evalTimeoutSeconds, e)
-                    && readString(json, "descriptors", c.descriptors, e)
-                    && readNumber(json, "review_speedup", c.reviewSpeedup, e)
-                    && readNumber(json, "review_ceiling", c.reviewCeiling, e)
-                    && readNumber(json, "reject_ceiling", c.rejectCeiling, e);
+    const bool ok =
+        readString(json, "task", c.task, e) && readString(json, "backend", c.backend, e)
+        && readString(json, "variant", c.variant, e) && readNumber(json, "islands", c.islands, e)
+        && readNumber(json, "children_per_island", c.childrenPerIsland, e)
+        && readNumber(json, "migration_interval", c.migrationInterval, e) && readNumber(json, "migrants", c.migrants, e)
+        && readNumber(json, "exploitation", c.exploitation, e) && readNumber(json, "tuner_restart", c.tunerRestart, e)
+        && readNumber(json, "expert_rate", c.expertRate, e)
+        && readNumber(json, "budget_evaluations", c.budgetEvaluations, e)
+        && readNumber(json, "budget_seconds", c.budgetSeconds, e) && readNumber(json, "workers", c.workers, e)
+        && readNumber(json, "device", c.device, e) && readNumber(json, "eval_timeout_seconds", c.evalTimeoutSeconds, e)
+        && readString(json, "descriptors", c.descriptors, e) && readNumber(json, "review_speedup", c.reviewSpeedup, e)
+        && readNumber(json, "review_ceiling", c.reviewCeiling, e)
+        && readNumber(json, "reject_ceiling", c.rejectCeiling, e);
     if (!ok)
         return spec::fail(e);
     // Configurations written before the roofline rules (no reject_ceiling) stored the old default
@@ -90,7 +87,8 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         bool parsed = false;
         c.seed = seed.toString().toULongLong(&parsed);
         if (!parsed)
-            return spec::fail("run configuration: 'seed' must be a non-negative integer, not '" + seed.toString().toStdString() + "'");
+            return spec::fail("run configuration: 'seed' must be a non-negative integer, not '"
+                              + seed.toString().toStdString() + "'");
     } else if (seed.isDouble()) {
         c.seed = static_cast<std::uint64_t>(seed.toDouble());
     } else if (!seed.isUndefined()) {

@@ -13,24 +13,24 @@
 namespace kforge::search {
 
 struct RunConfig {
-    QString task;                  // name or folder
+    QString task; // name or folder
     QString backend = QStringLiteral("opencl");
     QString variant = QStringLiteral("default");
     int islands = 4;
-    int childrenPerIsland = 4;     // proposals per island and generation
-    int migrationInterval = 3;     // generations between migrations (0: never)
-    int migrants = 1;              // elites each island sends to the next one (a ring)
-    double exploitation = 0.5;     // share of parents chosen by fitness; the rest by recent progress
-    double tunerRestart = 0.2;     // chance the tuner jumps to a random configuration
-    double expertRate = 0.25;      // chance a child is an expert kernel not yet tried on its island
+    int childrenPerIsland = 4;      // proposals per island and generation
+    int migrationInterval = 3;      // generations between migrations (0: never)
+    int migrants = 1;               // elites each island sends to the next one (a ring)
+    double exploitation = 0.5;      // share of parents chosen by fitness; the rest by recent progress
+    double tunerRestart = 0.2;      // chance the tuner jumps to a random configuration
+    double expertRate = 0.25;       // chance a child is an expert kernel not yet tried on its island
     qint64 budgetEvaluations = 200; // every evaluation counts, re-measurements included; 0: none
-    double budgetSeconds = 0.0;    // wall time over all sessions of the run; 0: none
+    double budgetSeconds = 0.0;     // wall time over all sessions of the run; 0: none
     std::uint64_t seed = 1;
-    int workers = 1;               // worker processes (timing is only trustworthy with one per device)
+    int workers = 1; // worker processes (timing is only trustworthy with one per device)
     int device = 0;
     double evalTimeoutSeconds = 300.0;
-    bool confirmBest = true;       // re-measure a new best before promoting it
-    QString descriptors;           // a descriptor space file; empty: the built-in one
+    bool confirmBest = true; // re-measure a new best before promoting it
+    QString descriptors;     // a descriptor space file; empty: the built-in one
     // A speedup over the task's naive baseline says nothing about honesty (an expert SGEMM is 50x
     // a naive one at a few per cent of the device's roof), so by default it never sends a kernel
     // to review; a user may still ask for that (0: never).
@@ -40,7 +40,7 @@ struct RunConfig {
     // is rejected. The margin over 1 allows for the roof being a measurement itself.
     double reviewCeiling = 0.9;
     double rejectCeiling = 1.1;
-    llm::LlmSettings llm;               // language-model proposers; none by default
+    llm::LlmSettings llm; // language-model proposers; none by default
 
     QJsonObject toJson() const;
     // Errors name the key and what is wrong; keys not given keep their defaults.

@@ -122,7 +122,8 @@ spec::Expected<LoadedRun> loadRun(const EngineSetup& setup) {
     out.task = std::move(*bundle);
     const std::string backend = config.backend.toStdString();
     if (!out.task.baselineSource.count(backend))
-        return spec::fail("task " + out.task.spec.name + " has no " + backend + " baseline to start from (its task.json names none)");
+        return spec::fail("task " + out.task.spec.name + " has no " + backend
+                          + " baseline to start from (its task.json names none)");
     if (config.variant != QLatin1String("default") && !out.task.spec.variants.count(config.variant.toStdString()))
         return spec::fail("task " + out.task.spec.name + " has no size variant '" + config.variant.toStdString() + "'");
     out.dialect = config.backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
@@ -139,19 +140,21 @@ spec::Expected<LoadedRun> loadRun(const EngineSetup& setup) {
     out.space = *space;
 
     if (setup.useExperts) {
-        const auto library =
-            propose::ExpertLibrary::load(setup.expertRoots.isEmpty() ? propose::ExpertLibrary::defaultRoots() : setup.expertRoots);
+        const auto library = propose::ExpertLibrary::load(
+            setup.expertRoots.isEmpty() ? propose::ExpertLibrary::defaultRoots() : setup.expertRoots);
         for (const QString& problem : library.problems())
             out.notices << QStringLiteral("expert library: %1").arg(problem);
         out.experts = library.forTask(q(out.task.spec.name), config.backend);
     }
     if (setup.useExperience) {
-        const QString path = setup.experiencePath.isEmpty() ? experience::ExperienceLibrary::defaultPath() : setup.experiencePath;
+        const QString path =
+            setup.experiencePath.isEmpty() ? experience::ExperienceLibrary::defaultPath() : setup.experiencePath;
         QDir().mkpath(QFileInfo(path).absolutePath());
         if (auto library = experience::ExperienceLibrary::open(path))
             out.experience = std::move(*library);
         else
-            out.notices << QStringLiteral("experience library: %1 (the run neither starts from it nor adds to it)").arg(q(library.error()));
+            out.notices << QStringLiteral("experience library: %1 (the run neither starts from it nor adds to it)")
+                               .arg(q(library.error()));
     }
 
     if (resuming) {

@@ -52,7 +52,7 @@ struct EngineSetup {
 struct StoredRun {
     int generation = -1; // the last generation completed
     double wallSeconds = 0.0;
-    std::vector<model::Candidate> candidates; // flags cleared: they replay from the events
+    std::vector<model::Candidate> candidates;   // flags cleared: they replay from the events
     std::map<int, std::vector<qint64>> batches; // by generation
     std::map<std::pair<qint64, model::EvaluationPurpose>, protocol::EvaluateResult> results;
     std::map<qint64, QJsonObject> roofline; // of search evaluations

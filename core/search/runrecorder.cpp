@@ -9,9 +9,10 @@ void RunRecorder::attach(store::RunStore* store, qint64 runId, FailureHandler on
 }
 
 QString RunRecorder::failureMessage(const QString& what, const QString& error) {
-    return QStringLiteral("the run store could not record %1: %2. The run stopped there; everything stored before is intact, "
-                          "and `kforge run --resume` continues it once the store can be written again (free disk space, "
-                          "write permission, or another program holding it locked)")
+    return QStringLiteral(
+               "the run store could not record %1: %2. The run stopped there; everything stored before is intact, "
+               "and `kforge run --resume` continues it once the store can be written again (free disk space, "
+               "write permission, or another program holding it locked)")
         .arg(what, error);
 }
 

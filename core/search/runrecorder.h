@@ -26,8 +26,7 @@ public:
     bool broken() const { return m_broken; }
 
     // True when `outcome` succeeded; otherwise the run stops (once) with a message naming `what`.
-    template <typename T>
-    bool written(const spec::Expected<T>& outcome, const QString& what) {
+    template <typename T> bool written(const spec::Expected<T>& outcome, const QString& what) {
         if (outcome)
             return true;
         if (!m_broken) {
@@ -47,7 +46,8 @@ public:
     // The generation's buffered events (unless `replayed`: they are stored already), the
     // archives when they changed, and the run record, in one transaction. False when the run
     // stopped on a failed write.
-    bool endGeneration(int generation, bool replayed, const store::RunRecord& run, const QList<store::ArchiveMemberRecord>& archives);
+    bool endGeneration(int generation, bool replayed, const store::RunRecord& run,
+                       const QList<store::ArchiveMemberRecord>& archives);
     // The islands' archives, written only when they differ from those last written.
     bool archives(const QList<store::ArchiveMemberRecord>& members);
     // The end of the run: `run_ended` and the run record, in one transaction. On failure the

@@ -1,8 +1,8 @@
 #include "store/runexport.h"
 
+#include "eval/resultformat.h"
 #include "expression.h"
 #include "launchplan.h"
-#include "eval/resultformat.h"
 #include "task/taskcatalog.h"
 
 #include <QDir>
@@ -103,8 +103,9 @@ QJsonObject runToJson(const RunRecord& r) {
 }
 
 QString formatRunLine(const RunRecord& r) {
-    const QString best = r.bestCandidate ? QStringLiteral("%1x (#%2)").arg(r.bestSpeedup, 0, 'f', 3).arg(r.bestCandidate)
-                                         : QStringLiteral("no best yet");
+    const QString best = r.bestCandidate
+                             ? QStringLiteral("%1x (#%2)").arg(r.bestSpeedup, 0, 'f', 3).arg(r.bestCandidate)
+                             : QStringLiteral("no best yet");
     return QStringLiteral("%1  %2  %3  %4  %5 evals  gen %6  %7  %8")
         .arg(r.id, 3)
         .arg(r.name, -22)
@@ -124,7 +125,8 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
     QString& t = report.text;
     const RunRecord& r = l.run;
     t += QStringLiteral("run %1: %2 (%3 sizes)\n").arg(r.id).arg(r.name, r.variant);
-    t += QStringLiteral("state: %1%2\n").arg(r.state, r.message.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.message));
+    t += QStringLiteral("state: %1%2\n")
+             .arg(r.state, r.message.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.message));
     t += QStringLiteral("task folder: %1\n").arg(r.taskDir);
     t += QStringLiteral("created %1, %2 evaluations, %3 candidates, %4 generations completed, %5 s of wall time\n")
              .arg(r.created.toLocalTime().toString(Qt::ISODate))
@@ -133,14 +135,17 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
              .arg(r.generation + 1)
              .arg(r.wallSeconds, 0, 'f', 1);
     if (r.bestCandidate)
-        t += QStringLiteral("best: candidate %1, %2x over the baseline (re-measured)\n").arg(r.bestCandidate).arg(r.bestSpeedup, 0, 'f', 3);
+        t += QStringLiteral("best: candidate %1, %2x over the baseline (re-measured)\n")
+                 .arg(r.bestCandidate)
+                 .arg(r.bestSpeedup, 0, 'f', 3);
 
     std::map<QString, int> statuses;
     std::map<QString, int> origins;
     for (const auto& c : l.candidates) {
         ++origins[model::originName(c.origin)];
         auto it = l.search.find(c.id);
-        ++statuses[it == l.search.end() ? QStringLiteral("not evaluated") : q(std::string(protocol::statusName(it->second.result.status)))];
+        ++statuses[it == l.search.end() ? QStringLiteral("not evaluated")
+                                        : q(std::string(protocol::statusName(it->second.result.status)))];
     }
     QStringList parts;
     for (const auto& [name, n] : statuses)
@@ -194,11 +199,17 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
                 ++migrations;
                 continue;
             }
-            lines << QStringLiteral("  gen %1  %2  %3").arg(e.generation, 3).arg(e.kind, -18)
+            lines << QStringLiteral("  gen %1  %2  %3")
+                         .arg(e.generation, 3)
+                         .arg(e.kind, -18)
                          .arg(QString::fromUtf8(QJsonDocument(e.data).toJson(QJsonDocument::Compact)));
-            eventList.append(QJsonObject{{QStringLiteral("generation"), e.generation}, {QStringLiteral("kind"), e.kind}, {QStringLiteral("data"), e.data}});
+            eventList.append(QJsonObject{{QStringLiteral("generation"), e.generation},
+                                         {QStringLiteral("kind"), e.kind},
+                                         {QStringLiteral("data"), e.data}});
         }
-        t += QStringLiteral("\nevents (%1 migrations not listed):\n%2\n").arg(migrations).arg(lines.join(QLatin1Char('\n')));
+        t += QStringLiteral("\nevents (%1 migrations not listed):\n%2\n")
+                 .arg(migrations)
+                 .arg(lines.join(QLatin1Char('\n')));
     }
     // What the language models cost, by operator (kforge llm calls lists every call).
     QJsonObject llm;
@@ -213,7 +224,8 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
         QJsonObject opJson;
         for (const auto& [op, counts] : byOp) {
             ops << QStringLiteral("%1 %2 (%3 kernels)").arg(op).arg(counts.first).arg(counts.second);
-            opJson.insert(op, QJsonObject{{QStringLiteral("calls"), counts.first}, {QStringLiteral("kernels"), counts.second}});
+            opJson.insert(
+                op, QJsonObject{{QStringLiteral("calls"), counts.first}, {QStringLiteral("kernels"), counts.second}});
         }
         const LlmSpend spend = LlmSpend::of(*calls);
         t += QStringLiteral("\nLLM calls: %1; %2\n").arg(ops.join(QStringLiteral(", ")), spend.text());
@@ -260,8 +272,9 @@ QJsonObject LlmSpend::toJson() const {
 }
 
 QString bakeParams(const QString& source, const model::ParamValues& params) {
-    static const QRegularExpression directive(QStringLiteral(R"(^(\s*//\s*kforge:param\s+([A-Za-z_][A-Za-z0-9_]*)\b.*=\s*)(-?\d+)(\s*)$)"),
-                                              QRegularExpression::MultilineOption);
+    static const QRegularExpression directive(
+        QStringLiteral(R"(^(\s*//\s*kforge:param\s+([A-Za-z_][A-Za-z0-9_]*)\b.*=\s*)(-?\d+)(\s*)$)"),
+        QRegularExpression::MultilineOption);
     QString out;
     qsizetype last = 0;
     for (auto it = directive.globalMatch(source); it.hasNext();) {
@@ -285,10 +298,12 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     const RunRecord& r = l.run;
     const qint64 id = candidateId > 0 ? candidateId : r.bestCandidate;
     if (id == 0)
-        return spec::fail(store.path().toStdString() + ": run " + std::to_string(r.id) + " has no confirmed best kernel yet");
+        return spec::fail(store.path().toStdString() + ": run " + std::to_string(r.id)
+                          + " has no confirmed best kernel yet");
     auto found = l.byId.find(id);
     if (found == l.byId.end())
-        return spec::fail(store.path().toStdString() + ": run " + std::to_string(r.id) + " has no candidate " + std::to_string(id));
+        return spec::fail(store.path().toStdString() + ": run " + std::to_string(r.id) + " has no candidate "
+                          + std::to_string(id));
     const model::Candidate& c = *found->second;
     if (!QDir().mkpath(outDir))
         return spec::fail(outDir.toStdString() + ": cannot create the folder");
@@ -296,11 +311,16 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     QStringList written;
     QString error;
     const bool cuda = r.backend == QLatin1String("cuda");
-    const QString kernelPath = dir.filePath(QStringLiteral("kernel.%1").arg(cuda ? QStringLiteral("cu") : QStringLiteral("cl")));
+    const QString kernelPath =
+        dir.filePath(QStringLiteral("kernel.%1").arg(cuda ? QStringLiteral("cu") : QStringLiteral("cl")));
     QString header = QStringLiteral("// Exported by kforge from run %1 (%2), candidate %3: %4\n")
-                         .arg(r.id).arg(r.name).arg(c.id).arg(c.label);
+                         .arg(r.id)
+                         .arg(r.name)
+                         .arg(c.id)
+                         .arg(c.label);
     if (!c.params.empty())
-        header += QStringLiteral("// Tuned parameter values (now the defaults below): %1\n").arg(model::formatParams(c.params));
+        header += QStringLiteral("// Tuned parameter values (now the defaults below): %1\n")
+                      .arg(model::formatParams(c.params));
     if (!writeFile(kernelPath, (header + bakeParams(c.source, c.params)).toUtf8(), &error))
         return spec::fail(error.toStdString());
     written << kernelPath;
@@ -338,7 +358,8 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
                     for (const auto& a : la.args)
                         args.append(q(a.name));
                     auto dims = [](const std::array<std::uint64_t, 3>& d) {
-                        return QJsonArray{static_cast<double>(d[0]), static_cast<double>(d[1]), static_cast<double>(d[2])};
+                        return QJsonArray{static_cast<double>(d[0]), static_cast<double>(d[1]),
+                                          static_cast<double>(d[2])};
                     };
                     launches.append(QJsonObject{{QStringLiteral("kernel"), q(la.kernel)},
                                                 {QStringLiteral("grid"), dims(la.grid)},
@@ -378,7 +399,8 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
         md += QStringLiteral("- parameters: %1\n").arg(model::formatParams(c.params));
     auto timingLine = [&](const char* what, const EvaluationRecord& e) {
         const auto& res = e.result;
-        QString line = QStringLiteral("- %1: %2").arg(QLatin1String(what), q(std::string(protocol::statusName(res.status))));
+        QString line =
+            QStringLiteral("- %1: %2").arg(QLatin1String(what), q(std::string(protocol::statusName(res.status))));
         if (res.speedup)
             line += QStringLiteral(", %1x over the baseline timed in the same call").arg(*res.speedup, 0, 'f', 3);
         if (res.candidateTiming && res.baselineTiming)
@@ -424,7 +446,8 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
                   .arg(cur->island)
                   .arg(cur->generation)
                   .arg(sp);
-        cur = cur->parents.isEmpty() ? nullptr : (l.byId.count(cur->parents.front()) ? l.byId.at(cur->parents.front()) : nullptr);
+        cur = cur->parents.isEmpty() ? nullptr
+                                     : (l.byId.count(cur->parents.front()) ? l.byId.at(cur->parents.front()) : nullptr);
     }
     md += QStringLiteral("\nReproduce: `kforge eval --task %1 --backend %2 --variant %3 --kernel %4`\n")
               .arg(r.taskDir, r.backend, r.variant, QFileInfo(kernelPath).fileName());

@@ -9,10 +9,10 @@
 #include <QDateTime>
 #include <QFile>
 #include <QFileInfo>
-#include <QSysInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QLoggingCategory>
+#include <QSysInfo>
 #include <QThread>
 #include <QUrl>
 
@@ -377,8 +377,7 @@ bool isBusy(int code) {
 
 } // namespace
 
-template <typename T, typename Body>
-Expected<T> RunStore::write(Body&& body) {
+template <typename T, typename Body> Expected<T> RunStore::write(Body&& body) {
     for (int attempt = 1;; ++attempt) {
         int code = SQLITE_OK;
         Expected<T> result = [&]() -> Expected<T> {
@@ -390,7 +389,7 @@ Expected<T> RunStore::write(Body&& body) {
             Expected<T> r = body();
             if (!r) {
                 code = sqlite3_extended_errcode(m_db); // before the rollback clears it
-                return r; // rolled back by the transaction (or marks the enclosing one)
+                return r;                              // rolled back by the transaction (or marks the enclosing one)
             }
             if (auto committed = transaction.commit(); !committed) {
                 code = m_lastFailure;
@@ -402,7 +401,8 @@ Expected<T> RunStore::write(Body&& body) {
         // caller's to handle.
         if (result || m_transactionDepth > 0 || attempt >= kWriteAttempts || !isBusy(code))
             return result;
-        qCInfo(lcStore).noquote() << m_path << "is held by another connection; trying again:" << QString::fromStdString(result.error());
+        qCInfo(lcStore).noquote() << m_path << "is held by another connection; trying again:"
+                                  << QString::fromStdString(result.error());
         QThread::msleep(static_cast<unsigned long>(200 * attempt));
     }
 }
@@ -824,8 +824,9 @@ Expected<QList<model::Candidate>> RunStore::candidates(qint64 runId, const Slice
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
     QList<model::Candidate> result;
-    Statement query(m_db, "SELECT id, CASE WHEN ? THEN source ELSE '' END, params_json, island, generation, origin, label, key, "
-                          "pinned, vetoed FROM candidates WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id LIMIT ?");
+    Statement query(
+        m_db, "SELECT id, CASE WHEN ? THEN source ELSE '' END, params_json, island, generation, origin, label, key, "
+              "pinned, vetoed FROM candidates WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id LIMIT ?");
     query.bindInt(1, slice.withSource ? 1 : 0);
     bindSlice(query.bindInt(2, runId), slice, 3);
     int rc = SQLITE_OK;
@@ -947,10 +948,11 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
         e.candidateId = query.int64(1);
         auto purpose = model::parsePurpose(query.text(2));
         if (!purpose)
-            return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose", query.text(2),
-                               "search, confirm");
+            return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose",
+                               query.text(2), "search, confirm");
         e.purpose = *purpose;
-        auto decoded = decodeResult(query.utf8(3), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
+        auto decoded =
+            decodeResult(query.utf8(3), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
         if (!decoded)
             return Error{decoded.error()};
         e.result = std::move(*decoded);
@@ -969,9 +971,10 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
 Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, const Slice& slice) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT id, candidate_id, purpose, status, speedup, candidate_us, baseline_us, message, findings_json, "
-                          "roofline_json, cell, CASE WHEN cell IS NULL THEN result_json END "
-                          "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
+    Statement query(
+        m_db, "SELECT id, candidate_id, purpose, status, speedup, candidate_us, baseline_us, message, findings_json, "
+              "roofline_json, cell, CASE WHEN cell IS NULL THEN result_json END "
+              "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
     QList<EvaluationSummary> result;
     int rc = SQLITE_OK;
@@ -981,8 +984,8 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         e.candidateId = query.int64(1);
         auto purpose = model::parsePurpose(query.text(2));
         if (!purpose)
-            return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose", query.text(2),
-                               "search, confirm");
+            return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose",
+                               query.text(2), "search, confirm");
         e.purpose = *purpose;
         e.status = query.text(3);
         e.speedup = optionalReal(query, 4);
@@ -994,7 +997,8 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         if (!query.isNull(10)) {
             e.cell = parseCell(query.text(10));
         } else {
-            auto decoded = decodeResult(query.utf8(11), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
+            auto decoded =
+                decodeResult(query.utf8(11), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
             if (!decoded)
                 return Error{decoded.error()};
             e.result = std::move(*decoded);
@@ -1023,8 +1027,10 @@ Expected<bool> RunStore::requestReview(qint64 runId, qint64 candidateId, const Q
 
 Status RunStore::decideReview(qint64 runId, qint64 candidateId, bool accepted, const QString& note) {
     return write<spec::Done>([&]() -> Expected<spec::Done> {
-        Statement update(m_db, "UPDATE reviews SET state = ?, note = ?, decided = ? WHERE run_id = ? AND candidate_id = ?");
-        update.bindText(1, model::reviewStateName(accepted ? model::ReviewState::Accepted : model::ReviewState::Rejected))
+        Statement update(m_db,
+                         "UPDATE reviews SET state = ?, note = ?, decided = ? WHERE run_id = ? AND candidate_id = ?");
+        update
+            .bindText(1, model::reviewStateName(accepted ? model::ReviewState::Accepted : model::ReviewState::Rejected))
             .bindText(2, note)
             .bindText(3, now())
             .bindInt(4, runId)
@@ -1032,7 +1038,8 @@ Status RunStore::decideReview(qint64 runId, qint64 candidateId, bool accepted, c
         if (!update.run())
             return failure(where(), "cannot record the review of candidate " + number(candidateId), update);
         if (sqlite3_changes(m_db) == 0)
-            return fail(where() + ": candidate " + number(candidateId) + " of run " + number(runId) + " is not in the review queue");
+            return fail(where() + ": candidate " + number(candidateId) + " of run " + number(runId)
+                        + " is not in the review queue");
         return spec::Done{};
     });
 }
@@ -1040,7 +1047,9 @@ Status RunStore::decideReview(qint64 runId, qint64 candidateId, bool accepted, c
 Expected<QList<ReviewRecord>> RunStore::reviews(qint64 runId) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT id, candidate_id, reason, state, note, created, decided FROM reviews WHERE run_id = ? ORDER BY id");
+    Statement query(
+        m_db,
+        "SELECT id, candidate_id, reason, state, note, created, decided FROM reviews WHERE run_id = ? ORDER BY id");
     query.bindInt(1, runId);
     QList<ReviewRecord> result;
     int rc = SQLITE_OK;
@@ -1051,8 +1060,9 @@ Expected<QList<ReviewRecord>> RunStore::reviews(qint64 runId) {
         r.reason = query.text(2);
         auto state = model::parseReviewState(query.text(3));
         if (!state)
-            return unknownName(where() + ": the review of candidate " + number(r.candidateId) + " of run " + number(runId), "state",
-                               query.text(3), "pending, accepted, rejected");
+            return unknownName(where() + ": the review of candidate " + number(r.candidateId) + " of run "
+                                   + number(runId),
+                               "state", query.text(3), "pending, accepted, rejected");
         r.state = *state;
         r.note = query.text(4);
         r.created = parseTimestamp(query.text(5));
@@ -1074,10 +1084,18 @@ Status RunStore::setArchive(qint64 runId, const QList<ArchiveMemberRecord>& memb
         if (!clear.bindInt(1, runId).run())
             return failure(where(), "cannot replace the archives of run " + number(runId), clear);
         for (const auto& m : members) {
-            Statement insert(m_db, "INSERT INTO archive_members (run_id, island, cell, candidate_id, speedup) VALUES (?, ?, ?, ?, ?)");
-            insert.bindInt(1, runId).bindInt(2, m.island).bindText(3, cellText(m.cell)).bindInt(4, m.candidateId).bindDouble(5, m.speedup);
+            Statement insert(
+                m_db,
+                "INSERT INTO archive_members (run_id, island, cell, candidate_id, speedup) VALUES (?, ?, ?, ?, ?)");
+            insert.bindInt(1, runId)
+                .bindInt(2, m.island)
+                .bindText(3, cellText(m.cell))
+                .bindInt(4, m.candidateId)
+                .bindDouble(5, m.speedup);
             if (!insert.run())
-                return failure(where(), "cannot store the archive of island " + number(m.island) + " of run " + number(runId), insert);
+                return failure(where(),
+                               "cannot store the archive of island " + number(m.island) + " of run " + number(runId),
+                               insert);
         }
         Statement mark(m_db, "UPDATE runs SET archives_stored = 1 WHERE id = ?");
         if (!mark.bindInt(1, runId).run())
@@ -1089,7 +1107,8 @@ Status RunStore::setArchive(qint64 runId, const QList<ArchiveMemberRecord>& memb
 Expected<std::optional<QList<ArchiveMemberRecord>>> RunStore::archive(qint64 runId) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT island, cell, candidate_id, speedup FROM archive_members WHERE run_id = ? ORDER BY island, cell");
+    Statement query(
+        m_db, "SELECT island, cell, candidate_id, speedup FROM archive_members WHERE run_id = ? ORDER BY island, cell");
     query.bindInt(1, runId);
     QList<ArchiveMemberRecord> members;
     int rc = SQLITE_OK;
@@ -1098,8 +1117,9 @@ Expected<std::optional<QList<ArchiveMemberRecord>>> RunStore::archive(qint64 run
         m.island = static_cast<int>(query.int64(0));
         const auto cell = parseCell(query.text(1));
         if (!cell)
-            return fail(where() + ": run " + number(runId) + ": island " + number(m.island) + " has an archive cell that is not "
-                        + std::to_string(model::kDimensions) + " levels: '" + query.text(1).toStdString() + "'");
+            return fail(where() + ": run " + number(runId) + ": island " + number(m.island)
+                        + " has an archive cell that is not " + std::to_string(model::kDimensions) + " levels: '"
+                        + query.text(1).toStdString() + "'");
         m.cell = *cell;
         m.candidateId = query.int64(2);
         m.speedup = query.real(3);
@@ -1143,9 +1163,11 @@ Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
     return write<qint64>([&]() -> Expected<qint64> {
         if (auto s = requireRun(runId); !s)
             return Error{s.error()};
-        Statement insert(m_db, "INSERT INTO llm_calls(run_id, generation, island, operator, stage, endpoint, model, strategy_id, "
-                               "parents_json, candidate_id, status, message, input_tokens, output_tokens, cost_usd, latency_s, "
-                               "attempts, system_prompt, prompt, answer, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        Statement insert(
+            m_db, "INSERT INTO llm_calls(run_id, generation, island, operator, stage, endpoint, model, strategy_id, "
+                  "parents_json, candidate_id, status, message, input_tokens, output_tokens, cost_usd, latency_s, "
+                  "attempts, system_prompt, prompt, answer, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                  "?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, runId).bindInt(2, c.generation).bindInt(3, c.island).bindText(4, c.op).bindText(5, c.stage);
         insert.bindText(6, c.endpoint).bindText(7, c.model);
         c.strategyId ? insert.bindInt(8, *c.strategyId) : insert.bindNull(8);
@@ -1175,9 +1197,12 @@ Status RunStore::setLlmCallCandidate(qint64 runId, qint64 callId, qint64 candida
 Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId, const Slice& slice) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT id, generation, island, operator, stage, endpoint, model, strategy_id, parents_json, candidate_id, "
-                          "status, message, input_tokens, output_tokens, cost_usd, latency_s, attempts, system_prompt, prompt, answer, at "
-                          "FROM llm_calls WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
+    Statement query(
+        m_db,
+        "SELECT id, generation, island, operator, stage, endpoint, model, strategy_id, parents_json, candidate_id, "
+        "status, message, input_tokens, output_tokens, cost_usd, latency_s, attempts, system_prompt, prompt, answer, "
+        "at "
+        "FROM llm_calls WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
     QList<LlmCallRecord> result;
     int rc = SQLITE_OK;
@@ -1214,8 +1239,9 @@ Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId, const Slice& sli
 Expected<QList<QPair<qint64, qint64>>> RunStore::llmCallCandidates(qint64 runId, qint64 afterId) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT id, candidate_id FROM llm_calls WHERE run_id = ? AND id > ? AND candidate_id IS NOT NULL "
-                          "ORDER BY id");
+    Statement query(m_db,
+                    "SELECT id, candidate_id FROM llm_calls WHERE run_id = ? AND id > ? AND candidate_id IS NOT NULL "
+                    "ORDER BY id");
     query.bindInt(1, runId).bindInt(2, afterId);
     QList<QPair<qint64, qint64>> links;
     int rc = SQLITE_OK;
@@ -1234,7 +1260,11 @@ Status RunStore::insertStrategy(qint64 runId, const StrategyRecord& st) {
                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, st.id).bindInt(2, runId).bindText(3, st.stage);
         st.parent ? insert.bindInt(4, *st.parent) : insert.bindNull(4);
-        insert.bindText(5, st.seed).bindInt(6, st.generation).bindText(7, st.text).bindInt(8, st.retired ? 1 : 0).bindText(9, now());
+        insert.bindText(5, st.seed)
+            .bindInt(6, st.generation)
+            .bindText(7, st.text)
+            .bindInt(8, st.retired ? 1 : 0)
+            .bindText(9, now());
         if (!insert.run())
             return failure(where(), "cannot record strategy " + number(st.id) + " of run " + number(runId), insert);
         return success();
@@ -1254,7 +1284,9 @@ Status RunStore::retireStrategy(qint64 runId, qint64 strategyId) {
 Expected<QList<StrategyRecord>> RunStore::strategies(qint64 runId) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT id, stage, parent, seed, generation, text, retired, at FROM strategies WHERE run_id = ? ORDER BY id");
+    Statement query(
+        m_db,
+        "SELECT id, stage, parent, seed, generation, text, retired, at FROM strategies WHERE run_id = ? ORDER BY id");
     query.bindInt(1, runId);
     QList<StrategyRecord> result;
     int rc = SQLITE_OK;
@@ -1332,7 +1364,8 @@ Expected<std::unique_ptr<RunLock>> RunLock::acquire(const QString& storePath, qi
     for (int attempt = 0; attempt < 10; ++attempt) {
         const int fd = ::open(name.constData(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd < 0)
-            return fail("cannot lock " + what + ": cannot create " + sqlite::whereOf(path) + ": " + std::strerror(errno));
+            return fail("cannot lock " + what + ": cannot create " + sqlite::whereOf(path) + ": "
+                        + std::strerror(errno));
         if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
             const int error = errno;
             QByteArray holder(512, '\0');
@@ -1341,21 +1374,24 @@ Expected<std::unique_ptr<RunLock>> RunLock::acquire(const QString& storePath, qi
             if (error != EWOULDBLOCK)
                 return fail("cannot lock " + what + ": " + std::strerror(error));
             holder.truncate(n > 0 ? static_cast<qsizetype>(n) : 0);
-            const std::string who = holder.trimmed().isEmpty() ? std::string("another kforge session") : holder.trimmed().toStdString();
-            return fail(what + " is in use by " + who
-                        + "; two sessions of one run would record it twice. Stop that session first (it releases the run "
-                          "when it ends, crashed or not)");
+            const std::string who =
+                holder.trimmed().isEmpty() ? std::string("another kforge session") : holder.trimmed().toStdString();
+            return fail(
+                what + " is in use by " + who
+                + "; two sessions of one run would record it twice. Stop that session first (it releases the run "
+                  "when it ends, crashed or not)");
         }
         // The holder before us may have removed the file between our open and our lock: then we
         // locked a file nobody else can see, and must start again with the one at the path.
         struct stat held {};
         struct stat named {};
-        if (::fstat(fd, &held) == 0 && ::stat(name.constData(), &named) == 0 && held.st_ino == named.st_ino && held.st_dev == named.st_dev) {
-            const QByteArray holder = QStringLiteral("pid %1 on %2 since %3")
-                                          .arg(QCoreApplication::applicationPid())
-                                          .arg(QSysInfo::machineHostName(),
-                                               QDateTime::currentDateTimeUtc().toString(Qt::ISODate))
-                                          .toUtf8();
+        if (::fstat(fd, &held) == 0 && ::stat(name.constData(), &named) == 0 && held.st_ino == named.st_ino
+            && held.st_dev == named.st_dev) {
+            const QByteArray holder =
+                QStringLiteral("pid %1 on %2 since %3")
+                    .arg(QCoreApplication::applicationPid())
+                    .arg(QSysInfo::machineHostName(), QDateTime::currentDateTimeUtc().toString(Qt::ISODate))
+                    .toUtf8();
             if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, holder.constData(), static_cast<size_t>(holder.size()), 0) < 0)
                 qCDebug(lcStore).noquote() << path << "holds no holder's name:" << std::strerror(errno);
             return std::unique_ptr<RunLock>(new RunLock(fd, path));

@@ -9,8 +9,8 @@
 // that never changes the file (no migration, no journal-mode switch), works on a read-only file or
 // folder, and reads a store written by an older kforge as it is.
 
-#include "model/candidate.h"
 #include "expected.h"
+#include "model/candidate.h"
 #include "protocol.h"
 
 #include <QDateTime>
@@ -26,8 +26,7 @@ struct sqlite3;
 
 namespace kforge::store {
 
-template <typename T>
-using Expected = spec::Expected<T>;
+template <typename T> using Expected = spec::Expected<T>;
 using Status = spec::Status;
 
 struct RunRecord {
@@ -37,11 +36,11 @@ struct RunRecord {
     QString taskDir; // the folder it was loaded from, to resume
     QString backend;
     QString variant;
-    QJsonObject config; // the run's configuration (engine RunConfig as JSON)
-    QString state;      // created, running, paused, stopped, finished, failed, interrupted
-    QString message;    // why it stopped, for people
-    QDateTime created;  // UTC
-    QDateTime updated;  // UTC
+    QJsonObject config;       // the run's configuration (engine RunConfig as JSON)
+    QString state;            // created, running, paused, stopped, finished, failed, interrupted
+    QString message;          // why it stopped, for people
+    QDateTime created;        // UTC
+    QDateTime updated;        // UTC
     qint64 bestCandidate = 0; // confirmed best; 0 when none yet
     double bestSpeedup = 0.0;
     qint64 evaluations = 0;   // evaluations counted against the budget
@@ -104,7 +103,7 @@ struct LlmCallRecord {
     std::optional<qint64> strategyId;
     QList<qint64> parents;
     std::optional<qint64> candidateId;
-    QString status;  // ok, unparsable, duplicate, or the client's error kind
+    QString status; // ok, unparsable, duplicate, or the client's error kind
     QString message;
     std::optional<qint64> inputTokens;
     std::optional<qint64> outputTokens;
@@ -132,9 +131,9 @@ struct StrategyRecord {
 // Which rows of a run a reader wants: those after a row id (readers that follow a live run read
 // only what is new), at most `limit` of them, optionally only one candidate's.
 struct Slice {
-    qint64 afterId = 0;   // rows with a larger id
-    qint64 limit = -1;    // -1: all
-    qint64 candidate = 0; // 0: every candidate
+    qint64 afterId = 0;     // rows with a larger id
+    qint64 limit = -1;      // -1: all
+    qint64 candidate = 0;   // 0: every candidate
     bool withSource = true; // candidates: read their kernel sources too (the bulk of a big run)
 };
 
@@ -217,7 +216,8 @@ public:
     // (candidate, kind, severity, line, message) so they can be queried.
     Expected<qint64> insertEvaluation(qint64 runId, qint64 candidateId, model::EvaluationPurpose purpose,
                                       const protocol::EvaluateResult& result, const QJsonArray& findings = {},
-                                      const QJsonObject& roofline = {}, const std::optional<model::Cell>& cell = std::nullopt);
+                                      const QJsonObject& roofline = {},
+                                      const std::optional<model::Cell>& cell = std::nullopt);
     Expected<QList<EvaluationRecord>> evaluations(qint64 runId, const Slice& slice = {}); // in insertion order
     Expected<QList<EvaluationSummary>> evaluationSummaries(qint64 runId, const Slice& slice = {});
 
@@ -276,8 +276,7 @@ private:
     // One write in its own transaction (or in the caller's when one is open). An outermost one
     // that fails because another connection holds the file (busy past the busy timeout, locked) is
     // tried again briefly before the failure is returned.
-    template <typename T, typename Body>
-    Expected<T> write(Body&& body);
+    template <typename T, typename Body> Expected<T> write(Body&& body);
     void rollback();
     Status requireRun(qint64 runId);
     Status requireCandidate(qint64 runId, qint64 candidateId);

@@ -64,8 +64,9 @@ spec::Expected<QString> TaskCatalog::resolve(const QString& nameOrPath) {
     QStringList names;
     for (const TaskEntry& e : list())
         names << e.name;
-    return spec::fail("no task named '" + nameOrPath.toStdString() + "' (searched " + searched.join(QStringLiteral(", ")).toStdString()
-                      + "; known tasks: " + (names.isEmpty() ? std::string("none") : names.join(QStringLiteral(", ")).toStdString()) + ")");
+    return spec::fail("no task named '" + nameOrPath.toStdString() + "' (searched "
+                      + searched.join(QStringLiteral(", ")).toStdString() + "; known tasks: "
+                      + (names.isEmpty() ? std::string("none") : names.join(QStringLiteral(", ")).toStdString()) + ")");
 }
 
 spec::Expected<spec::TaskBundle> TaskCatalog::load(const QString& nameOrPath) {

@@ -21,7 +21,8 @@ public:
     // valid JSON at line L, column C: ...", "expected <shape>" when the top level is not an object.
     static spec::Expected<QJsonObject> readObjectFile(const QString& path, const QString& what, const QString& shape);
 
-    JsonReader(QString origin, QString keySeparator) : m_origin(std::move(origin)), m_keySeparator(std::move(keySeparator)) {}
+    JsonReader(QString origin, QString keySeparator)
+        : m_origin(std::move(origin)), m_keySeparator(std::move(keySeparator)) {}
 
     // "<origin>: <path>: <what>", or "<origin>: <what>" at the top level.
     spec::Error error(const QString& path, const QString& what) const;

@@ -292,7 +292,8 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
             int passes = 1;
             const double seconds = bench.best(f, grid, block, {&s, &n, &passes, &o}, kReps);
             m.result.ceilings["dram_read_bytes_per_s"] = static_cast<double>(bytes) / seconds;
-            how.push_back("DRAM read: one ld.global.cg sweep over " + mib(bytes) + ", best of " + std::to_string(kReps));
+            how.push_back("DRAM read: one ld.global.cg sweep over " + mib(bytes) + ", best of "
+                          + std::to_string(kReps));
         });
         // The roofline's DRAM roof is the faster of the two, so that no honest kernel sits above it.
         for (const char* key : {"dram_copy_bytes_per_s", "dram_read_bytes_per_s"}) {

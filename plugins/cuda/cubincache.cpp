@@ -60,7 +60,9 @@ std::string CubinCache::defaultDirectory() {
 
 CubinCache::CubinCache(std::string directory) : m_directory(std::move(directory)) {}
 
-std::string CubinCache::pathFor(const std::string& key) const { return m_directory + "/" + key + ".kfcubin"; }
+std::string CubinCache::pathFor(const std::string& key) const {
+    return m_directory + "/" + key + ".kfcubin";
+}
 
 std::optional<CubinEntry> CubinCache::load(const std::string& key) const {
     if (!enabled())

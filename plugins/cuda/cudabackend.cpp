@@ -48,9 +48,15 @@ std::string launchList(const spec::LaunchPlan& plan) {
 } // namespace
 
 namespace detail {
-void StreamTraits::destroy(CUstream s) { CudaDriver::instance().streamDestroy(s); }
-void EventTraits::destroy(CUevent e) { CudaDriver::instance().eventDestroy(e); }
-void MemoryTraits::destroy(CUdeviceptr p) { CudaDriver::instance().memFree(p); }
+void StreamTraits::destroy(CUstream s) {
+    CudaDriver::instance().streamDestroy(s);
+}
+void EventTraits::destroy(CUevent e) {
+    CudaDriver::instance().eventDestroy(e);
+}
+void MemoryTraits::destroy(CUdeviceptr p) {
+    CudaDriver::instance().memFree(p);
+}
 } // namespace detail
 
 // ---- CudaProgram ---------------------------------------------------------------------------------
@@ -104,14 +110,15 @@ std::vector<GlobalSection> cubinGlobalSections(const std::string& image) {
             if (ELF64_ST_TYPE(sym.st_info) != STT_OBJECT || it == slot.end())
                 continue;
             if (std::string name = stringAt(strtab, sym.st_name); !name.empty())
-                out[it->second].symbols.push_back({std::move(name), static_cast<std::size_t>(sym.st_value),
-                                                   static_cast<std::size_t>(sym.st_size)});
+                out[it->second].symbols.push_back(
+                    {std::move(name), static_cast<std::size_t>(sym.st_value), static_cast<std::size_t>(sym.st_size)});
         }
     }
     return out;
 }
 
-CudaProgram::CudaProgram(std::string role, std::string arch, std::string cubin, std::map<std::string, std::string> loweredNames)
+CudaProgram::CudaProgram(std::string role, std::string arch, std::string cubin,
+                         std::map<std::string, std::string> loweredNames)
     : m_role(std::move(role)), m_arch(std::move(arch)), m_cubin(std::move(cubin)), m_lowered(std::move(loweredNames)),
       m_globalSections(cubinGlobalSections(m_cubin)) {}
 
@@ -136,7 +143,9 @@ CudaBackend::CudaBackend() : m_driver(CudaDriver::instance()) {
     m_trace = trace && *trace && std::string(trace) != "0";
 }
 
-CudaBackend::~CudaBackend() { close(); }
+CudaBackend::~CudaBackend() {
+    close();
+}
 
 void CudaBackend::close() {
     if (m_state && m_state->lost) {
@@ -197,9 +206,10 @@ protocol::ProbeResult CudaBackend::probe() {
     r.details["cuda_include_dirs"] = m_compiler.includeDirs();
     r.details["cubin_cache"] = m_compiler.cache().enabled() ? m_compiler.cache().directory() : std::string("off");
     if (m_compiler.includeDirs().empty())
-        r.problems.push_back("the CUDA toolkit headers were not found (looked in $CUDA_HOME/include, /usr/local/cuda/include "
-                             "and the build's toolkit); kernels that include cuda_fp16.h, cub/... will not compile: "
-                             "set CUDA_HOME");
+        r.problems.push_back(
+            "the CUDA toolkit headers were not found (looked in $CUDA_HOME/include, /usr/local/cuda/include "
+            "and the build's toolkit); kernels that include cuda_fp16.h, cub/... will not compile: "
+            "set CUDA_HOME");
 
     if (!m_driver.loaded()) {
         r.problems.push_back(m_driver.problem());
@@ -224,8 +234,8 @@ protocol::ProbeResult CudaBackend::probe() {
 
     const int nvrtcMajor = m_compiler.versionMajor();
     if (m_driver.version() > 0 && m_driver.version() / 1000 < nvrtcMajor)
-        r.problems.push_back("the driver supports CUDA " + m_driver.versionText() + " but NVRTC is " + m_compiler.versionText()
-                             + ": CUBINs it builds may not load; update the NVIDIA driver");
+        r.problems.push_back("the driver supports CUDA " + m_driver.versionText() + " but NVRTC is "
+                             + m_compiler.versionText() + ": CUBINs it builds may not load; update the NVIDIA driver");
 
     for (int i = 0; i < count; ++i) {
         CUdevice dev = 0;
@@ -277,11 +287,13 @@ protocol::ProbeResult CudaBackend::probe() {
         };
         if (arch.empty())
             r.problems.push_back("device " + std::to_string(i) + " (" + info.name + ", compute capability "
-                                 + info.details["compute_capability"].get<std::string>() + ") is not supported by NVRTC "
-                                 + m_compiler.versionText() + "; install a newer CUDA toolkit");
+                                 + info.details["compute_capability"].get<std::string>()
+                                 + ") is not supported by NVRTC " + m_compiler.versionText()
+                                 + "; install a newer CUDA toolkit");
         if (attr(CU_DEVICE_ATTRIBUTE_COMPUTE_MODE) == CU_COMPUTEMODE_PROHIBITED)
-            r.problems.push_back("device " + std::to_string(i) + " (" + info.name
-                                 + ") is in the Prohibited compute mode, so no process may use it (nvidia-smi -c DEFAULT)");
+            r.problems.push_back(
+                "device " + std::to_string(i) + " (" + info.name
+                + ") is in the Prohibited compute mode, so no process may use it (nvidia-smi -c DEFAULT)");
         r.devices.push_back(std::move(info));
     }
     r.available = !r.devices.empty();
@@ -306,8 +318,9 @@ spec::Status CudaBackend::open(int device) {
                           + ": the NVIDIA driver sees no CUDA device (check CUDA_VISIBLE_DEVICES and nvidia-smi)");
     if (device < 0 || device >= count)
         return spec::fail("CUDA device " + std::to_string(device) + " does not exist: there "
-                          + (count == 1 ? "is 1 device (index 0)" : "are " + std::to_string(count) + " devices (0.."
-                                                                        + std::to_string(count - 1) + ")"));
+                          + (count == 1
+                                 ? "is 1 device (index 0)"
+                                 : "are " + std::to_string(count) + " devices (0.." + std::to_string(count - 1) + ")"));
     close();
 
     CUdevice dev = 0;
@@ -373,13 +386,14 @@ spec::Status CudaBackend::open(int device) {
                      static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, 65535)),
                      static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, 65535))};
     // Launches may opt in to more than the default 48 KiB (launchResources/run set the attribute).
-    l.maxSharedBytes = static_cast<std::uint64_t>(
-        attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 49152)));
+    l.maxSharedBytes = static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                                                       attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 49152)));
     m_limits = l;
     m_maxThreadsPerSm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048);
     m_registersPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536);
     m_l2Bytes = static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0));
-    m_cc = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) * 10 + attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
+    m_cc = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) * 10
+           + attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
 
     if (m_timingMode == harness::TimingMode::Default)
         startCupti();
@@ -457,7 +471,9 @@ std::string CudaBackend::noteError(CUresult r) {
 
 // ---- CudaBackend: source checks and compiling ------------------------------------------------------
 
-std::vector<protocol::Diagnostic> CudaBackend::staticCheck(const std::string& source) const { return staticCheckCuda(source); }
+std::vector<protocol::Diagnostic> CudaBackend::staticCheck(const std::string& source) const {
+    return staticCheckCuda(source);
+}
 
 harness::CompileOutput CudaBackend::compile(const std::string& source, const std::vector<std::string>& defines,
                                             const std::string& role) {
@@ -472,7 +488,8 @@ harness::CompileOutput CudaBackend::compile(const std::string& source, const std
     out.resources["cache_hit"] = built.cacheHit ? 1.0 : 0.0;
     if (!built.ok)
         return out;
-    auto program = std::make_unique<CudaProgram>(role, built.arch, std::move(built.cubin), std::move(built.loweredNames));
+    auto program =
+        std::make_unique<CudaProgram>(role, built.arch, std::move(built.cubin), std::move(built.loweredNames));
     std::size_t stateBytes = 0;
     std::string names;
     for (const GlobalSection& section : program->m_globalSections) {
@@ -500,12 +517,13 @@ spec::Status CudaBackend::load(CudaProgram& program) {
     CUmodule module = nullptr;
     if (const CUresult e = m_driver.moduleLoadData(&module, program.m_cubin.data()); e != CUDA_SUCCESS) {
         std::string hint;
-        if (e == CUDA_ERROR_NO_BINARY_FOR_GPU || e == CUDA_ERROR_INVALID_IMAGE || e == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+        if (e == CUDA_ERROR_NO_BINARY_FOR_GPU || e == CUDA_ERROR_INVALID_IMAGE
+            || e == CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
             hint = "; it was built for " + program.m_arch + " and the device is compute capability "
                    + std::to_string(m_cc / 10) + "." + std::to_string(m_cc % 10);
             if (m_driver.version() / 1000 < m_compiler.versionMajor())
-                hint += ", by NVRTC " + m_compiler.versionText() + ", newer than the driver (CUDA " + m_driver.versionText()
-                        + "): update the NVIDIA driver";
+                hint += ", by NVRTC " + m_compiler.versionText() + ", newer than the driver (CUDA "
+                        + m_driver.versionText() + "): update the NVIDIA driver";
         }
         return spec::fail("loading the compiled " + programName(program.m_role) + " on " + m_deviceName
                           + " (cuModuleLoadData) failed with " + m_driver.describe(e) + hint + noteError(e));
@@ -525,13 +543,16 @@ spec::Status CudaBackend::load(CudaProgram& program) {
             CudaProgram::Global g;
             g.name = symbol.name;
             std::size_t size = 0;
-            if (const CUresult e = m_driver.moduleGetGlobal(&g.address, &size, module, symbol.name.c_str()); e != CUDA_SUCCESS) {
+            if (const CUresult e = m_driver.moduleGetGlobal(&g.address, &size, module, symbol.name.c_str());
+                e != CUDA_SUCCESS) {
                 if (symbol.name[0] == '$')
                     continue; // a string literal the compiler named: not state a kernel keeps on purpose
-                program.m_stateProblem = "its module-scope variable " + symbol.name + " (" + std::to_string(symbol.bytes) + " bytes in "
-                                         + section.name + ") cannot be found to be restored before each run (cuModuleGetGlobal: "
-                                         + m_driver.describe(e) + "). Declare __device__ variables at namespace scope, or use a "
-                                         "scratch buffer (// kforge:scratch)";
+                program.m_stateProblem =
+                    "its module-scope variable " + symbol.name + " (" + std::to_string(symbol.bytes) + " bytes in "
+                    + section.name
+                    + ") cannot be found to be restored before each run (cuModuleGetGlobal: " + m_driver.describe(e)
+                    + "). Declare __device__ variables at namespace scope, or use a "
+                      "scratch buffer (// kforge:scratch)";
                 return unloaded("loading the compiled " + programName(program.m_role) + ": " + program.m_stateProblem);
             }
             if (size == 0)
@@ -541,7 +562,8 @@ spec::Status CudaBackend::load(CudaProgram& program) {
             if (e == CUDA_SUCCESS)
                 e = m_driver.streamSynchronize(m_stream.get());
             if (e != CUDA_SUCCESS)
-                return unloaded("reading the initial value of " + symbol.name + " failed with " + m_driver.describe(e) + noteError(e));
+                return unloaded("reading the initial value of " + symbol.name + " failed with " + m_driver.describe(e)
+                                + noteError(e));
             program.m_globals.push_back(std::move(g));
         }
     }
@@ -558,9 +580,11 @@ spec::Expected<CudaProgram::Kernel*> CudaBackend::kernel(CudaProgram& program, c
     if (it == program.m_kernels.end()) {
         const std::string lowered = program.loweredName(name);
         if (lowered.empty())
-            return spec::fail("the compiled program has no kernel '" + name + "' (it was not in the launch plan when compiled)");
+            return spec::fail("the compiled program has no kernel '" + name
+                              + "' (it was not in the launch plan when compiled)");
         CudaProgram::Kernel k;
-        if (const CUresult e = m_driver.moduleGetFunction(&k.function, program.m_module, lowered.c_str()); e != CUDA_SUCCESS)
+        if (const CUresult e = m_driver.moduleGetFunction(&k.function, program.m_module, lowered.c_str());
+            e != CUDA_SUCCESS)
             return spec::fail("cuModuleGetFunction(" + lowered + ") failed with " + m_driver.describe(e));
         if (m_driver.funcGetParamInfo) {
             std::size_t offset = 0, size = 0;
@@ -580,9 +604,9 @@ spec::Expected<CudaProgram::Kernel*> CudaBackend::kernel(CudaProgram& program, c
                                                          static_cast<int>(smemBytes));
             e != CUDA_SUCCESS)
             return spec::fail("smem=" + std::to_string(smemBytes) + " bytes of dynamic shared memory plus the kernel's "
-                              + std::to_string(staticBytes) + " static bytes is more than " + m_deviceName + " allows per block ("
-                              + std::to_string(m_limits.maxSharedBytes) + "): cuFuncSetAttribute failed with "
-                              + m_driver.describe(e));
+                              + std::to_string(staticBytes) + " static bytes is more than " + m_deviceName
+                              + " allows per block (" + std::to_string(m_limits.maxSharedBytes)
+                              + "): cuFuncSetAttribute failed with " + m_driver.describe(e));
         k.dynamicSmemLimit = static_cast<int>(smemBytes);
     }
     return &k;
@@ -722,7 +746,8 @@ spec::Status CudaBackend::fill(harness::BufferId id, const void* pattern, std::s
     if (e == CUDA_SUCCESS)
         e = m_driver.streamSynchronize(m_stream.get());
     if (e != CUDA_SUCCESS)
-        return spec::fail("fill of " + std::to_string(bytes) + " bytes (cuMemset) failed with " + m_driver.describe(e) + noteError(e));
+        return spec::fail("fill of " + std::to_string(bytes) + " bytes (cuMemset) failed with " + m_driver.describe(e)
+                          + noteError(e));
     return spec::success();
 }
 
@@ -776,17 +801,19 @@ std::string CudaBackend::launchHint(CUresult r, CudaProgram::Kernel& k, const sp
     const std::uint64_t threads = launch.block[0] * launch.block[1] * launch.block[2];
     if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
         const int regs = fattr(CU_FUNC_ATTRIBUTE_NUM_REGS);
-        return ": a block of " + std::to_string(threads) + " threads at " + std::to_string(regs) + " registers per thread needs "
-               + std::to_string(threads * static_cast<std::uint64_t>(regs)) + " registers; a block may have "
-               + std::to_string(m_registersPerBlock) + " (use a smaller block, or __launch_bounds__ to cap registers)";
+        return ": a block of " + std::to_string(threads) + " threads at " + std::to_string(regs)
+               + " registers per thread needs " + std::to_string(threads * static_cast<std::uint64_t>(regs))
+               + " registers; a block may have " + std::to_string(m_registersPerBlock)
+               + " (use a smaller block, or __launch_bounds__ to cap registers)";
     }
     if (r == CUDA_ERROR_INVALID_VALUE) {
         const int maxThreads = fattr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
         const int staticSmem = fattr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-        std::string hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is " + std::to_string(threads)
-                           + " threads (this kernel allows at most " + std::to_string(maxThreads) + "); shared memory is "
-                           + std::to_string(staticSmem) + " static + " + std::to_string(launch.smemBytes) + " dynamic bytes (the "
-                           + "device allows " + std::to_string(m_limits.maxSharedBytes) + " per block)";
+        std::string hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is "
+                           + std::to_string(threads) + " threads (this kernel allows at most "
+                           + std::to_string(maxThreads) + "); shared memory is " + std::to_string(staticSmem)
+                           + " static + " + std::to_string(launch.smemBytes) + " dynamic bytes (the " + "device allows "
+                           + std::to_string(m_limits.maxSharedBytes) + " per block)";
         return hint;
     }
     return {};
@@ -810,7 +837,8 @@ std::string CudaBackend::bindingProblem(harness::Program& program, const spec::L
         if ((*k)->paramSizes.size() != l.args.size())
             return where + "the compiled kernel takes " + std::to_string((*k)->paramSizes.size())
                    + " arguments but the signature the arguments were bound from lists " + std::to_string(l.args.size())
-                   + " (is there a second, inactive definition of the kernel, or part of the signature made by a macro?)";
+                   + " (is there a second, inactive definition of the kernel, or part of the signature made by a "
+                     "macro?)";
         for (std::size_t i = 0; i < l.args.size(); ++i) {
             const spec::ArgBinding& a = l.args[i];
             std::size_t size = sizeof(CUdeviceptr);
@@ -821,9 +849,10 @@ std::string CudaBackend::bindingProblem(harness::Program& program, const spec::L
                 size = value->size;
             }
             if ((*k)->paramSizes[i] != size)
-                return where + "argument '" + a.name + "': the compiled kernel's parameter " + std::to_string(i + 1) + " is "
-                       + std::to_string((*k)->paramSizes[i]) + " bytes, but the signature the arguments were bound from "
-                       + "declares " + (harness::isBufferBinding(a) ? "a pointer" : "'" + a.elementType + "'") + " of "
+                return where + "argument '" + a.name + "': the compiled kernel's parameter " + std::to_string(i + 1)
+                       + " is " + std::to_string((*k)->paramSizes[i])
+                       + " bytes, but the signature the arguments were bound from " + "declares "
+                       + (harness::isBufferBinding(a) ? "a pointer" : "'" + a.elementType + "'") + " of "
                        + std::to_string(size) + " bytes";
         }
     }
@@ -901,10 +930,11 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                 out.values.push_back(*value);
             }
             if (out.kernel->paramsKnown && out.kernel->paramSizes[i] != out.values.back().size)
-                return spec::fail(argWhere + "the compiled kernel's parameter " + std::to_string(i + 1) + " is "
-                                  + std::to_string(out.kernel->paramSizes[i]) + " bytes, but the declared type '"
-                                  + a.elementType + (a.kind == spec::ArgBinding::Kind::Size || a.kind == spec::ArgBinding::Kind::Scalar ? "'" : "*'")
-                                  + " is " + std::to_string(out.values.back().size));
+                return spec::fail(
+                    argWhere + "the compiled kernel's parameter " + std::to_string(i + 1) + " is "
+                    + std::to_string(out.kernel->paramSizes[i]) + " bytes, but the declared type '" + a.elementType
+                    + (a.kind == spec::ArgBinding::Kind::Size || a.kind == spec::ArgBinding::Kind::Scalar ? "'" : "*'")
+                    + " is " + std::to_string(out.values.back().size));
         }
         for (auto& v : out.values)
             out.params.push_back(v.bytes.data());
@@ -943,12 +973,13 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
         const CUresult e = m_driver.launchKernel(launch.kernel->function, static_cast<unsigned>(l.grid[0]),
                                                  static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
                                                  static_cast<unsigned>(l.block[0]), static_cast<unsigned>(l.block[1]),
-                                                 static_cast<unsigned>(l.block[2]), static_cast<unsigned>(l.smemBytes), stream,
-                                                 const_cast<void**>(launch.params.data()), nullptr);
+                                                 static_cast<unsigned>(l.block[2]), static_cast<unsigned>(l.smemBytes),
+                                                 stream, const_cast<void**>(launch.params.data()), nullptr);
         if (e != CUDA_SUCCESS) {
             drain();
             const std::string hint = launchHint(e, *launch.kernel, l);
-            return spec::fail(launchWhere(l) + "cuLaunchKernel failed with " + m_driver.describe(e) + hint + noteError(e));
+            return spec::fail(launchWhere(l) + "cuLaunchKernel failed with " + m_driver.describe(e) + hint
+                              + noteError(e));
         }
         queued = true;
     }
@@ -958,7 +989,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     if (syncErr != CUDA_SUCCESS) {
         // The error surfaces at the synchronisation; with one launch it is that kernel's.
         const std::string who = plan.launches.size() == 1 ? launchWhere(plan.launches.front()) + "the kernel"
-                                                           : "one of the kernels " + launchList(plan);
+                                                          : "one of the kernels " + launchList(plan);
         return spec::fail(who + " failed on the device with " + m_driver.describe(syncErr) + noteError(syncErr));
     }
 
@@ -987,14 +1018,18 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     });
 
     if (m_trace) {
-        std::fprintf(stderr, "kforge-worker-cuda: run of %zu launches: %zu kernel records, %llu dropped, events %.3f us, "
+        std::fprintf(stderr,
+                     "kforge-worker-cuda: run of %zu launches: %zu kernel records, %llu dropped, events %.3f us, "
                      "worker's stream %u\n",
-                     plan.launches.size(), records.size(), static_cast<unsigned long long>(dropped), eventUs, m_cuptiStream);
+                     plan.launches.size(), records.size(), static_cast<unsigned long long>(dropped), eventUs,
+                     m_cuptiStream);
         for (const auto& r : records)
-            std::fprintf(stderr, "  %s stream %u: %.3f us, starts %+.3f us after the first launch, ends %+.3f us after the sync\n",
-                         r.name.c_str(), r.streamId, (static_cast<double>(r.end) - static_cast<double>(r.start)) / 1000.0,
-                         (static_cast<double>(r.start) - static_cast<double>(hostBeforeLaunch)) / 1000.0,
-                         (static_cast<double>(r.end) - static_cast<double>(hostAfterSync)) / 1000.0);
+            std::fprintf(
+                stderr,
+                "  %s stream %u: %.3f us, starts %+.3f us after the first launch, ends %+.3f us after the sync\n",
+                r.name.c_str(), r.streamId, (static_cast<double>(r.end) - static_cast<double>(r.start)) / 1000.0,
+                (static_cast<double>(r.start) - static_cast<double>(hostBeforeLaunch)) / 1000.0,
+                (static_cast<double>(r.end) - static_cast<double>(hostAfterSync)) / 1000.0);
     }
 
     // The late-kernel check needs the records' clock to agree with the host's. Kernels on the worker's
@@ -1008,13 +1043,15 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     harness::RunResult result;
     std::vector<std::string> problems;
     if (dropped > 0)
-        problems.push_back("CUPTI dropped " + std::to_string(dropped) + " kernel records, so the run could not be checked");
+        problems.push_back("CUPTI dropped " + std::to_string(dropped)
+                           + " kernel records, so the run could not be checked");
     if (records.size() != plan.launches.size()) {
         std::string names;
         for (const auto& r : records)
             names += (names.empty() ? "" : ", ") + r.name + (r.deviceLaunched ? " (launched from the device)" : "");
         problems.push_back(std::to_string(records.size()) + " kernels ran for a launch plan of "
-                           + std::to_string(plan.launches.size()) + " launches (" + (names.empty() ? "none" : names) + ")");
+                           + std::to_string(plan.launches.size()) + " launches (" + (names.empty() ? "none" : names)
+                           + ")");
     }
     for (std::size_t i = 0; i < records.size(); ++i) {
         const KernelRecord& r = records[i];
@@ -1040,17 +1077,18 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                 problems.push_back("kernel " + std::to_string(i + 1) + " to run was " + r.name + " with grid=("
                                    + std::to_string(r.grid[0]) + ", " + std::to_string(r.grid[1]) + ", "
                                    + std::to_string(r.grid[2]) + ") block=(" + std::to_string(r.block[0]) + ", "
-                                   + std::to_string(r.block[1]) + ", " + std::to_string(r.block[2]) + ") smem="
-                                   + std::to_string(r.dynamicSharedBytes) + ", but launch " + std::to_string(i + 1)
-                                   + " of the plan (line " + std::to_string(l.line) + ") is " + expected + " with grid="
-                                   + harness::tripleText(l.grid, 3) + " block=" + harness::tripleText(l.block, 3) + " smem="
-                                   + std::to_string(l.smemBytes));
+                                   + std::to_string(r.block[1]) + ", " + std::to_string(r.block[2])
+                                   + ") smem=" + std::to_string(r.dynamicSharedBytes) + ", but launch "
+                                   + std::to_string(i + 1) + " of the plan (line " + std::to_string(l.line) + ") is "
+                                   + expected + " with grid=" + harness::tripleText(l.grid, 3) + " block="
+                                   + harness::tripleText(l.block, 3) + " smem=" + std::to_string(l.smemBytes));
         }
         if (r.streamId != m_cuptiStream)
             problems.push_back("kernel " + r.name + " ran on stream " + std::to_string(r.streamId)
                                + ", not on the worker's stream " + std::to_string(m_cuptiStream));
         if (clocksAgree && r.end > hostAfterSync + kLateToleranceNs)
-            problems.push_back("kernel " + r.name + " was still running " + std::to_string((r.end - hostAfterSync) / 1000)
+            problems.push_back("kernel " + r.name + " was still running "
+                               + std::to_string((r.end - hostAfterSync) / 1000)
                                + " us after the stream synchronisation returned");
     }
     for (const auto& p : problems)
@@ -1071,7 +1109,8 @@ public:
         }
     }
     ~TracingPause() {
-        if (m_resume && m_backend.m_state && !m_backend.m_state->lost && m_backend.m_timingMode == harness::TimingMode::Default)
+        if (m_resume && m_backend.m_state && !m_backend.m_state->lost
+            && m_backend.m_timingMode == harness::TimingMode::Default)
             m_backend.startCupti();
     }
     TracingPause(const TracingPause&) = delete;
@@ -1104,8 +1143,8 @@ protocol::ProfileResult CudaBackend::profile(harness::Program& program, const sp
             auto r = run(program, plan, bindings);
             return r ? std::string() : r.error();
         };
-        result = RangeProfiler::collect(m_state->context, m_device, m_deviceIndex, plan.launches.size(), prepare, launch,
-                                        m_trace);
+        result = RangeProfiler::collect(m_state->context, m_device, m_deviceIndex, plan.launches.size(), prepare,
+                                        launch, m_trace);
     }
     if (wasTracing && !m_cuptiActive && !deviceLost())
         result.message += "; CUPTI activity tracing did not resume after profiling (" + m_cuptiProblem

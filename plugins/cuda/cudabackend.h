@@ -20,8 +20,7 @@
 namespace kforge::cuda {
 
 // An owned driver object (stream, event, device memory), destroyed once through the driver table.
-template <typename T, typename Traits>
-class DriverHandle {
+template <typename T, typename Traits> class DriverHandle {
 public:
     DriverHandle() = default;
     explicit DriverHandle(T h) : m_h(h) {}
@@ -54,9 +53,15 @@ private:
 };
 
 namespace detail {
-struct StreamTraits { static void destroy(CUstream s); };
-struct EventTraits { static void destroy(CUevent e); };
-struct MemoryTraits { static void destroy(CUdeviceptr p); };
+struct StreamTraits {
+    static void destroy(CUstream s);
+};
+struct EventTraits {
+    static void destroy(CUevent e);
+};
+struct MemoryTraits {
+    static void destroy(CUdeviceptr p);
+};
 } // namespace detail
 
 using StreamHandle = DriverHandle<CUstream, detail::StreamTraits>;
@@ -114,7 +119,7 @@ private:
 
     struct Kernel {
         CUfunction function = nullptr;
-        int dynamicSmemLimit = 48 * 1024; // what the function may use without opting in
+        int dynamicSmemLimit = 48 * 1024;    // what the function may use without opting in
         std::vector<std::size_t> paramSizes; // from cuFuncGetParamInfo, when the driver has it
         bool paramsKnown = false;
     };
@@ -185,8 +190,8 @@ public:
 
 private:
     struct Buffer {
-        MemoryHandle memory;   // empty for a view
-        std::size_t bytes = 0; // as requested, for bounds checks on upload/download
+        MemoryHandle memory;    // empty for a view
+        std::size_t bytes = 0;  // as requested, for bounds checks on upload/download
         CUdeviceptr viewOf = 0; // a view's address inside its parent
         CUdeviceptr ptr() const { return viewOf ? viewOf : memory.get(); }
     };
@@ -235,7 +240,7 @@ private:
     std::string m_cuptiProblem; // why CUPTI is not used, once that is known
     std::uint32_t m_cuptiContext = 0;
     std::uint32_t m_cuptiStream = 0;
-    bool m_trace = false; // KFORGE_CUDA_TRACE=1: each run's kernel records on stderr
+    bool m_trace = false;                      // KFORGE_CUDA_TRACE=1: each run's kernel records on stderr
     std::set<std::string> m_loadedKernelNames; // lowered names of every kernel loaded by this worker
 
     std::map<harness::BufferId, Buffer> m_buffers;

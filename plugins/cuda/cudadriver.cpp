@@ -12,7 +12,9 @@ const CudaDriver& CudaDriver::instance() {
     return driver;
 }
 
-CudaDriver::CudaDriver() { load(); }
+CudaDriver::CudaDriver() {
+    load();
+}
 
 void CudaDriver::load() {
     dlerror();
@@ -33,7 +35,7 @@ void CudaDriver::load() {
             missing += (missing.empty() ? "" : ", ") + std::string(symbol);
         return p;
     };
-#define KFORGE_CUDA_DRIVER_LOOKUP(member, symbol, optional)                                                   \
+#define KFORGE_CUDA_DRIVER_LOOKUP(member, symbol, optional)                                                            \
     member = reinterpret_cast<decltype(member)>(lookup(#symbol, optional));
     KFORGE_CUDA_DRIVER_FUNCTIONS(KFORGE_CUDA_DRIVER_LOOKUP)
 #undef KFORGE_CUDA_DRIVER_LOOKUP
@@ -45,8 +47,8 @@ void CudaDriver::load() {
     if (driverGetVersion)
         driverGetVersion(&m_version);
     if (!missing.empty()) {
-        m_problem = "the NVIDIA driver is too old for this worker: libcuda.so.1 (CUDA " + versionText()
-                    + ") lacks " + missing + "; update the NVIDIA driver";
+        m_problem = "the NVIDIA driver is too old for this worker: libcuda.so.1 (CUDA " + versionText() + ") lacks "
+                    + missing + "; update the NVIDIA driver";
         return;
     }
     if (const CUresult r = init(0); r != CUDA_SUCCESS) {

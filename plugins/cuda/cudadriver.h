@@ -12,46 +12,46 @@ namespace kforge::cuda {
 
 // X(member, symbol, optional): the member is a pointer of the symbol's type. A missing required
 // symbol means the driver is too old for this worker; optional ones are checked before use.
-#define KFORGE_CUDA_DRIVER_FUNCTIONS(X)                                                      \
-    X(init, cuInit, false)                                                                    \
-    X(driverGetVersion, cuDriverGetVersion, false)                                            \
-    X(getErrorName, cuGetErrorName, false)                                                    \
-    X(getErrorString, cuGetErrorString, false)                                                \
-    X(deviceGetCount, cuDeviceGetCount, false)                                                \
-    X(deviceGet, cuDeviceGet, false)                                                          \
-    X(deviceGetName, cuDeviceGetName, false)                                                  \
-    X(deviceGetAttribute, cuDeviceGetAttribute, false)                                        \
-    X(deviceTotalMem, cuDeviceTotalMem_v2, false)                                             \
-    X(memGetInfo, cuMemGetInfo_v2, false)                                                     \
-    X(deviceGetPCIBusId, cuDeviceGetPCIBusId, true)                                           \
-    X(deviceGetUuid, cuDeviceGetUuid_v2, true)                                                \
-    X(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, false)                                \
-    X(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, false)                           \
-    X(ctxSetCurrent, cuCtxSetCurrent, false)                                                  \
-    X(ctxSynchronize, cuCtxSynchronize, false)                                                \
-    X(streamCreate, cuStreamCreate, false)                                                    \
-    X(streamDestroy, cuStreamDestroy_v2, false)                                               \
-    X(streamSynchronize, cuStreamSynchronize, false)                                          \
-    X(eventCreate, cuEventCreate, false)                                                      \
-    X(eventDestroy, cuEventDestroy_v2, false)                                                 \
-    X(eventRecord, cuEventRecord, false)                                                      \
-    X(eventSynchronize, cuEventSynchronize, false)                                            \
-    X(eventElapsedTime, cuEventElapsedTime_v2, true)                                          \
-    X(memAlloc, cuMemAlloc_v2, false)                                                         \
-    X(memFree, cuMemFree_v2, false)                                                           \
-    X(memcpyHtoDAsync, cuMemcpyHtoDAsync_v2, false)                                           \
-    X(memcpyDtoHAsync, cuMemcpyDtoHAsync_v2, false)                                           \
-    X(memsetD8Async, cuMemsetD8Async, false)                                                  \
-    X(memsetD16Async, cuMemsetD16Async, false)                                                \
-    X(memsetD32Async, cuMemsetD32Async, false)                                                \
-    X(moduleLoadData, cuModuleLoadData, false)                                                \
-    X(moduleUnload, cuModuleUnload, false)                                                    \
-    X(moduleGetFunction, cuModuleGetFunction, false)                                          \
-    X(moduleGetGlobal, cuModuleGetGlobal_v2, false)                                           \
-    X(funcGetAttribute, cuFuncGetAttribute, false)                                            \
-    X(funcSetAttribute, cuFuncSetAttribute, false)                                            \
-    X(funcGetParamInfo, cuFuncGetParamInfo, true)                                             \
-    X(occupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, false) \
+#define KFORGE_CUDA_DRIVER_FUNCTIONS(X)                                                                                \
+    X(init, cuInit, false)                                                                                             \
+    X(driverGetVersion, cuDriverGetVersion, false)                                                                     \
+    X(getErrorName, cuGetErrorName, false)                                                                             \
+    X(getErrorString, cuGetErrorString, false)                                                                         \
+    X(deviceGetCount, cuDeviceGetCount, false)                                                                         \
+    X(deviceGet, cuDeviceGet, false)                                                                                   \
+    X(deviceGetName, cuDeviceGetName, false)                                                                           \
+    X(deviceGetAttribute, cuDeviceGetAttribute, false)                                                                 \
+    X(deviceTotalMem, cuDeviceTotalMem_v2, false)                                                                      \
+    X(memGetInfo, cuMemGetInfo_v2, false)                                                                              \
+    X(deviceGetPCIBusId, cuDeviceGetPCIBusId, true)                                                                    \
+    X(deviceGetUuid, cuDeviceGetUuid_v2, true)                                                                         \
+    X(devicePrimaryCtxRetain, cuDevicePrimaryCtxRetain, false)                                                         \
+    X(devicePrimaryCtxRelease, cuDevicePrimaryCtxRelease_v2, false)                                                    \
+    X(ctxSetCurrent, cuCtxSetCurrent, false)                                                                           \
+    X(ctxSynchronize, cuCtxSynchronize, false)                                                                         \
+    X(streamCreate, cuStreamCreate, false)                                                                             \
+    X(streamDestroy, cuStreamDestroy_v2, false)                                                                        \
+    X(streamSynchronize, cuStreamSynchronize, false)                                                                   \
+    X(eventCreate, cuEventCreate, false)                                                                               \
+    X(eventDestroy, cuEventDestroy_v2, false)                                                                          \
+    X(eventRecord, cuEventRecord, false)                                                                               \
+    X(eventSynchronize, cuEventSynchronize, false)                                                                     \
+    X(eventElapsedTime, cuEventElapsedTime_v2, true)                                                                   \
+    X(memAlloc, cuMemAlloc_v2, false)                                                                                  \
+    X(memFree, cuMemFree_v2, false)                                                                                    \
+    X(memcpyHtoDAsync, cuMemcpyHtoDAsync_v2, false)                                                                    \
+    X(memcpyDtoHAsync, cuMemcpyDtoHAsync_v2, false)                                                                    \
+    X(memsetD8Async, cuMemsetD8Async, false)                                                                           \
+    X(memsetD16Async, cuMemsetD16Async, false)                                                                         \
+    X(memsetD32Async, cuMemsetD32Async, false)                                                                         \
+    X(moduleLoadData, cuModuleLoadData, false)                                                                         \
+    X(moduleUnload, cuModuleUnload, false)                                                                             \
+    X(moduleGetFunction, cuModuleGetFunction, false)                                                                   \
+    X(moduleGetGlobal, cuModuleGetGlobal_v2, false)                                                                    \
+    X(funcGetAttribute, cuFuncGetAttribute, false)                                                                     \
+    X(funcSetAttribute, cuFuncSetAttribute, false)                                                                     \
+    X(funcGetParamInfo, cuFuncGetParamInfo, true)                                                                      \
+    X(occupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, false)                   \
     X(launchKernel, cuLaunchKernel, false)
 
 // The process's one handle on libcuda.so.1, opened on first use and never closed (CUPTI and the

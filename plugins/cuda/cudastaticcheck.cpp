@@ -68,7 +68,9 @@ private:
 const char* const kDeviceOnly = "a kernel file holds device code only: the worker allocates the buffers and launches "
                                 "the kernels its launch plan names";
 
-bool startsWith(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool startsWith(std::string_view s, std::string_view prefix) {
+    return s.substr(0, prefix.size()) == prefix;
+}
 
 // The offset just past "::" after `pos` (blanks allowed between), or npos.
 std::size_t scopeAfter(const std::string& code, std::size_t pos) {
@@ -87,17 +89,31 @@ std::size_t skipBlanks(const std::string& code, std::size_t p) {
 // Identifier rules, read token by token (no regular expressions over hostile input).
 void checkNames(const std::string& code, Collector& out) {
     static const char* const vendorPrefixes[] = {"cublas", "cudnn", "cufft", "cusparse", "cusolver"};
-    static const char* const curandHost[] = {"curandCreate", "curandDestroy", "curandGenerate", "curandSet", "curandGet"};
-    static const char* const runtime[] = {"cudaMalloc", "cudaFree", "cudaMemcpy", "cudaMemset", "cudaStream", "cudaLaunch",
-                                          "cudaDeviceSynchronize", "cudaDeviceReset", "cudaGraph", "cudaEvent", "cudaSetDevice",
-                                          "cudaGetParameterBuffer", "cudaHostAlloc", "cudaHostRegister"};
+    static const char* const curandHost[] = {"curandCreate", "curandDestroy", "curandGenerate", "curandSet",
+                                             "curandGet"};
+    static const char* const runtime[] = {"cudaMalloc",
+                                          "cudaFree",
+                                          "cudaMemcpy",
+                                          "cudaMemset",
+                                          "cudaStream",
+                                          "cudaLaunch",
+                                          "cudaDeviceSynchronize",
+                                          "cudaDeviceReset",
+                                          "cudaGraph",
+                                          "cudaEvent",
+                                          "cudaSetDevice",
+                                          "cudaGetParameterBuffer",
+                                          "cudaHostAlloc",
+                                          "cudaHostRegister"};
     spec::forEachIdentifier(code, [&](std::size_t pos, std::string_view word) {
         const std::string w(word.substr(0, 120));
         const std::size_t end = pos + word.size();
         for (const char* v : vendorPrefixes)
             if (startsWith(word, v)) {
-                out.add(pos, "error", "vendor", "'" + w + "': vendor libraries (cuBLAS, cuDNN, cuFFT, cuSPARSE, cuSOLVER) are not allowed; "
-                                                  "the candidate must be the kernel itself");
+                out.add(pos, "error", "vendor",
+                        "'" + w
+                            + "': vendor libraries (cuBLAS, cuDNN, cuFFT, cuSPARSE, cuSOLVER) are not allowed; "
+                              "the candidate must be the kernel itself");
                 return;
             }
         for (const char* v : curandHost)
@@ -107,12 +123,14 @@ void checkNames(const std::string& code, Collector& out) {
             }
         for (const char* r : runtime)
             if (startsWith(word, r)) {
-                out.add(pos, "error", "runtime", "'" + w + "': CUDA runtime calls are not allowed; " + std::string(kDeviceOnly));
+                out.add(pos, "error", "runtime",
+                        "'" + w + "': CUDA runtime calls are not allowed; " + std::string(kDeviceOnly));
                 return;
             }
         if (word == "cutlass" || word == "cute") {
             if (scopeAfter(code, end) != std::string::npos)
-                out.add(pos, "error", "vendor", "'" + w + "::': CUTLASS and CuTe are not allowed; the candidate must be the kernel itself");
+                out.add(pos, "error", "vendor",
+                        "'" + w + "::': CUTLASS and CuTe are not allowed; the candidate must be the kernel itself");
         } else if (word == "thrust") {
             if (scopeAfter(code, end) != std::string::npos)
                 out.add(pos, "error", "vendor", "'thrust::': Thrust is not allowed; write the kernel itself");
@@ -128,9 +146,11 @@ void checkNames(const std::string& code, Collector& out) {
         } else if (word == "main") {
             const std::size_t p = skipBlanks(code, end);
             if (p < code.size() && code[p] == '(')
-                out.add(pos, "error", "main", "'main(': " + std::string(kDeviceOnly) + "; no host program is compiled or run");
+                out.add(pos, "error", "main",
+                        "'main(': " + std::string(kDeviceOnly) + "; no host program is compiled or run");
         } else if (word == "printf") {
-            out.add(pos, "warning", "printf", "printf in a kernel serialises output and distorts timing; remove it before measuring");
+            out.add(pos, "warning", "printf",
+                    "printf in a kernel serialises output and distorts timing; remove it before measuring");
         } else if (word == "__host__") {
             // `__host__` is fine as part of `__host__ __device__`; on its own it declares host code,
             // which the worker never runs. The declaration is read within a bounded window.
@@ -149,7 +169,8 @@ void checkNames(const std::string& code, Collector& out) {
                     break;
                 }
             bool device = false;
-            spec::forEachIdentifier(code.substr(begin, stop - begin), [&](std::size_t, std::string_view x) { device |= x == "__device__"; });
+            spec::forEachIdentifier(code.substr(begin, stop - begin),
+                                    [&](std::size_t, std::string_view x) { device |= x == "__device__"; });
             if (!device)
                 out.add(pos, "error", "host",
                         "__host__ function without __device__: " + std::string(kDeviceOnly)
@@ -165,9 +186,9 @@ void checkNames(const std::string& code, Collector& out) {
 } // namespace
 
 bool isAllowedInclude(const std::string& header) {
-    static const std::set<std::string> exact = {"cuda_fp16.h",  "cuda_bf16.h", "cuda_fp8.h",    "mma.h",
-                                                "cuda/pipeline", "cuda/barrier", "cuda/atomic", "cooperative_groups.h",
-                                                "stdint.h",     "cstdint",     "math_constants.h"};
+    static const std::set<std::string> exact = {
+        "cuda_fp16.h", "cuda_bf16.h",          "cuda_fp8.h", "mma.h",   "cuda/pipeline",   "cuda/barrier",
+        "cuda/atomic", "cooperative_groups.h", "stdint.h",   "cstdint", "math_constants.h"};
     if (exact.count(header))
         return true;
     if (header.find("..") != std::string::npos)
@@ -185,9 +206,10 @@ std::vector<protocol::Diagnostic> staticCheckCuda(const std::string& source) {
     Collector out(code);
     spec::IncludePolicy policy;
     policy.allowed = isAllowedInclude;
-    policy.allowedText = "Allowed: cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, mma.h, math_constants.h, stdint.h, cstdint, "
-                         "cooperative_groups.h, cooperative_groups/*, cuda/pipeline, cuda/barrier, cuda/atomic, cuda/std/*, "
-                         "cub/block/*, cub/warp/*, cub/thread/*";
+    policy.allowedText =
+        "Allowed: cuda_fp16.h, cuda_bf16.h, cuda_fp8.h, mma.h, math_constants.h, stdint.h, cstdint, "
+        "cooperative_groups.h, cooperative_groups/*, cuda/pipeline, cuda/barrier, cuda/atomic, cuda/std/*, "
+        "cub/block/*, cub/warp/*, cub/thread/*";
     for (const auto& f : spec::checkPreprocessor(source, spec::Dialect::Cuda, policy))
         out.addAt(f.line, f.column, "include", f.message);
     if (source.size() <= spec::kMaxSourceBytes)

@@ -15,7 +15,7 @@
 namespace kforge::cuda {
 
 struct KernelRecord {
-    std::string name; // the lowered (mangled) name
+    std::string name;        // the lowered (mangled) name
     std::uint64_t start = 0; // ns, CUPTI's clock (cuptiGetTimestamp)
     std::uint64_t end = 0;
     std::uint32_t streamId = 0;

@@ -167,9 +167,12 @@ std::string NvrtcCompiler::archFor(int cc) const {
 }
 
 NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<std::string>& defines,
-                                   const std::string& programName, const std::vector<std::string>& kernels, int cc) const {
+                                   const std::string& programName, const std::vector<std::string>& kernels,
+                                   int cc) const {
     const auto start = std::chrono::steady_clock::now();
-    const auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    const auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
 
     NvrtcOutput out;
     out.arch = archFor(cc);
@@ -209,7 +212,8 @@ NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<
 
     if (auto hit = m_cache.load(cacheKey)) {
         std::map<std::string, std::string> lowered(hit->loweredNames.begin(), hit->loweredNames.end());
-        const bool complete = std::all_of(kernels.begin(), kernels.end(), [&](const auto& k) { return lowered.count(k) > 0; });
+        const bool complete =
+            std::all_of(kernels.begin(), kernels.end(), [&](const auto& k) { return lowered.count(k) > 0; });
         if (complete) {
             out.ok = true;
             out.cacheHit = true;
@@ -241,10 +245,12 @@ NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<
 }
 
 NvrtcOutput NvrtcCompiler::compileUncached(const std::string& source, const std::vector<std::string>& options,
-                                           const std::string& programName, const std::vector<std::string>& kernels) const {
+                                           const std::string& programName,
+                                           const std::vector<std::string>& kernels) const {
     NvrtcOutput out;
     ProgramHandle program(new nvrtcProgram(nullptr));
-    if (const nvrtcResult r = nvrtcCreateProgram(program.get(), source.c_str(), programName.c_str(), 0, nullptr, nullptr);
+    if (const nvrtcResult r =
+            nvrtcCreateProgram(program.get(), source.c_str(), programName.c_str(), 0, nullptr, nullptr);
         r != NVRTC_SUCCESS) {
         out.log = "nvrtcCreateProgram failed with " + nvrtcError(r);
         return out;
@@ -261,7 +267,8 @@ NvrtcOutput NvrtcCompiler::compileUncached(const std::string& source, const std:
         argv.push_back(o.c_str());
     const nvrtcResult r = nvrtcCompileProgram(*program, static_cast<int>(argv.size()), argv.data());
     // Only messages about the kernel's own source: a log must never quote another file.
-    out.log = harness::filterCompileLog(programLog(*program), [&](const std::string& file) { return file == programName; });
+    out.log =
+        harness::filterCompileLog(programLog(*program), [&](const std::string& file) { return file == programName; });
     if (r != NVRTC_SUCCESS) {
         // A failed compile's log carries "candidate.cu(12): error: ..." lines; other failures (a bad
         // option, no memory) have to be named.
@@ -277,7 +284,8 @@ NvrtcOutput NvrtcCompiler::compileUncached(const std::string& source, const std:
 
     for (const auto& k : kernels) {
         const char* lowered = nullptr;
-        if (const nvrtcResult lr = nvrtcGetLoweredName(*program, k.c_str(), &lowered); lr != NVRTC_SUCCESS || !lowered) {
+        if (const nvrtcResult lr = nvrtcGetLoweredName(*program, k.c_str(), &lowered);
+            lr != NVRTC_SUCCESS || !lowered) {
             out.log += std::string(out.log.empty() ? "" : "\n") + programName + ": the launch plan's kernel '" + k
                        + "' has no lowered name (" + nvrtcError(lr)
                        + "); is it a __global__ function of that exact name, and not a template?";

@@ -14,10 +14,10 @@ namespace kforge::cuda {
 
 struct NvrtcOutput {
     bool ok = false;
-    std::string log;     // the compiler's messages: "candidate.cu(12): error: ..."
+    std::string log; // the compiler's messages: "candidate.cu(12): error: ..."
     double seconds = 0.0;
     bool cacheHit = false;
-    std::string arch;    // the -arch value used, e.g. "sm_90a"
+    std::string arch; // the -arch value used, e.g. "sm_90a"
     std::string cubin;
     std::map<std::string, std::string> loweredNames; // kernel name as written -> symbol in the CUBIN
 };

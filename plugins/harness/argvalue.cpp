@@ -11,16 +11,14 @@ namespace kforge::harness {
 
 namespace {
 
-template <typename T>
-ArgValue packed(T v) {
+template <typename T> ArgValue packed(T v) {
     ArgValue a;
     std::memcpy(a.bytes.data(), &v, sizeof v);
     a.size = sizeof v;
     return a;
 }
 
-template <typename T>
-spec::Expected<ArgValue> integerArg(double v, const std::string& type) {
+template <typename T> spec::Expected<ArgValue> integerArg(double v, const std::string& type) {
     if (!std::isfinite(v) || v != std::trunc(v))
         return spec::fail("value " + std::to_string(v) + " is not a whole number, but the kernel declares it " + type);
     // Bounds as doubles: 2^63 and 2^64 are exact, the max values themselves are not.
@@ -50,7 +48,8 @@ bool oneOf(const std::string& t, std::initializer_list<const char*> names) {
 
 } // namespace
 
-spec::Expected<ArgValue> kernelArgValue(const std::string& declared, double value, int sizeTBytes, const std::string& backend) {
+spec::Expected<ArgValue> kernelArgValue(const std::string& declared, double value, int sizeTBytes,
+                                        const std::string& backend) {
     std::string t = declared;
     if (t.rfind("std::", 0) == 0)
         t = t.substr(5);
@@ -71,10 +70,12 @@ spec::Expected<ArgValue> kernelArgValue(const std::string& declared, double valu
     // long is 64 bits in OpenCL C and in CUDA on 64-bit Linux, whatever the host compiler says.
     if (oneOf(t, {"long", "long int", "long long", "long long int", "int64_t", "ptrdiff_t", "ssize_t"}))
         return integerArg<std::int64_t>(value, declared);
-    if (oneOf(t, {"ulong", "unsigned long", "unsigned long int", "unsigned long long", "unsigned long long int", "uint64_t"}))
+    if (oneOf(t, {"ulong", "unsigned long", "unsigned long int", "unsigned long long", "unsigned long long int",
+                  "uint64_t"}))
         return integerArg<std::uint64_t>(value, declared);
     if (t == "size_t")
-        return sizeTBytes == 4 ? integerArg<std::uint32_t>(value, declared) : integerArg<std::uint64_t>(value, declared);
+        return sizeTBytes == 4 ? integerArg<std::uint32_t>(value, declared)
+                               : integerArg<std::uint64_t>(value, declared);
     if (t == "float")
         return packed(static_cast<float>(value));
     if (t == "double")

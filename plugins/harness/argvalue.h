@@ -19,7 +19,8 @@ struct ArgValue {
 
 // `sizeTBytes` is the device's size_t width (4 or 8). Integers must be whole and in range; half and
 // bfloat16 are rounded to nearest even. `backend` names the worker in the error for unknown types.
-spec::Expected<ArgValue> kernelArgValue(const std::string& declared, double value, int sizeTBytes, const std::string& backend);
+spec::Expected<ArgValue> kernelArgValue(const std::string& declared, double value, int sizeTBytes,
+                                        const std::string& backend);
 
 // "(a, b, c)" for the first `dims` entries, for launch messages.
 std::string tripleText(const std::array<std::uint64_t, 3>& v, int dims);

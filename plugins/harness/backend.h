@@ -84,7 +84,9 @@ inline spec::Expected<BufferId> boundBuffer(const Bindings& bindings, const spec
     using Kind = spec::ArgBinding::Kind;
     if (!isBufferBinding(a))
         return spec::fail("'" + a.name + "' is a value, not a buffer");
-    const std::vector<BufferId>& list = a.kind == Kind::Input ? bindings.inputs : a.kind == Kind::Output ? bindings.outputs : bindings.scratch;
+    const std::vector<BufferId>& list = a.kind == Kind::Input    ? bindings.inputs
+                                        : a.kind == Kind::Output ? bindings.outputs
+                                                                 : bindings.scratch;
     if (a.index < 0 || static_cast<std::size_t>(a.index) >= list.size())
         return spec::fail(std::string("no buffer is bound for ") + bufferKindName(a) + " " + std::to_string(a.index));
     return list[static_cast<std::size_t>(a.index)];
@@ -94,16 +96,17 @@ inline spec::Expected<BufferId> boundBuffer(const Bindings& bindings, const spec
 // checked to hold `bytes` bytes in whole `unit`s from `offset`; `op` names the transfer in messages.
 template <typename Map>
 spec::Expected<typename Map::mapped_type*> transferTarget(Map& buffers, BufferId id, std::size_t bytes, const char* op,
-                                                           std::size_t unit = 1, std::size_t offset = 0) {
+                                                          std::size_t unit = 1, std::size_t offset = 0) {
     auto it = buffers.find(id);
     if (it == buffers.end())
         return spec::fail(std::string(op) + ": buffer " + std::to_string(id) + " does not exist");
     if (offset > it->second.bytes)
-        return spec::fail(std::string(op) + " at byte " + std::to_string(offset) + " of buffer " + std::to_string(id) + " of "
-                          + std::to_string(it->second.bytes) + " bytes");
+        return spec::fail(std::string(op) + " at byte " + std::to_string(offset) + " of buffer " + std::to_string(id)
+                          + " of " + std::to_string(it->second.bytes) + " bytes");
     if (bytes > it->second.bytes - offset || unit == 0 || bytes % unit != 0)
-        return spec::fail(std::string(op) + " of " + std::to_string(bytes) + " bytes" + (unit > 1 ? " in " + std::to_string(unit) + "-byte units" : "")
-                          + " on buffer " + std::to_string(id) + " of " + std::to_string(it->second.bytes) + " bytes");
+        return spec::fail(std::string(op) + " of " + std::to_string(bytes) + " bytes"
+                          + (unit > 1 ? " in " + std::to_string(unit) + "-byte units" : "") + " on buffer "
+                          + std::to_string(id) + " of " + std::to_string(it->second.bytes) + " bytes");
     return &it->second;
 }
 

@@ -30,7 +30,8 @@ bool writeFileAtomically(const std::string& path, const std::string& data) {
     // Unique per process and thread, so concurrent writers of the same entry never share a file.
     static std::atomic<unsigned> counter{0};
     std::ostringstream name;
-    name << path << ".tmp." << ::getpid() << "." << std::hash<std::thread::id>{}(std::this_thread::get_id()) << "." << counter++;
+    name << path << ".tmp." << ::getpid() << "." << std::hash<std::thread::id>{}(std::this_thread::get_id()) << "."
+         << counter++;
     const std::string tmp = name.str();
     std::error_code ec;
     if (const auto dir = std::filesystem::path(path).parent_path(); !dir.empty()) {

@@ -4,8 +4,12 @@ namespace kforge::harness {
 
 namespace {
 
-bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isSpace(char c) {
+    return c == ' ' || c == '\t' || c == '\r';
+}
+bool isDigit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 // Digits at `p` (at most 9, so the number fits an int); returns the end or npos.
 std::size_t digits(const std::string& s, std::size_t p, int& value) {
@@ -27,7 +31,8 @@ std::size_t skipSpaces(const std::string& s, std::size_t p) {
 }
 
 // One of `words` at `p`, followed by ':'; returns the offset after ':' or npos.
-std::size_t severityAt(const std::string& s, std::size_t p, std::initializer_list<const char*> words, std::string& which) {
+std::size_t severityAt(const std::string& s, std::size_t p, std::initializer_list<const char*> words,
+                       std::string& which) {
     for (const char* w : words) {
         const std::size_t n = std::char_traits<char>::length(w);
         if (s.compare(p, n, w) == 0) {
@@ -83,7 +88,8 @@ std::optional<LogLocation> locateLogLine(const std::string& text) {
     // clang:  <source>:12:5: error: use of undeclared identifier 'q'
     if (clangPlace(line, 0, loc, after)) {
         std::string sev;
-        const std::size_t p = severityAt(line, skipSpaces(line, after), {"fatal error", "error", "warning", "note"}, sev);
+        const std::size_t p =
+            severityAt(line, skipSpaces(line, after), {"fatal error", "error", "warning", "note"}, sev);
         if (p != std::string::npos) {
             loc.severity = sev;
             loc.message = line.substr(skipSpaces(line, p));

@@ -17,7 +17,7 @@ std::vector<protocol::Diagnostic> parseCompileLog(const std::string& log, const 
 struct LogLocation {
     std::string file;
     int line = 0;
-    int column = 0;      // 0 where the format has none (NVRTC)
+    int column = 0;       // 0 where the format has none (NVRTC)
     std::string severity; // as written: "error", "fatal error", "warning", "note", "remark"
     std::string message;
 };

@@ -8,12 +8,12 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <future>
-#include <set>
-#include <utility>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <utility>
 
 namespace kforge::harness {
 
@@ -27,7 +27,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double secondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double secondsSince(Clock::time_point t0) {
+    return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 std::string formatNumber(double v, int precision = 3) {
     std::ostringstream s;
@@ -125,7 +127,7 @@ private:
     bool bind(Prepared& p, const protocol::KernelInput& input, bool trusted);
     bool build(Prepared& p, CompileOutput c);
     bool allocate(Prepared& p, int sets);
-    bool chooseSeeds();   // draws (or takes) the seeds and records them in the result
+    bool chooseSeeds();    // draws (or takes) the seeds and records them in the result
     bool generateInputs(); // the chosen seeds' inputs (and reference data where a task has it)
     // Inputs (and, with reference data, expected outputs) for one seed; `stress` names a stress set.
     bool makeSeed(std::uint64_t seed, const spec::StressSpec* stress, bool cacheable, SeedData& out);
@@ -177,9 +179,9 @@ private:
     spec::Sizes m_sizes;
     std::vector<std::uint64_t> m_inputCounts;
     std::vector<std::uint64_t> m_outputCounts;
-    std::vector<SeedData> m_seeds;  // verification: random seeds, then the stress sets
-    std::vector<SeedData> m_timing; // the timed runs' inputs, never shown during verification
-    std::set<std::uint64_t> m_cacheable; // seeds the request gave: worth remembering for the next
+    std::vector<SeedData> m_seeds;                            // verification: random seeds, then the stress sets
+    std::vector<SeedData> m_timing;                           // the timed runs' inputs, never shown during verification
+    std::set<std::uint64_t> m_cacheable;                      // seeds the request gave: worth remembering for the next
     std::map<std::size_t, std::string> m_firstMismatchInputs; // output -> the inputs of its first mismatch
     unsigned char m_guardByte = 0xA5;
     std::string m_phase; // where the time goes now (phaseSeconds)
@@ -195,7 +197,8 @@ bool Evaluation::bind(Prepared& p, const protocol::KernelInput& input, bool trus
     auto reportBroken = [&](const Diagnostic& d) {
         m_result.diagnostics.push_back(d);
         if (p.role == "candidate")
-            finish(Status::Rejected, "candidate rejected: " + (d.line ? "line " + std::to_string(d.line) + ": " : "") + d.message);
+            finish(Status::Rejected,
+                   "candidate rejected: " + (d.line ? "line " + std::to_string(d.line) + ": " : "") + d.message);
         else if (p.role == "reference")
             finish(Status::RuntimeError, "the task's reference kernel is broken: " + d.message);
         return false;
@@ -238,7 +241,8 @@ bool Evaluation::build(Prepared& p, CompileOutput c) {
         for (auto& d : diags)
             m_result.diagnostics.push_back(d);
         if (diags.empty())
-            m_result.diagnostics.push_back({"compile", "error", "compilation failed: " + c.log.substr(0, 2000), p.role, 0, 0});
+            m_result.diagnostics.push_back(
+                {"compile", "error", "compilation failed: " + c.log.substr(0, 2000), p.role, 0, 0});
         if (isCandidate)
             finish(Status::CompileError, "candidate does not compile: " + first);
         else if (p.role == "reference")
@@ -296,21 +300,22 @@ bool Evaluation::allocate(Prepared& p, int sets) {
     for (int set = 0; set < sets; ++set) {
         Bindings b;
         for (std::size_t i = 0; i < task.inputs.size(); ++i) {
-            auto id = buffer(m_inputCounts[i] * spec::dtypeSize(task.inputs[i].dtype), "input '" + task.inputs[i].name + "'",
-                             spec::dtypeSize(task.inputs[i].dtype));
+            auto id = buffer(m_inputCounts[i] * spec::dtypeSize(task.inputs[i].dtype),
+                             "input '" + task.inputs[i].name + "'", spec::dtypeSize(task.inputs[i].dtype));
             if (!id)
                 return fail("input " + task.inputs[i].name, id.error());
             b.inputs.push_back(*id);
         }
         for (std::size_t i = 0; i < task.outputs.size(); ++i) {
-            auto id = buffer(m_outputCounts[i] * spec::dtypeSize(task.outputs[i].dtype), "output '" + task.outputs[i].name + "'",
-                             spec::dtypeSize(task.outputs[i].dtype));
+            auto id = buffer(m_outputCounts[i] * spec::dtypeSize(task.outputs[i].dtype),
+                             "output '" + task.outputs[i].name + "'", spec::dtypeSize(task.outputs[i].dtype));
             if (!id)
                 return fail("output " + task.outputs[i].name, id.error());
             b.outputs.push_back(*id);
         }
         for (std::size_t i = 0; i < p.plan.scratch.size(); ++i) {
-            auto id = buffer(p.scratchBytes[i], "scratch buffer '" + p.plan.scratch[i].name + "'", spec::dtypeSize(p.plan.scratch[i].dtype));
+            auto id = buffer(p.scratchBytes[i], "scratch buffer '" + p.plan.scratch[i].name + "'",
+                             spec::dtypeSize(p.plan.scratch[i].dtype));
             if (!id)
                 return fail("scratch " + p.plan.scratch[i].name, id.error());
             b.scratch.push_back(*id);
@@ -321,7 +326,8 @@ bool Evaluation::allocate(Prepared& p, int sets) {
 }
 
 Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const SeedData& s, int poison,
-                                        std::vector<HostTensor>& outputs, std::string* inputsChanged, bool uploadInputs) {
+                                        std::vector<HostTensor>& outputs, std::string* inputsChanged,
+                                        bool uploadInputs) {
     const auto& task = m_req.task;
     const Bindings& bindings = p.bindingSets[set % p.bindingSets.size()];
     if (uploadInputs)
@@ -354,10 +360,12 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
             auto changed = checkInputs(bindings, s);
             const auto& l = p.plan.launches[index];
             if (!changed)
-                betweenLaunches = "reading back inputs after launch " + std::to_string(index + 1) + " failed: " + changed.error();
+                betweenLaunches =
+                    "reading back inputs after launch " + std::to_string(index + 1) + " failed: " + changed.error();
             else if (!changed->empty())
-                betweenLaunches = *changed + " after launch " + std::to_string(index + 1) + " of " + std::to_string(p.plan.launches.size())
-                                  + " (" + l.kernel + ", line " + std::to_string(l.line) + ")";
+                betweenLaunches = *changed + " after launch " + std::to_string(index + 1) + " of "
+                                  + std::to_string(p.plan.launches.size()) + " (" + l.kernel + ", line "
+                                  + std::to_string(l.line) + ")";
         };
     auto time = m_backend.run(*p.program, p.plan, bindings, afterLaunch);
     if (!time)
@@ -405,13 +413,14 @@ Expected<std::string> Evaluation::checkGuards(const Prepared& p) {
         const std::size_t e = g.elementBytes;
         std::string where;
         if (nearestFront)
-            where = "before its start (the nearest at element -" + std::to_string((*nearestFront + e - 1) / e) + ", byte -"
-                    + std::to_string(*nearestFront) + ")";
+            where = "before its start (the nearest at element -" + std::to_string((*nearestFront + e - 1) / e)
+                    + ", byte -" + std::to_string(*nearestFront) + ")";
         if (nearestBack)
             where += (where.empty() ? "" : " and ") + std::string("after its end (the first at element ")
-                     + std::to_string((g.bytes + *nearestBack) / e) + " of a buffer of " + std::to_string(g.bytes / e) + ")";
-        return g.what + ": the candidate wrote outside the buffer, " + where + "; " + std::to_string(changed) + " of the "
-               + std::to_string(2 * kGuardBytes) + " guard bytes around it changed";
+                     + std::to_string((g.bytes + *nearestBack) / e) + " of a buffer of " + std::to_string(g.bytes / e)
+                     + ")";
+        return g.what + ": the candidate wrote outside the buffer, " + where + "; " + std::to_string(changed)
+               + " of the " + std::to_string(2 * kGuardBytes) + " guard bytes around it changed";
     }
     return std::string();
 }
@@ -429,8 +438,8 @@ Expected<std::string> Evaluation::checkInputs(const Bindings& bindings, const Se
         while (first < after.count
                && std::memcmp(after.bytes.data() + first * size, s.inputs[i].bytes.data() + first * size, size) == 0)
             ++first;
-        return "input '" + task.inputs[i].name + "' was modified by the candidate (first changed element " + std::to_string(first)
-               + ", " + s.label() + ")";
+        return "input '" + task.inputs[i].name + "' was modified by the candidate (first changed element "
+               + std::to_string(first) + ", " + s.label() + ")";
     }
     return std::string();
 }
@@ -497,7 +506,8 @@ std::uint64_t Evaluation::compare(const std::vector<HostTensor>& outputs, const 
 std::string Evaluation::cacheKey(std::uint64_t seed) const {
     // Everything that decides a seed's inputs and expected outputs, verbatim: a hash collision
     // here would silently verify against the wrong answers.
-    return m_req.task.toJson().dump() + '\n' + m_req.variant + '\n' + std::to_string(seed) + '\n' + m_req.reference.source;
+    return m_req.task.toJson().dump() + '\n' + m_req.variant + '\n' + std::to_string(seed) + '\n'
+           + m_req.reference.source;
 }
 
 bool Evaluation::makeSeed(std::uint64_t seed, const spec::StressSpec* stress, bool cacheable, SeedData& out) {
@@ -522,11 +532,14 @@ bool Evaluation::makeSeed(std::uint64_t seed, const spec::StressSpec* stress, bo
         } else {
             initialise(t, task.inputs[i].init, seed, task.inputs[i].name);
         }
-        if (stress && (stress->inputs.empty()
-                       || std::find(stress->inputs.begin(), stress->inputs.end(), task.inputs[i].name) != stress->inputs.end())) {
+        if (stress
+            && (stress->inputs.empty()
+                || std::find(stress->inputs.begin(), stress->inputs.end(), task.inputs[i].name)
+                       != stress->inputs.end())) {
             std::uint64_t row = m_inputCounts[i];
             if (!task.inputs[i].shape.empty())
-                if (auto last = spec::Expression::evaluateInteger(task.inputs[i].shape.back(), task.variables(m_sizes)); last && *last > 0)
+                if (auto last = spec::Expression::evaluateInteger(task.inputs[i].shape.back(), task.variables(m_sizes));
+                    last && *last > 0)
                     row = static_cast<std::uint64_t>(*last);
             applyStress(t, stress->set, row);
         }
@@ -559,8 +572,9 @@ bool Evaluation::chooseSeeds() {
     }
     for (std::uint64_t seed : timing)
         if (std::find(verification.begin(), verification.end(), seed) != verification.end()) {
-            finish(Status::RuntimeError, "timing seed " + std::to_string(seed)
-                                             + " is also a verification seed: timed runs must see inputs that verification did not show");
+            finish(Status::RuntimeError,
+                   "timing seed " + std::to_string(seed)
+                       + " is also a verification seed: timed runs must see inputs that verification did not show");
             return false;
         }
     if (!o.seeds.empty())
@@ -594,11 +608,14 @@ bool Evaluation::generateInputs() {
         jobs.push_back({seed, nullptr, m_cacheable.count(seed) > 0, true, {}});
     // Fresh seeds only compute (no cache, no reference data files, nothing shared): those sets are
     // generated side by side, the others one after the other.
-    const auto pure = [&](const Job& j) { return !j.cacheable && (j.stress || !m_req.task.findReferenceData(m_req.variant, j.seed)); };
+    const auto pure = [&](const Job& j) {
+        return !j.cacheable && (j.stress || !m_req.task.findReferenceData(m_req.variant, j.seed));
+    };
     std::vector<std::future<bool>> running;
     for (Job& j : jobs)
         if (pure(j))
-            running.push_back(std::async(std::launch::async, [this, &j] { return makeSeed(j.seed, j.stress, false, j.data); }));
+            running.push_back(
+                std::async(std::launch::async, [this, &j] { return makeSeed(j.seed, j.stress, false, j.data); }));
     bool ok = true;
     for (Job& j : jobs)
         if (!pure(j) && ok)
@@ -637,8 +654,8 @@ bool Evaluation::computeExpected(SeedData& s) {
         const HostTensor& t = s.expected[i];
         const std::uint64_t unwritten = spec::countPoison(t.dtype, 0, t.bytes.data(), t.count);
         if (unwritten) {
-            finish(Status::RuntimeError, "the task's reference kernel left " + std::to_string(unwritten) + " elements of '"
-                                             + m_req.task.outputs[i].name + "' unwritten");
+            finish(Status::RuntimeError, "the task's reference kernel left " + std::to_string(unwritten)
+                                             + " elements of '" + m_req.task.outputs[i].name + "' unwritten");
             return false;
         }
     }
@@ -744,8 +761,8 @@ bool Evaluation::verifyCandidate() {
             const auto& c = m_result.outputs[o];
             if (!c.mismatches)
                 continue;
-            std::string msg = "output '" + c.name + "': " + std::to_string(c.mismatches) + " of " + std::to_string(c.checked)
-                              + " elements wrong";
+            std::string msg = "output '" + c.name + "': " + std::to_string(c.mismatches) + " of "
+                              + std::to_string(c.checked) + " elements wrong";
             if (c.unwritten)
                 msg += " (" + std::to_string(c.unwritten) + " never written)";
             if (c.firstMismatch)
@@ -753,7 +770,8 @@ bool Evaluation::verifyCandidate() {
                        + ", expected " + formatNumber(c.firstExpected, 7) + " (" + m_firstMismatchInputs[o] + ")";
             m_result.diagnostics.push_back({"verification", "error", msg, "candidate", 0, 0});
         }
-        finish(Status::Incorrect, mismatches ? "candidate is incorrect: " + outputSummary() : "candidate is incorrect: " + constant);
+        finish(Status::Incorrect,
+               mismatches ? "candidate is incorrect: " + outputSummary() : "candidate is incorrect: " + constant);
         return false;
     }
     return true;
@@ -809,7 +827,9 @@ void Evaluation::timeCandidate() {
         for (std::size_t set = 0; set < sets; ++set) {
             const Bindings& b = p->bindingSets[set % p->bindingSets.size()];
             for (std::size_t i = 0; i < m_timing[set].inputs.size(); ++i)
-                if (auto st = m_backend.upload(b.inputs[i], m_timing[set].inputs[i].bytes.data(), m_timing[set].inputs[i].byteSize()); !st) {
+                if (auto st = m_backend.upload(b.inputs[i], m_timing[set].inputs[i].bytes.data(),
+                                               m_timing[set].inputs[i].byteSize());
+                    !st) {
                     finish(Status::RuntimeError, "cannot upload inputs for timing: " + st.error());
                     return;
                 }
@@ -843,12 +863,13 @@ void Evaluation::timeCandidate() {
             return false;
         }
         auto& known = verified[&p][set];
-        const bool same = !known.empty() && std::equal(outputs.begin(), outputs.end(), known.begin(),
-                                                       [](const HostTensor& a, const HostTensor& b) { return a.bytes == b.bytes; });
+        const bool same = !known.empty()
+                          && std::equal(outputs.begin(), outputs.end(), known.begin(),
+                                        [](const HostTensor& a, const HostTensor& b) { return a.bytes == b.bytes; });
         if (!same) {
             if (const auto wrong = compare(outputs, s, poison, false)) {
-                failure = "timed run " + std::to_string(index) + " (timing " + s.label() + ") gave " + std::to_string(wrong)
-                          + " wrong elements: results must be computed afresh on every call";
+                failure = "timed run " + std::to_string(index) + " (timing " + s.label() + ") gave "
+                          + std::to_string(wrong) + " wrong elements: results must be computed afresh on every call";
                 return false;
             }
             if (known.empty())
@@ -914,7 +935,8 @@ void Evaluation::timeCandidate() {
 
     // Fresh against repeated inputs: the fastest first run against the median of the repeats, for
     // the candidate and, as the control for what first runs cost on this device, the baseline.
-    const auto repeatRatio = [&](const Prepared* p, const std::vector<double>& repeats) -> std::optional<std::pair<double, double>> {
+    const auto repeatRatio = [&](const Prepared* p,
+                                 const std::vector<double>& repeats) -> std::optional<std::pair<double, double>> {
         const auto& fresh = freshUs[p];
         if (fresh.empty() || repeats.empty())
             return std::nullopt;
@@ -933,8 +955,8 @@ void Evaluation::timeCandidate() {
         // Twice as fast on repeats, by more than timer noise, and clearly more than the baseline
         // gains from a second look at its inputs.
         const bool suspicious = ratio > 2.0 && c->first - c->second > 5.0 && (!control || ratio > 1.5 * *control);
-        std::string detail = "first runs on unseen inputs " + formatNumber(c->first) + " us (fastest), repeats " + formatNumber(c->second)
-                             + " us (median): " + formatNumber(ratio) + "x";
+        std::string detail = "first runs on unseen inputs " + formatNumber(c->first) + " us (fastest), repeats "
+                             + formatNumber(c->second) + " us (median): " + formatNumber(ratio) + "x";
         if (control)
             detail += "; the baseline " + formatNumber(*control) + "x";
         if (suspicious) {
@@ -952,13 +974,14 @@ void Evaluation::timeCandidate() {
             if (headline(*m_result.candidateTiming) > 0)
                 m_result.speedup = headline(*m_result.baselineTiming) / headline(*m_result.candidateTiming);
         } else {
-            m_result.diagnostics.push_back({"timing", "warning", "baseline not timed, so no speedup: " + baselineProblem, "baseline", 0, 0});
+            m_result.diagnostics.push_back(
+                {"timing", "warning", "baseline not timed, so no speedup: " + baselineProblem, "baseline", 0, 0});
         }
     }
     const auto& t = *m_result.candidateTiming;
-    std::string msg = "correct on " + std::to_string(m_seeds.size()) + " input set(s); " + formatNumber(headline(t)) + " us "
-                      + (kernelBench ? "mean" : "median") + " over " + std::to_string(t.count) + " runs (spread "
-                      + formatNumber(100.0 * t.spread, 2) + "%)";
+    std::string msg = "correct on " + std::to_string(m_seeds.size()) + " input set(s); " + formatNumber(headline(t))
+                      + " us " + (kernelBench ? "mean" : "median") + " over " + std::to_string(t.count)
+                      + " runs (spread " + formatNumber(100.0 * t.spread, 2) + "%)";
     if (m_result.speedup)
         msg += ", " + formatNumber(*m_result.speedup) + "x the baseline's speed";
     finish(Status::Ok, msg);
@@ -992,7 +1015,8 @@ EvaluateResult Evaluation::run() {
 
         enterPhase("prepare");
         secureRandomBytes(&m_guardByte, 1);
-        m_guardByte = m_guardByte == 0 || m_guardByte == 0xff ? 0xa5 : m_guardByte; // not a value kernels write by habit
+        m_guardByte =
+            m_guardByte == 0 || m_guardByte == 0xff ? 0xa5 : m_guardByte; // not a value kernels write by habit
         if (!chooseSeeds())
             return m_result;
         // The reference is needed unless the task's reference data or the seed cache (seeds a
@@ -1015,7 +1039,9 @@ EvaluateResult Evaluation::run() {
         if (m_req.baseline && m_req.options.timing) {
             m_baseline = std::make_unique<Prepared>(m_backend);
             if (!bind(*m_baseline, *m_req.baseline, true)) {
-                m_result.diagnostics.push_back({"timing", "warning", "the baseline could not be prepared, so no speedup is reported", "baseline", 0, 0});
+                m_result.diagnostics.push_back({"timing", "warning",
+                                                "the baseline could not be prepared, so no speedup is reported",
+                                                "baseline", 0, 0});
                 m_baseline.reset();
             }
         }
@@ -1027,7 +1053,8 @@ EvaluateResult Evaluation::run() {
                 all.push_back(p);
         std::vector<std::future<CompileOutput>> compiles;
         for (Prepared* p : all)
-            compiles.push_back(std::async(std::launch::async, [this, p] { return m_backend.compile(p->source, p->plan.defines, p->role); }));
+            compiles.push_back(std::async(
+                std::launch::async, [this, p] { return m_backend.compile(p->source, p->plan.defines, p->role); }));
         // The inputs are generated while the compilers work.
         enterPhase("inputs");
         const bool generated = generateInputs();
@@ -1042,7 +1069,9 @@ EvaluateResult Evaluation::run() {
                 continue;
             if (all[i] != m_baseline.get())
                 return m_result;
-            m_result.diagnostics.push_back({"timing", "warning", "the baseline could not be prepared, so no speedup is reported", "baseline", 0, 0});
+            m_result.diagnostics.push_back({"timing", "warning",
+                                            "the baseline could not be prepared, so no speedup is reported", "baseline",
+                                            0, 0});
             m_baseline.reset();
         }
         enterPhase("verification");
@@ -1052,7 +1081,8 @@ EvaluateResult Evaluation::run() {
         m_result.timingMode = m_req.options.timingMode;
         if (m_req.options.profile) {
             // One extra run under the counters; its outputs are not needed, the verified runs stand.
-            m_result.profile = m_backend.profile(*m_candidate->program, m_candidate->plan, m_candidate->bindingSets.front());
+            m_result.profile =
+                m_backend.profile(*m_candidate->program, m_candidate->plan, m_candidate->bindingSets.front());
         }
         if (m_req.options.timing) {
             timeCandidate();
@@ -1086,8 +1116,9 @@ void SeedCache::insert(const std::string& key, const SeedData& data) {
     if (bytes > m_capacity || m_entries.count(key))
         return;
     while (m_bytes + bytes > m_capacity && !m_entries.empty()) {
-        auto oldest = std::min_element(m_entries.begin(), m_entries.end(),
-                                       [](const auto& a, const auto& b) { return a.second.lastUse < b.second.lastUse; });
+        auto oldest = std::min_element(m_entries.begin(), m_entries.end(), [](const auto& a, const auto& b) {
+            return a.second.lastUse < b.second.lastUse;
+        });
         m_bytes -= oldest->second.bytes;
         m_entries.erase(oldest);
     }

@@ -61,7 +61,9 @@ std::uint64_t fnv1a(const void* data, std::size_t size) {
     return h;
 }
 
-double HostTensor::at(std::uint64_t i) const { return spec::loadAsDouble(dtype, bytes.data() + i * spec::dtypeSize(dtype)); }
+double HostTensor::at(std::uint64_t i) const {
+    return spec::loadAsDouble(dtype, bytes.data() + i * spec::dtypeSize(dtype));
+}
 
 HostTensor makeTensor(spec::DType dtype, std::uint64_t count) {
     HostTensor t;
@@ -84,7 +86,9 @@ void initialiseBlock(HostTensor& t, const spec::InitSpec& init, std::uint64_t st
     for (std::uint64_t i = block * kBlockElements; i < end; ++i) {
         double v = 0.0;
         switch (init.kind) {
-        case Kind::Uniform: v = init.a + (init.b - init.a) * rng.unit(); break;
+        case Kind::Uniform:
+            v = init.a + (init.b - init.a) * rng.unit();
+            break;
         case Kind::Normal: {
             // Box-Muller; 1 - unit() is in (0, 1], so the log is finite.
             const double u1 = 1.0 - rng.unit();
@@ -92,13 +96,17 @@ void initialiseBlock(HostTensor& t, const spec::InitSpec& init, std::uint64_t st
             v = init.a + init.b * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
             break;
         }
-        case Kind::Constant: v = init.a; break;
+        case Kind::Constant:
+            v = init.a;
+            break;
         case Kind::RandInt: {
             const auto span = static_cast<std::uint64_t>(init.b - init.a) + 1;
             v = init.a + static_cast<double>(rng.next() % span);
             break;
         }
-        case Kind::Arange: v = init.a + init.b * static_cast<double>(i); break;
+        case Kind::Arange:
+            v = init.a + init.b * static_cast<double>(i);
+            break;
         }
         spec::storeFromDouble(t.dtype, v, out + i * size);
     }
@@ -169,7 +177,8 @@ void applyStress(HostTensor& t, const std::string& set, std::uint64_t rowLength)
     else if (set == "exp_overflow")
         which = Set::ExpOverflow;
     else
-        throw std::invalid_argument("unknown stress set '" + set + "'"); // task files are checked against stressSetNames()
+        throw std::invalid_argument("unknown stress set '" + set
+                                    + "'"); // task files are checked against stressSetNames()
     const std::uint64_t row = std::max<std::uint64_t>(1, std::min(rowLength, t.count));
     const std::size_t size = spec::dtypeSize(t.dtype);
     unsigned char* bytes = t.bytes.data();
@@ -178,10 +187,18 @@ void applyStress(HostTensor& t, const std::string& set, std::uint64_t rowLength)
         const std::uint64_t r = i / row;
         double v = t.at(i);
         switch (which) {
-        case Set::IdenticalRows: v = t.at(r * row); break;
-        case Set::ZeroRows: v = r % 2 == 0 ? 0.0 : v; break;
-        case Set::LargeMagnitude: v *= half ? 256.0 : 1e4; break; // float16 tops out at 65504
-        case Set::ExpOverflow: v += half ? 12.0 : 90.0; break;    // exp overflows above 11.09 in float16, 88.72 in float32/bfloat16
+        case Set::IdenticalRows:
+            v = t.at(r * row);
+            break;
+        case Set::ZeroRows:
+            v = r % 2 == 0 ? 0.0 : v;
+            break;
+        case Set::LargeMagnitude:
+            v *= half ? 256.0 : 1e4;
+            break; // float16 tops out at 65504
+        case Set::ExpOverflow:
+            v += half ? 12.0 : 90.0;
+            break; // exp overflows above 11.09 in float16, 88.72 in float32/bfloat16
         }
         spec::storeFromDouble(t.dtype, v, bytes + i * size);
     }

@@ -55,7 +55,8 @@ int runWorker(Backend& backend, int argc, char** argv) {
             return ExitOk;
         }
         if (arg == "--version") {
-            std::cout << "kforge-worker-" << backend.name() << " " << KFORGE_VERSION << " (protocol " << protocol::kVersion << ")\n";
+            std::cout << "kforge-worker-" << backend.name() << " " << KFORGE_VERSION << " (protocol "
+                      << protocol::kVersion << ")\n";
             return ExitOk;
         }
         if (arg == "--help" || arg == "-h") {
@@ -67,7 +68,8 @@ int runWorker(Backend& backend, int argc, char** argv) {
     }
 
     isolateProtocolStream();
-    writeLine(protocol::encode(protocol::Hello{backend.name(), KFORGE_VERSION, protocol::kVersion, static_cast<std::int64_t>(::getpid())}));
+    writeLine(protocol::encode(
+        protocol::Hello{backend.name(), KFORGE_VERSION, protocol::kVersion, static_cast<std::int64_t>(::getpid())}));
 
     Evaluator evaluator(backend);
     std::string line;
@@ -112,7 +114,8 @@ int runWorker(Backend& backend, int argc, char** argv) {
             const auto& eval = std::get<protocol::EvaluateRequest>(*request);
             writeLine(protocol::encode(evaluator.evaluate(eval)));
             if (backend.deviceLost()) {
-                std::cerr << "kforge-worker-" << backend.name() << ": the device is unusable after this request; exiting\n";
+                std::cerr << "kforge-worker-" << backend.name()
+                          << ": the device is unusable after this request; exiting\n";
                 return ExitDeviceLost;
             }
         }

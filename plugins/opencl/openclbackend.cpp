@@ -34,8 +34,7 @@ std::string trim(std::string s) {
 
 // clGet*Info string queries: the size first, then the text, without the terminating NUL (drivers
 // also pad some names with spaces).
-template <typename Object, typename Query>
-std::string infoString(Object object, cl_uint param, Query query) {
+template <typename Object, typename Query> std::string infoString(Object object, cl_uint param, Query query) {
     std::size_t size = 0;
     if (query(object, param, 0, nullptr, &size) != CL_SUCCESS || size == 0)
         return {};
@@ -57,8 +56,7 @@ std::string platformString(cl_platform_id pl, cl_platform_info param) {
     });
 }
 
-template <typename T>
-T deviceValue(cl_device_id d, cl_device_info param, T fallback = T{}) {
+template <typename T> T deviceValue(cl_device_id d, cl_device_info param, T fallback = T{}) {
     T v{};
     return clGetDeviceInfo(d, param, sizeof v, &v, nullptr) == CL_SUCCESS ? v : fallback;
 }
@@ -101,7 +99,8 @@ std::string withoutDriverNoise(const std::string& log) {
     std::istringstream in(log);
     std::string out;
     for (std::string line; std::getline(in, line);) {
-        if (line.rfind("(): Warning: Function ", 0) == 0 && line.find("overriding noinline attribute") != std::string::npos)
+        if (line.rfind("(): Warning: Function ", 0) == 0
+            && line.find("overriding noinline attribute") != std::string::npos)
             continue;
         out += line + "\n";
     }
@@ -134,7 +133,8 @@ std::vector<int> openClCVersions(cl_device_id d) {
                                 nullptr)
                 == CL_SUCCESS)
                 for (const auto& v : all)
-                    versions.push_back(static_cast<int>(CL_VERSION_MAJOR(v.version) * 10 + CL_VERSION_MINOR(v.version)));
+                    versions.push_back(
+                        static_cast<int>(CL_VERSION_MAJOR(v.version) * 10 + CL_VERSION_MINOR(v.version)));
         }
     }
 #endif
@@ -188,7 +188,9 @@ std::string probeClStd(cl_context context, cl_device_id device, const std::strin
     return vectorsOnly.empty() ? declared : vectorsOnly;
 }
 
-std::string versionText(int v) { return std::to_string(v / 10) + "." + std::to_string(v % 10); }
+std::string versionText(int v) {
+    return std::to_string(v / 10) + "." + std::to_string(v % 10);
+}
 
 std::string deviceKind(cl_device_type t) {
     if (t & CL_DEVICE_TYPE_GPU)
@@ -300,81 +302,155 @@ std::string joined(const std::vector<std::string>& v) {
 
 std::string clErrorName(cl_int code) {
     switch (code) {
-    case 0: return "CL_SUCCESS";
-    case -1: return "CL_DEVICE_NOT_FOUND";
-    case -2: return "CL_DEVICE_NOT_AVAILABLE";
-    case -3: return "CL_COMPILER_NOT_AVAILABLE";
-    case -4: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-    case -5: return "CL_OUT_OF_RESOURCES";
-    case -6: return "CL_OUT_OF_HOST_MEMORY";
-    case -7: return "CL_PROFILING_INFO_NOT_AVAILABLE";
-    case -8: return "CL_MEM_COPY_OVERLAP";
-    case -9: return "CL_IMAGE_FORMAT_MISMATCH";
-    case -10: return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
-    case -11: return "CL_BUILD_PROGRAM_FAILURE";
-    case -12: return "CL_MAP_FAILURE";
-    case -13: return "CL_MISALIGNED_SUB_BUFFER_OFFSET";
-    case -14: return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
-    case -15: return "CL_COMPILE_PROGRAM_FAILURE";
-    case -16: return "CL_LINKER_NOT_AVAILABLE";
-    case -17: return "CL_LINK_PROGRAM_FAILURE";
-    case -18: return "CL_DEVICE_PARTITION_FAILED";
-    case -19: return "CL_KERNEL_ARG_INFO_NOT_AVAILABLE";
-    case -30: return "CL_INVALID_VALUE";
-    case -31: return "CL_INVALID_DEVICE_TYPE";
-    case -32: return "CL_INVALID_PLATFORM";
-    case -33: return "CL_INVALID_DEVICE";
-    case -34: return "CL_INVALID_CONTEXT";
-    case -35: return "CL_INVALID_QUEUE_PROPERTIES";
-    case -36: return "CL_INVALID_COMMAND_QUEUE";
-    case -37: return "CL_INVALID_HOST_PTR";
-    case -38: return "CL_INVALID_MEM_OBJECT";
-    case -39: return "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR";
-    case -40: return "CL_INVALID_IMAGE_SIZE";
-    case -41: return "CL_INVALID_SAMPLER";
-    case -42: return "CL_INVALID_BINARY";
-    case -43: return "CL_INVALID_BUILD_OPTIONS";
-    case -44: return "CL_INVALID_PROGRAM";
-    case -45: return "CL_INVALID_PROGRAM_EXECUTABLE";
-    case -46: return "CL_INVALID_KERNEL_NAME";
-    case -47: return "CL_INVALID_KERNEL_DEFINITION";
-    case -48: return "CL_INVALID_KERNEL";
-    case -49: return "CL_INVALID_ARG_INDEX";
-    case -50: return "CL_INVALID_ARG_VALUE";
-    case -51: return "CL_INVALID_ARG_SIZE";
-    case -52: return "CL_INVALID_KERNEL_ARGS";
-    case -53: return "CL_INVALID_WORK_DIMENSION";
-    case -54: return "CL_INVALID_WORK_GROUP_SIZE";
-    case -55: return "CL_INVALID_WORK_ITEM_SIZE";
-    case -56: return "CL_INVALID_GLOBAL_OFFSET";
-    case -57: return "CL_INVALID_EVENT_WAIT_LIST";
-    case -58: return "CL_INVALID_EVENT";
-    case -59: return "CL_INVALID_OPERATION";
-    case -60: return "CL_INVALID_GL_OBJECT";
-    case -61: return "CL_INVALID_BUFFER_SIZE";
-    case -62: return "CL_INVALID_MIP_LEVEL";
-    case -63: return "CL_INVALID_GLOBAL_WORK_SIZE";
-    case -64: return "CL_INVALID_PROPERTY";
-    case -65: return "CL_INVALID_IMAGE_DESCRIPTOR";
-    case -66: return "CL_INVALID_COMPILER_OPTIONS";
-    case -67: return "CL_INVALID_LINKER_OPTIONS";
-    case -68: return "CL_INVALID_DEVICE_PARTITION_COUNT";
-    case -69: return "CL_INVALID_PIPE_SIZE";
-    case -70: return "CL_INVALID_DEVICE_QUEUE";
-    case -71: return "CL_INVALID_SPEC_ID";
-    case -72: return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
-    case -1000: return "CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR";
-    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
-    case -1057: return "CL_DEVICE_PARTITION_FAILED_EXT";
-    case -1058: return "CL_INVALID_PARTITION_COUNT_EXT";
-    case -1059: return "CL_INVALID_PARTITION_NAME_EXT";
-    case -1092: return "CL_INVALID_SEMAPHORE_KHR";
-    case -1138: return "CL_INVALID_COMMAND_BUFFER_KHR";
-    case -1139: return "CL_INVALID_SYNC_POINT_WAIT_LIST_KHR";
-    case -1140: return "CL_INCOMPATIBLE_COMMAND_QUEUE_KHR";
+    case 0:
+        return "CL_SUCCESS";
+    case -1:
+        return "CL_DEVICE_NOT_FOUND";
+    case -2:
+        return "CL_DEVICE_NOT_AVAILABLE";
+    case -3:
+        return "CL_COMPILER_NOT_AVAILABLE";
+    case -4:
+        return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case -5:
+        return "CL_OUT_OF_RESOURCES";
+    case -6:
+        return "CL_OUT_OF_HOST_MEMORY";
+    case -7:
+        return "CL_PROFILING_INFO_NOT_AVAILABLE";
+    case -8:
+        return "CL_MEM_COPY_OVERLAP";
+    case -9:
+        return "CL_IMAGE_FORMAT_MISMATCH";
+    case -10:
+        return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
+    case -11:
+        return "CL_BUILD_PROGRAM_FAILURE";
+    case -12:
+        return "CL_MAP_FAILURE";
+    case -13:
+        return "CL_MISALIGNED_SUB_BUFFER_OFFSET";
+    case -14:
+        return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
+    case -15:
+        return "CL_COMPILE_PROGRAM_FAILURE";
+    case -16:
+        return "CL_LINKER_NOT_AVAILABLE";
+    case -17:
+        return "CL_LINK_PROGRAM_FAILURE";
+    case -18:
+        return "CL_DEVICE_PARTITION_FAILED";
+    case -19:
+        return "CL_KERNEL_ARG_INFO_NOT_AVAILABLE";
+    case -30:
+        return "CL_INVALID_VALUE";
+    case -31:
+        return "CL_INVALID_DEVICE_TYPE";
+    case -32:
+        return "CL_INVALID_PLATFORM";
+    case -33:
+        return "CL_INVALID_DEVICE";
+    case -34:
+        return "CL_INVALID_CONTEXT";
+    case -35:
+        return "CL_INVALID_QUEUE_PROPERTIES";
+    case -36:
+        return "CL_INVALID_COMMAND_QUEUE";
+    case -37:
+        return "CL_INVALID_HOST_PTR";
+    case -38:
+        return "CL_INVALID_MEM_OBJECT";
+    case -39:
+        return "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR";
+    case -40:
+        return "CL_INVALID_IMAGE_SIZE";
+    case -41:
+        return "CL_INVALID_SAMPLER";
+    case -42:
+        return "CL_INVALID_BINARY";
+    case -43:
+        return "CL_INVALID_BUILD_OPTIONS";
+    case -44:
+        return "CL_INVALID_PROGRAM";
+    case -45:
+        return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case -46:
+        return "CL_INVALID_KERNEL_NAME";
+    case -47:
+        return "CL_INVALID_KERNEL_DEFINITION";
+    case -48:
+        return "CL_INVALID_KERNEL";
+    case -49:
+        return "CL_INVALID_ARG_INDEX";
+    case -50:
+        return "CL_INVALID_ARG_VALUE";
+    case -51:
+        return "CL_INVALID_ARG_SIZE";
+    case -52:
+        return "CL_INVALID_KERNEL_ARGS";
+    case -53:
+        return "CL_INVALID_WORK_DIMENSION";
+    case -54:
+        return "CL_INVALID_WORK_GROUP_SIZE";
+    case -55:
+        return "CL_INVALID_WORK_ITEM_SIZE";
+    case -56:
+        return "CL_INVALID_GLOBAL_OFFSET";
+    case -57:
+        return "CL_INVALID_EVENT_WAIT_LIST";
+    case -58:
+        return "CL_INVALID_EVENT";
+    case -59:
+        return "CL_INVALID_OPERATION";
+    case -60:
+        return "CL_INVALID_GL_OBJECT";
+    case -61:
+        return "CL_INVALID_BUFFER_SIZE";
+    case -62:
+        return "CL_INVALID_MIP_LEVEL";
+    case -63:
+        return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case -64:
+        return "CL_INVALID_PROPERTY";
+    case -65:
+        return "CL_INVALID_IMAGE_DESCRIPTOR";
+    case -66:
+        return "CL_INVALID_COMPILER_OPTIONS";
+    case -67:
+        return "CL_INVALID_LINKER_OPTIONS";
+    case -68:
+        return "CL_INVALID_DEVICE_PARTITION_COUNT";
+    case -69:
+        return "CL_INVALID_PIPE_SIZE";
+    case -70:
+        return "CL_INVALID_DEVICE_QUEUE";
+    case -71:
+        return "CL_INVALID_SPEC_ID";
+    case -72:
+        return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
+    case -1000:
+        return "CL_INVALID_GL_SHAREGROUP_REFERENCE_KHR";
+    case -1001:
+        return "CL_PLATFORM_NOT_FOUND_KHR";
+    case -1057:
+        return "CL_DEVICE_PARTITION_FAILED_EXT";
+    case -1058:
+        return "CL_INVALID_PARTITION_COUNT_EXT";
+    case -1059:
+        return "CL_INVALID_PARTITION_NAME_EXT";
+    case -1092:
+        return "CL_INVALID_SEMAPHORE_KHR";
+    case -1138:
+        return "CL_INVALID_COMMAND_BUFFER_KHR";
+    case -1139:
+        return "CL_INVALID_SYNC_POINT_WAIT_LIST_KHR";
+    case -1140:
+        return "CL_INCOMPATIBLE_COMMAND_QUEUE_KHR";
     // Not in any header: what NVIDIA's driver returns after an illegal memory access in a kernel.
-    case -9999: return "NVIDIA error -9999 (illegal memory access in a kernel)";
-    default: return "CL error " + std::to_string(code);
+    case -9999:
+        return "NVIDIA error -9999 (illegal memory access in a kernel)";
+    default:
+        return "CL error " + std::to_string(code);
     }
 }
 
@@ -406,7 +482,8 @@ spec::Expected<cl_kernel> OpenClProgram::kernel(const std::string& name) {
     KernelHandle k(clCreateKernel(m_program.get(), name.c_str(), &err));
     if (err != CL_SUCCESS || !k) {
         if (err == CL_INVALID_KERNEL_NAME)
-            return spec::fail("the program has no kernel named '" + name + "' (kernels: " + joined(kernelNames()) + ")");
+            return spec::fail("the program has no kernel named '" + name + "' (kernels: " + joined(kernelNames())
+                              + ")");
         return spec::fail("clCreateKernel(" + name + ") failed with " + clErrorName(err));
     }
     cl_kernel raw = k.get();
@@ -422,8 +499,9 @@ std::string OpenClProgram::bindingProblem(const spec::ResolvedLaunch& launch) {
     if (clGetKernelInfo(*kernel, CL_KERNEL_NUM_ARGS, sizeof numArgs, &numArgs, nullptr) != CL_SUCCESS)
         return {};
     if (numArgs != launch.args.size())
-        return "the compiled kernel " + launch.kernel + " takes " + std::to_string(numArgs) + " arguments but the signature the "
-               + "arguments were bound from lists " + std::to_string(launch.args.size());
+        return "the compiled kernel " + launch.kernel + " takes " + std::to_string(numArgs)
+               + " arguments but the signature the " + "arguments were bound from lists "
+               + std::to_string(launch.args.size());
     for (std::size_t i = 0; i < launch.args.size(); ++i) {
         const spec::ArgBinding& a = launch.args[i];
         const auto index = static_cast<cl_uint>(i);
@@ -441,7 +519,8 @@ std::string OpenClProgram::bindingProblem(const spec::ResolvedLaunch& launch) {
             return where + " is '" + name + "', but the signature the arguments were bound from names it '" + a.name
                    + "' (is there a second, inactive definition of the kernel?)";
         if (buffer != harness::isBufferBinding(a))
-            return where + " ('" + name + "') is " + (buffer ? "a global buffer" : "not a global buffer") + ", but it was bound as "
+            return where + " ('" + name + "') is " + (buffer ? "a global buffer" : "not a global buffer")
+                   + ", but it was bound as "
                    + (harness::isBufferBinding(a) ? std::string(harness::bufferKindName(a)) : "a value");
     }
     return {};
@@ -461,7 +540,9 @@ OpenClBackend::OpenClBackend() {
     m_limits.maxSharedBytes = 0;
 }
 
-OpenClBackend::~OpenClBackend() { close(); }
+OpenClBackend::~OpenClBackend() {
+    close();
+}
 
 void OpenClBackend::close() {
     m_buffers.clear();
@@ -505,8 +586,8 @@ protocol::ProbeResult OpenClBackend::probe() {
         nlohmann::json cList = nlohmann::json::array();
         for (int v : cVersions)
             cList.push_back(versionText(v));
-        const bool fp64 = deviceValue<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0
-                          || hasExtension(d, "cl_khr_fp64");
+        const bool fp64 =
+            deviceValue<cl_device_fp_config>(d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0 || hasExtension(d, "cl_khr_fp64");
         const bool available = deviceValue<cl_bool>(d, CL_DEVICE_AVAILABLE) != CL_FALSE;
         const bool compiler = deviceValue<cl_bool>(d, CL_DEVICE_COMPILER_AVAILABLE) != CL_FALSE;
 
@@ -554,8 +635,9 @@ spec::Status OpenClBackend::open(int device) {
                           + (e.problems.empty() ? std::string(kInstallHint) : e.problems.front()) + ")");
     if (device < 0 || device >= count)
         return spec::fail("OpenCL device " + std::to_string(device) + " does not exist: there "
-                          + (count == 1 ? "is 1 device (index 0)" : "are " + std::to_string(count) + " devices (0.."
-                                                                        + std::to_string(count - 1) + ")"));
+                          + (count == 1
+                                 ? "is 1 device (index 0)"
+                                 : "are " + std::to_string(count) + " devices (0.." + std::to_string(count - 1) + ")"));
     close();
 
     const DeviceEntry entry = e.devices[static_cast<std::size_t>(device)];
@@ -564,7 +646,8 @@ spec::Status OpenClBackend::open(int device) {
     if (deviceValue<cl_bool>(entry.device, CL_DEVICE_AVAILABLE) == CL_FALSE)
         return spec::fail(who + " reports itself unavailable");
 
-    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(entry.platform), 0};
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(entry.platform),
+                                           0};
     cl_int err = CL_SUCCESS;
     ContextHandle ctx(clCreateContext(props, 1, &entry.device, contextNotify, nullptr, &err));
     if (err != CL_SUCCESS || !ctx)
@@ -633,8 +716,9 @@ std::vector<protocol::Diagnostic> OpenClBackend::staticCheck(const std::string& 
         lastLine = line;
         const std::size_t lineStart = code.rfind('\n', pos);
         const int column = static_cast<int>(pos - (lineStart == std::string::npos ? 0 : lineStart + 1)) + 1;
-        out.push_back({"integrity", "warning", "printf in a kernel serialises output and distorts timing; remove it before measuring",
-                       "", line, column});
+        out.push_back({"integrity", "warning",
+                       "printf in a kernel serialises output and distorts timing; remove it before measuring", "", line,
+                       column});
     });
     return out;
 }
@@ -703,9 +787,11 @@ harness::CompileOutput OpenClBackend::compile(const std::string& source, const s
         if (!kernel)
             continue;
         cl_ulong local = 0, priv = 0;
-        if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr) == CL_SUCCESS)
+        if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr)
+            == CL_SUCCESS)
             localBytes = std::max(localBytes, static_cast<double>(local));
-        if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, nullptr) == CL_SUCCESS)
+        if (clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, nullptr)
+            == CL_SUCCESS)
             privateBytes = std::max(privateBytes, static_cast<double>(priv));
         any = true;
     }
@@ -743,10 +829,11 @@ spec::Expected<harness::BufferId> OpenClBackend::view(harness::BufferId parent, 
     // Like allocate(): an empty region still needs a handle.
     cl_buffer_region region{offset, std::max<std::size_t>(bytes, 1)};
     cl_int err = CL_SUCCESS;
-    MemHandle mem(clCreateSubBuffer((*target)->mem.get(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err));
+    MemHandle mem(
+        clCreateSubBuffer((*target)->mem.get(), CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region, &err));
     if (err != CL_SUCCESS || !mem)
-        return spec::fail("clCreateSubBuffer of " + std::to_string(bytes) + " bytes at " + std::to_string(offset) + " failed with "
-                          + clErrorName(err));
+        return spec::fail("clCreateSubBuffer of " + std::to_string(bytes) + " bytes at " + std::to_string(offset)
+                          + " failed with " + clErrorName(err));
     const harness::BufferId id = m_nextBuffer++;
     m_buffers.emplace(id, Buffer{std::move(mem), bytes});
     return id;
@@ -762,12 +849,15 @@ std::string OpenClBackend::bindingProblem(harness::Program& program, const spec:
     return {};
 }
 
-void OpenClBackend::release(harness::BufferId id) { m_buffers.erase(id); }
+void OpenClBackend::release(harness::BufferId id) {
+    m_buffers.erase(id);
+}
 
 spec::Expected<cl_mem> OpenClBackend::bufferFor(harness::BufferId id, const char* what) const {
     auto it = m_buffers.find(id);
     if (it == m_buffers.end())
-        return spec::fail(std::string(what) + ": buffer " + std::to_string(id) + " does not exist (released, or never allocated)");
+        return spec::fail(std::string(what) + ": buffer " + std::to_string(id)
+                          + " does not exist (released, or never allocated)");
     return it->second.mem.get();
 }
 
@@ -779,15 +869,18 @@ spec::Status OpenClBackend::upload(harness::BufferId id, const void* data, std::
         return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    const cl_int err = clEnqueueWriteBuffer(m_queue.get(), (*buffer)->mem.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
+    const cl_int err =
+        clEnqueueWriteBuffer(m_queue.get(), (*buffer)->mem.get(), CL_TRUE, 0, bytes, data, 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
         m_deviceLost = m_deviceLost || isStickyError(err);
-        return spec::fail("upload of " + std::to_string(bytes) + " bytes (clEnqueueWriteBuffer) failed with " + clErrorName(err));
+        return spec::fail("upload of " + std::to_string(bytes) + " bytes (clEnqueueWriteBuffer) failed with "
+                          + clErrorName(err));
     }
     return spec::success();
 }
 
-spec::Status OpenClBackend::fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) {
+spec::Status OpenClBackend::fill(harness::BufferId id, const void* pattern, std::size_t patternSize,
+                                 std::size_t bytes) {
     if (!m_queue)
         return spec::fail("fill: no OpenCL device is open");
     auto buffer = harness::transferTarget(m_buffers, id, bytes, "fill", patternSize);
@@ -795,12 +888,14 @@ spec::Status OpenClBackend::fill(harness::BufferId id, const void* pattern, std:
         return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    cl_int err = clEnqueueFillBuffer(m_queue.get(), (*buffer)->mem.get(), pattern, patternSize, 0, bytes, 0, nullptr, nullptr);
+    cl_int err =
+        clEnqueueFillBuffer(m_queue.get(), (*buffer)->mem.get(), pattern, patternSize, 0, bytes, 0, nullptr, nullptr);
     if (err == CL_SUCCESS)
         err = clFinish(m_queue.get());
     if (err != CL_SUCCESS) {
         m_deviceLost = m_deviceLost || isStickyError(err);
-        return spec::fail("fill of " + std::to_string(bytes) + " bytes (clEnqueueFillBuffer) failed with " + clErrorName(err));
+        return spec::fail("fill of " + std::to_string(bytes) + " bytes (clEnqueueFillBuffer) failed with "
+                          + clErrorName(err));
     }
     return spec::success();
 }
@@ -813,16 +908,19 @@ spec::Status OpenClBackend::download(harness::BufferId id, void* data, std::size
         return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    const cl_int err = clEnqueueReadBuffer(m_queue.get(), (*buffer)->mem.get(), CL_TRUE, offset, bytes, data, 0, nullptr, nullptr);
+    const cl_int err =
+        clEnqueueReadBuffer(m_queue.get(), (*buffer)->mem.get(), CL_TRUE, offset, bytes, data, 0, nullptr, nullptr);
     if (err != CL_SUCCESS) {
         m_deviceLost = m_deviceLost || isStickyError(err);
-        return spec::fail("download of " + std::to_string(bytes) + " bytes (clEnqueueReadBuffer) failed with " + clErrorName(err));
+        return spec::fail("download of " + std::to_string(bytes) + " bytes (clEnqueueReadBuffer) failed with "
+                          + clErrorName(err));
     }
     return spec::success();
 }
 
 spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program, const spec::LaunchPlan& plan,
-                                          const harness::Bindings& bindings, const harness::AfterLaunch& afterLaunch) {
+                                                      const harness::Bindings& bindings,
+                                                      const harness::AfterLaunch& afterLaunch) {
     if (!m_queue)
         return spec::fail("run: no OpenCL device is open");
     auto* prog = dynamic_cast<OpenClProgram*>(&program);
@@ -852,7 +950,8 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
             // The previous launch is finished before anyone looks at what it left.
             if (const cl_int err = clFinish(m_queue.get()); err != CL_SUCCESS) {
                 m_deviceLost = m_deviceLost || isStickyError(err);
-                return spec::fail(harness::launchWhere(plan.launches[li - 1]) + "clFinish failed with " + clErrorName(err));
+                return spec::fail(harness::launchWhere(plan.launches[li - 1]) + "clFinish failed with "
+                                  + clErrorName(err));
             }
             afterLaunch(li - 1);
         }
@@ -914,18 +1013,21 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
                 std::size_t kernelMax = 0;
                 cl_ulong localMem = 0;
                 std::array<std::size_t, 3> required{0, 0, 0};
-                clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernelMax, &kernelMax, nullptr);
-                clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof localMem, &localMem, nullptr);
+                clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_WORK_GROUP_SIZE, sizeof kernelMax, &kernelMax,
+                                         nullptr);
+                clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof localMem, &localMem,
+                                         nullptr);
                 clGetKernelWorkGroupInfo(*kernel, m_device, CL_KERNEL_COMPILE_WORK_GROUP_SIZE, sizeof required,
                                          required.data(), nullptr);
                 if (required[0] != 0 && required != local) {
                     hint = ": the kernel declares reqd_work_group_size(" + std::to_string(required[0]) + ", "
-                           + std::to_string(required[1]) + ", " + std::to_string(required[2]) + ") but the launch has block="
-                           + harness::tripleText(launch.block, launch.dims);
+                           + std::to_string(required[1]) + ", " + std::to_string(required[2])
+                           + ") but the launch has block=" + harness::tripleText(launch.block, launch.dims);
                 } else {
-                    hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is " + std::to_string(groupItems)
-                           + " work-items per group; on " + m_deviceName + " the driver reports a limit of "
-                           + std::to_string(kernelMax) + " for this kernel (device: " + std::to_string(m_limits.maxBlockThreads)
+                    hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is "
+                           + std::to_string(groupItems) + " work-items per group; on " + m_deviceName
+                           + " the driver reports a limit of " + std::to_string(kernelMax)
+                           + " for this kernel (device: " + std::to_string(m_limits.maxBlockThreads)
                            + ", per dimension " + harness::tripleText(m_limits.maxBlockDims, 3) + "), and uses "
                            + std::to_string(localMem) + " bytes of local memory";
                 }
@@ -944,12 +1046,12 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
     // Name the launch that failed, if the driver says which.
     for (std::size_t i = 0; i < events.size(); ++i) {
         cl_int status = CL_COMPLETE;
-        if (clGetEventInfo(events[i].get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr) == CL_SUCCESS
+        if (clGetEventInfo(events[i].get(), CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr)
+                == CL_SUCCESS
             && status < 0) {
             m_deviceLost = true;
             const auto& l = plan.launches[i];
-            return spec::fail(harness::launchWhere(l) + "the kernel failed on the device with "
-                              + clErrorName(status));
+            return spec::fail(harness::launchWhere(l) + "the kernel failed on the device with " + clErrorName(status));
         }
     }
     if (finishErr != CL_SUCCESS) {

@@ -32,12 +32,24 @@ std::string clErrorName(cl_int code);
 std::optional<double> profiledSeconds(cl_event event);
 
 namespace detail {
-struct ReleaseContext { void operator()(cl_context c) const { clReleaseContext(c); } };
-struct ReleaseQueue { void operator()(cl_command_queue q) const { clReleaseCommandQueue(q); } };
-struct ReleaseProgram { void operator()(cl_program p) const { clReleaseProgram(p); } };
-struct ReleaseKernel { void operator()(cl_kernel k) const { clReleaseKernel(k); } };
-struct ReleaseMem { void operator()(cl_mem m) const { clReleaseMemObject(m); } };
-struct ReleaseEvent { void operator()(cl_event e) const { clReleaseEvent(e); } };
+struct ReleaseContext {
+    void operator()(cl_context c) const { clReleaseContext(c); }
+};
+struct ReleaseQueue {
+    void operator()(cl_command_queue q) const { clReleaseCommandQueue(q); }
+};
+struct ReleaseProgram {
+    void operator()(cl_program p) const { clReleaseProgram(p); }
+};
+struct ReleaseKernel {
+    void operator()(cl_kernel k) const { clReleaseKernel(k); }
+};
+struct ReleaseMem {
+    void operator()(cl_mem m) const { clReleaseMemObject(m); }
+};
+struct ReleaseEvent {
+    void operator()(cl_event e) const { clReleaseEvent(e); }
+};
 } // namespace detail
 
 // Owning handles: every OpenCL object is released exactly once, on every path.

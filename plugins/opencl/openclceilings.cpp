@@ -59,7 +59,8 @@ constexpr double kFlopsPerIteration = 4.0 * 8 * 8 * 2;
 
 // An OpenCL call that failed: unwinds the measurement, the handles freeing what it held.
 struct ClFailure : std::runtime_error {
-    ClFailure(cl_int err, const std::string& what) : std::runtime_error(what + " failed with " + clErrorName(err)), code(err) {}
+    ClFailure(cl_int err, const std::string& what)
+        : std::runtime_error(what + " failed with " + clErrorName(err)), code(err) {}
     cl_int code;
 };
 
@@ -68,8 +69,7 @@ void check(cl_int err, const std::string& what) {
         throw ClFailure(err, what);
 }
 
-template <typename T>
-T deviceValue(cl_device_id d, cl_device_info param, T fallback = T{}) {
+template <typename T> T deviceValue(cl_device_id d, cl_device_info param, T fallback = T{}) {
     T v{};
     return clGetDeviceInfo(d, param, sizeof v, &v, nullptr) == CL_SUCCESS ? v : fallback;
 }
@@ -283,7 +283,8 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
     measure("fp32_flops_per_s", measureFma);
     // What fits in the cache can be read faster than DRAM allows: the engine only holds a kernel
     // to the DRAM ceiling when the task's bytes exceed it.
-    if (const auto cache = deviceValue<cl_ulong>(dev.device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE); cache > 0 && !m.result.ceilings.empty())
+    if (const auto cache = deviceValue<cl_ulong>(dev.device, CL_DEVICE_GLOBAL_MEM_CACHE_SIZE);
+        cache > 0 && !m.result.ceilings.empty())
         m.result.ceilings["cache_bytes"] = static_cast<double>(cache);
     if (m.failure != CL_SUCCESS)
         clFinish(dev.queue); // nothing of the measurement may still write into freed buffers
@@ -298,7 +299,8 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
         text += (m.result.ceilings.size() > 1 ? ", " : ": ") + rateText(it->second, "FLOP/s");
     for (const auto& h : how)
         text += "; " + h;
-    text += dev.profiling ? "; timed by OpenCL profiling events" : "; timed by the host clock (the queue cannot profile)";
+    text +=
+        dev.profiling ? "; timed by OpenCL profiling events" : "; timed by the host clock (the queue cannot profile)";
     char took[48];
     std::snprintf(took, sizeof took, "; took %.2f s", seconds);
     text += took;

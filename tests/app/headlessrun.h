@@ -14,13 +14,15 @@ struct HeadlessRun {
     QByteArray err;
 };
 
-inline HeadlessRun runHeadless(const QStringList& args, const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+inline HeadlessRun runHeadless(const QStringList& args,
+                               const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
     QProcess p;
     p.setProcessEnvironment(env);
     p.start(qEnvironmentVariable("KFORGE_HEADLESS_BIN"), args);
     if (!p.waitForFinished(600000))
         qFatal("kforge %s did not finish", qPrintable(args.join(QLatin1Char(' '))));
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
 }
 
 } // namespace kforgetest

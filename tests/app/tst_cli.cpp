@@ -22,13 +22,15 @@ Run kforge(const QStringList& args, const QProcessEnvironment& env = QProcessEnv
     p.start(qEnvironmentVariable("KFORGE_BIN"), args);
     if (!p.waitForFinished(240000))
         qFatal("kforge %s did not finish", qPrintable(args.join(QLatin1Char(' '))));
-    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(), p.readAllStandardError()};
+    return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+            p.readAllStandardError()};
 }
 
 // The environment in which kforge's OpenCL worker is the fake one, posing as it.
 QProcessEnvironment fakeOpenCl(const QString& mode = QStringLiteral("ok")) {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("KFORGE_WORKER_OPENCL"), qEnvironmentVariable("KFORGE_WORKER_DIR") + QStringLiteral("/kforge-worker-fake"));
+    env.insert(QStringLiteral("KFORGE_WORKER_OPENCL"),
+               qEnvironmentVariable("KFORGE_WORKER_DIR") + QStringLiteral("/kforge-worker-fake"));
     env.insert(QStringLiteral("KFORGE_FAKE_BACKEND"), QStringLiteral("opencl"));
     env.insert(QStringLiteral("KFORGE_FAKE_MODE"), mode);
     return env;
@@ -76,8 +78,8 @@ private slots:
     }
 
     void evalBaselineJson() {
-        const Run r = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("vector_add"), QStringLiteral("--variant"),
-                              QStringLiteral("small"), QStringLiteral("--json")});
+        const Run r = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("vector_add"),
+                              QStringLiteral("--variant"), QStringLiteral("small"), QStringLiteral("--json")});
         QVERIFY2(r.exitCode == 0, r.out.constData());
         QJsonParseError error;
         const QJsonDocument doc = QJsonDocument::fromJson(r.out, &error);
@@ -89,9 +91,11 @@ private slots:
     }
 
     void evalIncorrectKernelExitsNonZero() {
-        const QString kernel = qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/writes_nothing.cl");
-        const Run r = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("vector_add"), QStringLiteral("--variant"),
-                              QStringLiteral("small"), QStringLiteral("--kernel"), kernel, QStringLiteral("--no-timing")});
+        const QString kernel =
+            qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/writes_nothing.cl");
+        const Run r = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("vector_add"),
+                              QStringLiteral("--variant"), QStringLiteral("small"), QStringLiteral("--kernel"), kernel,
+                              QStringLiteral("--no-timing")});
         QCOMPARE(r.exitCode, 1);
         QVERIFY(r.out.contains("incorrect"));
         QVERIFY(r.out.contains("never written"));
@@ -102,19 +106,23 @@ private slots:
         QTest::addColumn<int>("exitCode");
         QTest::addColumn<QString>("mentions");
         QTest::newRow("no task") << QStringList{QStringLiteral("eval")} << 2 << "needs --task";
-        QTest::newRow("unknown task") << QStringList{QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("nosuchtask")} << 3
-                                      << "no task named 'nosuchtask'";
-        QTest::newRow("bad backend") << QStringList{QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"),
-                                                    QStringLiteral("--backend"), QStringLiteral("metal")}
+        QTest::newRow("unknown task") << QStringList{QStringLiteral("eval"), QStringLiteral("--task"),
+                                                     QStringLiteral("nosuchtask")}
+                                      << 3 << "no task named 'nosuchtask'";
+        QTest::newRow("bad backend") << QStringList{QStringLiteral("eval"), QStringLiteral("--task"),
+                                                    QStringLiteral("softmax"), QStringLiteral("--backend"),
+                                                    QStringLiteral("metal")}
                                      << 2 << "--backend must be opencl or cuda";
-        QTest::newRow("missing kernel file") << QStringList{QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"),
-                                                            QStringLiteral("--kernel"), QStringLiteral("/nonexistent/k.cl")}
-                                             << 3 << "/nonexistent/k.cl: cannot be read";
-        QTest::newRow("unknown variant") << QStringList{QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"),
-                                                        QStringLiteral("--variant"), QStringLiteral("huge")}
-                                         << 3 << "no variant 'huge'";
-        QTest::newRow("bad seeds") << QStringList{QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"),
-                                                  QStringLiteral("--seeds"), QStringLiteral("1,x")}
+        QTest::newRow("missing kernel file")
+            << QStringList{QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"),
+                           QStringLiteral("--kernel"), QStringLiteral("/nonexistent/k.cl")}
+            << 3 << "/nonexistent/k.cl: cannot be read";
+        QTest::newRow("unknown variant") << QStringList{
+            QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
+            QStringLiteral("huge")} << 3 << "no variant 'huge'";
+        QTest::newRow("bad seeds") << QStringList{QStringLiteral("eval"), QStringLiteral("--task"),
+                                                  QStringLiteral("softmax"), QStringLiteral("--seeds"),
+                                                  QStringLiteral("1,x")}
                                    << 2 << "'x' is not a non-negative integer";
     }
     void evalBadInput() {
@@ -143,11 +151,13 @@ private slots:
         QCOMPARE(r.exitCode, 1);
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(o[QStringLiteral("status")].toString(), QStringLiteral("runtime_error"));
-        QVERIFY2(o[QStringLiteral("message")].toString().contains(QStringLiteral("crashed with signal 6")), r.out.constData());
+        QVERIFY2(o[QStringLiteral("message")].toString().contains(QStringLiteral("crashed with signal 6")),
+                 r.out.constData());
     }
 
     void evalHangingWorkerTimesOut() {
-        const Run r = kforge(evalSoftmax({QStringLiteral("--timeout"), QStringLiteral("2")}), fakeOpenCl(QStringLiteral("hang")));
+        const Run r =
+            kforge(evalSoftmax({QStringLiteral("--timeout"), QStringLiteral("2")}), fakeOpenCl(QStringLiteral("hang")));
         QCOMPARE(r.exitCode, 1);
         QVERIFY2(r.out.contains("timeout") && r.out.contains("no answer within 2 s"), r.out.constData());
     }
@@ -165,8 +175,10 @@ private slots:
         QTest::addColumn<QString>("mentions");
         QTest::newRow("another backend's worker") << QStringLiteral("KFORGE_FAKE_BACKEND") << QStringLiteral("cuda")
                                                   << QStringLiteral("could not be started");
-        QTest::newRow("no hello") << QStringLiteral("KFORGE_FAKE_MODE") << QStringLiteral("bad-hello") << QStringLiteral("protocol 999");
-        QTest::newRow("not a program") << QStringLiteral("KFORGE_WORKER_OPENCL") << QStringLiteral("/nonexistent/kforge-worker-opencl")
+        QTest::newRow("no hello") << QStringLiteral("KFORGE_FAKE_MODE") << QStringLiteral("bad-hello")
+                                  << QStringLiteral("protocol 999");
+        QTest::newRow("not a program") << QStringLiteral("KFORGE_WORKER_OPENCL")
+                                       << QStringLiteral("/nonexistent/kforge-worker-opencl")
                                        << QStringLiteral("not an executable file");
     }
     void evalWorkerThatCannotStartExits3() {
@@ -189,22 +201,27 @@ private slots:
         QCOMPARE(seeds.size(), 3);
         QVERIFY(!seedsOf(first[QStringLiteral("timing_seeds")]).isEmpty());
         const Run other = kforge(evalSoftmax({QStringLiteral("--json")}), fakeOpenCl());
-        QVERIFY(seedsOf(QJsonDocument::fromJson(other.out).object()[QStringLiteral("seeds")]) != seeds); // drawn fresh each time
+        QVERIFY(seedsOf(QJsonDocument::fromJson(other.out).object()[QStringLiteral("seeds")])
+                != seeds); // drawn fresh each time
 
-        const Run given = kforge(evalSoftmax({QStringLiteral("--seeds"), QStringLiteral("5,6"), QStringLiteral("--timing-seeds"),
-                                              QStringLiteral("9"), QStringLiteral("--json")}),
-                                 fakeOpenCl());
+        const Run given =
+            kforge(evalSoftmax({QStringLiteral("--seeds"), QStringLiteral("5,6"), QStringLiteral("--timing-seeds"),
+                                QStringLiteral("9"), QStringLiteral("--json")}),
+                   fakeOpenCl());
         QCOMPARE(given.exitCode, 0);
         const QJsonObject again = QJsonDocument::fromJson(given.out).object();
         QCOMPARE(seedsOf(again[QStringLiteral("seeds")]), (QList<quint64>{5, 6}));
         QCOMPARE(seedsOf(again[QStringLiteral("timing_seeds")]), QList<quint64>{9});
         QVERIFY(again.contains(QStringLiteral("stress_sets")));
 
-        const Run text = kforge(evalSoftmax({QStringLiteral("--seeds"), QStringLiteral("5,6"), QStringLiteral("--no-stress")}), fakeOpenCl());
+        const Run text =
+            kforge(evalSoftmax({QStringLiteral("--seeds"), QStringLiteral("5,6"), QStringLiteral("--no-stress")}),
+                   fakeOpenCl());
         QCOMPARE(text.exitCode, 0);
         QVERIFY2(text.out.contains("--seeds 5,6 --timing-seeds "), text.out.constData());
         QVERIFY2(!text.out.contains("stress inputs"), text.out.constData());
-        QVERIFY2(!QJsonDocument::fromJson(kforge(evalSoftmax({QStringLiteral("--no-stress"), QStringLiteral("--json")}), fakeOpenCl()).out)
+        QVERIFY2(!QJsonDocument::fromJson(
+                      kforge(evalSoftmax({QStringLiteral("--no-stress"), QStringLiteral("--json")}), fakeOpenCl()).out)
                       .object()
                       .contains(QStringLiteral("stress_sets")),
                  "--no-stress must leave the stress inputs out");
@@ -213,14 +230,16 @@ private slots:
     void evalCudaWithoutDriver() {
         if (QFile::exists(QStringLiteral("/proc/driver/nvidia/version")))
             QSKIP("an NVIDIA driver is present; this checks the behaviour without one");
-        const Run r = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("vector_add"), QStringLiteral("--backend"),
-                              QStringLiteral("cuda"), QStringLiteral("--variant"), QStringLiteral("small"), QStringLiteral("--json")});
+        const Run r = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("vector_add"),
+                              QStringLiteral("--backend"), QStringLiteral("cuda"), QStringLiteral("--variant"),
+                              QStringLiteral("small"), QStringLiteral("--json")});
         if (r.exitCode == 3 && r.err.contains("kforge-worker-cuda"))
             QSKIP("this build has no CUDA worker");
         QCOMPARE(r.exitCode, 1);
         const QJsonObject o = QJsonDocument::fromJson(r.out).object();
         QCOMPARE(o[QStringLiteral("status")].toString(), QStringLiteral("runtime_error"));
-        QVERIFY2(o[QStringLiteral("message")].toString().contains(QStringLiteral("no NVIDIA driver")), r.out.constData());
+        QVERIFY2(o[QStringLiteral("message")].toString().contains(QStringLiteral("no NVIDIA driver")),
+                 r.out.constData());
     }
 
     void doctorWithoutGpu() {

@@ -26,7 +26,8 @@ Run headless(const QStringList& args, const QProcessEnvironment& env = QProcessE
 // of the run) misbehaves as `mode`.
 QProcessEnvironment fakeOpenCl(const QTemporaryDir& dir, const QString& modeAt = {}) {
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert(QStringLiteral("KFORGE_WORKER_OPENCL"), qEnvironmentVariable("KFORGE_WORKER_DIR") + QStringLiteral("/kforge-worker-fake"));
+    env.insert(QStringLiteral("KFORGE_WORKER_OPENCL"),
+               qEnvironmentVariable("KFORGE_WORKER_DIR") + QStringLiteral("/kforge-worker-fake"));
     env.insert(QStringLiteral("KFORGE_FAKE_BACKEND"), QStringLiteral("opencl"));
     env.insert(QStringLiteral("KFORGE_FAKE_COUNTER"), dir.filePath(QStringLiteral("evaluations")));
     if (!modeAt.isEmpty())
@@ -37,10 +38,20 @@ QProcessEnvironment fakeOpenCl(const QTemporaryDir& dir, const QString& modeAt =
 // A short search of the engine tests' fake_scale task: the baseline and its confirmation, then two
 // children per generation.
 QStringList fakeRun(const QString& db, int budget, QStringList more = {}) {
-    return QStringList{QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral(KFORGE_ENGINE_TEST_DATA "/tasks/fake_scale"),
-                       QStringLiteral("--islands"), QStringLiteral("1"), QStringLiteral("--children"), QStringLiteral("2"),
-                       QStringLiteral("--budget-evals"), QString::number(budget), QStringLiteral("--no-experts"),
-                       QStringLiteral("--no-experience"), QStringLiteral("--db"), db, QStringLiteral("--json")}
+    return QStringList{QStringLiteral("run"),
+                       QStringLiteral("--task"),
+                       QStringLiteral(KFORGE_ENGINE_TEST_DATA "/tasks/fake_scale"),
+                       QStringLiteral("--islands"),
+                       QStringLiteral("1"),
+                       QStringLiteral("--children"),
+                       QStringLiteral("2"),
+                       QStringLiteral("--budget-evals"),
+                       QString::number(budget),
+                       QStringLiteral("--no-experts"),
+                       QStringLiteral("--no-experience"),
+                       QStringLiteral("--db"),
+                       db,
+                       QStringLiteral("--json")}
            + more;
 }
 
@@ -62,13 +73,16 @@ private slots:
         QTest::addColumn<int>("exitCode");
         QTest::addColumn<QString>("message");
         QTest::newRow("no task") << QStringList{} << 2 << QStringLiteral("run needs --task");
-        QTest::newRow("bad backend") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--backend"), QStringLiteral("metal")}
+        QTest::newRow("bad backend") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"),
+                                                    QStringLiteral("--backend"), QStringLiteral("metal")}
                                      << 2 << QStringLiteral("backend must be opencl or cuda");
-        QTest::newRow("bad islands") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--islands"), QStringLiteral("zero")}
+        QTest::newRow("bad islands") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"),
+                                                    QStringLiteral("--islands"), QStringLiteral("zero")}
                                      << 2 << QStringLiteral("--islands must be an integer of at least 1");
         QTest::newRow("unknown task") << QStringList{QStringLiteral("--task"), QStringLiteral("no_such_task")} << 3
                                       << QStringLiteral("no task named 'no_such_task'");
-        QTest::newRow("unknown variant") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"), QStringLiteral("huge")}
+        QTest::newRow("unknown variant") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"),
+                                                        QStringLiteral("--variant"), QStringLiteral("huge")}
                                          << 3 << QStringLiteral("no size variant 'huge'");
     }
 
@@ -77,7 +91,8 @@ private slots:
         QFETCH(int, exitCode);
         QFETCH(QString, message);
         QTemporaryDir dir;
-        args << QStringLiteral("--db") << dir.filePath(QStringLiteral("runs.kforge")) << QStringLiteral("--no-experience");
+        args << QStringLiteral("--db") << dir.filePath(QStringLiteral("runs.kforge"))
+             << QStringLiteral("--no-experience");
         const Run r = headless(QStringList{QStringLiteral("run")} + args);
         QCOMPARE(r.exitCode, exitCode);
         QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
@@ -87,10 +102,11 @@ private slots:
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));
         const QString library = dir.filePath(QStringLiteral("experience.kforge-library"));
-        const Run run = headless({QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
-                                QStringLiteral("small"), QStringLiteral("--islands"), QStringLiteral("2"), QStringLiteral("--children"),
-                                QStringLiteral("2"), QStringLiteral("--budget-evals"), QStringLiteral("10"), QStringLiteral("--db"), db,
-                                QStringLiteral("--experience"), library, QStringLiteral("--json")});
+        const Run run = headless({QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("softmax"),
+                                  QStringLiteral("--variant"), QStringLiteral("small"), QStringLiteral("--islands"),
+                                  QStringLiteral("2"), QStringLiteral("--children"), QStringLiteral("2"),
+                                  QStringLiteral("--budget-evals"), QStringLiteral("10"), QStringLiteral("--db"), db,
+                                  QStringLiteral("--experience"), library, QStringLiteral("--json")});
         QVERIFY2(run.exitCode == 0, run.err.constData());
         const QJsonObject summary = QJsonDocument::fromJson(run.out).object();
         QCOMPARE(summary.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
@@ -104,50 +120,62 @@ private slots:
         QCOMPARE(list.exitCode, 0);
         QVERIFY2(list.out.contains("softmax on opencl"), list.out.constData());
 
-        const Run show = headless({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--db"), db, QStringLiteral("--json")});
+        const Run show = headless({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"),
+                                   QStringLiteral("--db"), db, QStringLiteral("--json")});
         QCOMPARE(show.exitCode, 0);
         const QJsonObject report = QJsonDocument::fromJson(show.out).object();
-        QCOMPARE(report.value(QStringLiteral("best_candidate")).toInt(), summary.value(QStringLiteral("best_candidate")).toInt());
+        QCOMPARE(report.value(QStringLiteral("best_candidate")).toInt(),
+                 summary.value(QStringLiteral("best_candidate")).toInt());
         QVERIFY(!report.value(QStringLiteral("best_candidates")).toArray().isEmpty());
 
         const QString out = dir.filePath(QStringLiteral("best"));
-        const Run exported = headless({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"), db, QStringLiteral("--out"), out});
+        const Run exported = headless({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"), db,
+                                       QStringLiteral("--out"), out});
         QVERIFY2(exported.exitCode == 0, exported.err.constData());
         for (const char* f : {"kernel.cl", "launch-plan.json", "result.json", "report.md"})
             QVERIFY2(QFile::exists(out + QLatin1Char('/') + QLatin1String(f)), f);
         QFile plan(out + QStringLiteral("/launch-plan.json"));
         QVERIFY(plan.open(QIODevice::ReadOnly));
-        QVERIFY(!QJsonDocument::fromJson(plan.readAll()).object().value(QStringLiteral("launches")).toArray().isEmpty());
+        QVERIFY(
+            !QJsonDocument::fromJson(plan.readAll()).object().value(QStringLiteral("launches")).toArray().isEmpty());
 
         // The exported kernel carries its tuned values as defaults, so it is correct on its own.
-        const Run again = headless({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--variant"),
-                                  QStringLiteral("small"), QStringLiteral("--kernel"), out + QStringLiteral("/kernel.cl"), QStringLiteral("--no-timing")});
+        const Run again = headless({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"),
+                                    QStringLiteral("--variant"), QStringLiteral("small"), QStringLiteral("--kernel"),
+                                    out + QStringLiteral("/kernel.cl"), QStringLiteral("--no-timing")});
         QVERIFY2(again.exitCode == 0, again.out.constData());
 
         // Resuming a finished run with a larger budget continues it.
-        const Run resumed = headless({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--budget-evals"), QStringLiteral("14"),
-                                    QStringLiteral("--db"), db, QStringLiteral("--experience"), library, QStringLiteral("--json")});
+        const Run resumed = headless({QStringLiteral("run"), QStringLiteral("--resume"),
+                                      QStringLiteral("--budget-evals"), QStringLiteral("14"), QStringLiteral("--db"),
+                                      db, QStringLiteral("--experience"), library, QStringLiteral("--json")});
         QVERIFY2(resumed.exitCode == 0, resumed.err.constData());
         const QJsonObject more = QJsonDocument::fromJson(resumed.out).object();
         QCOMPARE(more.value(QStringLiteral("run")).toInt(), 1);
-        QVERIFY(more.value(QStringLiteral("evaluations")).toInt() > summary.value(QStringLiteral("evaluations")).toInt());
+        QVERIFY(more.value(QStringLiteral("evaluations")).toInt()
+                > summary.value(QStringLiteral("evaluations")).toInt());
         QVERIFY(more.value(QStringLiteral("evaluations")).toInt() <= 14);
 
         // The review queue and the experience library the run filled.
         const Run reviews = headless({QStringLiteral("review"), QStringLiteral("list"), QStringLiteral("--db"), db});
         QCOMPARE(reviews.exitCode, 0);
-        const Run listed = headless({QStringLiteral("experience"), QStringLiteral("list"), QStringLiteral("--library"), library,
-                                   QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--limit"), QStringLiteral("100000"), QStringLiteral("--json")});
+        const Run listed = headless({QStringLiteral("experience"), QStringLiteral("list"), QStringLiteral("--library"),
+                                     library, QStringLiteral("--task"), QStringLiteral("softmax"),
+                                     QStringLiteral("--limit"), QStringLiteral("100000"), QStringLiteral("--json")});
         QCOMPARE(listed.exitCode, 0);
         const int insights = static_cast<int>(QJsonDocument::fromJson(listed.out).array().size());
         const QString shared = dir.filePath(QStringLiteral("shared.json"));
-        const Run exportedLibrary = headless({QStringLiteral("experience"), QStringLiteral("export"), shared, QStringLiteral("--library"), library});
+        const Run exportedLibrary = headless(
+            {QStringLiteral("experience"), QStringLiteral("export"), shared, QStringLiteral("--library"), library});
         QVERIFY2(exportedLibrary.exitCode == 0, exportedLibrary.err.constData());
-        const Run imported = headless({QStringLiteral("experience"), QStringLiteral("import"), shared, QStringLiteral("--library"),
-                                     dir.filePath(QStringLiteral("other.kforge-library"))});
+        const Run imported =
+            headless({QStringLiteral("experience"), QStringLiteral("import"), shared, QStringLiteral("--library"),
+                      dir.filePath(QStringLiteral("other.kforge-library"))});
         QVERIFY2(imported.exitCode == 0, imported.err.constData());
-        QVERIFY2(imported.out.contains(QByteArray("imported ") + QByteArray::number(insights)), imported.out.constData());
-        const Run badReview = headless({QStringLiteral("review"), QStringLiteral("accept"), QStringLiteral("999"), QStringLiteral("--db"), db});
+        QVERIFY2(imported.out.contains(QByteArray("imported ") + QByteArray::number(insights)),
+                 imported.out.constData());
+        const Run badReview = headless(
+            {QStringLiteral("review"), QStringLiteral("accept"), QStringLiteral("999"), QStringLiteral("--db"), db});
         QCOMPARE(badReview.exitCode, 3);
         QVERIFY(badReview.err.contains("not in the review queue"));
     }
@@ -157,11 +185,13 @@ private slots:
         QTest::addColumn<QString>("status");
         QTest::addColumn<QString>("message");
         QTest::addColumn<QString>("diagnostic");
-        QTest::newRow("crash") << QStringLiteral("crash") << QStringLiteral("runtime_error") << QStringLiteral("crashed with signal 6")
+        QTest::newRow("crash") << QStringLiteral("crash") << QStringLiteral("runtime_error")
+                               << QStringLiteral("crashed with signal 6")
                                << QStringLiteral("fake: crashing on purpose");
-        QTest::newRow("hang") << QStringLiteral("hang") << QStringLiteral("timeout") << QStringLiteral("no answer within 2 s")
-                              << QStringLiteral("gave no answer to request");
-        QTest::newRow("garbage") << QStringLiteral("garbage") << QStringLiteral("runtime_error") << QStringLiteral("broke the protocol")
+        QTest::newRow("hang") << QStringLiteral("hang") << QStringLiteral("timeout")
+                              << QStringLiteral("no answer within 2 s") << QStringLiteral("gave no answer to request");
+        QTest::newRow("garbage") << QStringLiteral("garbage") << QStringLiteral("runtime_error")
+                                 << QStringLiteral("broke the protocol")
                                  << QStringLiteral("The offending line: \"fake garbage: this line is not JSON xxx");
     }
 
@@ -173,7 +203,8 @@ private slots:
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));
         // Evaluation 3 is the first child's, after the baseline and its confirmation.
-        const Run run = headless(fakeRun(db, 8, {QStringLiteral("--timeout"), QStringLiteral("2")}), fakeOpenCl(dir, QStringLiteral("3:") + mode));
+        const Run run = headless(fakeRun(db, 8, {QStringLiteral("--timeout"), QStringLiteral("2")}),
+                                 fakeOpenCl(dir, QStringLiteral("3:") + mode));
         QVERIFY2(run.exitCode == 0, run.err.constData());
         const QJsonObject summary = QJsonDocument::fromJson(run.out).object();
         QCOMPARE(summary.value(QStringLiteral("state")).toString(), QStringLiteral("finished"));
@@ -203,7 +234,8 @@ private slots:
         env.insert(QStringLiteral("KFORGE_FAKE_BACKEND"), QStringLiteral("cuda"));
         const Run run = headless(fakeRun(db, 8), env);
         QCOMPARE(run.exitCode, 3);
-        QVERIFY2(run.err.contains("the opencl worker cannot start") && run.err.contains("'cuda' backend"), run.err.constData());
+        QVERIFY2(run.err.contains("the opencl worker cannot start") && run.err.contains("'cuda' backend"),
+                 run.err.constData());
         QVERIFY(storedEvaluations(db).isEmpty()); // nothing counted that was never evaluated
     }
 
@@ -217,24 +249,29 @@ private slots:
         first.start(qEnvironmentVariable("KFORGE_HEADLESS_BIN"), fakeRun(db, 12));
         QVERIFY(first.waitForStarted());
         QTRY_VERIFY_WITH_TIMEOUT(storedEvaluations(db).size() >= 2, 60000);
-        const Run second = headless({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--db"), db, QStringLiteral("--no-experience")}, env);
+        const Run second = headless({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--db"), db,
+                                     QStringLiteral("--no-experience")},
+                                    env);
         QCOMPARE(second.exitCode, 3);
-        QVERIFY2(second.err.contains("is in use by pid " + QByteArray::number(first.processId())), second.err.constData());
+        QVERIFY2(second.err.contains("is in use by pid " + QByteArray::number(first.processId())),
+                 second.err.constData());
         QVERIFY(first.waitForFinished(120000));
         QCOMPARE(first.exitCode(), 0);
         // Read-only views never need the lock, and the finished run resumes.
         const Run list = headless({QStringLiteral("runs"), QStringLiteral("list"), QStringLiteral("--db"), db});
         QCOMPARE(list.exitCode, 0);
-        const Run resumed = headless({QStringLiteral("run"), QStringLiteral("--resume"), QStringLiteral("--budget-evals"), QStringLiteral("14"),
-                                    QStringLiteral("--db"), db, QStringLiteral("--no-experience"), QStringLiteral("--json")},
-                                   fakeOpenCl(dir));
+        const Run resumed = headless({QStringLiteral("run"), QStringLiteral("--resume"),
+                                      QStringLiteral("--budget-evals"), QStringLiteral("14"), QStringLiteral("--db"),
+                                      db, QStringLiteral("--no-experience"), QStringLiteral("--json")},
+                                     fakeOpenCl(dir));
         QVERIFY2(resumed.exitCode == 0, resumed.err.constData());
     }
 
     void exportWithoutRunsFails() {
         QTemporaryDir dir;
-        const Run r = headless({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"), dir.filePath(QStringLiteral("none.kforge")),
-                              QStringLiteral("--out"), dir.filePath(QStringLiteral("x"))});
+        const Run r = headless({QStringLiteral("export"), QStringLiteral("--best"), QStringLiteral("--db"),
+                                dir.filePath(QStringLiteral("none.kforge")), QStringLiteral("--out"),
+                                dir.filePath(QStringLiteral("x"))});
         QCOMPARE(r.exitCode, 3);
         QVERIFY(r.err.contains("no such run store"));
     }

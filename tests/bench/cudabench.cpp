@@ -11,13 +11,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <map>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <regex>
 #include <sstream>
@@ -118,23 +118,27 @@ int main(int argc, char** argv) {
     int ok = 0;
     const auto t0 = Clock::now();
     for (int i = 0; i < candidates; ++i) {
-        auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions, uniqueCandidate(*small, i), "bench.cu");
+        auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions, uniqueCandidate(*small, i),
+                                                 "bench.cu");
         const auto r = worker.evaluate(std::move(*req), 120s);
         ok += r.status == protocol::Status::Ok;
         for (const auto& [phase, seconds] : r.phaseSeconds)
             phases[phase] += seconds;
         for (const auto& c : r.compile)
             if (c.role == "candidate")
-                (c.resources.count("cache_hit") && c.resources.at("cache_hit") > 0 ? cached : cold).push_back(c.seconds);
+                (c.resources.count("cache_hit") && c.resources.at("cache_hit") > 0 ? cached : cold)
+                    .push_back(c.seconds);
         if (r.candidateTiming && r.baselineTiming) {
-            const double kernelUs = r.candidateTiming->meanUs * r.candidateTiming->count + r.baselineTiming->meanUs * r.baselineTiming->count;
+            const double kernelUs = r.candidateTiming->meanUs * r.candidateTiming->count
+                                    + r.baselineTiming->meanUs * r.baselineTiming->count;
             overhead.push_back(r.wallSeconds * 1e6 / std::max(kernelUs, 1.0));
         }
     }
     const double oneWorker = candidates / std::chrono::duration<double>(Clock::now() - t0).count();
     // The same sources again: every compile now comes from the cache.
     for (int i = 0; i < std::min(candidates, 10); ++i) {
-        auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions, uniqueCandidate(*small, i), "bench.cu");
+        auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions, uniqueCandidate(*small, i),
+                                                 "bench.cu");
         const auto r = worker.evaluate(std::move(*req), 120s);
         for (const auto& c : r.compile)
             if (c.role == "candidate" && c.resources.count("cache_hit") && c.resources.at("cache_hit") > 0)
@@ -150,7 +154,8 @@ int main(int argc, char** argv) {
         threads.emplace_back([&] {
             gputest::WorkerProcess local(workerPath, env);
             for (int i = next++; i < candidates + total; i = next++) {
-                auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions, uniqueCandidate(*small, i), "bench.cu");
+                auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions,
+                                                         uniqueCandidate(*small, i), "bench.cu");
                 if (local.evaluate(std::move(*req), 120s).status == protocol::Status::Ok)
                     ++done;
             }
@@ -164,7 +169,8 @@ int main(int argc, char** argv) {
     report.line("| workers | candidates | correct | candidates/s |");
     report.line("|---|---|---|---|");
     report.line("| 1 | " + std::to_string(candidates) + " | " + std::to_string(ok) + " | " + fmt(oneWorker) + " |");
-    report.line("| " + std::to_string(parallel) + " | " + std::to_string(total) + " | " + std::to_string(done.load()) + " | " + fmt(fourWorkers) + " |");
+    report.line("| " + std::to_string(parallel) + " | " + std::to_string(total) + " | " + std::to_string(done.load())
+                + " | " + fmt(fourWorkers) + " |");
     report.line("");
     // Where an evaluation's time goes: the same kind of candidates verified only, and timed with
     // CUDA events instead of CUPTI activity records.
@@ -172,7 +178,8 @@ int main(int argc, char** argv) {
         const auto start = Clock::now();
         const int n = 10;
         for (int i = first; i < first + n; ++i) {
-            auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", o, uniqueCandidate(*small, i), "bench.cu");
+            auto req =
+                protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", o, uniqueCandidate(*small, i), "bench.cu");
             worker.evaluate(std::move(*req), 120s);
         }
         return n / std::chrono::duration<double>(Clock::now() - start).count();
@@ -183,8 +190,10 @@ int main(int argc, char** argv) {
     events.timingMode = "kernelbench";
     const double verifyRate = rate(verifyOnly, 10000);
     const double eventsRate = rate(events, 20000);
-    report.line("Breakdown, 1 worker: verification only (no timing) " + fmt(verifyRate) + " candidates/s; timed with CUDA events "
-                "(KernelBench protocol, 100 trials) " + fmt(eventsRate) + " candidates/s.");
+    report.line("Breakdown, 1 worker: verification only (no timing) " + fmt(verifyRate)
+                + " candidates/s; timed with CUDA events "
+                  "(KernelBench protocol, 100 trials) "
+                + fmt(eventsRate) + " candidates/s.");
     report.line("");
     if (!phases.empty()) {
         // The worker's own account of an evaluation's wall time, per phase (mean over the one-worker run).
@@ -217,11 +226,13 @@ int main(int argc, char** argv) {
     double spread = 0.0, mean = 0.0;
     if (!medians.empty()) {
         mean = std::accumulate(medians.begin(), medians.end(), 0.0) / static_cast<double>(medians.size());
-        spread = (*std::max_element(medians.begin(), medians.end()) - *std::min_element(medians.begin(), medians.end())) / mean;
+        spread = (*std::max_element(medians.begin(), medians.end()) - *std::min_element(medians.begin(), medians.end()))
+                 / mean;
     }
     report.line("## Repeatability (sgemm baseline, default sizes, 10 separate evaluations)");
     report.line("");
-    report.line("median of medians " + fmt(median(medians)) + " us; (max - min) / mean over the 10 = " + fmt(100 * spread) + "%");
+    report.line("median of medians " + fmt(median(medians))
+                + " us; (max - min) / mean over the 10 = " + fmt(100 * spread) + "%");
     report.line("");
 
     // 5: Nsight Compute's own duration for the same kernel, where ncu is installed.
@@ -241,8 +252,9 @@ int main(int argc, char** argv) {
         const auto ours = worker.evaluate(*req, 300s);
         const fs::path reqFile = cache / "request.json";
         std::ofstream(reqFile) << protocol::encode(protocol::Request{*req}) << "\n";
-        const std::string cmd = ncu + " --clock-control none --metrics gpu__time_duration.sum --csv --kernel-name regex:'^sgemm$' "
-                                + workerPath + " < " + reqFile.string() + " 2>/dev/null";
+        const std::string cmd =
+            ncu + " --clock-control none --metrics gpu__time_duration.sum --csv --kernel-name regex:'^sgemm$' "
+            + workerPath + " < " + reqFile.string() + " 2>/dev/null";
         std::vector<double> ncuUs;
         if (FILE* p = ::popen(cmd.c_str(), "r")) {
             char buf[4096];
@@ -268,8 +280,9 @@ int main(int argc, char** argv) {
             const double k = ours.candidateTiming->medianUs;
             report.line("## Agreement with Nsight Compute (sgemm baseline, default sizes)");
             report.line("");
-            report.line("kforge (" + ours.candidateTiming->method + ") median " + fmt(k) + " us; ncu gpu__time_duration median "
-                        + fmt(n) + " us over " + std::to_string(ncuUs.size()) + " launches; difference " + fmt(100 * (k - n) / n) + "%");
+            report.line("kforge (" + ours.candidateTiming->method + ") median " + fmt(k)
+                        + " us; ncu gpu__time_duration median " + fmt(n) + " us over " + std::to_string(ncuUs.size())
+                        + " launches; difference " + fmt(100 * (k - n) / n) + "%");
         }
     }
     fs::remove_all(cache);

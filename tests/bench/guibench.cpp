@@ -12,8 +12,8 @@
 #include <QAbstractEventDispatcher>
 #include <QApplication>
 #include <QElapsedTimer>
-#include <QFile>
 #include <QEventLoop>
+#include <QFile>
 #include <QTemporaryDir>
 #include <QTimer>
 
@@ -32,8 +32,7 @@ struct Figures {
 };
 
 // Measures the gaps between event-loop iterations while `done` is false.
-template <typename Done>
-double runUntil(Done&& done, double* longestStallMs) {
+template <typename Done> double runUntil(Done&& done, double* longestStallMs) {
     QElapsedTimer total;
     total.start();
     QElapsedTimer gap;
@@ -78,11 +77,13 @@ Figures measure(int n) {
     window.openRun(path);
     f.openSeconds = runUntil([&] { return data->candidateCount() == n && !data->loading(); }, &f.longestStallMs);
     // Let the coalesced redraws of the last chunk happen, then time a selection reaching the views.
-    runUntil([&, started = QElapsedTimer()]() mutable {
-        if (!started.isValid())
-            started.start();
-        return started.elapsed() > 300;
-    }, nullptr);
+    runUntil(
+        [&, started = QElapsedTimer()]() mutable {
+            if (!started.isValid())
+                started.start();
+            return started.elapsed() > 300;
+        },
+        nullptr);
     QElapsedTimer select;
     select.start();
     window.session()->selection()->select(n / 2);
@@ -106,7 +107,8 @@ public:
         const bool result = QApplication::notify(receiver, event);
         if (t.elapsed() > 100)
             std::fprintf(stderr, "slow: %lld ms in event %d to %s (in %s)\n", static_cast<long long>(t.elapsed()), type,
-                         receiver->metaObject()->className(), receiver->parent() ? receiver->parent()->metaObject()->className() : "");
+                         receiver->metaObject()->className(),
+                         receiver->parent() ? receiver->parent()->metaObject()->className() : "");
         return result;
     }
 
@@ -122,12 +124,14 @@ int main(int argc, char** argv) {
     const QStringList args = QCoreApplication::arguments();
     const Figures small = measure(args.size() > 2 ? args[1].toInt() : 10000);
     const Figures large = measure(args.size() > 2 ? args[2].toInt() : 100000);
-    std::printf("| candidates | write store s | open until every view has all s | longest GUI stall ms | select ms |\n");
+    std::printf(
+        "| candidates | write store s | open until every view has all s | longest GUI stall ms | select ms |\n");
     std::printf("|---|---|---|---|---|\n");
     for (const Figures& f : {small, large})
-        std::printf("| %d | %.2f | %.2f | %.1f | %.1f |\n", f.candidates, f.writeSeconds, f.openSeconds, f.longestStallMs, f.selectMs);
-    std::printf("\nratios large / small: open %.2f (%.0f = linear), longest stall %.2f, select %.2f\n", large.openSeconds / small.openSeconds,
-                double(large.candidates) / small.candidates,
+        std::printf("| %d | %.2f | %.2f | %.1f | %.1f |\n", f.candidates, f.writeSeconds, f.openSeconds,
+                    f.longestStallMs, f.selectMs);
+    std::printf("\nratios large / small: open %.2f (%.0f = linear), longest stall %.2f, select %.2f\n",
+                large.openSeconds / small.openSeconds, double(large.candidates) / small.candidates,
                 large.longestStallMs / small.longestStallMs, large.selectMs / std::max(0.001, small.selectMs));
     return 0;
 }

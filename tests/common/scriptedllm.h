@@ -59,9 +59,10 @@ __kernel void vector_add(__global const float* x, __global const float* y, __glo
 )";
 
 inline QJsonObject rule(const QString& match, const QString& text, int times = -1) {
-    QJsonObject r{{QStringLiteral("match"), match},
-                  {QStringLiteral("text"), text},
-                  {QStringLiteral("usage"), QJsonObject{{QStringLiteral("input"), 3000}, {QStringLiteral("output"), 800}}}};
+    QJsonObject r{
+        {QStringLiteral("match"), match},
+        {QStringLiteral("text"), text},
+        {QStringLiteral("usage"), QJsonObject{{QStringLiteral("input"), 3000}, {QStringLiteral("output"), 800}}}};
     if (times > 0)
         r.insert(QStringLiteral("times"), times);
     return r;
@@ -69,10 +70,12 @@ inline QJsonObject rule(const QString& match, const QString& text, int times = -
 
 inline QJsonArray vectorAddRules() {
     QJsonArray rules;
-    rules << rule(QStringLiteral("The strategy to rewrite"), QStringLiteral("```text\nRewrite {{n}}: four elements per work-item with vector loads.\n```"));
+    rules << rule(QStringLiteral("The strategy to rewrite"),
+                  QStringLiteral("```text\nRewrite {{n}}: four elements per work-item with vector loads.\n```"));
     rules << rule(QStringLiteral("# The kernel to repair"), fenced(QString::fromLatin1(kItems)));
     rules << rule(QStringLiteral("# Your expertise"), fenced(QString::fromLatin1(kBroken)), 1);
-    rules << rule(QStringLiteral("# The kernel to improve"), QStringLiteral("Use float4 loads; I can write it if you want."), 1);
+    rules << rule(QStringLiteral("# The kernel to improve"),
+                  QStringLiteral("Use float4 loads; I can write it if you want."), 1);
     rules << rule(QStringLiteral("# Two kernels to combine"), fenced(QString::fromLatin1(kItems)));
     rules << rule(QStringLiteral("# The kernel to improve"), fenced(QString::fromLatin1(kFloat4)));
     rules << rule(QStringLiteral("# Your expertise"), fenced(QString::fromLatin1(kFloat4)));

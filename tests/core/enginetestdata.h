@@ -1,8 +1,8 @@
 #pragma once
 // Where the engine tests find their task, experts and the fake worker, and an engine set-up using them.
 
-#include "search/engine.h"
 #include "eval/workerpool.h"
+#include "search/engine.h"
 
 #include <QDir>
 #include <QString>
@@ -27,7 +27,8 @@ inline search::Engine::Setup fakeEngineSetup(const QString& store, const search:
     s.expertRoots = {engineDataDir() + QStringLiteral("/experts")};
     s.experiencePath = store + QStringLiteral(".experience");
     s.executorFactory = [](const search::RunConfig& c, QObject* parent) -> spec::Expected<eval::Executor*> {
-        return static_cast<eval::Executor*>(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, c.workers, parent));
+        return static_cast<eval::Executor*>(
+            new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, c.workers, parent));
     };
     return s;
 }

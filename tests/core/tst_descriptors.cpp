@@ -16,9 +16,9 @@
 #include <vector>
 
 using kforge::model::Cell;
+using kforge::model::ParamValues;
 using kforge::search::DescriptorSpace;
 using kforge::search::KernelFacts;
-using kforge::model::ParamValues;
 using kforge::spec::Dialect;
 
 Q_DECLARE_METATYPE(Dialect)

@@ -197,7 +197,9 @@ const std::vector<RuleCase>& ruleCases() {
         {QStringLiteral("slower-than-baseline"), [](EvaluateResult& r, Roofline&) { r.speedup = 0.5; },
          QStringLiteral("slower than the baseline (0.5x its speed)")},
         {QStringLiteral("faster-on-repeats"),
-         [](EvaluateResult& r, Roofline&) { r.checks.push_back({"fresh_inputs_speed", false, "4.0x faster on repeated inputs"}); },
+         [](EvaluateResult& r, Roofline&) {
+             r.checks.push_back({"fresh_inputs_speed", false, "4.0x faster on repeated inputs"});
+         },
          QStringLiteral("markedly faster on inputs it has seen before")},
         {QStringLiteral("low-achieved-occupancy"),
          [](EvaluateResult& r, Roofline&) {

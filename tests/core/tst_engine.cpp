@@ -3,11 +3,11 @@
 // deterministic. A test task (data/engine/tasks/fake_scale) and a small expert library
 // (data/engine/experts) give the engine something to search.
 
-#include "search/engine.h"
 #include "enginetestdata.h"
-#include "experience/experiencelibrary.h"
-#include "store/runstore.h"
 #include "eval/workerpool.h"
+#include "experience/experiencelibrary.h"
+#include "search/engine.h"
+#include "store/runstore.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -108,7 +108,11 @@ QStringList lineage(const Stored& s) {
         for (qint64 p : c.parents)
             parents << QString::number(p);
         out << QStringLiteral("#%1 %2 gen%3 island%4 %5 <- %6")
-                   .arg(c.id).arg(c.key).arg(c.generation).arg(c.island).arg(originName(c.origin), parents.join(QLatin1Char(',')));
+                   .arg(c.id)
+                   .arg(c.key)
+                   .arg(c.generation)
+                   .arg(c.island)
+                   .arg(originName(c.origin), parents.join(QLatin1Char(',')));
     }
     return out;
 }
@@ -121,16 +125,18 @@ void injectAfterFirstGeneration(Engine& engine, QObject* context, const QString&
             return;
         EngineCommand inject;
         inject.kind = EngineCommand::Kind::Inject;
-        inject.injected.source = directives
-                                 + QStringLiteral("// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
-                                                  "__kernel void scale(__global const float* x, __global float* y, int N)\n"
-                                                  "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
+        inject.injected.source =
+            directives
+            + QStringLiteral("// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
+                             "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+                             "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
         engine.post(inject);
     });
 }
 
 int countEvents(const Stored& s, const QString& kind) {
-    return static_cast<int>(std::count_if(s.events.begin(), s.events.end(), [&](const auto& e) { return e.kind == kind; }));
+    return static_cast<int>(
+        std::count_if(s.events.begin(), s.events.end(), [&](const auto& e) { return e.kind == kind; }));
 }
 
 } // namespace
@@ -179,7 +185,8 @@ private slots:
         QTest::addColumn<QString>("task");
         QTest::addColumn<QString>("variant");
         QTest::addColumn<QString>("message");
-        QTest::newRow("no task") << QStringLiteral("/nonexistent/task") << QStringLiteral("default") << QStringLiteral("no task named");
+        QTest::newRow("no task") << QStringLiteral("/nonexistent/task") << QStringLiteral("default")
+                                 << QStringLiteral("no task named");
         QTest::newRow("no variant") << QString() << QStringLiteral("huge") << QStringLiteral("no size variant 'huge'");
     }
 
@@ -255,7 +262,8 @@ private slots:
         QVERIFY(!failed.empty()); // broken_wide with WIDE 8
         for (const auto& c : s.candidates)
             for (qint64 p : c.parents)
-                QVERIFY2(!failed.count(p), qPrintable(QStringLiteral("candidate %1 descends from failed %2").arg(c.id).arg(p)));
+                QVERIFY2(!failed.count(p),
+                         qPrintable(QStringLiteral("candidate %1 descends from failed %2").arg(c.id).arg(p)));
     }
 
     void sameSeedSameRun() {
@@ -382,14 +390,16 @@ private slots:
             if (c.id == 1)
                 QVERIFY(c.pinned);
             if (c.generation > vetoGeneration) {
-                QVERIFY2(!c.parents.contains(vetoed), qPrintable(QStringLiteral("candidate %1 has the vetoed parent").arg(c.id)));
+                QVERIFY2(!c.parents.contains(vetoed),
+                         qPrintable(QStringLiteral("candidate %1 has the vetoed parent").arg(c.id)));
                 pinnedIsParent = pinnedIsParent || c.parents.contains(1);
             }
         }
         QVERIFY(pinnedIsParent);
         QCOMPARE(countEvents(s, QStringLiteral("veto")), 1);
         QCOMPARE(countEvents(s, QStringLiteral("pin")), 1);
-        const auto veto = std::find_if(s.events.begin(), s.events.end(), [](const auto& e) { return e.kind == QLatin1String("veto"); });
+        const auto veto = std::find_if(s.events.begin(), s.events.end(),
+                                       [](const auto& e) { return e.kind == QLatin1String("veto"); });
         QCOMPARE(veto->data.value(QStringLiteral("reason")).toString(), QStringLiteral("reads past the end of x"));
     }
 
@@ -402,9 +412,10 @@ private slots:
                 return;
             EngineCommand inject;
             inject.kind = EngineCommand::Kind::Inject;
-            inject.injected.source = QStringLiteral("// fake:time_us=40\n// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
-                                                    "__kernel void scale(__global const float* x, __global float* y, int N)\n"
-                                                    "{ const int i = get_global_id(0); if (i < N) y[i] = x[i] + x[i]; }\n");
+            inject.injected.source =
+                QStringLiteral("// fake:time_us=40\n// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
+                               "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+                               "{ const int i = get_global_id(0); if (i < N) y[i] = x[i] + x[i]; }\n");
             inject.injected.parents = {1};
             inject.injected.island = 1;
             inject.reason = QStringLiteral("hand-written");
@@ -412,7 +423,8 @@ private slots:
         });
         const RunSummary summary = runToEnd(engine);
         const Stored s = readStore(db);
-        const auto human = std::find_if(s.candidates.begin(), s.candidates.end(), [](const auto& c) { return c.origin == Origin::Human; });
+        const auto human = std::find_if(s.candidates.begin(), s.candidates.end(),
+                                        [](const auto& c) { return c.origin == Origin::Human; });
         QVERIFY(human != s.candidates.end());
         QCOMPARE(human->generation, 1);
         QCOMPARE(human->island, 1);
@@ -437,11 +449,15 @@ private slots:
                 QVERIFY(!e.roofline.isEmpty());
                 const double seconds = e.result.candidateTiming->medianUs * 1e-6;
                 QCOMPARE(e.roofline.value(QStringLiteral("bytes")).toDouble(), 8.0 * 1024);
-                QVERIFY(qAbs(e.roofline.value(QStringLiteral("memory_fraction")).toDouble() - 8.0 * 1024 / seconds / 1e9) < 1e-9);
+                QVERIFY(
+                    qAbs(e.roofline.value(QStringLiteral("memory_fraction")).toDouble() - 8.0 * 1024 / seconds / 1e9)
+                    < 1e-9);
             } else {
                 QVERIFY(e.roofline.isEmpty());
                 for (const auto& f : e.findings)
-                    sawIncorrectFinding = sawIncorrectFinding || f.toObject().value(QStringLiteral("kind")).toString() == QLatin1String("correctness");
+                    sawIncorrectFinding =
+                        sawIncorrectFinding
+                        || f.toObject().value(QStringLiteral("kind")).toString() == QLatin1String("correctness");
             }
         }
         QVERIFY(sawIncorrectFinding); // broken_wide is incorrect, and its evaluation says why
@@ -458,10 +474,11 @@ private slots:
                 // times the fake's cache, so the roof binds).
                 EngineCommand inject;
                 inject.kind = EngineCommand::Kind::Inject;
-                inject.injected.source = QStringLiteral("// fake:time_us=8.5+(BLOCK-64)\n// kforge:param BLOCK in {64, 128} = 64\n"
-                                                        "// kforge:launch scale grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
-                                                        "__kernel void scale(__global const float* x, __global float* y, int N)\n"
-                                                        "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
+                inject.injected.source =
+                    QStringLiteral("// fake:time_us=8.5+(BLOCK-64)\n// kforge:param BLOCK in {64, 128} = 64\n"
+                                   "// kforge:launch scale grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
+                                   "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+                                   "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
                 engine.post(inject);
             }
             if (generation == 1) {
@@ -489,7 +506,7 @@ private slots:
         });
         const RunSummary summary = runToEnd(engine);
         QVERIFY(suspicious != 0);
-        QVERIFY(bestBeforeAccept != suspicious); // never promoted while it waited
+        QVERIFY(bestBeforeAccept != suspicious);     // never promoted while it waited
         QCOMPARE(summary.bestCandidate, suspicious); // promoted once accepted (and re-measured)
         const Stored s = readStore(db);
         auto st = store::RunStore::open(db);
@@ -497,7 +514,8 @@ private slots:
         QCOMPARE(reviews.size(), 1);
         QCOMPARE(reviews.first().candidateId, suspicious);
         QVERIFY(reviews.first().state == model::ReviewState::Accepted);
-        QVERIFY2(reviews.first().reason.contains(QStringLiteral("96% of the measured DRAM bandwidth")), qPrintable(reviews.first().reason));
+        QVERIFY2(reviews.first().reason.contains(QStringLiteral("96% of the measured DRAM bandwidth")),
+                 qPrintable(reviews.first().reason));
         QCOMPARE(countEvents(s, QStringLiteral("review_requested")), 1);
         QCOMPARE(countEvents(s, QStringLiteral("review_accepted")), 1);
         // Its children would have inherited whatever made it suspicious: none before the accept
@@ -506,8 +524,11 @@ private slots:
         for (const auto& c : s.candidates) {
             if (!c.parents.contains(suspicious))
                 continue;
-            QVERIFY2(c.generation > 3, qPrintable(QStringLiteral("candidate %1 of generation %2 descends from a kernel waiting for review")
-                                                      .arg(c.id).arg(c.generation)));
+            QVERIFY2(
+                c.generation > 3,
+                qPrintable(QStringLiteral("candidate %1 of generation %2 descends from a kernel waiting for review")
+                               .arg(c.id)
+                               .arg(c.generation)));
             parentAfterwards = true;
         }
         QVERIFY(parentAfterwards);
@@ -525,7 +546,8 @@ private slots:
         const RunSummary summary = runToEnd(engine);
         QCOMPARE(summary.state, RunState::Finished);
         const Stored s = readStore(db);
-        const auto cheat = std::find_if(s.candidates.begin(), s.candidates.end(), [](const auto& c) { return c.origin == Origin::Human; });
+        const auto cheat = std::find_if(s.candidates.begin(), s.candidates.end(),
+                                        [](const auto& c) { return c.origin == Origin::Human; });
         QVERIFY(cheat != s.candidates.end());
         QVERIFY(summary.bestCandidate != cheat->id);
         int evaluations = 0;
@@ -535,17 +557,21 @@ private slots:
             ++evaluations;
             QCOMPARE(e.result.status, protocol::Status::Rejected);
             const QString message = QString::fromStdString(e.result.message);
-            QVERIFY2(message.contains(QStringLiteral("DRAM")) && message.contains(QStringLiteral("4.10x the roof")), qPrintable(message));
+            QVERIFY2(message.contains(QStringLiteral("DRAM")) && message.contains(QStringLiteral("4.10x the roof")),
+                     qPrintable(message));
             QVERIFY(!e.findings.isEmpty());
-            QCOMPARE(e.findings.first().toObject().value(QStringLiteral("kind")).toString(), QStringLiteral("integrity"));
+            QCOMPARE(e.findings.first().toObject().value(QStringLiteral("kind")).toString(),
+                     QStringLiteral("integrity"));
             QVERIFY(!e.roofline.isEmpty()); // where it claimed to be, for whoever looks
         }
         QCOMPARE(evaluations, 1); // rejected: never re-measured for promotion
         auto st = store::RunStore::open(db);
         QVERIFY((*st)->reviews(s.run.id)->isEmpty()); // impossible is not a question for a person
         for (const auto& c : s.candidates)
-            QVERIFY2(!c.parents.contains(cheat->id), qPrintable(QStringLiteral("candidate %1 descends from the rejected kernel").arg(c.id)));
-        QVERIFY(notices.join(QLatin1Char('\n')).contains(QStringLiteral("candidate %1 rejected: impossible timing").arg(cheat->id)));
+            QVERIFY2(!c.parents.contains(cheat->id),
+                     qPrintable(QStringLiteral("candidate %1 descends from the rejected kernel").arg(c.id)));
+        QVERIFY(notices.join(QLatin1Char('\n'))
+                    .contains(QStringLiteral("candidate %1 rejected: impossible timing").arg(cheat->id)));
     }
 
     void aLargeSpeedupOverTheBaselineAloneIsNotSuspicious() {
@@ -557,7 +583,8 @@ private slots:
         injectAfterFirstGeneration(engine, this, QStringLiteral("// fake:time_us=40\n// fake:baseline_us=2000\n"));
         const RunSummary summary = runToEnd(engine);
         const Stored s = readStore(db);
-        const auto expert = std::find_if(s.candidates.begin(), s.candidates.end(), [](const auto& c) { return c.origin == Origin::Human; });
+        const auto expert = std::find_if(s.candidates.begin(), s.candidates.end(),
+                                         [](const auto& c) { return c.origin == Origin::Human; });
         QVERIFY(expert != s.candidates.end());
         QCOMPARE(summary.bestCandidate, expert->id);
         QVERIFY(summary.bestSpeedup > 49.0);
@@ -568,10 +595,12 @@ private slots:
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));
         Engine engine(testSetup(db, testConfig(30)));
-        injectAfterFirstGeneration(engine, this, QStringLiteral("// fake:time_us=40\n// fake:fresh_inputs_speed=fail\n"));
+        injectAfterFirstGeneration(engine, this,
+                                   QStringLiteral("// fake:time_us=40\n// fake:fresh_inputs_speed=fail\n"));
         const RunSummary summary = runToEnd(engine);
         const Stored s = readStore(db);
-        const auto cached = std::find_if(s.candidates.begin(), s.candidates.end(), [](const auto& c) { return c.origin == Origin::Human; });
+        const auto cached = std::find_if(s.candidates.begin(), s.candidates.end(),
+                                         [](const auto& c) { return c.origin == Origin::Human; });
         QVERIFY(cached != s.candidates.end());
         QVERIFY(summary.bestCandidate != cached->id); // 5x, the best there is, but it waits
         auto st = store::RunStore::open(db);
@@ -579,7 +608,8 @@ private slots:
         QCOMPARE(reviews.size(), 1);
         QCOMPARE(reviews.first().candidateId, cached->id);
         QVERIFY(reviews.first().state == model::ReviewState::Pending);
-        QVERIFY2(reviews.first().reason.contains(QStringLiteral("repeated inputs")), qPrintable(reviews.first().reason));
+        QVERIFY2(reviews.first().reason.contains(QStringLiteral("repeated inputs")),
+                 qPrintable(reviews.first().reason));
     }
 
     void everyEvaluationDrawsItsOwnSeeds() {
@@ -622,7 +652,8 @@ private slots:
         });
         const RunSummary summary = runToEnd(engine);
         QCOMPARE(summary.state, RunState::Failed);
-        QVERIFY2(summary.message.contains(db) && summary.message.contains(QStringLiteral("locked")), qPrintable(summary.message));
+        QVERIFY2(summary.message.contains(db) && summary.message.contains(QStringLiteral("locked")),
+                 qPrintable(summary.message));
         QVERIFY2(summary.message.contains(QStringLiteral("--resume")), qPrintable(summary.message));
         held.reset();
         other.reset();
@@ -661,8 +692,9 @@ private slots:
         QCOMPARE(summary.state, RunState::Finished);
         QTRY_VERIFY(refused.has_value());
         QCOMPARE(refused->state, RunState::Failed);
-        QVERIFY2(refused->message.contains(QStringLiteral("is in use by pid %1").arg(QCoreApplication::applicationPid())),
-                 qPrintable(refused->message));
+        QVERIFY2(
+            refused->message.contains(QStringLiteral("is in use by pid %1").arg(QCoreApplication::applicationPid())),
+            qPrintable(refused->message));
         const Stored s = readStore(db);
         QCOMPARE(countEvents(s, QStringLiteral("run_resumed")), 0); // the refused session wrote nothing
         QCOMPARE(s.run.state, QStringLiteral("finished"));
@@ -738,7 +770,8 @@ private slots:
         // Its best after the seeds is already as good as the first run's helpful kernels.
         double bestSeed = 0.0;
         for (const auto& e : s.evaluations) {
-            const auto c = std::find_if(s.candidates.begin(), s.candidates.end(), [&](const auto& x) { return x.id == e.candidateId; });
+            const auto c = std::find_if(s.candidates.begin(), s.candidates.end(),
+                                        [&](const auto& x) { return x.id == e.candidateId; });
             if (c->origin == Origin::Experience && e.result.speedup)
                 bestSeed = std::max(bestSeed, *e.result.speedup);
         }
@@ -813,7 +846,8 @@ private slots:
             Engine refused(meanwhile);
             const RunSummary s = runToEnd(refused);
             QCOMPARE(s.state, RunState::Failed);
-            QVERIFY2(s.message.contains(QStringLiteral("is in use by pid %1").arg(child.processId())), qPrintable(s.message));
+            QVERIFY2(s.message.contains(QStringLiteral("is in use by pid %1").arg(child.processId())),
+                     qPrintable(s.message));
         }
         child.kill();
         QVERIFY(child.waitForFinished());

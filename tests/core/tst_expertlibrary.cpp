@@ -2,8 +2,8 @@
 // size variant and every parameter combination; broken files are reported with file and line and
 // skipped; user folders add (and override) experts.
 
-#include "propose/expertlibrary.h"
 #include "launchplan.h"
+#include "propose/expertlibrary.h"
 #include "util/resourcelocator.h"
 
 #include <QDir>
@@ -22,7 +22,9 @@ using propose::ExpertLibrary;
 
 namespace {
 
-QString builtInRoot() { return util::ResourceLocator::find(QStringLiteral("experts")); }
+QString builtInRoot() {
+    return util::ResourceLocator::find(QStringLiteral("experts"));
+}
 
 void writeFile(const QString& path, const QByteArray& data) {
     QVERIFY(QDir().mkpath(QFileInfo(path).absolutePath()));
@@ -33,20 +35,24 @@ void writeFile(const QString& path, const QByteArray& data) {
 
 // A minimal valid OpenCL expert for the softmax task (x -> y by rows).
 QByteArray openClExpert(const QByteArray& name, const QByteArray& tasks = "softmax") {
-    return "// expert:name " + name + "\n"
-           "// expert:tasks " + tasks + "\n"
-           "// expert:pattern a test pattern\n"
-           "// kforge:param BLOCK in {32, 64} = 64\n"
-           "// kforge:launch softmax grid=(M) block=(BLOCK)\n"
-           "__kernel void softmax(__global const float* x, __global float* y, int N) { }\n";
+    return "// expert:name " + name
+           + "\n"
+             "// expert:tasks "
+           + tasks
+           + "\n"
+             "// expert:pattern a test pattern\n"
+             "// kforge:param BLOCK in {32, 64} = 64\n"
+             "// kforge:launch softmax grid=(M) block=(BLOCK)\n"
+             "__kernel void softmax(__global const float* x, __global float* y, int N) { }\n";
 }
 
 QByteArray cudaExpert(const QByteArray& name) {
-    return "// expert:name " + name + "\n"
-           "// expert:tasks softmax\n"
-           "// expert:pattern a test pattern\n"
-           "// kforge:launch softmax grid=(M) block=(128)\n"
-           "extern \"C\" __global__ void softmax(const float* x, float* y, int N) { }\n";
+    return "// expert:name " + name
+           + "\n"
+             "// expert:tasks softmax\n"
+             "// expert:pattern a test pattern\n"
+             "// kforge:launch softmax grid=(M) block=(128)\n"
+             "extern \"C\" __global__ void softmax(const float* x, float* y, int N) { }\n";
 }
 
 QStringList names(const QList<Expert>& experts) {
@@ -200,7 +206,9 @@ private slots:
             lines.removeIf([&](const QByteArray& l) { return l.startsWith(prefix); });
             return lines.join('\n');
         };
-        auto replaced = [&](const QByteArray& from, const QByteArray& to) { return QByteArray(good).replace(from, to); };
+        auto replaced = [&](const QByteArray& from, const QByteArray& to) {
+            return QByteArray(good).replace(from, to);
+        };
         QTest::newRow("no name") << without("// expert:name") << 1 << "expert:name";
         QTest::newRow("no tasks") << without("// expert:tasks") << 1 << "expert:tasks";
         QTest::newRow("no pattern") << without("// expert:pattern") << 1 << "expert:pattern";
@@ -263,7 +271,8 @@ private slots:
         const auto lib = ExpertLibrary::load({root.path()});
         QCOMPARE(lib.experts().size(), 2);
         QCOMPARE(lib.problems().size(), 1);
-        QVERIFY2(lib.problems().first().startsWith(root.filePath(QStringLiteral("softmax/b.cl: "))), qPrintable(lib.problems().first()));
+        QVERIFY2(lib.problems().first().startsWith(root.filePath(QStringLiteral("softmax/b.cl: "))),
+                 qPrintable(lib.problems().first()));
     }
 
     void userRootAddsExperts() {

@@ -1,12 +1,12 @@
 // End to end on the OpenCL worker (PoCL on the CPU in CI): every built-in OpenCL expert, at its
 // default parameters, is correct on every task it names at the task's small sizes.
 
-#include "task/evalrequest.h"
-#include "propose/expertlibrary.h"
-#include "util/resourcelocator.h"
-#include "task/taskcatalog.h"
 #include "eval/workerlocator.h"
 #include "eval/workerpool.h"
+#include "propose/expertlibrary.h"
+#include "task/evalrequest.h"
+#include "task/taskcatalog.h"
+#include "util/resourcelocator.h"
 
 #include <QSignalSpy>
 #include <QTest>
@@ -22,7 +22,8 @@ private slots:
     void initTestCase() {
         auto worker = eval::WorkerLocator::find(QStringLiteral("opencl"));
         if (!worker)
-            QSKIP(qPrintable(QStringLiteral("no OpenCL worker in this build: ") + QString::fromStdString(worker.error())));
+            QSKIP(qPrintable(QStringLiteral("no OpenCL worker in this build: ")
+                             + QString::fromStdString(worker.error())));
         m_pool = std::make_unique<eval::WorkerPool>(QStringLiteral("opencl"), *worker);
     }
 

@@ -22,7 +22,8 @@ KernelOutcome kernel(qint64 id, QString label, model::Origin origin, bool correc
 }
 
 HarvestContext context() {
-    return {QStringLiteral("gemm"), QStringLiteral("sgemm"), QStringLiteral("opencl"), QStringLiteral("/tmp/runs.kforge"), 3};
+    return {QStringLiteral("gemm"), QStringLiteral("sgemm"), QStringLiteral("opencl"),
+            QStringLiteral("/tmp/runs.kforge"), 3};
 }
 
 } // namespace
@@ -40,9 +41,11 @@ private slots:
         QTest::newRow("a clear loss") << int(model::Origin::Llm) << true << true << 1.6 << QStringLiteral("hurt");
         QTest::newRow("noise") << int(model::Origin::Tuner) << true << true << 2.1 << QString();
         QTest::newRow("a broken child") << int(model::Origin::Expert) << true << false << 0.0 << QStringLiteral("hurt");
-        QTest::newRow("a failed parent teaches nothing") << int(model::Origin::Tuner) << false << true << 2.4 << QString();
+        QTest::newRow("a failed parent teaches nothing")
+            << int(model::Origin::Tuner) << false << true << 2.4 << QString();
         QTest::newRow("seeds are the yardstick") << int(model::Origin::Seed) << true << true << 3.0 << QString();
-        QTest::newRow("experience kernels are known") << int(model::Origin::Experience) << true << true << 3.0 << QString();
+        QTest::newRow("experience kernels are known")
+            << int(model::Origin::Experience) << true << true << 3.0 << QString();
     }
 
     void change() {
@@ -51,7 +54,8 @@ private slots:
         QFETCH(bool, childCorrect);
         QFETCH(double, childSpeedup);
         QFETCH(QString, kind);
-        const auto parent = kernel(1, QStringLiteral("baseline"), model::Origin::Seed, parentCorrect, parentCorrect ? 2.0 : 0.0);
+        const auto parent =
+            kernel(1, QStringLiteral("baseline"), model::Origin::Seed, parentCorrect, parentCorrect ? 2.0 : 0.0);
         auto child = kernel(7, QStringLiteral("tuner BX=32"), model::Origin(origin), childCorrect, childSpeedup);
         child.message = QStringLiteral("output y differs at 17");
         const auto insight = changeInsight(parent, child, context());
@@ -64,7 +68,8 @@ private slots:
         QCOMPARE(insight->origin, QStringLiteral("/tmp/runs.kforge#run3/candidate7"));
         QVERIFY(insight->diff.contains(QStringLiteral("#1")));
         if (childCorrect) {
-            QVERIFY(insight->summary.contains(childSpeedup > 2.0 ? QStringLiteral("faster") : QStringLiteral("slower")));
+            QVERIFY(
+                insight->summary.contains(childSpeedup > 2.0 ? QStringLiteral("faster") : QStringLiteral("slower")));
             QCOMPARE(insight->speedup, childSpeedup / 2.0);
         } else {
             QVERIFY(insight->summary.contains(QStringLiteral("broke the kernel: output y differs at 17")));

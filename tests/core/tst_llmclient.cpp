@@ -233,7 +233,9 @@ private slots:
         // A byte order mark first is skipped; finish() delivers an event whose blank line never came.
         SseParser tail;
         QVERIFY(tail.feed("\xEF\xBB").empty());
-        QVERIFY(tail.feed("\xBF" "data: [DONE]").empty());
+        QVERIFY(tail.feed("\xBF"
+                          "data: [DONE]")
+                    .empty());
         const std::vector<SseEvent> last = tail.finish();
         QCOMPARE(last.size(), size_t(1));
         QCOMPARE(last[0].data, QByteArray("[DONE]"));
@@ -268,15 +270,16 @@ private slots:
     void priceTableFiles() {
         auto builtIn = PriceTable::builtIn();
         QVERIFY2(builtIn.ok(), builtIn.ok() ? "" : builtIn.error().c_str());
-        for (const char* model : {"gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "o3", "o4-mini", "gpt-5", "gpt-5-mini",
-                                  "claude-opus-4", "claude-sonnet-4", "claude-3-5-haiku"})
+        for (const char* model : {"gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "o3", "o4-mini", "gpt-5",
+                                  "gpt-5-mini", "claude-opus-4", "claude-sonnet-4", "claude-3-5-haiku"})
             QVERIFY2(builtIn->find(QString::fromLatin1(model)), model);
         QVERIFY(builtIn->find(QStringLiteral("claude-sonnet-4-20250514")));
 
         const QString user = m_dir.filePath(QStringLiteral("llm-prices.json"));
         QFile f(user);
         QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        f.write("{\"_comment\": \"mine\", \"models\": {\"gpt-4o\": {\"input\": 1, \"output\": 2}, \"my-local\": {\"input\": 0, \"output\": 0}}}");
+        f.write("{\"_comment\": \"mine\", \"models\": {\"gpt-4o\": {\"input\": 1, \"output\": 2}, \"my-local\": "
+                "{\"input\": 0, \"output\": 0}}}");
         f.close();
         auto merged = PriceTable::loadDefault(user);
         QVERIFY2(merged.ok(), merged.ok() ? "" : merged.error().c_str());
@@ -296,7 +299,8 @@ private slots:
         auto failed = PriceTable::load(bad);
         QVERIFY(!failed.ok());
         QVERIFY2(QString::fromStdString(failed.error()).contains(bad), failed.error().c_str());
-        QVERIFY2(QString::fromStdString(failed.error()).contains(QStringLiteral("models.x.input")), failed.error().c_str());
+        QVERIFY2(QString::fromStdString(failed.error()).contains(QStringLiteral("models.x.input")),
+                 failed.error().c_str());
     }
 
     void endpointPresets() {
@@ -317,7 +321,8 @@ private slots:
         const QString user = m_dir.filePath(QStringLiteral("llm-endpoints.json"));
         QFile f(user);
         QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-        f.write("{\"endpoints\": [{\"name\": \"openai\", \"maxConcurrent\": 9}, {\"name\": \"lab\", \"baseUrl\": \"http://10.0.0.5:8000/v1\", \"keyring\": false}]}");
+        f.write("{\"endpoints\": [{\"name\": \"openai\", \"maxConcurrent\": 9}, {\"name\": \"lab\", \"baseUrl\": "
+                "\"http://10.0.0.5:8000/v1\", \"keyring\": false}]}");
         f.close();
         auto loaded = loadEndpoints(user);
         QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().c_str());
@@ -343,20 +348,31 @@ private slots:
     void endpointSpec_data() {
         QTest::addColumn<QString>("spec");
         QTest::addColumn<QString>("error"); // a part of the message; empty: valid
-        QTest::newRow("minimal") << "local=http://127.0.0.1:8000/v1" << "";
+        QTest::newRow("minimal") << "local=http://127.0.0.1:8000/v1"
+                                 << "";
         QTest::newRow("full") << "lab=https://lab.example/v1,api=anthropic,key-env=LAB_KEY,concurrency=2,stream=0,"
                                  "timeout=30,connect-timeout=2,retries=1,backoff=0.5,keyring=1"
                               << "";
-        QTest::newRow("preset") << "openai,concurrency=7" << "";
-        QTest::newRow("no-url") << "local=" << "part 1";
-        QTest::newRow("bad-scheme") << "local=ftp://x/v1" << "http://";
-        QTest::newRow("unknown-preset") << "nosuch" << "known endpoint";
-        QTest::newRow("bad-api") << "l=http://h/v1,api=gemini" << "part 2 \"api=gemini\"";
-        QTest::newRow("bad-concurrency") << "l=http://h/v1,concurrency=0" << "part 2";
-        QTest::newRow("bad-flag") << "l=http://h/v1,stream=maybe" << "expected 0 or 1";
-        QTest::newRow("unknown-key") << "l=http://h/v1,colour=blue" << "unknown key \"colour\"";
-        QTest::newRow("no-equals") << "l=http://h/v1,stream" << "KEY=VALUE";
-        QTest::newRow("bad-timeout") << "l=http://h/v1,timeout=-1" << "part 2";
+        QTest::newRow("preset") << "openai,concurrency=7"
+                                << "";
+        QTest::newRow("no-url") << "local="
+                                << "part 1";
+        QTest::newRow("bad-scheme") << "local=ftp://x/v1"
+                                    << "http://";
+        QTest::newRow("unknown-preset") << "nosuch"
+                                        << "known endpoint";
+        QTest::newRow("bad-api") << "l=http://h/v1,api=gemini"
+                                 << "part 2 \"api=gemini\"";
+        QTest::newRow("bad-concurrency") << "l=http://h/v1,concurrency=0"
+                                         << "part 2";
+        QTest::newRow("bad-flag") << "l=http://h/v1,stream=maybe"
+                                  << "expected 0 or 1";
+        QTest::newRow("unknown-key") << "l=http://h/v1,colour=blue"
+                                     << "unknown key \"colour\"";
+        QTest::newRow("no-equals") << "l=http://h/v1,stream"
+                                   << "KEY=VALUE";
+        QTest::newRow("bad-timeout") << "l=http://h/v1,timeout=-1"
+                                     << "part 2";
     }
 
     void endpointSpec() {
@@ -447,7 +463,8 @@ private slots:
         FakeServer server(m_dir);
         const QString text = QStringLiteral("Tiles of 32x32 in shared memory, then unroll the inner loop by 4.");
         // The server names a dated model; the price comes from the longest matching prefix.
-        const QString dated = api == Api::OpenAI ? QStringLiteral("gpt-4o-2024-08-06") : QStringLiteral("claude-sonnet-4-20250514");
+        const QString dated =
+            api == Api::OpenAI ? QStringLiteral("gpt-4o-2024-08-06") : QStringLiteral("claude-sonnet-4-20250514");
         QVERIFY(server.start({rule({{QStringLiteral("text"), text},
                                     {QStringLiteral("model"), dated},
                                     {QStringLiteral("usage"), usage(100, 20)},
@@ -493,10 +510,11 @@ private slots:
             {rule({{QStringLiteral("status"), 429},
                    {QStringLiteral("times"), 1},
                    {QStringLiteral("headers"), QJsonObject{{QStringLiteral("Retry-After"), QStringLiteral("1")}}},
-                   {QStringLiteral("error"), QJsonObject{{QStringLiteral("type"), api == Api::OpenAI ? QStringLiteral("requests")
-                                                                                                     : QStringLiteral("rate_limit_error")},
-                                                         {QStringLiteral("code"), QStringLiteral("rate_limit_exceeded")},
-                                                         {QStringLiteral("message"), QStringLiteral("Rate limit reached")}}}}),
+                   {QStringLiteral("error"),
+                    QJsonObject{{QStringLiteral("type"),
+                                 api == Api::OpenAI ? QStringLiteral("requests") : QStringLiteral("rate_limit_error")},
+                                {QStringLiteral("code"), QStringLiteral("rate_limit_exceeded")},
+                                {QStringLiteral("message"), QStringLiteral("Rate limit reached")}}}}),
              rule({{QStringLiteral("text"), QStringLiteral("after the wait")}})}));
         Endpoint e = fakeEndpoint(api, server.baseUrl(), true);
         // A backoff far beyond the test's patience: only honouring Retry-After (1 s) finishes in time.
@@ -513,7 +531,8 @@ private slots:
         QCOMPARE(log.at(1).value(QStringLiteral("rule")).toInt(), 1);
         // The second request came no sooner than Retry-After allows. A lower bound only: a slow
         // machine makes the gap longer, never shorter.
-        const qint64 gap = log.at(1).value(QStringLiteral("time_ms")).toInteger() - log.at(0).value(QStringLiteral("time_ms")).toInteger();
+        const qint64 gap = log.at(1).value(QStringLiteral("time_ms")).toInteger()
+                           - log.at(0).value(QStringLiteral("time_ms")).toInteger();
         QVERIFY2(gap >= 950, qPrintable(QStringLiteral("retried after %1 ms").arg(gap)));
     }
 
@@ -529,13 +548,14 @@ private slots:
         QFETCH(Api, api);
         QFETCH(int, status);
         FakeServer server(m_dir);
-        QVERIFY(server.start({rule({{QStringLiteral("status"), status},
-                                    {QStringLiteral("times"), 2},
-                                    {QStringLiteral("error"),
-                                     QJsonObject{{QStringLiteral("type"), status == 529 ? QStringLiteral("overloaded_error")
-                                                                                        : QStringLiteral("api_error")},
-                                                 {QStringLiteral("message"), QStringLiteral("Overloaded")}}}}),
-                              rule({{QStringLiteral("text"), QStringLiteral("third time lucky")}})}));
+        QVERIFY(
+            server.start({rule({{QStringLiteral("status"), status},
+                                {QStringLiteral("times"), 2},
+                                {QStringLiteral("error"),
+                                 QJsonObject{{QStringLiteral("type"), status == 529 ? QStringLiteral("overloaded_error")
+                                                                                    : QStringLiteral("api_error")},
+                                             {QStringLiteral("message"), QStringLiteral("Overloaded")}}}}),
+                          rule({{QStringLiteral("text"), QStringLiteral("third time lucky")}})}));
         LlmClient client({fakeEndpoint(api, server.baseUrl(), true)}, testPrices());
         const auto r = runOne(client, chatRequest(api));
         QVERIFY(r);
@@ -546,8 +566,9 @@ private slots:
 
         // Still failing after every retry: Server, with the status and the retries in the message.
         FakeServer failing(m_dir);
-        QVERIFY(failing.start({rule({{QStringLiteral("status"), status},
-                                     {QStringLiteral("error"), QJsonObject{{QStringLiteral("message"), QStringLiteral("down")}}}})}));
+        QVERIFY(failing.start(
+            {rule({{QStringLiteral("status"), status},
+                   {QStringLiteral("error"), QJsonObject{{QStringLiteral("message"), QStringLiteral("down")}}}})}));
         Endpoint e = fakeEndpoint(api, failing.baseUrl(), false);
         e.maxRetries = 1;
         LlmClient client2({e}, testPrices());
@@ -566,10 +587,11 @@ private slots:
         const QByteArray secret = "sk-test-SECRET-0123456789";
         qputenv("KFORGE_TEST_LLM_KEY", secret);
         FakeServer server(m_dir);
-        QVERIFY(server.start({rule({{QStringLiteral("status"), 401},
-                                    {QStringLiteral("error"),
-                                     QJsonObject{{QStringLiteral("type"), QStringLiteral("authentication_error")},
-                                                 {QStringLiteral("message"), QStringLiteral("Incorrect API key provided: {{key}}")}}}})}));
+        QVERIFY(server.start({rule(
+            {{QStringLiteral("status"), 401},
+             {QStringLiteral("error"),
+              QJsonObject{{QStringLiteral("type"), QStringLiteral("authentication_error")},
+                          {QStringLiteral("message"), QStringLiteral("Incorrect API key provided: {{key}}")}}}})}));
         Endpoint e = fakeEndpoint(api, server.baseUrl(), true);
         e.keyEnv = QStringLiteral("KFORGE_TEST_LLM_KEY");
         e.keyRequired = true;
@@ -580,8 +602,8 @@ private slots:
         QCOMPARE(r->error, ErrorKind::Auth);
         QCOMPARE(r->attempts, 1);
         QCOMPARE(r->httpStatus, 401);
-        QVERIFY2(r->message.contains(QStringLiteral("401")) && r->message.contains(QStringLiteral("fake")) &&
-                     r->message.contains(QStringLiteral("Incorrect API key provided")),
+        QVERIFY2(r->message.contains(QStringLiteral("401")) && r->message.contains(QStringLiteral("fake"))
+                     && r->message.contains(QStringLiteral("Incorrect API key provided")),
                  qPrintable(r->message));
         QVERIFY2(!r->message.contains(QString::fromLatin1(secret)), qPrintable(r->message));
         QVERIFY2(r->message.contains(QStringLiteral("KFORGE_TEST_LLM_KEY")), qPrintable(r->message));
@@ -590,7 +612,8 @@ private slots:
         // The key did go to the server, in the API's header.
         const QJsonObject headers = log.at(0).value(QStringLiteral("headers")).toObject();
         if (api == Api::OpenAI)
-            QCOMPARE(headers.value(QStringLiteral("authorization")).toString(), QStringLiteral("Bearer ") + QString::fromLatin1(secret));
+            QCOMPARE(headers.value(QStringLiteral("authorization")).toString(),
+                     QStringLiteral("Bearer ") + QString::fromLatin1(secret));
         else
             QCOMPARE(headers.value(QStringLiteral("x-api-key")).toString(), QString::fromLatin1(secret));
     }
@@ -600,9 +623,12 @@ private slots:
         QTest::addColumn<int>("status");
         QTest::addColumn<QString>("type");
         QTest::addColumn<QString>("code");
-        QTest::newRow("openai-insufficient-quota") << Api::OpenAI << 429 << "insufficient_quota" << "insufficient_quota";
-        QTest::newRow("anthropic-billing") << Api::Anthropic << 402 << "billing_error" << "";
-        QTest::newRow("anthropic-billing-429") << Api::Anthropic << 429 << "billing_error" << "";
+        QTest::newRow("openai-insufficient-quota") << Api::OpenAI << 429 << "insufficient_quota"
+                                                   << "insufficient_quota";
+        QTest::newRow("anthropic-billing") << Api::Anthropic << 402 << "billing_error"
+                                           << "";
+        QTest::newRow("anthropic-billing-429") << Api::Anthropic << 429 << "billing_error"
+                                               << "";
     }
     void quotaIsNotRetried() {
         QFETCH(Api, api);
@@ -610,7 +636,8 @@ private slots:
         QFETCH(QString, type);
         QFETCH(QString, code);
         FakeServer server(m_dir);
-        QJsonObject error{{QStringLiteral("type"), type}, {QStringLiteral("message"), QStringLiteral("You exceeded your current quota")}};
+        QJsonObject error{{QStringLiteral("type"), type},
+                          {QStringLiteral("message"), QStringLiteral("You exceeded your current quota")}};
         if (!code.isEmpty())
             error[QStringLiteral("code")] = code;
         QVERIFY(server.start({rule({{QStringLiteral("status"), status}, {QStringLiteral("error"), error}})}));
@@ -624,10 +651,12 @@ private slots:
 
     void requestErrorIsNotRetried() {
         FakeServer server(m_dir);
-        QVERIFY(server.start({rule({{QStringLiteral("status"), 404},
-                                    {QStringLiteral("error"), QJsonObject{{QStringLiteral("type"), QStringLiteral("invalid_request_error")},
-                                                                          {QStringLiteral("code"), QStringLiteral("model_not_found")},
-                                                                          {QStringLiteral("message"), QStringLiteral("The model does not exist")}}}})}));
+        QVERIFY(server.start(
+            {rule({{QStringLiteral("status"), 404},
+                   {QStringLiteral("error"),
+                    QJsonObject{{QStringLiteral("type"), QStringLiteral("invalid_request_error")},
+                                {QStringLiteral("code"), QStringLiteral("model_not_found")},
+                                {QStringLiteral("message"), QStringLiteral("The model does not exist")}}}})}));
         LlmClient client({fakeEndpoint(Api::OpenAI, server.baseUrl(), false)}, testPrices());
         const auto r = runOne(client, chatRequest(Api::OpenAI));
         QVERIFY(r);
@@ -737,7 +766,8 @@ private slots:
 
     void concurrencyLimit() {
         FakeServer server(m_dir);
-        QVERIFY(server.start({rule({{QStringLiteral("delay_ms"), 300}, {QStringLiteral("text"), QStringLiteral("one at a time")}})}));
+        QVERIFY(server.start(
+            {rule({{QStringLiteral("delay_ms"), 300}, {QStringLiteral("text"), QStringLiteral("one at a time")}})}));
         Endpoint e = fakeEndpoint(Api::OpenAI, server.baseUrl(), true);
         e.maxConcurrent = 1;
         LlmClient client({e}, testPrices());
@@ -783,15 +813,20 @@ private slots:
         QCOMPARE(body.value(QStringLiteral("max_tokens")).toInt(), 1000);
         QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), 0.5);
         QCOMPARE(body.value(QStringLiteral("stream")).toBool(), stream);
-        QVERIFY(headers.value(QStringLiteral("content-type")).toString().startsWith(QStringLiteral("application/json")));
+        QVERIFY(
+            headers.value(QStringLiteral("content-type")).toString().startsWith(QStringLiteral("application/json")));
         if (api == Api::OpenAI) {
-            QVERIFY(log.at(0).value(QStringLiteral("path")).toString().endsWith(QStringLiteral("/v1/chat/completions")));
+            QVERIFY(
+                log.at(0).value(QStringLiteral("path")).toString().endsWith(QStringLiteral("/v1/chat/completions")));
             QCOMPARE(messages.size(), 4);
             QCOMPARE(messages.at(0).toObject().value(QStringLiteral("role")).toString(), QStringLiteral("system"));
             QCOMPARE(messages.at(0).toObject().value(QStringLiteral("content")).toString(), request.system);
-            QCOMPARE(messages.at(3).toObject().value(QStringLiteral("content")).toString(), QStringLiteral("The GEMM."));
+            QCOMPARE(messages.at(3).toObject().value(QStringLiteral("content")).toString(),
+                     QStringLiteral("The GEMM."));
             QVERIFY(!body.contains(QStringLiteral("system")));
-            QCOMPARE(body.value(QStringLiteral("stream_options")).toObject().value(QStringLiteral("include_usage")).toBool(), stream);
+            QCOMPARE(
+                body.value(QStringLiteral("stream_options")).toObject().value(QStringLiteral("include_usage")).toBool(),
+                stream);
             QCOMPARE(body.contains(QStringLiteral("stream_options")), stream);
             QCOMPARE(headers.value(QStringLiteral("authorization")).toString(), QStringLiteral("Bearer sk-wire-key"));
             QVERIFY(!headers.contains(QStringLiteral("x-api-key")));

@@ -3,11 +3,11 @@
 // crossover, repair, expert-persona initialisation, meta-prompt evolution and the money budget's
 // hard stop can be checked from what the run store kept.
 
-#include "search/engine.h"
 #include "enginetestdata.h"
-#include "scriptedllm.h"
-#include "store/runstore.h"
 #include "eval/workerpool.h"
+#include "scriptedllm.h"
+#include "search/engine.h"
+#include "store/runstore.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -22,8 +22,8 @@
 using namespace kforge;
 using namespace kforge::search;
 using namespace kforge::model;
-using kforge::llm::ModelChoice;
 using kforge::llm::LlmSettings;
+using kforge::llm::ModelChoice;
 
 namespace {
 
@@ -36,22 +36,21 @@ using kforge::test::fakeWorkerPath;
 // A kernel for the fake_scale task as a model would answer it: prose, one fenced block, prose.
 // `{{n}}` becomes the request's number in the server, so no two answers are the same kernel.
 QString answer(const QString& timeExpression, const QString& extra = {}) {
-    return QStringLiteral(
-               "The parent reads one float per work-item; this version changes the mapping.\n\n"
-               "```c\n"
-               "// fake:time_us=%1\n"
-               "// fake:sleep_ms=5\n%2"
-               "// kforge:param BLOCK in {64, 128, 256} = 64\n"
-               "// kforge:launch scale grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
-               "__kernel void scale(__global const float* x, __global float* y, int N)\n"
-               "{\n"
-               "    const int i = get_global_id(0);\n"
-               "    const float variant_{{n}} = 0.0f * {{n}};\n"
-               "    if (i < N)\n"
-               "        y[i] = 2.0f * x[i] + variant_{{n}};\n"
-               "}\n"
-               "```\n\n"
-               "BLOCK stays a parameter so the tuner can pick it.\n")
+    return QStringLiteral("The parent reads one float per work-item; this version changes the mapping.\n\n"
+                          "```c\n"
+                          "// fake:time_us=%1\n"
+                          "// fake:sleep_ms=5\n%2"
+                          "// kforge:param BLOCK in {64, 128, 256} = 64\n"
+                          "// kforge:launch scale grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
+                          "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+                          "{\n"
+                          "    const int i = get_global_id(0);\n"
+                          "    const float variant_{{n}} = 0.0f * {{n}};\n"
+                          "    if (i < N)\n"
+                          "        y[i] = 2.0f * x[i] + variant_{{n}};\n"
+                          "}\n"
+                          "```\n\n"
+                          "BLOCK stays a parameter so the tuner can pick it.\n")
         .arg(timeExpression, extra);
 }
 
@@ -61,13 +60,16 @@ using kforgetest::rule;
 QJsonObject script() {
     QJsonArray rules;
     rules << rule(QStringLiteral("The strategy to rewrite"),
-                  QStringLiteral("```text\nRewrite {{n}}: fuse the scale into a grid-stride loop and keep BLOCK a parameter.\n```\nIt names one concrete change."));
+                  QStringLiteral("```text\nRewrite {{n}}: fuse the scale into a grid-stride loop and keep BLOCK a "
+                                 "parameter.\n```\nIt names one concrete change."));
     rules << rule(QStringLiteral("could not be used as a kernel file"), answer(QStringLiteral("95")));
     rules << rule(QStringLiteral("# The kernel to repair"), answer(QStringLiteral("90")));
     // One strategy of the structure stage only ever yields wrong kernels: meta-prompt evolution
     // must notice and rewrite it.
-    rules << rule(QStringLiteral("Change the mathematics, not the mapping"), answer(QStringLiteral("50"), QStringLiteral("// fake:incorrect_if=1\n")));
-    rules << rule(QStringLiteral("# The kernel to improve"), QStringLiteral("I would use float4 loads here, and unroll by four."), 1);
+    rules << rule(QStringLiteral("Change the mathematics, not the mapping"),
+                  answer(QStringLiteral("50"), QStringLiteral("// fake:incorrect_if=1\n")));
+    rules << rule(QStringLiteral("# The kernel to improve"),
+                  QStringLiteral("I would use float4 loads here, and unroll by four."), 1);
     rules << rule(QStringLiteral("# Two kernels to combine"), answer(QStringLiteral("60+abs(BLOCK-128)/8")));
     rules << rule(QStringLiteral("# The kernel to improve"), answer(QStringLiteral("80+abs(BLOCK-128)/8")));
     rules << rule(QStringLiteral("# Your expertise"), answer(QStringLiteral("150")));
@@ -149,7 +151,8 @@ private slots:
         f.write(QJsonDocument(script()).toJson());
         f.close();
         m_server.start(QStringLiteral(KFORGE_FAKE_LLM_SERVER),
-                       {QStringLiteral("--script"), scriptPath, QStringLiteral("--log"), m_dir.filePath(QStringLiteral("requests.jsonl"))});
+                       {QStringLiteral("--script"), scriptPath, QStringLiteral("--log"),
+                        m_dir.filePath(QStringLiteral("requests.jsonl"))});
         QVERIFY2(m_server.waitForStarted(10000), qPrintable(m_server.errorString()));
         QTRY_VERIFY_WITH_TIMEOUT(m_server.canReadLine(), 20000);
         const QString line = QString::fromUtf8(m_server.readLine()).trimmed();
@@ -226,7 +229,8 @@ private slots:
             if (!strategy.parent)
                 continue;
             QVERIFY(strategy.text.startsWith(QLatin1String("Rewrite ")));
-            const auto weak = std::find_if(strategies->begin(), strategies->end(), [&](const auto& x) { return x.id == *strategy.parent; });
+            const auto weak = std::find_if(strategies->begin(), strategies->end(),
+                                           [&](const auto& x) { return x.id == *strategy.parent; });
             QVERIFY(weak != strategies->end());
             QVERIFY(weak->retired);
             rewritten = rewritten || weak->text.contains(QLatin1String("Change the mathematics"));
@@ -271,7 +275,8 @@ private slots:
         QVERIFY2(total <= kBudgetUsd, qPrintable(QString::number(total)));
         auto strategies = (*st)->strategies(runId);
         QVERIFY(strategies);
-        const auto seeds = std::count_if(strategies->begin(), strategies->end(), [](const auto& x) { return !x.parent; });
+        const auto seeds =
+            std::count_if(strategies->begin(), strategies->end(), [](const auto& x) { return !x.parent; });
         QCOMPARE(seeds, 6); // seeded once, not again on resume
     }
 };

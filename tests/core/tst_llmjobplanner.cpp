@@ -34,17 +34,21 @@ private slots:
         QTest::addColumn<QList<qint64>>("strong");
         QTest::addColumn<int>("op"); // -1: no plan
         QTest::addColumn<QList<qint64>>("parents");
-        QTest::newRow("repair") << 1.0 << 0.0 << true << QList<qint64>{5} << QList<qint64>{} << int(llm::Operator::Repair) << QList<qint64>{9};
+        QTest::newRow("repair") << 1.0 << 0.0 << true << QList<qint64>{5} << QList<qint64>{}
+                                << int(llm::Operator::Repair) << QList<qint64>{9};
         QTest::newRow("nothing to repair: mutate") << 1.0 << 0.0 << false << QList<qint64>{5} << QList<qint64>{}
-                                                  << int(llm::Operator::Mutate) << QList<qint64>{5};
-        QTest::newRow("mutate") << 0.0 << 0.0 << true << QList<qint64>{5} << QList<qint64>{} << int(llm::Operator::Mutate) << QList<qint64>{5};
+                                                   << int(llm::Operator::Mutate) << QList<qint64>{5};
+        QTest::newRow("mutate") << 0.0 << 0.0 << true << QList<qint64>{5} << QList<qint64>{}
+                                << int(llm::Operator::Mutate) << QList<qint64>{5};
         QTest::newRow("crossover of two elites") << 0.0 << 1.0 << false << QList<qint64>{5, 6} << QList<qint64>{}
                                                  << int(llm::Operator::Crossover) << QList<qint64>{5, 6};
-        QTest::newRow("crossover with a strong kernel") << 0.0 << 1.0 << false << QList<qint64>{5, 5} << QList<qint64>{5, 8}
-                                                        << int(llm::Operator::Crossover) << QList<qint64>{5, 8};
+        QTest::newRow("crossover with a strong kernel")
+            << 0.0 << 1.0 << false << QList<qint64>{5, 5} << QList<qint64>{5, 8} << int(llm::Operator::Crossover)
+            << QList<qint64>{5, 8};
         QTest::newRow("no second parent: mutate") << 0.0 << 1.0 << false << QList<qint64>{5} << QList<qint64>{5}
                                                   << int(llm::Operator::Mutate) << QList<qint64>{5};
-        QTest::newRow("no parent: no job") << 0.0 << 0.0 << false << QList<qint64>{} << QList<qint64>{} << -1 << QList<qint64>{};
+        QTest::newRow("no parent: no job")
+            << 0.0 << 0.0 << false << QList<qint64>{} << QList<qint64>{} << -1 << QList<qint64>{};
     }
 
     void plan() {

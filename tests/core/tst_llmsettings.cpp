@@ -35,12 +35,18 @@ private slots:
         QTest::addColumn<QString>("model");
         QTest::addColumn<double>("weight");
         QTest::addColumn<QList<int>>("islands");
-        QTest::newRow("plain") << "openai:gpt-4.1-mini" << "openai" << "gpt-4.1-mini" << 1.0 << QList<int>{};
-        QTest::newRow("colon in model") << "ollama:qwen2.5-coder:32b" << "ollama" << "qwen2.5-coder:32b" << 1.0 << QList<int>{};
-        QTest::newRow("weight and islands") << "anthropic:claude-sonnet-4-5=2.5@0,3" << "anthropic" << "claude-sonnet-4-5" << 2.5
-                                            << QList<int>{0, 3};
-        QTest::newRow("slash in model") << "mine:Qwen/Qwen2.5-Coder-32B-Instruct" << "mine" << "Qwen/Qwen2.5-Coder-32B-Instruct" << 1.0
-                                        << QList<int>{};
+        QTest::newRow("plain") << "openai:gpt-4.1-mini"
+                               << "openai"
+                               << "gpt-4.1-mini" << 1.0 << QList<int>{};
+        QTest::newRow("colon in model") << "ollama:qwen2.5-coder:32b"
+                                        << "ollama"
+                                        << "qwen2.5-coder:32b" << 1.0 << QList<int>{};
+        QTest::newRow("weight and islands") << "anthropic:claude-sonnet-4-5=2.5@0,3"
+                                            << "anthropic"
+                                            << "claude-sonnet-4-5" << 2.5 << QList<int>{0, 3};
+        QTest::newRow("slash in model") << "mine:Qwen/Qwen2.5-Coder-32B-Instruct"
+                                        << "mine"
+                                        << "Qwen/Qwen2.5-Coder-32B-Instruct" << 1.0 << QList<int>{};
     }
 
     void modelSpecs() {
@@ -59,11 +65,16 @@ private slots:
     void badModelSpecs_data() {
         QTest::addColumn<QString>("spec");
         QTest::addColumn<QString>("message");
-        QTest::newRow("no endpoint") << "gpt-4o" << "expected ENDPOINT:MODEL";
-        QTest::newRow("empty model") << "openai:" << "expected ENDPOINT:MODEL";
-        QTest::newRow("zero weight") << "openai:gpt-4o=0" << "the weight '0' must be a positive number";
-        QTest::newRow("bad weight") << "openai:gpt-4o=lots" << "the weight 'lots' must be a positive number";
-        QTest::newRow("bad island") << "openai:gpt-4o@one" << "'one' is not an island number";
+        QTest::newRow("no endpoint") << "gpt-4o"
+                                     << "expected ENDPOINT:MODEL";
+        QTest::newRow("empty model") << "openai:"
+                                     << "expected ENDPOINT:MODEL";
+        QTest::newRow("zero weight") << "openai:gpt-4o=0"
+                                     << "the weight '0' must be a positive number";
+        QTest::newRow("bad weight") << "openai:gpt-4o=lots"
+                                    << "the weight 'lots' must be a positive number";
+        QTest::newRow("bad island") << "openai:gpt-4o@one"
+                                    << "'one' is not an island number";
     }
 
     void badModelSpecs() {
@@ -97,7 +108,8 @@ private slots:
         QTest::newRow("unknown key") << QJsonObject{{"budget", 3}} << "unknown key 'budget'";
         QTest::newRow("text budget") << QJsonObject{{"budget_usd", "3"}} << "'budget_usd' must be a number";
         QTest::newRow("bad model") << QJsonObject{{"models", QJsonArray{"gpt-4o"}}} << "expected ENDPOINT:MODEL";
-        QTest::newRow("bad endpoint") << QJsonObject{{"endpoints", QJsonArray{QJsonObject{{"name", "x"}, {"api", "grpc"}}}}}
+        QTest::newRow("bad endpoint") << QJsonObject{{"endpoints",
+                                                      QJsonArray{QJsonObject{{"name", "x"}, {"api", "grpc"}}}}}
                                       << "endpoints[0]";
     }
 
@@ -113,14 +125,22 @@ private slots:
     void invalidSettings_data() {
         QTest::addColumn<QString>("change");
         QTest::addColumn<QString>("message");
-        QTest::newRow("rate") << "rate" << "the rate must be between 0 and 1";
-        QTest::newRow("selection") << "selection" << "selection must be bandit or weights";
-        QTest::newRow("unknown endpoint") << "endpoint" << "names the endpoint 'elsewhere', which is not configured";
-        QTest::newRow("island out of range") << "island" << "names island 7, but the run has 3";
-        QTest::newRow("island without model") << "uncovered" << "no model serves island 2";
-        QTest::newRow("stage") << "stage" << "stage of island 0 must be structure or tuning";
-        QTest::newRow("max tokens") << "tokens" << "max tokens must be between 64 and 200000";
-        QTest::newRow("helper") << "helper" << "helper: ";
+        QTest::newRow("rate") << "rate"
+                              << "the rate must be between 0 and 1";
+        QTest::newRow("selection") << "selection"
+                                   << "selection must be bandit or weights";
+        QTest::newRow("unknown endpoint") << "endpoint"
+                                          << "names the endpoint 'elsewhere', which is not configured";
+        QTest::newRow("island out of range") << "island"
+                                             << "names island 7, but the run has 3";
+        QTest::newRow("island without model") << "uncovered"
+                                              << "no model serves island 2";
+        QTest::newRow("stage") << "stage"
+                               << "stage of island 0 must be structure or tuning";
+        QTest::newRow("max tokens") << "tokens"
+                                    << "max tokens must be between 64 and 200000";
+        QTest::newRow("helper") << "helper"
+                                << "helper: ";
     }
 
     void invalidSettings() {

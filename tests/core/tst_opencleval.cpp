@@ -1,10 +1,10 @@
 // End to end on the OpenCL worker (PoCL on the CPU in CI): every built-in task's baseline must be
 // correct, and every integrity test kernel must be caught with the status its first line names.
 
-#include "task/evalrequest.h"
-#include "task/taskcatalog.h"
 #include "eval/workerlocator.h"
 #include "eval/workerpool.h"
+#include "task/evalrequest.h"
+#include "task/taskcatalog.h"
 
 #include <QDir>
 #include <QFile>
@@ -59,7 +59,8 @@ private slots:
     void initTestCase() {
         auto worker = eval::WorkerLocator::find(QStringLiteral("opencl"));
         if (!worker)
-            QSKIP(qPrintable(QStringLiteral("no OpenCL worker in this build: ") + QString::fromStdString(worker.error())));
+            QSKIP(qPrintable(QStringLiteral("no OpenCL worker in this build: ")
+                             + QString::fromStdString(worker.error())));
         m_pool = std::make_unique<eval::WorkerPool>(QStringLiteral("opencl"), *worker);
     }
 
@@ -98,12 +99,14 @@ private slots:
         QTest::addColumn<QString>("status");
         const QDir dir(qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl"));
         // "expected status: A" or "expected status: A or B" (where compilers differ).
-        static const QRegularExpression header(QStringLiteral("task ([a-z_0-9]+).*expected status: ([a-z_]+(?: or [a-z_]+)?)"));
+        static const QRegularExpression header(
+            QStringLiteral("task ([a-z_0-9]+).*expected status: ([a-z_]+(?: or [a-z_]+)?)"));
         for (const QString& name : dir.entryList({QStringLiteral("*.cl")}, QDir::Files, QDir::Name)) {
             QFile f(dir.filePath(name));
             QVERIFY(f.open(QIODevice::ReadOnly));
             const auto m = header.match(QString::fromUtf8(f.readLine()));
-            QVERIFY2(m.hasMatch(), qPrintable(name + QStringLiteral(": first line must name the task and the expected status")));
+            QVERIFY2(m.hasMatch(),
+                     qPrintable(name + QStringLiteral(": first line must name the task and the expected status")));
             QTest::newRow(qPrintable(name)) << dir.filePath(name) << m.captured(1) << m.captured(2);
         }
     }
@@ -119,7 +122,8 @@ private slots:
             if (s == QLatin1String("pass"))
                 s = QStringLiteral("ok");
         const QString expected = accepted.join(QStringLiteral(" or "));
-        QVERIFY2(accepted.contains(got), qPrintable(QStringLiteral("%1: expected %2, got %3: %4").arg(file, expected, got, QString::fromStdString(r.message))));
+        QVERIFY2(accepted.contains(got), qPrintable(QStringLiteral("%1: expected %2, got %3: %4")
+                                                        .arg(file, expected, got, QString::fromStdString(r.message))));
         QVERIFY(!r.message.empty());
         if (r.status != protocol::Status::Ok)
             QVERIFY2(!r.diagnostics.empty(), "a failure must come with diagnostics");
@@ -140,8 +144,9 @@ private slots:
         QVERIFY2(second.status == protocol::Status::Ok, second.message.c_str());
         for (const auto& c : second.compile)
             QVERIFY2(c.role != "reference", "the reference ran again although every seed was cached");
-        const auto wrong = evaluate(QStringLiteral("row_sum"),
-                                    qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/returns_constant.cl"), false, given);
+        const auto wrong = evaluate(
+            QStringLiteral("row_sum"),
+            qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/returns_constant.cl"), false, given);
         QCOMPARE(wrong.status, protocol::Status::Incorrect);
     }
 
@@ -159,7 +164,8 @@ private slots:
         for (auto t : a.timingSeeds)
             QVERIFY(std::find(a.seeds.begin(), a.seeds.end(), t) == a.seeds.end());
 
-        const QString wrongKernel = qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/returns_constant.cl");
+        const QString wrongKernel =
+            qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/returns_constant.cl");
         const auto wrong = evaluate(QStringLiteral("row_sum"), wrongKernel, false);
         QCOMPARE(wrong.status, protocol::Status::Incorrect);
         const auto again = evaluate(QStringLiteral("row_sum"), wrongKernel, false, [&](task::EvalSettings& s) {
@@ -187,33 +193,47 @@ private slots:
         QTest::addColumn<int>("status");
         QTest::addColumn<QString>("message");
         const QString head = QStringLiteral("// kforge:param BLOCK = 64\n");
-        QTest::newRow("one past the end") << head + QStringLiteral(
-            "// kforge:launch vector_add grid=(cdiv(N, BLOCK) + 1) block=(BLOCK)\n"
-            "__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N) {\n"
-            "    const int i = get_global_id(0);\n"
-            "    if (i < N) z[i] = x[i] + y[i];\n"
-            "    if (i == N) z[i] = 1.0f;\n"
-            "}\n") << int(protocol::Status::Incorrect) << QStringLiteral("output 'z': the candidate wrote outside the buffer, after its end (the first at element 1000003 of a buffer of 1000003)");
-        QTest::newRow("one before the start") << head + QStringLiteral(
-            "// kforge:launch vector_add grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
-            "__kernel void vector_add(__global const float* x, __global const float* y, __global float* z, int N) {\n"
-            "    const int i = get_global_id(0);\n"
-            "    if (i < N) z[i] = x[i] + y[i];\n"
-            "    if (i == 0) z[i - 1] = 1.0f;\n"
-            "}\n") << int(protocol::Status::Incorrect) << QStringLiteral("output 'z': the candidate wrote outside the buffer, before its start (the nearest at element -1, byte -");
-        QTest::newRow("input used as scratch, then restored") << head + QStringLiteral(
-            "// kforge:launch borrow grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
-            "// kforge:launch finish grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
-            "__kernel void borrow(__global const float* x, __global const float* y, __global float* z, int N) {\n"
-            "    const int i = get_global_id(0);\n"
-            "    __global float* w = (__global float*)x;\n"
-            "    if (i < N) { z[i] = x[i]; w[i] = x[i] + y[i]; }\n"
-            "}\n"
-            "__kernel void finish(__global const float* x, __global const float* y, __global float* z, int N) {\n"
-            "    const int i = get_global_id(0);\n"
-            "    __global float* w = (__global float*)x;\n"
-            "    if (i < N) { const float s = x[i]; w[i] = z[i]; z[i] = s; }\n"
-            "}\n") << int(protocol::Status::Rejected) << QStringLiteral("after launch 1 of 2 (borrow, line 2)");
+        QTest::newRow("one past the end")
+            << head
+                   + QStringLiteral("// kforge:launch vector_add grid=(cdiv(N, BLOCK) + 1) block=(BLOCK)\n"
+                                    "__kernel void vector_add(__global const float* x, __global const float* y, "
+                                    "__global float* z, int N) {\n"
+                                    "    const int i = get_global_id(0);\n"
+                                    "    if (i < N) z[i] = x[i] + y[i];\n"
+                                    "    if (i == N) z[i] = 1.0f;\n"
+                                    "}\n")
+            << int(protocol::Status::Incorrect)
+            << QStringLiteral("output 'z': the candidate wrote outside the buffer, after its end (the first at element "
+                              "1000003 of a buffer of 1000003)");
+        QTest::newRow("one before the start")
+            << head
+                   + QStringLiteral("// kforge:launch vector_add grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
+                                    "__kernel void vector_add(__global const float* x, __global const float* y, "
+                                    "__global float* z, int N) {\n"
+                                    "    const int i = get_global_id(0);\n"
+                                    "    if (i < N) z[i] = x[i] + y[i];\n"
+                                    "    if (i == 0) z[i - 1] = 1.0f;\n"
+                                    "}\n")
+            << int(protocol::Status::Incorrect)
+            << QStringLiteral("output 'z': the candidate wrote outside the buffer, before its start (the nearest at "
+                              "element -1, byte -");
+        QTest::newRow("input used as scratch, then restored")
+            << head
+                   + QStringLiteral("// kforge:launch borrow grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
+                                    "// kforge:launch finish grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
+                                    "__kernel void borrow(__global const float* x, __global const float* y, __global "
+                                    "float* z, int N) {\n"
+                                    "    const int i = get_global_id(0);\n"
+                                    "    __global float* w = (__global float*)x;\n"
+                                    "    if (i < N) { z[i] = x[i]; w[i] = x[i] + y[i]; }\n"
+                                    "}\n"
+                                    "__kernel void finish(__global const float* x, __global const float* y, __global "
+                                    "float* z, int N) {\n"
+                                    "    const int i = get_global_id(0);\n"
+                                    "    __global float* w = (__global float*)x;\n"
+                                    "    if (i < N) { const float s = x[i]; w[i] = z[i]; z[i] = s; }\n"
+                                    "}\n")
+            << int(protocol::Status::Rejected) << QStringLiteral("after launch 1 of 2 (borrow, line 2)");
     }
     void integrityMessagesNameTheCulprit() {
         QFETCH(QString, source);
@@ -263,9 +283,11 @@ private slots:
             if (seed == 2)
                 z[17] += 1.0f; // a wrong expectation
             write(QStringLiteral("z") + s + QStringLiteral(".bin"), z);
-            task["reference_data"].push_back({{"variant", "tiny"}, {"seed", seed},
-                                              {"inputs", {{"x", "x" + s.toStdString() + ".bin"}, {"y", "y" + s.toStdString() + ".bin"}}},
-                                              {"outputs", {{"z", "z" + s.toStdString() + ".bin"}}}});
+            task["reference_data"].push_back(
+                {{"variant", "tiny"},
+                 {"seed", seed},
+                 {"inputs", {{"x", "x" + s.toStdString() + ".bin"}, {"y", "y" + s.toStdString() + ".bin"}}},
+                 {"outputs", {{"z", "z" + s.toStdString() + ".bin"}}}});
         }
         QVERIFY(json.open(QIODevice::WriteOnly | QIODevice::Truncate));
         json.write(QByteArray::fromStdString(task.dump(2)));

@@ -64,7 +64,8 @@ private slots:
         QTest::addColumn<qint64>("favourite");
         QTest::addColumn<double>("minShare");
         QTest::addColumn<double>("maxShare");
-        const std::vector<ParentOption> three{{1, ok(1.0), 1.0, false}, {2, ok(2.0), 1.0, false}, {3, ok(3.0), 1.0, false}};
+        const std::vector<ParentOption> three{
+            {1, ok(1.0), 1.0, false}, {2, ok(2.0), 1.0, false}, {3, ok(3.0), 1.0, false}};
         // A tournament of three among three: the best wins unless it is never drawn, 1 - (2/3)^3.
         QTest::newRow("tournament favours the fittest") << three << 1.0 << qint64(3) << 0.66 << 0.75;
         // Roulette over equal weights: a third each, fitness plays no part.
@@ -74,7 +75,8 @@ private slots:
         QTest::newRow("roulette follows curiosity") << curious << 0.0 << qint64(1) << 0.76 << 0.84;
         std::vector<ParentOption> pinned = three;
         pinned[0].pinned = true; // enters the tournament twice: 1 - (3/4)^3 of being drawn, but loses to both
-        QTest::newRow("a pinned weak kernel still loses a fair tournament") << pinned << 1.0 << qint64(3) << 0.5 << 0.75;
+        QTest::newRow("a pinned weak kernel still loses a fair tournament")
+            << pinned << 1.0 << qint64(3) << 0.5 << 0.75;
         const std::vector<ParentOption> one{{7, ok(0.5), 1.0, false}};
         QTest::newRow("a single option is always chosen") << one << 0.5 << qint64(7) << 1.0 << 1.0;
     }
@@ -92,7 +94,8 @@ private slots:
     }
 
     void sameSeedSameParent() {
-        const std::vector<ParentOption> options{{1, ok(1.0), 1.0, false}, {2, ok(2.0), 3.0, true}, {3, ok(1.5), 2.0, false}};
+        const std::vector<ParentOption> options{
+            {1, ok(1.0), 1.0, false}, {2, ok(2.0), 3.0, true}, {3, ok(1.5), 2.0, false}};
         for (double exploitation : {0.0, 0.5, 1.0}) {
             std::mt19937_64 a(42), b(42);
             for (int i = 0; i < 20; ++i)
@@ -107,7 +110,8 @@ private slots:
         QTest::newRow("elites best first") << QString() << QList<qint64>{2, 1};
         QTest::newRow("a vetoed elite is no parent") << QStringLiteral("veto 2") << QList<qint64>{1};
         QTest::newRow("a pinned kernel of another island joins") << QStringLiteral("pin 3") << QList<qint64>{2, 1, 3};
-        QTest::newRow("a pinned kernel waiting for review does not") << QStringLiteral("pin 3 review") << QList<qint64>{2, 1};
+        QTest::newRow("a pinned kernel waiting for review does not")
+            << QStringLiteral("pin 3 review") << QList<qint64>{2, 1};
         QTest::newRow("a pinned failed kernel does not") << QStringLiteral("pin 3 failed") << QList<qint64>{2, 1};
         QTest::newRow("a pinned elite is listed once") << QStringLiteral("pin 1") << QList<qint64>{2, 1};
     }

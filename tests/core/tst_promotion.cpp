@@ -81,7 +81,8 @@ private slots:
         if (rejected) {
             QVERIFY(j.result.message.starts_with("impossible timing: "));
             QCOMPARE(j.findings.size(), 1);
-            QCOMPARE(j.findings.first().toObject().value(QStringLiteral("rule")).toString(), QStringLiteral("above_roof"));
+            QCOMPARE(j.findings.first().toObject().value(QStringLiteral("rule")).toString(),
+                     QStringLiteral("above_roof"));
             QCOMPARE(j.result.diagnostics.back().kind, std::string("roofline"));
         }
     }
@@ -89,7 +90,8 @@ private slots:
     void failedResultsAreNotJudgedByTheirTime() {
         const auto t = task();
         RunConfig config;
-        const Judgement j = judge(timed(1.0, protocol::Status::Incorrect), {&t, t.spec.sizes, ceilings(), nullptr, &config});
+        const Judgement j =
+            judge(timed(1.0, protocol::Status::Incorrect), {&t, t.spec.sizes, ceilings(), nullptr, &config});
         QVERIFY(!j.impossible);
         QCOMPARE(j.result.status, protocol::Status::Incorrect);
     }
@@ -170,7 +172,8 @@ private slots:
         std::map<qint64, double> confirmed{{9, 1.2}};
         if (change == QLatin1String("veto 2"))
             p.setVetoed(2);
-        if (change.endsWith(QLatin1String(" 2")) && (change.startsWith(QLatin1String("review")) || change.startsWith(QLatin1String("accepted"))))
+        if (change.endsWith(QLatin1String(" 2"))
+            && (change.startsWith(QLatin1String("review")) || change.startsWith(QLatin1String("accepted"))))
             p.at(2).review = QStringLiteral("close to a roof");
         if (change.startsWith(QLatin1String("accepted")))
             p.at(2).reviewState = model::ReviewState::Accepted;

@@ -11,11 +11,14 @@ using namespace kforge::diagnose;
 namespace {
 
 spec::TaskSpec task(const char* dtype, const char* flops, const char* bytes) {
-    const auto json = nlohmann::json::parse(std::string(R"({"name": "t", "title": "t", "family": "f", "description": "d",
+    const auto json =
+        nlohmann::json::parse(std::string(R"({"name": "t", "title": "t", "family": "f", "description": "d",
         "sizes": {"N": 1000},
-        "inputs": [{"name": "x", "dtype": ")") + dtype + R"(", "shape": ["N"], "init": {"kind": "uniform", "low": -1, "high": 1}}],
+        "inputs": [{"name": "x", "dtype": ")")
+                              + dtype + R"(", "shape": ["N"], "init": {"kind": "uniform", "low": -1, "high": 1}}],
         "outputs": [{"name": "y", "dtype": "float32", "shape": ["N"], "atol": 0.001, "rtol": 0.001}],
-        "flops": ")" + flops + R"(", "bytes": ")" + bytes + R"(",
+        "flops": ")" + flops + R"(", "bytes": ")"
+                              + bytes + R"(",
         "reference": {"opencl": "r.cl"}, "baseline": {"opencl": "b.cl"}})");
     auto spec = spec::TaskSpec::fromJson(json, "test");
     if (!spec)
@@ -52,13 +55,21 @@ private slots:
         QTest::addColumn<double>("fraction");
         QTest::addColumn<QString>("peak");
         // 1e9 bytes at 1 TB/s take 1 ms: at 2 ms the kernel is at half the memory roof.
-        QTest::newRow("memory") << "float32" << "N" << "N * 1000000" << 2000.0 << "memory" << 0.5 << "fp32";
+        QTest::newRow("memory") << "float32"
+                                << "N"
+                                << "N * 1000000" << 2000.0 << "memory" << 0.5 << "fp32";
         // 1e10 FLOPs at 10 TFLOP/s take 1 ms.
-        QTest::newRow("compute") << "float32" << "N * 10000000" << "N" << 1250.0 << "compute" << 0.8 << "fp32";
+        QTest::newRow("compute") << "float32"
+                                 << "N * 10000000"
+                                 << "N" << 1250.0 << "compute" << 0.8 << "fp32";
         // The same work on fp16 inputs is measured against the tensor roof.
-        QTest::newRow("tensor") << "float16" << "N * 10000000" << "N" << 125.0 << "compute" << 0.8 << "fp16_tensor";
+        QTest::newRow("tensor") << "float16"
+                                << "N * 10000000"
+                                << "N" << 125.0 << "compute" << 0.8 << "fp16_tensor";
         // Far below both roofs: latency.
-        QTest::newRow("latency") << "float32" << "N" << "N * 4" << 100.0 << "latency" << 0.00004 << "fp32";
+        QTest::newRow("latency") << "float32"
+                                 << "N"
+                                 << "N * 4" << 100.0 << "latency" << 0.00004 << "fp32";
     }
 
     void classification() {
@@ -111,7 +122,8 @@ private slots:
     }
 
     void ceilingsFromTheWorker() {
-        const auto c = Ceilings::fromWorker({{"dram_bytes_per_s", 3.9e12}, {"fp32_flops_per_s", 6.5e13}}, QStringLiteral("H200"));
+        const auto c =
+            Ceilings::fromWorker({{"dram_bytes_per_s", 3.9e12}, {"fp32_flops_per_s", 6.5e13}}, QStringLiteral("H200"));
         QVERIFY(c.valid());
         QCOMPARE(Ceilings::fromJson(c.toJson()).dramBytes, 3.9e12);
         QCOMPARE(Ceilings::fromJson(c.toJson()).device, QStringLiteral("H200"));

@@ -12,7 +12,8 @@ using Kind = search::RoofVerdict::Kind;
 namespace {
 
 // A roofline point as the engine stores it.
-QJsonObject point(double bytes, double memoryFraction, double achievedFlops, double computeFraction, const QString& peak = QStringLiteral("fp32")) {
+QJsonObject point(double bytes, double memoryFraction, double achievedFlops, double computeFraction,
+                  const QString& peak = QStringLiteral("fp32")) {
     return QJsonObject{{QStringLiteral("bytes"), bytes},
                        {QStringLiteral("memory_fraction"), memoryFraction},
                        {QStringLiteral("achieved_flops_per_s"), achievedFlops},
@@ -50,20 +51,29 @@ private slots:
         QTest::addColumn<QString>("reason");
         // Memory: the working set far above the cache binds DRAM.
         QTest::newRow("half the DRAM roof") << point(1e9, 0.5, 1e9, 0.01) << false << int(Kind::Plausible) << QString();
-        QTest::newRow("near the DRAM roof") << point(1e9, 0.95, 1e9, 0.01) << false << int(Kind::Review) << QStringLiteral("95% of the measured DRAM");
-        QTest::newRow("above the DRAM roof") << point(1e9, 1.5, 1e9, 0.01) << false << int(Kind::Impossible) << QStringLiteral("1.50x the roof");
+        QTest::newRow("near the DRAM roof")
+            << point(1e9, 0.95, 1e9, 0.01) << false << int(Kind::Review) << QStringLiteral("95% of the measured DRAM");
+        QTest::newRow("above the DRAM roof")
+            << point(1e9, 1.5, 1e9, 0.01) << false << int(Kind::Impossible) << QStringLiteral("1.50x the roof");
         // Up to twice the cache, part of the working set may stay cached: a look, not a verdict.
-        QTest::newRow("above DRAM, fits twice the cache") << point(50e6, 3.0, 1e9, 0.01) << false << int(Kind::Review) << QStringLiteral("DRAM");
-        QTest::newRow("above DRAM, fits the cache") << point(20e6, 3.0, 1e9, 0.01) << false << int(Kind::Plausible) << QString();
+        QTest::newRow("above DRAM, fits twice the cache")
+            << point(50e6, 3.0, 1e9, 0.01) << false << int(Kind::Review) << QStringLiteral("DRAM");
+        QTest::newRow("above DRAM, fits the cache")
+            << point(20e6, 3.0, 1e9, 0.01) << false << int(Kind::Plausible) << QString();
         // Compute on a device without tensor units: FMA chains measure the real peak.
-        QTest::newRow("cpu near the FP32 peak") << point(1e6, 0.01, 190e9, 0.95) << false << int(Kind::Review) << QStringLiteral("fp32 peak");
-        QTest::newRow("cpu above the FP32 peak") << point(1e6, 0.01, 300e9, 1.5) << false << int(Kind::Impossible) << QStringLiteral("fastest measured peak");
+        QTest::newRow("cpu near the FP32 peak")
+            << point(1e6, 0.01, 190e9, 0.95) << false << int(Kind::Review) << QStringLiteral("fp32 peak");
+        QTest::newRow("cpu above the FP32 peak") << point(1e6, 0.01, 300e9, 1.5) << false << int(Kind::Impossible)
+                                                 << QStringLiteral("fastest measured peak");
         // With tensor units, above the measured (mma.sync) peak is a person's call, never a rejection:
         // an honest wgmma GEMM does 750 TFLOP/s against 631 measured.
         QTest::newRow("wgmma gemm above the measured tensor peak")
-            << point(1e9, 0.01, 750e12, 750.0 / 631.0, QStringLiteral("fp16_tensor")) << true << int(Kind::Review) << QStringLiteral("mma.sync");
-        QTest::newRow("fp32 inputs on tensor cores") << point(1e9, 0.01, 200e12, 3.0) << true << int(Kind::Review) << QStringLiteral("fp32 peak");
-        QTest::newRow("gpu half the fp32 peak") << point(1e9, 0.01, 30e12, 0.46) << true << int(Kind::Plausible) << QString();
+            << point(1e9, 0.01, 750e12, 750.0 / 631.0, QStringLiteral("fp16_tensor")) << true << int(Kind::Review)
+            << QStringLiteral("mma.sync");
+        QTest::newRow("fp32 inputs on tensor cores")
+            << point(1e9, 0.01, 200e12, 3.0) << true << int(Kind::Review) << QStringLiteral("fp32 peak");
+        QTest::newRow("gpu half the fp32 peak")
+            << point(1e9, 0.01, 30e12, 0.46) << true << int(Kind::Plausible) << QString();
     }
     void verdicts() {
         QFETCH(QJsonObject, roofline);
@@ -75,7 +85,8 @@ private slots:
         QVERIFY2(v.reason.contains(reason), qPrintable(v.reason));
     }
     void noCeilingsNoVerdict() {
-        QCOMPARE(int(judgeRoofs(point(1e9, 5.0, 1e15, 50.0), diagnose::Ceilings{}, 0.9, 1.1).kind), int(Kind::Plausible));
+        QCOMPARE(int(judgeRoofs(point(1e9, 5.0, 1e15, 50.0), diagnose::Ceilings{}, 0.9, 1.1).kind),
+                 int(Kind::Plausible));
         QCOMPARE(int(judgeRoofs(QJsonObject{}, cpu(), 0.9, 1.1).kind), int(Kind::Plausible));
     }
     void reviewOff() {

@@ -30,11 +30,11 @@
 
 Q_DECLARE_METATYPE(kforge::model::Candidate)
 
+using kforge::model::Candidate;
+using kforge::model::Origin;
 using kforge::protocol::Diagnostic;
 using kforge::protocol::EvaluateResult;
 using kforge::protocol::TimingStats;
-using kforge::model::Candidate;
-using kforge::model::Origin;
 using kforge::store::OpenMode;
 using kforge::store::RunLock;
 using kforge::store::RunRecord;
@@ -164,8 +164,7 @@ std::string encoded(const EvaluateResult& r) {
 }
 
 // For QVERIFY2, which evaluates its message whether or not the check fails.
-template <typename T>
-QByteArray why(const kforge::spec::Expected<T>& e) {
+template <typename T> QByteArray why(const kforge::spec::Expected<T>& e) {
     return e ? QByteArray() : QByteArray::fromStdString(e.error());
 }
 
@@ -194,7 +193,8 @@ int runWriter(const QString& path) {
         if (step)
             step = store.insertCandidate(1, makeCandidate(id, id > 1 ? QList<qint64>{id - 1} : QList<qint64>{}));
         if (step) {
-            auto evaluation = store.insertEvaluation(1, id, kforge::model::EvaluationPurpose::Search, makeResult(id, id % 2 == 0));
+            auto evaluation =
+                store.insertEvaluation(1, id, kforge::model::EvaluationPurpose::Search, makeResult(id, id % 2 == 0));
             if (!evaluation)
                 step = kforge::spec::fail(evaluation.error());
         }
@@ -294,11 +294,12 @@ void TestRunStore::schema() {
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
     QCOMPARE(db.value("PRAGMA application_id").toLongLong(), kApplicationId);
     QCOMPARE(db.value("PRAGMA journal_mode").toString(), QStringLiteral("wal"));
-    QCOMPARE(db.value("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'candidates', "
-                      "'candidate_parents', 'evaluations', 'diagnostics', 'events', 'reviews', 'llm_calls', 'strategies', "
-                      "'archive_members')")
-                 .toInt(),
-             10);
+    QCOMPARE(
+        db.value("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('runs', 'candidates', "
+                 "'candidate_parents', 'evaluations', 'diagnostics', 'events', 'reviews', 'llm_calls', 'strategies', "
+                 "'archive_members')")
+            .toInt(),
+        10);
 }
 
 void TestRunStore::archivesReplaceAsAWhole() {
@@ -310,7 +311,8 @@ void TestRunStore::archivesReplaceAsAWhole() {
     auto never = store->archive(*id);
     QVERIFY2(never, why(never));
     QVERIFY2(!never->has_value(), "a run that never stored archives says so, so views can derive them");
-    const QList<kforge::store::ArchiveMemberRecord> first{{0, {0, 1, 2}, 1, 1.0}, {1, {0, 1, 2}, 1, 1.0}, {1, {2, 2, 0}, 4, 2.5}};
+    const QList<kforge::store::ArchiveMemberRecord> first{
+        {0, {0, 1, 2}, 1, 1.0}, {1, {0, 1, 2}, 1, 1.0}, {1, {2, 2, 0}, 4, 2.5}};
     QVERIFY(store->setArchive(*id, first));
     auto read = store->archive(*id);
     QVERIFY2(read, why(read));
@@ -404,8 +406,10 @@ void TestRunStore::llmCallsAndStrategies() {
     const auto& b = calls->at(1);
     QVERIFY(!b.inputTokens && !b.outputTokens && !b.costUsd && !b.candidateId && !b.strategyId);
 
-    kforge::store::StrategyRecord seed{1, QStringLiteral("structure"), std::nullopt, QStringLiteral("structure-fuse"), 0, QStringLiteral("Fuse."), false, {}};
-    kforge::store::StrategyRecord rewrite{2, QStringLiteral("structure"), 1, QStringLiteral("structure-fuse"), 3, QStringLiteral("Fuse better."), false, {}};
+    kforge::store::StrategyRecord seed{1, QStringLiteral("structure"), std::nullopt, QStringLiteral("structure-fuse"),
+                                       0, QStringLiteral("Fuse."),     false,        {}};
+    kforge::store::StrategyRecord rewrite{2, QStringLiteral("structure"),    1,     QStringLiteral("structure-fuse"),
+                                          3, QStringLiteral("Fuse better."), false, {}};
     QVERIFY(store->insertStrategy(run, seed));
     QVERIFY(store->insertStrategy(run, rewrite));
     QVERIFY(store->retireStrategy(run, 1));
@@ -446,7 +450,9 @@ void TestRunStore::reviewQueue() {
         QVERIFY(db.exec("UPDATE reviews SET state = 'maybe'"));
         auto unknown = store->reviews(run);
         QVERIFY(!unknown);
-        QVERIFY2(says(unknown.error(), QStringLiteral("has an unknown state 'maybe' (known: pending, accepted, rejected)")), why(unknown));
+        QVERIFY2(
+            says(unknown.error(), QStringLiteral("has an unknown state 'maybe' (known: pending, accepted, rejected)")),
+            why(unknown));
         QVERIFY(db.exec("UPDATE reviews SET state = 'accepted'"));
     }
     const auto missing = store->decideReview(run, 1, false, {});
@@ -483,7 +489,8 @@ void TestRunStore::slicesSummariesAndCells() {
     ok.candidateTiming = kforge::protocol::TimingStats{"cupti-activity", 20, 10.0, 10.0, 9.0, 11.0, 0.01};
     const kforge::model::Cell cell{1, 3, 0};
     QVERIFY(store->insertEvaluation(run, 2, kforge::model::EvaluationPurpose::Search, ok, {}, {}, cell));
-    QVERIFY(store->insertEvaluation(run, 3, kforge::model::EvaluationPurpose::Search, ok)); // as before cells were stored
+    QVERIFY(
+        store->insertEvaluation(run, 3, kforge::model::EvaluationPurpose::Search, ok)); // as before cells were stored
     QVERIFY(store->setCandidateFlags(run, 4, true, false));
     QVERIFY(store->setCandidateFlags(run, 5, false, true));
 
@@ -867,7 +874,8 @@ void TestRunStore::evaluationsAndDiagnostics() {
     QVERIFY(db.exec("UPDATE evaluations SET purpose = 'warmup' WHERE id = (SELECT max(id) FROM evaluations)"));
     auto unknown = store->evaluations(*run);
     QVERIFY(!unknown);
-    QVERIFY2(says(unknown.error(), QStringLiteral("has an unknown purpose 'warmup' (known: search, confirm)")), why(unknown));
+    QVERIFY2(says(unknown.error(), QStringLiteral("has an unknown purpose 'warmup' (known: search, confirm)")),
+             why(unknown));
 }
 
 void TestRunStore::events() {
@@ -1102,7 +1110,8 @@ void TestRunStore::readingAReadOnlyStore() {
     QFile::remove(path + QStringLiteral("-shm"));
     QVERIFY(QFile::setPermissions(path, QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther));
     QVERIFY(QFile::setPermissions(folder, QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup | QFile::ExeGroup));
-    auto restore = qScopeGuard([&] { QFile::setPermissions(folder, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner); });
+    auto restore =
+        qScopeGuard([&] { QFile::setPermissions(folder, QFile::ReadOwner | QFile::WriteOwner | QFile::ExeOwner); });
     const QByteArray before = fileBytes(path);
     {
         auto store = RunStore::open(path, OpenMode::ReadOnly);
@@ -1163,7 +1172,8 @@ void TestRunStore::runLockIsExclusive() {
     QVERIFY(QFile::exists(RunLock::pathFor(path, 1)));
     auto second = RunLock::acquire(path, 1);
     QVERIFY(!second);
-    QVERIFY2(says(second.error(), QStringLiteral("is in use by pid %1").arg(QCoreApplication::applicationPid())), second.error().c_str());
+    QVERIFY2(says(second.error(), QStringLiteral("is in use by pid %1").arg(QCoreApplication::applicationPid())),
+             second.error().c_str());
     auto other = RunLock::acquire(path, 2); // another run of the same store
     QVERIFY2(other, why(other));
     first->reset();

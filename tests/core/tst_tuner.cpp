@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <set>
 
-using kforge::propose::Tuner;
 using kforge::model::ParamValues;
+using kforge::propose::Tuner;
 using kforge::spec::ParamDecl;
 
 namespace {

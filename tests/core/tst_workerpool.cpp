@@ -310,12 +310,14 @@ void TestWorkerPool::startFailureIsAnnouncedBeforeResults() {
     pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
     pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
     QTRY_COMPARE_WITH_TIMEOUT(order.size(), 3, kWaitMs);
-    QCOMPARE(order, (QStringList{QStringLiteral("failed to start"), QStringLiteral("evaluated"), QStringLiteral("evaluated")}));
+    QCOMPARE(order, (QStringList{QStringLiteral("failed to start"), QStringLiteral("evaluated"),
+                                 QStringLiteral("evaluated")}));
 }
 
 void TestWorkerPool::fakePosesAsAnyBackend() {
     // The fake stands in for a real backend's worker; the seeds it used come back as a real one's.
-    WorkerPool pool(QStringLiteral("opencl"), fakeWorkerPath(), {QStringLiteral("--backend"), QStringLiteral("opencl")});
+    WorkerPool pool(QStringLiteral("opencl"), fakeWorkerPath(),
+                    {QStringLiteral("--backend"), QStringLiteral("opencl")});
     QSignalSpy spy(&pool, &WorkerPool::evaluated);
     EvaluateRequest request = makeRequest(QStringLiteral("// plain"));
     request.options.seeds = {5, 6};

@@ -105,9 +105,9 @@ struct Request {
 struct Connection {
     QTcpSocket* socket = nullptr;
     QByteArray buffer;
-    bool busy = false;       // a request is being answered; pipelined ones wait
-    bool inFlight = false;   // counted in Server::m_active
-    bool continued = false;  // "100 Continue" already sent for the request being read
+    bool busy = false;      // a request is being answered; pipelined ones wait
+    bool inFlight = false;  // counted in Server::m_active
+    bool continued = false; // "100 Continue" already sent for the request being read
 };
 
 QByteArray compact(const QJsonObject& o) {
@@ -116,20 +116,34 @@ QByteArray compact(const QJsonObject& o) {
 
 QByteArray reasonPhrase(int status) {
     switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 402: return "Payment Required";
-    case 403: return "Forbidden";
-    case 404: return "Not Found";
-    case 408: return "Request Timeout";
-    case 422: return "Unprocessable Entity";
-    case 429: return "Too Many Requests";
-    case 500: return "Internal Server Error";
-    case 502: return "Bad Gateway";
-    case 503: return "Service Unavailable";
-    case 529: return "Overloaded";
-    default: return "Status";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 402:
+        return "Payment Required";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 408:
+        return "Request Timeout";
+    case 422:
+        return "Unprocessable Entity";
+    case 429:
+        return "Too Many Requests";
+    case 500:
+        return "Internal Server Error";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 529:
+        return "Overloaded";
+    default:
+        return "Status";
     }
 }
 
@@ -149,8 +163,8 @@ private:
     void readRequests(const std::shared_ptr<Connection>& c);
     void handle(const std::shared_ptr<Connection>& c, const Request& request);
     void answer(const std::shared_ptr<Connection>& c, const Request& request, const QString& api, const Rule* rule);
-    void sendSimple(const std::shared_ptr<Connection>& c, const Request& request, int status, const QJsonObject& extraHeaders,
-                    const QByteArray& contentType, const QByteArray& body);
+    void sendSimple(const std::shared_ptr<Connection>& c, const Request& request, int status,
+                    const QJsonObject& extraHeaders, const QByteArray& contentType, const QByteArray& body);
     void sendStream(const std::shared_ptr<Connection>& c, const Request& request, const QString& api, const Rule& rule,
                     const QJsonObject& requestBody, const QString& mode);
     void finished(const std::shared_ptr<Connection>& c, bool close);
@@ -171,7 +185,8 @@ bool Server::loadScript(const QString& path, QString* error) {
     }
     QJsonParseError pe;
     const QJsonDocument doc = QJsonDocument::fromJson(f.readAll(), &pe);
-    if (pe.error != QJsonParseError::NoError || !doc.isObject() || !doc.object().value(QStringLiteral("rules")).isArray()) {
+    if (pe.error != QJsonParseError::NoError || !doc.isObject()
+        || !doc.object().value(QStringLiteral("rules")).isArray()) {
         *error = path + QStringLiteral(": expected {\"rules\": [...]} ") + pe.errorString();
         return false;
     }
@@ -205,8 +220,12 @@ bool Server::loadScript(const QString& path, QString* error) {
         r.error = o.value(QStringLiteral("error")).toObject();
         r.chunkChars = std::max(1, o.value(QStringLiteral("chunk_chars")).toInt(8));
         r.chunkDelayMs = std::max(0, o.value(QStringLiteral("chunk_delay_ms")).toInt(0));
-        static const QStringList modes{QString(), QStringLiteral("json"), QStringLiteral("stream"), QStringLiteral("malformed"),
-                                       QStringLiteral("truncated"), QStringLiteral("stream-error"),
+        static const QStringList modes{QString(),
+                                       QStringLiteral("json"),
+                                       QStringLiteral("stream"),
+                                       QStringLiteral("malformed"),
+                                       QStringLiteral("truncated"),
+                                       QStringLiteral("stream-error"),
                                        QStringLiteral("hang")};
         if (!modes.contains(r.mode)) {
             *error = QStringLiteral("%1: rules[%2].mode: unknown mode \"%3\"").arg(path).arg(i).arg(r.mode);
@@ -331,11 +350,12 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& request
     }
     log(request, api, seq, active, ruleIndex);
     if (api.isEmpty() || request.method != "POST") {
-        sendSimple(c, request, 404, {}, "application/json",
-                   compact(QJsonObject{{QStringLiteral("error"),
-                                        QJsonObject{{QStringLiteral("message"), QStringLiteral("no such endpoint: ") +
-                                                                                    QString::fromUtf8(request.path)},
-                                                    {QStringLiteral("type"), QStringLiteral("invalid_request_error")}}}}));
+        sendSimple(
+            c, request, 404, {}, "application/json",
+            compact(QJsonObject{{QStringLiteral("error"),
+                                 QJsonObject{{QStringLiteral("message"),
+                                              QStringLiteral("no such endpoint: ") + QString::fromUtf8(request.path)},
+                                             {QStringLiteral("type"), QStringLiteral("invalid_request_error")}}}}));
         return;
     }
     if (ruleIndex < 0) {
@@ -351,21 +371,24 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& request
         answer(c, request, api, &rule);
 }
 
-void Server::answer(const std::shared_ptr<Connection>& c, const Request& request, const QString& api, const Rule* rule) {
+void Server::answer(const std::shared_ptr<Connection>& c, const Request& request, const QString& api,
+                    const Rule* rule) {
     const bool openai = api == QLatin1String("openai");
     if (!rule || rule->status != 200) {
         const int status = rule ? rule->status : 500;
         QJsonObject e = rule ? rule->error : QJsonObject{};
-        QString message = e.value(QStringLiteral("message")).toString(
-            rule ? QStringLiteral("fake error") : QStringLiteral("no rule of the fake server's script matches this request"));
+        QString message =
+            e.value(QStringLiteral("message"))
+                .toString(rule ? QStringLiteral("fake error")
+                               : QStringLiteral("no rule of the fake server's script matches this request"));
         // Echo the key as careless servers do, so that the client's redaction can be tested.
         QString key = request.headers.value(QStringLiteral("x-api-key")).toString();
         const QString auth = request.headers.value(QStringLiteral("authorization")).toString();
         if (auth.startsWith(QLatin1String("Bearer ")))
             key = auth.mid(7);
         message.replace(QLatin1String("{{key}}"), key);
-        const QString type = e.value(QStringLiteral("type")).toString(openai ? QStringLiteral("server_error")
-                                                                              : QStringLiteral("api_error"));
+        const QString type = e.value(QStringLiteral("type"))
+                                 .toString(openai ? QStringLiteral("server_error") : QStringLiteral("api_error"));
         QJsonObject body;
         if (openai) {
             const QJsonValue code = e.contains(QStringLiteral("code")) ? e.value(QStringLiteral("code")) : QJsonValue();
@@ -375,7 +398,8 @@ void Server::answer(const std::shared_ptr<Connection>& c, const Request& request
                                                         {QStringLiteral("code"), code}};
         } else {
             body[QStringLiteral("type")] = QStringLiteral("error");
-            body[QStringLiteral("error")] = QJsonObject{{QStringLiteral("type"), type}, {QStringLiteral("message"), message}};
+            body[QStringLiteral("error")] =
+                QJsonObject{{QStringLiteral("type"), type}, {QStringLiteral("message"), message}};
         }
         sendSimple(c, request, status, rule ? rule->headers : QJsonObject{}, "application/json", compact(body));
         return;
@@ -383,15 +407,17 @@ void Server::answer(const std::shared_ptr<Connection>& c, const Request& request
     if (rule->mode == QLatin1String("hang"))
         return; // never answers; the connection stays open until the client gives up
     if (rule->mode == QLatin1String("malformed")) {
-        const QByteArray broken = openai ? QByteArray(R"({"id":"chatcmpl-fake","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"unfinis)")
-                                         : QByteArray(R"({"id":"msg_fake","type":"message","content":[{"type":"text","text":"unfinis)");
+        const QByteArray broken =
+            openai ? QByteArray(
+                R"({"id":"chatcmpl-fake","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"unfinis)")
+                   : QByteArray(R"({"id":"msg_fake","type":"message","content":[{"type":"text","text":"unfinis)");
         sendSimple(c, request, 200, rule->headers, "application/json", broken);
         return;
     }
     const QJsonObject body = QJsonDocument::fromJson(request.body).object();
     const bool wantsStream = body.value(QStringLiteral("stream")).toBool();
-    const bool stream = rule->mode == QLatin1String("stream") || rule->mode == QLatin1String("truncated") ||
-                        rule->mode == QLatin1String("stream-error") || (rule->mode.isEmpty() && wantsStream);
+    const bool stream = rule->mode == QLatin1String("stream") || rule->mode == QLatin1String("truncated")
+                        || rule->mode == QLatin1String("stream-error") || (rule->mode.isEmpty() && wantsStream);
     if (stream) {
         sendStream(c, request, api, *rule, body, rule->mode);
         return;
@@ -411,9 +437,10 @@ void Server::answer(const std::shared_ptr<Connection>& c, const Request& request
             {QStringLiteral("logprobs"), QJsonValue()},
             {QStringLiteral("finish_reason"), rule->stopReason.isEmpty() ? QStringLiteral("stop") : rule->stopReason}}};
         if (rule->hasUsage)
-            out[QStringLiteral("usage")] = QJsonObject{{QStringLiteral("prompt_tokens"), rule->inputTokens},
-                                                       {QStringLiteral("completion_tokens"), rule->outputTokens},
-                                                       {QStringLiteral("total_tokens"), rule->inputTokens + rule->outputTokens}};
+            out[QStringLiteral("usage")] =
+                QJsonObject{{QStringLiteral("prompt_tokens"), rule->inputTokens},
+                            {QStringLiteral("completion_tokens"), rule->outputTokens},
+                            {QStringLiteral("total_tokens"), rule->inputTokens + rule->outputTokens}};
         out[QStringLiteral("system_fingerprint")] = QJsonValue();
     } else {
         out[QStringLiteral("id")] = QStringLiteral("msg_fake%1").arg(m_seq);
@@ -465,23 +492,27 @@ void Server::sendStream(const std::shared_ptr<Connection>& c, const Request& req
     if (openai) {
         const QString id = QStringLiteral("chatcmpl-fake%1").arg(m_seq);
         const qint64 created = QDateTime::currentSecsSinceEpoch();
-        const bool includeUsage =
-            requestBody.value(QStringLiteral("stream_options")).toObject().value(QStringLiteral("include_usage")).toBool();
+        const bool includeUsage = requestBody.value(QStringLiteral("stream_options"))
+                                      .toObject()
+                                      .value(QStringLiteral("include_usage"))
+                                      .toBool();
         auto chunk = [&](const QJsonObject& delta, const QJsonValue& finish) {
-            QJsonObject o{{QStringLiteral("id"), id},
-                          {QStringLiteral("object"), QStringLiteral("chat.completion.chunk")},
-                          {QStringLiteral("created"), created},
-                          {QStringLiteral("model"), model},
-                          {QStringLiteral("system_fingerprint"), QJsonValue()},
-                          {QStringLiteral("choices"), QJsonArray{QJsonObject{{QStringLiteral("index"), 0},
-                                                                             {QStringLiteral("delta"), delta},
-                                                                             {QStringLiteral("logprobs"), QJsonValue()},
-                                                                             {QStringLiteral("finish_reason"), finish}}}}};
+            QJsonObject o{
+                {QStringLiteral("id"), id},
+                {QStringLiteral("object"), QStringLiteral("chat.completion.chunk")},
+                {QStringLiteral("created"), created},
+                {QStringLiteral("model"), model},
+                {QStringLiteral("system_fingerprint"), QJsonValue()},
+                {QStringLiteral("choices"), QJsonArray{QJsonObject{{QStringLiteral("index"), 0},
+                                                                   {QStringLiteral("delta"), delta},
+                                                                   {QStringLiteral("logprobs"), QJsonValue()},
+                                                                   {QStringLiteral("finish_reason"), finish}}}}};
             if (includeUsage)
                 o[QStringLiteral("usage")] = QJsonValue();
             return "data: " + compact(o) + "\n\n";
         };
-        add(chunk(QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")}, {QStringLiteral("content"), QString()},
+        add(chunk(QJsonObject{{QStringLiteral("role"), QStringLiteral("assistant")},
+                              {QStringLiteral("content"), QString()},
                               {QStringLiteral("refusal"), QJsonValue()}},
                   QJsonValue()));
         for (const QString& p : pieces)
@@ -515,21 +546,23 @@ void Server::sendStream(const std::shared_ptr<Connection>& c, const Request& req
         if (rule.hasUsage)
             message[QStringLiteral("usage")] =
                 QJsonObject{{QStringLiteral("input_tokens"), rule.inputTokens}, {QStringLiteral("output_tokens"), 1}};
-        add(event("message_start", {{QStringLiteral("type"), QStringLiteral("message_start")}, {QStringLiteral("message"), message}}));
+        add(event("message_start",
+                  {{QStringLiteral("type"), QStringLiteral("message_start")}, {QStringLiteral("message"), message}}));
         add(event("content_block_start",
                   {{QStringLiteral("type"), QStringLiteral("content_block_start")},
                    {QStringLiteral("index"), 0},
-                   {QStringLiteral("content_block"),
-                    QJsonObject{{QStringLiteral("type"), QStringLiteral("text")}, {QStringLiteral("text"), QString()}}}}));
+                   {QStringLiteral("content_block"), QJsonObject{{QStringLiteral("type"), QStringLiteral("text")},
+                                                                 {QStringLiteral("text"), QString()}}}}));
         add(event("ping", {{QStringLiteral("type"), QStringLiteral("ping")}}));
         for (const QString& p : pieces)
             add(event("content_block_delta",
                       {{QStringLiteral("type"), QStringLiteral("content_block_delta")},
                        {QStringLiteral("index"), 0},
-                       {QStringLiteral("delta"),
-                        QJsonObject{{QStringLiteral("type"), QStringLiteral("text_delta")}, {QStringLiteral("text"), p}}}}),
+                       {QStringLiteral("delta"), QJsonObject{{QStringLiteral("type"), QStringLiteral("text_delta")},
+                                                             {QStringLiteral("text"), p}}}}),
                 true);
-        add(event("content_block_stop", {{QStringLiteral("type"), QStringLiteral("content_block_stop")}, {QStringLiteral("index"), 0}}));
+        add(event("content_block_stop",
+                  {{QStringLiteral("type"), QStringLiteral("content_block_stop")}, {QStringLiteral("index"), 0}}));
         QJsonObject delta{{QStringLiteral("type"), QStringLiteral("message_delta")},
                           {QStringLiteral("delta"),
                            QJsonObject{{QStringLiteral("stop_reason"),
@@ -558,15 +591,18 @@ void Server::sendStream(const std::shared_ptr<Connection>& c, const Request& req
         const QString type = rule.error.value(QStringLiteral("type")).toString(QStringLiteral("overloaded_error"));
         const QString message = rule.error.value(QStringLiteral("message")).toString(QStringLiteral("Overloaded"));
         if (openai) {
-            QJsonObject e{{QStringLiteral("message"), message}, {QStringLiteral("type"), type},
-                          {QStringLiteral("param"), QJsonValue()}, {QStringLiteral("code"), rule.error.value(QStringLiteral("code"))}};
+            QJsonObject e{{QStringLiteral("message"), message},
+                          {QStringLiteral("type"), type},
+                          {QStringLiteral("param"), QJsonValue()},
+                          {QStringLiteral("code"), rule.error.value(QStringLiteral("code"))}};
             events << "data: " + compact(QJsonObject{{QStringLiteral("error"), e}}) + "\n\n";
         } else {
-            events << "event: error\ndata: " +
-                          compact(QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
-                                              {QStringLiteral("error"), QJsonObject{{QStringLiteral("type"), type},
-                                                                                    {QStringLiteral("message"), message}}}}) +
-                          "\n\n";
+            events << "event: error\ndata: "
+                          + compact(
+                              QJsonObject{{QStringLiteral("type"), QStringLiteral("error")},
+                                          {QStringLiteral("error"), QJsonObject{{QStringLiteral("type"), type},
+                                                                                {QStringLiteral("message"), message}}}})
+                          + "\n\n";
         }
     }
 
@@ -635,12 +671,14 @@ void onSignal(int) {
 int main(int argc, char** argv) {
     QCoreApplication app(argc, argv);
     QCommandLineParser parser;
-    parser.setApplicationDescription(QStringLiteral("A fake LLM server (OpenAI and Anthropic APIs) for kforge's tests."));
+    parser.setApplicationDescription(
+        QStringLiteral("A fake LLM server (OpenAI and Anthropic APIs) for kforge's tests."));
     parser.addHelpOption();
-    parser.addOption({QStringLiteral("port"), QStringLiteral("Port to listen on (0: any free port)."), QStringLiteral("N"),
-                      QStringLiteral("0")});
+    parser.addOption({QStringLiteral("port"), QStringLiteral("Port to listen on (0: any free port)."),
+                      QStringLiteral("N"), QStringLiteral("0")});
     parser.addOption({QStringLiteral("script"), QStringLiteral("JSON script of rules."), QStringLiteral("FILE")});
-    parser.addOption({QStringLiteral("log"), QStringLiteral("Append one JSON line per request."), QStringLiteral("FILE")});
+    parser.addOption(
+        {QStringLiteral("log"), QStringLiteral("Append one JSON line per request."), QStringLiteral("FILE")});
     parser.process(app);
 
     Server server;

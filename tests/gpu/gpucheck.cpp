@@ -12,12 +12,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <sstream>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <regex>
+#include <sstream>
 
 namespace fs = std::filesystem;
 using namespace kforge;
@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
         else if (a == "--small-only")
             opt.fullSizes = false;
         else {
-            std::cout << "usage: kforge-gpucheck [--worker PATH] [--tasks DIR] [--kernels DIR] [--experts DIR] [--out FILE.md] [--small-only]\n";
+            std::cout << "usage: kforge-gpucheck [--worker PATH] [--tasks DIR] [--kernels DIR] [--experts DIR] [--out "
+                         "FILE.md] [--small-only]\n";
             return a == "--help" ? 0 : 2;
         }
     }
@@ -101,7 +102,9 @@ int main(int argc, char** argv) {
     auto probe = worker.probe();
     if (!probe || !probe->available || probe->devices.empty()) {
         std::cout << "SKIP: no usable CUDA device: "
-                  << (!probe ? probe.error() : (probe->problems.empty() ? std::string("none found") : probe->problems.front())) << "\n";
+                  << (!probe ? probe.error()
+                             : (probe->problems.empty() ? std::string("none found") : probe->problems.front()))
+                  << "\n";
         return 77;
     }
     const auto& dev = probe->devices.front();
@@ -147,8 +150,8 @@ int main(int argc, char** argv) {
             record({"baseline " + bundle->spec.name + " (" + variant + ")", r.status == protocol::Status::Ok, detail});
             if (r.status == protocol::Status::Ok && r.candidateTiming && variant == "default")
                 rows.push_back("| " + bundle->spec.name + " | " + fmt(r.candidateTiming->medianUs) + " | "
-                               + fmt(100 * r.candidateTiming->spread) + "% | " + std::to_string(r.candidateTiming->count) + " | "
-                               + r.candidateTiming->method + " |");
+                               + fmt(100 * r.candidateTiming->spread) + "% | "
+                               + std::to_string(r.candidateTiming->count) + " | " + r.candidateTiming->method + " |");
         }
     }
 
@@ -175,20 +178,21 @@ int main(int argc, char** argv) {
         }
         const std::string expected = m[2] == "pass" ? "ok" : m[2].str();
         const std::string alternative = m[3].matched ? m[3].str() : expected;
-        auto req = protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions(), *source, k.filename().string());
+        auto req =
+            protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions(), *source, k.filename().string());
         const int startsBefore = worker.starts();
         const auto r = worker.evaluate(std::move(*req), expected == "timeout" ? 20s : 120s);
         const std::string got(protocol::statusName(r.status));
-        std::string detail = "expected " + expected + (alternative != expected ? " or " + alternative : std::string()) + ", got "
-                             + got + ": " + r.message;
+        std::string detail = "expected " + expected + (alternative != expected ? " or " + alternative : std::string())
+                             + ", got " + got + ": " + r.message;
         bool passed = got == expected || got == alternative;
         // A crash or a hang must cost exactly that evaluation: the next one runs on a new worker.
         if (expected == "runtime_error" || expected == "timeout") {
             auto again = protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions());
             const auto next = worker.evaluate(std::move(*again), 120s);
             passed = passed && next.status == protocol::Status::Ok && worker.starts() > startsBefore;
-            detail += "; next evaluation on a restarted worker (" + worker.lastExit() + "): "
-                      + std::string(protocol::statusName(next.status));
+            detail += "; next evaluation on a restarted worker (" + worker.lastExit()
+                      + "): " + std::string(protocol::statusName(next.status));
         }
         record({k.filename().string(), passed, detail});
     }
@@ -225,7 +229,8 @@ int main(int argc, char** argv) {
                 record({name + " on " + task, false, bundle.error()});
                 continue;
             }
-            auto req = protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions(), *source, k.filename().string());
+            auto req =
+                protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions(), *source, k.filename().string());
             if (!req) {
                 record({name + " on " + task, false, req.error()});
                 continue;
@@ -248,7 +253,8 @@ int main(int argc, char** argv) {
             std::replace(d.begin(), d.end(), '|', '/');
             out << "| " << o.name << " | " << (o.passed ? "pass" : "FAIL") << " | " << d << " |\n";
         }
-        out << "\n### Baselines at default sizes\n\n| task | median us | spread | runs | timer |\n|---|---|---|---|---|\n";
+        out << "\n### Baselines at default sizes\n\n| task | median us | spread | runs | timer "
+               "|\n|---|---|---|---|---|\n";
         for (const auto& r : rows)
             out << r << "\n";
     }

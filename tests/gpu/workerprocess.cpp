@@ -19,7 +19,9 @@ using Clock = std::chrono::steady_clock;
 WorkerProcess::WorkerProcess(std::string program, std::vector<std::string> extraEnvironment)
     : m_program(std::move(program)), m_environment(std::move(extraEnvironment)) {}
 
-WorkerProcess::~WorkerProcess() { stop(); }
+WorkerProcess::~WorkerProcess() {
+    stop();
+}
 
 spec::Status WorkerProcess::start(std::chrono::milliseconds timeout) {
     if (m_pid > 0)

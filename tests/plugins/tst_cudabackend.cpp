@@ -7,9 +7,9 @@
 
 #include <QFile>
 
-#include <future>
 #include <QTemporaryDir>
 #include <QTest>
+#include <future>
 
 using namespace kforge;
 
@@ -25,7 +25,9 @@ extern "C" __global__ void scale(const float* x, float* y, int N)
 }
 )";
 
-bool driverPresent() { return QFile::exists(QStringLiteral("/proc/driver/nvidia/version")); }
+bool driverPresent() {
+    return QFile::exists(QStringLiteral("/proc/driver/nvidia/version"));
+}
 
 } // namespace
 
@@ -61,7 +63,8 @@ private slots:
                                   "namespace { __device__ int hidden[4]; }\n"
                                   "__device__ int* flag() { static __device__ int seen; return &seen; }\n"
                                   "__device__ float table[2] = {1.0f, 2.0f};\n"
-                                  "extern \"C\" __global__ void k(float* y) { y[0] = table[*flag()] + hidden[1]; *flag() = 1; hidden[1] = 2; }\n";
+                                  "extern \"C\" __global__ void k(float* y) { y[0] = table[*flag()] + hidden[1]; "
+                                  "*flag() = 1; hidden[1] = 2; }\n";
         auto out = backend.compile(small, {}, "candidate");
         QVERIFY2(out.ok, out.log.c_str());
         QVERIFY2(out.rejection.empty(), out.rejection.c_str());
@@ -95,13 +98,16 @@ private slots:
         QVERIFY2(rejected.rejection.find("cache") != std::string::npos, rejected.rejection.c_str());
 
         // A malformed image is not a crash.
-        QVERIFY(cuda::cubinGlobalSections("\x7f" "ELF garbage").empty());
+        QVERIFY(cuda::cubinGlobalSections("\x7f"
+                                          "ELF garbage")
+                    .empty());
         QVERIFY(cuda::cubinGlobalSections(std::string()).empty());
     }
 
     void compileErrorsNameTheLine() {
         cuda::CudaBackend backend;
-        const std::string broken = "// kforge:launch k grid=(1) block=(1)\nextern \"C\" __global__ void k(float* y)\n{\n    y[0] = undeclared;\n}\n";
+        const std::string broken = "// kforge:launch k grid=(1) block=(1)\nextern \"C\" __global__ void k(float* "
+                                   "y)\n{\n    y[0] = undeclared;\n}\n";
         auto out = backend.compile(broken, {}, "candidate");
         QVERIFY(!out.ok);
         const auto diags = harness::parseCompileLog(out.log, "candidate");
@@ -116,7 +122,8 @@ private slots:
         std::vector<std::future<harness::CompileOutput>> jobs;
         for (int i = 0; i < 3; ++i)
             jobs.push_back(std::async(std::launch::async, [&backend, i] {
-                return backend.compile(std::string(kValid) + "\n// variant " + std::to_string(i) + "\n", {"-DBLOCK=128"}, "candidate");
+                return backend.compile(std::string(kValid) + "\n// variant " + std::to_string(i) + "\n",
+                                       {"-DBLOCK=128"}, "candidate");
             }));
         for (auto& j : jobs)
             QVERIFY(j.get().ok);
@@ -124,25 +131,33 @@ private slots:
 
     void staticChecks_data() {
         QTest::addColumn<QString>("source");
-        QTest::addColumn<int>("line");      // 0: no error expected
+        QTest::addColumn<int>("line"); // 0: no error expected
         QTest::addColumn<QString>("mentions");
         QTest::newRow("vendor header") << "// x\n#include <cublas_v2.h>\n" << 2 << "cublas_v2.h";
         QTest::newRow("quoted include") << "#include \"reference.cu\"\n" << 1 << "reference.cu";
-        QTest::newRow("device launch") << "__global__ void k() {}\n__global__ void p() { k<<<1, 1>>>(); }\n" << 2 << "<<<";
+        QTest::newRow("device launch") << "__global__ void k() {}\n__global__ void p() { k<<<1, 1>>>(); }\n"
+                                       << 2 << "<<<";
         QTest::newRow("runtime api") << "__global__ void k(float* p) {\n  cudaMalloc(&p, 4);\n}\n" << 2 << "cudaMalloc";
         QTest::newRow("thrust") << "__global__ void k() { thrust::sort(); }\n" << 1 << "thrust";
-        QTest::newRow("allowed headers") << "#include <cuda_fp16.h>\n#include <mma.h>\n#include <cub/block/block_reduce.cuh>\n" << 0 << "";
-        QTest::newRow("inline ptx allowed") << "__global__ void k(int* p) { asm volatile(\"membar.gl;\"); }\n" << 0 << "";
+        QTest::newRow("allowed headers")
+            << "#include <cuda_fp16.h>\n#include <mma.h>\n#include <cub/block/block_reduce.cuh>\n"
+            << 0 << "";
+        QTest::newRow("inline ptx allowed") << "__global__ void k(int* p) { asm volatile(\"membar.gl;\"); }\n"
+                                            << 0 << "";
         QTest::newRow("mention in comment") << "// cublas would be faster\n__global__ void k() {}\n" << 0 << "";
-        QTest::newRow("include after apostrophe in #if 0") << "#if 0\nit's\n#endif\n#include </etc/passwd>\n" << 4 << "/etc/passwd";
-        QTest::newRow("raw string hides no include") << "const char* s = R\"(\n)\";\n#include </etc/passwd>\n" << 3 << "/etc/passwd";
+        QTest::newRow("include after apostrophe in #if 0") << "#if 0\nit's\n#endif\n#include </etc/passwd>\n"
+                                                           << 4 << "/etc/passwd";
+        QTest::newRow("raw string hides no include") << "const char* s = R\"(\n)\";\n#include </etc/passwd>\n"
+                                                     << 3 << "/etc/passwd";
         QTest::newRow("digit separators") << "int n = 1'000;\n#include </etc/passwd>\n" << 2 << "/etc/passwd";
         QTest::newRow("spliced include") << "#inc\\\nlude </etc/passwd>\n" << 1 << "/etc/passwd";
         QTest::newRow("has_include") << "#if __has_include(</etc/passwd>)\n#endif\n" << 1 << "__has_include";
         QTest::newRow("line directive") << "#line 1 \"/etc/passwd\"\n" << 1 << "#line";
-        QTest::newRow("vendor in undecidable branch") << "#ifdef NEVER\nvoid f() { cublasCreate(0); }\n#endif\n" << 2 << "cublasCreate";
+        QTest::newRow("vendor in undecidable branch") << "#ifdef NEVER\nvoid f() { cublasCreate(0); }\n#endif\n"
+                                                      << 2 << "cublasCreate";
         QTest::newRow("vendor in #if 0") << "#if 0\nvoid f() { cublasCreate(0); }\n#endif\n" << 0 << "";
-        QTest::newRow("long identifier") << "__global__ void k() { int " + QString(500000, QLatin1Char('a')) + "; }\n" << 0 << "";
+        QTest::newRow("long identifier") << "__global__ void k() { int " + QString(500000, QLatin1Char('a')) + "; }\n"
+                                         << 0 << "";
         QTest::newRow("many __host__") << QStringLiteral("__host__ ").repeated(100000) << 1 << "__host__";
     }
     void staticChecks() {
@@ -150,7 +165,8 @@ private slots:
         QFETCH(int, line);
         QFETCH(QString, mentions);
         const auto diags = cuda::staticCheckCuda(source.toStdString());
-        const auto error = std::find_if(diags.begin(), diags.end(), [](const auto& d) { return d.severity == "error"; });
+        const auto error =
+            std::find_if(diags.begin(), diags.end(), [](const auto& d) { return d.severity == "error"; });
         if (line == 0) {
             QVERIFY2(error == diags.end(), error == diags.end() ? "" : error->message.c_str());
             return;
@@ -196,7 +212,8 @@ private slots:
                                 "  ^\n"
                                 "\n"
                                 "2 errors detected in the compilation of \"candidate.cu\".\n";
-        const std::string kept = harness::filterCompileLog(log, [](const std::string& f) { return f == "candidate.cu"; });
+        const std::string kept =
+            harness::filterCompileLog(log, [](const std::string& f) { return f == "candidate.cu"; });
         QVERIFY2(kept.find("secret") == std::string::npos, kept.c_str());
         QVERIFY(kept.find("/etc/shadow") == std::string::npos);
         QVERIFY(kept.find("identifier \"q\"") != std::string::npos);

@@ -34,18 +34,27 @@ private slots:
     void errors_data() {
         QTest::addColumn<QString>("text");
         QTest::addColumn<QString>("mentions");
-        QTest::newRow("unknown name") << "M * K" << "unknown name 'K'";
-        QTest::newRow("lists known names") << "Q + 1" << "known: M, N";
-        QTest::newRow("syntax") << "M * * N" << "M * * N";
-        QTest::newRow("unbalanced") << "(M + N" << "(M + N";
-        QTest::newRow("empty") << "  " << "empty expression";
-        QTest::newRow("division by zero") << "M / 0" << "finite";
+        QTest::newRow("unknown name") << "M * K"
+                                      << "unknown name 'K'";
+        QTest::newRow("lists known names") << "Q + 1"
+                                           << "known: M, N";
+        QTest::newRow("syntax") << "M * * N"
+                                << "M * * N";
+        QTest::newRow("unbalanced") << "(M + N"
+                                    << "(M + N";
+        QTest::newRow("empty") << "  "
+                               << "empty expression";
+        QTest::newRow("division by zero") << "M / 0"
+                                          << "finite";
         QTest::newRow("deep parentheses") << QString(100000, QLatin1Char('(')) + "M" + QString(100000, QLatin1Char(')'))
                                           << "at most 1024 are allowed";
-        QTest::newRow("33 levels") << QString(33, QLatin1Char('(')) + "M" + QString(33, QLatin1Char(')')) << "nest deeper than 32";
+        QTest::newRow("33 levels") << QString(33, QLatin1Char('(')) + "M" + QString(33, QLatin1Char(')'))
+                                   << "nest deeper than 32";
         QTest::newRow("long") << QStringLiteral("M+").repeated(600) + QStringLiteral("M") << "at most 1024";
-        QTest::newRow("control character") << "M +\x01 N" << "control character";
-        QTest::newRow("huge number") << "1e999 * M" << "";
+        QTest::newRow("control character") << "M +\x01 N"
+                                           << "control character";
+        QTest::newRow("huge number") << "1e999 * M"
+                                     << "";
     }
     void errors() {
         QFETCH(QString, text);

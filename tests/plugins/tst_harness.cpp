@@ -65,11 +65,21 @@ private slots:
             QVERIFY(std::isfinite(v));
             sum += v;
             switch (init.kind) {
-            case spec::InitSpec::Kind::Constant: QCOMPARE(v, a); break;
-            case spec::InitSpec::Kind::RandInt: QVERIFY(v >= a && v <= b && v == std::round(v)); break;
-            case spec::InitSpec::Kind::Arange: QCOMPARE(v, a + b * static_cast<double>(i)); break;
-            case spec::InitSpec::Kind::Uniform: QVERIFY(v >= a && v <= b); break;
-            case spec::InitSpec::Kind::Normal: QVERIFY(std::fabs(v) < 8.0); break;
+            case spec::InitSpec::Kind::Constant:
+                QCOMPARE(v, a);
+                break;
+            case spec::InitSpec::Kind::RandInt:
+                QVERIFY(v >= a && v <= b && v == std::round(v));
+                break;
+            case spec::InitSpec::Kind::Arange:
+                QCOMPARE(v, a + b * static_cast<double>(i));
+                break;
+            case spec::InitSpec::Kind::Uniform:
+                QVERIFY(v >= a && v <= b);
+                break;
+            case spec::InitSpec::Kind::Normal:
+                QVERIFY(std::fabs(v) < 8.0);
+                break;
             }
         }
         if (init.kind == spec::InitSpec::Kind::Normal)
@@ -126,7 +136,7 @@ private slots:
     void kernelArgValues_data() {
         QTest::addColumn<QString>("type");
         QTest::addColumn<double>("value");
-        QTest::addColumn<int>("size");      // 0: refused
+        QTest::addColumn<int>("size"); // 0: refused
         QTest::addColumn<QString>("mentions");
         QTest::newRow("int") << "int" << 4096.0 << 4 << "";
         QTest::newRow("const unsigned") << "unsigned int" << 7.0 << 4 << "";
@@ -166,13 +176,20 @@ private slots:
         QTest::addColumn<int>("column");
         QTest::addColumn<QString>("severity");
         QTest::addColumn<QString>("message");
-        QTest::newRow("pocl") << "/root/.cache/pocl/kcache/tempfile_AbC.cl:14:23: error: extraneous ')' before ';'\n  x = 1);\n"
-                              << 14 << 23 << "error" << "extraneous ')' before ';'";
-        QTest::newRow("pocl 3") << "error: /root/.cache/pocl/kcache/tempfile_fILqDA.cl:14:23: extraneous ')' before ';'\nDevice x failed to build the program"
-                                << 14 << 23 << "error" << "extraneous ')' before ';'";
-        QTest::newRow("clang source") << "<source>:3:5: warning: unused variable 'q'" << 3 << 5 << "warning" << "unused variable 'q'";
-        QTest::newRow("nvrtc") << "candidate.cu(12): error: identifier \"q\" is undefined" << 12 << 0 << "error" << "identifier \"q\" is undefined";
-        QTest::newRow("nvrtc numbered") << "k.cu(7): warning #177-D: variable \"t\" was declared but never referenced" << 7 << 0 << "warning"
+        QTest::newRow("pocl")
+            << "/root/.cache/pocl/kcache/tempfile_AbC.cl:14:23: error: extraneous ')' before ';'\n  x = 1);\n"
+            << 14 << 23 << "error"
+            << "extraneous ')' before ';'";
+        QTest::newRow("pocl 3") << "error: /root/.cache/pocl/kcache/tempfile_fILqDA.cl:14:23: extraneous ')' before "
+                                   "';'\nDevice x failed to build the program"
+                                << 14 << 23 << "error"
+                                << "extraneous ')' before ';'";
+        QTest::newRow("clang source") << "<source>:3:5: warning: unused variable 'q'" << 3 << 5 << "warning"
+                                      << "unused variable 'q'";
+        QTest::newRow("nvrtc") << "candidate.cu(12): error: identifier \"q\" is undefined" << 12 << 0 << "error"
+                               << "identifier \"q\" is undefined";
+        QTest::newRow("nvrtc numbered") << "k.cu(7): warning #177-D: variable \"t\" was declared but never referenced"
+                                        << 7 << 0 << "warning"
                                         << "variable \"t\" was declared but never referenced";
     }
     void compileLogs() {
@@ -220,7 +237,7 @@ private slots:
         QCOMPARE(f.readAll(), QByteArray("second"));
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 1); // no temporary file left behind
         f.close();
-        QVERIFY(harness::writeFileAtomically(dir.filePath("sub/entry").toStdString(), "x")); // creates sub/
+        QVERIFY(harness::writeFileAtomically(dir.filePath("sub/entry").toStdString(), "x"));    // creates sub/
         QVERIFY(!harness::writeFileAtomically(dir.filePath("entry/below").toStdString(), "x")); // entry is a file
     }
 
@@ -229,10 +246,15 @@ private slots:
         QTest::addColumn<QString>("key");
         QTest::addColumn<QString>("name");
         // The CUDA worker's names from before the cache was shared: existing entries must keep them.
-        QTest::newRow("cuda") << "" << "NVIDIA H200|GPU-5f1c|570.86.15" << "nvidia-h200-74a2a641a47ad94d.json";
-        QTest::newRow("no name") << "" << "|x" << "device-ba7dc87563c00a0b.json";
+        QTest::newRow("cuda") << ""
+                              << "NVIDIA H200|GPU-5f1c|570.86.15"
+                              << "nvidia-h200-74a2a641a47ad94d.json";
+        QTest::newRow("no name") << ""
+                                 << "|x"
+                                 << "device-ba7dc87563c00a0b.json";
         // A trailing run of other characters stays a '-', as it always did for the CUDA worker.
-        QTest::newRow("opencl") << "opencl-" << "pthread-Intel(R) Xeon(R)|PoCL|6.0"
+        QTest::newRow("opencl") << "opencl-"
+                                << "pthread-Intel(R) Xeon(R)|PoCL|6.0"
                                 << "opencl-pthread-intel-r-xeon-r--2978a2ce711459fe.json";
     }
     void ceilingsFileNames() {
@@ -325,7 +347,8 @@ private slots:
         auto low = cache.loadOrMeasure("dev|1", "dev", true, measureAt(0.6e12));
         QCOMPARE(low.ceilings.at("fp32_flops_per_s"), 1.0e12);
         QCOMPARE(low.ceilings.at("dram_bytes_per_s"), 2.0e11); // new figures are taken as they come
-        QVERIFY2(low.message.find("kept the higher earlier measurement of fp32_flops_per_s") != std::string::npos, low.message.c_str());
+        QVERIFY2(low.message.find("kept the higher earlier measurement of fp32_flops_per_s") != std::string::npos,
+                 low.message.c_str());
         QCOMPARE(cache.load("dev|1")->ceilings.at("fp32_flops_per_s"), 1.0e12);
         auto high = cache.loadOrMeasure("dev|1", "dev", true, measureAt(1.5e12));
         QCOMPARE(high.ceilings.at("fp32_flops_per_s"), 1.5e12);

@@ -72,19 +72,26 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QTest::addColumn<QString>("mentions");
         const QString kernel = QStringLiteral("\n__kernel void k(__global float* y) {}\n");
         QTest::newRow("no launch plan") << kernel << "no launch plan";
-        QTest::newRow("unknown directive") << "// kforge:lunch k grid=(1) block=(1)" + kernel << "line 1: unknown directive 'kforge:lunch'";
-        QTest::newRow("unknown kernel") << "// kforge:launch q grid=(1) block=(1)" + kernel << "line 1: launch names kernel 'q'";
+        QTest::newRow("unknown directive")
+            << "// kforge:lunch k grid=(1) block=(1)" + kernel << "line 1: unknown directive 'kforge:lunch'";
+        QTest::newRow("unknown kernel") << "// kforge:launch q grid=(1) block=(1)" + kernel
+                                        << "line 1: launch names kernel 'q'";
         QTest::newRow("missing block") << "// kforge:launch k grid=(1)" + kernel << "needs both grid";
         QTest::newRow("too many dims") << "// kforge:launch k grid=(1,1,1,1) block=(1)" + kernel << "1 to 3 dimensions";
-        QTest::newRow("unknown key") << "// kforge:launch k grid=(1) block=(1) stream=2" + kernel << "unknown key 'stream'";
-        QTest::newRow("param syntax") << "// kforge:param B in 1,2 = 1\n// kforge:launch k grid=(1) block=(1)" + kernel << "line 1: param";
-        QTest::newRow("param default not a choice") << "// kforge:param B in {1, 2} = 3\n// kforge:launch k grid=(1) block=(1)" + kernel
-                                                    << "default 3 is not one of its choices";
-        QTest::newRow("param twice") << "// kforge:param B = 1\n// kforge:param B = 2\n// kforge:launch k grid=(1) block=(1)" + kernel
-                                     << "line 2: param B is declared twice";
+        QTest::newRow("unknown key") << "// kforge:launch k grid=(1) block=(1) stream=2" + kernel
+                                     << "unknown key 'stream'";
+        QTest::newRow("param syntax") << "// kforge:param B in 1,2 = 1\n// kforge:launch k grid=(1) block=(1)" + kernel
+                                      << "line 1: param";
+        QTest::newRow("param default not a choice")
+            << "// kforge:param B in {1, 2} = 3\n// kforge:launch k grid=(1) block=(1)" + kernel
+            << "default 3 is not one of its choices";
+        QTest::newRow("param twice")
+            << "// kforge:param B = 1\n// kforge:param B = 2\n// kforge:launch k grid=(1) block=(1)" + kernel
+            << "line 2: param B is declared twice";
         QTest::newRow("scratch dtype") << "// kforge:scratch t real [4]\n// kforge:launch k grid=(1) block=(1)" + kernel
                                        << "line 1: scratch t: unknown dtype 'real'";
-        QTest::newRow("directive after code") << "int a; // kforge:launch k grid=(1) block=(1)" + kernel << "alone on its line";
+        QTest::newRow("directive after code")
+            << "int a; // kforge:launch k grid=(1) block=(1)" + kernel << "alone on its line";
     }
     void directiveErrors() {
         QFETCH(QString, source);
@@ -99,7 +106,8 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         // ROWS is not declared anywhere: resolution must name it.
         auto bad = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {}, DeviceLimits{});
         QVERIFY(!bad.ok());
-        QVERIFY2(QString::fromStdString(bad.error()).contains(QStringLiteral("'ROWS' matches nothing")), bad.error().c_str());
+        QVERIFY2(QString::fromStdString(bad.error()).contains(QStringLiteral("'ROWS' matches nothing")),
+                 bad.error().c_str());
 
         std::string src = kGood;
         src.replace(src.find(", int ROWS"), std::string(", int ROWS").size(), "");
@@ -130,36 +138,67 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("overrides"); // NAME=value or empty
         QTest::addColumn<QString>("mentions");
-        QTest::newRow("param not a choice") << "// kforge:param B in {1, 2} = 1\n// kforge:launch k grid=(M) block=(B)\n__kernel void k(__global const float* x, __global float* y) {}"
-                                            << "B=3" << "line 1: param B = 3 is not one of its declared choices";
-        QTest::newRow("override undeclared") << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x, __global float* y) {}"
-                                             << "Q=3" << "parameter 'Q' is not declared";
-        QTest::newRow("block too large") << "// kforge:launch k grid=(M) block=(2048)\n__kernel void k(__global const float* x, __global float* y) {}"
-                                         << "" << "block dimension 0 is 2048, the device allows at most 1024";
-        QTest::newRow("block product too large") << "// kforge:launch k grid=(M, 1) block=(64, 32)\n__kernel void k(__global const float* x, __global float* y) {}"
-                                                 << "" << "a block of 2048 threads exceeds the device's limit of 1024";
-        QTest::newRow("fractional grid") << "// kforge:launch k grid=(N / 3) block=(1)\n__kernel void k(__global const float* x, __global float* y) {}"
-                                         << "" << "line 1: launch k: grid: 'N / 3' evaluates to";
-        QTest::newRow("unknown size in grid") << "// kforge:launch k grid=(K) block=(1)\n__kernel void k(__global const float* x, __global float* y) {}"
-                                              << "" << "unknown name 'K'";
-        QTest::newRow("input not const") << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global float* x, __global float* y) {}"
-                                         << "" << "line 2: kernel k: parameter 'x' is an input and must be declared const";
-        QTest::newRow("wrong element type") << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const int* x, __global float* y) {}"
-                                            << "" << "'x' is int* but the buffer holds float32";
-        QTest::newRow("buffer as value") << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x, float y) {}"
-                                         << "" << "'y' names a buffer but is not a pointer";
-        QTest::newRow("size as pointer") << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x, __global float* y, __global int* N) {}"
-                                         << "" << "'N' names a value but is a pointer";
-        QTest::newRow("output never written") << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x) {}"
-                                              << "" << "no launched kernel takes output 'y'";
-        QTest::newRow("param shadows size") << "// kforge:param N = 4\n// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x, __global float* y) {}"
-                                            << "" << "line 1: param N has the name of one of the task's sizes";
-        QTest::newRow("param as argument") << "// kforge:param B = 4\n// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x, __global float* y, int B) {}"
-                                           << "" << "'B' has the name of a kforge:param";
-        QTest::newRow("smem on OpenCL") << "// kforge:launch k grid=(M) block=(1) smem=64\n__kernel void k(__global const float* x, __global float* y) {}"
-                                        << "" << "smem= is not supported by this backend";
-        QTest::newRow("vector loads allowed") << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float4* x, __global float* y) {}"
-                                              << "" << "";
+        QTest::newRow("param not a choice")
+            << "// kforge:param B in {1, 2} = 1\n// kforge:launch k grid=(M) block=(B)\n__kernel void k(__global const "
+               "float* x, __global float* y) {}"
+            << "B=3"
+            << "line 1: param B = 3 is not one of its declared choices";
+        QTest::newRow("override undeclared")
+            << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x, __global float* y) {}"
+            << "Q=3"
+            << "parameter 'Q' is not declared";
+        QTest::newRow("block too large") << "// kforge:launch k grid=(M) block=(2048)\n__kernel void k(__global const "
+                                            "float* x, __global float* y) {}"
+                                         << ""
+                                         << "block dimension 0 is 2048, the device allows at most 1024";
+        QTest::newRow("block product too large") << "// kforge:launch k grid=(M, 1) block=(64, 32)\n__kernel void "
+                                                    "k(__global const float* x, __global float* y) {}"
+                                                 << ""
+                                                 << "a block of 2048 threads exceeds the device's limit of 1024";
+        QTest::newRow("fractional grid") << "// kforge:launch k grid=(N / 3) block=(1)\n__kernel void k(__global const "
+                                            "float* x, __global float* y) {}"
+                                         << ""
+                                         << "line 1: launch k: grid: 'N / 3' evaluates to";
+        QTest::newRow("unknown size in grid")
+            << "// kforge:launch k grid=(K) block=(1)\n__kernel void k(__global const float* x, __global float* y) {}"
+            << ""
+            << "unknown name 'K'";
+        QTest::newRow("input not const")
+            << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global float* x, __global float* y) {}"
+            << ""
+            << "line 2: kernel k: parameter 'x' is an input and must be declared const";
+        QTest::newRow("wrong element type")
+            << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const int* x, __global float* y) {}"
+            << ""
+            << "'x' is int* but the buffer holds float32";
+        QTest::newRow("buffer as value")
+            << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x, float y) {}"
+            << ""
+            << "'y' names a buffer but is not a pointer";
+        QTest::newRow("size as pointer") << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const "
+                                            "float* x, __global float* y, __global int* N) {}"
+                                         << ""
+                                         << "'N' names a value but is a pointer";
+        QTest::newRow("output never written")
+            << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float* x) {}"
+            << ""
+            << "no launched kernel takes output 'y'";
+        QTest::newRow("param shadows size") << "// kforge:param N = 4\n// kforge:launch k grid=(M) block=(1)\n__kernel "
+                                               "void k(__global const float* x, __global float* y) {}"
+                                            << ""
+                                            << "line 1: param N has the name of one of the task's sizes";
+        QTest::newRow("param as argument") << "// kforge:param B = 4\n// kforge:launch k grid=(M) block=(1)\n__kernel "
+                                              "void k(__global const float* x, __global float* y, int B) {}"
+                                           << ""
+                                           << "'B' has the name of a kforge:param";
+        QTest::newRow("smem on OpenCL") << "// kforge:launch k grid=(M) block=(1) smem=64\n__kernel void k(__global "
+                                           "const float* x, __global float* y) {}"
+                                        << ""
+                                        << "smem= is not supported by this backend";
+        QTest::newRow("vector loads allowed")
+            << "// kforge:launch k grid=(M) block=(1)\n__kernel void k(__global const float4* x, __global float* y) {}"
+            << ""
+            << "";
     }
     void planErrors() {
         QFETCH(QString, source);
@@ -169,7 +208,8 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
         std::map<std::string, std::int64_t> o;
         if (!overrides.isEmpty())
-            o[overrides.section(QLatin1Char('='), 0, 0).toStdString()] = overrides.section(QLatin1Char('='), 1).toLongLong();
+            o[overrides.section(QLatin1Char('='), 0, 0).toStdString()] =
+                overrides.section(QLatin1Char('='), 1).toLongLong();
         DeviceLimits limits;
         limits.maxSharedBytes = 0; // as on OpenCL
         auto plan = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, o, limits);
@@ -188,9 +228,10 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QTest::addColumn<QString>("mentions");
         const QByteArray kernel = "\n__kernel void k(__global float* y) {}\n";
         QTest::newRow("100k-character directive")
-            << "// kforge:launch k grid=(" + QByteArray(100000, '1') + ") block=(1)" + kernel << "line 1: the kforge: directive is";
-        QTest::newRow("100k-character param") << "// kforge:param B in {" + QByteArray(100000, ' ') + "1} = 1" + kernel
-                                              << "at most 4096";
+            << "// kforge:launch k grid=(" + QByteArray(100000, '1') + ") block=(1)" + kernel
+            << "line 1: the kforge: directive is";
+        QTest::newRow("100k-character param")
+            << "// kforge:param B in {" + QByteArray(100000, ' ') + "1} = 1" + kernel << "at most 4096";
         QByteArray oneLine = "__kernel void k(__global float* y) { int a = 0";
         while (oneLine.size() < 1000000)
             oneLine += " + a";
@@ -205,24 +246,32 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QByteArray manyParams;
         for (int i = 0; i < 40; ++i)
             manyParams += "// kforge:param P" + QByteArray::number(i) + " = 1\n";
-        QTest::newRow("40 params") << manyParams + "// kforge:launch k grid=(1) block=(1)" + kernel << "more than 32 parameters";
+        QTest::newRow("40 params") << manyParams + "// kforge:launch k grid=(1) block=(1)" + kernel
+                                   << "more than 32 parameters";
         QByteArray choices = "// kforge:param B in {";
         for (int i = 0; i < 65; ++i)
             choices += QByteArray::number(i) + (i < 64 ? ", " : "");
-        QTest::newRow("65 choices") << choices + "} = 1\n// kforge:launch k grid=(1) block=(1)" + kernel << "more than 64 choices";
+        QTest::newRow("65 choices") << choices + "} = 1\n// kforge:launch k grid=(1) block=(1)" + kernel
+                                    << "more than 64 choices";
         QByteArray product;
         for (int i = 0; i < 4; ++i)
-            product += "// kforge:param P" + QByteArray::number(i) + " in {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17} = 1\n";
-        QTest::newRow("choice product") << product + "// kforge:launch k grid=(1) block=(1)" + kernel << "combinations; at most 65536";
+            product += "// kforge:param P" + QByteArray::number(i)
+                       + " in {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17} = 1\n";
+        QTest::newRow("choice product") << product + "// kforge:launch k grid=(1) block=(1)" + kernel
+                                        << "combinations; at most 65536";
         QByteArray scratch;
         for (int i = 0; i < 17; ++i)
             scratch += "// kforge:scratch s" + QByteArray::number(i) + " float32 [4]\n";
-        QTest::newRow("17 scratch") << scratch + "// kforge:launch k grid=(1) block=(1)" + kernel << "more than 16 scratch buffers";
-        QTest::newRow("unclosed parameter list") << "// kforge:launch k grid=(1) block=(1)\n__kernel void k(" + QByteArray(200000, 'x')
-                                                 << "parameter list is not closed";
-        QTest::newRow("nested heads") << "// kforge:launch k grid=(1) block=(1)\n" + QByteArray("__kernel void k(").repeated(20000)
+        QTest::newRow("17 scratch") << scratch + "// kforge:launch k grid=(1) block=(1)" + kernel
+                                    << "more than 16 scratch buffers";
+        QTest::newRow("unclosed parameter list")
+            << "// kforge:launch k grid=(1) block=(1)\n__kernel void k(" + QByteArray(200000, 'x')
+            << "parameter list is not closed";
+        QTest::newRow("nested heads") << "// kforge:launch k grid=(1) block=(1)\n"
+                                             + QByteArray("__kernel void k(").repeated(20000)
                                       << "line 2: kernel k: parameter list is not closed";
-        QTest::newRow("long identifier") << "// kforge:launch k grid=(1) block=(1)\n__kernel void " + QByteArray(500000, 'k') + "(int a) {}"
+        QTest::newRow("long identifier") << "// kforge:launch k grid=(1) block=(1)\n__kernel void "
+                                                + QByteArray(500000, 'k') + "(int a) {}"
                                          << "launch names kernel 'k'";
         // Garbage: bytes of every value, deterministic.
         QByteArray garbage;
@@ -233,7 +282,8 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         }
         QTest::newRow("garbage") << garbage << "";
         QTest::newRow("garbage after a plan") << "// kforge:launch k grid=(1) block=(1)\n" + garbage << "";
-        QTest::newRow("unbalanced braces and quotes") << "// kforge:launch k grid=((((((1) block=(1)\n__kernel void k('\"/*" + kernel << "";
+        QTest::newRow("unbalanced braces and quotes")
+            << "// kforge:launch k grid=((((((1) block=(1)\n__kernel void k('\"/*" + kernel << "";
     }
     void hostileSourcesGiveErrors() {
         QFETCH(QByteArray, source);
@@ -251,17 +301,22 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
 
     void deepExpressionsAreBounded() {
         const std::string deep = std::string(10000, '(') + "M" + std::string(10000, ')');
-        const std::string src = "// kforge:launch k grid=(" + deep + ") block=(1)\n__kernel void k(__global const float* x, __global float* y) {}\n";
+        const std::string src = "// kforge:launch k grid=(" + deep
+                                + ") block=(1)\n__kernel void k(__global const float* x, __global float* y) {}\n";
         auto kf = KernelFile::parse(src, Dialect::OpenCL);
         QVERIFY(!kf.ok()); // the directive is longer than the limit
         const std::string deep30 = std::string(40, '(') + "M" + std::string(40, ')');
-        auto kf2 = KernelFile::parse("// kforge:launch k grid=(" + deep30 + ") block=(1)\n__kernel void k(__global const float* x, __global float* y) {}\n",
-                                     Dialect::OpenCL);
+        auto kf2 =
+            KernelFile::parse("// kforge:launch k grid=(" + deep30
+                                  + ") block=(1)\n__kernel void k(__global const float* x, __global float* y) {}\n",
+                              Dialect::OpenCL);
         QVERIFY2(kf2.ok(), kf2.ok() ? "" : kf2.error().c_str());
         auto plan = LaunchPlan::resolve(*kf2, rowTask(), rowTask().sizes, {}, DeviceLimits{});
         QVERIFY(!plan.ok());
-        QVERIFY2(QString::fromStdString(plan.error()).contains(QStringLiteral("line 1: launch k: grid: ")), plan.error().c_str());
-        QVERIFY2(QString::fromStdString(plan.error()).contains(QStringLiteral("nest deeper than 32")), plan.error().c_str());
+        QVERIFY2(QString::fromStdString(plan.error()).contains(QStringLiteral("line 1: launch k: grid: ")),
+                 plan.error().c_str());
+        QVERIFY2(QString::fromStdString(plan.error()).contains(QStringLiteral("nest deeper than 32")),
+                 plan.error().c_str());
     }
 
     // ---- limits and arithmetic in the launch plan -----------------------------------------------
@@ -270,16 +325,21 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("mentions");
         const QString k = QStringLiteral("\n__kernel void k(__global const float* x, __global float* y) {}");
-        QTest::newRow("scratch wraps 2^64") << "// kforge:scratch s float32 [4611686018427387904]\n// kforge:launch k grid=(1) block=(1)" + k
-                                            << "line 1: scratch s: 4611686018427387904 elements of float32 exceed the limit of 4 GiB";
-        QTest::newRow("scratch over 4 GiB together")
-            << "// kforge:scratch a float32 [600000000]\n// kforge:scratch b float32 [600000000]\n// kforge:launch k grid=(1) block=(1)" + k
-            << "line 2: scratch b: the scratch buffers need 4800000000 bytes";
-        QTest::newRow("grid of 1e19 blocks") << "// kforge:launch k grid=(10000000000000000000) block=(1)" + k << "line 1: launch k: grid";
-        QTest::newRow("grid beyond the device") << "// kforge:launch k grid=(4294967296) block=(1)" + k << "the device allows at most 2147483647";
-        QTest::newRow("too much work") << "// kforge:launch k grid=(2147483647, 65535) block=(1024, 1)" + k << "work items; at most 1099511627776";
-        QTest::newRow("product overflow") << "// kforge:launch k grid=(2147483647, 65535, 65535) block=(1024)" + k
-                                          << "line 1: launch k: ";
+        QTest::newRow("scratch wraps 2^64")
+            << "// kforge:scratch s float32 [4611686018427387904]\n// kforge:launch k grid=(1) block=(1)" + k
+            << "line 1: scratch s: 4611686018427387904 elements of float32 exceed the limit of 4 GiB";
+        QTest::newRow("scratch over 4 GiB together") << "// kforge:scratch a float32 [600000000]\n// kforge:scratch b "
+                                                        "float32 [600000000]\n// kforge:launch k grid=(1) block=(1)"
+                                                            + k
+                                                     << "line 2: scratch b: the scratch buffers need 4800000000 bytes";
+        QTest::newRow("grid of 1e19 blocks")
+            << "// kforge:launch k grid=(10000000000000000000) block=(1)" + k << "line 1: launch k: grid";
+        QTest::newRow("grid beyond the device")
+            << "// kforge:launch k grid=(4294967296) block=(1)" + k << "the device allows at most 2147483647";
+        QTest::newRow("too much work") << "// kforge:launch k grid=(2147483647, 65535) block=(1024, 1)" + k
+                                       << "work items; at most 1099511627776";
+        QTest::newRow("product overflow")
+            << "// kforge:launch k grid=(2147483647, 65535, 65535) block=(1024)" + k << "line 1: launch k: ";
     }
     void planLimits() {
         QFETCH(QString, source);
@@ -295,19 +355,39 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
 
     void blanksWhatTheCompilerSkips_data() {
         QTest::addColumn<QString>("source");
-        QTest::addColumn<int>("dialect"); // 0 OpenCL, 1 CUDA
+        QTest::addColumn<int>("dialect");       // 0 OpenCL, 1 CUDA
         QTest::addColumn<QString>("visible");   // must survive blanking
         QTest::addColumn<QString>("invisible"); // must be blanked
-        QTest::newRow("apostrophe in #if 0") << "#if 0\ndon't\n#endif\nint visible;\n" << 1 << "visible" << "don";
-        QTest::newRow("raw string") << "auto s = R\"x(a \" /* b )\" c)x\"; int visible;\n" << 1 << "visible" << "c)x";
-        QTest::newRow("raw string over lines") << "auto s = R\"(\n' \" // \n)\"; int visible;\n" << 1 << "visible" << "//";
-        QTest::newRow("digit separators") << "int n = 1'000'000; int visible; char c = 'q';\n" << 1 << "visible" << "q";
-        QTest::newRow("C has no digit separators") << "int n = 1'0'; int visible;\n" << 0 << "visible" << "0'";
-        QTest::newRow("comment continued by backslash") << "// comment \\\nhidden\nint visible;\n" << 1 << "visible" << "hidden";
-        QTest::newRow("comment start split by a splice") << "/\\\n/ hidden\nint visible;\n" << 1 << "visible" << "hidden";
-        QTest::newRow("char literal ends at the line") << "char c = 'x;\nint visible;\n" << 1 << "visible" << "x;";
-        QTest::newRow("prefixed literals") << "auto a = u8\"hid\"; auto b = L'h'; int visible;\n" << 1 << "visible" << "hid";
-        QTest::newRow("escaped quote") << "auto a = \"x\\\" hidden\"; int visible;\n" << 0 << "visible" << "hidden";
+        QTest::newRow("apostrophe in #if 0") << "#if 0\ndon't\n#endif\nint visible;\n"
+                                             << 1 << "visible"
+                                             << "don";
+        QTest::newRow("raw string") << "auto s = R\"x(a \" /* b )\" c)x\"; int visible;\n"
+                                    << 1 << "visible"
+                                    << "c)x";
+        QTest::newRow("raw string over lines") << "auto s = R\"(\n' \" // \n)\"; int visible;\n"
+                                               << 1 << "visible"
+                                               << "//";
+        QTest::newRow("digit separators") << "int n = 1'000'000; int visible; char c = 'q';\n"
+                                          << 1 << "visible"
+                                          << "q";
+        QTest::newRow("C has no digit separators") << "int n = 1'0'; int visible;\n"
+                                                   << 0 << "visible"
+                                                   << "0'";
+        QTest::newRow("comment continued by backslash") << "// comment \\\nhidden\nint visible;\n"
+                                                        << 1 << "visible"
+                                                        << "hidden";
+        QTest::newRow("comment start split by a splice") << "/\\\n/ hidden\nint visible;\n"
+                                                         << 1 << "visible"
+                                                         << "hidden";
+        QTest::newRow("char literal ends at the line") << "char c = 'x;\nint visible;\n"
+                                                       << 1 << "visible"
+                                                       << "x;";
+        QTest::newRow("prefixed literals") << "auto a = u8\"hid\"; auto b = L'h'; int visible;\n"
+                                           << 1 << "visible"
+                                           << "hid";
+        QTest::newRow("escaped quote") << "auto a = \"x\\\" hidden\"; int visible;\n"
+                                       << 0 << "visible"
+                                       << "hidden";
     }
     void blanksWhatTheCompilerSkips() {
         QFETCH(QString, source);
@@ -325,18 +405,29 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
     void decidesConditionals_data() {
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("regions"); // one letter per line: A active, I inactive, U undecided
-        QTest::newRow("#if 0 / #else") << "#if 0\na\n#else\nb\n#endif\nc" << "AIAAAA";
-        QTest::newRow("#if 1 / #elif") << "#if 1\na\n#elif 1\nb\n#else\nc\n#endif" << "AAAIAIA";
-        QTest::newRow("own define") << "#define X 1\n#ifdef X\na\n#endif\n#if X == 2\nb\n#endif" << "AAAAAIA";
-        QTest::newRow("undef") << "#define X\n#undef X\n#ifdef X\na\n#endif" << "AAAIA";
-        QTest::newRow("unknown name") << "#ifdef DECOY\na\n#else\nb\n#endif" << "AUAUA";
-        QTest::newRow("unknown or true") << "#if defined(DECOY) || 1\na\n#endif" << "AAA";
-        QTest::newRow("unknown and false") << "#if DECOY && 0\na\n#endif" << "AIA";
-        QTest::newRow("compiler define") << "#ifdef __CUDA_ARCH__\na\n#endif\n#if __CUDA_ARCH__ >= 800\nb\n#endif" << "AAAAUA";
-        QTest::newRow("nested in inactive") << "#if 0\n#if 1\na\n#endif\n#endif\nb" << "AIIIAA";
-        QTest::newRow("deep expression") << "#if " + QString(200, QLatin1Char('(')) + "1" + QString(200, QLatin1Char(')')) + "\na\n#endif"
+        QTest::newRow("#if 0 / #else") << "#if 0\na\n#else\nb\n#endif\nc"
+                                       << "AIAAAA";
+        QTest::newRow("#if 1 / #elif") << "#if 1\na\n#elif 1\nb\n#else\nc\n#endif"
+                                       << "AAAIAIA";
+        QTest::newRow("own define") << "#define X 1\n#ifdef X\na\n#endif\n#if X == 2\nb\n#endif"
+                                    << "AAAAAIA";
+        QTest::newRow("undef") << "#define X\n#undef X\n#ifdef X\na\n#endif"
+                               << "AAAIA";
+        QTest::newRow("unknown name") << "#ifdef DECOY\na\n#else\nb\n#endif"
+                                      << "AUAUA";
+        QTest::newRow("unknown or true") << "#if defined(DECOY) || 1\na\n#endif"
+                                         << "AAA";
+        QTest::newRow("unknown and false") << "#if DECOY && 0\na\n#endif"
+                                           << "AIA";
+        QTest::newRow("compiler define") << "#ifdef __CUDA_ARCH__\na\n#endif\n#if __CUDA_ARCH__ >= 800\nb\n#endif"
+                                         << "AAAAUA";
+        QTest::newRow("nested in inactive") << "#if 0\n#if 1\na\n#endif\n#endif\nb"
+                                            << "AIIIAA";
+        QTest::newRow("deep expression") << "#if " + QString(200, QLatin1Char('(')) + "1"
+                                                + QString(200, QLatin1Char(')')) + "\na\n#endif"
                                          << "AUA";
-        QTest::newRow("define in undecided") << "#ifdef DECOY\n#define Y 1\n#endif\n#if Y\na\n#endif" << "AUAAUA";
+        QTest::newRow("define in undecided") << "#ifdef DECOY\n#define Y 1\n#endif\n#if Y\na\n#endif"
+                                             << "AUAAUA";
     }
     void decidesConditionals() {
         QFETCH(QString, source);
@@ -359,14 +450,18 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         const QString real = QStringLiteral("__kernel void k(__global const float* x, __global float* y) {}\n");
         const QString decoy = QStringLiteral("__kernel void k(__global float* y, __global const float* x) {}\n");
         QTest::newRow("decoy in #if 0") << plan + "#if 0\n" + decoy + "#endif\n" + real << "";
-        QTest::newRow("decoy in #else of #if 1") << plan + "#if 1\n" + real + "#else\n" + decoy + "#endif\n" << "";
+        QTest::newRow("decoy in #else of #if 1") << plan + "#if 1\n" + real + "#else\n" + decoy + "#endif\n"
+                                                 << "";
         QTest::newRow("apostrophe does not hide the real one") << plan + "#if 0\nit's\n#endif\n" + real << "";
-        QTest::newRow("only in an undecidable region") << plan + "#ifdef SOMETHING\n" + real + "#endif\n" << "cannot decide";
+        QTest::newRow("only in an undecidable region") << plan + "#ifdef SOMETHING\n" + real + "#endif\n"
+                                                       << "cannot decide";
         QTest::newRow("two active definitions") << plan + real + decoy << "kernel k is defined twice";
-        QTest::newRow("declaration then definition") << plan + "__kernel void k(__global const float* a, __global float* b);\n" + real << "";
+        QTest::newRow("declaration then definition")
+            << plan + "__kernel void k(__global const float* a, __global float* b);\n" + real << "";
         QTest::newRow("macro renames the head") << plan + "#define void int\n" + real << "changes a kernel signature";
         QTest::newRow("macro renames a type") << plan + "#define float int\n" + real << "line 2: #define float";
-        QTest::newRow("macro body is no kernel") << plan + "#define K __kernel void k(__global float* y, __global const float* x) {}\n" + real << "";
+        QTest::newRow("macro body is no kernel")
+            << plan + "#define K __kernel void k(__global float* y, __global const float* x) {}\n" + real << "";
         QTest::newRow("param named like a type") << "// kforge:param float = 1\n" + plan + real << "param float";
     }
     void bindsOnlyActiveSignatures() {
@@ -395,9 +490,11 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QTest::newRow("_Pragma unroll") << "#define U _Pragma(\"unroll\")\n" << 0 << "";
         QTest::newRow("include in #if 0") << "#if 0\n#include <stdio.h>\n#endif\n" << 0 << "";
         QTest::newRow("include in undecidable #ifdef") << "#ifdef X\n#include <stdio.h>\n#endif\n" << 2 << "<stdio.h>";
-        QTest::newRow("include after apostrophe in #if 0") << "#if 0\ndon't\n#endif\n#include <stdio.h>\n" << 4 << "<stdio.h>";
+        QTest::newRow("include after apostrophe in #if 0") << "#if 0\ndon't\n#endif\n#include <stdio.h>\n"
+                                                           << 4 << "<stdio.h>";
         QTest::newRow("include joined by a splice") << "#inc\\\nlude <stdio.h>\n" << 1 << "<stdio.h>";
-        QTest::newRow("include after a continued comment") << "// x \\\nstill comment\n#include </etc/passwd>\n" << 3 << "/etc/passwd";
+        QTest::newRow("include after a continued comment") << "// x \\\nstill comment\n#include </etc/passwd>\n"
+                                                           << 3 << "/etc/passwd";
         QTest::newRow("macro include") << "#define H </etc/passwd>\n#include H\n" << 2 << "computed #include";
         QTest::newRow("quoted include") << "#include \"/etc/passwd\"\n" << 1 << "#include \"...\"";
         QTest::newRow("path up") << "#include <cuda/std/../../../../etc/passwd>\n" << 1 << "not an allowed header";
@@ -407,12 +504,14 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QTest::newRow("line") << "#line 1 \"/etc/passwd\"\n" << 1 << "#line";
         QTest::newRow("line marker") << "# 1 \"/etc/passwd\"\n" << 1 << "#line";
         QTest::newRow("digraph include") << "%:include </etc/passwd>\n" << 1 << "/etc/passwd";
-        QTest::newRow("pragma dependency") << "#pragma GCC dependency \"/etc/passwd\"\n" << 1 << "#pragma is not allowed";
+        QTest::newRow("pragma dependency") << "#pragma GCC dependency \"/etc/passwd\"\n"
+                                           << 1 << "#pragma is not allowed";
         QTest::newRow("_Pragma dependency") << "_Pragma(\"GCC dependency \\\"/etc/passwd\\\"\")\n" << 1 << "_Pragma";
         QTest::newRow("_Pragma by stringizing") << "#define P(x) _Pragma(#x)\n" << 1 << "_Pragma";
         QTest::newRow("unknown directive") << "#ident \"x\"\n" << 1 << "#ident is not allowed";
         QTest::newRow("trigraph") << "?\?=include <stdio.h>\n" << 1 << "trigraph";
-        QTest::newRow("backslash space newline") << "// a \\ \n#include <stdio.h>\n" << 1 << "backslash followed by blanks";
+        QTest::newRow("backslash space newline") << "// a \\ \n#include <stdio.h>\n"
+                                                 << 1 << "backslash followed by blanks";
         QTest::newRow("raw string hides nothing") << "auto s = R\"(\n)\";\n#include <stdio.h>\n" << 3 << "<stdio.h>";
     }
     void preprocessorChecks() {
@@ -435,8 +534,10 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         // Every kernel shipped with kforge parses and passes the shared preprocessor checks.
         const QString tasks = qEnvironmentVariable("KFORGE_TASKS_DIR");
         int checked = 0;
-        for (const QString& dir : {tasks, tasks + QStringLiteral("/../resources/experts"), qEnvironmentVariable("KFORGE_TEST_KERNELS")}) {
-            QDirIterator it(dir, {QStringLiteral("*.cl"), QStringLiteral("*.cu")}, QDir::Files, QDirIterator::Subdirectories);
+        for (const QString& dir :
+             {tasks, tasks + QStringLiteral("/../resources/experts"), qEnvironmentVariable("KFORGE_TEST_KERNELS")}) {
+            QDirIterator it(dir, {QStringLiteral("*.cl"), QStringLiteral("*.cu")}, QDir::Files,
+                            QDirIterator::Subdirectories);
             while (it.hasNext()) {
                 const QString path = it.next();
                 QFile f(path);
@@ -449,14 +550,17 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
                 const Dialect d = path.endsWith(QStringLiteral(".cu")) ? Dialect::Cuda : Dialect::OpenCL;
                 IncludePolicy policy;
                 policy.allowed = [](const std::string& h) {
-                    return h == "cuda_fp16.h" || h == "cuda_bf16.h" || h == "mma.h" || h == "math_constants.h" || h == "stdint.h"
-                           || h == "cooperative_groups.h";
+                    return h == "cuda_fp16.h" || h == "cuda_bf16.h" || h == "mma.h" || h == "math_constants.h"
+                           || h == "stdint.h" || h == "cooperative_groups.h";
                 };
                 const auto found = checkPreprocessor(src, d, policy);
-                QVERIFY2(found.empty(), qPrintable(path + QStringLiteral(": ") + QString::fromStdString(found.empty() ? "" : found.front().message)));
+                QVERIFY2(found.empty(),
+                         qPrintable(path + QStringLiteral(": ")
+                                    + QString::fromStdString(found.empty() ? "" : found.front().message)));
                 {
                     auto kf = KernelFile::parse(src, d);
-                    QVERIFY2(kf.ok(), qPrintable(path + QStringLiteral(": ") + QString::fromStdString(kf.ok() ? "" : kf.error())));
+                    QVERIFY2(kf.ok(), qPrintable(path + QStringLiteral(": ")
+                                                 + QString::fromStdString(kf.ok() ? "" : kf.error())));
                 }
                 ++checked;
             }

@@ -40,7 +40,8 @@ private slots:
         opencl::OpenClBackend backend;
         const auto c = backend.ceilings(false);
         QVERIFY(!c.ok);
-        QVERIFY2(QString::fromStdString(c.message).contains(QStringLiteral("no OpenCL device is open")), c.message.c_str());
+        QVERIFY2(QString::fromStdString(c.message).contains(QStringLiteral("no OpenCL device is open")),
+                 c.message.c_str());
     }
 
     void ceilingsMeasuredThenCached() {

@@ -40,9 +40,12 @@ private slots:
     void helloRejects_data() {
         QTest::addColumn<QString>("line");
         QTest::addColumn<QString>("mentions");
-        QTest::newRow("not json") << "Segmentation fault" << "not JSON";
-        QTest::newRow("other program") << R"({"hello": 1})" << "does not identify";
-        QTest::newRow("newer protocol") << R"({"kforge": "kforge-worker", "protocol": 999})" << "protocol 999";
+        QTest::newRow("not json") << "Segmentation fault"
+                                  << "not JSON";
+        QTest::newRow("other program") << R"({"hello": 1})"
+                                       << "does not identify";
+        QTest::newRow("newer protocol") << R"({"kforge": "kforge-worker", "protocol": 999})"
+                                        << "protocol 999";
     }
     void helloRejects() {
         QFETCH(QString, line);
@@ -71,28 +74,36 @@ private slots:
     void malformedRequests_data() {
         QTest::addColumn<QString>("line");
         QTest::addColumn<QString>("mentions");
-        QTest::newRow("garbage") << "hello there" << "not JSON";
-        QTest::newRow("array") << "[1, 2]" << "not a JSON object";
-        QTest::newRow("truncated") << "{\"id\": 3, \"type\": \"evalu" << "not JSON";
-        QTest::newRow("no id") << R"({"type": "probe"})" << "'id'";
-        QTest::newRow("string id") << R"({"id": "3", "type": "probe"})" << "'id'";
-        QTest::newRow("unknown type") << R"({"id": 3, "type": "dance"})" << "unknown type 'dance'";
-        QTest::newRow("no task") << R"({"id": 3, "type": "evaluate"})" << "'task' is missing";
-        QTest::newRow("bad task") << R"({"id": 3, "type": "evaluate", "task": {"name": "t"}})" << "evaluate.task";
-        QTest::newRow("no candidate")
-            << QString::fromStdString(R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "task": )" + std::string(kTask) + "}")
-            << "'candidate' is missing";
-        QTest::newRow("bad params")
-            << QString::fromStdString(R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": "", "params": {"B": "x"}}, "task": )"
-                                      + std::string(kTask) + "}")
-            << "params.B";
-        QTest::newRow("bad variant")
-            << QString::fromStdString(R"({"id": 3, "type": "evaluate", "variant": "huge", "task": )" + std::string(kTask) + "}")
-            << "no variant 'huge'";
-        QTest::newRow("bad options")
-            << QString::fromStdString(R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"seeds": []}, "task": )"
-                                      + std::string(kTask) + "}")
-            << "seeds";
+        QTest::newRow("garbage") << "hello there"
+                                 << "not JSON";
+        QTest::newRow("array") << "[1, 2]"
+                               << "not a JSON object";
+        QTest::newRow("truncated") << "{\"id\": 3, \"type\": \"evalu"
+                                   << "not JSON";
+        QTest::newRow("no id") << R"({"type": "probe"})"
+                               << "'id'";
+        QTest::newRow("string id") << R"({"id": "3", "type": "probe"})"
+                                   << "'id'";
+        QTest::newRow("unknown type") << R"({"id": 3, "type": "dance"})"
+                                      << "unknown type 'dance'";
+        QTest::newRow("no task") << R"({"id": 3, "type": "evaluate"})"
+                                 << "'task' is missing";
+        QTest::newRow("bad task") << R"({"id": 3, "type": "evaluate", "task": {"name": "t"}})"
+                                  << "evaluate.task";
+        QTest::newRow("no candidate") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "task": )" + std::string(kTask) + "}")
+                                      << "'candidate' is missing";
+        QTest::newRow("bad params") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": "", "params": {"B": "x"}}, "task": )"
+            + std::string(kTask) + "}")
+                                    << "params.B";
+        QTest::newRow("bad variant") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "variant": "huge", "task": )" + std::string(kTask) + "}")
+                                     << "no variant 'huge'";
+        QTest::newRow("bad options") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"seeds": []}, "task": )"
+            + std::string(kTask) + "}")
+                                     << "seeds";
     }
     void malformedRequests() {
         QFETCH(QString, line);
@@ -134,16 +145,24 @@ private slots:
     void responseErrors_data() {
         QTest::addColumn<QString>("line");
         QTest::addColumn<QString>("mentions");
-        QTest::newRow("garbage") << "#### progress 10%" << "not JSON";
-        QTest::newRow("unknown type") << R"({"id": 1, "type": "hello"})" << "unknown type 'hello'";
-        QTest::newRow("bad status") << R"({"id": 1, "type": "result", "status": "great"})" << "unknown status 'great'";
-        QTest::newRow("no id") << R"({"type": "result", "status": "ok"})" << "'id'";
-        QTest::newRow("1e999") << R"({"id": 1, "type": "result", "status": "ok", "x": 1e999})" << "not JSON";
-        QTest::newRow("-1e999") << R"({"id": -1e999, "type": "result"})" << "not JSON";
-        QTest::newRow("deep nesting") << "{\"id\": 1, \"x\": " + QString(100000, QLatin1Char('[')) + QString(100000, QLatin1Char(']')) + "}"
+        QTest::newRow("garbage") << "#### progress 10%"
+                                 << "not JSON";
+        QTest::newRow("unknown type") << R"({"id": 1, "type": "hello"})"
+                                      << "unknown type 'hello'";
+        QTest::newRow("bad status") << R"({"id": 1, "type": "result", "status": "great"})"
+                                    << "unknown status 'great'";
+        QTest::newRow("no id") << R"({"type": "result", "status": "ok"})"
+                               << "'id'";
+        QTest::newRow("1e999") << R"({"id": 1, "type": "result", "status": "ok", "x": 1e999})"
+                               << "not JSON";
+        QTest::newRow("-1e999") << R"({"id": -1e999, "type": "result"})"
+                                << "not JSON";
+        QTest::newRow("deep nesting") << "{\"id\": 1, \"x\": " + QString(100000, QLatin1Char('['))
+                                             + QString(100000, QLatin1Char(']')) + "}"
                                       << "nested deeper than 64";
         QTest::newRow("unclosed deep nesting") << QString(100000, QLatin1Char('[')) << "not JSON";
-        QTest::newRow("huge string") << "{\"id\": \"" + QString(5000000, QLatin1Char('x')) + "\"}" << "unknown type";
+        QTest::newRow("huge string") << "{\"id\": \"" + QString(5000000, QLatin1Char('x')) + "\"}"
+                                     << "unknown type";
     }
     void responseErrors() {
         QFETCH(QString, line);
@@ -190,11 +209,12 @@ private slots:
     void hostileRequestLines() {
         // Numbers no double holds, deep nesting and invalid UTF-8 are errors, never exceptions.
         const std::string valid = R"({"id": 7, "type": "probe"})";
-        for (const std::string& line : {std::string(R"({"id": 7, "type": "ceilings", "device": 1e999})"),
-                                        std::string(R"({"id": 7, "type": "evaluate", "task": {"name": "t", "sizes": {"N": -1e999}}})"),
-                                        "{\"id\": 7, \"type\": \"evaluate\", \"task\": " + std::string(100000, '[') + std::string(100000, ']') + "}",
-                                        std::string("{\"id\": 7, \"type\": \"probe\", \"x\": \"\xff\xfe\"}"),
-                                        std::string(100000, '{')}) {
+        for (const std::string& line :
+             {std::string(R"({"id": 7, "type": "ceilings", "device": 1e999})"),
+              std::string(R"({"id": 7, "type": "evaluate", "task": {"name": "t", "sizes": {"N": -1e999}}})"),
+              "{\"id\": 7, \"type\": \"evaluate\", \"task\": " + std::string(100000, '[') + std::string(100000, ']')
+                  + "}",
+              std::string("{\"id\": 7, \"type\": \"probe\", \"x\": \"\xff\xfe\"}"), std::string(100000, '{')}) {
             auto r = protocol::decodeRequest(line);
             QVERIFY(!r.ok());
             QVERIFY(r.error().size() < 2000);

@@ -57,37 +57,89 @@ private slots:
         QTest::addColumn<QString>("pointer"); // JSON pointer to change
         QTest::addColumn<QString>("value");   // JSON value, or "<remove>"
         QTest::addColumn<QString>("mentions");
-        QTest::newRow("missing name") << "/name" << "<remove>" << "name: missing";
-        QTest::newRow("bad name") << "/name" << R"("soft max!")" << "name: 'soft max!'";
-        QTest::newRow("missing family") << "/family" << "<remove>" << "family: missing";
-        QTest::newRow("size not integer") << "/sizes/N" << "1.5" << "sizes.N: must be a positive integer";
-        QTest::newRow("size zero") << "/sizes/N" << "0" << "sizes.N: must be a positive integer";
-        QTest::newRow("variant unknown size") << "/variants/small" << R"({"K": 3})" << "variants.small.K: is not one of the task's sizes";
-        QTest::newRow("variant named default") << "/variants/default" << R"({"M": 3})" << "variants.default";
-        QTest::newRow("unknown dtype") << "/inputs/0/dtype" << R"("float128")" << "inputs[0].dtype: unknown dtype 'float128'";
-        QTest::newRow("shape unknown size") << "/inputs/0/shape/1" << R"("K")" << "inputs[0].shape[1]: 'K': unknown name 'K'";
-        QTest::newRow("shape negative") << "/outputs/0/shape/0" << R"("M - 100")" << "outputs[0].shape[0]: evaluates to -36";
-        QTest::newRow("shape fraction") << "/outputs/0/shape/0" << R"("M / 3")" << "not a whole number";
-        QTest::newRow("init kind") << "/inputs/0/init/kind" << R"("gaussian")" << "inputs[0].init.kind: unknown initialiser 'gaussian'";
-        QTest::newRow("init missing bound") << "/inputs/0/init/high" << "<remove>" << "inputs[0].init.high: missing";
-        QTest::newRow("init reversed") << "/inputs/0/init/low" << "10" << "high must not be below low";
-        QTest::newRow("missing atol") << "/outputs/0/atol" << "<remove>" << "outputs[0].atol: missing";
-        QTest::newRow("atol string") << "/outputs/0/atol" << R"("tiny")" << "outputs[0].atol: must be a number, not string";
-        QTest::newRow("negative rtol") << "/outputs/0/rtol" << "-1" << "must not be negative";
-        QTest::newRow("no outputs") << "/outputs" << "[]" << "outputs: must be a non-empty array";
-        QTest::newRow("duplicate name") << "/outputs/0/name" << R"("x")" << "name 'x' is used twice";
-        QTest::newRow("size shadows buffer") << "/sizes/x" << "4" << "used twice";
-        QTest::newRow("flops unknown") << "/flops" << R"("5 * M * Q")" << "flops: '5 * M * Q': unknown name 'Q'";
-        QTest::newRow("bytes missing") << "/bytes" << "<remove>" << "bytes: missing";
-        QTest::newRow("unknown backend") << "/reference/metal" << R"("r.metal")" << "reference.metal: unknown backend";
-        QTest::newRow("no baseline") << "/baseline" << "{}" << "baseline: must be an object of backend";
-        QTest::newRow("scalar dtype") << "/scalars/eps/dtype" << R"("real")" << "scalars.eps.dtype: unknown dtype 'real'";
-        QTest::newRow("reference data variant") << "/reference_data"
-                                                << R"([{"variant": "huge", "seed": 1, "inputs": {"x": "x.bin"}, "outputs": {"y": "y.bin"}}])"
-                                                << "reference_data[0].variant: unknown variant 'huge'";
-        QTest::newRow("reference data missing output") << "/reference_data"
-                                                       << R"([{"variant": "small", "seed": 1, "inputs": {"x": "x.bin"}, "outputs": {}}])"
-                                                       << "no file for output 'y'";
+        QTest::newRow("missing name") << "/name"
+                                      << "<remove>"
+                                      << "name: missing";
+        QTest::newRow("bad name") << "/name"
+                                  << R"("soft max!")"
+                                  << "name: 'soft max!'";
+        QTest::newRow("missing family") << "/family"
+                                        << "<remove>"
+                                        << "family: missing";
+        QTest::newRow("size not integer") << "/sizes/N"
+                                          << "1.5"
+                                          << "sizes.N: must be a positive integer";
+        QTest::newRow("size zero") << "/sizes/N"
+                                   << "0"
+                                   << "sizes.N: must be a positive integer";
+        QTest::newRow("variant unknown size") << "/variants/small"
+                                              << R"({"K": 3})"
+                                              << "variants.small.K: is not one of the task's sizes";
+        QTest::newRow("variant named default") << "/variants/default"
+                                               << R"({"M": 3})"
+                                               << "variants.default";
+        QTest::newRow("unknown dtype") << "/inputs/0/dtype"
+                                       << R"("float128")"
+                                       << "inputs[0].dtype: unknown dtype 'float128'";
+        QTest::newRow("shape unknown size") << "/inputs/0/shape/1"
+                                            << R"("K")"
+                                            << "inputs[0].shape[1]: 'K': unknown name 'K'";
+        QTest::newRow("shape negative") << "/outputs/0/shape/0"
+                                        << R"("M - 100")"
+                                        << "outputs[0].shape[0]: evaluates to -36";
+        QTest::newRow("shape fraction") << "/outputs/0/shape/0"
+                                        << R"("M / 3")"
+                                        << "not a whole number";
+        QTest::newRow("init kind") << "/inputs/0/init/kind"
+                                   << R"("gaussian")"
+                                   << "inputs[0].init.kind: unknown initialiser 'gaussian'";
+        QTest::newRow("init missing bound") << "/inputs/0/init/high"
+                                            << "<remove>"
+                                            << "inputs[0].init.high: missing";
+        QTest::newRow("init reversed") << "/inputs/0/init/low"
+                                       << "10"
+                                       << "high must not be below low";
+        QTest::newRow("missing atol") << "/outputs/0/atol"
+                                      << "<remove>"
+                                      << "outputs[0].atol: missing";
+        QTest::newRow("atol string") << "/outputs/0/atol"
+                                     << R"("tiny")"
+                                     << "outputs[0].atol: must be a number, not string";
+        QTest::newRow("negative rtol") << "/outputs/0/rtol"
+                                       << "-1"
+                                       << "must not be negative";
+        QTest::newRow("no outputs") << "/outputs"
+                                    << "[]"
+                                    << "outputs: must be a non-empty array";
+        QTest::newRow("duplicate name") << "/outputs/0/name"
+                                        << R"("x")"
+                                        << "name 'x' is used twice";
+        QTest::newRow("size shadows buffer") << "/sizes/x"
+                                             << "4"
+                                             << "used twice";
+        QTest::newRow("flops unknown") << "/flops"
+                                       << R"("5 * M * Q")"
+                                       << "flops: '5 * M * Q': unknown name 'Q'";
+        QTest::newRow("bytes missing") << "/bytes"
+                                       << "<remove>"
+                                       << "bytes: missing";
+        QTest::newRow("unknown backend") << "/reference/metal"
+                                         << R"("r.metal")"
+                                         << "reference.metal: unknown backend";
+        QTest::newRow("no baseline") << "/baseline"
+                                     << "{}"
+                                     << "baseline: must be an object of backend";
+        QTest::newRow("scalar dtype") << "/scalars/eps/dtype"
+                                      << R"("real")"
+                                      << "scalars.eps.dtype: unknown dtype 'real'";
+        QTest::newRow("reference data variant")
+            << "/reference_data"
+            << R"([{"variant": "huge", "seed": 1, "inputs": {"x": "x.bin"}, "outputs": {"y": "y.bin"}}])"
+            << "reference_data[0].variant: unknown variant 'huge'";
+        QTest::newRow("reference data missing output")
+            << "/reference_data"
+            << R"([{"variant": "small", "seed": 1, "inputs": {"x": "x.bin"}, "outputs": {}}])"
+            << "no file for output 'y'";
     }
     void rejectsBadFields() {
         QFETCH(QString, pointer);
@@ -118,13 +170,15 @@ private slots:
         writeFile(root + QStringLiteral("/task.json"), "{\n  \"name\": \"t\",\n  \"family\": oops\n}");
         auto syntax = loadTaskDir(root.toStdString());
         QVERIFY(!syntax.ok());
-        QVERIFY2(QString::fromStdString(syntax.error()).contains(QStringLiteral("task.json:3:")), syntax.error().c_str());
+        QVERIFY2(QString::fromStdString(syntax.error()).contains(QStringLiteral("task.json:3:")),
+                 syntax.error().c_str());
         QVERIFY(QString::fromStdString(syntax.error()).contains(QStringLiteral("invalid JSON")));
 
         writeFile(root + QStringLiteral("/task.json"), QByteArray::fromStdString(validTask().dump()));
         auto noKernel = loadTaskDir(root.toStdString());
         QVERIFY(!noKernel.ok());
-        QVERIFY2(QString::fromStdString(noKernel.error()).contains(QStringLiteral("reference.opencl")), noKernel.error().c_str());
+        QVERIFY2(QString::fromStdString(noKernel.error()).contains(QStringLiteral("reference.opencl")),
+                 noKernel.error().c_str());
 
         writeFile(root + QStringLiteral("/reference.cl"), "// ref");
         writeFile(root + QStringLiteral("/baseline.cl"), "// base");
@@ -134,13 +188,15 @@ private slots:
 
         // Reference data files must exist and hold exactly the tensor's bytes.
         json task = validTask();
-        task["reference_data"] = json::parse(R"([{"variant": "small", "seed": 1, "inputs": {"x": "x.bin"}, "outputs": {"y": "y.bin"}}])");
+        task["reference_data"] =
+            json::parse(R"([{"variant": "small", "seed": 1, "inputs": {"x": "x.bin"}, "outputs": {"y": "y.bin"}}])");
         writeFile(root + QStringLiteral("/task.json"), QByteArray::fromStdString(task.dump()));
         writeFile(root + QStringLiteral("/x.bin"), QByteArray(300 * 4, '\0'));
         writeFile(root + QStringLiteral("/y.bin"), QByteArray(10, '\0'));
         auto shortData = loadTaskDir(root.toStdString());
         QVERIFY(!shortData.ok());
-        QVERIFY2(QString::fromStdString(shortData.error()).contains(QStringLiteral("has 10 bytes, expected 1200")), shortData.error().c_str());
+        QVERIFY2(QString::fromStdString(shortData.error()).contains(QStringLiteral("has 10 bytes, expected 1200")),
+                 shortData.error().c_str());
         writeFile(root + QStringLiteral("/y.bin"), QByteArray(300 * 4, '\0'));
         auto withData = loadTaskDir(root.toStdString());
         QVERIFY2(withData.ok(), withData.ok() ? "" : withData.error().c_str());
@@ -154,17 +210,39 @@ private slots:
         QTest::addColumn<QString>("field");
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("mentions");
-        QTest::newRow("parent") << "reference" << "../secret.cl" << "must not leave the task folder";
-        QTest::newRow("absolute") << "reference" << "/etc/passwd" << "must be a file name relative to the task folder";
-        QTest::newRow("symlink out") << "baseline" << "link.cl" << "is not a file inside the task folder";
-        QTest::newRow("missing") << "baseline" << "nothing.cl" << "is not a file inside the task folder";
-        QTest::newRow("fifo") << "reference" << "fifo.cl" << "is not a regular file";
-        QTest::newRow("device via symlink") << "reference" << "zero.cl" << "is not a file inside the task folder";
-        QTest::newRow("directory") << "reference" << "sub" << "is not a regular file";
-        QTest::newRow("too large") << "baseline" << "big.cl" << "more than the limit of 1048576";
-        QTest::newRow("reference data outside") << "reference_data" << "../secret.cl" << "reference_data[0].inputs.x";
-        QTest::newRow("reference data symlink") << "reference_data" << "link.cl" << "reference_data[0].inputs.x";
-        QTest::newRow("reference data fifo") << "reference_data" << "fifo.cl" << "is not a regular file";
+        QTest::newRow("parent") << "reference"
+                                << "../secret.cl"
+                                << "must not leave the task folder";
+        QTest::newRow("absolute") << "reference"
+                                  << "/etc/passwd"
+                                  << "must be a file name relative to the task folder";
+        QTest::newRow("symlink out") << "baseline"
+                                     << "link.cl"
+                                     << "is not a file inside the task folder";
+        QTest::newRow("missing") << "baseline"
+                                 << "nothing.cl"
+                                 << "is not a file inside the task folder";
+        QTest::newRow("fifo") << "reference"
+                              << "fifo.cl"
+                              << "is not a regular file";
+        QTest::newRow("device via symlink") << "reference"
+                                            << "zero.cl"
+                                            << "is not a file inside the task folder";
+        QTest::newRow("directory") << "reference"
+                                   << "sub"
+                                   << "is not a regular file";
+        QTest::newRow("too large") << "baseline"
+                                   << "big.cl"
+                                   << "more than the limit of 1048576";
+        QTest::newRow("reference data outside") << "reference_data"
+                                                << "../secret.cl"
+                                                << "reference_data[0].inputs.x";
+        QTest::newRow("reference data symlink") << "reference_data"
+                                                << "link.cl"
+                                                << "reference_data[0].inputs.x";
+        QTest::newRow("reference data fifo") << "reference_data"
+                                             << "fifo.cl"
+                                             << "is not a regular file";
     }
     void refusesFilesOutsideTheFolder() {
         QFETCH(QString, field);
@@ -185,7 +263,10 @@ private slots:
         writeFile(root + QStringLiteral("/y.bin"), QByteArray(300 * 4, '\0'));
         json task = validTask();
         if (field == QStringLiteral("reference_data"))
-            task["reference_data"] = {{{"variant", "small"}, {"seed", 1}, {"inputs", {{"x", name.toStdString()}}}, {"outputs", {{"y", "y.bin"}}}}};
+            task["reference_data"] = {{{"variant", "small"},
+                                       {"seed", 1},
+                                       {"inputs", {{"x", name.toStdString()}}},
+                                       {"outputs", {{"y", "y.bin"}}}}};
         else
             task[field.toStdString()]["opencl"] = name.toStdString();
         writeFile(root + QStringLiteral("/task.json"), QByteArray::fromStdString(task.dump()));
@@ -206,17 +287,20 @@ private slots:
         QVERIFY(QFile::link(QStringLiteral("/dev/zero"), root + QStringLiteral("/task.json")));
         auto zero = loadTaskDir(root.toStdString());
         QVERIFY(!zero.ok());
-        QVERIFY2(QString::fromStdString(zero.error()).contains(QStringLiteral("not a file inside the task folder")), zero.error().c_str());
+        QVERIFY2(QString::fromStdString(zero.error()).contains(QStringLiteral("not a file inside the task folder")),
+                 zero.error().c_str());
         QVERIFY(QFile::remove(root + QStringLiteral("/task.json")));
         QCOMPARE(::mkfifo((root + QStringLiteral("/task.json")).toLocal8Bit().constData(), 0600), 0);
         auto fifo = loadTaskDir(root.toStdString()); // must not block
         QVERIFY(!fifo.ok());
-        QVERIFY2(QString::fromStdString(fifo.error()).contains(QStringLiteral("not a regular file")), fifo.error().c_str());
+        QVERIFY2(QString::fromStdString(fifo.error()).contains(QStringLiteral("not a regular file")),
+                 fifo.error().c_str());
         QVERIFY(QFile::remove(root + QStringLiteral("/task.json")));
         writeFile(root + QStringLiteral("/task.json"), "{\"name\": \"" + QByteArray(1100000, 'x') + "\"}");
         auto big = loadTaskDir(root.toStdString());
         QVERIFY(!big.ok());
-        QVERIFY2(QString::fromStdString(big.error()).contains(QStringLiteral("more than the limit")), big.error().c_str());
+        QVERIFY2(QString::fromStdString(big.error()).contains(QStringLiteral("more than the limit")),
+                 big.error().c_str());
     }
 
     void hostileJsonIsAnError_data() {
@@ -225,13 +309,18 @@ private slots:
         QByteArray big = QByteArray::fromStdString(validTask().dump());
         QTest::newRow("1e999") << QByteArray(big).replace("\"value\":1e-05", "\"value\":1e999") << "invalid JSON";
         QTest::newRow("-1e999") << QByteArray(big).replace("\"low\":-4", "\"low\":-1e999") << "invalid JSON";
-        QTest::newRow("deep arrays") << "{\"name\": " + QByteArray(100000, '[') + QByteArray(100000, ']') + "}" << "nested deeper than 64";
+        QTest::newRow("deep arrays") << "{\"name\": " + QByteArray(100000, '[') + QByteArray(100000, ']') + "}"
+                                     << "nested deeper than 64";
         QTest::newRow("unclosed deep arrays") << QByteArray(100000, '[') << "invalid JSON";
-        QTest::newRow("invalid UTF-8") << QByteArray(big).replace("Row softmax", "Row \xff\xfe softmax") << "invalid JSON";
-        QTest::newRow("huge string") << "{\"name\": \"" + QByteArray(900000, '!') + "\"}" << "task.json: name: '!!!";
-        QTest::newRow("huge integer size") << QByteArray(big).replace("\"M\":64", "\"M\":18446744073709551615") << "sizes.M";
-        QTest::newRow("overflowing shape") << QByteArray(big).replace("\"M\":64", "\"M\":4294967296").replace("\"N\":100", "\"N\":4294967296")
-                                           << "elements (the limit per tensor)";
+        QTest::newRow("invalid UTF-8") << QByteArray(big).replace("Row softmax", "Row \xff\xfe softmax")
+                                       << "invalid JSON";
+        QTest::newRow("huge string") << "{\"name\": \"" + QByteArray(900000, '!') + "\"}"
+                                     << "task.json: name: '!!!";
+        QTest::newRow("huge integer size")
+            << QByteArray(big).replace("\"M\":64", "\"M\":18446744073709551615") << "sizes.M";
+        QTest::newRow("overflowing shape")
+            << QByteArray(big).replace("\"M\":64", "\"M\":4294967296").replace("\"N\":100", "\"N\":4294967296")
+            << "elements (the limit per tensor)";
     }
     void hostileJsonIsAnError() {
         QFETCH(QByteArray, text);
@@ -260,7 +349,8 @@ private slots:
             // Every backend with a reference has a baseline, and every kernel file binds to the task
             // at every variant's sizes.
             for (const auto& [backend, source] : t->referenceSource) {
-                QVERIFY2(t->baselineSource.count(backend), qPrintable(name + QStringLiteral(": no baseline for ") + QString::fromStdString(backend)));
+                QVERIFY2(t->baselineSource.count(backend),
+                         qPrintable(name + QStringLiteral(": no baseline for ") + QString::fromStdString(backend)));
                 const Dialect dialect = backend == "cuda" ? Dialect::Cuda : Dialect::OpenCL;
                 DeviceLimits limits;
                 if (dialect == Dialect::OpenCL)
@@ -268,10 +358,14 @@ private slots:
                 for (const auto* files : {&t->referenceSource, &t->baselineSource}) {
                     const std::string& text = files->at(backend);
                     auto kf = KernelFile::parse(text, dialect);
-                    QVERIFY2(kf.ok(), qPrintable(name + QStringLiteral(" ") + QString::fromStdString(backend + ": " + (kf.ok() ? "" : kf.error()))));
+                    QVERIFY2(kf.ok(),
+                             qPrintable(name + QStringLiteral(" ")
+                                        + QString::fromStdString(backend + ": " + (kf.ok() ? "" : kf.error()))));
                     for (const auto& variant : t->spec.variantNames()) {
                         auto plan = LaunchPlan::resolve(*kf, t->spec, *t->spec.sizesFor(variant), {}, limits);
-                        QVERIFY2(plan.ok(), qPrintable(name + QStringLiteral(" ") + QString::fromStdString(backend + " " + variant + ": " + (plan.ok() ? "" : plan.error()))));
+                        QVERIFY2(plan.ok(), qPrintable(name + QStringLiteral(" ")
+                                                       + QString::fromStdString(backend + " " + variant + ": "
+                                                                                + (plan.ok() ? "" : plan.error()))));
                     }
                 }
             }

@@ -12,7 +12,8 @@
 
 namespace kforgetest {
 
-inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidates, int islands = 4, qint64* runId = nullptr) {
+inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidates, int islands = 4,
+                                              qint64* runId = nullptr) {
     using namespace kforge;
     auto opened = store::RunStore::open(path);
     if (!opened)
@@ -34,8 +35,10 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
     // Sources that fall into different behaviour cells.
     const QStringList bodies = {
         QStringLiteral("  c[i] = a[i] * b[i];\n"),
-        QStringLiteral("  __shared__ float tile[256];\n  tile[threadIdx.x] = a[i];\n  __syncthreads();\n  c[i] = tile[threadIdx.x];\n"),
-        QStringLiteral("  float4 v = reinterpret_cast<const float4*>(a)[i];\n  c[i] = v.x + __shfl_down_sync(0xffffffff, v.y, 1);\n"),
+        QStringLiteral("  __shared__ float tile[256];\n  tile[threadIdx.x] = a[i];\n  __syncthreads();\n  c[i] = "
+                       "tile[threadIdx.x];\n"),
+        QStringLiteral("  float4 v = reinterpret_cast<const float4*>(a)[i];\n  c[i] = v.x + "
+                       "__shfl_down_sync(0xffffffff, v.y, 1);\n"),
         QStringLiteral("  for (int k = 0; k < 8; ++k) c[i * 8 + k] = __ldg(&a[i * 8 + k]);\n"),
     };
     std::mt19937_64 rng(42);
@@ -52,8 +55,10 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
             if (n > islands)
                 c.parents = {std::max<qint64>(1, n - islands * 4)};
             c.params = {{"BLOCK", 32 << (n % 4)}};
-            c.label = c.origin == model::Origin::Seed ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(n);
-            c.source = QStringLiteral("// kforge:param BLOCK 32 64 128 256\n__global__ void k(const float* a, const float* b, float* c) {\n"
+            c.label =
+                c.origin == model::Origin::Seed ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(n);
+            c.source = QStringLiteral("// kforge:param BLOCK 32 64 128 256\n__global__ void k(const float* a, const "
+                                      "float* b, float* c) {\n"
                                       "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n%1}\n// %2\n")
                            .arg(bodies[n % bodies.size()])
                            .arg(n);
@@ -63,23 +68,27 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
             protocol::EvaluateResult r;
             r.id = n;
             const bool ok = n % 7 != 3;
-            r.status = ok ? protocol::Status::Ok : (n % 2 ? protocol::Status::Incorrect : protocol::Status::CompileError);
+            r.status =
+                ok ? protocol::Status::Ok : (n % 2 ? protocol::Status::Incorrect : protocol::Status::CompileError);
             r.message = ok ? "ok" : "output c differs from the reference";
             r.device = "NVIDIA H200";
-            r.compile.push_back({"candidate", r.status != protocol::Status::CompileError, 0.2, "", {{"registers", 32.0 + n % 64}}});
+            r.compile.push_back(
+                {"candidate", r.status != protocol::Status::CompileError, 0.2, "", {{"registers", 32.0 + n % 64}}});
             QJsonObject roofline;
             QJsonArray findings;
             if (ok) {
                 const double speedup = 0.5 + 2.5 * unit(rng) * (1.0 + c.generation / 50.0);
                 r.baselineTiming = protocol::TimingStats{"cupti-activity", 20, 100.0, 100.0, 99.0, 101.0, 0.01};
-                r.candidateTiming = protocol::TimingStats{"cupti-activity", 20, 100.0 / speedup, 100.0 / speedup, 99.0 / speedup, 101.0 / speedup, 0.01};
+                r.candidateTiming = protocol::TimingStats{
+                    "cupti-activity", 20, 100.0 / speedup, 100.0 / speedup, 99.0 / speedup, 101.0 / speedup, 0.01};
                 r.speedup = speedup;
                 r.timingMode = "default";
                 const double intensity = 0.25 * (1 << (n % 6));
-                roofline = {{QStringLiteral("intensity"), intensity},
-                            {QStringLiteral("achieved_flops_per_s"), 1e12 * speedup * intensity},
-                            {QStringLiteral("achieved_bytes_per_s"), 1e12 * speedup},
-                            {QStringLiteral("bound"), intensity < 8 ? QStringLiteral("memory") : QStringLiteral("compute")}};
+                roofline = {
+                    {QStringLiteral("intensity"), intensity},
+                    {QStringLiteral("achieved_flops_per_s"), 1e12 * speedup * intensity},
+                    {QStringLiteral("achieved_bytes_per_s"), 1e12 * speedup},
+                    {QStringLiteral("bound"), intensity < 8 ? QStringLiteral("memory") : QStringLiteral("compute")}};
                 findings.append(QJsonObject{{QStringLiteral("rule"), QStringLiteral("uncoalesced")},
                                             {QStringLiteral("kind"), QStringLiteral("memory")},
                                             {QStringLiteral("severity"), QStringLiteral("warning")},
@@ -99,7 +108,9 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
             std::optional<model::Cell> cell;
             if (r.status != protocol::Status::CompileError)
                 cell = model::Cell{n % 4, (n / 4) % 4, (n / 16) % 4};
-            if (auto e = db.insertEvaluation(*id, n, kforge::model::EvaluationPurpose::Search, r, findings, roofline, cell); !e)
+            if (auto e =
+                    db.insertEvaluation(*id, n, kforge::model::EvaluationPurpose::Search, r, findings, roofline, cell);
+                !e)
                 return spec::fail(e.error());
         }
         if (auto s = tx.commit(); !s)
@@ -107,13 +118,16 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
     }
     for (int g = 3; g < candidates / (islands * 8); g += 3)
         if (auto e = db.insertEvent(*id, g, QStringLiteral("migration"),
-                                    {{QStringLiteral("from"), g % islands}, {QStringLiteral("to"), (g + 1) % islands},
-                                     {QStringLiteral("candidate"), g * islands * 8}, {QStringLiteral("speedup"), 1.5},
+                                    {{QStringLiteral("from"), g % islands},
+                                     {QStringLiteral("to"), (g + 1) % islands},
+                                     {QStringLiteral("candidate"), g * islands * 8},
+                                     {QStringLiteral("speedup"), 1.5},
                                      {QStringLiteral("accepted"), true}});
             !e)
             return spec::fail(e.error());
     if (auto e = db.insertEvent(*id, 0, QStringLiteral("ceilings"),
-                                {{QStringLiteral("device"), QStringLiteral("NVIDIA H200")}, {QStringLiteral("dram_bytes_per_s"), 4.0e12},
+                                {{QStringLiteral("device"), QStringLiteral("NVIDIA H200")},
+                                 {QStringLiteral("dram_bytes_per_s"), 4.0e12},
                                  {QStringLiteral("fp32_flops_per_s"), 6.0e13}});
         !e)
         return spec::fail(e.error());

@@ -7,7 +7,6 @@
 // of the stored run rendered to PNG files.
 
 #include "candidatespanel.h"
-#include "workerthread.h"
 #include "candidatetablemodel.h"
 #include "codeview.h"
 #include "diagnosticsview.h"
@@ -22,6 +21,7 @@
 #include "scriptedllm.h"
 #include "sidebysidediff.h"
 #include "viewrenderer.h"
+#include "workerthread.h"
 
 #include <QAction>
 #include <QCheckBox>
@@ -57,7 +57,8 @@ void fillSetup(RunSetupDialog& d, const QString& store, int port, int budget) {
     d.findChild<QSpinBox*>(QStringLiteral("children"))->setValue(3);
     d.findChild<QCheckBox*>(QStringLiteral("useLlm"))->setChecked(true);
     d.findChild<QLineEdit*>(QStringLiteral("models"))->setText(QStringLiteral("local:gpt-4.1-mini"));
-    d.findChild<QLineEdit*>(QStringLiteral("endpoints"))->setText(QStringLiteral("local=http://127.0.0.1:%1/v1,retries=1").arg(port));
+    d.findChild<QLineEdit*>(QStringLiteral("endpoints"))
+        ->setText(QStringLiteral("local=http://127.0.0.1:%1/v1,retries=1").arg(port));
     d.setStorePath(store);
 }
 
@@ -104,7 +105,8 @@ private slots:
         QVERIFY(d.findChild<QLabel*>(QStringLiteral("problem"))->text().contains(QStringLiteral("ENDPOINT:MODEL")));
         d.findChild<QLineEdit*>(QStringLiteral("models"))->setText(QStringLiteral("nowhere:m"));
         QVERIFY(!d.check());
-        QVERIFY(d.findChild<QLabel*>(QStringLiteral("problem"))->text().contains(QStringLiteral("no endpoint 'nowhere'")));
+        QVERIFY(
+            d.findChild<QLabel*>(QStringLiteral("problem"))->text().contains(QStringLiteral("no endpoint 'nowhere'")));
         d.findChild<QLineEdit*>(QStringLiteral("models"))->setText(QStringLiteral("local:gpt-4.1-mini"));
         QVERIFY(d.check());
         if (const QString dir = qEnvironmentVariable("KFORGE_RENDER_DIR"); !dir.isEmpty() && QDir().mkpath(dir))
@@ -176,11 +178,13 @@ private slots:
         // Veto another correct candidate, chosen in the candidate list, with a reason.
         qint64 vetoed = 0;
         for (int r = data->candidateCount() - 1; r >= 0 && !vetoed; --r)
-            if (data->candidateAt(r).correct && data->candidateAt(r).id != elite && !data->candidateAt(r).parents.isEmpty())
+            if (data->candidateAt(r).correct && data->candidateAt(r).id != elite
+                && !data->candidateAt(r).parents.isEmpty())
                 vetoed = data->candidateAt(r).id;
         QVERIFY(vetoed);
         QTableView* table = w.candidatesPanel()->view();
-        const QModelIndex vetoIndex = w.candidatesPanel()->filter()->mapFromSource(w.candidatesPanel()->model()->indexOf(vetoed));
+        const QModelIndex vetoIndex =
+            w.candidatesPanel()->filter()->mapFromSource(w.candidatesPanel()->model()->indexOf(vetoed));
         table->scrollTo(vetoIndex);
         QTest::mouseClick(table->viewport(), Qt::LeftButton, {}, table->visualRect(vetoIndex).center());
         QTRY_COMPARE(selection->current(), vetoed);
@@ -209,12 +213,14 @@ private slots:
         const qint64 edit = human()->id;
         table->clearSelection();
         for (qint64 id : {elite, edit}) {
-            const QModelIndex at = w.candidatesPanel()->filter()->mapFromSource(w.candidatesPanel()->model()->indexOf(id));
+            const QModelIndex at =
+                w.candidatesPanel()->filter()->mapFromSource(w.candidatesPanel()->model()->indexOf(id));
             table->selectionModel()->select(at, QItemSelectionModel::Select | QItemSelectionModel::Rows);
         }
         QVERIFY(w.compareSelected());
         QCOMPARE(w.codeView()->mode(), CodeView::Mode::Compare);
-        QTRY_VERIFY_WITH_TIMEOUT(w.codeView()->compareView()->rightEditor()->text().contains(QStringLiteral("KFORGE_HAND_EDITED")), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            w.codeView()->compareView()->rightEditor()->text().contains(QStringLiteral("KFORGE_HAND_EDITED")), 30000);
         QVERIFY(!w.codeView()->compareView()->leftEditor()->text().contains(QStringLiteral("KFORGE_HAND_EDITED")));
         QCOMPARE(w.codeView()->compareView()->addedLines(), 1);
 
@@ -278,7 +284,14 @@ private slots:
             QImage image(file);
             QVERIFY2(!image.isNull() && image.width() > 300 && image.height() > 200, qPrintable(file));
         }
-        auto missing = renderViews({m_dir.filePath(QStringLiteral("none.kforge")), 0, 0, m_dir.filePath(QStringLiteral("none")), {}, {}, {}, 60});
+        auto missing = renderViews({m_dir.filePath(QStringLiteral("none.kforge")),
+                                    0,
+                                    0,
+                                    m_dir.filePath(QStringLiteral("none")),
+                                    {},
+                                    {},
+                                    {},
+                                    60});
         QVERIFY(!missing);
     }
 };

@@ -2,8 +2,8 @@
 
 #include "candidatedetails.h"
 #include "candidateselection.h"
-#include "editorfactory.h"
 #include "diagnose/finding.h"
+#include "editorfactory.h"
 #include "rundata.h"
 #include "sidebysidediff.h"
 
@@ -181,9 +181,15 @@ void CodeView::refresh() {
         return;
     }
     switch (mode()) {
-    case Mode::Source: refreshSource(); break;
-    case Mode::DiffParent: refreshDiff(); break;
-    case Mode::Compare: refreshCompare(); break;
+    case Mode::Source:
+        refreshSource();
+        break;
+    case Mode::DiffParent:
+        refreshDiff();
+        break;
+    case Mode::Compare:
+        refreshCompare();
+        break;
     }
 }
 
@@ -347,7 +353,8 @@ void CodeView::refreshCompare() {
     const qint64 right = m_selection->compareRight();
     if (left == 0 || right == 0) {
         m_compareShown = {};
-        setPlaceholder(m_comparePage, tr("Choose two kernels to compare, e.g. from the candidate table or the lineage."));
+        setPlaceholder(m_comparePage,
+                       tr("Choose two kernels to compare, e.g. from the candidate table or the lineage."));
         return;
     }
     if (m_compareShown.shows(left, right))
@@ -378,14 +385,16 @@ void CodeView::refreshCompare() {
 
 bool CodeView::showsCandidate(qint64 id) const {
     switch (mode()) {
-    case Mode::Source: return id == m_selection->current();
+    case Mode::Source:
+        return id == m_selection->current();
     case Mode::DiffParent: {
         if (id == m_selection->current())
             return true;
         const CandidateRow* row = m_data->candidate(m_selection->current());
         return row && !row->parents.isEmpty() && row->parents.first() == id;
     }
-    case Mode::Compare: return id == m_selection->compareLeft() || id == m_selection->compareRight();
+    case Mode::Compare:
+        return id == m_selection->compareLeft() || id == m_selection->compareRight();
     }
     return false;
 }

@@ -24,18 +24,24 @@ constexpr int kFirstIndicator = 8; // 0-7 belong to lexers
 
 struct MarkerLook {
     QsciScintilla::MarkerSymbol symbol;
-    QColor line;   // background of the marked line
+    QColor line; // background of the marked line
     QColor symbolColor;
 };
 
 MarkerLook lookOf(Marker marker) {
     switch (marker) {
-    case Marker::Added: return {QsciScintilla::Plus, QColor(0xd8, 0xf5, 0xdf), QColor(0x1a, 0x7f, 0x37)};
-    case Marker::Removed: return {QsciScintilla::Minus, QColor(0xfb, 0xdf, 0xdc), QColor(0xcf, 0x22, 0x2e)};
-    case Marker::Changed: return {QsciScintilla::LeftRectangle, QColor(0xfc, 0xf1, 0xc4), QColor(0xbf, 0x87, 0x00)};
-    case Marker::Error: return {QsciScintilla::Circle, QColor(0xfd, 0xe3, 0xe1), QColor(0xd1, 0x24, 0x2f)};
-    case Marker::Warning: return {QsciScintilla::RightTriangle, QColor(0xfd, 0xf1, 0xd0), QColor(0xc2, 0x7c, 0x0e)};
-    case Marker::Info: return {QsciScintilla::SmallRectangle, QColor(0xe2, 0xec, 0xfb), QColor(0x09, 0x69, 0xda)};
+    case Marker::Added:
+        return {QsciScintilla::Plus, QColor(0xd8, 0xf5, 0xdf), QColor(0x1a, 0x7f, 0x37)};
+    case Marker::Removed:
+        return {QsciScintilla::Minus, QColor(0xfb, 0xdf, 0xdc), QColor(0xcf, 0x22, 0x2e)};
+    case Marker::Changed:
+        return {QsciScintilla::LeftRectangle, QColor(0xfc, 0xf1, 0xc4), QColor(0xbf, 0x87, 0x00)};
+    case Marker::Error:
+        return {QsciScintilla::Circle, QColor(0xfd, 0xe3, 0xe1), QColor(0xd1, 0x24, 0x2f)};
+    case Marker::Warning:
+        return {QsciScintilla::RightTriangle, QColor(0xfd, 0xf1, 0xd0), QColor(0xc2, 0x7c, 0x0e)};
+    case Marker::Info:
+        return {QsciScintilla::SmallRectangle, QColor(0xe2, 0xec, 0xfb), QColor(0x09, 0x69, 0xda)};
     }
     return {};
 }
@@ -123,9 +129,12 @@ const QsciStyle& annotationStyle(Marker severity) {
     static const QsciStyle info(-1, QStringLiteral("kforge info note"), QColor(0x0a, 0x30, 0x69),
                                 QColor(0xdd, 0xf4, 0xff), editorFont());
     switch (severity) {
-    case Marker::Error: return error;
-    case Marker::Warning: return warning;
-    default: return info;
+    case Marker::Error:
+        return error;
+    case Marker::Warning:
+        return warning;
+    default:
+        return info;
     }
 }
 

@@ -31,10 +31,11 @@ KernelEditorDialog::KernelEditorDialog(qint64 parentId, const QString& source, s
     : QDialog(parent), m_parentId(parentId), m_original(source), m_dialect(dialect) {
     setWindowTitle(tr("New Child of Kernel %1").arg(parentId));
 
-    auto* intro = new QLabel(tr("Edit kernel %1 (%2). The result is evaluated as a new candidate whose parent is %1.")
-                                 .arg(parentId)
-                                 .arg(dialect == spec::Dialect::Cuda ? QStringLiteral("CUDA") : QStringLiteral("OpenCL C")),
-                             this);
+    auto* intro =
+        new QLabel(tr("Edit kernel %1 (%2). The result is evaluated as a new candidate whose parent is %1.")
+                       .arg(parentId)
+                       .arg(dialect == spec::Dialect::Cuda ? QStringLiteral("CUDA") : QStringLiteral("OpenCL C")),
+                   this);
     intro->setWordWrap(true);
 
     m_editor = makeEditor(this, dialect, false);
@@ -93,9 +94,9 @@ bool KernelEditorDialog::submit() {
     clearMarks(m_editor);
     const QString text = source();
     if (normalized(text) == normalized(m_original)) {
-        showError(tr("The source is the same as kernel %1's: change it before submitting it as a new child.")
-                      .arg(m_parentId),
-                  0);
+        showError(
+            tr("The source is the same as kernel %1's: change it before submitting it as a new child.").arg(m_parentId),
+            0);
         return false;
     }
     const auto parsed = spec::KernelFile::parse(text.toStdString(), m_dialect);
@@ -103,7 +104,8 @@ bool KernelEditorDialog::submit() {
         const QString message = QString::fromStdString(parsed.error());
         static const QRegularExpression lineOf(QStringLiteral("^line (\\d+):"));
         const QRegularExpressionMatch match = lineOf.match(message);
-        showError(tr("The kernel file does not parse: %1").arg(message), match.hasMatch() ? match.captured(1).toInt() : 0);
+        showError(tr("The kernel file does not parse: %1").arg(message),
+                  match.hasMatch() ? match.captured(1).toInt() : 0);
         return false;
     }
     m_error->hide();

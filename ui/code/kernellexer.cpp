@@ -86,11 +86,16 @@ const char* KernelLexer::language() const {
 
 const char* KernelLexer::keywords(int set) const {
     switch (set) {
-    case 1: return m_keywords.constData();
-    case 2: return m_builtins.constData();
-    case 4: return m_types.constData();
-    case 6: return kCommentMarkers;
-    default: return QsciLexerCPP::keywords(set);
+    case 1:
+        return m_keywords.constData();
+    case 2:
+        return m_builtins.constData();
+    case 4:
+        return m_types.constData();
+    case 6:
+        return kCommentMarkers;
+    default:
+        return QsciLexerCPP::keywords(set);
     }
 }
 

@@ -205,9 +205,10 @@ void SideBySideDiff::updateSummary() {
     else
         text = tr("+%1 \u2212%2 lines").arg(m_added).arg(m_removed);
     if (count > 0)
-        text += QStringLiteral("   ") + (m_change >= 0  ? tr("change %1 of %2").arg(m_change + 1).arg(count)
-                                                    : count == 1 ? tr("1 change")
-                                                                 : tr("%1 changes").arg(count));
+        text += QStringLiteral("   ")
+                + (m_change >= 0 ? tr("change %1 of %2").arg(m_change + 1).arg(count)
+                   : count == 1  ? tr("1 change")
+                                 : tr("%1 changes").arg(count));
     m_summary->setText(text);
     m_nextAction->setEnabled(count > 0);
     m_previousAction->setEnabled(count > 0);

@@ -36,7 +36,8 @@ QVariant CandidateListModel::data(const QModelIndex& index, int role) const {
     const qint64 id = m_ids[index.row()];
     const CandidateRow* row = m_data ? m_data->candidate(id) : nullptr;
     switch (role) {
-    case CandidateRole: return id;
+    case CandidateRole:
+        return id;
     case Qt::DisplayRole: {
         if (!row)
             return tr("#%1 (not loaded yet)").arg(id);
@@ -59,7 +60,8 @@ QVariant CandidateListModel::data(const QModelIndex& index, int role) const {
         if (row && !row->message.isEmpty())
             return row->message;
         return tr("Activate to select candidate #%1").arg(id);
-    default: return {};
+    default:
+        return {};
     }
 }
 

@@ -7,12 +7,12 @@
 #include "rundata.h"
 
 #include <QComboBox>
-#include <QSignalBlocker>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QLocale>
 #include <QPlainTextEdit>
+#include <QSignalBlocker>
 #include <QSortFilterProxyModel>
 #include <QStackedWidget>
 #include <QStandardItemModel>
@@ -86,7 +86,8 @@ QString compileText(const std::vector<protocol::CompileInfo>& compile) {
 
 } // namespace
 
-DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, CandidateSelection* selection, QWidget* parent)
+DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, CandidateSelection* selection,
+                                 QWidget* parent)
     : QWidget(parent), m_data(data), m_details(details) {
     m_title = new QLabel;
     m_title->setTextFormat(Qt::PlainText);
@@ -116,7 +117,8 @@ DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, Candi
     m_findingsView->setWordWrap(false);
     m_findingsView->verticalHeader()->hide();
     m_findingsView->horizontalHeader()->setStretchLastSection(true);
-    m_findingsView->horizontalHeader()->setSectionResizeMode(FindingModel::SeverityColumn, QHeaderView::ResizeToContents);
+    m_findingsView->horizontalHeader()->setSectionResizeMode(FindingModel::SeverityColumn,
+                                                             QHeaderView::ResizeToContents);
     m_findingsView->horizontalHeader()->setSectionResizeMode(FindingModel::KindColumn, QHeaderView::ResizeToContents);
     m_findingsView->horizontalHeader()->setSectionResizeMode(FindingModel::LineColumn, QHeaderView::ResizeToContents);
     m_findingsView->setColumnWidth(FindingModel::MessageColumn, 280);
@@ -214,8 +216,9 @@ void DiagnosticsView::showPlaceholder(const QString& text) {
 void DiagnosticsView::showDetail(const CandidateDetail& detail) {
     m_evaluations = detail.evaluations;
     m_shownEvaluations = static_cast<int>(detail.evaluations.size());
-    m_shownConfirmed = std::any_of(detail.evaluations.begin(), detail.evaluations.end(),
-                                   [](const store::EvaluationRecord& e) { return e.purpose == model::EvaluationPurpose::Confirm; });
+    m_shownConfirmed =
+        std::any_of(detail.evaluations.begin(), detail.evaluations.end(),
+                    [](const store::EvaluationRecord& e) { return e.purpose == model::EvaluationPurpose::Confirm; });
     if (m_evaluations.isEmpty()) {
         showPlaceholder(tr("Candidate #%1 has not been evaluated yet.").arg(m_candidate));
         m_shownEvaluations = 0;
@@ -230,8 +233,9 @@ void DiagnosticsView::showDetail(const CandidateDetail& detail) {
         m_evaluation->clear();
         int remeasurement = 0;
         for (const auto& e : m_evaluations)
-            m_evaluation->addItem(e.purpose == model::EvaluationPurpose::Search ? tr("Search evaluation")
-                                                                       : tr("Re-measurement %1").arg(++remeasurement));
+            m_evaluation->addItem(e.purpose == model::EvaluationPurpose::Search
+                                      ? tr("Search evaluation")
+                                      : tr("Re-measurement %1").arg(++remeasurement));
         m_evaluation->setCurrentIndex(0);
     }
     m_evaluation->setVisible(m_evaluations.size() > 1);
@@ -258,8 +262,9 @@ void DiagnosticsView::showEvaluation(int index) {
         QString device = q(result.device);
         if (!result.host.empty())
             device = tr("%1 (device %2 of %3)").arg(device).arg(result.deviceIndex).arg(q(result.host));
-        const QString where = result.wallSeconds > 0.0 ? tr("on %1, %2 s").arg(device).arg(result.wallSeconds, 0, 'f', 2)
-                                                       : tr("on %1").arg(device);
+        const QString where = result.wallSeconds > 0.0
+                                  ? tr("on %1, %2 s").arg(device).arg(result.wallSeconds, 0, 'f', 2)
+                                  : tr("on %1").arg(device);
         line += QStringLiteral("<br>") + where.toHtmlEscaped();
     }
     m_status->setText(line);
@@ -267,10 +272,12 @@ void DiagnosticsView::showEvaluation(int index) {
 
     const auto items = FindingItem::fromEvaluation(evaluation);
     m_findings->setItems(items);
-    m_tabs->setTabText(m_tabs->indexOf(m_findingsView), items.isEmpty() ? tr("Findings") : tr("Findings (%1)").arg(items.size()));
+    m_tabs->setTabText(m_tabs->indexOf(m_findingsView),
+                       items.isEmpty() ? tr("Findings") : tr("Findings (%1)").arg(items.size()));
 
     m_checks->clear();
-    m_checks->setHorizontalHeaderLabels({tr("Check"), tr("Result"), tr("Max abs error"), tr("Max rel error"), tr("Details")});
+    m_checks->setHorizontalHeaderLabels(
+        {tr("Check"), tr("Result"), tr("Max abs error"), tr("Max rel error"), tr("Details")});
     bool allPassed = true;
     for (const auto& o : result.outputs) {
         const bool passed = o.mismatches == 0 && o.unwritten == 0 && o.nonFinite == 0;
@@ -281,17 +288,19 @@ void DiagnosticsView::showEvaluation(int index) {
     }
     for (const auto& c : result.checks) {
         allPassed = allPassed && c.passed;
-        m_checks->appendRow({new QStandardItem(statusTitle(q(c.name))), resultItem(c.passed), new QStandardItem, new QStandardItem,
-                             new QStandardItem(q(c.detail))});
+        m_checks->appendRow({new QStandardItem(statusTitle(q(c.name))), resultItem(c.passed), new QStandardItem,
+                             new QStandardItem, new QStandardItem(q(c.detail))});
     }
     for (int column = 0; column < 4; ++column)
         m_checksView->resizeColumnToContents(column);
     const bool anyChecks = m_checks->rowCount() > 0;
-    m_tabs->setTabIcon(m_tabs->indexOf(m_checksView),
-                       !anyChecks ? QIcon() : allPassed ? passIcon() : severityIcon(QStringLiteral("error")));
+    m_tabs->setTabIcon(m_tabs->indexOf(m_checksView), !anyChecks  ? QIcon()
+                                                      : allPassed ? passIcon()
+                                                                  : severityIcon(QStringLiteral("error")));
 
     m_compileLog->setPlainText(compileText(result.compile));
-    const bool compileFailed = std::any_of(result.compile.begin(), result.compile.end(), [](const auto& c) { return !c.ok; });
+    const bool compileFailed =
+        std::any_of(result.compile.begin(), result.compile.end(), [](const auto& c) { return !c.ok; });
     m_tabs->setTabIcon(m_tabs->indexOf(m_compileLog), compileFailed ? severityIcon(QStringLiteral("error")) : QIcon());
 
     // Open the tab that explains the failure.
@@ -310,8 +319,9 @@ void DiagnosticsView::onCandidatesChanged(const QList<int>& rows) {
     // A new evaluation of the candidate on screen (its first, or a re-measurement): the cached
     // detail predates it.
     const CandidateRow& c = m_data->candidateAt(row);
-    const bool stale = m_shownEvaluations >= 0
-                       && ((c.evaluated() && m_shownEvaluations == 0) || (c.confirmedSpeedup > 0.0 && !m_shownConfirmed));
+    const bool stale =
+        m_shownEvaluations >= 0
+        && ((c.evaluated() && m_shownEvaluations == 0) || (c.confirmedSpeedup > 0.0 && !m_shownConfirmed));
     if (stale) {
         m_details->invalidate(m_candidate);
         refresh();
@@ -323,7 +333,7 @@ void DiagnosticsView::onCandidatesChanged(const QList<int>& rows) {
 void DiagnosticsView::updateTitle() {
     const CandidateRow* row = m_data ? m_data->candidate(m_candidate) : nullptr;
     m_title->setText(row && !row->label.isEmpty() ? tr("Candidate #%1 — %2").arg(m_candidate).arg(row->label)
-                                                   : tr("Candidate #%1").arg(m_candidate));
+                                                  : tr("Candidate #%1").arg(m_candidate));
 }
 
 void DiagnosticsView::activateFinding(const QModelIndex& index) {

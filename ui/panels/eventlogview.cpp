@@ -100,8 +100,9 @@ void EventLogView::resetKinds() {
 
 void EventLogView::updateFilter() {
     const QString kind = m_kind->currentData().toString();
-    m_proxy->setFilterRegularExpression(kind.isEmpty() ? QRegularExpression()
-                                                       : QRegularExpression(QStringLiteral("^%1$").arg(QRegularExpression::escape(kind))));
+    m_proxy->setFilterRegularExpression(
+        kind.isEmpty() ? QRegularExpression()
+                       : QRegularExpression(QStringLiteral("^%1$").arg(QRegularExpression::escape(kind))));
 }
 
 void EventLogView::activate(const QModelIndex& index) {

@@ -1,7 +1,7 @@
 #include "eventmodel.h"
 
-#include "panelstyle.h"
 #include "diagnose/roofline.h"
+#include "panelstyle.h"
 #include "rundata.h"
 
 #include <QLocale>
@@ -63,8 +63,9 @@ QString eventSummary(const store::EventRecord& event) {
             .arg(integer("from"))
             .arg(integer("to"))
             .arg(integer("candidate"))
-            .arg(speedupText(real("speedup")),
-                 d.value(QLatin1String("accepted")).toBool() ? EventModel::tr("accepted") : EventModel::tr("not accepted"));
+            .arg(speedupText(real("speedup")), d.value(QLatin1String("accepted")).toBool()
+                                                   ? EventModel::tr("accepted")
+                                                   : EventModel::tr("not accepted"));
     if (kind == QLatin1String("new_best")) {
         QString s = EventModel::tr("candidate %1 confirmed at %2 (first measured %3)")
                         .arg(integer("candidate"))
@@ -86,8 +87,8 @@ QString eventSummary(const store::EventRecord& event) {
     }
     if (kind == QLatin1String("review_requested"))
         return EventModel::tr("candidate %1 waits for review: %2").arg(integer("candidate")).arg(text("reason"));
-    if (kind == QLatin1String("review_accepted") || kind == QLatin1String("review_rejected") || kind == QLatin1String("pin")
-        || kind == QLatin1String("unpin") || kind == QLatin1String("veto"))
+    if (kind == QLatin1String("review_accepted") || kind == QLatin1String("review_rejected")
+        || kind == QLatin1String("pin") || kind == QLatin1String("unpin") || kind == QLatin1String("veto"))
         return withReason(candidateText(d), d);
     if (kind == QLatin1String("inject"))
         return withReason(EventModel::tr("“%1” on island %2").arg(text("label")).arg(integer("island")), d);
@@ -97,13 +98,15 @@ QString eventSummary(const store::EventRecord& event) {
         QStringList parts;
         const qint64 evaluations = integer("evaluations");
         const double seconds = real("seconds");
-        parts << (evaluations > 0 ? EventModel::tr("%1 evaluations").arg(evaluations) : EventModel::tr("no evaluation limit"));
+        parts << (evaluations > 0 ? EventModel::tr("%1 evaluations").arg(evaluations)
+                                  : EventModel::tr("no evaluation limit"));
         parts << (seconds > 0.0 ? EventModel::tr("%1 s").arg(seconds) : EventModel::tr("no time limit"));
         return withReason(parts.join(QStringLiteral(", ")), d);
     }
     if (kind == QLatin1String("run_started") || kind == QLatin1String("run_resumed"))
-        return (integer("experts") == 1 ? EventModel::tr("on %1 with 1 expert kernel").arg(text("backend"))
-                                         : EventModel::tr("on %1 with %2 expert kernels").arg(text("backend")).arg(integer("experts")));
+        return (integer("experts") == 1
+                    ? EventModel::tr("on %1 with 1 expert kernel").arg(text("backend"))
+                    : EventModel::tr("on %1 with %2 expert kernels").arg(text("backend")).arg(integer("experts")));
     if (kind == QLatin1String("run_ended")) {
         const QString message = text("message");
         return message.isEmpty() ? text("state") : EventModel::tr("%1: %2").arg(text("state"), message);
@@ -119,7 +122,8 @@ QString eventSummary(const store::EventRecord& event) {
         QString s = text("message");
         const qint64 unknown = integer("calls_of_unknown_cost");
         if (unknown > 0)
-            s += (unknown == 1 ? EventModel::tr(" (1 call of unknown cost)") : EventModel::tr(" (%1 calls of unknown cost)").arg(unknown));
+            s += (unknown == 1 ? EventModel::tr(" (1 call of unknown cost)")
+                               : EventModel::tr(" (%1 calls of unknown cost)").arg(unknown));
         return s;
     }
     if (kind == QLatin1String("strategy_rewritten"))
@@ -153,13 +157,18 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
     if (!event)
         return {};
     switch (role) {
-    case KindRole: return event->kind;
-    case CandidateRole: return eventCandidate(*event);
+    case KindRole:
+        return event->kind;
+    case CandidateRole:
+        return eventCandidate(*event);
     case SortRole:
         switch (index.column()) {
-        case GenerationColumn: return event->generation;
-        case TimeColumn: return event->id; // the store's order is the order of time
-        default: return data(index, Qt::DisplayRole);
+        case GenerationColumn:
+            return event->generation;
+        case TimeColumn:
+            return event->id; // the store's order is the order of time
+        default:
+            return data(index, Qt::DisplayRole);
         }
     case Qt::ToolTipRole:
         if (index.column() == TimeColumn)
@@ -176,13 +185,18 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
         return {};
     case Qt::DisplayRole:
         switch (index.column()) {
-        case GenerationColumn: return event->generation;
-        case TimeColumn: return event->at.toLocalTime().toString(QStringLiteral("HH:mm:ss"));
-        case KindColumn: return statusTitle(event->kind);
-        case SummaryColumn: return eventSummary(*event);
+        case GenerationColumn:
+            return event->generation;
+        case TimeColumn:
+            return event->at.toLocalTime().toString(QStringLiteral("HH:mm:ss"));
+        case KindColumn:
+            return statusTitle(event->kind);
+        case SummaryColumn:
+            return eventSummary(*event);
         }
         return {};
-    default: return {};
+    default:
+        return {};
     }
 }
 
@@ -190,10 +204,14 @@ QVariant EventModel::headerData(int section, Qt::Orientation orientation, int ro
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case GenerationColumn: return tr("Gen");
-    case TimeColumn: return tr("Time");
-    case KindColumn: return tr("Event");
-    case SummaryColumn: return tr("What happened");
+    case GenerationColumn:
+        return tr("Gen");
+    case TimeColumn:
+        return tr("Time");
+    case KindColumn:
+        return tr("Event");
+    case SummaryColumn:
+        return tr("What happened");
     }
     return {};
 }

@@ -31,7 +31,8 @@ const QStringList kKinds{QStringLiteral("helped"), QStringLiteral("hurt"), QStri
                          QStringLiteral("human_veto"), QStringLiteral("human_edit")};
 } // namespace
 
-ExperienceBrowser::ExperienceBrowser(QWidget* parent) : QWidget(parent), m_path(experience::ExperienceLibrary::defaultPath()) {
+ExperienceBrowser::ExperienceBrowser(QWidget* parent)
+    : QWidget(parent), m_path(experience::ExperienceLibrary::defaultPath()) {
     m_worker = new ExperienceWorker;
     connect(m_worker, &ExperienceWorker::loaded, this, &ExperienceBrowser::onLoaded);
     connect(m_worker, &ExperienceWorker::missing, this, &ExperienceBrowser::onMissing);
@@ -142,9 +143,10 @@ void ExperienceBrowser::onLoaded(qint64 request, const QList<experience::Insight
     m_received = static_cast<int>(insights.size());
     m_model->setInsights(insights);
     if (total == 0) {
-        showMessage(tr("The experience library at %1 is empty.\n\nkforge adds an insight when a change clearly helps or "
-                       "hurts during a run, and when you pin, veto or edit a candidate.")
-                        .arg(QDir::toNativeSeparators(m_path)));
+        showMessage(
+            tr("The experience library at %1 is empty.\n\nkforge adds an insight when a change clearly helps or "
+               "hurts during a run, and when you pin, veto or edit a candidate.")
+                .arg(QDir::toNativeSeparators(m_path)));
     } else {
         m_stack->setCurrentIndex(1);
         if (!m_view->currentIndex().isValid() && m_proxy->rowCount() > 0)
@@ -159,10 +161,11 @@ void ExperienceBrowser::onMissing(qint64 request, const QString& path) {
         return;
     m_model->setInsights({});
     m_total = m_received = 0;
-    showMessage(tr("There is no experience library yet (%1).\n\nIt is created when a run first learns something: a "
-                   "change that clearly helps or hurts, or a candidate you pin, veto or edit. Later runs on similar tasks "
-                   "draw on it.")
-                    .arg(QDir::toNativeSeparators(path)));
+    showMessage(
+        tr("There is no experience library yet (%1).\n\nIt is created when a run first learns something: a "
+           "change that clearly helps or hurts, or a candidate you pin, veto or edit. Later runs on similar tasks "
+           "draw on it.")
+            .arg(QDir::toNativeSeparators(path)));
     m_count->clear();
     emit libraryMissing(path);
 }
@@ -179,8 +182,9 @@ void ExperienceBrowser::onFailed(qint64 request, const QString& message) {
 
 void ExperienceBrowser::updateKindFilter() {
     const QString kind = m_kind->currentData().toString();
-    m_proxy->setFilterRegularExpression(kind.isEmpty() ? QRegularExpression()
-                                                       : QRegularExpression(QStringLiteral("^%1$").arg(QRegularExpression::escape(kind))));
+    m_proxy->setFilterRegularExpression(
+        kind.isEmpty() ? QRegularExpression()
+                       : QRegularExpression(QStringLiteral("^%1$").arg(QRegularExpression::escape(kind))));
     updateCount();
 }
 
@@ -226,7 +230,9 @@ void ExperienceBrowser::showInsight(const QModelIndex& proxyIndex) {
         text += QStringLiteral("\n\n") + tr("Your reason: %1").arg(insight.reason);
     m_summary->setText(text);
     // Without a diff (a pin or a veto), the kernel itself is the evidence.
-    m_diff->setPlainText(!insight.diff.isEmpty() ? insight.diff : !insight.after.isEmpty() ? insight.after : insight.before);
+    m_diff->setPlainText(!insight.diff.isEmpty()    ? insight.diff
+                         : !insight.after.isEmpty() ? insight.after
+                                                    : insight.before);
 }
 
 void ExperienceBrowser::showMessage(const QString& text) {

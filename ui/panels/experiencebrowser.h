@@ -64,7 +64,7 @@ private:
     void showMessage(const QString& text);
 
     QString m_path;
-    qint64 m_request = 0;    // the newest request; answers to older ones are stale
+    qint64 m_request = 0;     // the newest request; answers to older ones are stale
     bool m_requested = false; // anything asked yet (the first show asks)
     int m_total = 0;
     int m_received = 0;

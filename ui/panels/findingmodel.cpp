@@ -42,8 +42,9 @@ QList<FindingItem> FindingItem::fromEvaluation(const store::EvaluationRecord& ev
         diagnostics.push_back(item);
     }
     // The store keeps findings most severe first already; the worker's are in the order it met them.
-    std::stable_sort(diagnostics.begin(), diagnostics.end(),
-                     [](const FindingItem& a, const FindingItem& b) { return severityRank(a.severity) > severityRank(b.severity); });
+    std::stable_sort(diagnostics.begin(), diagnostics.end(), [](const FindingItem& a, const FindingItem& b) {
+        return severityRank(a.severity) > severityRank(b.severity);
+    });
     items.append(diagnostics);
     return items;
 }
@@ -73,9 +74,12 @@ QVariant FindingModel::data(const QModelIndex& index, int role) const {
         return {};
     const FindingItem& item = m_items[index.row()];
     switch (role) {
-    case LineRole: return item.line;
-    case SeverityRole: return item.severity;
-    case SourceRole: return static_cast<int>(item.source);
+    case LineRole:
+        return item.line;
+    case SeverityRole:
+        return item.severity;
+    case SourceRole:
+        return static_cast<int>(item.source);
     case Qt::DecorationRole:
         if (index.column() == SeverityColumn)
             return severityIcon(item.severity);
@@ -98,15 +102,19 @@ QVariant FindingModel::data(const QModelIndex& index, int role) const {
         return data(index, Qt::DisplayRole);
     case Qt::DisplayRole:
         switch (index.column()) {
-        case SeverityColumn: return item.severity;
+        case SeverityColumn:
+            return item.severity;
         case KindColumn:
             return item.source == FindingItem::Source::Worker ? tr("%1 (worker)").arg(item.kind) : item.kind;
         case LineColumn:
             if (item.line <= 0)
                 return {};
-            return item.column > 0 ? QStringLiteral("%1:%2").arg(item.line).arg(item.column) : QString::number(item.line);
-        case MessageColumn: return item.message;
-        case EvidenceColumn: return item.evidence;
+            return item.column > 0 ? QStringLiteral("%1:%2").arg(item.line).arg(item.column)
+                                   : QString::number(item.line);
+        case MessageColumn:
+            return item.message;
+        case EvidenceColumn:
+            return item.evidence;
         case DirectionColumn:
             if (item.source == FindingItem::Source::Worker)
                 return item.role.isEmpty() ? QString() : tr("in the %1").arg(item.role);
@@ -117,7 +125,8 @@ QVariant FindingModel::data(const QModelIndex& index, int role) const {
         if (index.column() == LineColumn)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         return {};
-    default: return {};
+    default:
+        return {};
     }
 }
 
@@ -125,12 +134,18 @@ QVariant FindingModel::headerData(int section, Qt::Orientation orientation, int 
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case SeverityColumn: return tr("Severity");
-    case KindColumn: return tr("Kind");
-    case LineColumn: return tr("Line");
-    case MessageColumn: return tr("Message");
-    case EvidenceColumn: return tr("Evidence");
-    case DirectionColumn: return tr("Direction");
+    case SeverityColumn:
+        return tr("Severity");
+    case KindColumn:
+        return tr("Kind");
+    case LineColumn:
+        return tr("Line");
+    case MessageColumn:
+        return tr("Message");
+    case EvidenceColumn:
+        return tr("Evidence");
+    case DirectionColumn:
+        return tr("Direction");
     }
     return {};
 }

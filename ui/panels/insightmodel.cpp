@@ -42,13 +42,18 @@ QVariant InsightModel::data(const QModelIndex& index, int role) const {
         return {};
     const experience::Insight& insight = m_insights[index.row()];
     switch (role) {
-    case KindRole: return insight.kind;
-    case InsightIdRole: return insight.id;
+    case KindRole:
+        return insight.kind;
+    case InsightIdRole:
+        return insight.id;
     case SortRole:
         switch (index.column()) {
-        case SpeedupColumn: return insight.speedup;
-        case DateColumn: return insight.at;
-        default: return data(index, Qt::DisplayRole);
+        case SpeedupColumn:
+            return insight.speedup;
+        case DateColumn:
+            return insight.at;
+        default:
+            return data(index, Qt::DisplayRole);
         }
     case Qt::ForegroundRole:
         if (index.column() == KindColumn) {
@@ -61,11 +66,16 @@ QVariant InsightModel::data(const QModelIndex& index, int role) const {
         return {};
     case Qt::ToolTipRole:
         switch (index.column()) {
-        case TransformationColumn: return insight.summary.isEmpty() ? insight.transformation : insight.summary;
-        case ReasonColumn: return insight.reason;
-        case OriginColumn: return insight.origin;
-        case DateColumn: return QLocale().toString(insight.at.toLocalTime(), QLocale::LongFormat);
-        default: return {};
+        case TransformationColumn:
+            return insight.summary.isEmpty() ? insight.transformation : insight.summary;
+        case ReasonColumn:
+            return insight.reason;
+        case OriginColumn:
+            return insight.origin;
+        case DateColumn:
+            return QLocale().toString(insight.at.toLocalTime(), QLocale::LongFormat);
+        default:
+            return {};
         }
     case Qt::TextAlignmentRole:
         if (index.column() == SpeedupColumn)
@@ -73,25 +83,34 @@ QVariant InsightModel::data(const QModelIndex& index, int role) const {
         return {};
     case Qt::DisplayRole:
         switch (index.column()) {
-        case KindColumn: return kindTitle(insight.kind);
+        case KindColumn:
+            return kindTitle(insight.kind);
         case TaskColumn:
-            return insight.family.isEmpty() || insight.family == insight.task ? insight.task
-                                                                              : QStringLiteral("%1 (%2)").arg(insight.task, insight.family);
-        case BackendColumn: return insight.backend;
-        case TransformationColumn: return insight.transformation;
-        case SpeedupColumn: return formatSpeedup(insight.speedup);
-        case ReasonColumn: return insight.reason;
+            return insight.family.isEmpty() || insight.family == insight.task
+                       ? insight.task
+                       : QStringLiteral("%1 (%2)").arg(insight.task, insight.family);
+        case BackendColumn:
+            return insight.backend;
+        case TransformationColumn:
+            return insight.transformation;
+        case SpeedupColumn:
+            return formatSpeedup(insight.speedup);
+        case ReasonColumn:
+            return insight.reason;
         case OriginColumn: {
             // "<run store path>#run/candidate": the file name and the fragment are what people recognise.
             const qsizetype hash = insight.origin.lastIndexOf(u'#');
             if (hash < 0)
-                return QFileInfo(insight.origin).fileName().isEmpty() ? insight.origin : QFileInfo(insight.origin).fileName();
+                return QFileInfo(insight.origin).fileName().isEmpty() ? insight.origin
+                                                                      : QFileInfo(insight.origin).fileName();
             return QFileInfo(insight.origin.left(hash)).fileName() + insight.origin.mid(hash);
         }
-        case DateColumn: return QLocale().toString(insight.at.toLocalTime().date(), QLocale::ShortFormat);
+        case DateColumn:
+            return QLocale().toString(insight.at.toLocalTime().date(), QLocale::ShortFormat);
         }
         return {};
-    default: return {};
+    default:
+        return {};
     }
 }
 
@@ -99,14 +118,22 @@ QVariant InsightModel::headerData(int section, Qt::Orientation orientation, int 
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case KindColumn: return tr("Kind");
-    case TaskColumn: return tr("Task");
-    case BackendColumn: return tr("Backend");
-    case TransformationColumn: return tr("Transformation");
-    case SpeedupColumn: return tr("Speedup");
-    case ReasonColumn: return tr("Reason");
-    case OriginColumn: return tr("Origin");
-    case DateColumn: return tr("Date");
+    case KindColumn:
+        return tr("Kind");
+    case TaskColumn:
+        return tr("Task");
+    case BackendColumn:
+        return tr("Backend");
+    case TransformationColumn:
+        return tr("Transformation");
+    case SpeedupColumn:
+        return tr("Speedup");
+    case ReasonColumn:
+        return tr("Reason");
+    case OriginColumn:
+        return tr("Origin");
+    case DateColumn:
+        return tr("Date");
     }
     return {};
 }

@@ -77,7 +77,8 @@ LineageView::LineageView(RunData* data, CandidateSelection* selection, QWidget* 
     facts->addRow(tr("Flags:"), m_flags);
 
     m_compare = new QPushButton(tr("Compare with Parent"));
-    m_compare->setToolTip(tr("Show the parent (the one selected in Parents, else the first) and this candidate side by side"));
+    m_compare->setToolTip(
+        tr("Show the parent (the one selected in Parents, else the first) and this candidate side by side"));
 
     m_parents = new CandidateListModel(data, this);
     m_children = new CandidateListModel(data, this);
@@ -105,7 +106,8 @@ LineageView::LineageView(RunData* data, CandidateSelection* selection, QWidget* 
 
     for (QListView* view : {m_parentsView, m_childrenView, m_ancestryView})
         connect(view, &QListView::activated, this, &LineageView::activate);
-    connect(m_parentsView->selectionModel(), &QItemSelectionModel::currentChanged, this, &LineageView::updateCompareButton);
+    connect(m_parentsView->selectionModel(), &QItemSelectionModel::currentChanged, this,
+            &LineageView::updateCompareButton);
     connect(m_compare, &QPushButton::clicked, this, &LineageView::compareWithParent);
     connect(selection, &CandidateSelection::currentChanged, this, &LineageView::setCandidate);
     connect(data, &RunData::candidatesAdded, this, &LineageView::onCandidatesAdded);
@@ -126,7 +128,7 @@ void LineageView::setCandidate(qint64 candidate) {
         m_ancestryTitle->setText(tr("Ancestry"));
     else
         m_ancestryTitle->setText(ancestry.size() == 1 ? tr("Ancestry (1 generation back)")
-                                                    : tr("Ancestry (%1 generations back)").arg(ancestry.size()));
+                                                      : tr("Ancestry (%1 generations back)").arg(ancestry.size()));
     updateFacts();
     updateCompareButton();
 }
@@ -143,7 +145,8 @@ void LineageView::updateFacts() {
         m_title->setText(tr("Candidate #%1 (not loaded yet)").arg(m_candidate));
         return;
     }
-    m_title->setText(row->label.isEmpty() ? tr("Candidate #%1").arg(row->id) : tr("Candidate #%1 — %2").arg(row->id).arg(row->label));
+    m_title->setText(row->label.isEmpty() ? tr("Candidate #%1").arg(row->id)
+                                          : tr("Candidate #%1 — %2").arg(row->id).arg(row->label));
     m_origin->setText(originTitle(row->origin));
     m_place->setText(tr("island %1, generation %2").arg(row->island).arg(row->generation));
     m_params->setText(row->params.isEmpty() ? tr("defaults") : row->params);

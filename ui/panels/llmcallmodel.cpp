@@ -30,9 +30,12 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
         return {};
     const QLocale locale;
     switch (role) {
-    case CallIdRole: return call->id;
-    case CandidateRole: return call->candidateId.value_or(0);
-    case StatusRole: return call->status;
+    case CallIdRole:
+        return call->id;
+    case CandidateRole:
+        return call->candidateId.value_or(0);
+    case StatusRole:
+        return call->status;
     case Qt::ForegroundRole:
         if (index.column() == StatusColumn)
             return statusColor(call->status);
@@ -54,38 +57,62 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
         case OutputTokensColumn:
         case CostColumn:
         case LatencyColumn:
-        case CandidateColumn: return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
-        default: return {};
+        case CandidateColumn:
+            return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
+        default:
+            return {};
         }
     case SortRole:
         switch (index.column()) {
-        case CallColumn: return call->id;
-        case GenerationColumn: return call->generation;
-        case IslandColumn: return call->island;
-        case InputTokensColumn: return call->inputTokens.value_or(-1);
-        case OutputTokensColumn: return call->outputTokens.value_or(-1);
-        case CostColumn: return call->costUsd.value_or(-1.0);
-        case LatencyColumn: return call->latencySeconds;
-        case CandidateColumn: return call->candidateId.value_or(0);
-        default: return data(index, Qt::DisplayRole);
+        case CallColumn:
+            return call->id;
+        case GenerationColumn:
+            return call->generation;
+        case IslandColumn:
+            return call->island;
+        case InputTokensColumn:
+            return call->inputTokens.value_or(-1);
+        case OutputTokensColumn:
+            return call->outputTokens.value_or(-1);
+        case CostColumn:
+            return call->costUsd.value_or(-1.0);
+        case LatencyColumn:
+            return call->latencySeconds;
+        case CandidateColumn:
+            return call->candidateId.value_or(0);
+        default:
+            return data(index, Qt::DisplayRole);
         }
     case Qt::DisplayRole:
         switch (index.column()) {
-        case CallColumn: return call->id;
-        case GenerationColumn: return call->generation;
-        case IslandColumn: return call->island;
-        case OperatorColumn: return call->op;
-        case StageColumn: return call->stage;
-        case ModelColumn: return call->endpoint.isEmpty() ? call->model : call->endpoint + QLatin1Char(':') + call->model;
-        case StatusColumn: return call->status;
-        case InputTokensColumn: return call->inputTokens ? locale.toString(*call->inputTokens) : QStringLiteral("?");
-        case OutputTokensColumn: return call->outputTokens ? locale.toString(*call->outputTokens) : QStringLiteral("?");
-        case CostColumn: return call->costUsd ? locale.toString(*call->costUsd, 'f', 4) : QStringLiteral("?");
-        case LatencyColumn: return locale.toString(call->latencySeconds, 'f', 1);
-        case CandidateColumn: return call->candidateId ? QStringLiteral("#%1").arg(*call->candidateId) : QString();
+        case CallColumn:
+            return call->id;
+        case GenerationColumn:
+            return call->generation;
+        case IslandColumn:
+            return call->island;
+        case OperatorColumn:
+            return call->op;
+        case StageColumn:
+            return call->stage;
+        case ModelColumn:
+            return call->endpoint.isEmpty() ? call->model : call->endpoint + QLatin1Char(':') + call->model;
+        case StatusColumn:
+            return call->status;
+        case InputTokensColumn:
+            return call->inputTokens ? locale.toString(*call->inputTokens) : QStringLiteral("?");
+        case OutputTokensColumn:
+            return call->outputTokens ? locale.toString(*call->outputTokens) : QStringLiteral("?");
+        case CostColumn:
+            return call->costUsd ? locale.toString(*call->costUsd, 'f', 4) : QStringLiteral("?");
+        case LatencyColumn:
+            return locale.toString(call->latencySeconds, 'f', 1);
+        case CandidateColumn:
+            return call->candidateId ? QStringLiteral("#%1").arg(*call->candidateId) : QString();
         }
         return {};
-    default: return {};
+    default:
+        return {};
     }
 }
 
@@ -94,28 +121,45 @@ QVariant LlmCallModel::headerData(int section, Qt::Orientation orientation, int 
         return {};
     if (role == Qt::ToolTipRole) {
         switch (section) {
-        case OperatorColumn: return tr("init, mutate, crossover, repair or meta (a strategy rewrite)");
-        case StageColumn: return tr("structure or tuning");
-        case CostColumn: return tr("US dollars; ? where the price or the usage is unknown");
-        case CandidateColumn: return tr("The candidate made from the answer");
-        default: return {};
+        case OperatorColumn:
+            return tr("init, mutate, crossover, repair or meta (a strategy rewrite)");
+        case StageColumn:
+            return tr("structure or tuning");
+        case CostColumn:
+            return tr("US dollars; ? where the price or the usage is unknown");
+        case CandidateColumn:
+            return tr("The candidate made from the answer");
+        default:
+            return {};
         }
     }
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case CallColumn: return tr("Call");
-    case GenerationColumn: return tr("Gen");
-    case IslandColumn: return tr("Island");
-    case OperatorColumn: return tr("Operator");
-    case StageColumn: return tr("Stage");
-    case ModelColumn: return tr("Model");
-    case StatusColumn: return tr("Status");
-    case InputTokensColumn: return tr("In tokens");
-    case OutputTokensColumn: return tr("Out tokens");
-    case CostColumn: return tr("Cost $");
-    case LatencyColumn: return tr("Latency s");
-    case CandidateColumn: return tr("Candidate");
+    case CallColumn:
+        return tr("Call");
+    case GenerationColumn:
+        return tr("Gen");
+    case IslandColumn:
+        return tr("Island");
+    case OperatorColumn:
+        return tr("Operator");
+    case StageColumn:
+        return tr("Stage");
+    case ModelColumn:
+        return tr("Model");
+    case StatusColumn:
+        return tr("Status");
+    case InputTokensColumn:
+        return tr("In tokens");
+    case OutputTokensColumn:
+        return tr("Out tokens");
+    case CostColumn:
+        return tr("Cost $");
+    case LatencyColumn:
+        return tr("Latency s");
+    case CandidateColumn:
+        return tr("Candidate");
     }
     return {};
 }

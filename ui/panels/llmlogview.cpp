@@ -49,7 +49,8 @@ LlmLogView::LlmLogView(RunData* data, CandidateSelection* selection, QWidget* pa
     for (const QString& status : kKnownStatuses)
         m_status->addItem(status);
     m_status->addItem(tr("failed"));
-    m_status->setItemData(m_status->count() - 1, tr("Calls the client reported as failed: network, rate limit, server errors"),
+    m_status->setItemData(m_status->count() - 1,
+                          tr("Calls the client reported as failed: network, rate limit, server errors"),
                           Qt::ToolTipRole);
     m_totals = new QLabel;
     m_totals->setTextFormat(Qt::PlainText);
@@ -131,7 +132,8 @@ void LlmLogView::updatePage() {
     if (!m_data)
         return;
     const bool calls = !m_data->llmCalls().isEmpty();
-    const bool configured = !m_data->run().config.value(QLatin1String("llm")).toObject().value(QLatin1String("models")).toArray().isEmpty();
+    const bool configured =
+        !m_data->run().config.value(QLatin1String("llm")).toObject().value(QLatin1String("models")).toArray().isEmpty();
     if (calls || configured) {
         m_stack->setCurrentIndex(1);
         return;
@@ -139,9 +141,10 @@ void LlmLogView::updatePage() {
     if (!m_data->hasRun())
         m_placeholder->setText(tr("No run is open."));
     else
-        m_placeholder->setText(tr("This run used no language model: its candidates came from the seeds, the tuner and the "
-                                  "expert library.\n\nTo let language models propose kernels, add one or more models under "
-                                  "\"Language models\" when you set up a run, with an API key or a local server."));
+        m_placeholder->setText(
+            tr("This run used no language model: its candidates came from the seeds, the tuner and the "
+               "expert library.\n\nTo let language models propose kernels, add one or more models under "
+               "\"Language models\" when you set up a run, with an API key or a local server."));
     m_stack->setCurrentIndex(0);
 }
 
@@ -192,9 +195,11 @@ void LlmLogView::updateTotalsLabel() {
     const QLocale locale;
     QString text = (m_calls == 1 ? tr("1 call") : tr("%1 calls").arg(m_calls))
                    + tr(" · %1 input and %2 output tokens · $%3")
-                         .arg(locale.toString(m_inputTokens), locale.toString(m_outputTokens), locale.toString(m_knownUsd, 'f', 2));
+                         .arg(locale.toString(m_inputTokens), locale.toString(m_outputTokens),
+                              locale.toString(m_knownUsd, 'f', 2));
     if (m_unknownCost > 0)
-        text += (m_unknownCost == 1 ? tr(" known; 1 call of unknown cost") : tr(" known; %1 calls of unknown cost").arg(m_unknownCost));
+        text += (m_unknownCost == 1 ? tr(" known; 1 call of unknown cost")
+                                    : tr(" known; %1 calls of unknown cost").arg(m_unknownCost));
     m_totals->setText(text);
 }
 

@@ -27,28 +27,36 @@ int severityRank(const QString& severity) {
 QIcon severityIcon(const QString& severity) {
     QStyle* style = QApplication::style();
     switch (severityRank(severity)) {
-    case 2: return style->standardIcon(QStyle::SP_MessageBoxCritical);
-    case 1: return style->standardIcon(QStyle::SP_MessageBoxWarning);
-    case 0: return style->standardIcon(QStyle::SP_MessageBoxInformation);
-    default: return {};
+    case 2:
+        return style->standardIcon(QStyle::SP_MessageBoxCritical);
+    case 1:
+        return style->standardIcon(QStyle::SP_MessageBoxWarning);
+    case 0:
+        return style->standardIcon(QStyle::SP_MessageBoxInformation);
+    default:
+        return {};
     }
 }
 
 QColor severityColor(const QString& severity) {
     // Mid-saturation tones stay legible on both light and dark palettes.
     switch (severityRank(severity)) {
-    case 2: return QColor(0xd3, 0x2f, 0x2f);
-    case 1: return QColor(0xc7, 0x7c, 0x02);
-    case 0: return QColor(0x1e, 0x78, 0xc8);
-    default: return {};
+    case 2:
+        return QColor(0xd3, 0x2f, 0x2f);
+    case 1:
+        return QColor(0xc7, 0x7c, 0x02);
+    case 0:
+        return QColor(0x1e, 0x78, 0xc8);
+    default:
+        return {};
     }
 }
 
 QColor statusColor(const QString& status) {
     if (status == QLatin1String("ok"))
         return QColor(0x2e, 0x8b, 0x3e);
-    if (status == QLatin1String("timeout") || status == QLatin1String("rejected") || status == QLatin1String("duplicate")
-        || status == QLatin1String("unparsable"))
+    if (status == QLatin1String("timeout") || status == QLatin1String("rejected")
+        || status == QLatin1String("duplicate") || status == QLatin1String("unparsable"))
         return QColor(0xc7, 0x7c, 0x02);
     if (status.isEmpty())
         return {};

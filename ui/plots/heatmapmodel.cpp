@@ -61,14 +61,22 @@ QVariant HeatmapModel::data(const QModelIndex& index, int role) const {
     const int at = yLevelOf(index) * search::kLevels + xLevelOf(index);
     const Bin& bin = m_bins[static_cast<size_t>(at)];
     switch (role) {
-    case Qt::DisplayRole: return bin.elite ? plotstyle::speedup(bin.speedup) : QString();
-    case Qt::ToolTipRole: return toolTip(at);
-    case Qt::TextAlignmentRole: return static_cast<int>(Qt::AlignCenter);
-    case EliteRole: return bin.elite;
-    case SpeedupRole: return bin.speedup;
-    case CountRole: return bin.count;
-    case CorrectCountRole: return bin.correct;
-    default: return {};
+    case Qt::DisplayRole:
+        return bin.elite ? plotstyle::speedup(bin.speedup) : QString();
+    case Qt::ToolTipRole:
+        return toolTip(at);
+    case Qt::TextAlignmentRole:
+        return static_cast<int>(Qt::AlignCenter);
+    case EliteRole:
+        return bin.elite;
+    case SpeedupRole:
+        return bin.speedup;
+    case CountRole:
+        return bin.count;
+    case CorrectCountRole:
+        return bin.correct;
+    default:
+        return {};
     }
 }
 

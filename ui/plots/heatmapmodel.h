@@ -83,7 +83,7 @@ private:
     int m_x = 0;
     int m_y = 1;
     int m_island = -1;
-    std::vector<Bin> m_bins; // [yLevel * kLevels + xLevel]
+    std::vector<Bin> m_bins;                   // [yLevel * kLevels + xLevel]
     std::vector<Contribution> m_contributions; // per RunData row
 };
 

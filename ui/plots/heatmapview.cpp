@@ -291,8 +291,9 @@ void HeatmapView::refresh() {
     labelAxis(m_plot->yAxis, y, Qt::Vertical);
 
     m_emptyNote->setVisible(candidates == 0);
-    m_summary->setText(filled ? tr("%1 of %2 cells filled, best %3").arg(filled).arg(kLevels * kLevels).arg(plotstyle::speedup(best))
-                              : tr("no elites yet"));
+    m_summary->setText(
+        filled ? tr("%1 of %2 cells filled, best %3").arg(filled).arg(kLevels * kLevels).arg(plotstyle::speedup(best))
+               : tr("no elites yet"));
     updateOutline();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }
@@ -322,7 +323,8 @@ void HeatmapView::onMouseMove(QMouseEvent* event) {
         QToolTip::hideText();
         return;
     }
-    QToolTip::showText(m_plot->mapToGlobal(event->position().toPoint()), index.data(Qt::ToolTipRole).toString(), m_plot);
+    QToolTip::showText(m_plot->mapToGlobal(event->position().toPoint()), index.data(Qt::ToolTipRole).toString(),
+                       m_plot);
 }
 
 void HeatmapView::onMousePress(QMouseEvent* event) {

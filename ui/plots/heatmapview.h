@@ -8,8 +8,8 @@
 #include <QPointer>
 #include <QWidget>
 
-#include "search/descriptors.h"
 #include "plotstyle.h"
+#include "search/descriptors.h"
 
 #include <array>
 

@@ -79,11 +79,13 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
     m_pending = m_plot->addGraph();
     m_pending->setName(tr("pending"));
     m_pending->setLineStyle(QCPGraph::lsNone);
-    m_pending->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(120, 120, 120), 1), Qt::NoBrush, 6));
+    m_pending->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(120, 120, 120), 1), Qt::NoBrush, 6));
     m_failed = m_plot->addGraph();
     m_failed->setName(tr("failed"));
     m_failed->setLineStyle(QCPGraph::lsNone);
-    m_failed->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(plotstyle::failedColor().darker(115), 0.8), plotstyle::failedColor(), 5));
+    m_failed->setScatterStyle(QCPScatterStyle(
+        QCPScatterStyle::ssCircle, QPen(plotstyle::failedColor().darker(115), 0.8), plotstyle::failedColor(), 5));
     for (int band = 0; band < kBands; ++band) {
         QCPGraph* g = m_plot->addGraph();
         g->setName(bandName(kBandLimits, band));
@@ -94,7 +96,8 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
     }
     m_selected = m_plot->addGraph();
     m_selected->setLineStyle(QCPGraph::lsNone);
-    m_selected->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(220, 30, 60), 2.5), QColor(220, 30, 60, 60), 14));
+    m_selected->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(220, 30, 60), 2.5), QColor(220, 30, 60, 60), 14));
     m_selected->removeFromLegend();
 
     // The legend goes in a row of its own under the lanes, where it hides no dot.
@@ -140,9 +143,10 @@ void IslandsView::onEventsAdded(int first, int last) {
         const store::EventRecord& e = events[i];
         if (e.kind != QLatin1String("migration"))
             continue;
-        m_migrations.push_back({e.generation, e.data.value(QLatin1String("from")).toInt(), e.data.value(QLatin1String("to")).toInt(),
-                                static_cast<qint64>(e.data.value(QLatin1String("candidate")).toDouble()),
-                                e.data.value(QLatin1String("speedup")).toDouble(), e.data.value(QLatin1String("accepted")).toBool()});
+        m_migrations.push_back(
+            {e.generation, e.data.value(QLatin1String("from")).toInt(), e.data.value(QLatin1String("to")).toInt(),
+             static_cast<qint64>(e.data.value(QLatin1String("candidate")).toDouble()),
+             e.data.value(QLatin1String("speedup")).toDouble(), e.data.value(QLatin1String("accepted")).toBool()});
         any = true;
     }
     if (any)
@@ -218,7 +222,8 @@ void IslandsView::refresh() {
     for (int i = 0; i < m_lanes; ++i) {
         const Lane& lane = lanes[i];
         QString label = tr("island %1\n%2 cand., %3 correct").arg(i).arg(lane.count).arg(lane.correct);
-        label += lane.best ? tr("\nbest %1 (#%2)").arg(plotstyle::speedup(lane.bestSpeedup)).arg(lane.best) : tr("\nno best yet");
+        label += lane.best ? tr("\nbest %1 (#%2)").arg(plotstyle::speedup(lane.bestSpeedup)).arg(lane.best)
+                           : tr("\nno best yet");
         ticker->addTick(laneY(i), label);
     }
     m_plot->xAxis->setRange(-0.7, std::max(lastGeneration, 1) + 0.7);

@@ -59,9 +59,9 @@ private:
     QCPGraph* m_failed = nullptr;
     QCPGraph* m_pending = nullptr;
     QCPGraph* m_selected = nullptr;
-    QList<Migration> m_migrations;     // every migration event of the run, in order
-    QList<QCPItemLine*> m_arrows;      // for the most recent ones
-    QList<QCPItemRect*> m_laneBands;   // behind every other lane
+    QList<Migration> m_migrations;          // every migration event of the run, in order
+    QList<QCPItemLine*> m_arrows;           // for the most recent ones
+    QList<QCPItemRect*> m_laneBands;        // behind every other lane
     QVector<plotstyle::PlotPoint> m_points; // every dot drawn, for picking
     int m_lanes = 0;
     plotstyle::RefreshTimer* m_refresh = nullptr;

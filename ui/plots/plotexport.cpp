@@ -25,7 +25,8 @@ Format formatOf(const QString& file) {
 
 spec::Error unknownFormat(const QString& file) {
     const QString suffix = QFileInfo(file).suffix();
-    const QString what = suffix.isEmpty() ? QObject::tr("a file without suffix") : QStringLiteral("\".%1\"").arg(suffix);
+    const QString what =
+        suffix.isEmpty() ? QObject::tr("a file without suffix") : QStringLiteral("\".%1\"").arg(suffix);
     return spec::fail(QObject::tr("cannot export %1: %2 is not a known image format (use .png or .svg)")
                           .arg(QFileInfo(file).fileName(), what)
                           .toStdString());
@@ -42,8 +43,9 @@ void exportFromMenu(QCustomPlot* plot, const QString& baseName, Format format) {
     const bool png = format == Format::Png;
     const QString dir = QStandardPaths::writableLocation(QStandardPaths::PicturesLocation);
     const QString proposed = QDir(dir).filePath(baseName + (png ? QStringLiteral(".png") : QStringLiteral(".svg")));
-    const QString file = QFileDialog::getSaveFileName(plot, png ? QObject::tr("Export as PNG") : QObject::tr("Export as SVG"), proposed,
-                                                      png ? QObject::tr("PNG image (*.png)") : QObject::tr("SVG image (*.svg)"));
+    const QString file =
+        QFileDialog::getSaveFileName(plot, png ? QObject::tr("Export as PNG") : QObject::tr("Export as SVG"), proposed,
+                                     png ? QObject::tr("PNG image (*.png)") : QObject::tr("SVG image (*.svg)"));
     if (file.isEmpty())
         return;
     if (auto done = exportPlot(plot, file); !done)
@@ -76,7 +78,8 @@ spec::Status exportPlot(QCustomPlot* plot, const QString& file, int width, int h
         painter.end();
         return written(file);
     }
-    case Format::Unknown: break;
+    case Format::Unknown:
+        break;
     }
     return unknownFormat(file);
 }
@@ -100,7 +103,8 @@ spec::Status exportWidget(QWidget* widget, const QString& file) {
         painter.end();
         return written(file);
     }
-    case Format::Unknown: break;
+    case Format::Unknown:
+        break;
     }
     return unknownFormat(file);
 }
@@ -110,8 +114,10 @@ void addExportMenu(QCustomPlot* plot, const QString& baseName) {
     QObject::connect(plot, &QWidget::customContextMenuRequested, plot, [plot, baseName](const QPoint& pos) {
         auto* menu = new QMenu(plot);
         menu->setAttribute(Qt::WA_DeleteOnClose);
-        menu->addAction(QObject::tr("Export as PNG…"), plot, [plot, baseName] { exportFromMenu(plot, baseName, Format::Png); });
-        menu->addAction(QObject::tr("Export as SVG…"), plot, [plot, baseName] { exportFromMenu(plot, baseName, Format::Svg); });
+        menu->addAction(QObject::tr("Export as PNG…"), plot,
+                        [plot, baseName] { exportFromMenu(plot, baseName, Format::Png); });
+        menu->addAction(QObject::tr("Export as SVG…"), plot,
+                        [plot, baseName] { exportFromMenu(plot, baseName, Format::Svg); });
         menu->popup(plot->mapToGlobal(pos));
     });
 }

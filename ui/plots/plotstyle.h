@@ -39,7 +39,7 @@ QCPColorGradient speedupGradient();
 QColor islandColor(int island);
 QColor failedColor();
 
-QString speedup(double value);                    // "1.84×"
+QString speedup(double value);                       // "1.84×"
 QString rate(double perSecond, const QString& unit); // "4.00 TB/s", "60.0 TFLOP/s"
 
 // Antialiasing and the legend's look, shared by every plot.

@@ -28,8 +28,8 @@ private:
 
     QPointer<RunData> m_data;
     QCustomPlot* m_plot = nullptr;
-    QList<QCPGraph*> m_best;   // per island
-    QList<QCPGraph*> m_median; // per island
+    QList<QCPGraph*> m_best;         // per island
+    QList<QCPGraph*> m_median;       // per island
     QCPGraph* m_medianKey = nullptr; // a legend entry that explains the dashed lines
     QCPGraph* m_baseline = nullptr;
     plotstyle::RefreshTimer* m_refresh = nullptr;

@@ -20,12 +20,18 @@ constexpr std::array kOrigins = {model::Origin::Seed, model::Origin::Tuner, mode
 
 QColor originColor(model::Origin origin) {
     switch (origin) {
-    case model::Origin::Seed: return QColor(40, 40, 40);
-    case model::Origin::Tuner: return QColor(31, 119, 180);
-    case model::Origin::Expert: return QColor(44, 160, 44);
-    case model::Origin::Llm: return QColor(255, 127, 14);
-    case model::Origin::Human: return QColor(148, 103, 189);
-    case model::Origin::Experience: return QColor(23, 190, 207);
+    case model::Origin::Seed:
+        return QColor(40, 40, 40);
+    case model::Origin::Tuner:
+        return QColor(31, 119, 180);
+    case model::Origin::Expert:
+        return QColor(44, 160, 44);
+    case model::Origin::Llm:
+        return QColor(255, 127, 14);
+    case model::Origin::Human:
+        return QColor(148, 103, 189);
+    case model::Origin::Experience:
+        return QColor(23, 190, 207);
     }
     return Qt::black;
 }
@@ -55,20 +61,23 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
     m_failed = m_plot->addGraph();
     m_failed->setName(tr("incorrect or failed"));
     m_failed->setLineStyle(QCPGraph::lsNone);
-    m_failed->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCross, QPen(plotstyle::failedColor(), 1.2), Qt::NoBrush, 6));
+    m_failed->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCross, QPen(plotstyle::failedColor(), 1.2), Qt::NoBrush, 6));
     for (model::Origin origin : kOrigins) {
         QCPGraph* g = m_plot->addGraph();
         g->setName(originTitle(origin));
         g->setLineStyle(QCPGraph::lsNone);
         QColor fill = originColor(origin);
         fill.setAlpha(150);
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(originColor(origin).darker(130), 0.8), fill, 6));
+        g->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(originColor(origin).darker(130), 0.8), fill, 6));
         m_originGraphs.push_back(g);
     }
     m_selected = m_plot->addGraph();
     m_selected->setName(tr("selected"));
     m_selected->setLineStyle(QCPGraph::lsNone);
-    m_selected->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(220, 30, 60), 2.5), QColor(220, 30, 60, 60), 15));
+    m_selected->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(220, 30, 60), 2.5), QColor(220, 30, 60, 60), 15));
     m_selected->removeFromLegend();
 
     m_note = new QCPItemText(m_plot);
@@ -198,10 +207,12 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
 
     // Memory roofs rise until the highest compute roof; each compute roof starts at its ridge.
     addRoof({xLo, peak / c.dramBytes}, {c.dramBytes * xLo, peak}, QPen(roof, 2));
-    addLabel(xLo * 1.3, c.dramBytes * xLo * 1.3, Qt::AlignLeft | Qt::AlignBottom, tr("DRAM %1").arg(plotstyle::rate(c.dramBytes, QStringLiteral("B"))), roof);
+    addLabel(xLo * 1.3, c.dramBytes * xLo * 1.3, Qt::AlignLeft | Qt::AlignBottom,
+             tr("DRAM %1").arg(plotstyle::rate(c.dramBytes, QStringLiteral("B"))), roof);
     if (c.l2Bytes > c.dramBytes) {
         addRoof({xLo, peak / c.l2Bytes}, {c.l2Bytes * xLo, peak}, QPen(roof, 1.2, Qt::DotLine));
-        addLabel(xLo * 1.3, c.l2Bytes * xLo * 1.3, Qt::AlignLeft | Qt::AlignBottom, tr("L2 %1").arg(plotstyle::rate(c.l2Bytes, QStringLiteral("B"))), roof);
+        addLabel(xLo * 1.3, c.l2Bytes * xLo * 1.3, Qt::AlignLeft | Qt::AlignBottom,
+                 tr("L2 %1").arg(plotstyle::rate(c.l2Bytes, QStringLiteral("B"))), roof);
     }
     struct Compute {
         double flops;
@@ -209,7 +220,8 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
         Qt::PenStyle style;
     };
     // FP16 and BF16 tensor peaks are usually the same: one roof and one label then.
-    const bool sameTensorPeak = c.bf16TensorFlops > 0.0 && std::abs(c.fp16TensorFlops - c.bf16TensorFlops) <= 0.02 * c.fp16TensorFlops;
+    const bool sameTensorPeak =
+        c.bf16TensorFlops > 0.0 && std::abs(c.fp16TensorFlops - c.bf16TensorFlops) <= 0.02 * c.fp16TensorFlops;
     const std::array<Compute, 3> computes = {
         Compute{c.fp32Flops, tr("FP32"), Qt::SolidLine},
         Compute{c.fp16TensorFlops, sameTensorPeak ? tr("FP16/BF16 tensor") : tr("FP16 tensor"), Qt::DashLine},
@@ -219,7 +231,8 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
             continue;
         addRoof({compute.flops / c.dramBytes, xHi}, {compute.flops, compute.flops}, QPen(roof, 2, compute.style));
         addLabel(xHi / 1.1, compute.flops, Qt::AlignRight | Qt::AlignBottom,
-                 QStringLiteral("%1 %2").arg(compute.name, plotstyle::rate(compute.flops, QStringLiteral("FLOP"))), roof);
+                 QStringLiteral("%1 %2").arg(compute.name, plotstyle::rate(compute.flops, QStringLiteral("FLOP"))),
+                 roof);
     }
 }
 

@@ -13,7 +13,7 @@ namespace kforge::ui {
 
 struct CandidateDetail {
     qint64 id = 0;
-    model::Candidate candidate; // with its source
+    model::Candidate candidate;                 // with its source
     QList<store::EvaluationRecord> evaluations; // search first, then re-measurements
     std::optional<store::ReviewRecord> review;
     QString error; // why it could not be read; the rest is empty then

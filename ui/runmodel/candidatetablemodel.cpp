@@ -56,20 +56,30 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
         return {};
     const CandidateRow& r = m_data->candidateAt(index.row());
     switch (role) {
-    case CandidateRole: return r.id;
-    case StatusRole: return r.status;
-    case OriginRole: return static_cast<int>(r.origin);
-    case CorrectRole: return r.correct;
+    case CandidateRole:
+        return r.id;
+    case StatusRole:
+        return r.status;
+    case OriginRole:
+        return static_cast<int>(r.origin);
+    case CorrectRole:
+        return r.correct;
     case Qt::DisplayRole:
     case SortRole: {
         const bool sort = role == SortRole;
         switch (index.column()) {
-        case Id: return r.id;
-        case Island: return r.island;
-        case Generation: return r.generation;
-        case Origin: return originTitle(r.origin);
-        case Label: return r.label;
-        case Params: return r.params;
+        case Id:
+            return r.id;
+        case Island:
+            return r.island;
+        case Generation:
+            return r.generation;
+        case Origin:
+            return originTitle(r.origin);
+        case Label:
+            return r.label;
+        case Params:
+            return r.params;
         case Status:
             if (r.status.isEmpty())
                 return sort ? QStringLiteral("~") : tr("pending");
@@ -82,7 +92,8 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
             if (sort)
                 return r.candidateUs > 0 ? r.candidateUs : 1e300;
             return r.candidateUs > 0 ? QStringLiteral("%1 µs").arg(r.candidateUs, 0, 'f', 2) : QString();
-        case Cell: return cellText(r);
+        case Cell:
+            return cellText(r);
         case Findings:
             if (sort)
                 return r.findings;
@@ -107,8 +118,8 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
             return r.topFinding;
         return {};
     case Qt::TextAlignmentRole:
-        if (index.column() == Id || index.column() == Island || index.column() == Generation || index.column() == Speedup
-            || index.column() == Time)
+        if (index.column() == Id || index.column() == Island || index.column() == Generation
+            || index.column() == Speedup || index.column() == Time)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case Qt::ForegroundRole:
@@ -124,7 +135,8 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
             return font;
         }
         return {};
-    default: return {};
+    default:
+        return {};
     }
 }
 
@@ -132,18 +144,30 @@ QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientatio
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
-    case Id: return tr("Id");
-    case Island: return tr("Island");
-    case Generation: return tr("Gen");
-    case Origin: return tr("Origin");
-    case Label: return tr("Label");
-    case Params: return tr("Parameters");
-    case Status: return tr("Status");
-    case Speedup: return tr("Speedup");
-    case Time: return tr("Time");
-    case Cell: return tr("Behaviour cell");
-    case Findings: return tr("Findings");
-    case Flags: return tr("Flags");
+    case Id:
+        return tr("Id");
+    case Island:
+        return tr("Island");
+    case Generation:
+        return tr("Gen");
+    case Origin:
+        return tr("Origin");
+    case Label:
+        return tr("Label");
+    case Params:
+        return tr("Parameters");
+    case Status:
+        return tr("Status");
+    case Speedup:
+        return tr("Speedup");
+    case Time:
+        return tr("Time");
+    case Cell:
+        return tr("Behaviour cell");
+    case Findings:
+        return tr("Findings");
+    case Flags:
+        return tr("Flags");
     }
     return {};
 }
@@ -185,7 +209,8 @@ bool CandidateFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& so
     const QString status = at(0, CandidateTableModel::StatusRole).toString();
     const QString flags = at(CandidateTableModel::Flags).toString();
     switch (m_state) {
-    case State::Any: break;
+    case State::Any:
+        break;
     case State::Correct:
         if (!at(0, CandidateTableModel::CorrectRole).toBool())
             return false;

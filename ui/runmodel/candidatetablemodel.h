@@ -13,7 +13,21 @@ namespace kforge::ui {
 class CandidateTableModel : public AppendOnlyTableModel {
     Q_OBJECT
 public:
-    enum Column { Id, Island, Generation, Origin, Label, Params, Status, Speedup, Time, Cell, Findings, Flags, ColumnCount };
+    enum Column {
+        Id,
+        Island,
+        Generation,
+        Origin,
+        Label,
+        Params,
+        Status,
+        Speedup,
+        Time,
+        Cell,
+        Findings,
+        Flags,
+        ColumnCount
+    };
     enum Role {
         CandidateRole = Qt::UserRole + 1, // qint64 id
         SortRole,                         // numbers as numbers

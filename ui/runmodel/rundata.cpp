@@ -4,12 +4,18 @@ namespace kforge::ui {
 
 QString originTitle(model::Origin origin) {
     switch (origin) {
-    case model::Origin::Seed: return QObject::tr("seed");
-    case model::Origin::Tuner: return QObject::tr("tuner");
-    case model::Origin::Expert: return QObject::tr("expert");
-    case model::Origin::Llm: return QObject::tr("LLM");
-    case model::Origin::Human: return QObject::tr("human");
-    case model::Origin::Experience: return QObject::tr("experience");
+    case model::Origin::Seed:
+        return QObject::tr("seed");
+    case model::Origin::Tuner:
+        return QObject::tr("tuner");
+    case model::Origin::Expert:
+        return QObject::tr("expert");
+    case model::Origin::Llm:
+        return QObject::tr("LLM");
+    case model::Origin::Human:
+        return QObject::tr("human");
+    case model::Origin::Experience:
+        return QObject::tr("experience");
     }
     return {};
 }

@@ -6,10 +6,10 @@
 // arrives in chunks, a live run a few times a second), and says what changed with fine-grained
 // signals so the models update incrementally.
 
+#include "diagnose/roofline.h"
 #include "model/candidate.h"
 #include "search/descriptors.h"
 #include "search/enginetypes.h"
-#include "diagnose/roofline.h"
 #include "store/runstore.h"
 
 #include <QHash>
@@ -41,7 +41,7 @@ struct CandidateRow {
     double speedup = 0.0;     // over the baseline paired in the same evaluation; 0 when not timed
     double candidateUs = 0.0; // median; 0 when not timed
     double baselineUs = 0.0;
-    double confirmedSpeedup = 0.0; // of a re-measurement before promotion; 0 when none
+    double confirmedSpeedup = 0.0;   // of a re-measurement before promotion; 0 when none
     std::optional<model::Cell> cell; // behaviour cell, once compiled
     bool hasRoofline = false;
     double intensity = 0.0;     // FLOP per byte
@@ -49,7 +49,7 @@ struct CandidateRow {
     double achievedBytes = 0.0; // per second
     QString bound;              // memory, compute, latency
     int findings = 0;
-    QString topFinding; // the most severe finding's message
+    QString topFinding;                       // the most severe finding's message
     std::optional<model::ReviewState> review; // none when it never needed one
 
     bool evaluated() const { return !status.isEmpty(); }
@@ -65,18 +65,18 @@ struct RunDelta {
     int islands = 0;
     std::array<search::Dimension, model::kDimensions> dimensions;
     std::optional<diagnose::Ceilings> ceilings;
-    QList<CandidateRow> added;   // new candidates, in id order
-    QList<CandidateRow> changed; // candidates already sent whose flags, result or review changed
-    QList<store::EventRecord> events;   // new ones
-    QList<store::LlmCallRecord> llmCalls; // new ones
-    QList<QPair<qint64, qint64>> llmLinks; // (call, candidate) for calls sent before they had one
+    QList<CandidateRow> added;               // new candidates, in id order
+    QList<CandidateRow> changed;             // candidates already sent whose flags, result or review changed
+    QList<store::EventRecord> events;        // new ones
+    QList<store::LlmCallRecord> llmCalls;    // new ones
+    QList<QPair<qint64, qint64>> llmLinks;   // (call, candidate) for calls sent before they had one
     QList<store::StrategyRecord> strategies; // all of them, when any changed
     bool strategiesChanged = false;
     // The islands' archives as the engine stored them; none for runs recorded before they were.
     std::optional<QList<store::ArchiveMemberRecord>> archives;
     bool archivesChanged = false;
-    qint64 loaded = 0; // candidates sent so far
-    qint64 total = 0;  // candidates in the store
+    qint64 loaded = 0;    // candidates sent so far
+    qint64 total = 0;     // candidates in the store
     bool complete = true; // false while a large run is still arriving in chunks
 };
 
@@ -116,9 +116,9 @@ public:
     void apply(const RunDelta& delta);
 
 signals:
-    void cleared();                              // no run, or a different one is coming
-    void runChanged();                           // record, islands, dimensions, ceilings, loading state
-    void candidatesAdded(int first, int last);   // rows, inclusive
+    void cleared();                            // no run, or a different one is coming
+    void runChanged();                         // record, islands, dimensions, ceilings, loading state
+    void candidatesAdded(int first, int last); // rows, inclusive
     void candidatesChanged(const QList<int>& rows);
     void eventsAdded(int first, int last);
     void llmCallsAdded(int first, int last);

@@ -64,7 +64,8 @@ void RunReader::open(qint64 token, const QString& storePath, qint64 run) {
     // build cannot read still shows the run with the built-in space.
     auto config = search::RunConfig::fromJson(record->config);
     const QString descriptors = config ? config->descriptors : QString();
-    auto space = descriptors.isEmpty() ? search::DescriptorSpace::builtIn() : search::DescriptorSpace::load(descriptors);
+    auto space =
+        descriptors.isEmpty() ? search::DescriptorSpace::builtIn() : search::DescriptorSpace::load(descriptors);
     if (!space && !descriptors.isEmpty())
         space = search::DescriptorSpace::builtIn();
     if (!space)

@@ -6,8 +6,8 @@
 // same file through its own connection; WAL lets this reader run beside it.
 
 #include "candidatedetails.h"
-#include "search/descriptors.h"
 #include "rundata.h"
+#include "search/descriptors.h"
 
 #include <QObject>
 #include <QSet>
@@ -47,7 +47,7 @@ private:
     qint64 m_token = 0;
     qint64 m_run = 0;
     bool m_fresh = false;
-    bool m_reading = false;    // a chunked read is under way
+    bool m_reading = false; // a chunked read is under way
     bool m_refreshAgain = false;
     search::DescriptorSpace m_space;
     spec::Dialect m_dialect = spec::Dialect::OpenCL;
@@ -58,7 +58,7 @@ private:
     qint64 m_lastEvent = 0;
     qint64 m_lastLlmCall = 0;
     std::unordered_map<qint64, CandidateRow> m_rows;
-    QSet<qint64> m_unlinkedCalls; // ok calls sent before their candidate was linked
+    QSet<qint64> m_unlinkedCalls;                                // ok calls sent before their candidate was linked
     std::optional<QList<store::ArchiveMemberRecord>> m_archives; // as last sent
     QSet<qint64> m_pinned;
     QSet<qint64> m_vetoed;

@@ -53,9 +53,9 @@ void RunSession::openReader(const QString& storePath, qint64 run) {
     m_details->setToken(m_token);
     m_selection->clear();
     m_data->clear();
-    QMetaObject::invokeMethod(m_reader, [reader = m_reader, token = m_token, path = m_storePath, run] {
-        reader->open(token, path, run);
-    }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        m_reader, [reader = m_reader, token = m_token, path = m_storePath, run] { reader->open(token, path, run); },
+        Qt::QueuedConnection);
 }
 
 bool RunSession::openStored(const QString& storePath, qint64 run) {

@@ -7,8 +7,8 @@
 
 #include "candidatedetails.h"
 #include "candidateselection.h"
-#include "search/engine.h"
 #include "rundata.h"
+#include "search/engine.h"
 
 #include <QObject>
 #include <QPointer>

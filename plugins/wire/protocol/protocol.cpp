@@ -35,8 +35,7 @@ Expected<json> parseLine(const std::string& line) {
     return std::move(*j);
 }
 
-template <typename T>
-T value(const json& j, const char* key, T fallback) {
+template <typename T> T value(const json& j, const char* key, T fallback) {
     auto it = j.find(key);
     if (it == j.end() || it->is_null())
         return fallback;
@@ -75,16 +74,16 @@ Expected<KernelInput> kernelFromJson(const json& j, const std::string& field) {
 
 json optionsToJson(const EvalOptions& o) {
     json j = {{"timing", o.timing},
-            {"warmup", o.warmup},
-            {"min_repetitions", o.minRepetitions},
-            {"max_repetitions", o.maxRepetitions},
-            {"time_cap_s", o.timeCapSeconds},
-            {"target_precision", o.targetPrecision},
-            {"input_sets", o.inputSets},
-            {"device", o.device},
-            {"timing_mode", o.timingMode},
-            {"profile", o.profile},
-            {"stress", o.stress}};
+              {"warmup", o.warmup},
+              {"min_repetitions", o.minRepetitions},
+              {"max_repetitions", o.maxRepetitions},
+              {"time_cap_s", o.timeCapSeconds},
+              {"target_precision", o.targetPrecision},
+              {"input_sets", o.inputSets},
+              {"device", o.device},
+              {"timing_mode", o.timingMode},
+              {"profile", o.profile},
+              {"stress", o.stress}};
     if (!o.seeds.empty())
         j["seeds"] = o.seeds;
     if (!o.timingSeeds.empty())
@@ -133,7 +132,7 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
 }
 
 json timingToJson(const TimingStats& t) {
-    return {{"method", t.method}, {"count", t.count},   {"median_us", t.medianUs}, {"mean_us", t.meanUs},
+    return {{"method", t.method}, {"count", t.count},  {"median_us", t.medianUs}, {"mean_us", t.meanUs},
             {"min_us", t.minUs},  {"max_us", t.maxUs}, {"spread", t.spread}};
 }
 
@@ -166,7 +165,11 @@ std::optional<Status> parseStatus(std::string_view name) {
 }
 
 std::string encode(const Hello& h) {
-    return json{{"kforge", kMagic}, {"protocol", h.protocol}, {"backend", h.backend}, {"version", h.workerVersion}, {"pid", h.pid}}
+    return json{{"kforge", kMagic},
+                {"protocol", h.protocol},
+                {"backend", h.backend},
+                {"version", h.workerVersion},
+                {"pid", h.pid}}
         .dump();
 }
 
@@ -177,7 +180,8 @@ std::string encode(const Request& r) {
             if constexpr (std::is_same_v<T, ProbeRequest>) {
                 return json{{"id", req.id}, {"type", "probe"}}.dump();
             } else if constexpr (std::is_same_v<T, CeilingsRequest>) {
-                return json{{"id", req.id}, {"type", "ceilings"}, {"device", req.device}, {"refresh", req.refresh}}.dump();
+                return json{{"id", req.id}, {"type", "ceilings"}, {"device", req.device}, {"refresh", req.refresh}}
+                    .dump();
             } else if constexpr (std::is_same_v<T, ShutdownRequest>) {
                 return json{{"id", req.id}, {"type", "shutdown"}}.dump();
             } else {
@@ -197,23 +201,25 @@ std::string encode(const Request& r) {
 }
 
 json toJson(const EvaluateResult& r) {
-    json j{{"id", r.id},
-           {"type", "result"},
-           {"status", std::string(statusName(r.status))},
-           {"message", r.message},
-           {"device", r.device},
-           {"wall_s", r.wallSeconds}};
+    json j{{"id", r.id},           {"type", "result"},   {"status", std::string(statusName(r.status))},
+           {"message", r.message}, {"device", r.device}, {"wall_s", r.wallSeconds}};
     json compile = json::array();
     for (const auto& c : r.compile)
-        compile.push_back({{"role", c.role}, {"ok", c.ok}, {"seconds", c.seconds}, {"log", c.log}, {"resources", c.resources}});
+        compile.push_back(
+            {{"role", c.role}, {"ok", c.ok}, {"seconds", c.seconds}, {"log", c.log}, {"resources", c.resources}});
     j["compile"] = compile;
     json outputs = json::array();
     for (const auto& o : r.outputs) {
-        json e{{"name", o.name},           {"checked", o.checked},          {"mismatches", o.mismatches},
-               {"unwritten", o.unwritten}, {"non_finite", o.nonFinite},      {"max_abs_error", o.maxAbsError},
+        json e{{"name", o.name},
+               {"checked", o.checked},
+               {"mismatches", o.mismatches},
+               {"unwritten", o.unwritten},
+               {"non_finite", o.nonFinite},
+               {"max_abs_error", o.maxAbsError},
                {"max_rel_error", o.maxRelError}};
         if (o.firstMismatch)
-            e["first_mismatch"] = {{"index", *o.firstMismatch}, {"got", o.firstGot}, {"expected", o.firstExpected}, {"seed", o.firstSeed}};
+            e["first_mismatch"] = {
+                {"index", *o.firstMismatch}, {"got", o.firstGot}, {"expected", o.firstExpected}, {"seed", o.firstSeed}};
         outputs.push_back(e);
     }
     j["outputs"] = outputs;
@@ -256,28 +262,41 @@ json toJson(const EvaluateResult& r) {
     }
     j["diagnostics"] = diags;
     if (r.profile)
-        j["profile"] = {{"status", r.profile->status}, {"message", r.profile->message}, {"metrics", r.profile->metrics}};
+        j["profile"] = {
+            {"status", r.profile->status}, {"message", r.profile->message}, {"metrics", r.profile->metrics}};
     return j;
 }
 
-std::string encode(const EvaluateResult& r) { return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string encode(const EvaluateResult& r) {
+    return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 json toJson(const ProbeResult& r) {
     json devices = json::array();
     for (const auto& d : r.devices)
-        devices.push_back({{"name", d.name}, {"vendor", d.vendor}, {"platform", d.platform}, {"driver", d.driver},
-                           {"kind", d.kind}, {"details", d.details}});
-    return {{"id", r.id},           {"type", "probe"},        {"backend", r.backend},
-            {"available", r.available}, {"devices", devices}, {"problems", r.problems},
-            {"details", r.details}};
+        devices.push_back({{"name", d.name},
+                           {"vendor", d.vendor},
+                           {"platform", d.platform},
+                           {"driver", d.driver},
+                           {"kind", d.kind},
+                           {"details", d.details}});
+    return {{"id", r.id},         {"type", "probe"},        {"backend", r.backend}, {"available", r.available},
+            {"devices", devices}, {"problems", r.problems}, {"details", r.details}};
 }
 
-std::string encode(const ProbeResult& r) { return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string encode(const ProbeResult& r) {
+    return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 std::string encode(const CeilingsResult& r) {
-    return json{{"id", r.id},           {"type", "ceilings"},         {"ok", r.ok},
-                {"message", r.message}, {"device", r.device},         {"cached", r.cached},
-                {"measured_at", r.measuredAt}, {"ceilings", r.ceilings}}
+    return json{{"id", r.id},
+                {"type", "ceilings"},
+                {"ok", r.ok},
+                {"message", r.message},
+                {"device", r.device},
+                {"cached", r.cached},
+                {"measured_at", r.measuredAt},
+                {"ceilings", r.ceilings}}
         .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -321,7 +340,8 @@ Expected<Request> decodeRequest(const std::string& line) {
     if (type == "ceilings")
         return Request{CeilingsRequest{id, value(j, "device", 0), value(j, "refresh", false)}};
     if (type != "evaluate")
-        return Error{"request " + std::to_string(id) + ": unknown type '" + type + "' (known: probe, evaluate, ceilings, shutdown)"};
+        return Error{"request " + std::to_string(id) + ": unknown type '" + type
+                     + "' (known: probe, evaluate, ceilings, shutdown)"};
 
     EvaluateRequest r;
     r.id = id;
@@ -365,7 +385,8 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
     r.id = id->get<std::int64_t>();
     auto status = parseStatus(value<std::string>(j, "status", ""));
     if (!status)
-        return Error{"result " + std::to_string(r.id) + ": unknown status '" + value<std::string>(j, "status", "") + "'"};
+        return Error{"result " + std::to_string(r.id) + ": unknown status '" + value<std::string>(j, "status", "")
+                     + "'"};
     r.status = *status;
     r.message = value<std::string>(j, "message", "");
     r.device = value<std::string>(j, "device", "");
@@ -398,7 +419,8 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
             r.outputs.push_back(oc);
         }
         for (const auto& c : value(j, "checks", json::array()))
-            r.checks.push_back({value<std::string>(c, "name", ""), value(c, "passed", false), value<std::string>(c, "detail", "")});
+            r.checks.push_back(
+                {value<std::string>(c, "name", ""), value(c, "passed", false), value<std::string>(c, "detail", "")});
         r.seeds = value(j, "seeds", std::vector<std::uint64_t>{});
         r.timingSeeds = value(j, "timing_seeds", std::vector<std::uint64_t>{});
         r.stressSets = value(j, "stress_sets", std::vector<std::string>{});
@@ -510,8 +532,8 @@ namespace kforge::protocol {
 
 spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task, const std::string& backend,
                                                     const std::string& variant, const EvalOptions& options,
-                                                    const std::string& candidateSource, const std::string& candidateFile,
-                                                    bool pairWithBaseline) {
+                                                    const std::string& candidateSource,
+                                                    const std::string& candidateFile, bool pairWithBaseline) {
     const auto& spec = task.spec;
     for (const auto* files : {&task.referenceSource, &task.baselineSource}) {
         if (!files->count(backend)) {

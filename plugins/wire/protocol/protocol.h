@@ -35,7 +35,7 @@ struct Diagnostic {
     std::string kind;     // compile, launch_plan, integrity, verification, runtime, timing, worker
     std::string severity; // error, warning, info
     std::string message;
-    std::string role;     // candidate, reference, baseline ("" if none)
+    std::string role; // candidate, reference, baseline ("" if none)
     int line = 0;
     int column = 0;
 };
@@ -69,9 +69,9 @@ struct EvalOptions {
     int warmup = 2;
     int minRepetitions = 10;
     int maxRepetitions = 200;
-    double timeCapSeconds = 1.0; // per timed kernel
+    double timeCapSeconds = 1.0;   // per timed kernel
     double targetPrecision = 0.01; // stop once the median's relative standard error is below this
-    int inputSets = 2;           // rotated during timing; each timed run is verified
+    int inputSets = 2;             // rotated during timing; each timed run is verified
     int device = 0;
     std::string timingMode = "default"; // or "kernelbench": CUDA events, 100 trials, L2 flushed, mean
     bool profile = false;               // collect hardware metrics of the candidate (one extra run)
@@ -115,10 +115,10 @@ struct CompileInfo {
 
 struct OutputCheck {
     std::string name;
-    std::uint64_t checked = 0;    // elements compared, over all runs
+    std::uint64_t checked = 0; // elements compared, over all runs
     std::uint64_t mismatches = 0;
-    std::uint64_t unwritten = 0;  // elements still holding the poison pattern
-    std::uint64_t nonFinite = 0;  // NaN/Inf where the reference has a finite value
+    std::uint64_t unwritten = 0; // elements still holding the poison pattern
+    std::uint64_t nonFinite = 0; // NaN/Inf where the reference has a finite value
     double maxAbsError = 0.0;
     double maxRelError = 0.0;
     std::optional<std::uint64_t> firstMismatch; // flat index
@@ -188,8 +188,8 @@ struct CeilingsResult {
     bool ok = false;
     std::string message;
     std::string device;
-    bool cached = false;           // read from the worker's cache rather than measured now
-    std::string measuredAt;        // UTC, ISO 8601
+    bool cached = false;                    // read from the worker's cache rather than measured now
+    std::string measuredAt;                 // UTC, ISO 8601
     std::map<std::string, double> ceilings; // dram_bytes_per_s, fp32_flops_per_s, fp16_tensor_flops_per_s, ...
 };
 
@@ -245,6 +245,7 @@ namespace kforge::protocol {
 spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task, const std::string& backend,
                                                     const std::string& variant, const EvalOptions& options,
                                                     const std::string& candidateSource = {},
-                                                    const std::string& candidateFile = {}, bool pairWithBaseline = true);
+                                                    const std::string& candidateFile = {},
+                                                    bool pairWithBaseline = true);
 
 } // namespace kforge::protocol

@@ -14,8 +14,7 @@ struct Error {
 
 // [[nodiscard]]: a failure nobody looks at is a failure lost. A caller that truly has nothing to do
 // with one says so where it happens (`(void)` with a comment why).
-template <typename T>
-class [[nodiscard]] Expected {
+template <typename T> class [[nodiscard]] Expected {
 public:
     Expected(T value) : m_v(std::move(value)) {}
     Expected(Error error) : m_v(std::move(error)) {}
@@ -39,8 +38,12 @@ private:
 // For operations that produce nothing but can fail.
 struct Done {};
 using Status = Expected<Done>;
-inline Status success() { return Done{}; }
+inline Status success() {
+    return Done{};
+}
 
-inline Error fail(std::string message) { return Error{std::move(message)}; }
+inline Error fail(std::string message) {
+    return Error{std::move(message)};
+}
 
 } // namespace kforge::spec

@@ -10,10 +10,18 @@ namespace kforge::spec {
 
 namespace {
 
-double cdiv(double a, double b) { return std::ceil(a / b); }
-double roundUp(double a, double b) { return std::ceil(a / b) * b; }
-double ceilFn(double a) { return std::ceil(a); }
-double floorFn(double a) { return std::floor(a); }
+double cdiv(double a, double b) {
+    return std::ceil(a / b);
+}
+double roundUp(double a, double b) {
+    return std::ceil(a / b) * b;
+}
+double ceilFn(double a) {
+    return std::ceil(a);
+}
+double floorFn(double a) {
+    return std::floor(a);
+}
 
 struct UnknownNames {
     std::vector<std::string> names;
@@ -50,7 +58,8 @@ Status checkShape(const std::string& text) {
     int depth = 0;
     for (char c : text) {
         if (c == '(' && ++depth > kMaxExpressionDepth)
-            return fail(quoted(text) + ": parentheses nest deeper than " + std::to_string(kMaxExpressionDepth) + " levels");
+            return fail(quoted(text) + ": parentheses nest deeper than " + std::to_string(kMaxExpressionDepth)
+                        + " levels");
         if (c == ')')
             --depth;
         if (static_cast<unsigned char>(c) < 0x20 && c != ' ' && c != '\t')
@@ -80,8 +89,8 @@ Expected<double> Expression::evaluate(const std::string& text, const Variables& 
         parser.SetExpr(text);
         const double result = parser.Eval();
         if (!unknown.names.empty())
-            return fail(quoted(text) + ": unknown name '" + unknown.names.front() + "' (known: "
-                        + knownList(vars) + ")");
+            return fail(quoted(text) + ": unknown name '" + unknown.names.front() + "' (known: " + knownList(vars)
+                        + ")");
         if (!std::isfinite(result))
             return fail(quoted(text) + " does not evaluate to a finite number");
         return result;

@@ -9,9 +9,15 @@ namespace kforge::spec {
 
 namespace {
 
-bool isBlankChar(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v'; }
-bool isWordStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-bool isWordChar(char c) { return isWordStart(c) || (c >= '0' && c <= '9'); }
+bool isBlankChar(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '\v';
+}
+bool isWordStart(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+bool isWordChar(char c) {
+    return isWordStart(c) || (c >= '0' && c <= '9');
+}
 
 std::string trim(const std::string& s) {
     std::size_t b = 0, e = s.size();
@@ -22,10 +28,14 @@ std::string trim(const std::string& s) {
     return s.substr(b, e - b);
 }
 
-Error lineError(int line, const std::string& what) { return Error{"line " + std::to_string(line) + ": " + what}; }
+Error lineError(int line, const std::string& what) {
+    return Error{"line " + std::to_string(line) + ": " + what};
+}
 
 // Quotes a piece of a directive in a message without repeating a whole runaway line.
-std::string shorten(const std::string& s) { return s.size() > 80 ? s.substr(0, 77) + "..." : s; }
+std::string shorten(const std::string& s) {
+    return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
 
 // Splits on commas that are not inside parentheses, braces or brackets.
 std::vector<std::string> splitTopLevel(const std::string& s) {
@@ -210,7 +220,8 @@ Status parseParam(KernelFile& kf, const std::string& rest, int line) {
         if (!parseInt(def, p.value))
             return lineError(line, "param " + p.name + ": default '" + shorten(def) + "' is not an integer");
         if (std::find(p.choices.begin(), p.choices.end(), p.value) == p.choices.end())
-            return lineError(line, "param " + p.name + ": default " + std::to_string(p.value) + " is not one of its choices");
+            return lineError(line,
+                             "param " + p.name + ": default " + std::to_string(p.value) + " is not one of its choices");
     } else {
         c.seek(afterName);
         c.blanks();
@@ -225,14 +236,16 @@ Status parseParam(KernelFile& kf, const std::string& rest, int line) {
     if (kf.findParam(p.name))
         return lineError(line, "param " + p.name + " is declared twice");
     if (kf.params.size() >= kMaxParams)
-        return lineError(line, "param " + p.name + ": more than " + std::to_string(kMaxParams) + " parameters (the limit per kernel file)");
+        return lineError(line, "param " + p.name + ": more than " + std::to_string(kMaxParams)
+                                   + " parameters (the limit per kernel file)");
     std::uint64_t combinations = 1;
     for (const auto& q : kf.params)
         combinations *= std::max<std::uint64_t>(1, q.choices.size());
     const std::uint64_t mine = std::max<std::uint64_t>(1, p.choices.size());
     if (combinations * mine > kMaxParamCombinations)
-        return lineError(line, "param " + p.name + ": the parameters' choices make " + std::to_string(combinations * mine)
-                                   + " combinations; at most " + std::to_string(kMaxParamCombinations) + " are allowed");
+        return lineError(line, "param " + p.name + ": the parameters' choices make "
+                                   + std::to_string(combinations * mine) + " combinations; at most "
+                                   + std::to_string(kMaxParamCombinations) + " are allowed");
     kf.params.push_back(std::move(p));
     return success();
 }
@@ -263,12 +276,14 @@ Status parseScratch(KernelFile& kf, const std::string& rest, int line) {
         return usage;
     auto dt = parseDType(dtype);
     if (!dt)
-        return lineError(line, "scratch " + name + ": unknown dtype '" + shorten(dtype) + "' (known: " + dtypeNames() + ")");
+        return lineError(line,
+                         "scratch " + name + ": unknown dtype '" + shorten(dtype) + "' (known: " + dtypeNames() + ")");
     for (const auto& s : kf.scratch)
         if (s.name == name)
             return lineError(line, "scratch " + s.name + " is declared twice");
     if (kf.scratch.size() >= kMaxScratch)
-        return lineError(line, "scratch " + name + ": more than " + std::to_string(kMaxScratch) + " scratch buffers (the limit per kernel file)");
+        return lineError(line, "scratch " + name + ": more than " + std::to_string(kMaxScratch)
+                                   + " scratch buffers (the limit per kernel file)");
     kf.scratch.push_back({name, *dt, count, line});
     return success();
 }
@@ -281,12 +296,14 @@ Status parseLaunch(KernelFile& kf, const std::string& rest, int line) {
         return lineError(line, "launch: expected 'KERNEL grid=(...) block=(...) [smem=BYTES]'");
     l.line = line;
     if (kf.launches.size() >= kMaxLaunches)
-        return lineError(line, "launch " + l.kernel + ": more than " + std::to_string(kMaxLaunches) + " launches (the limit per plan)");
+        return lineError(line, "launch " + l.kernel + ": more than " + std::to_string(kMaxLaunches)
+                                   + " launches (the limit per plan)");
     std::string tail = c.rest();
     while (!trim(tail).empty()) {
         std::string key, value;
         if (!takeKeyValue(tail, key, value))
-            return lineError(line, "launch " + l.kernel + ": cannot read '" + shorten(trim(tail)) + "' (expected key=value)");
+            return lineError(line,
+                             "launch " + l.kernel + ": cannot read '" + shorten(trim(tail)) + "' (expected key=value)");
         if (key == "grid" || key == "block") {
             auto d = dims(value, line, key);
             if (!d)
@@ -295,7 +312,8 @@ Status parseLaunch(KernelFile& kf, const std::string& rest, int line) {
         } else if (key == "smem") {
             l.smem = trim(value);
         } else {
-            return lineError(line, "launch " + l.kernel + ": unknown key '" + shorten(key) + "' (known: grid, block, smem)");
+            return lineError(line,
+                             "launch " + l.kernel + ": unknown key '" + shorten(key) + "' (known: grid, block, smem)");
         }
     }
     if (l.grid.empty() || l.block.empty())
@@ -340,7 +358,8 @@ bool directiveLine(const std::string& text, std::string& verb, std::string& rest
         return false;
     p += 7;
     const std::size_t b = p;
-    while (p < text.size() && ((text[p] >= 'a' && text[p] <= 'z') || (text[p] >= 'A' && text[p] <= 'Z') || text[p] == '_'))
+    while (p < text.size()
+           && ((text[p] >= 'a' && text[p] <= 'z') || (text[p] >= 'A' && text[p] <= 'Z') || text[p] == '_'))
         ++p;
     if (p == b)
         return false;
@@ -371,7 +390,8 @@ Expected<KernelArg> parseArg(const std::string& text, int line, const std::strin
                 if (i < text.size() && text[i] == '(') {
                     const std::size_t close = matchingParen(text, i);
                     if (close == std::string::npos)
-                        return lineError(line, "kernel " + kernel + ": cannot read parameter '" + shorten(trim(text)) + "'");
+                        return lineError(line,
+                                         "kernel " + kernel + ": cannot read parameter '" + shorten(trim(text)) + "'");
                     i = close + 1;
                 }
                 continue;
@@ -387,11 +407,12 @@ Expected<KernelArg> parseArg(const std::string& text, int line, const std::strin
     KernelArg a;
     a.name = tokens.back();
     if (!isIdentifier(a.name))
-        return lineError(line, "kernel " + kernel + ": cannot read the name of parameter '" + shorten(trim(text)) + "'");
+        return lineError(line,
+                         "kernel " + kernel + ": cannot read the name of parameter '" + shorten(trim(text)) + "'");
     tokens.pop_back();
-    static const std::vector<std::string> qualifiers = {"__global", "global", "__constant", "constant", "restrict",
-                                                        "__restrict", "__restrict__", "volatile", "__local", "local",
-                                                        "__private", "private", "__read_only", "__write_only"};
+    static const std::vector<std::string> qualifiers = {
+        "__global", "global",  "__constant", "constant",  "restrict", "__restrict",  "__restrict__",
+        "volatile", "__local", "local",      "__private", "private",  "__read_only", "__write_only"};
     std::string type;
     bool seenStar = false;
     for (const auto& tok : tokens) {
@@ -458,10 +479,12 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
         std::string verb, rest;
         if (directiveLine(text, verb, rest)) {
             if (text.size() > kMaxDirectiveChars)
-                return lineError(line, "the kforge: directive is " + std::to_string(text.size()) + " characters long; at most "
-                                           + std::to_string(kMaxDirectiveChars) + " are allowed");
+                return lineError(line, "the kforge: directive is " + std::to_string(text.size())
+                                           + " characters long; at most " + std::to_string(kMaxDirectiveChars)
+                                           + " are allowed");
             if (++directives > kMaxDirectives)
-                return lineError(line, "more than " + std::to_string(kMaxDirectives) + " kforge: directives (the limit per kernel file)");
+                return lineError(line, "more than " + std::to_string(kMaxDirectives)
+                                           + " kforge: directives (the limit per kernel file)");
             auto st = parseDirective(kf, verb, rest, line);
             if (!st)
                 return Error{st.error()};
@@ -488,7 +511,8 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
         const Directive d = directiveOf(l.text);
         if (!d.isDirective)
             continue;
-        if ((d.name == "define" || d.name == "undef") && regions[static_cast<std::size_t>(l.line - 1)] != Region::Inactive)
+        if ((d.name == "define" || d.name == "undef")
+            && regions[static_cast<std::size_t>(l.line - 1)] != Region::Inactive)
             macroLines.push_back(&l);
         for (int k = l.line; k <= l.lastLine; ++k)
             regions[static_cast<std::size_t>(k - 1)] = Region::Inactive;
@@ -509,7 +533,8 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
         if (!params.empty() && params != "void") {
             const auto parts = splitTopLevel(params);
             if (parts.size() > kMaxKernelArgs)
-                return lineError(f.sig.line, "kernel " + f.sig.name + ": more than " + std::to_string(kMaxKernelArgs) + " parameters");
+                return lineError(f.sig.line, "kernel " + f.sig.name + ": more than " + std::to_string(kMaxKernelArgs)
+                                                 + " parameters");
             for (const auto& p : parts) {
                 auto arg = parseArg(p, f.sig.line, f.sig.name);
                 if (!arg)
@@ -529,11 +554,13 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
     // definitions would leave kforge guessing which one the compiler keeps.
     std::vector<const FoundKernel*> chosen;
     for (const FoundKernel& f : found) {
-        auto it = std::find_if(chosen.begin(), chosen.end(), [&](const FoundKernel* c) { return c->sig.name == f.sig.name; });
+        auto it =
+            std::find_if(chosen.begin(), chosen.end(), [&](const FoundKernel* c) { return c->sig.name == f.sig.name; });
         if (it == chosen.end()) {
             chosen.push_back(&f);
         } else if (f.definition && (*it)->definition) {
-            return lineError(f.sig.line, "kernel " + f.sig.name + " is defined twice (also on line " + std::to_string((*it)->sig.line)
+            return lineError(f.sig.line, "kernel " + f.sig.name + " is defined twice (also on line "
+                                             + std::to_string((*it)->sig.line)
                                              + "); keep one definition of each kernel");
         } else if (f.definition) {
             *it = &f;
@@ -544,7 +571,8 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
 
     // A macro or a parameter (a compile-time define) named like a word of a bound signature would
     // make the compiler read another signature than the one arguments are bound from.
-    std::set<std::string> signatureWords = {"__global__", "__kernel", "kernel", "void", "__launch_bounds__", "__attribute__"};
+    std::set<std::string> signatureWords = {"__global__", "__kernel",          "kernel",
+                                            "void",       "__launch_bounds__", "__attribute__"};
     for (const FoundKernel* f : chosen) {
         signatureWords.insert(f->sig.name);
         for (const auto& w : wordsIn(active.substr(f->start, f->end - f->start)))
@@ -574,13 +602,15 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
         Cursor c(d.rest);
         const std::string name = c.word();
         if (signatureWords.count(name) && !attributeWords.count(name))
-            return lineError(l->line, "#" + d.name + " " + name + " changes a kernel signature that kforge binds launch arguments "
-                                          "from; rename the macro");
+            return lineError(l->line, "#" + d.name + " " + name
+                                          + " changes a kernel signature that kforge binds launch arguments "
+                                            "from; rename the macro");
     }
     for (const auto& p : kf.params)
         if (signatureWords.count(p.name) && !attributeWords.count(p.name))
-            return lineError(p.line, "param " + p.name + " is a compile-time define with the name of a word of a kernel "
-                                         "signature; rename the parameter");
+            return lineError(p.line, "param " + p.name
+                                         + " is a compile-time define with the name of a word of a kernel "
+                                           "signature; rename the parameter");
 
     if (kf.launches.empty())
         return Error{"no launch plan: add at least one '// kforge:launch KERNEL grid=(...) block=(...)' line"};
@@ -593,12 +623,16 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
             for (const KernelHead& h : findKernelHeads(maybe, dialect))
                 conditional |= h.name == l.kernel;
             if (conditional)
-                return lineError(l.line, "launch names kernel '" + l.kernel + "', which is defined only inside an #if/#ifdef "
-                                             "region whose condition kforge cannot decide; define launched kernels unconditionally");
+                return lineError(
+                    l.line,
+                    "launch names kernel '" + l.kernel
+                        + "', which is defined only inside an #if/#ifdef "
+                          "region whose condition kforge cannot decide; define launched kernels unconditionally");
             std::string known;
             for (const auto& k : kf.kernels)
                 known += (known.empty() ? "" : ", ") + k.name;
-            return lineError(l.line, "launch names kernel '" + l.kernel + "', which is not defined in this file (kernels found: "
+            return lineError(l.line, "launch names kernel '" + l.kernel
+                                         + "', which is not defined in this file (kernels found: "
                                          + (known.empty() ? "none" : known) + ")");
         }
     return kf;

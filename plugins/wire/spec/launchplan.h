@@ -12,10 +12,10 @@
 namespace kforge::spec {
 
 struct DeviceLimits {
-    std::uint64_t maxBlockThreads = 1024;                 // work-group size
+    std::uint64_t maxBlockThreads = 1024; // work-group size
     std::array<std::uint64_t, 3> maxBlockDims{1024, 1024, 64};
     std::array<std::uint64_t, 3> maxGridDims{2147483647ull, 65535, 65535};
-    std::uint64_t maxSharedBytes = 48 * 1024;             // dynamic shared memory per block
+    std::uint64_t maxSharedBytes = 48 * 1024; // dynamic shared memory per block
 };
 
 // Bounds no device limit gives: scratch memory per plan, and work items (grid * block threads) per

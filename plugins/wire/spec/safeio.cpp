@@ -57,7 +57,8 @@ Expected<std::string> readRegularFile(const fs::path& path, std::uint64_t maxByt
         return Error{size.error()};
     Fd fd(raw);
     if (*size > maxBytes)
-        return fail(shownName + ": has " + std::to_string(*size) + " bytes, more than the limit of " + std::to_string(maxBytes));
+        return fail(shownName + ": has " + std::to_string(*size) + " bytes, more than the limit of "
+                    + std::to_string(maxBytes));
     std::string out;
     out.resize(static_cast<std::size_t>(*size));
     std::size_t done = 0;
@@ -108,7 +109,9 @@ Expected<fs::path> resolveInside(const fs::path& root, const std::string& name, 
     const fs::path target = fs::canonical(base / rel, ec);
     // A missing file and a link that leads outside read the same, so that nothing is learnt about
     // the outside.
-    const std::string refused = field + ": '" + name + "' is not a file inside the task folder (it is missing, or a link leads outside the folder)";
+    const std::string refused =
+        field + ": '" + name
+        + "' is not a file inside the task folder (it is missing, or a link leads outside the folder)";
     if (ec)
         return fail(refused);
     auto b = base.begin();

@@ -21,7 +21,8 @@ constexpr int kMaxJsonDepth = 64;
 
 // Reads `path` if it is a regular file of at most `maxBytes` bytes (checked on the opened file, so a
 // file swapped for a FIFO after a check cannot block the read). Errors start with `shownName`.
-Expected<std::string> readRegularFile(const std::filesystem::path& path, std::uint64_t maxBytes, const std::string& shownName);
+Expected<std::string> readRegularFile(const std::filesystem::path& path, std::uint64_t maxBytes,
+                                      const std::string& shownName);
 
 // The size of `path` if it is a regular file, checked as readRegularFile() would.
 Expected<std::uint64_t> regularFileSize(const std::filesystem::path& path, const std::string& shownName);
@@ -29,7 +30,8 @@ Expected<std::uint64_t> regularFileSize(const std::filesystem::path& path, const
 // Resolves `name`, written in a file of folder `root`, to a canonical path inside `root` (symlinks
 // followed). Absolute names, ".." and links that lead outside are refused with one message that
 // does not say whether the outside file exists. `field` names the setting ("reference.cuda").
-Expected<std::filesystem::path> resolveInside(const std::filesystem::path& root, const std::string& name, const std::string& field);
+Expected<std::filesystem::path> resolveInside(const std::filesystem::path& root, const std::string& name,
+                                              const std::string& field);
 
 // Parses untrusted JSON. Nesting deeper than `maxDepth` is refused before parsing (the library's
 // copies, comparisons and dumps recurse); numbers beyond double's range, invalid UTF-8 and syntax

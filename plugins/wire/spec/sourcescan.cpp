@@ -13,9 +13,15 @@ bool isIdentStart(char c) {
     const auto u = static_cast<unsigned char>(c);
     return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u == '$' || u >= 0x80;
 }
-bool isIdentChar(char c) { return isIdentStart(c) || (c >= '0' && c <= '9'); }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
-bool isBlank(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\r'; }
+bool isIdentChar(char c) {
+    return isIdentStart(c) || (c >= '0' && c <= '9');
+}
+bool isDigit(char c) {
+    return c >= '0' && c <= '9';
+}
+bool isBlank(char c) {
+    return c == ' ' || c == '\t' || c == '\f' || c == '\v' || c == '\r';
+}
 
 // A line splice at `i`: backslash, optional CR, newline. Returns its length, 0 if none.
 std::size_t spliceAt(const std::string& s, std::size_t i) {
@@ -277,7 +283,8 @@ private:
         if (m_t.compare(m_p, n, op) != 0)
             return false;
         // "&" must not take the first half of "&&", "<" not of "<=" and so on.
-        if (n == 1 && m_p + 1 < m_t.size() && (m_t[m_p + 1] == '=' || m_t[m_p + 1] == op[0]) && op[0] != '(' && op[0] != ')')
+        if (n == 1 && m_p + 1 < m_t.size() && (m_t[m_p + 1] == '=' || m_t[m_p + 1] == op[0]) && op[0] != '('
+            && op[0] != ')')
             return false;
         m_p += n;
         return true;
@@ -341,7 +348,12 @@ private:
                 continue;
             }
             const std::int64_t a = v.value, b = r.value;
-            const bool res = op == 1 ? a == b : op == 2 ? a != b : op == 3 ? a <= b : op == 4 ? a >= b : op == 5 ? a < b : a > b;
+            const bool res = op == 1   ? a == b
+                             : op == 2 ? a != b
+                             : op == 3 ? a <= b
+                             : op == 4 ? a >= b
+                             : op == 5 ? a < b
+                                       : a > b;
             v = {true, res ? 1 : 0};
         }
     }
@@ -448,7 +460,9 @@ std::string firstWord(const std::string& s) {
 
 } // namespace
 
-std::string stripComments(const std::string& source, Dialect dialect) { return Blanker(source, dialect).run(); }
+std::string stripComments(const std::string& source, Dialect dialect) {
+    return Blanker(source, dialect).run();
+}
 
 std::vector<LogicalLine> logicalLines(const std::string& code) {
     std::vector<LogicalLine> out;
@@ -742,8 +756,9 @@ std::vector<SourceFinding> checkPreprocessor(const std::string& source, Dialect 
         out.push_back({line, column, message});
     };
     if (source.size() > kMaxSourceBytes) {
-        out.push_back({0, 0, "the kernel file has " + std::to_string(source.size()) + " bytes; kernel files are limited to "
-                                 + std::to_string(kMaxSourceBytes) + " bytes"});
+        out.push_back({0, 0,
+                       "the kernel file has " + std::to_string(source.size()) + " bytes; kernel files are limited to "
+                           + std::to_string(kMaxSourceBytes) + " bytes"});
         return out;
     }
 
@@ -762,14 +777,17 @@ std::vector<SourceFinding> checkPreprocessor(const std::string& source, Dialect 
             const int column = static_cast<int>(i - lineStart) + 1;
             if (c == '?' && i + 2 < source.size() && source[i + 1] == '?'
                 && std::string("=/'()!<>-").find(source[i + 2]) != std::string::npos)
-                add(line, column, "trigraph '??" + std::string(1, source[i + 2]) + "' is not allowed (compilers disagree on it)");
+                add(line, column,
+                    "trigraph '??" + std::string(1, source[i + 2]) + "' is not allowed (compilers disagree on it)");
             if (c == '\\') {
                 std::size_t k = i + 1;
-                while (k < source.size() && (source[k] == ' ' || source[k] == '\t' || source[k] == '\f' || source[k] == '\v'))
+                while (k < source.size()
+                       && (source[k] == ' ' || source[k] == '\t' || source[k] == '\f' || source[k] == '\v'))
                     ++k;
                 if (k > i + 1 && (k == source.size() || source[k] == '\n' || source[k] == '\r'))
-                    add(line, column, "backslash followed by blanks at the end of the line: compilers disagree on whether "
-                                      "it joins the next line; remove the blanks");
+                    add(line, column,
+                        "backslash followed by blanks at the end of the line: compilers disagree on whether "
+                        "it joins the next line; remove the blanks");
             }
         }
     }
@@ -816,7 +834,8 @@ std::vector<SourceFinding> checkPreprocessor(const std::string& source, Dialect 
                 if ((p > 0 && isIdentChar(l.text[p - 1])) || (e < l.text.size() && isIdentChar(l.text[e])))
                     continue;
                 add(l.line, static_cast<int>(p) + 1,
-                    std::string(probe) + " is not allowed: a kernel may not probe for files on the machine that compiles it");
+                    std::string(probe)
+                        + " is not allowed: a kernel may not probe for files on the machine that compiles it");
             }
         }
         // _Pragma("...") is #pragma in an expression; its text is read from the original source.
@@ -845,8 +864,9 @@ std::vector<SourceFinding> checkPreprocessor(const std::string& source, Dialect 
             }
             if (!literal || !isAllowedPragma(text))
                 add(l.line, static_cast<int>(p) + 1,
-                    originalLogical(l) + ": _Pragma is allowed only as _Pragma(\"unroll\") and similar harmless pragmas "
-                                         "written as a plain string");
+                    originalLogical(l)
+                        + ": _Pragma is allowed only as _Pragma(\"unroll\") and similar harmless pragmas "
+                          "written as a plain string");
         }
 
         const Directive d = directiveOf(l.text);
@@ -854,22 +874,24 @@ std::vector<SourceFinding> checkPreprocessor(const std::string& source, Dialect 
             continue;
         const int column = static_cast<int>(d.column) + 1;
         const std::string& n = d.name;
-        static const std::set<std::string> plain = {"",      "define", "undef",  "if",      "ifdef",    "ifndef",
-                                                    "elif",  "else",   "endif",  "elifdef", "elifndef", "error",
-                                                    "warning"};
+        static const std::set<std::string> plain = {"",     "define", "undef",   "if",       "ifdef", "ifndef", "elif",
+                                                    "else", "endif",  "elifdef", "elifndef", "error", "warning"};
         if (plain.count(n))
             continue;
         const std::string shown = originalLogical(l);
         if (n == "include") {
             const std::string& r = d.rest;
             if (r.empty() || (r[0] != '<' && r[0] != '"')) {
-                add(l.line, column, shown + ": a computed #include (through a macro) is not allowed; name the header as #include <...>");
+                add(l.line, column,
+                    shown
+                        + ": a computed #include (through a macro) is not allowed; name the header as #include <...>");
                 continue;
             }
             if (r[0] == '"') {
                 add(l.line, column,
-                    shown + ": #include \"...\" is not allowed: a kernel file must be self-contained, since the worker "
-                            "compiles it alone and files beside it are not part of the candidate");
+                    shown
+                        + ": #include \"...\" is not allowed: a kernel file must be self-contained, since the worker "
+                          "compiles it alone and files beside it are not part of the candidate");
                 continue;
             }
             const std::size_t close = r.find('>');
@@ -884,21 +906,26 @@ std::vector<SourceFinding> checkPreprocessor(const std::string& source, Dialect 
         if (n == "pragma") {
             if (!isAllowedPragma(d.rest))
                 add(l.line, column,
-                    shown + ": this #pragma is not allowed; kernels may use #pragma unroll/nounroll, once, OPENCL ..., pack, "
-                            "nv_diag_*, and clang/GCC diagnostic or loop pragmas");
+                    shown
+                        + ": this #pragma is not allowed; kernels may use #pragma unroll/nounroll, once, OPENCL ..., "
+                          "pack, "
+                          "nv_diag_*, and clang/GCC diagnostic or loop pragmas");
             continue;
         }
         if (n == "line" || (!n.empty() && isDigit(n[0]))) {
-            add(l.line, column, shown + ": #line and line markers are not allowed: they would make diagnostics point into other files");
+            add(l.line, column,
+                shown + ": #line and line markers are not allowed: they would make diagnostics point into other files");
             continue;
         }
         if (n == "include_next" || n == "import" || n == "embed") {
-            add(l.line, column, shown + ": #" + n + " is not allowed; only #include <header> of an allowed header is accepted");
+            add(l.line, column,
+                shown + ": #" + n + " is not allowed; only #include <header> of an allowed header is accepted");
             continue;
         }
         add(l.line, column,
-            shown + ": the directive #" + n + " is not allowed (allowed: #include <...> of an allowed header, #define, #undef, "
-                    "#if/#ifdef/#ifndef/#elif/#else/#endif, #pragma of a harmless kind, #error, #warning)");
+            shown + ": the directive #" + n
+                + " is not allowed (allowed: #include <...> of an allowed header, #define, #undef, "
+                  "#if/#ifdef/#ifndef/#elif/#else/#endif, #pragma of a harmless kind, #error, #warning)");
     }
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
     return out;

@@ -40,9 +40,9 @@ std::vector<LogicalLine> logicalLines(const std::string& code);
 // for a line that is not a directive; "#" alone gives isDirective with an empty name.
 struct Directive {
     bool isDirective = false;
-    std::string name;        // "include", "define", "123" for a GNU line marker...
-    std::string rest;        // after the name, leading blanks removed
-    std::size_t column = 0;  // 0-based column of '#'
+    std::string name;       // "include", "define", "123" for a GNU line marker...
+    std::string rest;       // after the name, leading blanks removed
+    std::size_t column = 0; // 0-based column of '#'
 };
 Directive directiveOf(const std::string& logicalText);
 
@@ -63,8 +63,7 @@ std::string blankRegions(const std::string& code, const std::vector<Region>& reg
 std::string checkedCode(const std::string& source, Dialect dialect);
 
 // Calls f(offset, word) for every identifier of `code` (a blanked source), in order.
-template <typename F>
-void forEachIdentifier(const std::string& code, F&& f) {
+template <typename F> void forEachIdentifier(const std::string& code, F&& f) {
     const auto start = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '$'; };
     const auto part = [&](char c) { return start(c) || (c >= '0' && c <= '9'); };
     std::size_t i = 0;

@@ -123,10 +123,8 @@ bool parseInit(Validator& v, const json& obj, const std::string& field, InitSpec
         const char* b;
     };
     static const KindInfo kinds[] = {
-        {"uniform", InitSpec::Kind::Uniform, "low", "high"},
-        {"normal", InitSpec::Kind::Normal, "mean", "std"},
-        {"constant", InitSpec::Kind::Constant, "value", nullptr},
-        {"randint", InitSpec::Kind::RandInt, "low", "high"},
+        {"uniform", InitSpec::Kind::Uniform, "low", "high"},      {"normal", InitSpec::Kind::Normal, "mean", "std"},
+        {"constant", InitSpec::Kind::Constant, "value", nullptr}, {"randint", InitSpec::Kind::RandInt, "low", "high"},
         {"arange", InitSpec::Kind::Arange, "start", "step"},
     };
     for (const KindInfo& k : kinds) {
@@ -309,7 +307,8 @@ void checkConsistency(Validator& v, const TaskSpec& t) {
             for (std::size_t i = 0; i < list.size(); ++i)
                 for (std::size_t d = 0; d < list[i].shape.size(); ++d) {
                     auto n = Expression::evaluateInteger(list[i].shape[d], vars);
-                    const std::string field = std::string(key) + "[" + std::to_string(i) + "].shape[" + std::to_string(d) + "]";
+                    const std::string field =
+                        std::string(key) + "[" + std::to_string(i) + "].shape[" + std::to_string(d) + "]";
                     if (!n)
                         v.fail(field, n.error() + where);
                     else if (*n <= 0)
@@ -350,7 +349,8 @@ void checkConsistency(Validator& v, const TaskSpec& t) {
 bool isIdentifier(const std::string& s) {
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
         return false;
-    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    return std::all_of(s.begin(), s.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 const std::vector<std::string>& stressSetNames() {
@@ -417,8 +417,10 @@ Expected<TaskSpec> TaskSpec::fromJson(const json& root, const std::string& origi
         return Error{origin + ": the task must be a JSON object"};
 
     v.getString(root, "", "name", t.name, true);
-    if (!v.failed() && (t.name.empty() || t.name.find_first_not_of(
-                              "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != std::string::npos))
+    if (!v.failed()
+        && (t.name.empty()
+            || t.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+                   != std::string::npos))
         v.fail("name", "'" + t.name + "' must be letters, digits, _ and - only");
     if (!v.failed())
         v.getString(root, "", "title", t.title, false);
@@ -609,7 +611,8 @@ Expected<std::int64_t> TaskSpec::elementCount(const TensorSpec& t, const Sizes& 
         if (*n <= 0)
             return fail("tensor '" + t.name + "': dimension '" + dim + "' is " + std::to_string(*n));
         if (__builtin_mul_overflow(count, *n, &count) || count > kMaxTensorElements)
-            return fail("tensor '" + t.name + "': more than " + std::to_string(kMaxTensorElements) + " elements (the limit per tensor)");
+            return fail("tensor '" + t.name + "': more than " + std::to_string(kMaxTensorElements)
+                        + " elements (the limit per tensor)");
     }
     return count;
 }
@@ -694,7 +697,8 @@ Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir) {
             return fail(file.string() + ": reference_data[" + std::to_string(i) + "]: " + sizes.error());
         for (auto [files, isInput] : {std::pair{&rd.inputs, true}, std::pair{&rd.outputs, false}}) {
             for (auto& [name, f] : *files) {
-                const std::string field = "reference_data[" + std::to_string(i) + "]." + (isInput ? "inputs." : "outputs.") + name;
+                const std::string field =
+                    "reference_data[" + std::to_string(i) + "]." + (isInput ? "inputs." : "outputs.") + name;
                 const TensorSpec* t = isInput ? bundle.spec.findInput(name) : bundle.spec.findOutput(name);
                 if (!t)
                     return fail(file.string() + ": " + field + ": no such " + (isInput ? "input" : "output"));
@@ -709,8 +713,8 @@ Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir) {
                     return fail(file.string() + ": " + field + ": " + count.error());
                 const auto expected = static_cast<std::uint64_t>(*count) * dtypeSize(t->dtype);
                 if (*actual != expected)
-                    return fail(file.string() + ": " + field + ": " + f + " has " + std::to_string(*actual) + " bytes, expected "
-                                + std::to_string(expected));
+                    return fail(file.string() + ": " + field + ": " + f + " has " + std::to_string(*actual)
+                                + " bytes, expected " + std::to_string(expected));
                 f = p->string();
             }
         }

@@ -63,7 +63,7 @@ const std::vector<std::string>& stressSetNames();
 struct ReferenceData {
     std::string variant;
     std::uint64_t seed = 0;
-    std::map<std::string, std::string> inputs;  // tensor name -> file (absolute once loaded)
+    std::map<std::string, std::string> inputs; // tensor name -> file (absolute once loaded)
     std::map<std::string, std::string> outputs;
 };
 
@@ -108,7 +108,7 @@ struct TaskBundle {
     TaskSpec spec;
     std::map<std::string, std::string> referenceSource; // backend -> source text
     std::map<std::string, std::string> baselineSource;
-    std::map<std::string, std::string> referenceFile;   // backend -> path, for messages
+    std::map<std::string, std::string> referenceFile; // backend -> path, for messages
     std::map<std::string, std::string> baselineFile;
 };
 

@@ -77,10 +77,14 @@ Sources sgemmSources() {
     Sources s;
     s.parent = taskFile(QStringLiteral("sgemm/baseline.cu"));
     s.child = s.parent;
-    s.child.replace(QStringLiteral("// kforge:param TILE in {16, 32} = 16"), QStringLiteral("// kforge:param TILE in {16, 32} = 32"));
-    s.child.replace(QStringLiteral("    // x runs along N so that a warp's reads of B and writes of C are contiguous.\n"), QString());
+    s.child.replace(QStringLiteral("// kforge:param TILE in {16, 32} = 16"),
+                    QStringLiteral("// kforge:param TILE in {16, 32} = 32"));
+    s.child.replace(
+        QStringLiteral("    // x runs along N so that a warp's reads of B and writes of C are contiguous.\n"),
+        QString());
     s.child.replace(QStringLiteral("    float acc = 0.0f;\n"),
-                    QStringLiteral("    float acc = 0.0f;\n    // Prefetch the first tiles' rows.\n    const float* a = A + (size_t)row * K;\n"));
+                    QStringLiteral("    float acc = 0.0f;\n    // Prefetch the first tiles' rows.\n    const float* a "
+                                   "= A + (size_t)row * K;\n"));
     return s;
 }
 
@@ -141,11 +145,12 @@ struct Fixture {
         store::EvaluationRecord evaluation;
         evaluation.candidateId = 2;
         evaluation.purpose = model::EvaluationPurpose::Search;
-        evaluation.findings.append(QJsonObject{{QStringLiteral("rule"), QStringLiteral("bank-conflicts")},
-                                               {QStringLiteral("severity"), QStringLiteral("warning")},
-                                               {QStringLiteral("message"), QStringLiteral("shared loads conflict 2-way")},
-                                               {QStringLiteral("direction"), QStringLiteral("pad the tile by one column")},
-                                               {QStringLiteral("line"), 12}});
+        evaluation.findings.append(
+            QJsonObject{{QStringLiteral("rule"), QStringLiteral("bank-conflicts")},
+                        {QStringLiteral("severity"), QStringLiteral("warning")},
+                        {QStringLiteral("message"), QStringLiteral("shared loads conflict 2-way")},
+                        {QStringLiteral("direction"), QStringLiteral("pad the tile by one column")},
+                        {QStringLiteral("line"), 12}});
         evaluation.findings.append(QJsonObject{{QStringLiteral("severity"), QStringLiteral("info")},
                                                {QStringLiteral("message"), QStringLiteral("no line")}});
         protocol::Diagnostic diagnostic;
@@ -222,7 +227,9 @@ private slots:
         QCOMPARE(editor->wrapMode(), QsciScintilla::WrapNone);
         QCOMPARE(editor->tabWidth(), 4);
         QVERIFY(editor->isUtf8());
-        setEditorText(editor, QStringLiteral("// kforge:param X = 1\n__global__ void k() { __syncthreads(); int i = get_global_id(0); }\n"));
+        setEditorText(
+            editor, QStringLiteral(
+                        "// kforge:param X = 1\n__global__ void k() { __syncthreads(); int i = get_global_id(0); }\n"));
         QCOMPARE(editor->text().left(9), QStringLiteral("// kforge"));
         QCOMPARE(styleAt(editor, QStringLiteral("__syncthreads")), int(QsciLexerCPP::KeywordSet2));
         QCOMPARE(styleAt(editor, QStringLiteral("__global__")), int(QsciLexerCPP::Keyword));
@@ -241,7 +248,7 @@ private slots:
         const QString before = numbered(10);
         QString after = before;
         after.replace(QStringLiteral("int line3 = 3;"), QStringLiteral("int line3 = 33;")); // changed
-        after.replace(QStringLiteral("int line6 = 6;\n"), QString());                        // removed
+        after.replace(QStringLiteral("int line6 = 6;\n"), QString());                       // removed
         after.replace(QStringLiteral("int line8 = 8;\n"), QStringLiteral("int line8 = 8;\nint x;\nint y;\n"));
         SideBySideDiff diff;
         diff.setTexts(QStringLiteral("before"), before, QStringLiteral("after"), after, spec::Dialect::Cuda);
@@ -289,7 +296,7 @@ private slots:
         QTRY_COMPARE(diff.leftEditor()->firstVisibleLine(), 100);
         QTest::qWait(50);
         QCOMPARE(diff.rightEditor()->firstVisibleLine(), 110); // the left's own report did not pull it back
-        diff.leftEditor()->setFirstVisibleLine(240); // below the removal: 20 - 10 lines further
+        diff.leftEditor()->setFirstVisibleLine(240);           // below the removal: 20 - 10 lines further
         QTRY_COMPARE(diff.rightEditor()->firstVisibleLine(), 250);
         // Keyboard scrolling goes through Scintilla too.
         diff.leftEditor()->setFocus();
@@ -351,7 +358,9 @@ private slots:
         QVERIFY(view.sourceEditor()->annotation(11).contains(QStringLiteral("shared loads conflict")));
         bool headerFound = false;
         for (const QLabel* label : view.findChildren<QLabel*>())
-            headerFound = headerFound || (label->text().contains(QStringLiteral("#2")) && label->text().contains(QStringLiteral("TILE=32")));
+            headerFound =
+                headerFound
+                || (label->text().contains(QStringLiteral("#2")) && label->text().contains(QStringLiteral("TILE=32")));
         QVERIFY(headerFound);
         snapshot(&view, QStringLiteral("codeview-source"));
 
@@ -420,7 +429,8 @@ private slots:
         QCOMPARE(diff->addedLines(), 3);   // the directive and two new lines
         QCOMPARE(linesWith(diff->leftEditor(), Marker::Removed).size(), 2);
         QCOMPARE(linesWith(diff->rightEditor(), Marker::Added).size(), 3);
-        const int directive = static_cast<int>(f.sources.child.left(f.sources.child.indexOf(QStringLiteral("// kforge:param"))).count(QLatin1Char('\n')));
+        const int directive = static_cast<int>(
+            f.sources.child.left(f.sources.child.indexOf(QStringLiteral("// kforge:param"))).count(QLatin1Char('\n')));
         QVERIFY(hasMarker(diff->rightEditor(), directive, Marker::Added));
         QVERIFY(hasMarker(diff->leftEditor(), directive, Marker::Removed));
         snapshot(&view, QStringLiteral("codeview-diff"));

@@ -2,7 +2,6 @@
 // candidates, show prompts and findings, and browse an experience library read off the GUI thread.
 
 #include "candidatedetails.h"
-#include "workerthread.h"
 #include "candidatelistmodel.h"
 #include "candidateselection.h"
 #include "diagnosticsview.h"
@@ -15,6 +14,7 @@
 #include "llmcallmodel.h"
 #include "llmlogview.h"
 #include "rundata.h"
+#include "workerthread.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -203,12 +203,17 @@ private slots:
         QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
         auto d = delta(true);
         d.events = {makeEvent(1, QStringLiteral("migration"),
-                          {{QStringLiteral("from"), 0}, {QStringLiteral("to"), 1}, {QStringLiteral("candidate"), 17},
-                           {QStringLiteral("speedup"), 1.8}, {QStringLiteral("accepted"), true}})};
+                              {{QStringLiteral("from"), 0},
+                               {QStringLiteral("to"), 1},
+                               {QStringLiteral("candidate"), 17},
+                               {QStringLiteral("speedup"), 1.8},
+                               {QStringLiteral("accepted"), true}})};
         data.apply(d);
         auto more = delta();
-        more.events = {makeEvent(2, QStringLiteral("veto"), {{QStringLiteral("candidate"), 4}, {QStringLiteral("reason"), QStringLiteral("cheats")}}),
-                       makeEvent(3, QStringLiteral("something_new"), {{QStringLiteral("x"), 1}})};
+        more.events = {
+            makeEvent(2, QStringLiteral("veto"),
+                      {{QStringLiteral("candidate"), 4}, {QStringLiteral("reason"), QStringLiteral("cheats")}}),
+            makeEvent(3, QStringLiteral("something_new"), {{QStringLiteral("x"), 1}})};
         data.apply(more);
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(model.index(0, EventModel::SummaryColumn).data().toString(),
@@ -363,8 +368,10 @@ private slots:
         view.show();
         QVERIFY(QTest::qWaitForWindowExposed(&view));
         auto d = delta(true);
-        d.events = {makeEvent(1, QStringLiteral("run_started"), {{QStringLiteral("backend"), QStringLiteral("cuda")}, {QStringLiteral("experts"), 3}}),
-                    makeEvent(2, QStringLiteral("new_best"), {{QStringLiteral("candidate"), 12}, {QStringLiteral("confirmed_speedup"), 2.0}}),
+        d.events = {makeEvent(1, QStringLiteral("run_started"),
+                              {{QStringLiteral("backend"), QStringLiteral("cuda")}, {QStringLiteral("experts"), 3}}),
+                    makeEvent(2, QStringLiteral("new_best"),
+                              {{QStringLiteral("candidate"), 12}, {QStringLiteral("confirmed_speedup"), 2.0}}),
                     makeEvent(3, QStringLiteral("pause"), {})};
         data.apply(d);
         QTableView* table = view.eventsView();
@@ -461,28 +468,57 @@ private slots:
         CandidateDetails details;
         CandidateSelection selection;
         auto d = delta(true);
-        d.run.config = QJsonObject{{QStringLiteral("llm"), QJsonObject{{QStringLiteral("models"), QJsonArray{QStringLiteral("local:qwen")}}}}};
-        d.added = {row(1, {}), row(2, {1}, QStringLiteral("ok"), 1.35), row(3, {2}, QStringLiteral("ok"), 1.82),
-                   row(4, {2, 1}, QStringLiteral("incorrect"), 0.0), row(5, {3}, QStringLiteral("compile_error"), 0.0),
+        d.run.config = QJsonObject{
+            {QStringLiteral("llm"), QJsonObject{{QStringLiteral("models"), QJsonArray{QStringLiteral("local:qwen")}}}}};
+        d.added = {row(1, {}),
+                   row(2, {1}, QStringLiteral("ok"), 1.35),
+                   row(3, {2}, QStringLiteral("ok"), 1.82),
+                   row(4, {2, 1}, QStringLiteral("incorrect"), 0.0),
+                   row(5, {3}, QStringLiteral("compile_error"), 0.0),
                    row(6, {3}, QStringLiteral("ok"), 2.4)};
         d.added[2].confirmedSpeedup = 1.79;
         d.added[2].pinned = true;
         d.added[2].findings = 2;
         for (qint64 id = 1; id <= 6; ++id) {
-            auto c = call(id, id % 3 ? std::optional<qint64>(id + 1) : std::nullopt, id % 4 ? std::optional<double>(0.0125 * id) : std::nullopt);
-            c.prompt = QStringLiteral("## Task\nsgemm, 4096x4096x4096, fp32\n\n## Parent kernel (1.35x)\n__global__ void sgemm(...) {\n  ...\n}\n");
-            c.answer = QStringLiteral("Tile the K loop in shared memory, 8x8 per thread.\n\n```cuda\n__global__ void sgemm(const float* a, const float* b, float* c) {\n  __shared__ float as[64][8];\n}\n```");
+            auto c = call(id, id % 3 ? std::optional<qint64>(id + 1) : std::nullopt,
+                          id % 4 ? std::optional<double>(0.0125 * id) : std::nullopt);
+            c.prompt = QStringLiteral("## Task\nsgemm, 4096x4096x4096, fp32\n\n## Parent kernel (1.35x)\n__global__ "
+                                      "void sgemm(...) {\n  ...\n}\n");
+            c.answer = QStringLiteral(
+                "Tile the K loop in shared memory, 8x8 per thread.\n\n```cuda\n__global__ void sgemm(const float* a, "
+                "const float* b, float* c) {\n  __shared__ float as[64][8];\n}\n```");
             if (id == 3)
                 c.status = QStringLiteral("rate_limited");
             d.llmCalls.push_back(c);
         }
-        d.events = {makeEvent(1, QStringLiteral("run_started"), {{QStringLiteral("backend"), QStringLiteral("cuda")}, {QStringLiteral("experts"), 3}}),
-                    makeEvent(2, QStringLiteral("ceilings"), {{QStringLiteral("device"), QStringLiteral("NVIDIA H200")}, {QStringLiteral("dram_bytes_per_s"), 4.0e12}, {QStringLiteral("fp32_flops_per_s"), 6.0e13}}),
-                    makeEvent(3, QStringLiteral("migration"), {{QStringLiteral("from"), 0}, {QStringLiteral("to"), 1}, {QStringLiteral("candidate"), 3}, {QStringLiteral("speedup"), 1.82}, {QStringLiteral("accepted"), true}}),
-                    makeEvent(4, QStringLiteral("new_best"), {{QStringLiteral("candidate"), 3}, {QStringLiteral("first_speedup"), 1.82}, {QStringLiteral("confirmed_speedup"), 1.79}, {QStringLiteral("label"), QStringLiteral("variant 3")}}),
-                    makeEvent(5, QStringLiteral("veto"), {{QStringLiteral("candidate"), 4}, {QStringLiteral("reason"), QStringLiteral("reads past the end of B")}}),
-                    makeEvent(6, QStringLiteral("promotion_rejected"), {{QStringLiteral("candidate"), 6}, {QStringLiteral("first_speedup"), 2.4}, {QStringLiteral("confirmed_speedup"), 1.7}, {QStringLiteral("status"), QStringLiteral("ok")}, {QStringLiteral("previous_best"), 1.79}}),
-                    makeEvent(7, QStringLiteral("budget"), {{QStringLiteral("evaluations"), 500}, {QStringLiteral("seconds"), 0}})};
+        d.events = {makeEvent(1, QStringLiteral("run_started"),
+                              {{QStringLiteral("backend"), QStringLiteral("cuda")}, {QStringLiteral("experts"), 3}}),
+                    makeEvent(2, QStringLiteral("ceilings"),
+                              {{QStringLiteral("device"), QStringLiteral("NVIDIA H200")},
+                               {QStringLiteral("dram_bytes_per_s"), 4.0e12},
+                               {QStringLiteral("fp32_flops_per_s"), 6.0e13}}),
+                    makeEvent(3, QStringLiteral("migration"),
+                              {{QStringLiteral("from"), 0},
+                               {QStringLiteral("to"), 1},
+                               {QStringLiteral("candidate"), 3},
+                               {QStringLiteral("speedup"), 1.82},
+                               {QStringLiteral("accepted"), true}}),
+                    makeEvent(4, QStringLiteral("new_best"),
+                              {{QStringLiteral("candidate"), 3},
+                               {QStringLiteral("first_speedup"), 1.82},
+                               {QStringLiteral("confirmed_speedup"), 1.79},
+                               {QStringLiteral("label"), QStringLiteral("variant 3")}}),
+                    makeEvent(5, QStringLiteral("veto"),
+                              {{QStringLiteral("candidate"), 4},
+                               {QStringLiteral("reason"), QStringLiteral("reads past the end of B")}}),
+                    makeEvent(6, QStringLiteral("promotion_rejected"),
+                              {{QStringLiteral("candidate"), 6},
+                               {QStringLiteral("first_speedup"), 2.4},
+                               {QStringLiteral("confirmed_speedup"), 1.7},
+                               {QStringLiteral("status"), QStringLiteral("ok")},
+                               {QStringLiteral("previous_best"), 1.79}}),
+                    makeEvent(7, QStringLiteral("budget"),
+                              {{QStringLiteral("evaluations"), 500}, {QStringLiteral("seconds"), 0}})};
         data.apply(d);
 
         DiagnosticsView diagnostics(&data, &details, &selection);
@@ -520,10 +556,11 @@ private slots:
         noLlm.apply(plain);
         LlmLogView llmPlaceholder(&noLlm, &selection);
 
-        const QList<QPair<QWidget*, QString>> shots{{&diagnostics, QStringLiteral("diagnostics")}, {&llm, QStringLiteral("llmlog")},
-                                                    {&lineage, QStringLiteral("lineage")},       {&events, QStringLiteral("events")},
-                                                    {&browser, QStringLiteral("experience")},    {&empty, QStringLiteral("experience-missing")},
-                                                    {&llmPlaceholder, QStringLiteral("llmlog-none")}};
+        const QList<QPair<QWidget*, QString>> shots{
+            {&diagnostics, QStringLiteral("diagnostics")},   {&llm, QStringLiteral("llmlog")},
+            {&lineage, QStringLiteral("lineage")},           {&events, QStringLiteral("events")},
+            {&browser, QStringLiteral("experience")},        {&empty, QStringLiteral("experience-missing")},
+            {&llmPlaceholder, QStringLiteral("llmlog-none")}};
         for (const auto& [widget, name] : shots) {
             widget->resize(900, 560);
             widget->show();

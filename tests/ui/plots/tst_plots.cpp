@@ -27,14 +27,17 @@ using namespace kforge::ui;
 namespace {
 
 std::array<search::Dimension, model::kDimensions> dimensions() {
-    return {search::Dimension{QStringLiteral("memory"), QStringLiteral("Memory hierarchy"),
+    return {search::Dimension{QStringLiteral("memory"),
+                              QStringLiteral("Memory hierarchy"),
                               {QStringLiteral("global only"), QStringLiteral("vectorised / read-only loads"),
                                QStringLiteral("shared-memory tiling"),
                                QStringLiteral("register tiling, async copy or tensor-core fragments")}},
-            search::Dimension{QStringLiteral("compute"), QStringLiteral("Compute style"),
+            search::Dimension{QStringLiteral("compute"),
+                              QStringLiteral("Compute style"),
                               {QStringLiteral("scalar"), QStringLiteral("vector types / fused math"),
                                QStringLiteral("warp-level (shuffles, sub-groups)"), QStringLiteral("tensor cores")}},
-            search::Dimension{QStringLiteral("granularity"), QStringLiteral("Parallel granularity"),
+            search::Dimension{QStringLiteral("granularity"),
+                              QStringLiteral("Parallel granularity"),
                               {QStringLiteral("one element per thread"), QStringLiteral("several elements per thread"),
                                QStringLiteral("a warp per row / tile"), QStringLiteral("a block per row / tile")}}};
 }
@@ -75,7 +78,9 @@ RunDelta syntheticRun(int candidates, int islands) {
         r.id = n;
         r.island = (n - 1) % islands;
         r.generation = (n - 1) / (islands * 6);
-        r.origin = n == 1 ? model::Origin::Seed : (n % 5 == 0 ? model::Origin::Llm : (n % 11 == 0 ? model::Origin::Expert : model::Origin::Tuner));
+        r.origin =
+            n == 1 ? model::Origin::Seed
+                   : (n % 5 == 0 ? model::Origin::Llm : (n % 11 == 0 ? model::Origin::Expert : model::Origin::Tuner));
         r.label = n == 1 ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(n);
         if (n > candidates - 5) {
             d.added.push_back(r); // still being evaluated
@@ -85,8 +90,8 @@ RunDelta syntheticRun(int candidates, int islands) {
         r.status = ok ? QStringLiteral("ok") : QStringLiteral("incorrect");
         r.correct = ok;
         const double level = std::min(3.0, r.generation / 6.0);
-        r.cell = model::Cell{std::min(3, static_cast<int>(unit(rng) * (1.0 + level))), static_cast<int>(unit(rng) * 3.2),
-                              static_cast<int>(unit(rng) * 4)};
+        r.cell = model::Cell{std::min(3, static_cast<int>(unit(rng) * (1.0 + level))),
+                             static_cast<int>(unit(rng) * 3.2), static_cast<int>(unit(rng) * 4)};
         r.speedup = n == 1 ? 1.0 : (ok ? 0.6 + unit(rng) * (0.8 + r.generation / 8.0) + (*r.cell)[0] * 0.3 : 0.0);
         r.hasRoofline = true;
         r.intensity = 0.25 * (1 << (n % 7)) * (0.8 + 0.4 * unit(rng));
@@ -98,9 +103,13 @@ RunDelta syntheticRun(int candidates, int islands) {
     for (int g = 2; g <= generations; g += 3)
         for (int i = 0; i < islands; ++i)
             for (int k = 0; k < 2; ++k)
-                d.events.push_back({0, g, QStringLiteral("migration"),
-                                    QJsonObject{{QStringLiteral("from"), i}, {QStringLiteral("to"), (i + 1) % islands},
-                                                {QStringLiteral("candidate"), g * islands * 6 + i + k}, {QStringLiteral("speedup"), 1.5},
+                d.events.push_back({0,
+                                    g,
+                                    QStringLiteral("migration"),
+                                    QJsonObject{{QStringLiteral("from"), i},
+                                                {QStringLiteral("to"), (i + 1) % islands},
+                                                {QStringLiteral("candidate"), g * islands * 6 + i + k},
+                                                {QStringLiteral("speedup"), 1.5},
                                                 {QStringLiteral("accepted"), k == 0}},
                                     {}});
     return d;
@@ -152,7 +161,7 @@ void TestPlots::heatmapModelUpdatesIncrementally() {
     RunDelta first = delta(true);
     first.added = {row(1, {0, 0, 0}, 1.0), row(2, {1, 2, 0}, 1.5)};
     data.apply(first);
-    QCOMPARE(resets.size(), 1); // cleared() of the fresh run
+    QCOMPARE(resets.size(), 1);  // cleared() of the fresh run
     QCOMPARE(changes.size(), 2); // one per touched cell
     QCOMPARE(model.headerData(0, Qt::Horizontal).toString(), QStringLiteral("global only"));
     QCOMPARE(model.headerData(0, Qt::Vertical).toString(), QStringLiteral("tensor cores")); // row 0: highest level
@@ -202,7 +211,8 @@ void TestPlots::heatmapElites() {
     waiting.review = model::ReviewState::Pending;
     CandidateRow accepted = row(4, {2, 1, 1}, 3.0); // another level of the third dimension
     accepted.review = model::ReviewState::Accepted;
-    d.added = {row(1, {2, 1, 2}, 1.0), vetoed, waiting, accepted, row(5, {2, 1, 3}, 0.0, false), row(6, {2, 1, 0}, 3.0)};
+    d.added = {row(1, {2, 1, 2}, 1.0), vetoed, waiting, accepted, row(5, {2, 1, 3}, 0.0, false),
+               row(6, {2, 1, 0}, 3.0)};
     data.apply(d);
     QCOMPARE(eliteAt(model, 2, 1), 4); // ties go to the older candidate
     QCOMPARE(cell(model, 2, 1).data(HeatmapModel::SpeedupRole).toDouble(), 3.0);
@@ -218,8 +228,8 @@ void TestPlots::heatmapShowsTheStoredArchives() {
     // Kernel 2 was made on island 0 and migrated to island 1; kernel 3 is faster but the engine's
     // archive of island 0 does not hold it (its elite there is 2): the stored archives decide.
     d.added = {row(1, {0, 0, 0}, 1.0, true, 0), row(2, {1, 1, 0}, 2.0, true, 0), row(3, {1, 1, 1}, 2.5, true, 1)};
-    d.archives = QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 1, 1.0}, {0, {1, 1, 0}, 2, 2.0}, {1, {0, 0, 0}, 1, 1.0},
-                                                   {1, {1, 1, 0}, 2, 2.0}};
+    d.archives = QList<store::ArchiveMemberRecord>{
+        {0, {0, 0, 0}, 1, 1.0}, {0, {1, 1, 0}, 2, 2.0}, {1, {0, 0, 0}, 1, 1.0}, {1, {1, 1, 0}, 2, 2.0}};
     d.archivesChanged = true;
     data.apply(d);
     QCOMPARE(eliteAt(model, 1, 1), 2);
@@ -231,8 +241,8 @@ void TestPlots::heatmapShowsTheStoredArchives() {
     // The engine's archives change (kernel 3 is accepted on island 1): the cell follows.
     QSignalSpy changes(&model, &QAbstractItemModel::dataChanged);
     RunDelta next = delta();
-    next.archives = QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 1, 1.0}, {0, {1, 1, 0}, 2, 2.0}, {1, {0, 0, 0}, 1, 1.0},
-                                                      {1, {1, 1, 1}, 3, 2.5}};
+    next.archives = QList<store::ArchiveMemberRecord>{
+        {0, {0, 0, 0}, 1, 1.0}, {0, {1, 1, 0}, 2, 2.0}, {1, {0, 0, 0}, 1, 1.0}, {1, {1, 1, 1}, 3, 2.5}};
     next.archivesChanged = true;
     data.apply(next);
     QCOMPARE(changes.size(), 1);

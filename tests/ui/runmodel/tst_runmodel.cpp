@@ -4,11 +4,11 @@
 
 #include "candidatetablemodel.h"
 #include "enginetestdata.h"
+#include "eval/workerpool.h"
 #include "runreader.h"
 #include "runsession.h"
 #include "syntheticrun.h"
 #include "workerthread.h"
-#include "eval/workerpool.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
