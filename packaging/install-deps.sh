@@ -11,6 +11,7 @@ packages=(
   libmuparser-dev nlohmann-json3-dev libdtl-dev qtkeychain-qt6-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   xvfb xauth
+  clang-format-14 clang-tidy-14
 )
 
 missing=()

@@ -28,7 +28,6 @@ struct ArchiveMember {
     model::Cell cell{};
     qint64 candidate = 0;
     model::Fitness fitness;
-    bool operator==(const ArchiveMember&) const = default;
 };
 
 struct Migration {

@@ -82,6 +82,7 @@ public:
     // "CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was encountered)"
     std::string describe(CUresult r) const;
 
+// NOLINTNEXTLINE(bugprone-macro-parentheses): `member` is a declarator, which takes no parentheses
 #define KFORGE_CUDA_DRIVER_MEMBER(member, symbol, optional) decltype(&::symbol) member = nullptr;
     KFORGE_CUDA_DRIVER_FUNCTIONS(KFORGE_CUDA_DRIVER_MEMBER)
 #undef KFORGE_CUDA_DRIVER_MEMBER

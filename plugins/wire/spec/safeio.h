@@ -16,7 +16,7 @@
 
 namespace kforge::spec {
 
-constexpr std::uint64_t kMaxTaskJsonBytes = 1024 * 1024;
+constexpr std::uint64_t kMaxTaskJsonBytes = std::uint64_t{1024} * 1024;
 constexpr int kMaxJsonDepth = 64;
 
 // Reads `path` if it is a regular file of at most `maxBytes` bytes (checked on the opened file, so a

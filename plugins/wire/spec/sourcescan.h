@@ -21,7 +21,7 @@ namespace kforge::spec {
 enum class Dialect { OpenCL, Cuda };
 
 // Source files larger than this are not kernels (and would only slow every scan down).
-constexpr std::size_t kMaxSourceBytes = 1024 * 1024;
+constexpr std::size_t kMaxSourceBytes = std::size_t{1024} * 1024;
 
 // The source with comments and the contents of string and character literals blanked to spaces;
 // newlines (and line-splice backslashes outside comments and literals) are kept, so offsets, lines
