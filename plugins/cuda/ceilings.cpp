@@ -389,12 +389,7 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
                     ? " (mma.sync, not wgmma: wgmma, which sm_90 has, is faster, so the tensor figures "
                       "are ceilings for mma.sync/WMMA kernels, below the datasheet's dense peak)"
                     : " (mma.sync)";
-    if (!failed.empty()) {
-        text += "; not measured: ";
-        for (std::size_t i = 0; i < failed.size(); ++i)
-            text += (i ? "; " : "") + failed[i];
-    }
-    m.result.message = text;
+    m.result.message = text + harness::notMeasured(failed);
     return m;
 }
 

@@ -105,6 +105,13 @@ protocol::CeilingsResult CeilingsCache::loadOrMeasure(const std::string& key, co
     return r;
 }
 
+std::string notMeasured(const std::vector<std::string>& failures) {
+    std::string text;
+    for (std::size_t i = 0; i < failures.size(); ++i)
+        text += (i ? "; " : "; not measured: ") + failures[i];
+    return text;
+}
+
 std::string utcNow() {
     const std::time_t now = std::time(nullptr);
     std::tm tm{};

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kforge::harness {
 
@@ -52,5 +53,9 @@ private:
 
 // Now as ISO 8601 UTC: "2026-11-30T12:34:56Z", the form of CeilingsResult::measuredAt.
 std::string utcNow();
+
+// The end of a ceilings message for the measurements that failed: "; not measured: A; B", or ""
+// when none did. Every backend's message ends the same way.
+std::string notMeasured(const std::vector<std::string>& failures);
 
 } // namespace kforge::harness

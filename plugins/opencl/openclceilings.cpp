@@ -167,7 +167,9 @@ double measureCopy(const Bench& bench, cl_program program, std::string& how) {
 
     KernelHandle copy = bench.kernel(program, "kf_copy");
     cl_mem s = src.get(), d = dst.get();
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): cl_mem is a handle, its size is meant
     check(clSetKernelArg(copy.get(), 0, sizeof s, &s), "clSetKernelArg(kf_copy)");
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): cl_mem is a handle, its size is meant
     check(clSetKernelArg(copy.get(), 1, sizeof d, &d), "clSetKernelArg(kf_copy)");
     const std::size_t items = static_cast<std::size_t>(bytes / 16);
     bench.time(copy.get(), items, nullptr, "kf_copy"); // warm-up: first touch of the destination
@@ -206,6 +208,7 @@ double measureFma(const Bench& bench, cl_program program, std::string& how) {
     cl_mem o = out.get();
     // x -> 0.999 x + 0.001 stays near 1: no overflow, no denormals.
     const cl_float a = 0.999f, b = 0.001f;
+    // NOLINTNEXTLINE(bugprone-sizeof-expression): cl_mem is a handle, its size is meant
     check(clSetKernelArg(fma.get(), 0, sizeof o, &o), "clSetKernelArg(kf_fma)");
     check(clSetKernelArg(fma.get(), 1, sizeof a, &a), "clSetKernelArg(kf_fma)");
     check(clSetKernelArg(fma.get(), 2, sizeof b, &b), "clSetKernelArg(kf_fma)");
@@ -304,12 +307,7 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
     char took[48];
     std::snprintf(took, sizeof took, "; took %.2f s", seconds);
     text += took;
-    if (!failed.empty()) {
-        text += "; not measured: ";
-        for (std::size_t i = 0; i < failed.size(); ++i)
-            text += (i ? "; " : "") + failed[i];
-    }
-    m.result.message = text;
+    m.result.message = text + harness::notMeasured(failed);
     return m;
 }
 

@@ -4,6 +4,7 @@
 // user text that would be FTS5 syntax, and JSON export and import.
 
 #include "experience/experiencelibrary.h"
+#include "rawdb.h"
 #include "store/runstore.h"
 
 #include <sqlite3.h>
@@ -22,37 +23,11 @@ using kforge::experience::ExperienceLibrary;
 using kforge::experience::Insight;
 using kforge::experience::Query;
 
+using kforgetest::RawDb;
+
 namespace {
 
 constexpr qint64 kApplicationId = 0x6b66786c; // as experiencelibrary.cpp writes it
-
-// Plain SQLite beside the library, to look at what it wrote and to make foreign files.
-class RawDb {
-public:
-    explicit RawDb(const QString& path) {
-        if (sqlite3_open_v2(QFile::encodeName(path).constData(), &m_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                            nullptr)
-            != SQLITE_OK)
-            qFatal("cannot open %s", qPrintable(path));
-    }
-    ~RawDb() { sqlite3_close_v2(m_db); }
-    RawDb(const RawDb&) = delete;
-    RawDb& operator=(const RawDb&) = delete;
-
-    bool exec(const char* sql) { return sqlite3_exec(m_db, sql, nullptr, nullptr, nullptr) == SQLITE_OK; }
-    // The first column of the first row, as text.
-    QString value(const char* sql) {
-        QString result;
-        sqlite3_stmt* stmt = nullptr;
-        if (sqlite3_prepare_v2(m_db, sql, -1, &stmt, nullptr) == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW)
-            result = QString::fromUtf8(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)));
-        sqlite3_finalize(stmt);
-        return result;
-    }
-
-private:
-    sqlite3* m_db = nullptr;
-};
 
 // For QVERIFY2, which evaluates its message whether or not the check fails.
 template <typename T> QByteArray why(const kforge::spec::Expected<T>& e) {
@@ -159,8 +134,8 @@ void TestExperienceLibrary::createAndReopen() {
     {
         RawDb raw(path);
         QCOMPARE(raw.value("PRAGMA application_id").toLongLong(), kApplicationId);
-        QCOMPARE(raw.value("SELECT max(version) FROM schema_version"), QStringLiteral("1"));
-        QCOMPARE(raw.value("PRAGMA journal_mode"), QStringLiteral("wal"));
+        QCOMPARE(raw.value("SELECT max(version) FROM schema_version").toInt(), 1);
+        QCOMPARE(raw.value("PRAGMA journal_mode").toString(), QStringLiteral("wal"));
     }
     auto reopened = ExperienceLibrary::open(path);
     QVERIFY2(reopened, why(reopened));
@@ -211,9 +186,9 @@ void TestExperienceLibrary::refusesForeignFiles() {
                  + QStringLiteral(": not a kforge experience library (a SQLite database of another application)"));
     {
         RawDb raw(foreign); // left as it was
-        QCOMPARE(raw.value("SELECT text FROM notes"), QStringLiteral("mine"));
-        QCOMPARE(raw.value("SELECT count(*) FROM sqlite_master WHERE name = 'insights'"), QStringLiteral("0"));
-        QCOMPARE(raw.value("PRAGMA application_id"), QStringLiteral("0"));
+        QCOMPARE(raw.value("SELECT text FROM notes").toString(), QStringLiteral("mine"));
+        QCOMPARE(raw.value("SELECT count(*) FROM sqlite_master WHERE name = 'insights'").toInt(), 0);
+        QCOMPARE(raw.value("PRAGMA application_id").toLongLong(), 0);
     }
 
     const QString otherApp = m_dir.filePath(QStringLiteral("other-app.sqlite"));
