@@ -798,7 +798,12 @@ private slots:
         QMetaObject::invokeMethod(engine.get(), &Engine::start, Qt::QueuedConnection);
         QTRY_COMPARE_WITH_TIMEOUT(state, RunState::Paused, 30000);
         const qint64 evaluationsWhenPaused = readStore(db).evaluations.size();
-        QTest::qWait(200);
+        // A command round trip: the engine has handled everything queued before it, and paused at
+        // a generation's end it has nothing in flight that could still arrive.
+        EngineCommand sameBudget;
+        sameBudget.kind = EngineCommand::Kind::SetBudget;
+        engine->post(sameBudget);
+        QTRY_COMPARE_WITH_TIMEOUT(countEvents(readStore(db), QStringLiteral("budget")), 1, 30000);
         QCOMPARE(readStore(db).evaluations.size(), evaluationsWhenPaused);
         QCOMPARE(generationsWhilePaused, 0);
 

@@ -345,8 +345,10 @@ void TestWorkerPool::cancelQueued() {
 
     pool.cancel(queued); // already answered: nothing happens
     pool.cancel(12345);  // never submitted: nothing happens
-    QTest::qWait(50);
-    QCOMPARE(spy.count(), 2);
+    // One more request through the same pool: anything the cancels caused would come first.
+    const qint64 after = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, after).has_value(), kWaitMs);
+    QCOMPARE(spy.count(), 3);
 }
 
 void TestWorkerPool::cancelRunning() {
@@ -406,8 +408,12 @@ void TestWorkerPool::exactlyOnePerSubmit() {
     pool.cancel(tickets.last());
 
     QTRY_COMPARE_WITH_TIMEOUT(spy.count(), tickets.size(), kWaitMs);
-    QTest::qWait(200); // room for a stray second answer to show up
-    QCOMPARE(spy.count(), tickets.size());
+    // A stray second answer would come through a worker before its answer to a later request:
+    // one more for each worker, held long enough that both take one.
+    const qint64 first = pool.submit(makeRequest(QStringLiteral("// plain\n// fake:sleep_ms=300")), 30s);
+    const qint64 second = pool.submit(makeRequest(QStringLiteral("// plain\n// fake:sleep_ms=300")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, first).has_value() && resultFor(spy, second).has_value(), kWaitMs);
+    QCOMPARE(spy.count(), tickets.size() + 2);
     for (qint64 ticket : tickets)
         QCOMPARE(resultsFor(spy, ticket), 1);
     QVERIFY(QString::fromStdString(resultFor(spy, tickets.last())->message).startsWith(QStringLiteral("cancelled")));

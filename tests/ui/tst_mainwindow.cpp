@@ -20,6 +20,7 @@
 #include "runstatuswidget.h"
 #include "scriptedllm.h"
 #include "sidebysidediff.h"
+#include "syntheticrun.h"
 #include "viewrenderer.h"
 #include "workerthread.h"
 
@@ -270,9 +271,9 @@ private slots:
     // Every view of the stored run as PNG files: into KFORGE_RENDER_DIR when set (for people to
     // look at), else a temporary folder.
     void rendersEveryViewOfTheStoredRun() {
-        const QString store = m_dir.filePath(QStringLiteral("gui.kforge"));
-        if (!QFile::exists(store))
-            QSKIP("needs the run of steersALiveRunOnPocl");
+        // A run of its own, so the test does not depend on the others or their order.
+        const QString store = m_dir.filePath(QStringLiteral("rendered.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(store, 300));
         RenderOptions o;
         o.storePath = store;
         o.outDir = qEnvironmentVariable("KFORGE_RENDER_DIR", m_dir.filePath(QStringLiteral("png")));

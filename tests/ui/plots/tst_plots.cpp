@@ -123,12 +123,27 @@ qint64 eliteAt(const HeatmapModel& model, int x, int y) {
     return cell(model, x, y).data(HeatmapModel::EliteRole).toLongLong();
 }
 
+// Whether a view under `widget` still has a coalesced refresh to run.
+bool refreshPending(QWidget* widget) {
+    const auto timers = widget->findChildren<plotstyle::RefreshTimer*>();
+    return std::any_of(timers.begin(), timers.end(), [](const plotstyle::RefreshTimer* t) { return t->isActive(); });
+}
+
+// Until the views under `widget` have drawn what they know: refreshed, then replotted.
+bool drawn(QWidget* widget) {
+    if (!QTest::qWaitFor([widget] { return !refreshPending(widget); }, 5000))
+        return false;
+    for (QCustomPlot* plot : widget->findChildren<QCustomPlot*>())
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+    return true;
+}
+
 // Saves what a widget looks like when KFORGE_PLOT_SNAPSHOTS names a folder, to look at by eye.
 void snapshot(QWidget* widget, const QString& name) {
     const QString dir = qEnvironmentVariable("KFORGE_PLOT_SNAPSHOTS");
     if (dir.isEmpty())
         return;
-    QTest::qWait(250); // the coalesced refresh and the queued replot
+    drawn(widget);
     widget->grab().save(QDir(dir).filePath(name + QStringLiteral(".png")));
 }
 
@@ -376,7 +391,6 @@ void TestPlots::rooflineClickSelects() {
     // Several points may sit on one pixel; the one chosen is drawn there.
     QCOMPARE(view.pointPosition(selection.current()), at);
     QCOMPARE(view.pointPosition(599), QPoint(-1, -1)); // pending: no point
-    QTest::qWait(50);
     snapshot(&view, QStringLiteral("roofline"));
 
     RunData bare;
@@ -408,7 +422,6 @@ void TestPlots::islandsClickSelects() {
     QTest::mouseClick(view.plot(), Qt::LeftButton, {}, at);
     QCOMPARE(spy.size(), 1);
     QCOMPARE(view.pointPosition(selection.current()), at);
-    QTest::qWait(50);
     snapshot(&view, QStringLiteral("islands"));
 
     data.clear();
@@ -472,7 +485,7 @@ void TestPlots::exportFormats() {
     RooflineView view(&data, &selection);
     view.resize(640, 480);
     data.apply(syntheticRun(200, 2));
-    QTest::qWait(150);
+    QVERIFY(drawn(&view));
     for (const QString& name : {QStringLiteral("roofline.png"), QStringLiteral("roofline.SVG")}) {
         const QString file = dir.filePath(name);
         const auto done = exportPlot(view.plot(), file, 800, 600);
