@@ -1,5 +1,7 @@
 #include "runsetupdialog.h"
 
+#include "util/text.h"
+
 #include "llm/endpoints.h"
 #include "task/taskcatalog.h"
 
@@ -28,9 +30,7 @@ namespace {
 
 constexpr int kDirRole = Qt::UserRole + 1;
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 QSpinBox* spin(int min, int max, int value, const QString& tip) {
     auto* box = new QSpinBox;

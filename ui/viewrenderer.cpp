@@ -154,8 +154,7 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
     const auto grabCode = [&](CodeView::Mode mode, const QString& what) -> spec::Status {
         code->setMode(mode);
         drawn(code, deadline);
-        const auto s = save(code->grab(), QStringLiteral("%1-code-%2.png").arg(n++, 2, 10, QLatin1Char('0')).arg(what));
-        return s;
+        return save(code->grab(), QStringLiteral("%1-code-%2.png").arg(n++, 2, 10, QLatin1Char('0')).arg(what));
     };
     const auto restore = [&] { window.setCentralWidget(code); };
     if (auto s = grabCode(CodeView::Mode::Source, QStringLiteral("source")); !s) {

@@ -1,7 +1,9 @@
 // kforge llm, and the --llm* options of kforge run: language models as proposers.
 
 #include "cli/cli.h"
+
 #include "cli/cliio.h"
+#include "util/text.h"
 
 #include "llm/apikeys.h"
 #include "llm/endpoints.h"
@@ -25,9 +27,7 @@ namespace kforge::cli {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 QString keySource(const llm::Endpoint& e) {
     if (e.keyEnv.isEmpty())
@@ -219,7 +219,7 @@ int llmCommand(const QStringList& args) {
     if (action == QLatin1String("set-key") || action == QLatin1String("delete-key")) {
         if (pos.size() < 2)
             return fail(ExitUsage, QStringLiteral("llm %1 needs the endpoint's name").arg(action));
-        const QString name = pos[1];
+        const QString& name = pos[1];
         if (action == QLatin1String("delete-key")) {
             if (auto done = llm::deleteKey(name); !done)
                 return fail(ExitSetup, q(done.error()));

@@ -1,14 +1,14 @@
 #include "eval/resultformat.h"
 
+#include "util/text.h"
+
 #include <QJsonDocument>
 
 namespace kforge::eval {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 QString timingLine(const char* label, const protocol::TimingStats& t) {
     return QStringLiteral("  %1 %2 us median, %3 us min, %4 us max, spread %5% over %6 runs (%7)\n")

@@ -1,5 +1,7 @@
 #include "llm/promptbuilder.h"
 
+#include "util/text.h"
+
 #include "expression.h"
 #include "kernelfile.h"
 #include "util/jsonreader.h"
@@ -19,9 +21,7 @@ namespace kforge::llm {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 // Values end without a line break, so that templates decide the layout alone.
 QString clean(QString text) {

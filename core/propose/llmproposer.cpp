@@ -1,5 +1,7 @@
 #include "propose/llmproposer.h"
 
+#include "util/text.h"
+
 #include "llm/apikeys.h"
 
 #include "llm/llmclient.h"
@@ -16,9 +18,7 @@ namespace kforge::propose {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 // Roughly four characters per token for code and English: enough to reserve a call's worst case.
 qint64 estimateTokens(const QString& text) {
@@ -38,7 +38,7 @@ constexpr int kExperienceDiffChars = 1200;
 } // namespace
 
 LlmProposer::LlmProposer(llm::LlmSettings settings, Context context, QObject* parent)
-    : QObject(parent), m_settings(std::move(settings)), m_context(context),
+    : QObject(parent), m_settings(std::move(settings)), m_context(std::move(context)),
       m_bandit(m_settings.models, m_settings.selection == QLatin1String("bandit")) {
     qRegisterMetaType<kforge::propose::LlmProposal>();
     qRegisterMetaType<kforge::llm::ChatResult>();

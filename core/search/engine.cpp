@@ -1,5 +1,7 @@
 #include "search/engine.h"
 
+#include "util/text.h"
+
 #include "eval/executor.h"
 #include "search/judgement.h"
 #include "search/offspring.h"
@@ -18,9 +20,7 @@ namespace {
 constexpr auto kSearch = model::EvaluationPurpose::Search;
 constexpr auto kConfirm = model::EvaluationPurpose::Confirm;
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 } // namespace
 

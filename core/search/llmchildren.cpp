@@ -1,5 +1,7 @@
 #include "search/llmchildren.h"
 
+#include "util/text.h"
+
 #include "diagnose/finding.h"
 #include "propose/llmjobplanner.h"
 #include "propose/modelbandit.h"
@@ -8,9 +10,7 @@ namespace kforge::search {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 } // namespace
 
@@ -146,7 +146,7 @@ llm::KernelContext LlmChildren::contextOf(const Entry& e) {
                                                         : q(std::string(protocol::statusName(e.result->status)));
     if (e.result->status != protocol::Status::Ok && !e.result->message.empty())
         k.findings << QStringLiteral("result: ") + q(e.result->message);
-    for (const QJsonValue& v : e.findings) {
+    for (const auto& v : e.findings) {
         const auto f = diagnose::Finding::fromJson(v.toObject());
         QString line = f.line > 0 ? QStringLiteral("line %1: ").arg(f.line) : QString();
         line += QStringLiteral("[%1] %2").arg(f.severity, f.message);

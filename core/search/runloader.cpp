@@ -1,5 +1,7 @@
 #include "search/runloader.h"
 
+#include "util/text.h"
+
 #include "task/taskcatalog.h"
 
 #include <QDir>
@@ -9,9 +11,7 @@ namespace kforge::search {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 spec::Expected<StoredRun> readStoredRun(store::RunStore& store, const store::RunRecord& run) {
     auto candidates = store.candidates(run.id);

@@ -1,5 +1,7 @@
 #include "store/runexport.h"
 
+#include "util/text.h"
+
 #include "eval/resultformat.h"
 #include "expression.h"
 #include "launchplan.h"
@@ -19,9 +21,7 @@ namespace kforge::store {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 Expected<qint64> resolveRun(RunStore& store, qint64 runId) {
     if (runId > 0)

@@ -1,5 +1,7 @@
 #include "codeview.h"
 
+#include "util/text.h"
+
 #include "candidatedetails.h"
 #include "candidateselection.h"
 #include "diagnose/finding.h"
@@ -56,9 +58,7 @@ void addNote(QMap<int, LineNotes>& notes, int line, Marker marker, const QString
         entry.worst = marker;
 }
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 } // namespace
 
@@ -227,7 +227,7 @@ void CodeView::fillSource(const CandidateDetail& detail) {
 
     QMap<int, LineNotes> notes; // 0-based line -> notes
     if (const store::EvaluationRecord* evaluation = detail.searchEvaluation()) {
-        for (const QJsonValue& value : evaluation->findings) {
+        for (const auto& value : evaluation->findings) {
             const diagnose::Finding finding = diagnose::Finding::fromJson(value.toObject());
             if (finding.line <= 0)
                 continue;

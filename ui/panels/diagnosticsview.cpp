@@ -1,5 +1,7 @@
 #include "diagnosticsview.h"
 
+#include "util/text.h"
+
 #include "candidatedetails.h"
 #include "candidateselection.h"
 #include "findingmodel.h"
@@ -27,9 +29,7 @@ namespace kforge::ui {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 QString number(double value) {
     return QLocale().toString(value, 'g', 4);

@@ -1,5 +1,7 @@
 #include "findingmodel.h"
 
+#include "util/text.h"
+
 #include "diagnose/finding.h"
 #include "panelstyle.h"
 
@@ -10,14 +12,12 @@
 namespace kforge::ui {
 
 namespace {
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 } // namespace
 
 QList<FindingItem> FindingItem::fromEvaluation(const store::EvaluationRecord& evaluation) {
     QList<FindingItem> items;
-    for (const QJsonValue& value : evaluation.findings) {
+    for (const auto& value : evaluation.findings) {
         const auto finding = diagnose::Finding::fromJson(value.toObject());
         FindingItem item;
         item.source = Source::Finding;

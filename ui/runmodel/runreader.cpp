@@ -1,5 +1,7 @@
 #include "runreader.h"
 
+#include "util/text.h"
+
 #include "diagnose/roofline.h"
 #include "search/runconfig.h"
 
@@ -11,9 +13,7 @@ namespace kforge::ui {
 
 namespace {
 
-QString q(const std::string& s) {
-    return QString::fromStdString(s);
-}
+using util::q;
 
 } // namespace
 
