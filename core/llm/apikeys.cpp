@@ -19,6 +19,20 @@ struct JobOutcome {
     QKeychain::Error error = QKeychain::NoError;
     QString errorString;
     QString text;
+    bool settled = false; // an asynchronous lookup has been answered (job or timeout, whichever came first)
+
+    void record(QKeychain::Job* job) {
+        finished = true;
+        error = job->error();
+        errorString = job->errorString();
+        if (auto* read = qobject_cast<QKeychain::ReadPasswordJob*>(job))
+            text = read->textData();
+    }
+    // What a job that has not finished by the timeout is said to have done.
+    void timedOut() {
+        if (!finished)
+            errorString = QStringLiteral("the keyring did not answer within %1 s").arg(kKeyringTimeoutMs / 1000);
+    }
 };
 
 // Runs a keychain job to its end or the timeout. The job deletes itself when it finishes, even
@@ -29,19 +43,14 @@ JobOutcome runJob(QKeychain::Job* job) {
     QEventLoop loop;
     job->setAutoDelete(true);
     QObject::connect(job, &QKeychain::Job::finished, &loop, [&](QKeychain::Job* j) {
-        outcome.finished = true;
-        outcome.error = j->error();
-        outcome.errorString = j->errorString();
-        if (auto* read = qobject_cast<QKeychain::ReadPasswordJob*>(j))
-            outcome.text = read->textData();
+        outcome.record(j);
         loop.quit();
     });
     QTimer::singleShot(kKeyringTimeoutMs, &loop, &QEventLoop::quit);
     job->start();
     if (!outcome.finished)
         loop.exec(QEventLoop::ExcludeUserInputEvents);
-    if (!outcome.finished)
-        outcome.errorString = QStringLiteral("the keyring did not answer within %1 s").arg(kKeyringTimeoutMs / 1000);
+    outcome.timedOut();
     return outcome;
 }
 
@@ -133,23 +142,17 @@ void KeyLookup::start() {
         auto* timer = new QTimer(this);
         timer->setSingleShot(true);
         const auto done = [this, endpoint, outcome, timer] {
-            if (timer->property("done").toBool())
+            if (outcome->settled) // the job and the timeout may both arrive
                 return;
-            timer->setProperty("done", true);
+            outcome->settled = true;
             timer->stop();
             timer->deleteLater();
-            if (!outcome->finished)
-                outcome->errorString =
-                    QStringLiteral("the keyring did not answer within %1 s").arg(kKeyringTimeoutMs / 1000);
+            outcome->timedOut();
             settle(endpoint, keyAfterKeyring(endpoint, outcome.get()));
             release();
         };
         connect(job, &QKeychain::Job::finished, timer, [outcome, done](QKeychain::Job* j) {
-            outcome->finished = true;
-            outcome->error = j->error();
-            outcome->errorString = j->errorString();
-            if (auto* read = qobject_cast<QKeychain::ReadPasswordJob*>(j))
-                outcome->text = read->textData();
+            outcome->record(j);
             done();
         });
         connect(timer, &QTimer::timeout, this, done);

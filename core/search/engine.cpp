@@ -148,7 +148,7 @@ void Engine::replayStored(StoredRun stored) {
         m_nextId = std::max(m_nextId, c.id + 1);
         Entry e;
         e.candidate = std::move(c);
-        m_population.completeParams(e.candidate.source, e.candidate.params, &e.templateKey);
+        e.templateKey = model::candidateKey(e.candidate.source, {}); // its key and params are stored
         m_population.add(std::move(e));
     }
     stored.candidates.clear();

@@ -101,7 +101,7 @@ std::vector<model::Candidate> Offspring::experienceSeeds(int firstIsland) const 
             || insight.after.trimmed().isEmpty())
             continue;
         const QString key = model::candidateKey(insight.after, m_s.population->completeParams(insight.after, {}));
-        if (m_s.population->hasKernel(insight.after, {}) || !keys.insert(key).second)
+        if (m_s.population->hasKey(key) || !keys.insert(key).second)
             continue;
         model::Candidate c;
         c.source = insight.after;

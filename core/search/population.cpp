@@ -45,7 +45,7 @@ const Entry* Population::baseline() const {
 }
 
 bool Population::hasKernel(const QString& source, const model::ParamValues& params) const {
-    return m_keys.count(model::candidateKey(source, completeParams(source, params))) > 0;
+    return hasKey(model::candidateKey(source, completeParams(source, params)));
 }
 
 model::ParamValues Population::completeParams(const QString& source, const model::ParamValues& params,

@@ -56,6 +56,7 @@ public:
 
     // Whether the run already has this kernel with these (completed) parameter values.
     bool hasKernel(const QString& source, const model::ParamValues& params) const;
+    bool hasKey(const QString& key) const { return m_keys.count(key) > 0; }
     // The parameters with every declared one filled in; the template key as well when asked.
     model::ParamValues completeParams(const QString& source, const model::ParamValues& params,
                                       QString* templateKey = nullptr) const;
