@@ -308,7 +308,7 @@ bool MainWindow::startRun(const search::Engine::Setup& setup) {
 void MainWindow::startDemo(const QString& task, const QString& storePath) {
     search::Engine::Setup setup;
     setup.config.task = task;
-    setup.config.backend = QStringLiteral("opencl");
+    setup.config.backend = model::Backend::OpenCL;
     setup.config.variant = QStringLiteral("medium"); // a few minutes on a CPU
     setup.config.islands = 2;
     setup.config.childrenPerIsland = 4;
@@ -426,8 +426,7 @@ void MainWindow::openEditor(qint64 candidate, const QString& source) {
         showError(tr("Resume the run (Ctrl+R) to submit edits: an edit is evaluated by the running search."));
         return;
     }
-    const auto dialect =
-        m_session->data()->run().backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+    const auto dialect = m_session->data()->run().backend;
     auto* dialog = new KernelEditorDialog(candidate, source, dialect, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
     connect(dialog, &QDialog::accepted, this, [this, dialog] {

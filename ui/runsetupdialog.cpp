@@ -311,7 +311,10 @@ bool RunSetupDialog::check() {
     search::Engine::Setup s;
     auto& c = s.config;
     c.task = item->data(kDirRole).toString();
-    c.backend = m_backend->currentText();
+    const auto backend = model::parseBackend(m_backend->currentText());
+    if (!backend)
+        return problem(tr("kforge has no %1 backend; choose cuda or opencl.").arg(m_backend->currentText()));
+    c.backend = *backend;
     c.variant = m_variant->currentText();
     c.islands = m_islands->value();
     c.childrenPerIsland = m_children->value();

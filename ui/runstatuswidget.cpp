@@ -68,8 +68,10 @@ void RunStatusWidget::update() {
     const bool live = m_session->isLive();
     m_state->setText(
         live ? tr("<b>%1</b>, generation %2").arg(search::runStateName(m_session->state())).arg(p.generation)
-             : (run.generation == 0 ? tr("<b>%1</b> (stored), 1 generation").arg(run.state)
-                                    : tr("<b>%1</b> (stored), %2 generations").arg(run.state).arg(run.generation + 1)));
+             : (run.generation == 0 ? tr("<b>%1</b> (stored), 1 generation").arg(model::runStateName(run.state))
+                                    : tr("<b>%1</b> (stored), %2 generations")
+                                          .arg(model::runStateName(run.state))
+                                          .arg(run.generation + 1)));
     const qint64 evaluations = live ? p.evaluations : run.evaluations;
     const qint64 budget =
         live ? p.budgetEvaluations : run.config.value(QStringLiteral("budget_evaluations")).toInteger();

@@ -18,6 +18,7 @@
 #include <QStandardPaths>
 #include <QThread>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <unistd.h>
@@ -29,7 +30,7 @@ namespace {
 QString formatDuration(double seconds) {
     if (seconds < 0)
         return QStringLiteral("?");
-    const qint64 s = static_cast<qint64>(seconds + 0.5);
+    const qint64 s = std::llround(seconds);
     if (s < 60)
         return QStringLiteral("%1s").arg(s);
     if (s < 3600)
@@ -100,6 +101,23 @@ bool parsePositive(const QCommandLineParser& p, const QString& name, qint64 min,
         return false;
     }
     target = v;
+    return true;
+}
+
+// Non-negative numbers given as --name: each option that is set lands in its target.
+bool parseNonNegative(const QCommandLineParser& p, std::initializer_list<std::pair<QString, double*>> options,
+                      QString& error) {
+    for (const auto& [name, target] : options) {
+        if (!p.isSet(name))
+            continue;
+        bool ok = false;
+        const double v = p.value(name).toDouble(&ok);
+        if (!ok || v < 0) {
+            error = QStringLiteral("--%1 must be a non-negative number").arg(name);
+            return false;
+        }
+        *target = v;
+    }
     return true;
 }
 
@@ -196,7 +214,11 @@ int runCommand(const QStringList& args) {
                 ExitUsage,
                 QStringLiteral(
                     "run needs --task DIR (a task folder or a built-in task name; see `kforge tasks`), or --resume"));
-        c.backend = p.value(QStringLiteral("backend"));
+        const auto backend = model::parseBackend(p.value(QStringLiteral("backend")));
+        if (!backend)
+            return fail(ExitUsage, QStringLiteral("run configuration: backend must be opencl or cuda, not '%1'")
+                                       .arg(p.value(QStringLiteral("backend"))));
+        c.backend = *backend;
         c.variant = p.value(QStringLiteral("variant"));
         qint64 v = 0;
         if (!parsePositive(p, QStringLiteral("islands"), 1, v = c.islands, error))
@@ -228,16 +250,12 @@ int runCommand(const QStringList& args) {
         }
         c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
         c.descriptors = p.value(QStringLiteral("descriptors"));
-        for (const auto& [name, target] : {std::pair{QStringLiteral("review-speedup"), &c.reviewSpeedup},
-                                           std::pair{QStringLiteral("review-ceiling"), &c.reviewCeiling},
-                                           std::pair{QStringLiteral("reject-ceiling"), &c.rejectCeiling}}) {
-            if (!p.isSet(name))
-                continue;
-            bool ok = false;
-            *target = p.value(name).toDouble(&ok);
-            if (!ok || *target < 0)
-                return fail(ExitUsage, QStringLiteral("--%1 must be a non-negative number").arg(name));
-        }
+        if (!parseNonNegative(p,
+                              {{QStringLiteral("review-speedup"), &c.reviewSpeedup},
+                               {QStringLiteral("review-ceiling"), &c.reviewCeiling},
+                               {QStringLiteral("reject-ceiling"), &c.rejectCeiling}},
+                              error))
+            return fail(ExitUsage, error);
         if (!applyLlmOptions(p, c.llm, error))
             return fail(ExitUsage, error);
         if (auto valid = c.validate(); !valid)
@@ -255,15 +273,11 @@ int runCommand(const QStringList& args) {
             && !parsePositive(p, QStringLiteral("budget-evals"), 0, setup.budgetEvaluations, error))
             return fail(ExitUsage, error);
         // A run stopped by its LLM budget continues with a larger one.
-        for (const auto& [name, target] : {std::pair{QStringLiteral("llm-budget-usd"), &setup.llmBudgetUsd},
-                                           std::pair{QStringLiteral("llm-budget-tokens"), &setup.llmBudgetTokens}}) {
-            if (!p.isSet(name))
-                continue;
-            bool ok = false;
-            *target = p.value(name).toDouble(&ok);
-            if (!ok || *target < 0)
-                return fail(ExitUsage, QStringLiteral("--%1 must be a non-negative number").arg(name));
-        }
+        if (!parseNonNegative(p,
+                              {{QStringLiteral("llm-budget-usd"), &setup.llmBudgetUsd},
+                               {QStringLiteral("llm-budget-tokens"), &setup.llmBudgetTokens}},
+                              error))
+            return fail(ExitUsage, error);
         setup.useExperts = !p.isSet(QStringLiteral("no-experts"));
     }
     if (p.isSet(QStringLiteral("budget-time"))) {
@@ -629,7 +643,7 @@ int experienceCommand(const QStringList& args) {
         const QString speedup = i.speedup > 0 ? QStringLiteral("%1x").arg(i.speedup, 0, 'f', 2) : QStringLiteral("-");
         out() << QStringLiteral("#%1  %2  %3/%4 on %5  %6  %7\n")
                      .arg(i.id, 4)
-                     .arg(i.kind, -10)
+                     .arg(model::insightKindName(i.kind), -10)
                      .arg(i.family, i.task, i.backend, speedup, i.transformation);
         if (!i.summary.isEmpty())
             out() << QStringLiteral("      %1\n").arg(i.summary);

@@ -23,4 +23,18 @@ Finding Finding::fromJson(const QJsonObject& json) {
     return f;
 }
 
+QJsonArray toJson(const Findings& findings) {
+    QJsonArray json;
+    for (const Finding& f : findings)
+        json.append(f.toJson());
+    return json;
+}
+
+Findings findingsFromJson(const QJsonArray& json) {
+    Findings findings;
+    for (const auto& v : json)
+        findings.append(Finding::fromJson(v.toObject()));
+    return findings;
+}
+
 } // namespace kforge::diagnose

@@ -3,6 +3,7 @@
 // behind it, where in the source, and which way to go. Findings are what prompts, the GUI's
 // diagnostics view and the experience library are built from.
 
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QList>
 #include <QString>
@@ -23,5 +24,7 @@ struct Finding {
 };
 
 using Findings = QList<Finding>;
+QJsonArray toJson(const Findings& findings);
+Findings findingsFromJson(const QJsonArray& json);
 
 } // namespace kforge::diagnose

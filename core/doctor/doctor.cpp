@@ -14,8 +14,9 @@ namespace kforge::doctor {
 
 namespace {
 
-QJsonObject toQt(const nlohmann::json& j) {
-    return QJsonDocument::fromJson(QByteArray::fromStdString(j.dump())).object();
+// The probe as the worker sent it, in the wire format.
+QJsonObject toQt(const protocol::ProbeResult& p) {
+    return QJsonDocument::fromJson(QByteArray::fromStdString(protocol::encode(p))).object();
 }
 
 QString findLibrary(const QString& name) {
@@ -74,16 +75,17 @@ void Doctor::run() {
     m_report[QStringLiteral("host")] =
         QSysInfo::prettyProductName() + QStringLiteral(" (") + QSysInfo::currentCpuArchitecture() + QLatin1Char(')');
     m_report[QStringLiteral("backends")] = QJsonObject();
-    const QStringList backends{QStringLiteral("opencl"), QStringLiteral("cuda")};
-    m_pending = static_cast<int>(backends.size());
-    for (const QString& b : backends)
+    constexpr model::Backend backends[] = {model::Backend::OpenCL, model::Backend::Cuda};
+    m_pending = static_cast<int>(std::size(backends));
+    for (const model::Backend b : backends)
         probeBackend(b);
 }
 
-void Doctor::probeBackend(const QString& backend) {
+void Doctor::probeBackend(model::Backend kind) {
+    const QString backend = model::backendName(kind);
     QJsonObject section;
     section[QStringLiteral("available")] = false;
-    if (backend == QLatin1String("cuda"))
+    if (kind == model::Backend::Cuda)
         section[QStringLiteral("host")] = cudaHostFacts();
 
     auto worker = eval::WorkerLocator::find(backend);
@@ -91,7 +93,7 @@ void Doctor::probeBackend(const QString& backend) {
         section[QStringLiteral("worker")] = QString();
         QJsonArray problems;
         problems.append(QString::fromStdString(worker.error()));
-        if (backend == QLatin1String("cuda"))
+        if (kind == model::Backend::Cuda)
             for (const auto& p : section[QStringLiteral("host")].toObject()[QStringLiteral("problems")].toArray())
                 problems.append(p);
         section[QStringLiteral("problems")] = problems;
@@ -105,7 +107,7 @@ void Doctor::probeBackend(const QString& backend) {
     m_pools.append(pool);
     connect(pool, &eval::WorkerPool::probed, this,
             [this, backend, section, pool](const protocol::ProbeResult& p) mutable {
-                QJsonObject probe = toQt(protocol::toJson(p));
+                QJsonObject probe = toQt(p);
                 section[QStringLiteral("available")] = p.available;
                 section[QStringLiteral("devices")] = probe[QStringLiteral("devices")];
                 QJsonArray problems = probe[QStringLiteral("problems")].toArray();
@@ -137,12 +139,12 @@ QString Doctor::formatText(const QJsonObject& report) {
     out += QStringLiteral("kforge %1 on %2\n")
                .arg(report[QStringLiteral("kforge")].toString(), report[QStringLiteral("host")].toString());
     const QJsonObject backends = report[QStringLiteral("backends")].toObject();
-    for (const QString& name : {QStringLiteral("opencl"), QStringLiteral("cuda")}) {
-        const QJsonObject b = backends[name].toObject();
+    for (const model::Backend backend : {model::Backend::OpenCL, model::Backend::Cuda}) {
+        const QJsonObject b = backends[model::backendName(backend)].toObject();
         const bool ok = b[QStringLiteral("available")].toBool();
-        out += QStringLiteral("\n%1 backend: %2\n")
-                   .arg(name == QLatin1String("opencl") ? QStringLiteral("OpenCL") : QStringLiteral("CUDA"),
-                        ok ? QStringLiteral("available") : QStringLiteral("not available"));
+        out +=
+            QStringLiteral("\n%1 backend: %2\n")
+                .arg(model::backendTitle(backend), ok ? QStringLiteral("available") : QStringLiteral("not available"));
         const QString worker = b[QStringLiteral("worker")].toString();
         out += QStringLiteral("  worker: %1\n").arg(worker.isEmpty() ? QStringLiteral("not found") : worker);
         const QJsonArray devices = b[QStringLiteral("devices")].toArray();

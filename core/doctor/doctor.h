@@ -3,6 +3,7 @@
 // how to get it. Devices are probed by the workers; this process never touches a GPU driver, so for
 // CUDA without a worker it reports only what the file system shows.
 
+#include "model/kinds.h"
 #include "protocol.h"
 
 #include <QJsonObject>
@@ -30,7 +31,7 @@ signals:
     void finished(const QJsonObject& report);
 
 private:
-    void probeBackend(const QString& backend);
+    void probeBackend(model::Backend backend);
     void backendDone(const QString& backend, const QJsonObject& section);
 
     QJsonObject m_report;

@@ -74,9 +74,7 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
 }
 
 QJsonObject resultToJson(const protocol::EvaluateResult& r) {
-    return QJsonDocument::fromJson(QByteArray::fromStdString(protocol::toJson(r).dump(
-                                       -1, ' ', false, nlohmann::json::error_handler_t::replace)))
-        .object();
+    return QJsonDocument::fromJson(QByteArray::fromStdString(protocol::encode(r))).object();
 }
 
 } // namespace kforge::eval

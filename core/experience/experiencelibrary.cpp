@@ -33,6 +33,7 @@ namespace sqlite = util::sqlite;
 using sqlite::exec;
 using sqlite::failure;
 using sqlite::parseTimestamp;
+using sqlite::readRows;
 using sqlite::Statement;
 using sqlite::timestamp;
 using sqlite::whereOf;
@@ -104,12 +105,6 @@ int schemaVersion() {
     return static_cast<int>(kMigrations.size()) - 1;
 }
 
-const QStringList& kinds() {
-    static const QStringList k = {QStringLiteral("helped"), QStringLiteral("hurt"), QStringLiteral("human_pin"),
-                                  QStringLiteral("human_veto"), QStringLiteral("human_edit")};
-    return k;
-}
-
 // A write transaction that rolls back unless committed. IMMEDIATE takes the write lock at once
 // (waiting up to the busy timeout), so a transaction never fails halfway because another writer
 // got there first. The library has no nested transactions.
@@ -154,8 +149,8 @@ private:
 // Length-prefixed, so that moving text from one field to the next changes the hash.
 QString contentHash(const Insight& insight) {
     QCryptographicHash hash(QCryptographicHash::Sha256);
-    for (const QString* field :
-         {&insight.kind, &insight.task, &insight.transformation, &insight.before, &insight.after}) {
+    const QString kind = model::insightKindName(insight.kind);
+    for (const QString* field : {&kind, &insight.task, &insight.transformation, &insight.before, &insight.after}) {
         const QByteArray utf8 = field->toUtf8();
         hash.addData(QByteArray::number(utf8.size()) + ':');
         hash.addData(utf8);
@@ -211,10 +206,13 @@ Status migrate(sqlite3* db, const QString& path, const std::string& where) {
 constexpr std::string_view kColumns = "i.id, i.kind, i.family, i.task, i.backend, i.transformation, i.bottleneck, "
                                       "i.summary, i.speedup, i.before, i.after, i.diff, i.reason, i.origin, i.at";
 
-Insight readInsight(const Statement& row) {
+Expected<Insight> readInsight(const Statement& row, const std::string& where) {
     Insight r;
     r.id = row.int64(0);
-    r.kind = row.text(1);
+    const auto kind = model::parseInsightKind(row.text(1));
+    if (!kind)
+        return fail(where + ": insight " + std::to_string(r.id) + " has an unknown kind '" + row.utf8(1) + "'");
+    r.kind = *kind;
     r.family = row.text(2);
     r.task = row.text(3);
     r.backend = row.text(4);
@@ -232,19 +230,11 @@ Insight readInsight(const Statement& row) {
 }
 
 Expected<QList<Insight>> readAll(Statement& query, const std::string& where) {
-    QList<Insight> result;
-    int rc = SQLITE_OK;
-    while ((rc = query.step()) == SQLITE_ROW)
-        result.append(readInsight(query));
-    if (rc != SQLITE_DONE)
-        return failure(where, "cannot read insights", query);
-    return result;
+    return readRows<Insight>(query, where, "cannot read insights",
+                             [&](const Statement& row) { return readInsight(row, where); });
 }
 
 Status validate(const Insight& insight, const std::string& where) {
-    if (!kinds().contains(insight.kind))
-        return fail(where + ": unknown insight kind '" + insight.kind.toStdString()
-                    + "' (expected helped, hurt, human_pin, human_veto or human_edit)");
     if (!std::isfinite(insight.speedup) || insight.speedup < 0)
         return fail(where + ": the speedup must be a finite number, 0 or more");
     return success();
@@ -262,7 +252,7 @@ Expected<std::pair<qint64, bool>> insert(sqlite3* db, const Insight& insight, co
                       "speedup, before, after, diff, reason, origin, at, content_hash) "
                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                       "ON CONFLICT(content_hash) DO NOTHING RETURNING id");
-    add.bindText(1, insight.kind)
+    add.bindText(1, model::insightKindName(insight.kind))
         .bindText(2, insight.family)
         .bindText(3, insight.task)
         .bindText(4, insight.backend)
@@ -368,7 +358,7 @@ QString jsonType(const QJsonValue& value) {
 QJsonObject Insight::toJson() const {
     QJsonObject json;
     json[QLatin1String("id")] = id;
-    json[QLatin1String("kind")] = kind;
+    json[QLatin1String("kind")] = model::insightKindName(kind);
     json[QLatin1String("family")] = family;
     json[QLatin1String("task")] = task;
     json[QLatin1String("backend")] = backend;
@@ -390,8 +380,9 @@ QJsonObject Insight::toJson() const {
 Expected<Insight> Insight::fromJson(const QJsonObject& json, const QString& where) {
     const std::string w = where.toStdString();
     Insight r;
+    QString kind;
     const std::pair<const char*, QString*> strings[] = {
-        {"kind", &r.kind},
+        {"kind", &kind},
         {"family", &r.family},
         {"task", &r.task},
         {"backend", &r.backend},
@@ -414,9 +405,11 @@ Expected<Insight> Insight::fromJson(const QJsonObject& json, const QString& wher
     }
     if (!json.contains(QLatin1String("kind")))
         return fail(w + ": 'kind' is missing");
-    if (!kinds().contains(r.kind))
-        return fail(w + ": 'kind' must be helped, hurt, human_pin, human_veto or human_edit, not '"
-                    + r.kind.toStdString() + "'");
+    const auto parsed = model::parseInsightKind(kind);
+    if (!parsed)
+        return fail(w + ": 'kind' must be helped, hurt, human_pin, human_veto or human_edit, not '" + kind.toStdString()
+                    + "'");
+    r.kind = *parsed;
 
     if (const QJsonValue speedup = json.value(QLatin1String("speedup")); !speedup.isUndefined()) {
         if (!speedup.isDouble())

@@ -7,6 +7,7 @@
 // import as JSON let a team share one library.
 
 #include "expected.h"
+#include "model/kinds.h"
 
 #include <QDateTime>
 #include <QJsonObject>
@@ -21,7 +22,7 @@ namespace kforge::experience {
 
 struct Insight {
     qint64 id = 0;
-    QString kind;           // helped, hurt, human_pin, human_veto, human_edit
+    model::InsightKind kind = model::InsightKind::Helped;
     QString family;         // task family: gemm, softmax, norm, reduction, elementwise, ...
     QString task;           // task name
     QString backend;        // cuda, opencl

@@ -17,11 +17,9 @@ std::optional<Insight> changeInsight(const KernelOutcome& parent, const KernelOu
     Insight insight;
     const double ratio = child.fitness.correct ? child.fitness.speedup / parent.fitness.speedup : 0.0;
     if (child.fitness.correct && ratio >= kClearChange)
-        insight.kind = QStringLiteral("helped");
-    else if (child.fitness.correct && ratio > 0.0 && ratio <= 1.0 / kClearChange)
-        insight.kind = QStringLiteral("hurt");
-    else if (!child.fitness.correct)
-        insight.kind = QStringLiteral("hurt");
+        insight.kind = model::InsightKind::Helped;
+    else if (!child.fitness.correct || (ratio > 0.0 && ratio <= 1.0 / kClearChange))
+        insight.kind = model::InsightKind::Hurt; // broken, or clearly slower
     else
         return std::nullopt;
     insight.family = context.family;
@@ -56,9 +54,9 @@ std::optional<Insight> changeInsight(const KernelOutcome& parent, const KernelOu
 Insight humanInsight(HumanAction action, const KernelOutcome& kernel, const QString& before, const QString& reason,
                      const HarvestContext& context) {
     Insight insight;
-    insight.kind = action == HumanAction::Pin    ? QStringLiteral("human_pin")
-                   : action == HumanAction::Veto ? QStringLiteral("human_veto")
-                                                 : QStringLiteral("human_edit");
+    insight.kind = action == HumanAction::Pin    ? model::InsightKind::HumanPin
+                   : action == HumanAction::Veto ? model::InsightKind::HumanVeto
+                                                 : model::InsightKind::HumanEdit;
     insight.family = context.family;
     insight.task = context.task;
     insight.backend = context.backend;

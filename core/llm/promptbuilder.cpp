@@ -257,29 +257,6 @@ QString yes(bool b) {
 
 } // namespace
 
-QString operatorName(Operator op) {
-    switch (op) {
-    case Operator::Init:
-        return QStringLiteral("init");
-    case Operator::Mutate:
-        return QStringLiteral("mutate");
-    case Operator::Crossover:
-        return QStringLiteral("crossover");
-    case Operator::Repair:
-        return QStringLiteral("repair");
-    case Operator::Meta:
-        return QStringLiteral("meta");
-    }
-    return {};
-}
-
-std::optional<Operator> parseOperator(const QString& name) {
-    for (Operator op : {Operator::Init, Operator::Mutate, Operator::Crossover, Operator::Repair, Operator::Meta})
-        if (operatorName(op) == name)
-            return op;
-    return std::nullopt;
-}
-
 QString stageName(Stage stage) {
     return stage == Stage::Structure ? QStringLiteral("structure") : QStringLiteral("tuning");
 }
@@ -309,7 +286,7 @@ spec::Expected<std::map<QString, QString>> PromptBuilder::values(const PromptCon
     const int needed = parentsNeeded(c.op);
     if (c.parents.size() != needed)
         return spec::fail(QStringLiteral("the %1 operator takes %2 kernel(s), not %3")
-                              .arg(operatorName(c.op))
+                              .arg(llmOperatorName(c.op))
                               .arg(needed)
                               .arg(c.parents.size())
                               .toStdString());
@@ -323,7 +300,7 @@ spec::Expected<std::map<QString, QString>> PromptBuilder::values(const PromptCon
     }
 
     std::map<QString, QString> v;
-    v[QStringLiteral("operator")] = operatorName(c.op);
+    v[QStringLiteral("operator")] = llmOperatorName(c.op);
     v[QStringLiteral("stage")] = stageName(c.stage);
     v[QStringLiteral("stage_title")] =
         c.stage == Stage::Structure ? QStringLiteral("algorithmic structure") : QStringLiteral("hardware tuning");
@@ -489,7 +466,7 @@ spec::Expected<Prompt> PromptBuilder::build(const PromptContext& c) const {
     }
 
     Prompt prompt;
-    prompt.templateName = operatorName(c.op);
+    prompt.templateName = llmOperatorName(c.op);
     auto system =
         m_templates.render(c.op == Operator::Meta ? QStringLiteral("system_meta") : QStringLiteral("system"), v);
     if (!system)

@@ -11,6 +11,7 @@
 
 #include "llm/llmtypes.h"
 #include "llm/prompttemplate.h"
+#include "model/kinds.h"
 #include "taskspec.h"
 
 #include <QList>
@@ -22,11 +23,11 @@
 
 namespace kforge::llm {
 
-enum class Operator { Init, Mutate, Crossover, Repair, Meta };
+using Operator = model::LlmOperator;
 enum class Stage { Structure, Tuning };
 
-QString operatorName(Operator op); // "init", "mutate", "crossover", "repair", "meta": also the template's name
-std::optional<Operator> parseOperator(const QString& name);
+using model::llmOperatorName;
+using model::parseLlmOperator;
 QString stageName(Stage stage); // "structure", "tuning"
 std::optional<Stage> parseStage(const QString& name);
 

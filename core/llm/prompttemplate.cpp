@@ -127,9 +127,10 @@ spec::Expected<Template> parseTemplate(const QString& file, const QString& text)
         }
 
         switch (sigil) {
-        case 0: {
+        case 0:
+        case '>': {
             Node n;
-            n.kind = Node::Kind::Variable;
+            n.kind = sigil == '>' ? Node::Kind::Partial : Node::Kind::Variable;
             n.text = name;
             n.line = tagLine;
             stack.back().node.children.push_back(std::move(n));
@@ -157,14 +158,6 @@ spec::Expected<Template> parseTemplate(const QString& file, const QString& text)
             Node done = std::move(stack.back().node);
             stack.pop_back();
             stack.back().node.children.push_back(std::move(done));
-            break;
-        }
-        case '>': {
-            Node n;
-            n.kind = Node::Kind::Partial;
-            n.text = name;
-            n.line = tagLine;
-            stack.back().node.children.push_back(std::move(n));
             break;
         }
         default: // '!': a comment

@@ -8,65 +8,6 @@
 
 namespace kforge::model {
 
-namespace {
-
-struct OriginName {
-    Origin origin;
-    const char* name;
-};
-
-constexpr OriginName kOrigins[] = {
-    {Origin::Seed, "seed"}, {Origin::Tuner, "tuner"}, {Origin::Expert, "expert"},
-    {Origin::Llm, "llm"},   {Origin::Human, "human"}, {Origin::Experience, "experience"},
-};
-
-} // namespace
-
-QString originName(Origin origin) {
-    for (const auto& o : kOrigins)
-        if (o.origin == origin)
-            return QString::fromLatin1(o.name);
-    return QStringLiteral("seed");
-}
-
-QString purposeName(EvaluationPurpose purpose) {
-    return purpose == EvaluationPurpose::Confirm ? QStringLiteral("confirm") : QStringLiteral("search");
-}
-
-std::optional<EvaluationPurpose> parsePurpose(const QString& name) {
-    if (name == QLatin1String("search"))
-        return EvaluationPurpose::Search;
-    if (name == QLatin1String("confirm"))
-        return EvaluationPurpose::Confirm;
-    return std::nullopt;
-}
-
-QString reviewStateName(ReviewState state) {
-    switch (state) {
-    case ReviewState::Accepted:
-        return QStringLiteral("accepted");
-    case ReviewState::Rejected:
-        return QStringLiteral("rejected");
-    case ReviewState::Pending:
-        break;
-    }
-    return QStringLiteral("pending");
-}
-
-std::optional<ReviewState> parseReviewState(const QString& name) {
-    for (ReviewState s : {ReviewState::Pending, ReviewState::Accepted, ReviewState::Rejected})
-        if (name == reviewStateName(s))
-            return s;
-    return std::nullopt;
-}
-
-std::optional<Origin> parseOrigin(const QString& name) {
-    for (const auto& o : kOrigins)
-        if (name == QLatin1String(o.name))
-            return o.origin;
-    return std::nullopt;
-}
-
 QString formatParams(const ParamValues& params) {
     QStringList parts;
     for (const auto& [name, value] : params)

@@ -2,6 +2,8 @@
 // A candidate kernel of a run and what is known about it: its code and parameter values, where it
 // came from (lineage), and the results of its evaluations. Plain values, copied into snapshots.
 
+#include "model/kinds.h"
+
 #include "protocol.h"
 
 #include <QList>
@@ -14,23 +16,6 @@
 #include <string>
 
 namespace kforge::model {
-
-// Experience: a kernel from the experience library that helped on this task in an earlier run.
-enum class Origin { Seed, Tuner, Expert, Llm, Human, Experience };
-QString originName(Origin origin);
-std::optional<Origin> parseOrigin(const QString& name);
-
-// Why a candidate was evaluated: its evaluation in the search, or the fresh re-measurement that
-// confirms a new best before it is promoted. Stored by name ("search", "confirm").
-enum class EvaluationPurpose { Search, Confirm };
-QString purposeName(EvaluationPurpose purpose);
-std::optional<EvaluationPurpose> parsePurpose(const QString& name);
-
-// Where a suspicious result stands with the person who reviews it. Stored by name ("pending",
-// "accepted", "rejected").
-enum class ReviewState { Pending, Accepted, Rejected };
-QString reviewStateName(ReviewState state);
-std::optional<ReviewState> parseReviewState(const QString& name);
 
 // Values of a kernel file's declared `// kforge:param`s that differ from, or pin, the defaults.
 using ParamValues = std::map<std::string, std::int64_t>;
@@ -48,6 +33,7 @@ struct Candidate {
     int island = 0;
     int generation = 0;
     Origin origin = Origin::Seed;
+    std::optional<LlmOperator> llmOperator; // the operator, for a kernel a language model wrote
     QString label; // one line for people: "expert sgemm/tiled_register", "tuner BX=32", "baseline"
     QString key;   // identity for "never evaluate twice": hash of normalised source and params
     bool pinned = false;

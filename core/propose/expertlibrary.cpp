@@ -92,7 +92,7 @@ spec::Expected<Header> parseHeader(const QString& source, const QString& file) {
 }
 
 spec::Expected<Expert> readExpert(const QString& path, const QString& family) {
-    const QString backend = path.endsWith(QLatin1String(".cu")) ? QStringLiteral("cuda") : QStringLiteral("opencl");
+    const model::Backend backend = path.endsWith(QLatin1String(".cu")) ? model::Backend::Cuda : model::Backend::OpenCL;
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         return spec::Error{problem(path, 0, QStringLiteral("cannot read: %1").arg(f.errorString())).toStdString()};
@@ -107,8 +107,7 @@ spec::Expected<Expert> readExpert(const QString& path, const QString& family) {
     auto header = parseHeader(source, path);
     if (!header)
         return spec::Error{header.error()};
-    const auto dialect = backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
-    auto kf = spec::KernelFile::parse(source.toStdString(), dialect);
+    auto kf = spec::KernelFile::parse(source.toStdString(), backend);
     if (!kf)
         return spec::Error{kernelFileProblem(path, kf.error()).toStdString()};
 
@@ -128,7 +127,7 @@ bool orderedBefore(const Expert& a, const Expert& b) {
         return a.family < b.family;
     if (a.name != b.name)
         return a.name < b.name;
-    return a.backend < b.backend;
+    return model::backendName(a.backend) < model::backendName(b.backend);
 }
 
 } // namespace
@@ -165,11 +164,12 @@ ExpertLibrary ExpertLibrary::load(const QStringList& roots) {
                     lib.m_problems << QString::fromStdString(expert.error());
                     continue;
                 }
-                const QString key = family + QLatin1Char('/') + expert->name + QLatin1Char('/') + expert->backend;
+                const QString key =
+                    family + QLatin1Char('/') + expert->name + QLatin1Char('/') + model::backendName(expert->backend);
                 if (keysInThisRoot.contains(key)) {
                     lib.m_problems << problem(path, 0,
                                               QStringLiteral("skipped: another %1 expert in %2 is already named '%3'")
-                                                  .arg(expert->backend, family, expert->name));
+                                                  .arg(model::backendName(expert->backend), family, expert->name));
                     continue;
                 }
                 keysInThisRoot.insert(key);
@@ -200,7 +200,7 @@ QStringList ExpertLibrary::defaultRoots() {
     return roots;
 }
 
-QList<Expert> ExpertLibrary::forTask(const QString& taskName, const QString& backend) const {
+QList<Expert> ExpertLibrary::forTask(const QString& taskName, model::Backend backend) const {
     QList<Expert> out;
     for (const Expert& e : m_experts)
         if (e.backend == backend && e.tasks.contains(taskName))

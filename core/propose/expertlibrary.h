@@ -13,6 +13,8 @@
 #include "kernelfile.h"
 #include "taskspec.h"
 
+#include "model/kinds.h"
+
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -24,9 +26,9 @@ struct Expert {
     QString family;    // the folder name: gemm, softmax, reduction, norm, elementwise, ...
     QStringList tasks; // task names the kernel's arguments bind to
     QString pattern;   // one line: what the pattern does
-    QString backend;   // "cuda" (.cu) or "opencl" (.cl)
-    QString file;      // where it was read from
-    QString source;    // the whole file, header included
+    model::Backend backend = model::Backend::OpenCL; // by the file's extension: .cu or .cl
+    QString file;                                    // where it was read from
+    QString source;                                  // the whole file, header included
 };
 
 class ExpertLibrary {
@@ -41,7 +43,7 @@ public:
     const QStringList& problems() const { return m_problems; }
 
     // The experts for a task on a backend, in a stable order (family, then name).
-    QList<Expert> forTask(const QString& taskName, const QString& backend) const;
+    QList<Expert> forTask(const QString& taskName, model::Backend backend) const;
 
 private:
     QList<Expert> m_experts;

@@ -205,7 +205,7 @@ QStringList LlmProposer::experienceFor(const LlmJob& job) const {
     for (const auto& insight : *insights) {
         if (items.size() >= m_settings.experienceItems)
             break;
-        QString item = QStringLiteral("[%1").arg(insight.kind);
+        QString item = QStringLiteral("[%1").arg(model::insightKindName(insight.kind));
         if (insight.speedup > 0.0)
             item += QStringLiteral(", %1x").arg(insight.speedup, 0, 'f', 2);
         item += QStringLiteral("] ") + insight.summary;
@@ -343,7 +343,7 @@ qint64 LlmProposer::record(const InFlight& call, const llm::ChatResult& result, 
     store::LlmCallRecord r;
     r.generation = call.job.generation;
     r.island = call.job.island;
-    r.op = call.meta ? QStringLiteral("meta") : llm::operatorName(call.job.op);
+    r.op = call.meta ? QStringLiteral("meta") : llm::llmOperatorName(call.job.op);
     r.stage = call.stage;
     r.endpoint = call.choice.endpoint;
     r.model = call.choice.model; // as asked for: the bandit and the price table know it by this name
@@ -449,8 +449,8 @@ void LlmProposer::onFinished(qint64 ticket, const llm::ChatResult& result) {
     proposal.source = parsed->source;
     const QString what = call.job.op == llm::Operator::Init ? QStringLiteral("init (%1)").arg(call.job.personaId)
                          : call.job.parentIds.isEmpty()
-                             ? llm::operatorName(call.job.op)
-                             : QStringLiteral("%1 of #%2").arg(llm::operatorName(call.job.op)).arg([&] {
+                             ? llm::llmOperatorName(call.job.op)
+                             : QStringLiteral("%1 of #%2").arg(llm::llmOperatorName(call.job.op)).arg([&] {
                                    QStringList ids;
                                    for (qint64 id : call.job.parentIds)
                                        ids << QString::number(id);
@@ -537,7 +537,7 @@ void LlmProposer::onMetaAnswer(const InFlight& call, const llm::ChatResult& resu
         written = m_context.store->retireStrategy(m_context.runId, weakId);
     if (written)
         if (auto event =
-                m_context.store->insertEvent(m_context.runId, call.job.generation, QStringLiteral("strategy_rewritten"),
+                m_context.store->insertEvent(m_context.runId, call.job.generation, model::EventKind::StrategyRewritten,
                                              {{QStringLiteral("stage"), call.stage},
                                               {QStringLiteral("retired"), weakId},
                                               {QStringLiteral("retired_stats"), weakStats},

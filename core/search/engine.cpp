@@ -3,7 +3,6 @@
 #include "util/text.h"
 
 #include "eval/executor.h"
-#include "search/judgement.h"
 #include "search/offspring.h"
 #include "util/logging.h"
 
@@ -24,33 +23,16 @@ using util::q;
 
 } // namespace
 
-QString runStateName(RunState state) {
-    switch (state) {
-    case RunState::Starting:
-        return QStringLiteral("starting");
-    case RunState::Running:
-        return QStringLiteral("running");
-    case RunState::Pausing:
-        return QStringLiteral("pausing");
-    case RunState::Paused:
-        return QStringLiteral("paused");
-    case RunState::Stopping:
-        return QStringLiteral("stopping");
-    case RunState::Finished:
-        return QStringLiteral("finished");
-    case RunState::Stopped:
-        return QStringLiteral("stopped");
-    case RunState::Failed:
-        return QStringLiteral("failed");
-    }
-    return QStringLiteral("unknown");
-}
-
 Engine::Engine(Setup setup, QObject* parent) : QObject(parent), m_setup(std::move(setup)) {
     qRegisterMetaType<kforge::search::RunProgress>();
     qRegisterMetaType<kforge::search::RunSummary>();
     qRegisterMetaType<kforge::search::EngineCommand>();
     m_config = m_setup.config;
+    m_evals = new Evaluations(this);
+    connect(m_evals, &Evaluations::result, this, &Engine::onResult);
+    connect(m_evals, &Evaluations::notice, this, &Engine::notice);
+    connect(m_evals, &Evaluations::drained, this,
+            [this] { finish(RunState::Stopped, QStringLiteral("stopped by the user")); });
 }
 
 Engine::~Engine() = default;
@@ -61,14 +43,14 @@ void Engine::post(EngineCommand command) {
 }
 
 spec::Expected<eval::Executor*> Engine::defaultExecutor(const RunConfig& config, QObject* parent) {
-    return eval::localExecutor(config.backend, config.workers, parent);
+    return eval::localExecutor(model::backendName(config.backend), config.workers, parent);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Setup
 
 void Engine::start() {
-    m_session.start();
+    m_budget.startSession();
     m_progressTimer = new QTimer(this);
     m_progressTimer->setSingleShot(true);
     m_progressTimer->setInterval(250);
@@ -122,28 +104,27 @@ spec::Status Engine::open() {
     sources.budgetLeft = [this] { return budgetLeft(); };
     sources.stopped = [this] { return m_finished; };
     m_offspring.setSources(std::move(sources));
-    m_learning.attach(m_experience.get(),
-                      {q(m_task.spec.family), q(m_task.spec.name), m_config.backend, m_store->path(), m_run.id});
+    m_learning.attach(m_experience.get(), {q(m_task.spec.family), q(m_task.spec.name),
+                                           model::backendName(m_config.backend), m_store->path(), m_run.id});
 
     if (auto connected = connectExecutor(); !connected)
         return connected;
     if (auto opened = openLlm(); !opened)
         return opened;
 
-    QJsonObject data{{QStringLiteral("backend"), m_config.backend},
+    QJsonObject data{{QStringLiteral("backend"), model::backendName(m_config.backend)},
                      {QStringLiteral("experts"), static_cast<int>(m_experts.size())}};
     // Written at once: the generation's buffered events are skipped while stored ones replay.
     if (auto stored =
             m_store->insertEvent(m_run.id, std::max(0, m_run.generation),
-                                 resuming ? QStringLiteral("run_resumed") : QStringLiteral("run_started"), data);
+                                 resuming ? model::EventKind::RunResumed : model::EventKind::RunStarted, data);
         !stored)
         return spec::fail(stored.error());
     return spec::success();
 }
 
 void Engine::replayStored(StoredRun stored) {
-    m_priorWallSeconds = stored.wallSeconds;
-    m_evaluations = stored.evaluations;
+    m_budget.resume(stored.evaluations, stored.wallSeconds);
     for (model::Candidate& c : stored.candidates) {
         m_nextId = std::max(m_nextId, c.id + 1);
         Entry e;
@@ -161,9 +142,11 @@ spec::Status Engine::connectExecutor() {
     if (!executor)
         return spec::fail(executor.error());
     m_executor = *executor;
-    connect(m_executor, &eval::Executor::evaluated, this, &Engine::onEvaluated);
+    m_evals->attach({&m_task, &m_config, m_dialect, m_sizes, m_diagnosis ? &*m_diagnosis : nullptr, &m_ceilings,
+                     &m_space, m_store.get(), m_run.id, &m_record, &m_population, &m_stored, &m_budget},
+                    m_executor);
     connect(m_executor, &eval::Executor::workersFailedToStart, this, [this](const QString& message) {
-        fail(QStringLiteral("the %1 worker cannot start: %2").arg(m_config.backend, message));
+        fail(QStringLiteral("the %1 worker cannot start: %2").arg(model::backendName(m_config.backend), message));
     });
     // The roofline needs the device's ceilings before the first result arrives.
     connect(m_executor, &eval::Executor::ceilingsMeasured, this, [this](const protocol::CeilingsResult& c) {
@@ -185,7 +168,7 @@ spec::Status Engine::openLlm() {
     context.task = &m_task;
     context.variant = m_config.variant;
     context.sizes = m_sizes;
-    context.backend = m_config.backend;
+    context.backend = model::backendName(m_config.backend);
     context.islands = m_config.islands;
     context.dialect = m_dialect;
     context.store = m_store.get();
@@ -224,7 +207,7 @@ void Engine::onCeilings(const diagnose::Ceilings& ceilings, const QString& probl
             QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only").arg(problem));
     }
     if (!m_record.written(
-            m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), QStringLiteral("ceilings"), data),
+            m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), model::EventKind::Ceilings, data),
             QStringLiteral("the device's ceilings")))
         return;
     scheduleNextGeneration();
@@ -240,16 +223,6 @@ void Engine::fail(const QString& message) {
 
 void Engine::scheduleNextGeneration() {
     QMetaObject::invokeMethod(this, &Engine::nextGeneration, Qt::QueuedConnection);
-}
-
-std::optional<QString> Engine::budgetSpent() const {
-    if (m_config.budgetEvaluations > 0 && budgetLeft() <= 0)
-        return QStringLiteral("evaluation budget reached (%1 of %2)")
-            .arg(m_evaluations)
-            .arg(m_config.budgetEvaluations);
-    if (m_config.budgetSeconds > 0.0 && elapsedSeconds() >= m_config.budgetSeconds)
-        return QStringLiteral("time budget reached (%1 s)").arg(m_config.budgetSeconds);
-    return std::nullopt;
 }
 
 void Engine::nextGeneration() {
@@ -274,7 +247,7 @@ void Engine::nextGeneration() {
     const int generation = m_completedGeneration + 1;
     const bool stored = m_stored.batches.count(generation) > 0;
     if (!stored) {
-        if (auto spent = budgetSpent()) {
+        if (auto spent = m_budget.spent(m_config, inFlight())) {
             finish(RunState::Finished, *spent);
             return;
         }
@@ -306,7 +279,7 @@ void Engine::nextGeneration() {
     m_outstanding = static_cast<int>(m_batch.size());
     const std::vector<qint64> batch = m_batch;
     for (qint64 id : batch)
-        evaluate(id, kSearch);
+        m_evals->evaluate(id, kSearch);
     scheduleProgress();
 }
 
@@ -357,24 +330,17 @@ void Engine::onLlmProposed(const propose::LlmProposal& p) {
         return;
     m_llm.answered();
     if (m_state == RunState::Stopping) {
-        if (m_tickets.empty() && m_llm.pending() == 0)
+        if (m_evals->inFlight() == 0 && m_llm.pending() == 0)
             finish(RunState::Stopped, QStringLiteral("stopped by the user"));
         return;
     }
     if (p.ok && p.job.generation == m_generation && m_generation > m_completedGeneration) {
-        model::Candidate c;
-        c.source = p.source;
-        c.origin = model::Origin::Llm;
-        c.label = p.label;
-        c.parents = p.job.parentIds;
-        c.island = std::clamp(p.job.island, 0, m_config.islands - 1);
-        c.generation = m_generation;
-        if (!m_population.hasKernel(c.source, {})) {
-            const qint64 id = addCandidate(std::move(c));
+        if (!m_population.hasKernel(p.source, {})) {
+            const qint64 id = addCandidate(LlmChildren::candidateOf(p, m_generation, m_config.islands));
             m_llm.proposer()->adopted(p.callId, id);
             m_batch.push_back(id);
             ++m_outstanding;
-            evaluate(id, kSearch);
+            m_evals->evaluate(id, kSearch);
         }
     } else if (!p.ok) {
         qCDebug(lcSearch) << "LLM proposal gave no kernel:" << p.problem;
@@ -385,7 +351,7 @@ void Engine::onLlmProposed(const propose::LlmProposal& p) {
 
 void Engine::finishOnLlmBudget() {
     if (!m_record.written(m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration),
-                                               QStringLiteral("llm_budget_reached"), m_llm.budgetStop()),
+                                               model::EventKind::LlmBudgetReached, m_llm.budgetStop()),
                           QStringLiteral("the LLM budget stop")))
         return;
     finish(RunState::Finished, m_llm.proposer()->budgetMessage());
@@ -393,74 +359,6 @@ void Engine::finishOnLlmBudget() {
 
 // ---------------------------------------------------------------------------------------------
 // Evaluation and results
-
-void Engine::evaluate(qint64 candidate, model::EvaluationPurpose purpose) {
-    auto known = m_stored.results.find({candidate, purpose});
-    if (known != m_stored.results.end()) {
-        const protocol::EvaluateResult result = known->second;
-        if (purpose == kSearch) {
-            m_population.at(candidate).roofline = m_stored.roofline[candidate];
-            m_population.at(candidate).findings = m_stored.findings[candidate];
-        }
-        QMetaObject::invokeMethod(
-            this, [this, candidate, purpose, result] { onResult(candidate, purpose, result); }, Qt::QueuedConnection);
-        return;
-    }
-    auto request = candidateRequest(m_task, m_config, m_dialect, m_population.at(candidate).candidate);
-    if (!request) {
-        const protocol::EvaluateResult r = unrequestable(request.error());
-        QMetaObject::invokeMethod(
-            this,
-            [this, candidate, purpose, r] {
-                if (m_finished
-                    || !m_record.written(m_store->insertEvaluation(m_run.id, candidate, purpose, r),
-                                         QStringLiteral("the evaluation of candidate %1").arg(candidate)))
-                    return;
-                ++m_evaluations;
-                ++m_sessionEvaluations;
-                onResult(candidate, purpose, r);
-            },
-            Qt::QueuedConnection);
-        return;
-    }
-    const auto timeout = std::chrono::milliseconds(static_cast<qint64>(m_config.evalTimeoutSeconds * 1000.0));
-    const qint64 ticket = m_executor->submit(std::move(*request), timeout);
-    m_tickets[ticket] = Pending{candidate, purpose};
-}
-
-void Engine::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) {
-    auto it = m_tickets.find(ticket);
-    if (it == m_tickets.end())
-        return;
-    const Pending pending = it->second;
-    m_tickets.erase(it);
-    if (m_state == RunState::Stopping || m_finished) {
-        // Cancelled on the way out: not a result; a resumed run evaluates it again.
-        if (m_tickets.empty() && !m_finished)
-            finish(RunState::Stopped, QStringLiteral("stopped by the user"));
-        return;
-    }
-    const Judgement j = judge(result, {&m_task, m_sizes, m_ceilings, m_diagnosis ? &*m_diagnosis : nullptr, &m_config});
-    if (j.impossible)
-        emit notice(
-            QStringLiteral("candidate %1 rejected: impossible timing: %2").arg(pending.candidate).arg(*j.impossible));
-    std::optional<model::Cell> cell;
-    if (pending.purpose == kSearch) {
-        Entry& entry = m_population.at(pending.candidate);
-        entry.roofline = j.roofline;
-        entry.findings = j.findings;
-        entry.cell = cellOf(entry.candidate, j.result);
-        cell = entry.cell; // stored, so that views need not read the source
-    }
-    // Counted only once stored: the run's figures never include an evaluation the store lacks.
-    if (!m_record.written(m_store->insertEvaluation(m_run.id, pending.candidate, pending.purpose, j.result, j.findings,
-                                                    j.roofline, cell),
-                          QStringLiteral("the evaluation of candidate %1").arg(pending.candidate)))
-        return;
-    ++m_evaluations;
-    ++m_sessionEvaluations;
-    onResult(pending.candidate, pending.purpose, j.result);
-}
 
 void Engine::onResult(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result) {
     if (m_finished)
@@ -490,7 +388,8 @@ void Engine::completeGeneration() {
         const Entry& baseline = m_population.at(m_batch.front());
         if (!baseline.fitness.correct) {
             fail(QStringLiteral("the task's own baseline did not pass on %1: %2")
-                     .arg(m_config.backend, q(baseline.result ? baseline.result->message : std::string("no result"))));
+                     .arg(model::backendName(m_config.backend),
+                          q(baseline.result ? baseline.result->message : std::string("no result"))));
             return;
         }
     }
@@ -502,21 +401,11 @@ void Engine::completeGeneration() {
     considerPromotion();
 }
 
-model::Cell Engine::cellOf(const model::Candidate& candidate, const protocol::EvaluateResult& result) const {
-    KernelFacts facts;
-    facts.dialect = m_dialect;
-    facts.params = candidate.params;
-    for (const auto& c : result.compile)
-        if (c.role == "candidate")
-            facts.resources = c.resources;
-    return m_space.describe(candidate.source, facts);
-}
-
 void Engine::integrate(Entry& entry) {
     const auto& result = *entry.result;
     entry.fitness = model::fitnessOf(result);
     if (!entry.cell) // placed when its result arrived; replayed and rejected ones here
-        entry.cell = cellOf(entry.candidate, result);
+        entry.cell = m_evals->cellOf(entry.candidate, result);
     if (!entry.fitness.correct || entry.candidate.vetoed)
         return;
     // A suspicious result waits for a person instead of entering the archive; the task's own
@@ -530,8 +419,8 @@ void Engine::integrate(Entry& entry) {
             if (!m_record.written(m_store->requestReview(m_run.id, entry.candidate.id, entry.review),
                                   QStringLiteral("the review request of candidate %1").arg(entry.candidate.id)))
                 return;
-            m_record.buffer(QStringLiteral("review_requested"), {{QStringLiteral("candidate"), entry.candidate.id},
-                                                                 {QStringLiteral("reason"), entry.review}});
+            m_record.buffer(model::EventKind::ReviewRequested, {{QStringLiteral("candidate"), entry.candidate.id},
+                                                                {QStringLiteral("reason"), entry.review}});
             emit notice(QStringLiteral("candidate %1 waits for review: %2").arg(entry.candidate.id).arg(entry.review));
         }
         if (entry.reviewState != model::ReviewState::Accepted)
@@ -552,7 +441,7 @@ void Engine::migrate() {
     const auto moves =
         m_islands.migrate(m_config.migrants, [this](qint64 id) { return !m_population.at(id).candidate.vetoed; });
     for (const Migration& m : moves)
-        m_record.buffer(QStringLiteral("migration"), {{QStringLiteral("from"), m.from},
+        m_record.buffer(model::EventKind::Migration, {{QStringLiteral("from"), m.from},
                                                       {QStringLiteral("to"), m.to},
                                                       {QStringLiteral("candidate"), m.candidate},
                                                       {QStringLiteral("speedup"), m.speedup},
@@ -573,7 +462,7 @@ void Engine::considerPromotion() {
         return;
     }
     m_outstanding = 1;
-    evaluate(*best, kConfirm);
+    m_evals->evaluate(*best, kConfirm);
 }
 
 void Engine::onConfirmation(qint64 candidate, const protocol::EvaluateResult& result) {
@@ -586,11 +475,11 @@ void Engine::onConfirmation(qint64 candidate, const protocol::EvaluateResult& re
                      {QStringLiteral("label"), e.candidate.label}};
     if (confirmsPromotion(confirmed, m_best)) {
         m_confirmed[candidate] = confirmed.speedup;
-        m_record.buffer(QStringLiteral("new_best"), data);
+        m_record.buffer(model::EventKind::NewBest, data);
         recomputeBest();
     } else {
         data.insert(QStringLiteral("previous_best"), m_best.speedup);
-        m_record.buffer(QStringLiteral("promotion_rejected"), data);
+        m_record.buffer(model::EventKind::PromotionRejected, data);
     }
     m_outstanding = 0;
     finishGeneration();
@@ -621,10 +510,7 @@ void Engine::finish(RunState state, QString message) {
     if (m_finished)
         return;
     m_finished = true;
-    for (const auto& [ticket, pending] : m_tickets)
-        if (m_executor)
-            m_executor->cancel(ticket);
-    m_tickets.clear();
+    m_evals->close();
     if (m_llm)
         m_llm.proposer()->cancelAll();
     m_state = state;
@@ -658,18 +544,15 @@ void Engine::finish(RunState state, QString message) {
     s.bestSpeedup = m_best.speedup;
     if (m_best.candidate)
         s.bestLabel = m_population.at(m_best.candidate).candidate.label;
-    s.evaluations = m_evaluations; // counted as they were stored
+    s.evaluations = m_budget.evaluations(); // counted as they were stored
     s.candidates = m_population.size();
     if (m_store && m_run.id != 0)
         if (auto stored = m_store->candidateCount(m_run.id))
             s.candidates = *stored; // a generation whose write failed was rolled back
     s.generations = m_completedGeneration + 1;
-    s.wallSeconds = elapsedSeconds();
+    s.wallSeconds = m_budget.elapsedSeconds();
     emit finished(s);
 }
-
-// ---------------------------------------------------------------------------------------------
-// Steering
 
 // ---------------------------------------------------------------------------------------------
 // Steering
@@ -684,120 +567,76 @@ void Engine::drainCommands() {
 
 void Engine::apply(const EngineCommand& c) {
     using K = EngineCommand::Kind;
-    auto record = [&](const QString& kind, QJsonObject data) {
+    auto record = [&](model::EventKind kind, QJsonObject data) {
         if (!c.reason.isEmpty())
             data.insert(QStringLiteral("reason"), c.reason);
         m_record.event(m_completedGeneration, kind, data);
     };
-    const QJsonObject who{{QStringLiteral("candidate"), c.candidate}};
     const bool atBoundary = m_generation == m_completedGeneration;
-    switch (c.kind) {
-    case K::Pause:
-        if (m_state == RunState::Running) {
-            m_state = atBoundary ? RunState::Paused : RunState::Pausing;
-            record(QStringLiteral("pause"), {});
-            writeRun();
-        }
-        break;
-    case K::Resume:
-        if (m_state == RunState::Paused || m_state == RunState::Pausing) {
-            const bool wasPaused = m_state == RunState::Paused;
-            m_state = RunState::Running;
-            record(QStringLiteral("resume"), {});
-            writeRun();
-            if (wasPaused)
+    if (Steering::immediate(c.kind)) {
+        if (auto step = Steering::runStep(c, m_state, atBoundary, m_config)) {
+            m_state = step->state;
+            m_run.config = m_config.toJson();
+            record(step->event, step->data);
+            if (m_state != RunState::Stopping)
+                writeRun();
+            else if (m_evals->inFlight() == 0)
+                finish(RunState::Stopped, QStringLiteral("stopped by the user"));
+            else
+                m_evals->stop(); // the run finishes once the last evaluation has answered
+            if (step->reschedule)
                 scheduleNextGeneration();
         }
-        break;
-    case K::Stop:
-        if (m_state != RunState::Stopping) {
-            record(QStringLiteral("stop"), {});
-            m_state = RunState::Stopping;
-            if (m_tickets.empty()) {
-                finish(RunState::Stopped, QStringLiteral("stopped by the user"));
-            } else {
-                for (const auto& [ticket, pending] : m_tickets)
-                    m_executor->cancel(ticket);
-            }
-        }
-        break;
-    case K::SetBudget:
-        if (c.budgetEvaluations >= 0)
-            m_config.budgetEvaluations = c.budgetEvaluations;
-        if (c.budgetSeconds >= 0.0)
-            m_config.budgetSeconds = c.budgetSeconds;
-        m_run.config = m_config.toJson();
-        record(QStringLiteral("budget"), {{QStringLiteral("evaluations"), m_config.budgetEvaluations},
-                                          {QStringLiteral("seconds"), m_config.budgetSeconds}});
-        writeRun();
-        if (m_state == RunState::Running && atBoundary)
-            scheduleNextGeneration();
-        break;
-    case K::Pin:
-    case K::Unpin:
-        if (!m_population.contains(c.candidate)) {
-            emit notice(QStringLiteral("cannot %1 candidate %2: the run has no such candidate")
-                            .arg(c.kind == K::Pin ? QStringLiteral("pin") : QStringLiteral("unpin"))
-                            .arg(c.candidate));
+    } else if (const QString why = Steering::refusal(c, m_population, m_config.islands); !why.isEmpty()) {
+        emit notice(why);
+    } else {
+        const QJsonObject who{{QStringLiteral("candidate"), c.candidate}};
+        switch (c.kind) {
+        case K::Pin:
+        case K::Unpin:
+            setPinned(c.candidate, c.kind == K::Pin);
+            record(c.kind == K::Pin ? model::EventKind::Pin : model::EventKind::Unpin, who);
+            if (c.kind == K::Pin)
+                m_learning.learnHumanAction(experience::HumanAction::Pin, c, m_population);
             break;
-        }
-        setPinned(c.candidate, c.kind == K::Pin);
-        record(c.kind == K::Pin ? QStringLiteral("pin") : QStringLiteral("unpin"), who);
-        if (c.kind == K::Pin)
-            m_learning.learnHumanAction(experience::HumanAction::Pin, c, m_population);
-        break;
-    case K::Veto:
-        if (!m_population.contains(c.candidate)) {
-            emit notice(QStringLiteral("cannot veto candidate %1: the run has no such candidate").arg(c.candidate));
-            break;
-        }
-        setVetoed(c.candidate);
-        record(QStringLiteral("veto"), who);
-        m_learning.learnHumanAction(experience::HumanAction::Veto, c, m_population);
-        break;
-    case K::AcceptReview:
-    case K::RejectReview: {
-        Entry* e = m_population.find(c.candidate);
-        if (!e || e->review.isEmpty() || e->reviewState != model::ReviewState::Pending) {
-            emit notice(QStringLiteral("candidate %1 is not waiting for review").arg(c.candidate));
-            break;
-        }
-        const bool accepted = c.kind == K::AcceptReview;
-        if (!m_record.written(m_store->decideReview(m_run.id, c.candidate, accepted, c.reason),
-                              QStringLiteral("the review of candidate %1").arg(c.candidate)))
-            break;
-        e->reviewState = accepted ? model::ReviewState::Accepted : model::ReviewState::Rejected;
-        m_stored.reviews[c.candidate] = e->reviewState;
-        record(accepted ? QStringLiteral("review_accepted") : QStringLiteral("review_rejected"), who);
-        if (accepted) {
-            admit(*e);                               // an elite and a parent from now on
-            m_reviewAccepted.push_back(c.candidate); // and considered for promotion after this generation
-        } else {
+        case K::Veto:
             setVetoed(c.candidate);
-        }
-        break;
-    }
-    case K::Inject: {
-        model::Candidate cand = c.injected;
-        cand.origin = model::Origin::Human;
-        cand.island = std::clamp(cand.island, 0, m_config.islands - 1);
-        if (cand.label.isEmpty())
-            cand.label = cand.parents.isEmpty() ? QStringLiteral("human")
-                                                : QStringLiteral("human edit of #%1").arg(cand.parents.front());
-        if (m_population.hasKernel(cand.source, cand.params)) {
-            emit notice(QStringLiteral("not injected: the run already has this kernel with these parameters"));
+            record(model::EventKind::Veto, who);
+            m_learning.learnHumanAction(experience::HumanAction::Veto, c, m_population);
+            break;
+        case K::AcceptReview:
+        case K::RejectReview: {
+            const bool accepted = c.kind == K::AcceptReview;
+            if (!m_record.written(m_store->decideReview(m_run.id, c.candidate, accepted, c.reason),
+                                  QStringLiteral("the review of candidate %1").arg(c.candidate)))
+                break;
+            Entry& e = m_population.at(c.candidate);
+            e.reviewState = accepted ? model::ReviewState::Accepted : model::ReviewState::Rejected;
+            m_stored.reviews[c.candidate] = e.reviewState;
+            record(accepted ? model::EventKind::ReviewAccepted : model::EventKind::ReviewRejected, who);
+            if (accepted) {
+                admit(e);                                // an elite and a parent from now on
+                m_reviewAccepted.push_back(c.candidate); // and considered for promotion after this generation
+            } else {
+                setVetoed(c.candidate);
+            }
             break;
         }
-        record(QStringLiteral("inject"),
-               {{QStringLiteral("island"), cand.island}, {QStringLiteral("label"), cand.label}});
-        EngineCommand edit = c;
-        edit.injected.label = cand.label;
-        m_learning.learnHumanAction(experience::HumanAction::Edit, edit, m_population);
-        m_injected.push_back(std::move(cand));
-        if (m_state == RunState::Running && atBoundary)
-            scheduleNextGeneration();
-        break;
-    }
+        case K::Inject: {
+            model::Candidate injected = Steering::injectedCandidate(c, m_config.islands);
+            record(model::EventKind::Inject,
+                   {{QStringLiteral("island"), injected.island}, {QStringLiteral("label"), injected.label}});
+            EngineCommand edit = c;
+            edit.injected.label = injected.label;
+            m_learning.learnHumanAction(experience::HumanAction::Edit, edit, m_population);
+            m_injected.push_back(std::move(injected));
+            if (m_state == RunState::Running && atBoundary)
+                scheduleNextGeneration();
+            break;
+        }
+        default:
+            break;
+        }
     }
     if (m_record.attached() && !m_finished)
         m_record.archives(archives()); // a veto or a review decision may have changed them
@@ -839,24 +678,18 @@ void Engine::recomputeBest() {
 // ---------------------------------------------------------------------------------------------
 // Records
 
-double Engine::elapsedSeconds() const {
-    return m_priorWallSeconds + (m_session.isValid() ? m_session.elapsed() / 1000.0 : 0.0);
+int Engine::inFlight() const {
+    return m_evals->inFlight() + m_llm.pending();
 }
 
 int Engine::budgetLeft() const {
-    if (m_config.budgetEvaluations <= 0)
-        return INT_MAX;
-    // One evaluation stays in reserve for the re-measurement that a new best needs.
-    const qint64 reserve = m_config.confirmBest ? 1 : 0;
-    const qint64 left =
-        m_config.budgetEvaluations - m_evaluations - static_cast<qint64>(m_tickets.size()) - m_llm.pending() - reserve;
-    return static_cast<int>(std::clamp<qint64>(left, 0, INT_MAX));
+    return m_budget.left(m_config, inFlight());
 }
 
 void Engine::fillRunRecord() {
-    m_run.state = runStateName(m_state);
-    m_run.evaluations = m_evaluations;
-    m_run.wallSeconds = elapsedSeconds();
+    m_run.state = m_state;
+    m_run.evaluations = m_budget.evaluations();
+    m_run.wallSeconds = m_budget.elapsedSeconds();
     m_run.generation = m_completedGeneration;
     m_run.bestCandidate = m_best.candidate;
     m_run.bestSpeedup = m_best.speedup;
@@ -878,19 +711,17 @@ RunProgress Engine::progress() const {
     p.runId = m_run.id;
     p.state = m_state;
     p.generation = std::max(0, m_generation);
-    p.evaluations = m_evaluations;
+    p.evaluations = m_budget.evaluations();
     p.budgetEvaluations = m_config.budgetEvaluations;
-    p.inFlight = static_cast<int>(m_tickets.size());
+    p.inFlight = m_evals->inFlight();
     p.candidates = m_population.size();
     p.evaluated = m_evaluatedCount;
     p.correct = m_correctCount;
     p.bestCandidate = m_best.candidate;
     p.bestSpeedup = m_best.speedup;
-    p.elapsedSeconds = elapsedSeconds();
-    const double session = m_session.isValid() ? m_session.elapsed() / 1000.0 : 0.0;
-    p.evaluationsPerSecond = session > 0.5 ? m_sessionEvaluations / session : 0.0;
-    if (m_config.budgetEvaluations > 0 && p.evaluationsPerSecond > 0.0)
-        p.etaSeconds = std::max<qint64>(0, m_config.budgetEvaluations - m_evaluations) / p.evaluationsPerSecond;
+    p.elapsedSeconds = m_budget.elapsedSeconds();
+    p.evaluationsPerSecond = m_budget.sessionRate();
+    p.etaSeconds = m_budget.etaSeconds(m_config);
     p.archiveCells = m_islands.filledCells();
     if (m_llm) {
         const auto spend = m_llm.proposer()->spend();

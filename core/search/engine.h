@@ -20,19 +20,20 @@
 // LlmChildren, RunLearning, Steering, and RunLoader/RunRecorder for what is read and written.
 
 #include "search/enginetypes.h"
+#include "search/evaluations.h"
 #include "search/islandmodel.h"
 #include "search/learning.h"
 #include "search/llmchildren.h"
 #include "search/offspring.h"
 #include "search/population.h"
 #include "search/promotion.h"
+#include "search/runbudget.h"
 #include "search/runloader.h"
 #include "search/runrecorder.h"
 #include "search/steering.h"
 
 #include "propose/llmproposer.h"
 
-#include <QElapsedTimer>
 #include <QObject>
 
 #include <memory>
@@ -77,11 +78,6 @@ signals:
     void released();
 
 private:
-    struct Pending {
-        qint64 candidate = 0;
-        model::EvaluationPurpose purpose = model::EvaluationPurpose::Search;
-    };
-
     // Setup.
     spec::Status open();
     spec::Status connectExecutor();
@@ -93,7 +89,6 @@ private:
     // The generation loop.
     void scheduleNextGeneration();
     void nextGeneration();
-    std::optional<QString> budgetSpent() const; // why no further generation may start, if so
     std::vector<qint64> propose(int generation);
     qint64 addCandidate(model::Candidate candidate); // registers a new one; returns its id
     void adopt(Entry& entry);                        // what proposing it taught the proposers
@@ -102,13 +97,10 @@ private:
     void onLlmProposed(const propose::LlmProposal& proposal);
     void finishOnLlmBudget(); // the hard stop, recorded with what was spent
 
-    // Evaluation and results.
-    void evaluate(qint64 candidate, model::EvaluationPurpose purpose);
-    void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
+    // Results.
     void onResult(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result);
     void maybeCompleteGeneration();
     void completeGeneration();
-    model::Cell cellOf(const model::Candidate& candidate, const protocol::EvaluateResult& result) const;
     void integrate(Entry& entry);
     void admit(const Entry& entry); // into the archives of its island (every island for seeds)
     void migrate();
@@ -126,7 +118,7 @@ private:
     QList<store::ArchiveMemberRecord> archives() const; // as the store keeps them
 
     // Records.
-    double elapsedSeconds() const;
+    int inFlight() const;   // evaluations and language-model calls
     int budgetLeft() const; // evaluations that may still be started; INT_MAX without a budget
     void fillRunRecord();
     bool writeRun();
@@ -150,7 +142,8 @@ private:
     QList<propose::Expert> m_experts;
     std::unique_ptr<experience::ExperienceLibrary> m_experience;
     eval::Executor* m_executor = nullptr;
-    LlmChildren m_llm; // empty when the run uses no language model
+    Evaluations* m_evals = nullptr; // what is in flight there
+    LlmChildren m_llm;              // empty when the run uses no language model
 
     Population m_population;
     IslandModel m_islands;
@@ -168,18 +161,14 @@ private:
     int m_generation = -1;
     int m_completedGeneration = -1;
     std::vector<qint64> m_batch;
-    std::map<qint64, Pending> m_tickets;
     int m_outstanding = 0;                    // results the generation still waits for
     std::vector<model::Candidate> m_injected; // waiting for the next generation
     std::vector<qint64> m_reviewAccepted;     // accepted since the last promotion check
 
     RunState m_state = RunState::Starting;
-    qint64 m_evaluations = 0;
-    qint64 m_sessionEvaluations = 0;
+    RunBudget m_budget;
     qint64 m_evaluatedCount = 0; // candidates with a search result, kept for the progress ticks
     qint64 m_correctCount = 0;
-    double m_priorWallSeconds = 0.0;
-    QElapsedTimer m_session;
     QTimer* m_progressTimer = nullptr;
     bool m_finished = false;
 };

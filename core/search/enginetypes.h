@@ -9,8 +9,8 @@
 
 namespace kforge::search {
 
-enum class RunState { Starting, Running, Pausing, Paused, Stopping, Finished, Stopped, Failed };
-QString runStateName(RunState state);
+using model::RunState;
+using model::runStateName;
 
 // What people steer with (the GUI and the command line send the same ones). Pin, veto and inject
 // take effect at the next generation boundary, in the order they were posted, so a resumed run

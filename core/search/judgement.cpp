@@ -9,10 +9,8 @@ namespace kforge::search {
 Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& context) {
     Judgement j;
     j.result = result;
-    std::optional<diagnose::Roofline> roofline;
     if (auto r = diagnose::computeRoofline(context.task->spec, context.sizes, result, context.ceilings))
-        roofline = *r;
-    j.roofline = roofline ? roofline->toJson() : QJsonObject();
+        j.roofline = *r;
     if (result.status == protocol::Status::Ok)
         j.impossible = impossibleTiming(j.roofline, context.ceilings, *context.config);
     if (j.impossible) {
@@ -25,15 +23,14 @@ Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& 
         j.findings.append(impossibleTimingFinding(*j.impossible));
     }
     if (context.diagnosis)
-        for (const auto& f : context.diagnosis->diagnose(result, context.task->spec, context.sizes, roofline))
-            j.findings.append(f.toJson());
+        j.findings += context.diagnosis->diagnose(result, context.task->spec, context.sizes, j.roofline);
     return j;
 }
 
 spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config,
                                                            spec::Dialect dialect, const model::Candidate& candidate) {
     task::EvalSettings settings;
-    settings.backend = config.backend;
+    settings.backend = model::backendName(config.backend);
     settings.variant = config.variant;
     settings.pairWithBaseline = true;
     settings.options.device = config.device;

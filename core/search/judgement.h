@@ -12,18 +12,15 @@
 
 #include "kernelfile.h"
 
-#include <QJsonArray>
-#include <QJsonObject>
-
 #include <optional>
 
 namespace kforge::search {
 
 struct Judgement {
-    protocol::EvaluateResult result;   // as stored: Rejected when the timing is impossible
-    QJsonArray findings;               // the verdict first, then the diagnosis, most severe first
-    QJsonObject roofline;              // empty when not timed
-    std::optional<QString> impossible; // why the timing is impossible, when it is
+    protocol::EvaluateResult result;            // as stored: Rejected when the timing is impossible
+    diagnose::Findings findings;                // the verdict first, then the diagnosis, most severe first
+    std::optional<diagnose::Roofline> roofline; // none when not timed
+    std::optional<QString> impossible;          // why the timing is impossible, when it is
 };
 
 struct JudgementContext {

@@ -17,7 +17,7 @@ experience::KernelOutcome RunLearning::outcomeOf(const Entry& e) {
     k.source = e.bakedSource();
     k.evaluated = e.result.has_value();
     k.fitness = e.fitness;
-    k.bottleneck = e.roofline.value(QStringLiteral("bound")).toString();
+    k.bottleneck = e.roofline ? e.roofline->bound : QString();
     if (e.result) {
         k.device = QString::fromStdString(e.result->device);
         k.message = QString::fromStdString(e.result->message);

@@ -6,6 +6,8 @@
 #include "propose/llmjobplanner.h"
 #include "propose/modelbandit.h"
 
+#include <algorithm>
+
 namespace kforge::search {
 
 namespace {
@@ -62,7 +64,8 @@ bool LlmChildren::propose(int island, int generation, std::mt19937_64& rng, cons
         job.parents << contextOf(population.at(id));
         job.parentIds << id;
     }
-    job.bottleneck = population.at(plan->parents.front()).roofline.value(QStringLiteral("bound")).toString();
+    const auto& roofline = population.at(plan->parents.front()).roofline;
+    job.bottleneck = roofline ? roofline->bound : QString();
     if (!m_llm->submit(job, rng))
         return false;
     if (job.op == llm::Operator::Repair)
@@ -93,12 +96,23 @@ void LlmChildren::proposePersonas(qint64 baseline, int islands, int seeds, const
     }
 }
 
+model::Candidate LlmChildren::candidateOf(const propose::LlmProposal& proposal, int generation, int islands) {
+    model::Candidate c;
+    c.source = proposal.source;
+    c.origin = model::Origin::Llm;
+    c.llmOperator = proposal.job.op;
+    c.label = proposal.label;
+    c.parents = proposal.job.parentIds;
+    c.island = std::clamp(proposal.job.island, 0, islands - 1);
+    c.generation = generation;
+    return c;
+}
+
 void LlmChildren::adopt(const Entry& entry) {
     if (!m_llm)
         return;
     m_llm->remember(entry.candidate.id, entry.candidate.source);
-    if (entry.candidate.origin == model::Origin::Llm && entry.candidate.label.startsWith(QLatin1String("llm repair"))
-        && !entry.candidate.parents.isEmpty())
+    if (entry.candidate.llmOperator == model::LlmOperator::Repair && !entry.candidate.parents.isEmpty())
         m_repaired.insert(entry.candidate.parents.front());
 }
 
@@ -146,8 +160,7 @@ llm::KernelContext LlmChildren::contextOf(const Entry& e) {
                                                         : q(std::string(protocol::statusName(e.result->status)));
     if (e.result->status != protocol::Status::Ok && !e.result->message.empty())
         k.findings << QStringLiteral("result: ") + q(e.result->message);
-    for (const auto& v : e.findings) {
-        const auto f = diagnose::Finding::fromJson(v.toObject());
+    for (const auto& f : e.findings) {
         QString line = f.line > 0 ? QStringLiteral("line %1: ").arg(f.line) : QString();
         line += QStringLiteral("[%1] %2").arg(f.severity, f.message);
         if (!f.direction.isEmpty())
@@ -158,14 +171,12 @@ llm::KernelContext LlmChildren::contextOf(const Entry& e) {
     for (const auto& c : e.result->compile)
         if (c.role == "candidate" && !c.log.empty())
             k.compileLog = q(c.log).left(kMaxLog);
-    if (!e.roofline.isEmpty()) {
-        const auto& r = e.roofline;
+    if (const auto& r = e.roofline)
         k.roofline = QStringLiteral("%1-bound; %2% of the DRAM roof, %3% of the %4 roof")
-                         .arg(r.value(QStringLiteral("bound")).toString())
-                         .arg(r.value(QStringLiteral("memory_fraction")).toDouble() * 100.0, 0, 'f', 0)
-                         .arg(r.value(QStringLiteral("compute_fraction")).toDouble() * 100.0, 0, 'f', 0)
-                         .arg(r.value(QStringLiteral("peak_name")).toString());
-    }
+                         .arg(r->bound)
+                         .arg(r->memoryFraction * 100.0, 0, 'f', 0)
+                         .arg(r->computeFraction * 100.0, 0, 'f', 0)
+                         .arg(r->peakName);
     return k;
 }
 

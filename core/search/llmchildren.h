@@ -41,6 +41,8 @@ public:
     // exceeds `seeds`; `rngFor(k)` draws for the k-th persona.
     void proposePersonas(qint64 baseline, int islands, int seeds, const std::function<int()>& budgetLeft,
                          const std::function<std::mt19937_64(int)>& rngFor);
+    // The candidate an answer makes, on generation `generation` of a run of `islands` islands.
+    static model::Candidate candidateOf(const propose::LlmProposal& proposal, int generation, int islands);
     // What the proposers learn from a candidate joining the run (proposed now or replayed).
     void adopt(const Entry& entry);
     // The bandit's rewards for the LLM children of `batch`.

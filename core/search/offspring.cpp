@@ -47,7 +47,8 @@ std::vector<qint64> Offspring::seeds() {
     const RunConfig& config = *m_s.config;
     std::vector<qint64> ids;
     model::Candidate baseline;
-    baseline.source = QString::fromStdString(m_s.task->baselineSource.at(config.backend.toStdString()));
+    baseline.source =
+        QString::fromStdString(m_s.task->baselineSource.at(model::backendName(config.backend).toStdString()));
     baseline.origin = model::Origin::Seed;
     baseline.label = QStringLiteral("baseline");
     ids.push_back(m_s.add(std::move(baseline)));
@@ -83,7 +84,7 @@ std::vector<model::Candidate> Offspring::experienceSeeds(int firstIsland) const 
     experience::Query query;
     query.family = QString::fromStdString(m_s.task->spec.family);
     query.task = QString::fromStdString(m_s.task->spec.name);
-    query.backend = config.backend;
+    query.backend = model::backendName(config.backend);
     auto insights = m_s.experience->search(query, 50);
     if (!insights)
         return seeds;
@@ -95,9 +96,9 @@ std::vector<model::Candidate> Offspring::experienceSeeds(int firstIsland) const 
     for (const auto& insight : *insights) {
         if (static_cast<int>(seeds.size()) >= limit)
             break;
-        static const QStringList useful{QStringLiteral("helped"), QStringLiteral("human_pin"),
-                                        QStringLiteral("human_edit")};
-        if (!useful.contains(insight.kind) || insight.task != query.task || insight.backend != query.backend
+        using K = model::InsightKind;
+        const bool useful = insight.kind == K::Helped || insight.kind == K::HumanPin || insight.kind == K::HumanEdit;
+        if (!useful || insight.task != query.task || insight.backend != query.backend
             || insight.after.trimmed().isEmpty())
             continue;
         const QString key = model::candidateKey(insight.after, m_s.population->completeParams(insight.after, {}));

@@ -3,11 +3,10 @@
 // result, fitness, behaviour cell, roofline, findings and review, plus the indexes the search
 // needs ("never evaluate twice", one tuner per template, the pinned kernels).
 
+#include "diagnose/finding.h"
+#include "diagnose/roofline.h"
 #include "model/candidate.h"
 #include "propose/tuner.h"
-
-#include <QJsonArray>
-#include <QJsonObject>
 
 #include <map>
 #include <memory>
@@ -22,8 +21,8 @@ struct Entry {
     std::optional<protocol::EvaluateResult> result; // the search evaluation
     model::Fitness fitness;
     std::optional<model::Cell> cell;
-    QJsonObject roofline;                                         // of the search evaluation; empty when not timed
-    QJsonArray findings;                                          // of the search evaluation
+    std::optional<diagnose::Roofline> roofline;                   // of the search evaluation; none when not timed
+    diagnose::Findings findings;                                  // of the search evaluation, most severe first
     QString review;                                               // why it waits for a person; empty when it does not
     model::ReviewState reviewState = model::ReviewState::Pending; // while `review` is set
 

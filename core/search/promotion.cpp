@@ -25,22 +25,21 @@ QString reviewReason(const Entry& entry, const diagnose::Ceilings& ceilings, con
     return {};
 }
 
-std::optional<QString> impossibleTiming(const QJsonObject& roofline, const diagnose::Ceilings& ceilings,
-                                        const RunConfig& config) {
+std::optional<QString> impossibleTiming(const std::optional<diagnose::Roofline>& roofline,
+                                        const diagnose::Ceilings& ceilings, const RunConfig& config) {
     const auto roofs = judgeRoofs(roofline, ceilings, config.reviewCeiling, config.rejectCeiling);
     if (roofs.kind != RoofVerdict::Kind::Impossible)
         return std::nullopt;
     return roofs.reason;
 }
 
-QJsonObject impossibleTimingFinding(const QString& reason) {
-    return QJsonObject{{QStringLiteral("rule"), QStringLiteral("above_roof")},
-                       {QStringLiteral("kind"), QStringLiteral("integrity")},
-                       {QStringLiteral("severity"), QStringLiteral("error")},
-                       {QStringLiteral("message"), QStringLiteral("impossible timing: %1").arg(reason)},
-                       {QStringLiteral("evidence"), QString()},
-                       {QStringLiteral("line"), 0},
-                       {QStringLiteral("direction"), QString()}};
+diagnose::Finding impossibleTimingFinding(const QString& reason) {
+    diagnose::Finding f;
+    f.rule = QStringLiteral("above_roof");
+    f.kind = QStringLiteral("integrity");
+    f.severity = QStringLiteral("error");
+    f.message = QStringLiteral("impossible timing: %1").arg(reason);
+    return f;
 }
 
 double promotionThreshold(const Best& best) {

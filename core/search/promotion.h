@@ -23,10 +23,10 @@ namespace kforge::search {
 // roof, or above the run's review speedup.
 QString reviewReason(const Entry& entry, const diagnose::Ceilings& ceilings, const RunConfig& config);
 // Why a timed result is physically impossible (above a measured roof), or nothing.
-std::optional<QString> impossibleTiming(const QJsonObject& roofline, const diagnose::Ceilings& ceilings,
-                                        const RunConfig& config);
+std::optional<QString> impossibleTiming(const std::optional<diagnose::Roofline>& roofline,
+                                        const diagnose::Ceilings& ceilings, const RunConfig& config);
 // The finding stored with a result rejected for impossible timing.
-QJsonObject impossibleTimingFinding(const QString& reason);
+diagnose::Finding impossibleTimingFinding(const QString& reason);
 
 // A speedup must beat the current best by more than measurement noise to be worth re-measuring.
 inline constexpr double kPromotionMargin = 1.005;

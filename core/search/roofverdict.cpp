@@ -12,10 +12,10 @@ QString percent(double fraction) {
 
 } // namespace
 
-RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ceilings, double reviewCeiling,
-                       double rejectCeiling) {
+RoofVerdict judgeRoofs(const std::optional<diagnose::Roofline>& roofline, const diagnose::Ceilings& ceilings,
+                       double reviewCeiling, double rejectCeiling) {
     RoofVerdict verdict;
-    if (roofline.isEmpty() || !ceilings.valid())
+    if (!roofline || !ceilings.valid())
         return verdict;
     auto raise = [&](RoofVerdict::Kind kind, const QString& reason) {
         if (kind > verdict.kind) {
@@ -23,8 +23,8 @@ RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ce
             verdict.reason = reason;
         }
     };
-    const double bytes = roofline.value(QStringLiteral("bytes")).toDouble();
-    const double memory = roofline.value(QStringLiteral("memory_fraction")).toDouble();
+    const double bytes = roofline->bytes;
+    const double memory = roofline->memoryFraction;
     const double cache = ceilings.cacheBytes;
     if (cache <= 0.0 || bytes > cache) {
         const bool dramBinds = cache > 0.0 && bytes > 2.0 * cache;
@@ -40,9 +40,9 @@ RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ce
             raise(RoofVerdict::Kind::Review,
                   QStringLiteral("it moves the task's bytes at %1 of %2").arg(percent(memory), where));
     }
-    const double compute = roofline.value(QStringLiteral("compute_fraction")).toDouble();
-    const double achieved = roofline.value(QStringLiteral("achieved_flops_per_s")).toDouble();
-    const QString peakName = roofline.value(QStringLiteral("peak_name")).toString();
+    const double compute = roofline->computeFraction;
+    const double achieved = roofline->achievedFlops;
+    const QString& peakName = roofline->peakName;
     const double fastest = std::max({ceilings.fp32Flops, ceilings.fp16TensorFlops, ceilings.bf16TensorFlops});
     // The FP32 roof is measured with FMA chains that reach ~97% of the hardware's peak, so above
     // it (with no faster unit) is impossible. Tensor roofs are measured with portable mma.sync

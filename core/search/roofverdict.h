@@ -29,7 +29,7 @@ struct RoofVerdict {
 // inputs' type (FP32, or tensor cores for half precision); exceeding it only goes to review while
 // the device has a faster unit (FP32 inputs on tensor cores), and is impossible above the fastest
 // unless that is a tensor unit, whose measured roof may fall short of the hardware.
-RoofVerdict judgeRoofs(const QJsonObject& roofline, const diagnose::Ceilings& ceilings, double reviewCeiling,
-                       double rejectCeiling);
+RoofVerdict judgeRoofs(const std::optional<diagnose::Roofline>& roofline, const diagnose::Ceilings& ceilings,
+                       double reviewCeiling, double rejectCeiling);
 
 } // namespace kforge::search

@@ -7,7 +7,7 @@ namespace kforge::search {
 QJsonObject RunConfig::toJson() const {
     return QJsonObject{
         {QStringLiteral("task"), task},
-        {QStringLiteral("backend"), backend},
+        {QStringLiteral("backend"), model::backendName(backend)},
         {QStringLiteral("variant"), variant},
         {QStringLiteral("islands"), islands},
         {QStringLiteral("children_per_island"), childrenPerIsland},
@@ -63,8 +63,9 @@ bool readString(const QJsonObject& json, const char* key, QString& target, std::
 spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
     RunConfig c;
     std::string e;
+    QString backend;
     const bool ok =
-        readString(json, "task", c.task, e) && readString(json, "backend", c.backend, e)
+        readString(json, "task", c.task, e) && readString(json, "backend", backend, e)
         && readString(json, "variant", c.variant, e) && readNumber(json, "islands", c.islands, e)
         && readNumber(json, "children_per_island", c.childrenPerIsland, e)
         && readNumber(json, "migration_interval", c.migrationInterval, e) && readNumber(json, "migrants", c.migrants, e)
@@ -78,6 +79,12 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         && readNumber(json, "reject_ceiling", c.rejectCeiling, e);
     if (!ok)
         return spec::fail(e);
+    if (!backend.isEmpty()) {
+        const auto parsed = model::parseBackend(backend);
+        if (!parsed)
+            return spec::fail("run configuration: backend must be opencl or cuda, not '" + backend.toStdString() + "'");
+        c.backend = *parsed;
+    }
     // Configurations written before the roofline rules (no reject_ceiling) stored the old default
     // of 10x as if it were a choice; only a value someone actually chose is kept.
     if (!json.contains(QLatin1String("reject_ceiling")) && c.reviewSpeedup == 10.0)
@@ -115,8 +122,6 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
 
 spec::Status RunConfig::validate() const {
     auto bad = [](const std::string& what) { return spec::fail("run configuration: " + what); };
-    if (backend != QLatin1String("opencl") && backend != QLatin1String("cuda"))
-        return bad("backend must be opencl or cuda, not '" + backend.toStdString() + "'");
     if (islands < 1 || islands > 64)
         return bad("islands must be between 1 and 64, not " + std::to_string(islands));
     if (childrenPerIsland < 1 || childrenPerIsland > 256)

@@ -4,6 +4,7 @@
 
 #include "expected.h"
 #include "llm/llmsettings.h"
+#include "model/kinds.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -14,7 +15,7 @@ namespace kforge::search {
 
 struct RunConfig {
     QString task; // name or folder
-    QString backend = QStringLiteral("opencl");
+    model::Backend backend = model::Backend::OpenCL;
     QString variant = QStringLiteral("default");
     int islands = 4;
     int childrenPerIsland = 4;      // proposals per island and generation

@@ -37,8 +37,9 @@ spec::Expected<StoredRun> readStoredRun(store::RunStore& store, const store::Run
     for (const auto& record : *evaluations) {
         stored.results[{record.candidateId, record.purpose}] = record.result;
         if (record.purpose == model::EvaluationPurpose::Search) {
-            stored.roofline[record.candidateId] = record.roofline;
-            stored.findings[record.candidateId] = record.findings;
+            if (!record.roofline.isEmpty())
+                stored.roofline[record.candidateId] = diagnose::Roofline::fromJson(record.roofline);
+            stored.findings[record.candidateId] = diagnose::findingsFromJson(record.findings);
         }
         ++stored.evaluations;
     }
@@ -46,8 +47,8 @@ spec::Expected<StoredRun> readStoredRun(store::RunStore& store, const store::Run
         for (const auto& r : *reviews)
             stored.reviews[r.candidateId] = r.state;
     for (const auto& record : *events) {
-        static const QStringList human{QStringLiteral("pin"), QStringLiteral("unpin"), QStringLiteral("veto")};
-        if (human.contains(record.kind))
+        using K = model::EventKind;
+        if (record.kind == K::Pin || record.kind == K::Unpin || record.kind == K::Veto)
             stored.humanEvents[record.generation].push_back(record);
     }
     // Evaluations whose generation never completed are kept but the generation is not re-proposed.
@@ -120,13 +121,13 @@ spec::Expected<LoadedRun> loadRun(const EngineSetup& setup) {
     if (!bundle)
         return spec::fail(bundle.error());
     out.task = std::move(*bundle);
-    const std::string backend = config.backend.toStdString();
+    const std::string backend = model::backendName(config.backend).toStdString();
     if (!out.task.baselineSource.count(backend))
         return spec::fail("task " + out.task.spec.name + " has no " + backend
                           + " baseline to start from (its task.json names none)");
     if (config.variant != QLatin1String("default") && !out.task.spec.variants.count(config.variant.toStdString()))
         return spec::fail("task " + out.task.spec.name + " has no size variant '" + config.variant.toStdString() + "'");
-    out.dialect = config.backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+    out.dialect = config.backend;
     if (auto sizes = out.task.spec.sizesFor(config.variant.toStdString()))
         out.sizes = *sizes;
     if (auto diagnosis = diagnose::Diagnosis::builtIn())
@@ -164,13 +165,13 @@ spec::Expected<LoadedRun> loadRun(const EngineSetup& setup) {
         out.stored = std::move(*stored);
         return out;
     }
-    out.run.name = QStringLiteral("%1 on %2").arg(q(out.task.spec.name), config.backend);
+    out.run.name = QStringLiteral("%1 on %2").arg(q(out.task.spec.name), model::backendName(config.backend));
     out.run.task = q(out.task.spec.name);
     out.run.taskDir = *taskDir;
     out.run.backend = config.backend;
     out.run.variant = config.variant;
     out.run.config = config.toJson();
-    out.run.state = runStateName(RunState::Starting);
+    out.run.state = RunState::Starting;
     auto id = out.store->createRun(out.run);
     if (!id)
         return spec::fail(id.error());

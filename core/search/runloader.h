@@ -55,8 +55,8 @@ struct StoredRun {
     std::vector<model::Candidate> candidates;   // flags cleared: they replay from the events
     std::map<int, std::vector<qint64>> batches; // by generation
     std::map<std::pair<qint64, model::EvaluationPurpose>, protocol::EvaluateResult> results;
-    std::map<qint64, QJsonObject> roofline; // of search evaluations
-    std::map<qint64, QJsonArray> findings;
+    std::map<qint64, diagnose::Roofline> roofline; // of search evaluations that were timed
+    std::map<qint64, diagnose::Findings> findings;
     std::map<qint64, model::ReviewState> reviews;
     std::map<int, std::vector<store::EventRecord>> humanEvents; // pin, unpin, veto by generation
     qint64 evaluations = 0;

@@ -16,8 +16,9 @@ QString RunRecorder::failureMessage(const QString& what, const QString& error) {
         .arg(what, error);
 }
 
-bool RunRecorder::event(int generation, const QString& kind, const QJsonObject& data) {
-    return written(m_store->insertEvent(m_runId, generation, kind, data), QStringLiteral("a %1 event").arg(kind));
+bool RunRecorder::event(int generation, model::EventKind kind, const QJsonObject& data) {
+    return written(m_store->insertEvent(m_runId, generation, kind, data),
+                   QStringLiteral("a %1 event").arg(model::eventKindName(kind)));
 }
 
 bool RunRecorder::updateRun(const store::RunRecord& run) {
@@ -57,7 +58,7 @@ std::optional<QString> RunRecorder::endRun(int generation, const QJsonObject& en
     store::RunStore::Transaction tx(*m_store);
     spec::Status ok = tx.begun();
     if (ok)
-        if (auto stored = m_store->insertEvent(m_runId, generation, QStringLiteral("run_ended"), ended); !stored)
+        if (auto stored = m_store->insertEvent(m_runId, generation, model::EventKind::RunEnded, ended); !stored)
             ok = spec::Error{stored.error()};
     if (ok)
         ok = m_store->updateRun(run);

@@ -38,10 +38,10 @@ public:
     static QString failureMessage(const QString& what, const QString& error);
 
     // Stored at once.
-    bool event(int generation, const QString& kind, const QJsonObject& data);
+    bool event(int generation, model::EventKind kind, const QJsonObject& data);
     bool updateRun(const store::RunRecord& run);
     // Buffered until the generation ends.
-    void buffer(const QString& kind, const QJsonObject& data) { m_buffered.emplace_back(kind, data); }
+    void buffer(model::EventKind kind, const QJsonObject& data) { m_buffered.emplace_back(kind, data); }
     void dropBuffered() { m_buffered.clear(); }
     // The generation's buffered events (unless `replayed`: they are stored already), the
     // archives when they changed, and the run record, in one transaction. False when the run
@@ -60,7 +60,7 @@ private:
     qint64 m_runId = 0;
     FailureHandler m_onFailure;
     bool m_broken = false;
-    std::vector<std::pair<QString, QJsonObject>> m_buffered;
+    std::vector<std::pair<model::EventKind, QJsonObject>> m_buffered;
     std::optional<QList<store::ArchiveMemberRecord>> m_archives; // as last written
 };
 

@@ -2,6 +2,8 @@
 
 #include <QMutexLocker>
 
+#include <algorithm>
+
 namespace kforge::search {
 
 void Steering::post(EngineCommand command) {
@@ -12,6 +14,79 @@ void Steering::post(EngineCommand command) {
 bool Steering::immediate(EngineCommand::Kind kind) {
     using K = EngineCommand::Kind;
     return kind == K::Pause || kind == K::Resume || kind == K::Stop || kind == K::SetBudget;
+}
+
+std::optional<Steering::RunStep> Steering::runStep(const EngineCommand& c, RunState state, bool atBoundary,
+                                                   RunConfig& config) {
+    using K = EngineCommand::Kind;
+    using E = model::EventKind;
+    switch (c.kind) {
+    case K::Pause:
+        if (state != RunState::Running)
+            return std::nullopt;
+        return RunStep{atBoundary ? RunState::Paused : RunState::Pausing, E::Pause, {}, false};
+    case K::Resume:
+        if (state != RunState::Paused && state != RunState::Pausing)
+            return std::nullopt;
+        return RunStep{RunState::Running, E::Resume, {}, state == RunState::Paused};
+    case K::Stop:
+        if (state == RunState::Stopping)
+            return std::nullopt;
+        return RunStep{RunState::Stopping, E::Stop, {}, false};
+    case K::SetBudget:
+        if (c.budgetEvaluations >= 0)
+            config.budgetEvaluations = c.budgetEvaluations;
+        if (c.budgetSeconds >= 0.0)
+            config.budgetSeconds = c.budgetSeconds;
+        return RunStep{state,
+                       E::Budget,
+                       {{QStringLiteral("evaluations"), config.budgetEvaluations},
+                        {QStringLiteral("seconds"), config.budgetSeconds}},
+                       state == RunState::Running && atBoundary};
+    default:
+        return std::nullopt;
+    }
+}
+
+QString Steering::refusal(const EngineCommand& c, const Population& population, int islands) {
+    using K = EngineCommand::Kind;
+    switch (c.kind) {
+    case K::Pin:
+    case K::Unpin:
+    case K::Veto:
+        if (population.contains(c.candidate))
+            return {};
+        return QStringLiteral("cannot %1 candidate %2: the run has no such candidate")
+            .arg(c.kind == K::Pin     ? QStringLiteral("pin")
+                 : c.kind == K::Unpin ? QStringLiteral("unpin")
+                                      : QStringLiteral("veto"))
+            .arg(c.candidate);
+    case K::AcceptReview:
+    case K::RejectReview: {
+        const Entry* e = population.find(c.candidate);
+        if (e && !e->review.isEmpty() && e->reviewState == model::ReviewState::Pending)
+            return {};
+        return QStringLiteral("candidate %1 is not waiting for review").arg(c.candidate);
+    }
+    case K::Inject: {
+        const model::Candidate injected = injectedCandidate(c, islands);
+        if (!population.hasKernel(injected.source, injected.params))
+            return {};
+        return QStringLiteral("not injected: the run already has this kernel with these parameters");
+    }
+    default:
+        return {};
+    }
+}
+
+model::Candidate Steering::injectedCandidate(const EngineCommand& inject, int islands) {
+    model::Candidate c = inject.injected;
+    c.origin = model::Origin::Human;
+    c.island = std::clamp(c.island, 0, islands - 1);
+    if (c.label.isEmpty())
+        c.label =
+            c.parents.isEmpty() ? QStringLiteral("human") : QStringLiteral("human edit of #%1").arg(c.parents.front());
+    return c;
 }
 
 std::vector<EngineCommand> Steering::take(bool started, bool atBoundary) {
@@ -37,9 +112,9 @@ std::vector<Steering::FlagChange> Steering::storedActionsAt(int generation) {
         return changes;
     for (const auto& record : it->second) {
         const qint64 id = static_cast<qint64>(record.data.value(QStringLiteral("candidate")).toDouble());
-        const auto kind = record.kind == QLatin1String("veto")  ? FlagChange::Kind::Veto
-                          : record.kind == QLatin1String("pin") ? FlagChange::Kind::Pin
-                                                                : FlagChange::Kind::Unpin;
+        const auto kind = record.kind == model::EventKind::Veto  ? FlagChange::Kind::Veto
+                          : record.kind == model::EventKind::Pin ? FlagChange::Kind::Pin
+                                                                 : FlagChange::Kind::Unpin;
         changes.push_back({id, kind});
     }
     m_stored.erase(it);

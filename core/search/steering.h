@@ -6,6 +6,8 @@
 // vetoes until the generation they were made in has been replayed.
 
 #include "search/enginetypes.h"
+#include "search/population.h"
+#include "search/runconfig.h"
 
 #include "store/runstore.h"
 
@@ -13,6 +15,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <vector>
 
 namespace kforge::search {
@@ -25,7 +28,26 @@ public:
     // The commands to apply now. Before the run has started nothing is taken; inside a generation
     // only the immediate ones are, the others wait (in order) for the boundary.
     std::vector<EngineCommand> take(bool started, bool atBoundary);
-    static bool immediate(EngineCommand::Kind kind);
+    static bool immediate(EngineCommand::Kind kind); // pause, resume, stop, set budget: the run-level commands
+
+    // What a run-level command changes: the run's state, what its log records, and whether a
+    // generation may start now (a paused run resumed, a budget raised at a boundary).
+    struct RunStep {
+        RunState state = RunState::Running;
+        model::EventKind event = model::EventKind::Unknown;
+        QJsonObject data;
+        bool reschedule = false;
+    };
+    // The step a run-level command makes from `state`; nullopt when it changes nothing (pause
+    // while paused, stop while stopping). A budget command sets `config`'s budgets.
+    static std::optional<RunStep> runStep(const EngineCommand& command, RunState state, bool atBoundary,
+                                          RunConfig& config);
+    // Why a command about a candidate (pin, unpin, veto, review decision, inject) cannot apply to
+    // the run's population, for people; empty when it can.
+    static QString refusal(const EngineCommand& command, const Population& population, int islands);
+    // The candidate an inject command adds: a person's kernel on an island of the run, labelled
+    // "human edit of #<parent>" (or "human") unless the command names it.
+    static model::Candidate injectedCandidate(const EngineCommand& inject, int islands);
 
     // A resumed run's pin, unpin and veto events, by the generation they were made in.
     void setStoredActions(std::map<int, std::vector<store::EventRecord>> actions) { m_stored = std::move(actions); }

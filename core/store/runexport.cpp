@@ -85,9 +85,9 @@ QJsonObject runToJson(const RunRecord& r) {
                   {QStringLiteral("name"), r.name},
                   {QStringLiteral("task"), r.task},
                   {QStringLiteral("task_dir"), r.taskDir},
-                  {QStringLiteral("backend"), r.backend},
+                  {QStringLiteral("backend"), model::backendName(r.backend)},
                   {QStringLiteral("variant"), r.variant},
-                  {QStringLiteral("state"), r.state},
+                  {QStringLiteral("state"), model::runStateName(r.state)},
                   {QStringLiteral("message"), r.message},
                   {QStringLiteral("created"), r.created.toString(Qt::ISODateWithMs)},
                   {QStringLiteral("updated"), r.updated.toString(Qt::ISODateWithMs)},
@@ -110,7 +110,7 @@ QString formatRunLine(const RunRecord& r) {
         .arg(r.id, 3)
         .arg(r.name, -22)
         .arg(r.variant, -8)
-        .arg(r.state, -9)
+        .arg(model::runStateName(r.state), -9)
         .arg(r.evaluations)
         .arg(r.generation)
         .arg(best, r.created.toLocalTime().toString(QStringLiteral("yyyy-MM-dd hh:mm")));
@@ -126,7 +126,8 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
     const RunRecord& r = l.run;
     t += QStringLiteral("run %1: %2 (%3 sizes)\n").arg(r.id).arg(r.name, r.variant);
     t += QStringLiteral("state: %1%2\n")
-             .arg(r.state, r.message.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.message));
+             .arg(model::runStateName(r.state),
+                  r.message.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.message));
     t += QStringLiteral("task folder: %1\n").arg(r.taskDir);
     t += QStringLiteral("created %1, %2 evaluations, %3 candidates, %4 generations completed, %5 s of wall time\n")
              .arg(r.created.toLocalTime().toString(Qt::ISODate))
@@ -195,16 +196,16 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
         int migrations = 0;
         QStringList lines;
         for (const auto& e : *events) {
-            if (e.kind == QLatin1String("migration")) {
+            if (e.kind == model::EventKind::Migration) {
                 ++migrations;
                 continue;
             }
             lines << QStringLiteral("  gen %1  %2  %3")
                          .arg(e.generation, 3)
-                         .arg(e.kind, -18)
+                         .arg(e.kindName, -18)
                          .arg(QString::fromUtf8(QJsonDocument(e.data).toJson(QJsonDocument::Compact)));
             eventList.append(QJsonObject{{QStringLiteral("generation"), e.generation},
-                                         {QStringLiteral("kind"), e.kind},
+                                         {QStringLiteral("kind"), e.kindName},
                                          {QStringLiteral("data"), e.data}});
         }
         t += QStringLiteral("\nevents (%1 migrations not listed):\n%2\n")
@@ -310,7 +311,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     const QDir dir(outDir);
     QStringList written;
     QString error;
-    const bool cuda = r.backend == QLatin1String("cuda");
+    const bool cuda = r.backend == model::Backend::Cuda;
     const QString kernelPath =
         dir.filePath(QStringLiteral("kernel.%1").arg(cuda ? QStringLiteral("cu") : QStringLiteral("cl")));
     QString header = QStringLiteral("// Exported by kforge from run %1 (%2), candidate %3: %4\n")
@@ -393,7 +394,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     // The report: what it is, how it was measured, where it came from.
     QString md;
     md += QStringLiteral("# %1: candidate %2\n\n").arg(r.name).arg(c.id);
-    md += QStringLiteral("- task: %1 (%2 sizes), backend %3\n").arg(r.task, r.variant, r.backend);
+    md += QStringLiteral("- task: %1 (%2 sizes), backend %3\n").arg(r.task, r.variant, model::backendName(r.backend));
     md += QStringLiteral("- kernel: `%1`, %2\n").arg(QFileInfo(kernelPath).fileName(), c.label);
     if (!c.params.empty())
         md += QStringLiteral("- parameters: %1\n").arg(model::formatParams(c.params));
@@ -450,7 +451,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
                                      : (l.byId.count(cur->parents.front()) ? l.byId.at(cur->parents.front()) : nullptr);
     }
     md += QStringLiteral("\nReproduce: `kforge eval --task %1 --backend %2 --variant %3 --kernel %4`\n")
-              .arg(r.taskDir, r.backend, r.variant, QFileInfo(kernelPath).fileName());
+              .arg(r.taskDir, model::backendName(r.backend), r.variant, QFileInfo(kernelPath).fileName());
     const QString reportPath = dir.filePath(QStringLiteral("report.md"));
     if (!writeFile(reportPath, md.toUtf8(), &error))
         return spec::fail(error.toStdString());

@@ -24,8 +24,6 @@
 #include <cerrno>
 #include <cstring>
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -41,6 +39,7 @@ using spec::success;
 namespace sqlite = util::sqlite;
 using sqlite::failure;
 using sqlite::parseTimestamp;
+using sqlite::readRows;
 using sqlite::Statement;
 using sqlite::timestamp;
 
@@ -226,6 +225,17 @@ CREATE TABLE archive_members (
 );
 ALTER TABLE runs ADD COLUMN archives_stored INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 6: the operator a language model applied, for a kernel it wrote (NULL for every other
+    // kernel); earlier runs said it only in the label ("llm mutate of #12 (...)").
+    R"sql(
+ALTER TABLE candidates ADD COLUMN llm_operator TEXT;
+UPDATE candidates SET llm_operator = CASE
+    WHEN label LIKE 'llm init%' THEN 'init'
+    WHEN label LIKE 'llm mutate%' THEN 'mutate'
+    WHEN label LIKE 'llm crossover%' THEN 'crossover'
+    WHEN label LIKE 'llm repair%' THEN 'repair'
+END WHERE origin = 'llm';
+)sql",
 };
 
 std::optional<qint64> optionalInt(const Statement& row, int column) {
@@ -240,12 +250,10 @@ std::optional<double> optionalReal(const Statement& row, int column) {
     return row.real(column);
 }
 
-// A stored evaluation result (result_json); `what` names the evaluation in messages.
+// A stored evaluation result (result_json, in the wire format); `what` names the evaluation in
+// messages.
 Expected<protocol::EvaluateResult> decodeResult(const std::string& text, const std::string& what) {
-    const auto json = nlohmann::json::parse(text, nullptr, false);
-    if (json.is_discarded())
-        return fail(what + ": its result is not JSON");
-    auto decoded = protocol::evaluateResultFromJson(json);
+    auto decoded = protocol::decodeEvaluateResult(text);
     if (!decoded)
         return fail(what + ": " + decoded.error());
     return std::move(*decoded);
@@ -300,11 +308,6 @@ std::optional<QJsonObject> parseObject(const std::string& text) {
     return document.object();
 }
 
-// Compile logs may carry bytes that are not UTF-8; they must not make a result unstorable.
-std::string dumpJson(const nlohmann::json& json) {
-    return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
 // The schema version of an open file: 0 for an empty one (to be created), or an error when the
 // file belongs to someone else.
 Expected<int> storedVersion(sqlite3* db, const std::string& where) {
@@ -334,6 +337,14 @@ Error unknownName(const std::string& row, const char* field, const QString& valu
     return fail(row + " has an unknown " + field + " '" + value.toStdString() + "' (known: " + known + ")");
 }
 
+// The purpose in `column` of an evaluation row; `what` names the evaluation.
+Expected<model::EvaluationPurpose> readPurpose(const Statement& row, int column, const std::string& what) {
+    const auto purpose = model::parsePurpose(row.text(column));
+    if (!purpose)
+        return unknownName(what, "purpose", row.text(column), "search, confirm");
+    return *purpose;
+}
+
 constexpr std::string_view kRunColumns = "id, name, task, task_dir, backend, variant, config_json, state, message, "
                                          "created, updated, best_candidate, best_speedup, evaluations, wall_seconds, "
                                          "generation";
@@ -344,13 +355,20 @@ Expected<RunRecord> readRun(const Statement& row, const std::string& where) {
     r.name = row.text(1);
     r.task = row.text(2);
     r.taskDir = row.text(3);
-    r.backend = row.text(4);
+    const auto backend = model::parseBackend(row.text(4));
+    if (!backend)
+        return unknownName(where + ": run " + number(r.id), "backend", row.text(4), "cuda, opencl");
+    r.backend = *backend;
     r.variant = row.text(5);
     auto config = parseObject(row.utf8(6));
     if (!config)
         return fail(where + ": run " + number(r.id) + ": its configuration is not a JSON object");
     r.config = *config;
-    r.state = row.text(7);
+    const auto state = model::parseRunState(row.text(7));
+    if (!state)
+        return unknownName(where + ": run " + number(r.id), "state", row.text(7),
+                           "starting, running, pausing, paused, stopping, finished, stopped, failed");
+    r.state = *state;
     r.message = row.text(8);
     r.created = parseTimestamp(row.text(9));
     r.updated = parseTimestamp(row.text(10));
@@ -403,7 +421,7 @@ template <typename T, typename Body> Expected<T> RunStore::write(Body&& body) {
             return result;
         qCInfo(lcStore).noquote() << m_path << "is held by another connection; trying again:"
                                   << QString::fromStdString(result.error());
-        QThread::msleep(static_cast<unsigned long>(200 * attempt));
+        QThread::msleep(200UL * static_cast<unsigned long>(attempt));
     }
 }
 
@@ -647,18 +665,19 @@ Expected<qint64> RunStore::createRun(const RunRecord& record) {
     return write<qint64>([&]() -> Expected<qint64> {
         const QString created = record.created.isValid() ? timestamp(record.created) : now();
         const QString updated = record.updated.isValid() ? timestamp(record.updated) : created;
-        const QString name =
-            record.name.isEmpty() ? QStringLiteral("%1 on %2").arg(record.task, record.backend) : record.name;
+        const QString name = record.name.isEmpty()
+                                 ? QStringLiteral("%1 on %2").arg(record.task, model::backendName(record.backend))
+                                 : record.name;
         Statement insert(m_db, "INSERT INTO runs(name, task, task_dir, backend, variant, config_json, state, message, "
                                "created, updated, best_candidate, best_speedup, evaluations, wall_seconds, generation) "
                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindText(1, name)
             .bindText(2, record.task)
             .bindText(3, record.taskDir)
-            .bindText(4, record.backend)
+            .bindText(4, model::backendName(record.backend))
             .bindText(5, record.variant)
             .bindText(6, compactJson(record.config))
-            .bindText(7, record.state.isEmpty() ? QStringLiteral("created") : record.state)
+            .bindText(7, model::runStateName(record.state))
             .bindText(8, record.message)
             .bindText(9, created)
             .bindText(10, updated);
@@ -685,10 +704,10 @@ Status RunStore::updateRun(const RunRecord& record) {
         update.bindText(1, record.name)
             .bindText(2, record.task)
             .bindText(3, record.taskDir)
-            .bindText(4, record.backend)
+            .bindText(4, model::backendName(record.backend))
             .bindText(5, record.variant)
             .bindText(6, compactJson(record.config))
-            .bindText(7, record.state)
+            .bindText(7, model::runStateName(record.state))
             .bindText(8, record.message)
             .bindText(9, now());
         if (record.bestCandidate != 0)
@@ -711,17 +730,13 @@ Status RunStore::updateRun(const RunRecord& record) {
 Expected<QList<RunRecord>> RunStore::runs() {
     Statement query(m_db,
                     std::string("SELECT ") + std::string(kRunColumns) + " FROM runs ORDER BY created DESC, id DESC");
-    QList<RunRecord> result;
-    int rc = SQLITE_OK;
-    while ((rc = query.step()) == SQLITE_ROW) {
-        auto run = readRun(query, where());
+    const auto read = [&](const Statement& row) -> Expected<RunRecord> {
+        auto run = readRun(row, where());
         if (!run)
             return Error{run.error()};
-        result.push_back(std::move(*run));
-    }
-    if (rc != SQLITE_DONE)
-        return failure(where(), "cannot list the runs", query);
-    return result;
+        return std::move(*run);
+    };
+    return readRows<RunRecord>(query, where(), "cannot list the runs", read);
 }
 
 Expected<RunRecord> RunStore::run(qint64 runId) {
@@ -741,16 +756,17 @@ Status RunStore::insertCandidate(qint64 runId, const model::Candidate& candidate
         const std::string what = "candidate " + number(candidate.id) + " of run " + number(runId);
         if (auto s = requireRun(runId); !s)
             return s;
-        nlohmann::json params = nlohmann::json::object();
+        QJsonObject params;
         for (const auto& [name, value] : candidate.params)
-            params[name] = value;
+            params.insert(QString::fromStdString(name), static_cast<qint64>(value));
 
         Statement insert(m_db, "INSERT INTO candidates(run_id, id, source, params_json, island, generation, origin, "
-                               "label, key, pinned, vetoed, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                               "label, key, pinned, vetoed, created, llm_operator) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, runId)
             .bindInt(2, candidate.id)
             .bindText(3, candidate.source)
-            .bindText(4, dumpJson(params))
+            .bindText(4, compactJson(params))
             .bindInt(5, candidate.island)
             .bindInt(6, candidate.generation)
             .bindText(7, model::originName(candidate.origin))
@@ -759,6 +775,10 @@ Status RunStore::insertCandidate(qint64 runId, const model::Candidate& candidate
             .bindInt(10, candidate.pinned ? 1 : 0)
             .bindInt(11, candidate.vetoed ? 1 : 0)
             .bindText(12, now());
+        if (candidate.llmOperator)
+            insert.bindText(13, model::llmOperatorName(*candidate.llmOperator));
+        else
+            insert.bindNull(13);
         if (!insert.run()) {
             if (insert.code() == SQLITE_CONSTRAINT_PRIMARYKEY)
                 return fail(where() + ": " + what + " already exists");
@@ -825,8 +845,10 @@ Expected<QList<model::Candidate>> RunStore::candidates(qint64 runId, const Slice
         return Error{s.error()};
     QList<model::Candidate> result;
     Statement query(
-        m_db, "SELECT id, CASE WHEN ? THEN source ELSE '' END, params_json, island, generation, origin, label, key, "
-              "pinned, vetoed FROM candidates WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id LIMIT ?");
+        m_db,
+        "SELECT id, CASE WHEN ? THEN source ELSE '' END, params_json, island, generation, origin, label, key, "
+        "pinned, vetoed, llm_operator FROM candidates WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id "
+        "LIMIT ?");
     query.bindInt(1, slice.withSource ? 1 : 0);
     bindSlice(query.bindInt(2, runId), slice, 3);
     int rc = SQLITE_OK;
@@ -835,13 +857,14 @@ Expected<QList<model::Candidate>> RunStore::candidates(qint64 runId, const Slice
         c.id = query.int64(0);
         const std::string what = "candidate " + number(c.id) + " of run " + number(runId);
         c.source = query.text(1);
-        const auto params = nlohmann::json::parse(query.utf8(2), nullptr, false);
-        if (!params.is_object())
+        const auto params = parseObject(query.utf8(2));
+        if (!params)
             return fail(where() + ": " + what + ": its parameters are not a JSON object");
-        for (const auto& [name, value] : params.items()) {
-            if (!value.is_number_integer())
-                return fail(where() + ": " + what + ": parameter '" + name + "' is not an integer");
-            c.params[name] = value.get<std::int64_t>();
+        for (auto it = params->begin(); it != params->end(); ++it) {
+            const QJsonValue value = it.value();
+            if (!value.isDouble() || value.toDouble() != static_cast<double>(value.toInteger()))
+                return fail(where() + ": " + what + ": parameter '" + it.key().toStdString() + "' is not an integer");
+            c.params[it.key().toStdString()] = value.toInteger();
         }
         c.island = static_cast<int>(query.int64(3));
         c.generation = static_cast<int>(query.int64(4));
@@ -853,6 +876,12 @@ Expected<QList<model::Candidate>> RunStore::candidates(qint64 runId, const Slice
         c.key = query.text(7);
         c.pinned = query.int64(8) != 0;
         c.vetoed = query.int64(9) != 0;
+        if (!query.isNull(10)) {
+            const auto op = model::parseLlmOperator(query.text(10));
+            if (!op)
+                return fail(where() + ": " + what + ": unknown language-model operator '" + query.utf8(10) + "'");
+            c.llmOperator = *op;
+        }
         result.push_back(std::move(c));
     }
     if (rc != SQLITE_DONE)
@@ -902,7 +931,7 @@ Expected<qint64> RunStore::insertEvaluation(qint64 runId, qint64 candidateId, mo
             .bindText(8, result.message)
             .bindText(9, result.device)
             .bindDouble(10, result.wallSeconds)
-            .bindText(11, dumpJson(protocol::toJson(result)))
+            .bindText(11, protocol::encode(result))
             .bindText(12, now())
             .bindText(13, QString::fromUtf8(QJsonDocument(findings).toJson(QJsonDocument::Compact)))
             .bindText(14, QString::fromUtf8(QJsonDocument(roofline).toJson(QJsonDocument::Compact)));
@@ -940,32 +969,27 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
                           "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) "
                           "ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
-    QList<EvaluationRecord> result;
-    int rc = SQLITE_OK;
-    while ((rc = query.step()) == SQLITE_ROW) {
+    const auto read = [&](const Statement& row) -> Expected<EvaluationRecord> {
         EvaluationRecord e;
-        e.id = query.int64(0);
-        e.candidateId = query.int64(1);
-        auto purpose = model::parsePurpose(query.text(2));
+        e.id = row.int64(0);
+        e.candidateId = row.int64(1);
+        const std::string what = where() + ": evaluation " + number(e.id) + " of run " + number(runId);
+        auto purpose = readPurpose(row, 2, what);
         if (!purpose)
-            return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose",
-                               query.text(2), "search, confirm");
+            return Error{purpose.error()};
         e.purpose = *purpose;
-        auto decoded =
-            decodeResult(query.utf8(3), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
+        auto decoded = decodeResult(row.utf8(3), what);
         if (!decoded)
             return Error{decoded.error()};
         e.result = std::move(*decoded);
-        e.at = parseTimestamp(query.text(4));
-        e.findings = QJsonDocument::fromJson(query.text(5).toUtf8()).array();
-        e.roofline = QJsonDocument::fromJson(query.text(6).toUtf8()).object();
-        if (!query.isNull(7))
-            e.cell = parseCell(query.text(7));
-        result.push_back(std::move(e));
-    }
-    if (rc != SQLITE_DONE)
-        return failure(where(), "cannot read the evaluations of run " + number(runId), query);
-    return result;
+        e.at = parseTimestamp(row.text(4));
+        e.findings = QJsonDocument::fromJson(row.text(5).toUtf8()).array();
+        e.roofline = QJsonDocument::fromJson(row.text(6).toUtf8()).object();
+        if (!row.isNull(7))
+            e.cell = parseCell(row.text(7));
+        return e;
+    };
+    return readRows<EvaluationRecord>(query, where(), "cannot read the evaluations of run " + number(runId), read);
 }
 
 Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, const Slice& slice) {
@@ -976,38 +1000,33 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
               "roofline_json, cell, CASE WHEN cell IS NULL THEN result_json END "
               "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
-    QList<EvaluationSummary> result;
-    int rc = SQLITE_OK;
-    while ((rc = query.step()) == SQLITE_ROW) {
+    const auto read = [&](const Statement& row) -> Expected<EvaluationSummary> {
         EvaluationSummary e;
-        e.id = query.int64(0);
-        e.candidateId = query.int64(1);
-        auto purpose = model::parsePurpose(query.text(2));
+        e.id = row.int64(0);
+        e.candidateId = row.int64(1);
+        const std::string what = where() + ": evaluation " + number(e.id) + " of run " + number(runId);
+        auto purpose = readPurpose(row, 2, what);
         if (!purpose)
-            return unknownName(where() + ": evaluation " + number(e.id) + " of run " + number(runId), "purpose",
-                               query.text(2), "search, confirm");
+            return Error{purpose.error()};
         e.purpose = *purpose;
-        e.status = query.text(3);
-        e.speedup = optionalReal(query, 4);
-        e.candidateUs = optionalReal(query, 5);
-        e.baselineUs = optionalReal(query, 6);
-        e.message = query.text(7);
-        e.findings = QJsonDocument::fromJson(query.text(8).toUtf8()).array();
-        e.roofline = QJsonDocument::fromJson(query.text(9).toUtf8()).object();
-        if (!query.isNull(10)) {
-            e.cell = parseCell(query.text(10));
+        e.status = row.text(3);
+        e.speedup = optionalReal(row, 4);
+        e.candidateUs = optionalReal(row, 5);
+        e.baselineUs = optionalReal(row, 6);
+        e.message = row.text(7);
+        e.findings = QJsonDocument::fromJson(row.text(8).toUtf8()).array();
+        e.roofline = QJsonDocument::fromJson(row.text(9).toUtf8()).object();
+        if (!row.isNull(10)) {
+            e.cell = parseCell(row.text(10));
         } else {
-            auto decoded =
-                decodeResult(query.utf8(11), where() + ": evaluation " + number(e.id) + " of run " + number(runId));
+            auto decoded = decodeResult(row.utf8(11), what);
             if (!decoded)
                 return Error{decoded.error()};
             e.result = std::move(*decoded);
         }
-        result.push_back(std::move(e));
-    }
-    if (rc != SQLITE_DONE)
-        return failure(where(), "cannot read the evaluations of run " + number(runId), query);
-    return result;
+        return e;
+    };
+    return readRows<EvaluationSummary>(query, where(), "cannot read the evaluations of run " + number(runId), read);
 }
 
 // --- Reviews ---
@@ -1051,27 +1070,23 @@ Expected<QList<ReviewRecord>> RunStore::reviews(qint64 runId) {
         m_db,
         "SELECT id, candidate_id, reason, state, note, created, decided FROM reviews WHERE run_id = ? ORDER BY id");
     query.bindInt(1, runId);
-    QList<ReviewRecord> result;
-    int rc = SQLITE_OK;
-    while ((rc = query.step()) == SQLITE_ROW) {
+    const auto read = [&](const Statement& row) -> Expected<ReviewRecord> {
         ReviewRecord r;
-        r.id = query.int64(0);
-        r.candidateId = query.int64(1);
-        r.reason = query.text(2);
-        auto state = model::parseReviewState(query.text(3));
+        r.id = row.int64(0);
+        r.candidateId = row.int64(1);
+        r.reason = row.text(2);
+        auto state = model::parseReviewState(row.text(3));
         if (!state)
             return unknownName(where() + ": the review of candidate " + number(r.candidateId) + " of run "
                                    + number(runId),
-                               "state", query.text(3), "pending, accepted, rejected");
+                               "state", row.text(3), "pending, accepted, rejected");
         r.state = *state;
-        r.note = query.text(4);
-        r.created = parseTimestamp(query.text(5));
-        r.decided = parseTimestamp(query.text(6));
-        result.push_back(std::move(r));
-    }
-    if (rc != SQLITE_DONE)
-        return failure(where(), "cannot read the review queue of run " + number(runId), query);
-    return result;
+        r.note = row.text(4);
+        r.created = parseTimestamp(row.text(5));
+        r.decided = parseTimestamp(row.text(6));
+        return r;
+    };
+    return readRows<ReviewRecord>(query, where(), "cannot read the review queue of run " + number(runId), read);
 }
 
 // --- Archives ---
@@ -1152,7 +1167,7 @@ std::string idList(const QList<qint64>& ids) {
 QList<qint64> parseIdList(const std::string& text) {
     QList<qint64> ids;
     const QJsonDocument document = QJsonDocument::fromJson(QByteArray::fromStdString(text));
-    for (const QJsonValue& v : document.array())
+    for (const auto& v : document.array())
         ids.push_back(static_cast<qint64>(v.toDouble()));
     return ids;
 }
@@ -1204,36 +1219,32 @@ Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId, const Slice& sli
         "at "
         "FROM llm_calls WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
-    QList<LlmCallRecord> result;
-    int rc = SQLITE_OK;
-    while ((rc = query.step()) == SQLITE_ROW) {
+    const auto read = [&](const Statement& row) -> Expected<LlmCallRecord> {
         LlmCallRecord c;
-        c.id = query.int64(0);
-        c.generation = static_cast<int>(query.int64(1));
-        c.island = static_cast<int>(query.int64(2));
-        c.op = query.text(3);
-        c.stage = query.text(4);
-        c.endpoint = query.text(5);
-        c.model = query.text(6);
-        c.strategyId = optionalInt(query, 7);
-        c.parents = parseIdList(query.utf8(8));
-        c.candidateId = optionalInt(query, 9);
-        c.status = query.text(10);
-        c.message = query.text(11);
-        c.inputTokens = optionalInt(query, 12);
-        c.outputTokens = optionalInt(query, 13);
-        c.costUsd = optionalReal(query, 14);
-        c.latencySeconds = query.real(15);
-        c.attempts = static_cast<int>(query.int64(16));
-        c.systemPrompt = query.text(17);
-        c.prompt = query.text(18);
-        c.answer = query.text(19);
-        c.at = parseTimestamp(query.text(20));
-        result.push_back(std::move(c));
-    }
-    if (rc != SQLITE_DONE)
-        return failure(where(), "cannot read the LLM calls of run " + number(runId), query);
-    return result;
+        c.id = row.int64(0);
+        c.generation = static_cast<int>(row.int64(1));
+        c.island = static_cast<int>(row.int64(2));
+        c.op = row.text(3);
+        c.stage = row.text(4);
+        c.endpoint = row.text(5);
+        c.model = row.text(6);
+        c.strategyId = optionalInt(row, 7);
+        c.parents = parseIdList(row.utf8(8));
+        c.candidateId = optionalInt(row, 9);
+        c.status = row.text(10);
+        c.message = row.text(11);
+        c.inputTokens = optionalInt(row, 12);
+        c.outputTokens = optionalInt(row, 13);
+        c.costUsd = optionalReal(row, 14);
+        c.latencySeconds = row.real(15);
+        c.attempts = static_cast<int>(row.int64(16));
+        c.systemPrompt = row.text(17);
+        c.prompt = row.text(18);
+        c.answer = row.text(19);
+        c.at = parseTimestamp(row.text(20));
+        return c;
+    };
+    return readRows<LlmCallRecord>(query, where(), "cannot read the LLM calls of run " + number(runId), read);
 }
 
 Expected<QList<QPair<qint64, qint64>>> RunStore::llmCallCandidates(qint64 runId, qint64 afterId) {
@@ -1288,39 +1299,38 @@ Expected<QList<StrategyRecord>> RunStore::strategies(qint64 runId) {
         m_db,
         "SELECT id, stage, parent, seed, generation, text, retired, at FROM strategies WHERE run_id = ? ORDER BY id");
     query.bindInt(1, runId);
-    QList<StrategyRecord> result;
-    int rc = SQLITE_OK;
-    while ((rc = query.step()) == SQLITE_ROW) {
+    const auto read = [&](const Statement& row) -> Expected<StrategyRecord> {
         StrategyRecord st;
-        st.id = query.int64(0);
-        st.stage = query.text(1);
-        st.parent = optionalInt(query, 2);
-        st.seed = query.text(3);
-        st.generation = static_cast<int>(query.int64(4));
-        st.text = query.text(5);
-        st.retired = query.int64(6) != 0;
-        st.at = parseTimestamp(query.text(7));
-        result.push_back(std::move(st));
-    }
-    if (rc != SQLITE_DONE)
-        return failure(where(), "cannot read the prompt strategies of run " + number(runId), query);
-    return result;
+        st.id = row.int64(0);
+        st.stage = row.text(1);
+        st.parent = optionalInt(row, 2);
+        st.seed = row.text(3);
+        st.generation = static_cast<int>(row.int64(4));
+        st.text = row.text(5);
+        st.retired = row.int64(6) != 0;
+        st.at = parseTimestamp(row.text(7));
+        return st;
+    };
+    return readRows<StrategyRecord>(query, where(), "cannot read the prompt strategies of run " + number(runId), read);
 }
 
 // --- Events ---
 
-Expected<qint64> RunStore::insertEvent(qint64 runId, int generation, const QString& kind, const QJsonObject& data) {
+Expected<qint64> RunStore::insertEvent(qint64 runId, int generation, model::EventKind kind, const QJsonObject& data) {
     return write<qint64>([&]() -> Expected<qint64> {
         if (auto s = requireRun(runId); !s)
             return Error{s.error()};
         Statement insert(m_db, "INSERT INTO events(run_id, generation, kind, data_json, at) VALUES (?, ?, ?, ?, ?)");
         insert.bindInt(1, runId)
             .bindInt(2, generation)
-            .bindText(3, kind)
+            .bindText(3, model::eventKindName(kind))
             .bindText(4, compactJson(data))
             .bindText(5, now());
         if (!insert.run())
-            return failure(where(), "cannot write a " + kind.toStdString() + " event of run " + number(runId), insert);
+            return failure(where(),
+                           "cannot write a " + model::eventKindName(kind).toStdString() + " event of run "
+                               + number(runId),
+                           insert);
         return sqlite3_last_insert_rowid(m_db);
     });
 }
@@ -1331,24 +1341,21 @@ Expected<QList<EventRecord>> RunStore::events(qint64 runId, const Slice& slice) 
     Statement query(m_db, "SELECT id, generation, kind, data_json, at FROM events WHERE run_id = ? AND id > ? "
                           "AND (? = 0 OR json_extract(data_json, '$.candidate') = ?) ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
-    QList<EventRecord> result;
-    int rc = SQLITE_OK;
-    while ((rc = query.step()) == SQLITE_ROW) {
+    const auto read = [&](const Statement& row) -> Expected<EventRecord> {
         EventRecord e;
-        e.id = query.int64(0);
-        e.generation = static_cast<int>(query.int64(1));
-        e.kind = query.text(2);
-        auto data = parseObject(query.utf8(3));
+        e.id = row.int64(0);
+        e.generation = static_cast<int>(row.int64(1));
+        e.kindName = row.text(2);
+        e.kind = model::parseEventKind(e.kindName).value_or(model::EventKind::Unknown);
+        auto data = parseObject(row.utf8(3));
         if (!data)
             return fail(where() + ": event " + number(e.id) + " of run " + number(runId)
                         + ": its data is not a JSON object");
         e.data = *data;
-        e.at = parseTimestamp(query.text(4));
-        result.push_back(std::move(e));
-    }
-    if (rc != SQLITE_DONE)
-        return failure(where(), "cannot read the events of run " + number(runId), query);
-    return result;
+        e.at = parseTimestamp(row.text(4));
+        return e;
+    };
+    return readRows<EventRecord>(query, where(), "cannot read the events of run " + number(runId), read);
 }
 
 // --- RunLock ---
@@ -1376,10 +1383,11 @@ Expected<std::unique_ptr<RunLock>> RunLock::acquire(const QString& storePath, qi
             holder.truncate(n > 0 ? static_cast<qsizetype>(n) : 0);
             const std::string who =
                 holder.trimmed().isEmpty() ? std::string("another kforge session") : holder.trimmed().toStdString();
-            return fail(
-                what + " is in use by " + who
-                + "; two sessions of one run would record it twice. Stop that session first (it releases the run "
-                  "when it ends, crashed or not)");
+            std::string message = what;
+            message += " is in use by " + who;
+            message += "; two sessions of one run would record it twice. Stop that session first (it releases the "
+                       "run when it ends, crashed or not)";
+            return fail(message);
         }
         // The holder before us may have removed the file between our open and our lock: then we
         // locked a file nobody else can see, and must start again with the one at the path.

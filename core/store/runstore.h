@@ -34,10 +34,12 @@ struct RunRecord {
     QString name;    // for people; defaults to "<task> on <backend>"
     QString task;    // task name
     QString taskDir; // the folder it was loaded from, to resume
-    QString backend;
+    model::Backend backend = model::Backend::OpenCL;
     QString variant;
-    QJsonObject config;       // the run's configuration (engine RunConfig as JSON)
-    QString state;            // created, running, paused, stopped, finished, failed, interrupted
+    QJsonObject config; // the run's configuration (engine RunConfig as JSON)
+    // As the engine last stored it: a run whose process ended without finishing stays "running"
+    // (or "paused") until it is resumed.
+    model::RunState state = model::RunState::Starting;
     QString message;          // why it stopped, for people
     QDateTime created;        // UTC
     QDateTime updated;        // UTC
@@ -84,7 +86,8 @@ struct ArchiveMemberRecord {
 struct EventRecord {
     qint64 id = 0;
     int generation = 0;
-    QString kind; // run_started, migration, new_best, promotion_rejected, pin, veto, inject, pause, ...
+    model::EventKind kind = model::EventKind::Unknown;
+    QString kindName; // as stored: the name of an Unknown kind
     QJsonObject data;
     QDateTime at;
 };
@@ -243,7 +246,7 @@ public:
     Status setArchive(qint64 runId, const QList<ArchiveMemberRecord>& members);
     Expected<std::optional<QList<ArchiveMemberRecord>>> archive(qint64 runId);
 
-    Expected<qint64> insertEvent(qint64 runId, int generation, const QString& kind, const QJsonObject& data);
+    Expected<qint64> insertEvent(qint64 runId, int generation, model::EventKind kind, const QJsonObject& data);
     Expected<QList<EventRecord>> events(qint64 runId, const Slice& slice = {}); // in insertion order
 
     // Groups writes into one IMMEDIATE transaction that rolls back unless committed. Writes made

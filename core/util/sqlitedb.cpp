@@ -11,6 +11,8 @@
 
 namespace kforge::util::sqlite {
 
+static_assert(Statement::kRow == SQLITE_ROW && Statement::kDone == SQLITE_DONE);
+
 using spec::Error;
 using spec::Expected;
 using spec::fail;

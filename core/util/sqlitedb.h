@@ -4,12 +4,14 @@
 #include "expected.h"
 
 #include <QDateTime>
+#include <QList>
 #include <QString>
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 class QLoggingCategory;
@@ -45,6 +47,8 @@ public:
 
     // SQLITE_ROW, SQLITE_DONE or an (extended) error code.
     int step();
+    static constexpr int kRow = 100;  // SQLITE_ROW
+    static constexpr int kDone = 101; // SQLITE_DONE
     // For statements that return no rows.
     bool run();
 
@@ -70,6 +74,27 @@ private:
 std::string whereOf(const QString& path);
 
 spec::Error failure(const std::string& where, const std::string& what, const Statement& statement);
+
+// Every row of a bound query, read by `read` (a row -> T, or -> Expected<T> to stop at the first row
+// that cannot be read); a failed step becomes failure(where, what, query).
+template <typename T, typename Read>
+spec::Expected<QList<T>> readRows(Statement& query, const std::string& where, const std::string& what, Read&& read) {
+    QList<T> rows;
+    int rc = Statement::kRow;
+    while ((rc = query.step()) == Statement::kRow) {
+        auto row = read(static_cast<const Statement&>(query));
+        if constexpr (std::is_same_v<decltype(row), T>) {
+            rows.push_back(std::move(row));
+        } else {
+            if (!row)
+                return spec::Error{row.error()};
+            rows.push_back(std::move(*row));
+        }
+    }
+    if (rc != Statement::kDone)
+        return failure(where, what, query);
+    return rows;
+}
 spec::Status exec(sqlite3* db, const char* sql, const std::string& where, const std::string& what);
 
 // ISO 8601 UTC with milliseconds, so that text order is time order.

@@ -7,6 +7,7 @@
 //   5. agreement with Nsight Compute's gpu__time_duration where ncu is present.
 // Prints the GPU, driver and date with every figure. Exits 77 (a skip) without a CUDA device.
 
+#include "reportformat.h"
 #include "workerprocess.h"
 
 #include <algorithm>
@@ -31,11 +32,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 std::string fmt(double v, int digits = 2) {
-    std::ostringstream s;
-    s.setf(std::ios::fixed);
-    s.precision(digits);
-    s << v;
-    return s.str();
+    return gputest::fixed(v, digits);
 }
 
 double median(std::vector<double> v) {
@@ -95,12 +92,10 @@ int main(int argc, char** argv) {
         return 77;
     }
     Report report;
-    const std::time_t now = std::time(nullptr);
-    char date[64];
-    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
     report.line("# kforge CUDA evaluation benchmark");
     report.line("");
-    report.line("GPU: " + probe->devices.front().name + ", driver " + probe->devices.front().driver + ", " + date);
+    report.line("GPU: " + probe->devices.front().name + ", driver " + probe->devices.front().driver + ", "
+                + gputest::utcNow());
     report.line("");
 
     auto vectorAdd = spec::loadTaskDir(source / "tasks/vector_add");

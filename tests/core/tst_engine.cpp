@@ -35,7 +35,7 @@ using kforge::test::fakeWorkerPath;
 RunConfig testConfig(qint64 budget, std::uint64_t seed = 7) {
     RunConfig c;
     c.task = dataDir() + QStringLiteral("/tasks/fake_scale");
-    c.backend = QStringLiteral("opencl");
+    c.backend = model::Backend::OpenCL;
     c.islands = 3;
     c.childrenPerIsland = 3;
     c.migrationInterval = 2;
@@ -136,7 +136,7 @@ void injectAfterFirstGeneration(Engine& engine, QObject* context, const QString&
 
 int countEvents(const Stored& s, const QString& kind) {
     return static_cast<int>(
-        std::count_if(s.events.begin(), s.events.end(), [&](const auto& e) { return e.kind == kind; }));
+        std::count_if(s.events.begin(), s.events.end(), [&](const auto& e) { return e.kindName == kind; }));
 }
 
 } // namespace
@@ -161,7 +161,7 @@ private slots:
         QVERIFY(s.evaluations.size() <= 20);
         QCOMPARE(s.run.evaluations, static_cast<qint64>(s.evaluations.size()));
         QCOMPARE(summary.evaluations, s.run.evaluations);
-        QCOMPARE(s.run.state, QStringLiteral("finished"));
+        QCOMPARE(model::runStateName(s.run.state), QStringLiteral("finished"));
         // Every stored evaluation says where it ran.
         for (const auto& e : s.evaluations) {
             QCOMPARE(QString::fromStdString(e.result.host), QSysInfo::machineHostName());
@@ -178,7 +178,7 @@ private slots:
         qunsetenv("KFORGE_FAKE_MODE");
         QCOMPARE(summary.state, RunState::Failed);
         QVERIFY2(summary.message.contains(QStringLiteral("baseline did not pass")), qPrintable(summary.message));
-        QCOMPARE(readStore(db).run.state, QStringLiteral("failed"));
+        QCOMPARE(model::runStateName(readStore(db).run.state), QStringLiteral("failed"));
     }
 
     void badSetupIsAClearFailure_data() {
@@ -293,7 +293,7 @@ private slots:
         int accepted = 0;
         std::map<int, int> perGeneration;
         for (const auto& e : s.events) {
-            if (e.kind != QLatin1String("migration"))
+            if (e.kind != model::EventKind::Migration)
                 continue;
             const int from = e.data.value(QStringLiteral("from")).toInt();
             const int to = e.data.value(QStringLiteral("to")).toInt();
@@ -399,7 +399,7 @@ private slots:
         QCOMPARE(countEvents(s, QStringLiteral("veto")), 1);
         QCOMPARE(countEvents(s, QStringLiteral("pin")), 1);
         const auto veto = std::find_if(s.events.begin(), s.events.end(),
-                                       [](const auto& e) { return e.kind == QLatin1String("veto"); });
+                                       [](const auto& e) { return e.kind == model::EventKind::Veto; });
         QCOMPARE(veto->data.value(QStringLiteral("reason")).toString(), QStringLiteral("reads past the end of x"));
     }
 
@@ -662,7 +662,7 @@ private slots:
         const Stored s = readStore(db);
         QCOMPARE(summary.evaluations, static_cast<qint64>(s.evaluations.size()));
         QCOMPARE(summary.candidates, static_cast<qint64>(s.candidates.size()));
-        QCOMPARE(s.run.state, QStringLiteral("running"));
+        QCOMPARE(model::runStateName(s.run.state), QStringLiteral("running"));
         QCOMPARE(countEvents(s, QStringLiteral("run_ended")), 0);
 
         Engine::Setup again = testSetup(db, {});
@@ -697,7 +697,7 @@ private slots:
             qPrintable(refused->message));
         const Stored s = readStore(db);
         QCOMPARE(countEvents(s, QStringLiteral("run_resumed")), 0); // the refused session wrote nothing
-        QCOMPARE(s.run.state, QStringLiteral("finished"));
+        QCOMPARE(model::runStateName(s.run.state), QStringLiteral("finished"));
         QVERIFY(!QFileInfo::exists(store::RunLock::pathFor(db, s.run.id))); // released at the end
 
         // Once the first session ended, the run can be resumed.
@@ -738,14 +738,14 @@ private slots:
         int helped = 0;
         int humanVetoes = 0;
         for (const auto& insight : *all) {
-            if (insight.kind == QLatin1String("helped")) {
+            if (insight.kind == model::InsightKind::Helped) {
                 ++helped;
                 QCOMPARE(insight.family, QStringLiteral("fake"));
                 QVERIFY(insight.speedup >= 1.1);
                 QVERIFY(insight.diff.contains(QStringLiteral("@@")));
                 QVERIFY(!insight.after.isEmpty());
             }
-            if (insight.kind == QLatin1String("human_veto")) {
+            if (insight.kind == model::InsightKind::HumanVeto) {
                 ++humanVetoes;
                 QCOMPARE(insight.reason, QStringLiteral("the baseline is not worth keeping"));
             }
@@ -816,7 +816,7 @@ private slots:
         engine->post(stop);
         QVERIFY(finished.wait(30000));
         QCOMPARE(finished.first().at(0).value<RunSummary>().state, RunState::Stopped);
-        QCOMPARE(readStore(db).run.state, QStringLiteral("stopped"));
+        QCOMPARE(model::runStateName(readStore(db).run.state), QStringLiteral("stopped"));
         engine.reset();
 
         // A stopped run continues where it stopped.
@@ -857,7 +857,7 @@ private slots:
         child.kill();
         QVERIFY(child.waitForFinished());
         const Stored before = readStore(crashed);
-        QCOMPARE(before.run.state, QStringLiteral("running"));
+        QCOMPARE(model::runStateName(before.run.state), QStringLiteral("running"));
         QVERIFY(before.evaluations.size() < 45);
 
         Engine::Setup again = testSetup(crashed, {});

@@ -58,7 +58,7 @@ QByteArray cudaExpert(const QByteArray& name) {
 QStringList names(const QList<Expert>& experts) {
     QStringList out;
     for (const auto& e : experts)
-        out << e.family + QLatin1Char('/') + e.name + QLatin1Char('.') + e.backend;
+        out << e.family + QLatin1Char('/') + e.name + QLatin1Char('.') + model::backendName(e.backend);
     return out;
 }
 
@@ -100,16 +100,17 @@ private slots:
             QVERIFY(!e.name.isEmpty());
             QVERIFY(!e.pattern.isEmpty());
             QVERIFY(!e.tasks.isEmpty());
-            QVERIFY(e.backend == QLatin1String("opencl") || e.backend == QLatin1String("cuda"));
+            QVERIFY(model::backendName(e.backend) == QLatin1String("opencl")
+                    || model::backendName(e.backend) == QLatin1String("cuda"));
             QVERIFY(e.source.startsWith(QLatin1String("// expert:")));
             QVERIFY(e.file.startsWith(builtInRoot() + QLatin1Char('/') + e.family + QLatin1Char('/')));
-            const QString key = e.family + QLatin1Char('/') + e.name + QLatin1Char('/') + e.backend;
+            const QString key = e.family + QLatin1Char('/') + e.name + QLatin1Char('/') + model::backendName(e.backend);
             QVERIFY2(!seen.contains(key), qPrintable(key));
             seen << key;
         }
         // The priority tasks have OpenCL experts.
         for (const char* task : {"sgemm", "softmax", "row_sum", "layernorm", "bias_gelu", "vector_add"})
-            QVERIFY2(!lib.forTask(QLatin1String(task), QStringLiteral("opencl")).isEmpty(), task);
+            QVERIFY2(!lib.forTask(QLatin1String(task), model::Backend::OpenCL).isEmpty(), task);
     }
 
     void builtInExpertBindsToItsTasks_data() {
@@ -126,7 +127,7 @@ private slots:
             if (e.file == file)
                 expert = &e;
         QVERIFY(expert);
-        const auto dialect = expert->backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+        const auto dialect = expert->backend;
         // `// expert:` lines are ordinary comments to the kernel-file parser.
         const auto kf = spec::KernelFile::parse(expert->source.toStdString(), dialect);
         QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
@@ -144,8 +145,9 @@ private slots:
             QVERIFY2(task.ok(), qPrintable(file + QStringLiteral(": names task ") + taskName + QStringLiteral(": ")
                                            + QString::fromStdString(task.ok() ? "" : task.error())));
             QCOMPARE(expert->family, QString::fromStdString(task->spec.family));
-            QVERIFY2(task->baselineSource.count(expert->backend.toStdString()),
-                     qPrintable(taskName + QStringLiteral(" has no ") + expert->backend + QStringLiteral(" baseline")));
+            const QString backend = model::backendName(expert->backend);
+            QVERIFY2(task->baselineSource.count(backend.toStdString()),
+                     qPrintable(taskName + QStringLiteral(" has no ") + backend + QStringLiteral(" baseline")));
             std::vector<std::string> variants = task->spec.variantNames();
             variants.insert(variants.begin(), "default");
             for (const auto& variant : variants) {
@@ -179,16 +181,16 @@ private slots:
         QVERIFY2(lib.problems().isEmpty(), qPrintable(lib.problems().join(QLatin1Char('\n'))));
         QCOMPARE(lib.experts().size(), 5);
 
-        QCOMPARE(names(lib.forTask(QStringLiteral("softmax"), QStringLiteral("opencl"))),
+        QCOMPARE(names(lib.forTask(QStringLiteral("softmax"), model::Backend::OpenCL)),
                  QStringList({QStringLiteral("norm/zeta.opencl"), QStringLiteral("softmax/alpha.opencl"),
                               QStringLiteral("softmax/beta.opencl")}));
-        QCOMPARE(names(lib.forTask(QStringLiteral("softmax"), QStringLiteral("cuda"))),
+        QCOMPARE(names(lib.forTask(QStringLiteral("softmax"), model::Backend::Cuda)),
                  QStringList({QStringLiteral("softmax/alpha.cuda")}));
-        QCOMPARE(names(lib.forTask(QStringLiteral("layernorm"), QStringLiteral("opencl"))),
+        QCOMPARE(names(lib.forTask(QStringLiteral("layernorm"), model::Backend::OpenCL)),
                  QStringList({QStringLiteral("norm/zeta.opencl")}));
-        QVERIFY(lib.forTask(QStringLiteral("sgemm"), QStringLiteral("opencl")).isEmpty());
+        QVERIFY(lib.forTask(QStringLiteral("sgemm"), model::Backend::OpenCL).isEmpty());
 
-        const Expert zeta = lib.forTask(QStringLiteral("layernorm"), QStringLiteral("opencl")).first();
+        const Expert zeta = lib.forTask(QStringLiteral("layernorm"), model::Backend::OpenCL).first();
         QCOMPARE(zeta.tasks, QStringList({QStringLiteral("layernorm"), QStringLiteral("softmax")}));
         QCOMPARE(zeta.pattern, QStringLiteral("a test pattern"));
         QCOMPARE(zeta.family, QStringLiteral("norm"));
@@ -283,12 +285,12 @@ private slots:
         const auto lib = ExpertLibrary::load({builtInRoot(), user.path()});
         QVERIFY2(lib.problems().isEmpty(), qPrintable(lib.problems().join(QLatin1Char('\n'))));
         QCOMPARE(lib.experts().size(), builtIn.experts().size() + 1);
-        const auto forSoftmax = lib.forTask(QStringLiteral("softmax"), QStringLiteral("opencl"));
-        QCOMPARE(forSoftmax.size(), builtIn.forTask(QStringLiteral("softmax"), QStringLiteral("opencl")).size() + 1);
+        const auto forSoftmax = lib.forTask(QStringLiteral("softmax"), model::Backend::OpenCL);
+        QCOMPARE(forSoftmax.size(), builtIn.forTask(QStringLiteral("softmax"), model::Backend::OpenCL).size() + 1);
         QVERIFY(names(forSoftmax).contains(QStringLiteral("softmax/mine.opencl")));
 
         // A user expert with a built-in expert's family, name and backend replaces it.
-        const Expert original = builtIn.forTask(QStringLiteral("softmax"), QStringLiteral("opencl")).first();
+        const Expert original = builtIn.forTask(QStringLiteral("softmax"), model::Backend::OpenCL).first();
         writeFile(user.filePath(QStringLiteral("softmax/override.cl")), openClExpert(original.name.toUtf8()));
         const auto overridden = ExpertLibrary::load({builtInRoot(), user.path()});
         QVERIFY2(overridden.problems().isEmpty(), qPrintable(overridden.problems().join(QLatin1Char('\n'))));

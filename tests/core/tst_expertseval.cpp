@@ -1,14 +1,12 @@
 // End to end on the OpenCL worker (PoCL on the CPU in CI): every built-in OpenCL expert, at its
 // default parameters, is correct on every task it names at the task's small sizes.
 
-#include "eval/workerlocator.h"
-#include "eval/workerpool.h"
+#include "openclworker.h"
 #include "propose/expertlibrary.h"
 #include "task/evalrequest.h"
 #include "task/taskcatalog.h"
 #include "util/resourcelocator.h"
 
-#include <QSignalSpy>
 #include <QTest>
 
 using namespace kforge;
@@ -16,15 +14,12 @@ using namespace kforge;
 class TestExpertsEval : public QObject {
     Q_OBJECT
 private:
-    std::unique_ptr<eval::WorkerPool> m_pool;
+    kforgetest::OpenClWorker m_worker;
 
 private slots:
     void initTestCase() {
-        auto worker = eval::WorkerLocator::find(QStringLiteral("opencl"));
-        if (!worker)
-            QSKIP(qPrintable(QStringLiteral("no OpenCL worker in this build: ")
-                             + QString::fromStdString(worker.error())));
-        m_pool = std::make_unique<eval::WorkerPool>(QStringLiteral("opencl"), *worker);
+        if (const QString why = m_worker.start(); !why.isEmpty())
+            QSKIP(qPrintable(why));
     }
 
     void expertIsCorrect_data() {
@@ -33,7 +28,7 @@ private slots:
         const auto lib = propose::ExpertLibrary::load({util::ResourceLocator::find(QStringLiteral("experts"))});
         QVERIFY2(lib.problems().isEmpty(), qPrintable(lib.problems().join(QLatin1Char('\n'))));
         for (const auto& e : lib.experts()) {
-            if (e.backend != QLatin1String("opencl"))
+            if (e.backend != model::Backend::OpenCL)
                 continue;
             for (const QString& t : e.tasks)
                 QTest::newRow(qPrintable(e.family + QLatin1Char('/') + e.name + QLatin1Char(' ') + t)) << e.file << t;
@@ -58,11 +53,10 @@ private slots:
         auto request = task::makeEvalRequest(*bundle, settings, source, file);
         QVERIFY2(request.ok(), request.ok() ? "" : request.error().c_str());
 
-        QSignalSpy spy(m_pool.get(), &eval::WorkerPool::evaluated);
-        const qint64 ticket = m_pool->submit(std::move(*request), std::chrono::minutes(3));
-        QVERIFY2(spy.wait(200000), qPrintable(QStringLiteral("no result for ") + file));
-        QCOMPARE(spy.at(0).at(0).toLongLong(), ticket);
-        const auto r = spy.at(0).at(1).value<protocol::EvaluateResult>();
+        QString problem;
+        const auto answer = m_worker.evaluate(std::move(*request), problem);
+        QVERIFY2(answer, qPrintable(file + QStringLiteral(": ") + problem));
+        const protocol::EvaluateResult& r = *answer;
         QString diagnostics;
         for (const auto& d : r.diagnostics)
             diagnostics += QLatin1Char('\n') + QString::fromStdString(d.message);
@@ -75,7 +69,7 @@ private slots:
         }
     }
 
-    void cleanupTestCase() { m_pool.reset(); }
+    void cleanupTestCase() { m_worker.stop(); }
 };
 
 QTEST_GUILESS_MAIN(TestExpertsEval)

@@ -62,7 +62,7 @@ private slots:
         QCOMPARE(insight.has_value(), !kind.isEmpty());
         if (!insight)
             return;
-        QCOMPARE(insight->kind, kind);
+        QCOMPARE(model::insightKindName(insight->kind), kind);
         QCOMPARE(insight->task, QStringLiteral("sgemm"));
         QCOMPARE(insight->transformation, QStringLiteral("tuner BX=32"));
         QCOMPARE(insight->origin, QStringLiteral("/tmp/runs.kforge#run3/candidate7"));
@@ -111,7 +111,7 @@ private slots:
         auto k = kernel(4, QStringLiteral("register tiling"), model::Origin::Human, true, 2.0);
         const auto insight = humanInsight(HumanAction(action), k, QStringLiteral("__kernel void old() {}\n"),
                                           QStringLiteral("reads coalesce"), context());
-        QCOMPARE(insight.kind, kind);
+        QCOMPARE(model::insightKindName(insight.kind), kind);
         QCOMPARE(insight.reason, QStringLiteral("reads coalesce"));
         QVERIFY(insight.summary.contains(verb));
         QVERIFY(insight.summary.endsWith(QStringLiteral(": reads coalesce")));

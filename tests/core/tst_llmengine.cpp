@@ -89,7 +89,7 @@ class TestLlmEngine : public QObject {
     Engine::Setup setupFor(const QString& db, qint64 budgetEvaluations) const {
         RunConfig c;
         c.task = dataDir() + QStringLiteral("/tasks/fake_scale");
-        c.backend = QStringLiteral("opencl");
+        c.backend = model::Backend::OpenCL;
         c.islands = 2;
         c.childrenPerIsland = 3;
         c.migrationInterval = 2;
@@ -240,7 +240,7 @@ private slots:
         QVERIFY(events);
         QStringList kinds;
         for (const auto& e : *events)
-            kinds << e.kind;
+            kinds << e.kindName;
         QVERIFY(kinds.contains(QStringLiteral("strategy_rewritten")));
         QVERIFY(kinds.contains(QStringLiteral("llm_budget_reached")));
     }

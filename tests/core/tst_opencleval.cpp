@@ -1,8 +1,7 @@
 // End to end on the OpenCL worker (PoCL on the CPU in CI): every built-in task's baseline must be
 // correct, and every integrity test kernel must be caught with the status its first line names.
 
-#include "eval/workerlocator.h"
-#include "eval/workerpool.h"
+#include "openclworker.h"
 #include "task/evalrequest.h"
 #include "task/taskcatalog.h"
 
@@ -22,7 +21,7 @@ using namespace kforge;
 class TestOpenClEval : public QObject {
     Q_OBJECT
 private:
-    std::unique_ptr<eval::WorkerPool> m_pool;
+    kforgetest::OpenClWorker m_worker;
 
     protocol::EvaluateResult evaluate(const QString& taskName, const QString& kernelFile, bool timing,
                                       const std::function<void(task::EvalSettings&)>& adjust = {}) {
@@ -47,21 +46,17 @@ private:
         auto request = task::makeEvalRequest(*bundle, settings, source, kernelFile);
         if (!request)
             qFatal("%s", request.error().c_str());
-        QSignalSpy spy(m_pool.get(), &eval::WorkerPool::evaluated);
-        const qint64 ticket = m_pool->submit(std::move(*request), std::chrono::minutes(3));
-        if (!spy.wait(200000))
-            qFatal("no result for %s", qPrintable(kernelFile));
-        [&] { QCOMPARE(spy.at(0).at(0).toLongLong(), ticket); }();
-        return spy.at(0).at(1).value<protocol::EvaluateResult>();
+        QString problem;
+        auto answer = m_worker.evaluate(std::move(*request), problem);
+        if (!answer)
+            qFatal("%s: %s", qPrintable(kernelFile), qPrintable(problem));
+        return std::move(*answer);
     }
 
 private slots:
     void initTestCase() {
-        auto worker = eval::WorkerLocator::find(QStringLiteral("opencl"));
-        if (!worker)
-            QSKIP(qPrintable(QStringLiteral("no OpenCL worker in this build: ")
-                             + QString::fromStdString(worker.error())));
-        m_pool = std::make_unique<eval::WorkerPool>(QStringLiteral("opencl"), *worker);
+        if (const QString why = m_worker.start(); !why.isEmpty())
+            QSKIP(qPrintable(why));
     }
 
     void baselinesAreCorrect_data() {
@@ -301,10 +296,11 @@ private slots:
             settings.options.seeds = seeds;
             settings.options.timing = false;
             auto request = task::makeEvalRequest(*bundle, settings);
-            QSignalSpy spy(m_pool.get(), &eval::WorkerPool::evaluated);
-            m_pool->submit(std::move(*request), std::chrono::minutes(2));
-            [&] { QVERIFY(spy.wait(120000)); }();
-            return spy.at(0).at(1).value<protocol::EvaluateResult>();
+            QString problem;
+            auto answer = m_worker.evaluate(std::move(*request), problem);
+            if (!answer)
+                qFatal("%s", qPrintable(problem));
+            return std::move(*answer);
         };
         const auto good = run({1});
         QVERIFY2(good.status == protocol::Status::Ok, good.message.c_str());
@@ -315,7 +311,7 @@ private slots:
         QCOMPARE(bad.outputs.at(0).firstSeed, 2u);
     }
 
-    void cleanupTestCase() { m_pool.reset(); }
+    void cleanupTestCase() { m_worker.stop(); }
 };
 
 QTEST_GUILESS_MAIN(TestOpenClEval)

@@ -409,12 +409,12 @@ void TestPrompts::builtInUserOverride() {
 
 void TestPrompts::names() {
     for (Operator op : {Operator::Init, Operator::Mutate, Operator::Crossover, Operator::Repair, Operator::Meta})
-        QCOMPARE(parseOperator(operatorName(op)), op);
+        QCOMPARE(parseLlmOperator(llmOperatorName(op)), op);
     for (Stage s : {Stage::Structure, Stage::Tuning})
         QCOMPARE(parseStage(stageName(s)), s);
-    QVERIFY(!parseOperator(QStringLiteral("mutation")));
+    QVERIFY(!parseLlmOperator(QStringLiteral("mutation")));
     QVERIFY(!parseStage(QString()));
-    QCOMPARE(operatorName(Operator::Crossover), QStringLiteral("crossover"));
+    QCOMPARE(llmOperatorName(Operator::Crossover), QStringLiteral("crossover"));
     QCOMPARE(stageName(Stage::Tuning), QStringLiteral("tuning"));
 }
 
@@ -428,10 +428,10 @@ void TestPrompts::builtInTemplatesRender() {
                 c.device.clear();
                 c.ceilings.clear();
                 auto prompt = m_builder->build(c);
-                QVERIFY2(prompt.ok(), qPrintable(operatorName(op) + QLatin1Char('/') + stageName(s) + QLatin1Char('/')
-                                                 + backend + QStringLiteral(": ")
+                QVERIFY2(prompt.ok(), qPrintable(llmOperatorName(op) + QLatin1Char('/') + stageName(s)
+                                                 + QLatin1Char('/') + backend + QStringLiteral(": ")
                                                  + QString::fromStdString(prompt.ok() ? "" : prompt.error())));
-                QCOMPARE(prompt->templateName, operatorName(op));
+                QCOMPARE(prompt->templateName, llmOperatorName(op));
                 QCOMPARE(prompt->messages.size(), 1);
                 QCOMPARE(prompt->messages.first().role, QStringLiteral("user"));
                 QVERIFY(!prompt->system.contains(QStringLiteral("{{")));

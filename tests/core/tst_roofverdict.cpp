@@ -21,6 +21,10 @@ QJsonObject point(double bytes, double memoryFraction, double achievedFlops, dou
                        {QStringLiteral("peak_name"), peak}};
 }
 
+std::optional<diagnose::Roofline> typed(const QJsonObject& json) {
+    return json.isEmpty() ? std::nullopt : std::optional(diagnose::Roofline::fromJson(json));
+}
+
 diagnose::Ceilings cpu() {
     diagnose::Ceilings c;
     c.dramBytes = 20e9;
@@ -80,19 +84,19 @@ private slots:
         QFETCH(bool, gpu);
         QFETCH(int, kind);
         QFETCH(QString, reason);
-        const auto v = judgeRoofs(roofline, gpu ? hopper() : cpu(), 0.9, 1.1);
+        const auto v = judgeRoofs(typed(roofline), gpu ? hopper() : cpu(), 0.9, 1.1);
         QVERIFY2(int(v.kind) == kind, qPrintable(v.reason));
         QVERIFY2(v.reason.contains(reason), qPrintable(v.reason));
     }
     void noCeilingsNoVerdict() {
-        QCOMPARE(int(judgeRoofs(point(1e9, 5.0, 1e15, 50.0), diagnose::Ceilings{}, 0.9, 1.1).kind),
+        QCOMPARE(int(judgeRoofs(typed(point(1e9, 5.0, 1e15, 50.0)), diagnose::Ceilings{}, 0.9, 1.1).kind),
                  int(Kind::Plausible));
-        QCOMPARE(int(judgeRoofs(QJsonObject{}, cpu(), 0.9, 1.1).kind), int(Kind::Plausible));
+        QCOMPARE(int(judgeRoofs(std::nullopt, cpu(), 0.9, 1.1).kind), int(Kind::Plausible));
     }
     void reviewOff() {
         // --review-ceiling 0: nothing waits for a person; the impossible is still rejected.
-        QCOMPARE(int(judgeRoofs(point(1e9, 0.95, 1e9, 0.01), cpu(), 0.0, 1.1).kind), int(Kind::Plausible));
-        QCOMPARE(int(judgeRoofs(point(1e9, 1.5, 1e9, 0.01), cpu(), 0.0, 1.1).kind), int(Kind::Impossible));
+        QCOMPARE(int(judgeRoofs(typed(point(1e9, 0.95, 1e9, 0.01)), cpu(), 0.0, 1.1).kind), int(Kind::Plausible));
+        QCOMPARE(int(judgeRoofs(typed(point(1e9, 1.5, 1e9, 0.01)), cpu(), 0.0, 1.1).kind), int(Kind::Impossible));
     }
 };
 

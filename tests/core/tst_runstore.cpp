@@ -60,12 +60,12 @@ RunRecord makeRun(const QString& task = QStringLiteral("sgemm")) {
     RunRecord r;
     r.task = task;
     r.taskDir = QStringLiteral("/tasks/") + task;
-    r.backend = QStringLiteral("cuda");
+    r.backend = kforge::model::Backend::Cuda;
     r.variant = QStringLiteral("default");
     r.config = QJsonObject{{QStringLiteral("population"), 32},
                            {QStringLiteral("islands"), QJsonArray{1, 2}},
                            {QStringLiteral("llm"), QJsonObject{{QStringLiteral("model"), QStringLiteral("m")}}}};
-    r.state = QStringLiteral("running");
+    r.state = kforge::model::RunState::Running;
     return r;
 }
 
@@ -145,7 +145,8 @@ int runWriter(const QString& path) {
                 step = kforge::spec::fail(evaluation.error());
         }
         if (step) {
-            auto event = store.insertEvent(1, 0, QStringLiteral("evaluated"), QJsonObject{{QStringLiteral("id"), id}});
+            auto event =
+                store.insertEvent(1, 0, kforge::model::EventKind::Inject, QJsonObject{{QStringLiteral("id"), id}});
             if (!event)
                 step = kforge::spec::fail(event.error());
         }
@@ -171,6 +172,7 @@ private slots:
     void createOpenReopen();
     void schema();
     void archivesReplaceAsAWhole();
+    void llmOperatorIsStoredAndDerivedForOlderRuns();
     void upgradesARealVersion1Store();
     void reviewQueue();
     void llmCallsAndStrategies();
@@ -234,7 +236,7 @@ void TestRunStore::createOpenReopen() {
 void TestRunStore::schema() {
     const QString path = newPath();
     QVERIFY(openStore(path));
-    QCOMPARE(RunStore::schemaVersion(), 5);
+    QCOMPARE(RunStore::schemaVersion(), 6);
     RawDb db(path);
     QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
@@ -273,6 +275,56 @@ void TestRunStore::archivesReplaceAsAWhole() {
     const auto missing = store->setArchive(*id + 7, first);
     QVERIFY(!missing);
     QVERIFY2(QString::fromStdString(missing.error()).contains(QString::number(*id + 7)), missing.error().c_str());
+}
+
+void TestRunStore::llmOperatorIsStoredAndDerivedForOlderRuns() {
+    using kforge::model::LlmOperator;
+    const QString path = newPath();
+    {
+        auto store = openStore(path);
+        QVERIFY(store);
+        auto id = store->createRun(makeRun());
+        QVERIFY2(id, why(id));
+        Candidate seed = makeCandidate(1);
+        Candidate repair = makeCandidate(2, {1});
+        repair.origin = Origin::Llm;
+        repair.llmOperator = LlmOperator::Repair;
+        repair.label = QStringLiteral("llm repair of #1 (local:model, structure)");
+        Candidate crossover = makeCandidate(3, {1, 2});
+        crossover.origin = Origin::Llm;
+        crossover.llmOperator = LlmOperator::Crossover;
+        crossover.label = QStringLiteral("llm crossover of #1 x #2 (local:model, tuning)");
+        for (const Candidate& c : {seed, repair, crossover})
+            QVERIFY(store->insertCandidate(*id, c));
+        auto read = store->candidates(*id);
+        QVERIFY2(read, why(read));
+        QVERIFY(!read->at(0).llmOperator);
+        QCOMPARE(read->at(1).llmOperator, std::optional(LlmOperator::Repair));
+        QCOMPARE(read->at(2).llmOperator, std::optional(LlmOperator::Crossover));
+    }
+    {
+        // As schema 5 wrote it: no column, the operator only in the label.
+        RawDb db(path);
+        QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN llm_operator"));
+        QVERIFY(db.exec("UPDATE schema_version SET version = 5"));
+    }
+    auto store = openStore(path);
+    QVERIFY(store);
+    auto runs = store->runs();
+    QVERIFY2(runs, why(runs));
+    auto read = store->candidates(runs->first().id);
+    QVERIFY2(read, why(read));
+    QVERIFY2(!read->at(0).llmOperator, "a seed has no operator");
+    QCOMPARE(read->at(1).llmOperator, std::optional(LlmOperator::Repair));
+    QCOMPARE(read->at(2).llmOperator, std::optional(LlmOperator::Crossover));
+    {
+        RawDb db(path);
+        QVERIFY(db.exec("UPDATE candidates SET llm_operator = 'rewrite' WHERE id = 2"));
+    }
+    const auto unknown = store->candidates(runs->first().id);
+    QVERIFY(!unknown);
+    QVERIFY2(says(unknown.error(), QStringLiteral("unknown language-model operator 'rewrite'")),
+             unknown.error().c_str());
 }
 
 void TestRunStore::upgradesARealVersion1Store() {
@@ -513,7 +565,7 @@ void TestRunStore::refusesForeignFile_data() {
     QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
                                        << QStringLiteral("belongs to another application, id 0x000004d2");
     QTest::newRow("newer kforge") << QByteArray("newer")
-                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 5)");
+                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 6)");
     QTest::newRow("damaged kforge") << QByteArray("damaged")
                                     << QStringLiteral("damaged kforge run store (no schema_version table)");
     QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");
@@ -572,7 +624,7 @@ void TestRunStore::runsNewestFirst() {
     QCOMPARE(runs->at(0).name, QStringLiteral("run 3"));
     QCOMPARE(runs->at(0).created, base.addDays(3)); // milliseconds kept
     QCOMPARE(runs->at(0).created.timeSpec(), Qt::UTC);
-    QCOMPARE(runs->at(0).state, QStringLiteral("running"));
+    QCOMPARE(runs->at(0).state, kforge::model::RunState::Running);
     QCOMPARE(runs->at(0).bestCandidate, 0);
 }
 
@@ -588,7 +640,7 @@ void TestRunStore::updateRun() {
     auto run = store->run(*id);
     QVERIFY(run);
     run->name = QStringLiteral("renamed");
-    run->state = QStringLiteral("stopped");
+    run->state = kforge::model::RunState::Stopped;
     run->message = QStringLiteral("stopped by the user");
     run->config[QStringLiteral("population")] = 64;
     run->bestCandidate = 17;
@@ -632,7 +684,7 @@ void TestRunStore::missingRun() {
     QCOMPARE(QString::fromStdString(store->evaluations(7).error()), expected);
     QCOMPARE(QString::fromStdString(store->events(7).error()), expected);
     QCOMPARE(QString::fromStdString(store->insertCandidate(7, makeCandidate(1)).error()), expected);
-    QCOMPARE(QString::fromStdString(store->insertEvent(7, 0, QStringLiteral("pause"), {}).error()), expected);
+    QCOMPARE(QString::fromStdString(store->insertEvent(7, 0, kforge::model::EventKind::Pause, {}).error()), expected);
 }
 
 void TestRunStore::candidatesRoundTrip_data() {
@@ -830,21 +882,22 @@ void TestRunStore::events() {
     auto run = store->createRun(makeRun());
     QVERIFY(run);
     const QJsonObject migration{{QStringLiteral("from"), 1}, {QStringLiteral("to"), 2}};
-    auto a = store->insertEvent(*run, 0, QStringLiteral("run_started"), {});
-    auto b = store->insertEvent(*run, 3, QStringLiteral("migration"), migration);
-    auto c = store->insertEvent(*run, 4, QStringLiteral("pin"), {{QStringLiteral("candidate"), 12}});
+    auto a = store->insertEvent(*run, 0, kforge::model::EventKind::RunStarted, {});
+    auto b = store->insertEvent(*run, 3, kforge::model::EventKind::Migration, migration);
+    auto c = store->insertEvent(*run, 4, kforge::model::EventKind::Pin, {{QStringLiteral("candidate"), 12}});
     QVERIFY(a && b && c);
     QVERIFY(*a < *b && *b < *c);
 
     auto list = store->events(*run);
     QVERIFY2(list, why(list));
     QCOMPARE(list->size(), 3);
-    QCOMPARE(list->at(0).kind, QStringLiteral("run_started"));
+    QCOMPARE(list->at(0).kind, kforge::model::EventKind::RunStarted);
+    QCOMPARE(list->at(0).kindName, QStringLiteral("run_started"));
     QVERIFY(list->at(0).data.isEmpty());
     QCOMPARE(list->at(1).id, *b);
     QCOMPARE(list->at(1).generation, 3);
     QCOMPARE(list->at(1).data, migration);
-    QCOMPARE(list->at(2).kind, QStringLiteral("pin"));
+    QCOMPARE(list->at(2).kind, kforge::model::EventKind::Pin);
     QVERIFY(list->at(2).at.isValid());
 }
 
@@ -859,7 +912,7 @@ void TestRunStore::transactionRollsBack() {
         QVERIFY(transaction.begun());
         QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
         QVERIFY(store->insertEvaluation(*run, 1, kforge::model::EvaluationPurpose::Search, makeResult(1, true)));
-        QVERIFY(store->insertEvent(*run, 0, QStringLiteral("inject"), {}));
+        QVERIFY(store->insertEvent(*run, 0, kforge::model::EventKind::Inject, {}));
         QCOMPARE(store->candidates(*run)->size(), 1); // visible to its own connection
     }
     QCOMPARE(store->candidates(*run)->size(), 0);
@@ -1085,7 +1138,7 @@ void TestRunStore::readOnlyRefusesWrites() {
     }
     auto store = RunStore::open(path, OpenMode::ReadOnly);
     QVERIFY2(store, why(store));
-    auto event = (*store)->insertEvent(1, 0, QStringLiteral("x"), {});
+    auto event = (*store)->insertEvent(1, 0, kforge::model::EventKind::Pause, {});
     QVERIFY(!event);
     QVERIFY2(says(event.error(), QStringLiteral("opened for reading only")), event.error().c_str());
     QVERIFY(!RunStore::open(m_dir.filePath(QStringLiteral("missing.kforge")), OpenMode::ReadOnly));
@@ -1104,11 +1157,11 @@ void TestRunStore::aBusyStoreFailsTheWriteNamingIt() {
     QVERIFY(other);
     auto held = std::make_unique<RunStore::Transaction>(*other);
     QVERIFY(held->begun());
-    auto event = store->insertEvent(*id, 0, QStringLiteral("x"), {});
+    auto event = store->insertEvent(*id, 0, kforge::model::EventKind::Pause, {});
     QVERIFY(!event);
     QVERIFY2(says(event.error(), QStringLiteral("locked")) && says(event.error(), path), event.error().c_str());
     held.reset();
-    QVERIFY(store->insertEvent(*id, 0, QStringLiteral("x"), {}));
+    QVERIFY(store->insertEvent(*id, 0, kforge::model::EventKind::Pause, {}));
 }
 
 void TestRunStore::runLockIsExclusive() {

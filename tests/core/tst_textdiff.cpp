@@ -56,6 +56,14 @@ QString numbered(int from, int to) {
     return text;
 }
 
+// numbered(from, to) with the given lines in capitals: "LINE 4".
+QString changed(int from, int to, std::initializer_list<int> lines) {
+    QString text = numbered(from, to);
+    for (int line : lines)
+        text.replace(QStringLiteral("line %1\n").arg(line), QStringLiteral("LINE %1\n").arg(line));
+    return text;
+}
+
 const char* const kKernelBefore = R"(#include <cuda_runtime.h>
 
 __global__ void softmax(const float* x, float* y, int n) {
@@ -141,29 +149,20 @@ void TestTextDiff::unified_data() {
                                           << head + QStringLiteral("@@ -2 +2 @@\n-b\n+B\n");
 
     // Changes at lines 4 and 10: 5 unchanged lines between them, within 2*3, so one hunk.
-    QString near = numbered(1, 14);
-    near.replace(QLatin1String("line 4\n"), QLatin1String("LINE 4\n"))
-        .replace(QLatin1String("line 10\n"), QLatin1String("LINE 10\n"));
     QTest::newRow("hunks merge within 2*context")
-        << numbered(1, 14) << near << 3
+        << numbered(1, 14) << changed(1, 14, {4, 10}) << 3
         << head
                + QStringLiteral("@@ -1,13 +1,13 @@\n line 1\n line 2\n line 3\n-line 4\n+LINE 4\n line 5\n line 6\n"
                                 " line 7\n line 8\n line 9\n-line 10\n+LINE 10\n line 11\n line 12\n line 13\n");
     // Lines 3 and 10 changed: 6 unchanged between them, exactly 2*3: the contexts touch, one hunk.
-    QString touching = numbered(1, 13);
-    touching.replace(QLatin1String("line 3\n"), QLatin1String("LINE 3\n"))
-        .replace(QLatin1String("line 10\n"), QLatin1String("LINE 10\n"));
     QTest::newRow("hunks merge at exactly 2*context")
-        << numbered(1, 13) << touching << 3
+        << numbered(1, 13) << changed(1, 13, {3, 10}) << 3
         << head
                + QStringLiteral("@@ -1,13 +1,13 @@\n line 1\n line 2\n-line 3\n+LINE 3\n line 4\n line 5\n line 6\n"
                                 " line 7\n line 8\n line 9\n-line 10\n+LINE 10\n line 11\n line 12\n line 13\n");
     // Lines 2 and 10 changed: 7 unchanged lines between, more than 2*3: two hunks.
-    QString apart = numbered(1, 12);
-    apart.replace(QLatin1String("line 2\n"), QLatin1String("LINE 2\n"))
-        .replace(QLatin1String("line 10\n"), QLatin1String("LINE 10\n"));
     QTest::newRow("hunks apart")
-        << numbered(1, 12) << apart << 3
+        << numbered(1, 12) << changed(1, 12, {2, 10}) << 3
         << head
                + QStringLiteral("@@ -1,5 +1,5 @@\n line 1\n-line 2\n+LINE 2\n line 3\n line 4\n line 5\n"
                                 "@@ -7,6 +7,6 @@\n line 7\n line 8\n line 9\n-line 10\n+LINE 10\n line 11\n line 12\n");

@@ -6,6 +6,7 @@
 // skip for ctest) when there is no usable CUDA device.
 
 #include "inputs.h"
+#include "reportformat.h"
 #include "workerprocess.h"
 
 #include <nlohmann/json.hpp>
@@ -40,19 +41,10 @@ struct Outcome {
     std::string detail;
 };
 
-std::string utcNow() {
-    const std::time_t t = std::time(nullptr);
-    char buf[64];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-    return buf;
-}
+using gputest::utcNow;
 
 std::string fmt(double v, int digits = 2) {
-    std::ostringstream s;
-    s.setf(std::ios::fixed);
-    s.precision(digits);
-    s << v;
-    return s.str();
+    return gputest::fixed(v, digits);
 }
 
 protocol::EvalOptions quickOptions() {

@@ -23,10 +23,10 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
     run.name = QStringLiteral("synthetic");
     run.task = QStringLiteral("sgemm");
     run.taskDir = QStringLiteral("/nowhere/sgemm");
-    run.backend = QStringLiteral("cuda");
+    run.backend = model::Backend::Cuda;
     run.variant = QStringLiteral("default");
     run.config = QJsonObject{{QStringLiteral("islands"), islands}};
-    run.state = QStringLiteral("finished");
+    run.state = model::RunState::Finished;
     auto id = db.createRun(run);
     if (!id)
         return spec::fail(id.error());
@@ -117,7 +117,7 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
             return s;
     }
     for (int g = 3; g < candidates / (islands * 8); g += 3)
-        if (auto e = db.insertEvent(*id, g, QStringLiteral("migration"),
+        if (auto e = db.insertEvent(*id, g, model::EventKind::Migration,
                                     {{QStringLiteral("from"), g % islands},
                                      {QStringLiteral("to"), (g + 1) % islands},
                                      {QStringLiteral("candidate"), g * islands * 8},
@@ -125,7 +125,7 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
                                      {QStringLiteral("accepted"), true}});
             !e)
             return spec::fail(e.error());
-    if (auto e = db.insertEvent(*id, 0, QStringLiteral("ceilings"),
+    if (auto e = db.insertEvent(*id, 0, model::EventKind::Ceilings,
                                 {{QStringLiteral("device"), QStringLiteral("NVIDIA H200")},
                                  {QStringLiteral("dram_bytes_per_s"), 4.0e12},
                                  {QStringLiteral("fp32_flops_per_s"), 6.0e13}});

@@ -112,7 +112,7 @@ private slots:
         QVERIFY(d.check());
         if (const QString dir = qEnvironmentVariable("KFORGE_RENDER_DIR"); !dir.isEmpty() && QDir().mkpath(dir))
             d.grab().save(dir + QStringLiteral("/run-setup.png")); // for people to look at
-        QCOMPARE(d.setup().config.backend, QStringLiteral("opencl"));
+        QCOMPARE(d.setup().config.backend, model::Backend::OpenCL);
         QCOMPARE(d.setup().config.islands, 2);
         QCOMPARE(d.setup().config.llm.models.size(), 1);
     }
@@ -262,7 +262,7 @@ private slots:
         QVERIFY(insights);
         std::set<QString> kinds;
         for (const auto& i : *insights)
-            kinds.insert(i.kind);
+            kinds.insert(model::insightKindName(i.kind));
         QVERIFY(kinds.count(QStringLiteral("human_pin")));
         QVERIFY(kinds.count(QStringLiteral("human_veto")));
         QVERIFY(kinds.count(QStringLiteral("human_edit")));

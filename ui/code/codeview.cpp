@@ -171,7 +171,7 @@ void CodeView::showLine(int line) {
 }
 
 spec::Dialect CodeView::dialect() const {
-    return m_data->run().backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+    return m_data->run().backend;
 }
 
 void CodeView::refresh() {

@@ -74,7 +74,7 @@ void EventLogView::addKinds(int first, int last) {
         return;
     const auto& events = m_data->events();
     for (int row = first; row <= last && row < events.size(); ++row) {
-        const QString& kind = events[row].kind;
+        const QString& kind = events[row].kindName;
         if (m_kinds.contains(kind))
             continue;
         m_kinds.insert(kind);

@@ -53,12 +53,13 @@ qint64 eventCandidate(const store::EventRecord& event) {
 
 QString eventSummary(const store::EventRecord& event) {
     const QJsonObject& d = event.data;
-    const QString& kind = event.kind;
     auto text = [&](const char* key) { return d.value(QLatin1String(key)).toString(); };
     auto real = [&](const char* key) { return d.value(QLatin1String(key)).toDouble(); };
     auto integer = [&](const char* key) { return d.value(QLatin1String(key)).toInteger(); };
 
-    if (kind == QLatin1String("migration"))
+    using K = model::EventKind;
+    switch (event.kind) {
+    case K::Migration:
         return EventModel::tr("island %1 → %2, candidate %3 (%4), %5")
             .arg(integer("from"))
             .arg(integer("to"))
@@ -66,7 +67,7 @@ QString eventSummary(const store::EventRecord& event) {
             .arg(speedupText(real("speedup")), d.value(QLatin1String("accepted")).toBool()
                                                    ? EventModel::tr("accepted")
                                                    : EventModel::tr("not accepted"));
-    if (kind == QLatin1String("new_best")) {
+    case K::NewBest: {
         QString s = EventModel::tr("candidate %1 confirmed at %2 (first measured %3)")
                         .arg(integer("candidate"))
                         .arg(speedupText(real("confirmed_speedup")), speedupText(real("first_speedup")));
@@ -74,7 +75,7 @@ QString eventSummary(const store::EventRecord& event) {
             s += QStringLiteral(" — ") + text("label");
         return s;
     }
-    if (kind == QLatin1String("promotion_rejected")) {
+    case K::PromotionRejected: {
         const QString status = text("status");
         QString s = EventModel::tr("candidate %1 not promoted: re-measured %2 (first %3)")
                         .arg(integer("candidate"))
@@ -85,16 +86,21 @@ QString eventSummary(const store::EventRecord& event) {
             s += EventModel::tr(", best stays %1").arg(speedupText(real("previous_best")));
         return s;
     }
-    if (kind == QLatin1String("review_requested"))
+    case K::ReviewRequested:
         return EventModel::tr("candidate %1 waits for review: %2").arg(integer("candidate")).arg(text("reason"));
-    if (kind == QLatin1String("review_accepted") || kind == QLatin1String("review_rejected")
-        || kind == QLatin1String("pin") || kind == QLatin1String("unpin") || kind == QLatin1String("veto"))
+    case K::ReviewAccepted:
+    case K::ReviewRejected:
+    case K::Pin:
+    case K::Unpin:
+    case K::Veto:
         return withReason(candidateText(d), d);
-    if (kind == QLatin1String("inject"))
+    case K::Inject:
         return withReason(EventModel::tr("“%1” on island %2").arg(text("label")).arg(integer("island")), d);
-    if (kind == QLatin1String("pause") || kind == QLatin1String("resume") || kind == QLatin1String("stop"))
+    case K::Pause:
+    case K::Resume:
+    case K::Stop:
         return withReason({}, d);
-    if (kind == QLatin1String("budget")) {
+    case K::Budget: {
         QStringList parts;
         const qint64 evaluations = integer("evaluations");
         const double seconds = real("seconds");
@@ -103,22 +109,23 @@ QString eventSummary(const store::EventRecord& event) {
         parts << (seconds > 0.0 ? EventModel::tr("%1 s").arg(seconds) : EventModel::tr("no time limit"));
         return withReason(parts.join(QStringLiteral(", ")), d);
     }
-    if (kind == QLatin1String("run_started") || kind == QLatin1String("run_resumed"))
+    case K::RunStarted:
+    case K::RunResumed:
         return (integer("experts") == 1
                     ? EventModel::tr("on %1 with 1 expert kernel").arg(text("backend"))
                     : EventModel::tr("on %1 with %2 expert kernels").arg(text("backend")).arg(integer("experts")));
-    if (kind == QLatin1String("run_ended")) {
+    case K::RunEnded: {
         const QString message = text("message");
         return message.isEmpty() ? text("state") : EventModel::tr("%1: %2").arg(text("state"), message);
     }
-    if (kind == QLatin1String("ceilings")) {
+    case K::Ceilings: {
         const QString summary = diagnose::Ceilings::fromJson(d).summary();
         const QString problem = text("problem");
         if (!problem.isEmpty())
             return EventModel::tr("no device ceilings: %1").arg(problem);
         return summary.isEmpty() ? EventModel::tr("no device ceilings") : summary;
     }
-    if (kind == QLatin1String("llm_budget_reached")) {
+    case K::LlmBudgetReached: {
         QString s = text("message");
         const qint64 unknown = integer("calls_of_unknown_cost");
         if (unknown > 0)
@@ -126,13 +133,16 @@ QString eventSummary(const store::EventRecord& event) {
                                : EventModel::tr(" (%1 calls of unknown cost)").arg(unknown));
         return s;
     }
-    if (kind == QLatin1String("strategy_rewritten"))
+    case K::StrategyRewritten:
         return EventModel::tr("%1 strategy %2 (%3) rewritten as %4 by %5")
             .arg(text("stage"))
             .arg(integer("retired"))
             .arg(text("retired_stats"))
             .arg(integer("strategy"))
             .arg(text("model"));
+    case K::Unknown:
+        break;
+    }
     return genericSummary(d);
 }
 
@@ -158,7 +168,7 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
         return {};
     switch (role) {
     case KindRole:
-        return event->kind;
+        return event->kindName;
     case CandidateRole:
         return eventCandidate(*event);
     case SortRole:
@@ -190,7 +200,7 @@ QVariant EventModel::data(const QModelIndex& index, int role) const {
         case TimeColumn:
             return event->at.toLocalTime().toString(QStringLiteral("HH:mm:ss"));
         case KindColumn:
-            return statusTitle(event->kind);
+            return statusTitle(event->kindName);
         case SummaryColumn:
             return eventSummary(*event);
         }

@@ -27,8 +27,8 @@ namespace kforge::ui {
 
 namespace {
 constexpr int kSearchDelayMs = 250; // typing a word sends one search, not one per letter
-const QStringList kKinds{QStringLiteral("helped"), QStringLiteral("hurt"), QStringLiteral("human_pin"),
-                         QStringLiteral("human_veto"), QStringLiteral("human_edit")};
+using K = model::InsightKind;
+constexpr K kKinds[] = {K::Helped, K::Hurt, K::HumanPin, K::HumanVeto, K::HumanEdit};
 } // namespace
 
 ExperienceBrowser::ExperienceBrowser(QWidget* parent)
@@ -54,8 +54,8 @@ ExperienceBrowser::ExperienceBrowser(QWidget* parent)
     m_searchDelay->setInterval(kSearchDelayMs);
     m_kind = new QComboBox;
     m_kind->addItem(tr("All kinds"));
-    for (const QString& kind : kKinds)
-        m_kind->addItem(InsightModel::kindTitle(kind), kind);
+    for (const K kind : kKinds)
+        m_kind->addItem(InsightModel::kindTitle(kind), model::insightKindName(kind));
     auto* reload = new QPushButton(tr("Reload"));
     reload->setToolTip(tr("Read the library again; runs add to it while they go"));
     m_count = new QLabel;

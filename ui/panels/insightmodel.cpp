@@ -9,18 +9,20 @@ namespace kforge::ui {
 
 InsightModel::InsightModel(QObject* parent) : QAbstractTableModel(parent) {}
 
-QString InsightModel::kindTitle(const QString& kind) {
-    if (kind == QLatin1String("helped"))
+QString InsightModel::kindTitle(model::InsightKind kind) {
+    switch (kind) {
+    case model::InsightKind::Helped:
         return tr("helped");
-    if (kind == QLatin1String("hurt"))
+    case model::InsightKind::Hurt:
         return tr("hurt");
-    if (kind == QLatin1String("human_pin"))
+    case model::InsightKind::HumanPin:
         return tr("pinned");
-    if (kind == QLatin1String("human_veto"))
+    case model::InsightKind::HumanVeto:
         return tr("vetoed");
-    if (kind == QLatin1String("human_edit"))
+    case model::InsightKind::HumanEdit:
         return tr("edited");
-    return statusTitle(kind);
+    }
+    return statusTitle(model::insightKindName(kind));
 }
 
 void InsightModel::setInsights(const QList<experience::Insight>& insights) {
@@ -43,7 +45,7 @@ QVariant InsightModel::data(const QModelIndex& index, int role) const {
     const experience::Insight& insight = m_insights[index.row()];
     switch (role) {
     case KindRole:
-        return insight.kind;
+        return model::insightKindName(insight.kind);
     case InsightIdRole:
         return insight.id;
     case SortRole:
@@ -57,9 +59,9 @@ QVariant InsightModel::data(const QModelIndex& index, int role) const {
         }
     case Qt::ForegroundRole:
         if (index.column() == KindColumn) {
-            if (insight.kind == QLatin1String("helped"))
+            if (insight.kind == model::InsightKind::Helped)
                 return statusColor(QStringLiteral("ok"));
-            if (insight.kind == QLatin1String("hurt") || insight.kind == QLatin1String("human_veto"))
+            if (insight.kind == model::InsightKind::Hurt || insight.kind == model::InsightKind::HumanVeto)
                 return severityColor(QStringLiteral("error"));
             return severityColor(QStringLiteral("info"));
         }

@@ -39,7 +39,7 @@ public:
     QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
     QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
 
-    static QString kindTitle(const QString& kind); // "human pin" for human_pin
+    static QString kindTitle(model::InsightKind kind); // "pinned" for human_pin
 
 private:
     QList<experience::Insight> m_insights;

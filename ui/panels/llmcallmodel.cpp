@@ -63,13 +63,7 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
             return {};
         }
     case SortRole:
-        switch (index.column()) {
-        case CallColumn:
-            return call->id;
-        case GenerationColumn:
-            return call->generation;
-        case IslandColumn:
-            return call->island;
+        switch (index.column()) { // unknown figures sort first; the rest as shown
         case InputTokensColumn:
             return call->inputTokens.value_or(-1);
         case OutputTokensColumn:

@@ -141,7 +141,7 @@ void IslandsView::onEventsAdded(int first, int last) {
     bool any = false;
     for (int i = first; i <= last && i < events.size(); ++i) {
         const store::EventRecord& e = events[i];
-        if (e.kind != QLatin1String("migration"))
+        if (e.kind != model::EventKind::Migration)
             continue;
         m_migrations.push_back(
             {e.generation, e.data.value(QLatin1String("from")).toInt(), e.data.value(QLatin1String("to")).toInt(),

@@ -72,7 +72,7 @@ void RunReader::open(qint64 token, const QString& storePath, qint64 run) {
         return reportFailure(q(space.error()));
     m_space = *space;
     m_islands = config ? config->islands : 1;
-    m_dialect = record->backend == QLatin1String("cuda") ? spec::Dialect::Cuda : spec::Dialect::OpenCL;
+    m_dialect = record->backend;
     m_fresh = true;
     refresh();
 }
@@ -279,7 +279,7 @@ bool RunReader::readChunk(RunDelta& delta) {
         return false;
     }
     for (const auto& e : *events) {
-        if (e.kind == QLatin1String("ceilings"))
+        if (e.kind == model::EventKind::Ceilings)
             delta.ceilings = diagnose::Ceilings::fromJson(e.data);
         m_lastEvent = e.id;
     }

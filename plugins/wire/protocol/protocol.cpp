@@ -64,8 +64,11 @@ Expected<KernelInput> kernelFromJson(const json& j, const std::string& field) {
         if (!p->is_object())
             return Error{field + ".params: must be an object of name: integer"};
         for (const auto& [name, v] : p->items()) {
-            if (!v.is_number_integer())
-                return Error{field + ".params." + name + ": must be an integer"};
+            if (!v.is_number_integer()) {
+                std::string message = field;
+                message.append(".params.").append(name).append(": must be an integer");
+                return Error{message};
+            }
             k.params[name] = v.get<std::int64_t>();
         }
     }
@@ -456,6 +459,13 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
         return Error{"result " + std::to_string(r.id) + ": " + e.what()};
     }
     return r;
+}
+
+Expected<EvaluateResult> decodeEvaluateResult(const std::string& text) {
+    auto parsed = parseLine(text);
+    if (!parsed)
+        return Error{parsed.error()};
+    return evaluateResultFromJson(*parsed);
 }
 
 Expected<Response> decodeResponse(const std::string& line) {

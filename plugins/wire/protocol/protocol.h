@@ -234,6 +234,8 @@ std::optional<std::int64_t> responseId(const Response& r);
 
 nlohmann::json toJson(const EvaluateResult& r);
 spec::Expected<EvaluateResult> evaluateResultFromJson(const nlohmann::json& j);
+// A result as `encode` wrote it (the run store keeps results in the wire format).
+spec::Expected<EvaluateResult> decodeEvaluateResult(const std::string& text);
 nlohmann::json toJson(const ProbeResult& r);
 
 } // namespace kforge::protocol

@@ -125,7 +125,7 @@ struct Fixture {
         RunDelta delta;
         delta.fresh = true;
         delta.run.id = 1;
-        delta.run.backend = QStringLiteral("cuda");
+        delta.run.backend = model::Backend::Cuda;
         delta.run.task = QStringLiteral("sgemm");
         delta.added << row(1, {}, model::Origin::Seed, QStringLiteral("baseline"));
         CandidateRow child = row(2, {1}, model::Origin::Llm, QStringLiteral("LLM: larger tiles"));

@@ -57,7 +57,7 @@ RunDelta delta(bool fresh = false) {
     d.run.id = 1;
     d.run.name = QStringLiteral("sgemm on cuda");
     d.run.task = QStringLiteral("sgemm");
-    d.run.backend = QStringLiteral("cuda");
+    d.run.backend = model::Backend::Cuda;
     d.islands = 2;
     return d;
 }
@@ -88,7 +88,8 @@ store::EventRecord makeEvent(qint64 id, const QString& kind, const QJsonObject& 
     store::EventRecord e;
     e.id = id;
     e.generation = static_cast<int>(id);
-    e.kind = kind;
+    e.kindName = kind;
+    e.kind = model::parseEventKind(kind).value_or(model::EventKind::Unknown);
     e.data = data;
     e.at = QDateTime::currentDateTimeUtc();
     return e;
@@ -129,7 +130,7 @@ store::EvaluationRecord evaluation(qint64 candidate) {
 
 experience::Insight insight(const QString& kind, const QString& transformation, double speedup) {
     experience::Insight i;
-    i.kind = kind;
+    i.kind = *model::parseInsightKind(kind);
     i.family = QStringLiteral("gemm");
     i.task = QStringLiteral("sgemm");
     i.backend = QStringLiteral("cuda");

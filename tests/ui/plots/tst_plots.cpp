@@ -105,6 +105,7 @@ RunDelta syntheticRun(int candidates, int islands) {
             for (int k = 0; k < 2; ++k)
                 d.events.push_back({0,
                                     g,
+                                    kforge::model::EventKind::Migration,
                                     QStringLiteral("migration"),
                                     QJsonObject{{QStringLiteral("from"), i},
                                                 {QStringLiteral("to"), (i + 1) % islands},

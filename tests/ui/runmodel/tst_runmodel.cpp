@@ -123,7 +123,7 @@ private slots:
         QVERIFY((*writer)->insertCandidate(run, c));
         QVERIFY((*writer)->setCandidateFlags(run, 7, true, false));
         QVERIFY((*writer)->setCandidateFlags(run, 8, false, true));
-        QVERIFY((*writer)->insertEvent(run, 9, QStringLiteral("pin"), {{QStringLiteral("candidate"), 7}}));
+        QVERIFY((*writer)->insertEvent(run, 9, model::EventKind::Pin, {{QStringLiteral("candidate"), 7}}));
 
         QSignalSpy changed(session.data(), &RunData::candidatesChanged);
         QSignalSpy events(session.data(), &RunData::eventsAdded);
@@ -136,7 +136,7 @@ private slots:
         QCOMPARE(session.data()->candidate(41)->origin, model::Origin::Human);
         QVERIFY(session.data()->childrenOf(7).contains(41));
         QTRY_COMPARE(events.count(), 1);
-        QCOMPARE(session.data()->events().last().kind, QStringLiteral("pin"));
+        QCOMPARE(session.data()->events().last().kind, model::EventKind::Pin);
 
         // Its result arrives later.
         protocol::EvaluateResult r;
@@ -169,7 +169,7 @@ private slots:
         QTemporaryDir dir;
         search::RunConfig config;
         config.task = test::engineDataDir() + QStringLiteral("/tasks/fake_scale");
-        config.backend = QStringLiteral("opencl");
+        config.backend = model::Backend::OpenCL;
         config.islands = 2;
         config.childrenPerIsland = 3;
         config.budgetEvaluations = 40;

@@ -1,0 +1,124 @@
+#include "search/evaluations.h"
+
+#include "search/judgement.h"
+
+#include <chrono>
+
+namespace kforge::search {
+
+namespace {
+constexpr auto kSearch = model::EvaluationPurpose::Search;
+}
+
+Evaluations::Evaluations(QObject* parent) : QObject(parent) {}
+
+void Evaluations::attach(Context context, eval::Executor* executor) {
+    m_c = std::move(context);
+    m_executor = executor;
+    connect(m_executor, &eval::Executor::evaluated, this, &Evaluations::onEvaluated);
+}
+
+void Evaluations::handOn(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result) {
+    QMetaObject::invokeMethod(
+        this,
+        [this, candidate, purpose, result] {
+            if (!m_closed)
+                emit this->result(candidate, purpose, result);
+        },
+        Qt::QueuedConnection);
+}
+
+void Evaluations::evaluate(qint64 candidate, model::EvaluationPurpose purpose) {
+    if (m_closed)
+        return;
+    auto known = m_c.stored->results.find({candidate, purpose});
+    if (known != m_c.stored->results.end()) {
+        if (purpose == kSearch) {
+            Entry& entry = m_c.population->at(candidate);
+            if (auto r = m_c.stored->roofline.find(candidate); r != m_c.stored->roofline.end())
+                entry.roofline = r->second;
+            if (auto f = m_c.stored->findings.find(candidate); f != m_c.stored->findings.end())
+                entry.findings = f->second;
+        }
+        handOn(candidate, purpose, known->second);
+        return;
+    }
+    auto request = candidateRequest(*m_c.task, *m_c.config, m_c.dialect, m_c.population->at(candidate).candidate);
+    if (!request) {
+        // A broken launch plan: stored as the candidate's result without asking a worker.
+        const protocol::EvaluateResult r = unrequestable(request.error());
+        QMetaObject::invokeMethod(
+            this,
+            [this, candidate, purpose, r] {
+                if (m_closed
+                    || !m_c.record->written(m_c.store->insertEvaluation(m_c.runId, candidate, purpose, r),
+                                            QStringLiteral("the evaluation of candidate %1").arg(candidate)))
+                    return;
+                m_c.budget->counted();
+                emit result(candidate, purpose, r);
+            },
+            Qt::QueuedConnection);
+        return;
+    }
+    const auto timeout = std::chrono::milliseconds(static_cast<qint64>(m_c.config->evalTimeoutSeconds * 1000.0));
+    const qint64 ticket = m_executor->submit(std::move(*request), timeout);
+    m_tickets[ticket] = Pending{candidate, purpose};
+}
+
+void Evaluations::stop() {
+    m_stopping = true;
+    for (const auto& [ticket, pending] : m_tickets)
+        m_executor->cancel(ticket);
+}
+
+void Evaluations::close() {
+    m_closed = true;
+    for (const auto& [ticket, pending] : m_tickets)
+        m_executor->cancel(ticket);
+    m_tickets.clear();
+}
+
+void Evaluations::onEvaluated(qint64 ticket, const protocol::EvaluateResult& result) {
+    auto it = m_tickets.find(ticket);
+    if (it == m_tickets.end())
+        return;
+    const Pending pending = it->second;
+    m_tickets.erase(it);
+    if (m_stopping || m_closed) {
+        if (m_tickets.empty() && !m_closed)
+            emit drained();
+        return;
+    }
+    const Judgement j = judge(result, {m_c.task, m_c.sizes, *m_c.ceilings, m_c.diagnosis, m_c.config});
+    if (j.impossible)
+        emit notice(
+            QStringLiteral("candidate %1 rejected: impossible timing: %2").arg(pending.candidate).arg(*j.impossible));
+    std::optional<model::Cell> cell;
+    if (pending.purpose == kSearch) {
+        Entry& entry = m_c.population->at(pending.candidate);
+        entry.roofline = j.roofline;
+        entry.findings = j.findings;
+        entry.cell = cellOf(entry.candidate, j.result);
+        cell = entry.cell; // stored, so that views need not read the source
+    }
+    // Counted only once stored: the run's figures never include an evaluation the store lacks.
+    if (!m_c.record->written(m_c.store->insertEvaluation(m_c.runId, pending.candidate, pending.purpose, j.result,
+                                                         diagnose::toJson(j.findings),
+                                                         j.roofline ? j.roofline->toJson() : QJsonObject(), cell),
+                             QStringLiteral("the evaluation of candidate %1").arg(pending.candidate)))
+        return;
+    m_c.budget->counted();
+    emit this->result(pending.candidate, pending.purpose, j.result);
+}
+
+model::Cell Evaluations::cellOf(const model::Candidate& candidate, const protocol::EvaluateResult& result) const {
+    KernelFacts facts;
+    facts.dialect = m_c.dialect;
+    facts.params = candidate.params;
+    for (const auto& c : result.compile)
+        if (c.role == "candidate")
+            facts.resources = c.resources;
+    return m_c.space->describe(candidate.source, facts);
+}
+
+} // namespace kforge::search

@@ -1,0 +1,80 @@
+#pragma once
+// The evaluations of a run in flight. A candidate's request goes to the executor (or, while a
+// resumed run replays, its stored result comes back as it was); an answer is judged against the
+// device's roofs, stored with its findings, and counted against the budget, and only then handed
+// on. Stopping cancels what is in flight: answers that arrive after that are not results (a
+// resumed run evaluates those candidates again).
+
+#include "search/descriptors.h"
+#include "search/population.h"
+#include "search/runbudget.h"
+#include "search/runconfig.h"
+#include "search/runloader.h"
+#include "search/runrecorder.h"
+
+#include "diagnose/diagnosis.h"
+#include "diagnose/roofline.h"
+#include "eval/executor.h"
+
+#include <QObject>
+
+#include <map>
+
+namespace kforge::search {
+
+class Evaluations : public QObject {
+    Q_OBJECT
+public:
+    // What evaluating needs; every pointer outlives the evaluations.
+    struct Context {
+        const spec::TaskBundle* task = nullptr;
+        const RunConfig* config = nullptr;
+        spec::Dialect dialect = spec::Dialect::OpenCL;
+        spec::Sizes sizes;
+        const diagnose::Diagnosis* diagnosis = nullptr; // null: no findings
+        const diagnose::Ceilings* ceilings = nullptr;
+        const DescriptorSpace* space = nullptr;
+        store::RunStore* store = nullptr;
+        qint64 runId = 0;
+        RunRecorder* record = nullptr;
+        Population* population = nullptr;
+        const StoredRun* stored = nullptr; // results replayed instead of evaluated
+        RunBudget* budget = nullptr;
+    };
+
+    explicit Evaluations(QObject* parent = nullptr);
+    void attach(Context context, eval::Executor* executor);
+
+    void evaluate(qint64 candidate, model::EvaluationPurpose purpose);
+    int inFlight() const { return static_cast<int>(m_tickets.size()); }
+    // Cancels every evaluation in flight; drained() follows once the last has answered.
+    void stop();
+    // The end of the run: cancels what is in flight and hands nothing on from here.
+    void close();
+
+    // The behaviour cell of a candidate, from its code and what its compilation reported.
+    model::Cell cellOf(const model::Candidate& candidate, const protocol::EvaluateResult& result) const;
+
+signals:
+    // A result, stored and counted (or replayed). Search results carry the candidate's roofline
+    // point, findings and cell in its population entry by then.
+    void result(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result);
+    void drained();
+    void notice(const QString& message);
+
+private:
+    struct Pending {
+        qint64 candidate = 0;
+        model::EvaluationPurpose purpose = model::EvaluationPurpose::Search;
+    };
+    void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
+    void handOn(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result);
+
+    Context m_c;
+    eval::Executor* m_executor = nullptr;
+    std::map<qint64, Pending> m_tickets;
+    bool m_stopping = false;
+    bool m_closed = false;
+};
+
+} // namespace kforge::search

@@ -1,0 +1,55 @@
+#include "search/runbudget.h"
+
+#include <algorithm>
+#include <climits>
+
+namespace kforge::search {
+
+void RunBudget::resume(qint64 evaluations, double wallSeconds) {
+    m_evaluations = evaluations;
+    m_priorSeconds = wallSeconds;
+}
+
+void RunBudget::startSession() {
+    m_session.start();
+    m_sessionEvaluations = 0;
+}
+
+void RunBudget::counted() {
+    ++m_evaluations;
+    ++m_sessionEvaluations;
+}
+
+double RunBudget::elapsedSeconds() const {
+    return m_priorSeconds + (m_session.isValid() ? m_session.elapsed() / 1000.0 : 0.0);
+}
+
+double RunBudget::sessionRate() const {
+    const double session = m_session.isValid() ? m_session.elapsed() / 1000.0 : 0.0;
+    return session > 0.5 ? m_sessionEvaluations / session : 0.0;
+}
+
+int RunBudget::left(const RunConfig& config, qint64 inFlight) const {
+    if (config.budgetEvaluations <= 0)
+        return INT_MAX;
+    const qint64 reserve = config.confirmBest ? 1 : 0;
+    const qint64 left = config.budgetEvaluations - m_evaluations - inFlight - reserve;
+    return static_cast<int>(std::clamp<qint64>(left, 0, INT_MAX));
+}
+
+std::optional<QString> RunBudget::spent(const RunConfig& config, qint64 inFlight) const {
+    if (config.budgetEvaluations > 0 && left(config, inFlight) <= 0)
+        return QStringLiteral("evaluation budget reached (%1 of %2)").arg(m_evaluations).arg(config.budgetEvaluations);
+    if (config.budgetSeconds > 0.0 && elapsedSeconds() >= config.budgetSeconds)
+        return QStringLiteral("time budget reached (%1 s)").arg(config.budgetSeconds);
+    return std::nullopt;
+}
+
+double RunBudget::etaSeconds(const RunConfig& config) const {
+    const double rate = sessionRate();
+    if (config.budgetEvaluations <= 0 || rate <= 0.0)
+        return -1.0;
+    return static_cast<double>(std::max<qint64>(0, config.budgetEvaluations - m_evaluations)) / rate;
+}
+
+} // namespace kforge::search
