@@ -241,7 +241,8 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
             const double s = value.toDouble(&ok);
             const bool zeroAllowed = key == QLatin1String("backoff");
             if (!ok || s < 0 || (!zeroAllowed && s == 0))
-                return bad(i, QStringLiteral("expected seconds (a number %1 0)").arg(zeroAllowed ? ">=" : ">"));
+                return bad(i, QStringLiteral("expected seconds (a number %1 0)")
+                                  .arg(zeroAllowed ? QStringLiteral(">=") : QStringLiteral(">")));
             if (key == QLatin1String("connect-timeout"))
                 e.connectTimeoutSeconds = s;
             else if (key == QLatin1String("timeout"))

@@ -100,14 +100,15 @@ QJsonObject LlmSettings::toJson() const {
 }
 
 spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
-    static const QStringList known{"models",        "endpoints",  "selection",  "rate",          "crossover_rate",
-                                   "repair_rate",   "stages",     "personas",   "meta_interval", "helper",
-                                   "budget_tokens", "budget_usd", "max_tokens", "temperature",   "experience_items"};
+    static const QStringList known = QString::fromLatin1("models endpoints selection rate crossover_rate repair_rate "
+                                                         "stages personas meta_interval helper budget_tokens "
+                                                         "budget_usd max_tokens temperature experience_items")
+                                         .split(QLatin1Char(' '));
     for (auto it = json.begin(); it != json.end(); ++it)
         if (!known.contains(it.key()))
             return bad(QStringLiteral("unknown key '%1' (known: %2)").arg(it.key(), known.join(QStringLiteral(", "))));
     LlmSettings s;
-    for (const QJsonValue& v : json.value(QLatin1String("models")).toArray()) {
+    for (const auto& v : json.value(QLatin1String("models")).toArray()) {
         auto m = ModelChoice::parse(v.toString());
         if (!m)
             return bad(QString::fromStdString(m.error()));
@@ -141,7 +142,7 @@ spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
     s.selection = json.value(QLatin1String("selection")).toString(s.selection);
     s.helper = json.value(QLatin1String("helper")).toString();
     s.personas = json.value(QLatin1String("personas")).toBool(true);
-    for (const QJsonValue& v : json.value(QLatin1String("stages")).toArray())
+    for (const auto& v : json.value(QLatin1String("stages")).toArray())
         s.stages << v.toString();
     return s;
 }

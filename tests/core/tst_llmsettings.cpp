@@ -105,11 +105,15 @@ private slots:
     void badJson_data() {
         QTest::addColumn<QJsonObject>("json");
         QTest::addColumn<QString>("message");
-        QTest::newRow("unknown key") << QJsonObject{{"budget", 3}} << "unknown key 'budget'";
-        QTest::newRow("text budget") << QJsonObject{{"budget_usd", "3"}} << "'budget_usd' must be a number";
-        QTest::newRow("bad model") << QJsonObject{{"models", QJsonArray{"gpt-4o"}}} << "expected ENDPOINT:MODEL";
-        QTest::newRow("bad endpoint") << QJsonObject{{"endpoints",
-                                                      QJsonArray{QJsonObject{{"name", "x"}, {"api", "grpc"}}}}}
+        QTest::newRow("unknown key") << QJsonObject{{QStringLiteral("budget"), 3}} << "unknown key 'budget'";
+        QTest::newRow("text budget") << QJsonObject{{QStringLiteral("budget_usd"), QStringLiteral("3")}}
+                                     << "'budget_usd' must be a number";
+        QTest::newRow("bad model") << QJsonObject{{QStringLiteral("models"), QJsonArray{QStringLiteral("gpt-4o")}}}
+                                   << "expected ENDPOINT:MODEL";
+        QTest::newRow("bad endpoint") << QJsonObject{{QStringLiteral("endpoints"),
+                                                      QJsonArray{QJsonObject{
+                                                          {QStringLiteral("name"), QStringLiteral("x")},
+                                                          {QStringLiteral("api"), QStringLiteral("grpc")}}}}}
                                       << "endpoints[0]";
     }
 

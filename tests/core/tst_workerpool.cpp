@@ -253,16 +253,20 @@ void TestWorkerPool::startFailure_data() {
     QTest::addColumn<int>("startTimeoutMs");
     QTest::addColumn<QString>("message");
 
-    QTest::newRow("bad-hello") << fakeWorkerPath() << QStringList{"--mode", "bad-hello"} << kWaitMs << "protocol 999";
-    QTest::newRow("no-hello") << fakeWorkerPath() << QStringList{"--mode", "no-hello"} << 300
-                              << "no hello line within 300 ms";
-    QTest::newRow("babble after hello") << fakeWorkerPath() << QStringList{"--mode", "babble"} << kWaitMs
+    QTest::newRow("bad-hello") << fakeWorkerPath() << QStringList{QStringLiteral("--mode"), QStringLiteral("bad-hello")}
+                               << kWaitMs << "protocol 999";
+    QTest::newRow("no-hello") << fakeWorkerPath() << QStringList{QStringLiteral("--mode"), QStringLiteral("no-hello")}
+                              << 300 << "no hello line within 300 ms";
+    QTest::newRow("babble after hello") << fakeWorkerPath()
+                                        << QStringList{QStringLiteral("--mode"), QStringLiteral("babble")} << kWaitMs
                                         << "broke the protocol before taking a request";
-    QTest::newRow("rejects arguments") << fakeWorkerPath() << QStringList{"--bogus"} << kWaitMs << "exited with code 2";
+    QTest::newRow("rejects arguments") << fakeWorkerPath() << QStringList{QStringLiteral("--bogus")} << kWaitMs
+                                       << "exited with code 2";
     QTest::newRow("missing program") << QDir(m_tmp.path()).filePath(QStringLiteral("kforge-worker-missing"))
                                      << QStringList{} << kWaitMs << "cannot run it";
-    QTest::newRow("another backend's worker") << fakeWorkerPath() << QStringList{"--backend", "cuda"} << kWaitMs
-                                              << "a worker for the 'cuda' backend, not 'fake'";
+    QTest::newRow("another backend's worker")
+        << fakeWorkerPath() << QStringList{QStringLiteral("--backend"), QStringLiteral("cuda")} << kWaitMs
+        << "a worker for the 'cuda' backend, not 'fake'";
 }
 
 void TestWorkerPool::startFailure() {
@@ -397,8 +401,12 @@ void TestWorkerPool::parallelWorkers() {
 void TestWorkerPool::exactlyOnePerSubmit() {
     WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath(), {}, 2);
     QSignalSpy spy(&pool, &WorkerPool::evaluated);
-    const QStringList modes{"ok",         "crash", "garbage",   "hang",          "wrong-id", "error",
-                            "exit-after", "slow",  "incorrect", "compile-error", "ok",       "ok"};
+    const QStringList modes{QStringLiteral("ok"),         QStringLiteral("crash"),
+                            QStringLiteral("garbage"),    QStringLiteral("hang"),
+                            QStringLiteral("wrong-id"),   QStringLiteral("error"),
+                            QStringLiteral("exit-after"), QStringLiteral("slow"),
+                            QStringLiteral("incorrect"),  QStringLiteral("compile-error"),
+                            QStringLiteral("ok"),         QStringLiteral("ok")};
     QList<qint64> tickets;
     for (const QString& mode : modes)
         tickets << pool.submit(makeRequest(QStringLiteral("// fake:mode=%1\n// fake:sleep_ms=20").arg(mode)), 500ms);
@@ -580,7 +588,7 @@ void TestWorkerPool::locateAvailable() {
     QStringList backends;
     for (const auto& location : found)
         backends << location.backend;
-    QCOMPARE(backends, (QStringList{"demo", "second", "third"}));
+    QCOMPARE(backends, (QStringList{QStringLiteral("demo"), QStringLiteral("second"), QStringLiteral("third")}));
     QCOMPARE(found.at(0).path, root.filePath(QStringLiteral("bin/kforge-worker-demo"))); // the first directory wins
     QCOMPARE(found.at(2).path, root.filePath(QStringLiteral("elsewhere/custom")));
 }

@@ -156,7 +156,8 @@ private slots:
         QTest::newRow("vendor in undecidable branch") << "#ifdef NEVER\nvoid f() { cublasCreate(0); }\n#endif\n"
                                                       << 2 << "cublasCreate";
         QTest::newRow("vendor in #if 0") << "#if 0\nvoid f() { cublasCreate(0); }\n#endif\n" << 0 << "";
-        QTest::newRow("long identifier") << "__global__ void k() { int " + QString(500000, QLatin1Char('a')) + "; }\n"
+        QTest::newRow("long identifier") << QStringLiteral("__global__ void k() { int ")
+                                                + QString(500000, QLatin1Char('a')) + QStringLiteral("; }\n")
                                          << 0 << "";
         QTest::newRow("many __host__") << QStringLiteral("__host__ ").repeated(100000) << 1 << "__host__";
     }

@@ -46,9 +46,10 @@ private slots:
                                << "empty expression";
         QTest::newRow("division by zero") << "M / 0"
                                           << "finite";
-        QTest::newRow("deep parentheses") << QString(100000, QLatin1Char('(')) + "M" + QString(100000, QLatin1Char(')'))
-                                          << "at most 1024 are allowed";
-        QTest::newRow("33 levels") << QString(33, QLatin1Char('(')) + "M" + QString(33, QLatin1Char(')'))
+        QTest::newRow("deep parentheses")
+            << QString(100000, QLatin1Char('(')) + QLatin1Char('M') + QString(100000, QLatin1Char(')'))
+            << "at most 1024 are allowed";
+        QTest::newRow("33 levels") << QString(33, QLatin1Char('(')) + QLatin1Char('M') + QString(33, QLatin1Char(')'))
                                    << "nest deeper than 32";
         QTest::newRow("long") << QStringLiteral("M+").repeated(600) + QStringLiteral("M") << "at most 1024";
         QTest::newRow("control character") << "M +\x01 N"

@@ -229,7 +229,7 @@ private slots:
     void writeFileAtomicallyReplaces() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        const std::string path = dir.filePath("entry").toStdString();
+        const std::string path = dir.filePath(QStringLiteral("entry")).toStdString();
         QVERIFY(harness::writeFileAtomically(path, "first"));
         QVERIFY(harness::writeFileAtomically(path, "second"));
         QFile f(QString::fromStdString(path));
@@ -237,8 +237,10 @@ private slots:
         QCOMPARE(f.readAll(), QByteArray("second"));
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files).size(), 1); // no temporary file left behind
         f.close();
-        QVERIFY(harness::writeFileAtomically(dir.filePath("sub/entry").toStdString(), "x"));    // creates sub/
-        QVERIFY(!harness::writeFileAtomically(dir.filePath("entry/below").toStdString(), "x")); // entry is a file
+        QVERIFY(
+            harness::writeFileAtomically(dir.filePath(QStringLiteral("sub/entry")).toStdString(), "x")); // creates sub/
+        QVERIFY(!harness::writeFileAtomically(dir.filePath(QStringLiteral("entry/below")).toStdString(),
+                                              "x")); // entry is a file
     }
 
     void ceilingsFileNames_data() {
@@ -262,13 +264,13 @@ private slots:
         QFETCH(QString, key);
         QFETCH(QString, name);
         const harness::CeilingsCache cache("test-1", prefix.toStdString(), "/dir");
-        QCOMPARE(QString::fromStdString(cache.pathFor(key.toStdString())), "/dir/" + name);
+        QCOMPARE(QString::fromStdString(cache.pathFor(key.toStdString())), QStringLiteral("/dir/") + name);
     }
 
     void ceilingsRoundTrip() {
         QTemporaryDir dir;
         QVERIFY(dir.isValid());
-        const std::string sub = dir.filePath("ceilings").toStdString(); // created by the first store
+        const std::string sub = dir.filePath(QStringLiteral("ceilings")).toStdString(); // created by the first store
         const harness::CeilingsCache cache("test-1", "t-", sub);
         QVERIFY(cache.enabled());
         QVERIFY(!cache.load("dev|1"));

@@ -72,26 +72,32 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QTest::addColumn<QString>("mentions");
         const QString kernel = QStringLiteral("\n__kernel void k(__global float* y) {}\n");
         QTest::newRow("no launch plan") << kernel << "no launch plan";
-        QTest::newRow("unknown directive")
-            << "// kforge:lunch k grid=(1) block=(1)" + kernel << "line 1: unknown directive 'kforge:lunch'";
-        QTest::newRow("unknown kernel") << "// kforge:launch q grid=(1) block=(1)" + kernel
+        QTest::newRow("unknown directive") << QStringLiteral("// kforge:lunch k grid=(1) block=(1)") + kernel
+                                           << "line 1: unknown directive 'kforge:lunch'";
+        QTest::newRow("unknown kernel") << QStringLiteral("// kforge:launch q grid=(1) block=(1)") + kernel
                                         << "line 1: launch names kernel 'q'";
-        QTest::newRow("missing block") << "// kforge:launch k grid=(1)" + kernel << "needs both grid";
-        QTest::newRow("too many dims") << "// kforge:launch k grid=(1,1,1,1) block=(1)" + kernel << "1 to 3 dimensions";
-        QTest::newRow("unknown key") << "// kforge:launch k grid=(1) block=(1) stream=2" + kernel
+        QTest::newRow("missing block") << QStringLiteral("// kforge:launch k grid=(1)") + kernel << "needs both grid";
+        QTest::newRow("too many dims") << QStringLiteral("// kforge:launch k grid=(1,1,1,1) block=(1)") + kernel
+                                       << "1 to 3 dimensions";
+        QTest::newRow("unknown key") << QStringLiteral("// kforge:launch k grid=(1) block=(1) stream=2") + kernel
                                      << "unknown key 'stream'";
-        QTest::newRow("param syntax") << "// kforge:param B in 1,2 = 1\n// kforge:launch k grid=(1) block=(1)" + kernel
+        QTest::newRow("param syntax") << QStringLiteral(
+                                             "// kforge:param B in 1,2 = 1\n// kforge:launch k grid=(1) block=(1)")
+                                             + kernel
                                       << "line 1: param";
         QTest::newRow("param default not a choice")
-            << "// kforge:param B in {1, 2} = 3\n// kforge:launch k grid=(1) block=(1)" + kernel
+            << QStringLiteral("// kforge:param B in {1, 2} = 3\n// kforge:launch k grid=(1) block=(1)") + kernel
             << "default 3 is not one of its choices";
         QTest::newRow("param twice")
-            << "// kforge:param B = 1\n// kforge:param B = 2\n// kforge:launch k grid=(1) block=(1)" + kernel
+            << QStringLiteral("// kforge:param B = 1\n// kforge:param B = 2\n// kforge:launch k grid=(1) block=(1)")
+                   + kernel
             << "line 2: param B is declared twice";
-        QTest::newRow("scratch dtype") << "// kforge:scratch t real [4]\n// kforge:launch k grid=(1) block=(1)" + kernel
+        QTest::newRow("scratch dtype") << QStringLiteral(
+                                              "// kforge:scratch t real [4]\n// kforge:launch k grid=(1) block=(1)")
+                                              + kernel
                                        << "line 1: scratch t: unknown dtype 'real'";
         QTest::newRow("directive after code")
-            << "int a; // kforge:launch k grid=(1) block=(1)" + kernel << "alone on its line";
+            << QStringLiteral("int a; // kforge:launch k grid=(1) block=(1)") + kernel << "alone on its line";
     }
     void directiveErrors() {
         QFETCH(QString, source);
@@ -326,20 +332,26 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QTest::addColumn<QString>("mentions");
         const QString k = QStringLiteral("\n__kernel void k(__global const float* x, __global float* y) {}");
         QTest::newRow("scratch wraps 2^64")
-            << "// kforge:scratch s float32 [4611686018427387904]\n// kforge:launch k grid=(1) block=(1)" + k
+            << QStringLiteral(
+                   "// kforge:scratch s float32 [4611686018427387904]\n// kforge:launch k grid=(1) block=(1)")
+                   + k
             << "line 1: scratch s: 4611686018427387904 elements of float32 exceed the limit of 4 GiB";
-        QTest::newRow("scratch over 4 GiB together") << "// kforge:scratch a float32 [600000000]\n// kforge:scratch b "
-                                                        "float32 [600000000]\n// kforge:launch k grid=(1) block=(1)"
-                                                            + k
-                                                     << "line 2: scratch b: the scratch buffers need 4800000000 bytes";
+        QTest::newRow("scratch over 4 GiB together")
+            << QStringLiteral("// kforge:scratch a float32 [600000000]\n// kforge:scratch b float32 [600000000]\n"
+                              "// kforge:launch k grid=(1) block=(1)")
+                   + k
+            << "line 2: scratch b: the scratch buffers need 4800000000 bytes";
         QTest::newRow("grid of 1e19 blocks")
-            << "// kforge:launch k grid=(10000000000000000000) block=(1)" + k << "line 1: launch k: grid";
-        QTest::newRow("grid beyond the device")
-            << "// kforge:launch k grid=(4294967296) block=(1)" + k << "the device allows at most 2147483647";
-        QTest::newRow("too much work") << "// kforge:launch k grid=(2147483647, 65535) block=(1024, 1)" + k
+            << QStringLiteral("// kforge:launch k grid=(10000000000000000000) block=(1)") + k
+            << "line 1: launch k: grid";
+        QTest::newRow("grid beyond the device") << QStringLiteral("// kforge:launch k grid=(4294967296) block=(1)") + k
+                                                << "the device allows at most 2147483647";
+        QTest::newRow("too much work") << QStringLiteral("// kforge:launch k grid=(2147483647, 65535) block=(1024, 1)")
+                                              + k
                                        << "work items; at most 1099511627776";
         QTest::newRow("product overflow")
-            << "// kforge:launch k grid=(2147483647, 65535, 65535) block=(1024)" + k << "line 1: launch k: ";
+            << QStringLiteral("// kforge:launch k grid=(2147483647, 65535, 65535) block=(1024)") + k
+            << "line 1: launch k: ";
     }
     void planLimits() {
         QFETCH(QString, source);
@@ -423,8 +435,9 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
                                          << "AAAAUA";
         QTest::newRow("nested in inactive") << "#if 0\n#if 1\na\n#endif\n#endif\nb"
                                             << "AIIIAA";
-        QTest::newRow("deep expression") << "#if " + QString(200, QLatin1Char('(')) + "1"
-                                                + QString(200, QLatin1Char(')')) + "\na\n#endif"
+        QTest::newRow("deep expression") << QStringLiteral("#if ") + QString(200, QLatin1Char('('))
+                                                + QStringLiteral("1") + QString(200, QLatin1Char(')'))
+                                                + QStringLiteral("\na\n#endif")
                                          << "AUA";
         QTest::newRow("define in undecided") << "#ifdef DECOY\n#define Y 1\n#endif\n#if Y\na\n#endif"
                                              << "AUAAUA";
@@ -449,20 +462,28 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         const QString plan = QStringLiteral("// kforge:launch k grid=(M) block=(1)\n");
         const QString real = QStringLiteral("__kernel void k(__global const float* x, __global float* y) {}\n");
         const QString decoy = QStringLiteral("__kernel void k(__global float* y, __global const float* x) {}\n");
-        QTest::newRow("decoy in #if 0") << plan + "#if 0\n" + decoy + "#endif\n" + real << "";
-        QTest::newRow("decoy in #else of #if 1") << plan + "#if 1\n" + real + "#else\n" + decoy + "#endif\n"
-                                                 << "";
-        QTest::newRow("apostrophe does not hide the real one") << plan + "#if 0\nit's\n#endif\n" + real << "";
-        QTest::newRow("only in an undecidable region") << plan + "#ifdef SOMETHING\n" + real + "#endif\n"
-                                                       << "cannot decide";
+        QTest::newRow("decoy in #if 0") << plan + QStringLiteral("#if 0\n") + decoy + QStringLiteral("#endif\n") + real
+                                        << "";
+        QTest::newRow("decoy in #else of #if 1")
+            << plan + QStringLiteral("#if 1\n") + real + QStringLiteral("#else\n") + decoy + QStringLiteral("#endif\n")
+            << "";
+        QTest::newRow("apostrophe does not hide the real one")
+            << plan + QStringLiteral("#if 0\nit's\n#endif\n") + real << "";
+        QTest::newRow("only in an undecidable region")
+            << plan + QStringLiteral("#ifdef SOMETHING\n") + real + QStringLiteral("#endif\n") << "cannot decide";
         QTest::newRow("two active definitions") << plan + real + decoy << "kernel k is defined twice";
         QTest::newRow("declaration then definition")
-            << plan + "__kernel void k(__global const float* a, __global float* b);\n" + real << "";
-        QTest::newRow("macro renames the head") << plan + "#define void int\n" + real << "changes a kernel signature";
-        QTest::newRow("macro renames a type") << plan + "#define float int\n" + real << "line 2: #define float";
+            << plan + QStringLiteral("__kernel void k(__global const float* a, __global float* b);\n") + real << "";
+        QTest::newRow("macro renames the head")
+            << plan + QStringLiteral("#define void int\n") + real << "changes a kernel signature";
+        QTest::newRow("macro renames a type")
+            << plan + QStringLiteral("#define float int\n") + real << "line 2: #define float";
         QTest::newRow("macro body is no kernel")
-            << plan + "#define K __kernel void k(__global float* y, __global const float* x) {}\n" + real << "";
-        QTest::newRow("param named like a type") << "// kforge:param float = 1\n" + plan + real << "param float";
+            << plan + QStringLiteral("#define K __kernel void k(__global float* y, __global const float* x) {}\n")
+                   + real
+            << "";
+        QTest::newRow("param named like a type")
+            << QStringLiteral("// kforge:param float = 1\n") + plan + real << "param float";
     }
     void bindsOnlyActiveSignatures() {
         QFETCH(QString, source);

@@ -157,11 +157,12 @@ private slots:
                                << "not JSON";
         QTest::newRow("-1e999") << R"({"id": -1e999, "type": "result"})"
                                 << "not JSON";
-        QTest::newRow("deep nesting") << "{\"id\": 1, \"x\": " + QString(100000, QLatin1Char('['))
-                                             + QString(100000, QLatin1Char(']')) + "}"
+        QTest::newRow("deep nesting") << QStringLiteral("{\"id\": 1, \"x\": ") + QString(100000, QLatin1Char('['))
+                                             + QString(100000, QLatin1Char(']')) + QStringLiteral("}")
                                       << "nested deeper than 64";
         QTest::newRow("unclosed deep nesting") << QString(100000, QLatin1Char('[')) << "not JSON";
-        QTest::newRow("huge string") << "{\"id\": \"" + QString(5000000, QLatin1Char('x')) + "\"}"
+        QTest::newRow("huge string") << QStringLiteral("{\"id\": \"") + QString(5000000, QLatin1Char('x'))
+                                            + QStringLiteral("\"}")
                                      << "unknown type";
     }
     void responseErrors() {
