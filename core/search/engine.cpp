@@ -449,10 +449,7 @@ void Engine::migrate() {
 }
 
 void Engine::considerPromotion() {
-    std::vector<qint64> considered = m_batch;
-    considered.insert(considered.end(), m_reviewAccepted.begin(), m_reviewAccepted.end());
-    m_reviewAccepted.clear();
-    const auto best = promotionCandidate(m_population, considered, m_confirmed, m_best);
+    const auto best = m_promotions.next(m_population, m_batch);
     if (!best) {
         finishGeneration();
         return;
@@ -466,21 +463,10 @@ void Engine::considerPromotion() {
 }
 
 void Engine::onConfirmation(qint64 candidate, const protocol::EvaluateResult& result) {
-    const Entry& e = m_population.at(candidate);
-    const model::Fitness confirmed = model::fitnessOf(result);
-    QJsonObject data{{QStringLiteral("candidate"), candidate},
-                     {QStringLiteral("first_speedup"), e.fitness.speedup},
-                     {QStringLiteral("confirmed_speedup"), confirmed.speedup},
-                     {QStringLiteral("status"), q(std::string(protocol::statusName(result.status)))},
-                     {QStringLiteral("label"), e.candidate.label}};
-    if (confirmsPromotion(confirmed, m_best)) {
-        m_confirmed[candidate] = confirmed.speedup;
-        m_record.buffer(model::EventKind::NewBest, data);
-        recomputeBest();
-    } else {
-        data.insert(QStringLiteral("previous_best"), m_best.speedup);
-        m_record.buffer(model::EventKind::PromotionRejected, data);
-    }
+    const auto verdict = m_promotions.confirm(candidate, result, m_population);
+    m_record.buffer(verdict.event, verdict.data);
+    if (verdict.bestChanged)
+        bestMoved();
     m_outstanding = 0;
     finishGeneration();
 }
@@ -540,10 +526,11 @@ void Engine::finish(RunState state, QString message) {
     s.storePath = m_store ? m_store->path() : m_setup.storePath;
     s.state = state;
     s.message = message;
-    s.bestCandidate = m_best.candidate;
-    s.bestSpeedup = m_best.speedup;
-    if (m_best.candidate)
-        s.bestLabel = m_population.at(m_best.candidate).candidate.label;
+    const Best& best = m_promotions.best();
+    s.bestCandidate = best.candidate;
+    s.bestSpeedup = best.speedup;
+    if (best.candidate)
+        s.bestLabel = m_population.at(best.candidate).candidate.label;
     s.evaluations = m_budget.evaluations(); // counted as they were stored
     s.candidates = m_population.size();
     if (m_store && m_run.id != 0)
@@ -615,8 +602,8 @@ void Engine::apply(const EngineCommand& c) {
             m_stored.reviews[c.candidate] = e.reviewState;
             record(accepted ? model::EventKind::ReviewAccepted : model::EventKind::ReviewRejected, who);
             if (accepted) {
-                admit(e);                                // an elite and a parent from now on
-                m_reviewAccepted.push_back(c.candidate); // and considered for promotion after this generation
+                admit(e);                                 // an elite and a parent from now on
+                m_promotions.reviewAccepted(c.candidate); // and considered for promotion after this generation
             } else {
                 setVetoed(c.candidate);
             }
@@ -662,17 +649,15 @@ void Engine::setVetoed(qint64 candidate) {
     m_islands.remove(candidate);
     m_record.written(m_store->setCandidateFlags(m_run.id, candidate, false, true),
                      QStringLiteral("the veto of candidate %1").arg(candidate));
-    if (candidate == m_best.candidate)
-        recomputeBest();
+    if (m_promotions.recompute(m_population))
+        bestMoved();
 }
 
-void Engine::recomputeBest() {
-    const qint64 before = m_best.candidate;
-    m_best = bestConfirmed(m_confirmed, m_population);
-    m_run.bestCandidate = m_best.candidate;
-    m_run.bestSpeedup = m_best.speedup;
-    if (m_best.candidate != before)
-        emit bestChanged(m_best.candidate, m_best.speedup);
+void Engine::bestMoved() {
+    const Best& best = m_promotions.best();
+    m_run.bestCandidate = best.candidate;
+    m_run.bestSpeedup = best.speedup;
+    emit bestChanged(best.candidate, best.speedup);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -691,8 +676,8 @@ void Engine::fillRunRecord() {
     m_run.evaluations = m_budget.evaluations();
     m_run.wallSeconds = m_budget.elapsedSeconds();
     m_run.generation = m_completedGeneration;
-    m_run.bestCandidate = m_best.candidate;
-    m_run.bestSpeedup = m_best.speedup;
+    m_run.bestCandidate = m_promotions.best().candidate;
+    m_run.bestSpeedup = m_promotions.best().speedup;
     m_run.config = m_config.toJson();
 }
 
@@ -717,20 +702,13 @@ RunProgress Engine::progress() const {
     p.candidates = m_population.size();
     p.evaluated = m_evaluatedCount;
     p.correct = m_correctCount;
-    p.bestCandidate = m_best.candidate;
-    p.bestSpeedup = m_best.speedup;
+    p.bestCandidate = m_promotions.best().candidate;
+    p.bestSpeedup = m_promotions.best().speedup;
     p.elapsedSeconds = m_budget.elapsedSeconds();
     p.evaluationsPerSecond = m_budget.sessionRate();
     p.etaSeconds = m_budget.etaSeconds(m_config);
     p.archiveCells = m_islands.filledCells();
-    if (m_llm) {
-        const auto spend = m_llm.proposer()->spend();
-        p.llmCalls = spend.calls;
-        p.llmTokens = spend.tokens();
-        p.llmUsd = spend.usd;
-        p.llmUnknownCost = spend.unknownCost;
-        p.llmPending = m_llm.pending();
-    }
+    m_llm.report(p);
     return p;
 }
 

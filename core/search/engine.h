@@ -114,7 +114,7 @@ private:
     void apply(const EngineCommand& command);
     void setPinned(qint64 candidate, bool pinned);
     void setVetoed(qint64 candidate);
-    void recomputeBest();
+    void bestMoved(); // the confirmed best changed: into the run record and out to the views
     QList<store::ArchiveMemberRecord> archives() const; // as the store keeps them
 
     // Records.
@@ -150,8 +150,7 @@ private:
     Offspring m_offspring;
     RunLearning m_learning;
     Steering m_steering;
-    std::map<qint64, double> m_confirmed; // candidate -> confirmed speedup
-    Best m_best;
+    Promotions m_promotions;
     qint64 m_nextId = 1;
 
     // Replay of a stored run: what it stored, consumed as its generations replay.
@@ -163,7 +162,6 @@ private:
     std::vector<qint64> m_batch;
     int m_outstanding = 0;                    // results the generation still waits for
     std::vector<model::Candidate> m_injected; // waiting for the next generation
-    std::vector<qint64> m_reviewAccepted;     // accepted since the last promotion check
 
     RunState m_state = RunState::Starting;
     RunBudget m_budget;

@@ -134,6 +134,17 @@ void LlmChildren::credit(const std::vector<qint64>& batch, const Population& pop
     }
 }
 
+void LlmChildren::report(RunProgress& p) const {
+    if (!m_llm)
+        return;
+    const auto spend = m_llm->spend();
+    p.llmCalls = spend.calls;
+    p.llmTokens = spend.tokens();
+    p.llmUsd = spend.usd;
+    p.llmUnknownCost = spend.unknownCost;
+    p.llmPending = m_pending;
+}
+
 QJsonObject LlmChildren::budgetStop() const {
     const auto spend = m_llm->spend();
     return {{QStringLiteral("message"), m_llm->budgetMessage()},

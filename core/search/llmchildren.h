@@ -5,6 +5,7 @@
 // each child against its better parent. Wraps the run's LlmProposer; absent when the run uses no
 // language model.
 
+#include "search/enginetypes.h"
 #include "search/population.h"
 #include "search/runconfig.h"
 
@@ -47,6 +48,8 @@ public:
     void adopt(const Entry& entry);
     // The bandit's rewards for the LLM children of `batch`.
     void credit(const std::vector<qint64>& batch, const Population& population);
+    // What the language models cost so far, into the run's progress (nothing without them).
+    void report(RunProgress& progress) const;
     // The event recorded when the LLM budget stops the run.
     QJsonObject budgetStop() const;
 

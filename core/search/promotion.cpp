@@ -76,4 +76,37 @@ Best bestConfirmed(const std::map<qint64, double>& confirmed, const Population& 
     return best;
 }
 
+std::optional<qint64> Promotions::next(const Population& population, const std::vector<qint64>& batch) {
+    std::vector<qint64> considered = batch;
+    considered.insert(considered.end(), m_accepted.begin(), m_accepted.end());
+    m_accepted.clear();
+    return promotionCandidate(population, considered, m_confirmed, m_best);
+}
+
+Promotions::Verdict Promotions::confirm(qint64 candidate, const protocol::EvaluateResult& remeasured,
+                                        const Population& population) {
+    const Entry& e = population.at(candidate);
+    const model::Fitness confirmed = model::fitnessOf(remeasured);
+    Verdict v;
+    v.data = {{QStringLiteral("candidate"), candidate},
+              {QStringLiteral("first_speedup"), e.fitness.speedup},
+              {QStringLiteral("confirmed_speedup"), confirmed.speedup},
+              {QStringLiteral("status"), QString::fromStdString(std::string(protocol::statusName(remeasured.status)))},
+              {QStringLiteral("label"), e.candidate.label}};
+    if (confirmsPromotion(confirmed, m_best)) {
+        m_confirmed[candidate] = confirmed.speedup;
+        v.event = model::EventKind::NewBest;
+        v.bestChanged = recompute(population);
+    } else {
+        v.data.insert(QStringLiteral("previous_best"), m_best.speedup);
+    }
+    return v;
+}
+
+bool Promotions::recompute(const Population& population) {
+    const qint64 before = m_best.candidate;
+    m_best = bestConfirmed(m_confirmed, population);
+    return m_best.candidate != before;
+}
+
 } // namespace kforge::search

@@ -47,4 +47,32 @@ bool confirmsPromotion(const model::Fitness& remeasured, const Best& best);
 // The best confirmed candidate that is not vetoed.
 Best bestConfirmed(const std::map<qint64, double>& confirmed, const Population& population);
 
+// The run's promotions: the candidates whose re-measurement confirmed them, the confirmed best, and
+// the review decisions to consider at the end of the generation they were made in.
+class Promotions {
+public:
+    const Best& best() const { return m_best; }
+    void reviewAccepted(qint64 candidate) { m_accepted.push_back(candidate); }
+
+    // The candidate to re-measure after a generation (its batch and the reviews accepted since),
+    // if any; the accepted reviews are considered once.
+    std::optional<qint64> next(const Population& population, const std::vector<qint64>& batch);
+
+    // What a re-measurement decided: new_best (the best may have changed) or promotion_rejected,
+    // with the event's data.
+    struct Verdict {
+        model::EventKind event = model::EventKind::PromotionRejected;
+        QJsonObject data;
+        bool bestChanged = false;
+    };
+    Verdict confirm(qint64 candidate, const protocol::EvaluateResult& remeasured, const Population& population);
+    // The best again after a veto; true when it changed.
+    bool recompute(const Population& population);
+
+private:
+    std::map<qint64, double> m_confirmed; // candidate -> confirmed speedup
+    Best m_best;
+    std::vector<qint64> m_accepted;
+};
+
 } // namespace kforge::search

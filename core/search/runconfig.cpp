@@ -79,7 +79,7 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         && readNumber(json, "reject_ceiling", c.rejectCeiling, e);
     if (!ok)
         return spec::fail(e);
-    if (!backend.isEmpty()) {
+    if (json.contains(QLatin1String("backend"))) {
         const auto parsed = model::parseBackend(backend);
         if (!parsed)
             return spec::fail("run configuration: backend must be opencl or cuda, not '" + backend.toStdString() + "'");

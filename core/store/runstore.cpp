@@ -337,12 +337,21 @@ Error unknownName(const std::string& row, const char* field, const QString& valu
     return fail(row + " has an unknown " + field + " '" + value.toStdString() + "' (known: " + known + ")");
 }
 
-// The purpose in `column` of an evaluation row; `what` names the evaluation.
-Expected<model::EvaluationPurpose> readPurpose(const Statement& row, int column, const std::string& what) {
-    const auto purpose = model::parsePurpose(row.text(column));
+std::string evaluationWhat(const std::string& where, qint64 id, qint64 runId) {
+    return where + ": evaluation " + std::to_string(id) + " of run " + std::to_string(runId);
+}
+
+// The columns every evaluation row starts with: id, candidate, purpose.
+template <typename Record>
+Expected<Record> readEvaluationHead(const Statement& row, const std::string& where, qint64 runId) {
+    Record e;
+    e.id = row.int64(0);
+    e.candidateId = row.int64(1);
+    const auto purpose = model::parsePurpose(row.text(2));
     if (!purpose)
-        return unknownName(what, "purpose", row.text(column), "search, confirm");
-    return *purpose;
+        return unknownName(evaluationWhat(where, e.id, runId), "purpose", row.text(2), "search, confirm");
+    e.purpose = *purpose;
+    return e;
 }
 
 constexpr std::string_view kRunColumns = "id, name, task, task_dir, backend, variant, config_json, state, message, "
@@ -970,15 +979,11 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
                           "ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
     const auto read = [&](const Statement& row) -> Expected<EvaluationRecord> {
-        EvaluationRecord e;
-        e.id = row.int64(0);
-        e.candidateId = row.int64(1);
-        const std::string what = where() + ": evaluation " + number(e.id) + " of run " + number(runId);
-        auto purpose = readPurpose(row, 2, what);
-        if (!purpose)
-            return Error{purpose.error()};
-        e.purpose = *purpose;
-        auto decoded = decodeResult(row.utf8(3), what);
+        auto head = readEvaluationHead<EvaluationRecord>(row, where(), runId);
+        if (!head)
+            return head;
+        EvaluationRecord& e = *head;
+        auto decoded = decodeResult(row.utf8(3), evaluationWhat(where(), e.id, runId));
         if (!decoded)
             return Error{decoded.error()};
         e.result = std::move(*decoded);
@@ -987,7 +992,7 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
         e.roofline = QJsonDocument::fromJson(row.text(6).toUtf8()).object();
         if (!row.isNull(7))
             e.cell = parseCell(row.text(7));
-        return e;
+        return std::move(e);
     };
     return readRows<EvaluationRecord>(query, where(), "cannot read the evaluations of run " + number(runId), read);
 }
@@ -1001,14 +1006,10 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
               "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
     const auto read = [&](const Statement& row) -> Expected<EvaluationSummary> {
-        EvaluationSummary e;
-        e.id = row.int64(0);
-        e.candidateId = row.int64(1);
-        const std::string what = where() + ": evaluation " + number(e.id) + " of run " + number(runId);
-        auto purpose = readPurpose(row, 2, what);
-        if (!purpose)
-            return Error{purpose.error()};
-        e.purpose = *purpose;
+        auto head = readEvaluationHead<EvaluationSummary>(row, where(), runId);
+        if (!head)
+            return head;
+        EvaluationSummary& e = *head;
         e.status = row.text(3);
         e.speedup = optionalReal(row, 4);
         e.candidateUs = optionalReal(row, 5);
@@ -1019,12 +1020,12 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         if (!row.isNull(10)) {
             e.cell = parseCell(row.text(10));
         } else {
-            auto decoded = decodeResult(row.utf8(11), what);
+            auto decoded = decodeResult(row.utf8(11), evaluationWhat(where(), e.id, runId));
             if (!decoded)
                 return Error{decoded.error()};
             e.result = std::move(*decoded);
         }
-        return e;
+        return std::move(e);
     };
     return readRows<EvaluationSummary>(query, where(), "cannot read the evaluations of run " + number(runId), read);
 }

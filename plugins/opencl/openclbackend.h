@@ -4,14 +4,7 @@
 // plan. Written against the OpenCL 1.2 API so that it runs on 1.2 drivers too; newer queries
 // (OpenCL C versions of 3.0 devices) are used only where the device reports them.
 
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-// clCreateCommandQueue is deprecated from 2.0 on but is the only queue constructor a 1.2 platform has.
-#ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#endif
-#include <CL/cl.h>
+#include "clapi.h"
 
 #include "backend.h"
 

@@ -4,13 +4,7 @@
 // figures against what this device really does. Measuring takes a second or so, so the backend keeps
 // results per device in the harness's CeilingsCache, beside the CUDA worker's entries.
 
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#ifndef CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
-#endif
-#include <CL/cl.h>
+#include "clapi.h"
 
 #include "protocol.h"
 

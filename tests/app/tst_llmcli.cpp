@@ -27,20 +27,16 @@ Run kforge(const QStringList& args) {
 class TestLlmCli : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
-    QProcess m_server;
+    kforgetest::ScriptedLlmServer m_server;
     int m_port = 0;
 
 private slots:
     void initTestCase() {
-        m_port = kforgetest::startScriptedLlmServer(m_server, m_dir.path(), QStringLiteral(KFORGE_FAKE_LLM_SERVER));
+        m_port = m_server.start(QStringLiteral(KFORGE_FAKE_LLM_SERVER), m_dir.path());
         QVERIFY(m_port > 0);
     }
 
-    void cleanupTestCase() {
-        m_server.terminate();
-        if (!m_server.waitForFinished(5000))
-            m_server.kill();
-    }
+    void cleanupTestCase() { m_server.stop(); }
 
     void badLlmOptions_data() {
         QTest::addColumn<QStringList>("args");

@@ -84,19 +84,51 @@ inline QJsonArray vectorAddRules() {
 
 // Starts the server on 127.0.0.1 with the vector_add script written into `dir`; returns its port,
 // or 0 when it did not start.
-inline int startScriptedLlmServer(QProcess& server, const QString& dir, const QString& program) {
-    const QString script = dir + QStringLiteral("/llm-script.json");
-    QFile f(script);
-    if (!f.open(QIODevice::WriteOnly))
-        return 0;
-    f.write(QJsonDocument(QJsonObject{{QStringLiteral("rules"), vectorAddRules()}}).toJson());
-    f.close();
-    server.start(program, {QStringLiteral("--script"), script});
-    if (!server.waitForStarted(10000))
-        return 0;
-    for (int waited = 0; !server.canReadLine() && waited < 200; ++waited)
-        server.waitForReadyRead(100);
-    return QString::fromUtf8(server.readLine()).trimmed().section(QLatin1Char(' '), 1).toInt();
-}
+// The fake LLM server (tests/fakes) as a suite's fixture: started with a script on 127.0.0.1, ended
+// with the suite (asked first, then killed).
+class ScriptedLlmServer {
+public:
+    ScriptedLlmServer() = default;
+    ScriptedLlmServer(const ScriptedLlmServer&) = delete;
+    ScriptedLlmServer& operator=(const ScriptedLlmServer&) = delete;
+    ~ScriptedLlmServer() { stop(); }
+
+    // The port it listens on, or 0 when it did not start. The script goes to `dir`; with `log`,
+    // every request is written there.
+    int start(const QString& program, const QString& dir, const QJsonObject& script, const QString& log = {}) {
+        const QString path = dir + QStringLiteral("/llm-script.json");
+        QFile f(path);
+        if (!f.open(QIODevice::WriteOnly))
+            return 0;
+        f.write(QJsonDocument(script).toJson());
+        f.close();
+        QStringList args{QStringLiteral("--script"), path};
+        if (!log.isEmpty())
+            args << QStringLiteral("--log") << log;
+        m_process.start(program, args);
+        if (!m_process.waitForStarted(10000))
+            return 0;
+        for (int waited = 0; !m_process.canReadLine() && waited < 200; ++waited)
+            m_process.waitForReadyRead(100);
+        const QString line = QString::fromUtf8(m_process.readLine()).trimmed();
+        return line.startsWith(QLatin1String("listening ")) ? line.section(QLatin1Char(' '), 1).toInt() : 0;
+    }
+    // The vector_add script of the searches with language models.
+    int start(const QString& program, const QString& dir) {
+        return start(program, dir, QJsonObject{{QStringLiteral("rules"), vectorAddRules()}});
+    }
+
+    void stop() {
+        if (m_process.state() == QProcess::NotRunning)
+            return;
+        m_process.terminate();
+        if (!m_process.waitForFinished(5000))
+            m_process.kill();
+        m_process.waitForFinished(5000);
+    }
+
+private:
+    QProcess m_process;
+};
 
 } // namespace kforgetest

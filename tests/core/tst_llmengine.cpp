@@ -82,7 +82,7 @@ class TestLlmEngine : public QObject {
     Q_OBJECT
 
     QTemporaryDir m_dir;
-    QProcess m_server;
+    kforgetest::ScriptedLlmServer m_server;
     int m_port = 0;
     static constexpr double kBudgetUsd = 0.09;
 
@@ -145,27 +145,12 @@ class TestLlmEngine : public QObject {
 private slots:
     void initTestCase() {
         QVERIFY(m_dir.isValid());
-        const QString scriptPath = m_dir.filePath(QStringLiteral("script.json"));
-        QFile f(scriptPath);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(QJsonDocument(script()).toJson());
-        f.close();
-        m_server.start(QStringLiteral(KFORGE_FAKE_LLM_SERVER),
-                       {QStringLiteral("--script"), scriptPath, QStringLiteral("--log"),
-                        m_dir.filePath(QStringLiteral("requests.jsonl"))});
-        QVERIFY2(m_server.waitForStarted(10000), qPrintable(m_server.errorString()));
-        QTRY_VERIFY_WITH_TIMEOUT(m_server.canReadLine(), 20000);
-        const QString line = QString::fromUtf8(m_server.readLine()).trimmed();
-        QVERIFY2(line.startsWith(QLatin1String("listening ")), qPrintable(line));
-        m_port = line.section(QLatin1Char(' '), 1).toInt();
+        m_port = m_server.start(QStringLiteral(KFORGE_FAKE_LLM_SERVER), m_dir.path(), script(),
+                                m_dir.filePath(QStringLiteral("requests.jsonl")));
         QVERIFY(m_port > 0);
     }
 
-    void cleanupTestCase() {
-        m_server.terminate();
-        if (!m_server.waitForFinished(5000))
-            m_server.kill();
-    }
+    void cleanupTestCase() { m_server.stop(); }
 
     void scriptedRunShowsEveryOperatorAndStopsOnMoney() {
         const QString db = m_dir.filePath(QStringLiteral("llm.kforge"));

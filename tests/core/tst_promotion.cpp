@@ -194,6 +194,44 @@ private slots:
         QCOMPARE(bestConfirmed(confirmed, p).candidate, qint64(0));
     }
 
+    // A run's promotions end to end: the best of a batch is re-measured, a re-measurement that holds
+    // promotes it, one that falls back is recorded as rejected with the best it had to beat, a veto
+    // of the best brings back the one before, and an accepted review is considered once.
+    void promotionsOfARun() {
+        Population p = population({{1, Fitness{true, 1.5}}, {2, Fitness{true, 2.5}}, {3, Fitness{true, 3.0}}});
+        Promotions promotions;
+        QCOMPARE(promotions.next(p, {1, 2}), std::optional<qint64>(2));
+        auto remeasured = [](double speedup) {
+            protocol::EvaluateResult r;
+            r.status = protocol::Status::Ok;
+            r.speedup = speedup;
+            return r;
+        };
+        auto v = promotions.confirm(2, remeasured(2.4), p);
+        QCOMPARE(v.event, model::EventKind::NewBest);
+        QVERIFY(v.bestChanged);
+        QCOMPARE(promotions.best().candidate, qint64(2));
+        QCOMPARE(v.data.value(QStringLiteral("first_speedup")).toDouble(), 2.5);
+        QCOMPARE(v.data.value(QStringLiteral("confirmed_speedup")).toDouble(), 2.4);
+
+        QVERIFY2(!promotions.next(p, {2}), "a confirmed candidate is not re-measured again");
+        promotions.reviewAccepted(3);
+        QCOMPARE(promotions.next(p, {}), std::optional<qint64>(3));
+        QVERIFY2(!promotions.next(p, {}), "an accepted review is considered once");
+
+        v = promotions.confirm(3, remeasured(2.41), p); // within the noise margin of 2.4
+        QCOMPARE(v.event, model::EventKind::PromotionRejected);
+        QVERIFY(!v.bestChanged);
+        QCOMPARE(v.data.value(QStringLiteral("previous_best")).toDouble(), 2.4);
+
+        v = promotions.confirm(1, remeasured(1.45), p);
+        QCOMPARE(v.event, model::EventKind::PromotionRejected);
+        p.setVetoed(2);
+        QVERIFY(promotions.recompute(p));
+        QCOMPARE(promotions.best().candidate, qint64(0)); // 1 and 3 were never confirmed
+        QVERIFY(!promotions.recompute(p));
+    }
+
     void unrequestableIsRejectedWithTheReason() {
         const auto r = unrequestable("launch plan: grid X is 0");
         QCOMPARE(r.status, protocol::Status::Rejected);

@@ -68,21 +68,19 @@ void fillSetup(RunSetupDialog& d, const QString& store, int port, int budget) {
 class TestMainWindow : public QObject {
     Q_OBJECT
     QTemporaryDir m_dir;
-    QProcess m_server;
+    kforgetest::ScriptedLlmServer m_server;
     int m_port = 0;
 
 private slots:
     void initTestCase() {
         QStandardPaths::setTestModeEnabled(true);
-        m_port = kforgetest::startScriptedLlmServer(m_server, m_dir.path(), QStringLiteral(KFORGE_FAKE_LLM_SERVER));
+        m_port = m_server.start(QStringLiteral(KFORGE_FAKE_LLM_SERVER), m_dir.path());
         QVERIFY(m_port > 0);
     }
 
     void cleanupTestCase() {
         QVERIFY2(joinWorkerThreads(), "the reader and engine threads end once their work is done");
-        m_server.terminate();
-        if (!m_server.waitForFinished(5000))
-            m_server.kill();
+        m_server.stop();
     }
 
     void startsWithoutARun() {
