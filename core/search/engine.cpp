@@ -31,8 +31,7 @@ Engine::Engine(Setup setup, QObject* parent) : QObject(parent), m_setup(std::mov
     m_evals = new Evaluations(this);
     connect(m_evals, &Evaluations::result, this, &Engine::onResult);
     connect(m_evals, &Evaluations::notice, this, &Engine::notice);
-    connect(m_evals, &Evaluations::drained, this,
-            [this] { finish(RunState::Stopped, QStringLiteral("stopped by the user")); });
+    connect(m_evals, &Evaluations::drained, this, &Engine::finishStopped);
 }
 
 Engine::~Engine() = default;
@@ -79,14 +78,13 @@ spec::Status Engine::open() {
     m_run = loaded->run;
     m_config = loaded->config;
     m_task = std::move(loaded->task);
-    m_dialect = loaded->dialect;
     m_sizes = loaded->sizes;
     m_diagnosis = std::move(loaded->diagnosis);
     m_space = loaded->space;
     m_experts = loaded->experts;
     m_experience = std::move(loaded->experience);
     m_record.attach(m_store.get(), m_run.id, [this](const QString& message) { fail(message); });
-    m_population.setDialect(m_dialect);
+    m_population.setDialect(m_config.backend);
     m_islands.reset(m_config.islands);
     const bool resuming = loaded->stored.has_value();
     if (resuming)
@@ -142,8 +140,8 @@ spec::Status Engine::connectExecutor() {
     if (!executor)
         return spec::fail(executor.error());
     m_executor = *executor;
-    m_evals->attach({&m_task, &m_config, m_dialect, m_sizes, m_diagnosis ? &*m_diagnosis : nullptr, &m_ceilings,
-                     &m_space, m_store.get(), m_run.id, &m_record, &m_population, &m_stored, &m_budget},
+    m_evals->attach({&m_task, &m_config, m_sizes, m_diagnosis ? &*m_diagnosis : nullptr, &m_ceilings, &m_space,
+                     m_store.get(), m_run.id, &m_record, &m_population, &m_stored, &m_budget},
                     m_executor);
     connect(m_executor, &eval::Executor::workersFailedToStart, this, [this](const QString& message) {
         fail(QStringLiteral("the %1 worker cannot start: %2").arg(model::backendName(m_config.backend), message));
@@ -170,7 +168,7 @@ spec::Status Engine::openLlm() {
     context.sizes = m_sizes;
     context.backend = model::backendName(m_config.backend);
     context.islands = m_config.islands;
-    context.dialect = m_dialect;
+    context.dialect = m_config.backend;
     context.store = m_store.get();
     context.runId = m_run.id;
     context.experience = m_experience.get();
@@ -213,6 +211,10 @@ void Engine::onCeilings(const diagnose::Ceilings& ceilings, const QString& probl
     scheduleNextGeneration();
 }
 
+void Engine::finishStopped() {
+    finish(RunState::Stopped, QStringLiteral("stopped by the user"));
+}
+
 void Engine::fail(const QString& message) {
     qCWarning(lcSearch) << "run failed:" << message;
     finish(RunState::Failed, message);
@@ -232,7 +234,7 @@ void Engine::nextGeneration() {
     if (m_finished)
         return;
     if (m_state == RunState::Stopping) {
-        finish(RunState::Stopped, QStringLiteral("stopped by the user"));
+        finishStopped();
         return;
     }
     if (m_state == RunState::Pausing || m_state == RunState::Paused) {
@@ -331,7 +333,7 @@ void Engine::onLlmProposed(const propose::LlmProposal& p) {
     m_llm.answered();
     if (m_state == RunState::Stopping) {
         if (m_evals->inFlight() == 0 && m_llm.pending() == 0)
-            finish(RunState::Stopped, QStringLiteral("stopped by the user"));
+            finishStopped();
         return;
     }
     if (p.ok && p.job.generation == m_generation && m_generation > m_completedGeneration) {
@@ -568,7 +570,7 @@ void Engine::apply(const EngineCommand& c) {
             if (m_state != RunState::Stopping)
                 writeRun();
             else if (m_evals->inFlight() == 0)
-                finish(RunState::Stopped, QStringLiteral("stopped by the user"));
+                finishStopped();
             else
                 m_evals->stop(); // the run finishes once the last evaluation has answered
             if (step->reschedule)

@@ -108,6 +108,7 @@ private:
     void onConfirmation(qint64 candidate, const protocol::EvaluateResult& result);
     void finishGeneration();
     void finish(RunState state, QString message);
+    void finishStopped(); // what a stop ends with once nothing is in flight
 
     // Steering.
     void drainCommands();
@@ -132,7 +133,6 @@ private:
     store::RunRecord m_run;
     RunRecorder m_record; // every write the run depends on
     spec::TaskBundle m_task;
-    spec::Dialect m_dialect = spec::Dialect::OpenCL;
     DescriptorSpace m_space;
     std::optional<diagnose::Diagnosis> m_diagnosis;
     diagnose::Ceilings m_ceilings;

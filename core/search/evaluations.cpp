@@ -43,19 +43,15 @@ void Evaluations::evaluate(qint64 candidate, model::EvaluationPurpose purpose) {
         handOn(candidate, purpose, known->second);
         return;
     }
-    auto request = candidateRequest(*m_c.task, *m_c.config, m_c.dialect, m_c.population->at(candidate).candidate);
+    auto request = candidateRequest(*m_c.task, *m_c.config, m_c.population->at(candidate).candidate);
     if (!request) {
         // A broken launch plan: stored as the candidate's result without asking a worker.
         const protocol::EvaluateResult r = unrequestable(request.error());
         QMetaObject::invokeMethod(
             this,
             [this, candidate, purpose, r] {
-                if (m_closed
-                    || !m_c.record->written(m_c.store->insertEvaluation(m_c.runId, candidate, purpose, r),
-                                            QStringLiteral("the evaluation of candidate %1").arg(candidate)))
-                    return;
-                m_c.budget->counted();
-                emit result(candidate, purpose, r);
+                if (!m_closed)
+                    settle(candidate, purpose, r);
             },
             Qt::QueuedConnection);
         return;
@@ -101,19 +97,24 @@ void Evaluations::onEvaluated(qint64 ticket, const protocol::EvaluateResult& res
         entry.cell = cellOf(entry.candidate, j.result);
         cell = entry.cell; // stored, so that views need not read the source
     }
+    settle(pending.candidate, pending.purpose, j.result, diagnose::toJson(j.findings),
+           j.roofline ? j.roofline->toJson() : QJsonObject(), cell);
+}
+
+void Evaluations::settle(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result,
+                         const QJsonArray& findings, const QJsonObject& roofline, std::optional<model::Cell> cell) {
     // Counted only once stored: the run's figures never include an evaluation the store lacks.
-    if (!m_c.record->written(m_c.store->insertEvaluation(m_c.runId, pending.candidate, pending.purpose, j.result,
-                                                         diagnose::toJson(j.findings),
-                                                         j.roofline ? j.roofline->toJson() : QJsonObject(), cell),
-                             QStringLiteral("the evaluation of candidate %1").arg(pending.candidate)))
+    if (!m_c.record->written(
+            m_c.store->insertEvaluation(m_c.runId, candidate, purpose, result, findings, roofline, cell),
+            QStringLiteral("the evaluation of candidate %1").arg(candidate)))
         return;
     m_c.budget->counted();
-    emit this->result(pending.candidate, pending.purpose, j.result);
+    emit this->result(candidate, purpose, result);
 }
 
 model::Cell Evaluations::cellOf(const model::Candidate& candidate, const protocol::EvaluateResult& result) const {
     KernelFacts facts;
-    facts.dialect = m_c.dialect;
+    facts.dialect = m_c.config->backend;
     facts.params = candidate.params;
     for (const auto& c : result.compile)
         if (c.role == "candidate")

@@ -28,8 +28,7 @@ public:
     // What evaluating needs; every pointer outlives the evaluations.
     struct Context {
         const spec::TaskBundle* task = nullptr;
-        const RunConfig* config = nullptr;
-        spec::Dialect dialect = spec::Dialect::OpenCL;
+        const RunConfig* config = nullptr; // its backend is the kernels' dialect
         spec::Sizes sizes;
         const diagnose::Diagnosis* diagnosis = nullptr; // null: no findings
         const diagnose::Ceilings* ceilings = nullptr;
@@ -69,6 +68,11 @@ private:
     };
     void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
     void handOn(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result);
+    // Stores a result and counts it against the budget, then hands it on; nothing when the store
+    // refuses it (the run fails through the recorder).
+    void settle(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result,
+                const QJsonArray& findings = {}, const QJsonObject& roofline = {},
+                std::optional<model::Cell> cell = std::nullopt);
 
     Context m_c;
     eval::Executor* m_executor = nullptr;

@@ -28,7 +28,7 @@ Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& 
 }
 
 spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config,
-                                                           spec::Dialect dialect, const model::Candidate& candidate) {
+                                                           const model::Candidate& candidate) {
     task::EvalSettings settings;
     settings.backend = model::backendName(config.backend);
     settings.variant = config.variant;
@@ -36,7 +36,7 @@ spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundl
     settings.options.device = config.device;
     const QString file = QStringLiteral("candidate-%1.%2")
                              .arg(candidate.id)
-                             .arg(dialect == spec::Dialect::Cuda ? QStringLiteral("cu") : QStringLiteral("cl"));
+                             .arg(config.backend == model::Backend::Cuda ? QStringLiteral("cu") : QStringLiteral("cl"));
     auto request = task::makeEvalRequest(task, settings, candidate.source, file);
     if (request)
         request->candidate.params = candidate.params;

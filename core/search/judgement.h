@@ -38,7 +38,7 @@ Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& 
 // have been tuned on, the inputs it is verified and timed with; the seeds it used come back in
 // the result).
 spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config,
-                                                           spec::Dialect dialect, const model::Candidate& candidate);
+                                                           const model::Candidate& candidate);
 // The result stored for a candidate whose request could not be made (a broken launch plan).
 protocol::EvaluateResult unrequestable(const std::string& error);
 

@@ -20,12 +20,16 @@ void RunBudget::counted() {
     ++m_sessionEvaluations;
 }
 
+double RunBudget::sessionSeconds() const {
+    return m_session.isValid() ? m_session.elapsed() / 1000.0 : 0.0;
+}
+
 double RunBudget::elapsedSeconds() const {
-    return m_priorSeconds + (m_session.isValid() ? m_session.elapsed() / 1000.0 : 0.0);
+    return m_priorSeconds + sessionSeconds();
 }
 
 double RunBudget::sessionRate() const {
-    const double session = m_session.isValid() ? m_session.elapsed() / 1000.0 : 0.0;
+    const double session = sessionSeconds();
     return session > 0.5 ? m_sessionEvaluations / session : 0.0;
 }
 

@@ -30,6 +30,8 @@ public:
     double etaSeconds(const RunConfig& config) const; // until the evaluation budget is spent; -1: unknown
 
 private:
+    double sessionSeconds() const;
+
     qint64 m_evaluations = 0;
     qint64 m_sessionEvaluations = 0;
     double m_priorSeconds = 0.0;

@@ -127,7 +127,6 @@ spec::Expected<LoadedRun> loadRun(const EngineSetup& setup) {
                           + " baseline to start from (its task.json names none)");
     if (config.variant != QLatin1String("default") && !out.task.spec.variants.count(config.variant.toStdString()))
         return spec::fail("task " + out.task.spec.name + " has no size variant '" + config.variant.toStdString() + "'");
-    out.dialect = config.backend;
     if (auto sizes = out.task.spec.sizesFor(config.variant.toStdString()))
         out.sizes = *sizes;
     if (auto diagnosis = diagnose::Diagnosis::builtIn())

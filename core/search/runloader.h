@@ -68,7 +68,6 @@ struct LoadedRun {
     store::RunRecord run;                 // created (new run) or read (resumed)
     RunConfig config;
     spec::TaskBundle task;
-    spec::Dialect dialect = spec::Dialect::OpenCL;
     spec::Sizes sizes;
     std::optional<diagnose::Diagnosis> diagnosis;
     DescriptorSpace space;
