@@ -102,6 +102,23 @@ private slots:
         QCOMPARE(back->llm.models.at(0).model, QStringLiteral("qwen2.5-coder:7b"));
     }
 
+    void runConfigNamesItsBackend() {
+        RunConfig c;
+        c.backend = kforge::model::Backend::Cuda;
+        auto back = RunConfig::fromJson(c.toJson());
+        QVERIFY2(back, back ? "" : back.error().c_str());
+        QCOMPARE(back->backend, kforge::model::Backend::Cuda);
+        for (const QString& bad : {QStringLiteral("metal"), QString()}) {
+            QJsonObject json = c.toJson();
+            json.insert(QStringLiteral("backend"), bad);
+            const auto refused = RunConfig::fromJson(json);
+            QVERIFY(!refused);
+            QVERIFY2(QString::fromStdString(refused.error())
+                         .contains(QStringLiteral("backend must be opencl or cuda, not '%1'").arg(bad)),
+                     refused.error().c_str());
+        }
+    }
+
     void badJson_data() {
         QTest::addColumn<QJsonObject>("json");
         QTest::addColumn<QString>("message");

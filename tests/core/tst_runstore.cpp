@@ -175,6 +175,7 @@ private slots:
     void llmOperatorIsStoredAndDerivedForOlderRuns();
     void upgradesARealVersion1Store();
     void reviewQueue();
+    void unknownStoredNamesAreNamed();
     void llmCallsAndStrategies();
     void analysisRoundTrips();
     void slicesSummariesAndCells();
@@ -418,6 +419,44 @@ void TestRunStore::llmCallsAndStrategies() {
     QCOMPARE(strategies->at(1).parent, std::optional<qint64>(1));
     QCOMPARE(strategies->at(1).generation, 3);
     QCOMPARE(strategies->at(1).text, QStringLiteral("Fuse better."));
+}
+
+// A name this build does not know, in a store written by a newer one or edited by hand: a run's
+// backend or state fails naming the run and the value; an event kind is kept with its name.
+void TestRunStore::unknownStoredNamesAreNamed() {
+    const QString path = newPath();
+    auto store = openStore(path);
+    QVERIFY(store);
+    auto id = store->createRun(makeRun());
+    QVERIFY2(id, why(id));
+    QVERIFY(store->insertEvent(*id, 0, kforge::model::EventKind::Pause, {}));
+    {
+        RawDb db(path);
+        QVERIFY(db.exec("UPDATE events SET kind = 'snapshot'"));
+        QVERIFY(db.exec("UPDATE runs SET backend = 'metal'"));
+    }
+    auto events = store->events(*id);
+    QVERIFY2(events, why(events));
+    QCOMPARE(events->at(0).kind, kforge::model::EventKind::Unknown);
+    QCOMPARE(events->at(0).kindName, QStringLiteral("snapshot"));
+    auto run = store->run(*id);
+    QVERIFY(!run);
+    QVERIFY2(says(run.error(), QStringLiteral("has an unknown backend 'metal' (known: cuda, opencl)")),
+             run.error().c_str());
+    {
+        RawDb db(path);
+        QVERIFY(db.exec("UPDATE runs SET backend = 'cuda', state = 'sleeping'"));
+    }
+    run = store->run(*id);
+    QVERIFY(!run);
+    QVERIFY2(says(run.error(), QStringLiteral("has an unknown state 'sleeping'")), run.error().c_str());
+    {
+        RawDb db(path);
+        QVERIFY(db.exec("UPDATE runs SET state = 'created'")); // what earlier versions wrote
+    }
+    run = store->run(*id);
+    QVERIFY2(run, why(run));
+    QCOMPARE(run->state, kforge::model::RunState::Starting);
 }
 
 void TestRunStore::reviewQueue() {
