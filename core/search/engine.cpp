@@ -63,8 +63,7 @@ void Engine::start() {
     writeRun();
     emit started(m_run.id, m_store->path());
     scheduleProgress();
-    if (!m_waitingForCeilings)
-        scheduleNextGeneration();
+    scheduleNextGeneration(); // waits for the ceilings and the keys
 }
 
 spec::Status Engine::open() {
@@ -104,6 +103,8 @@ spec::Status Engine::open() {
     m_offspring.setSources(std::move(sources));
     m_learning.attach(m_experience.get(), {q(m_task.spec.family), q(m_task.spec.name),
                                            model::backendName(m_config.backend), m_store->path(), m_run.id});
+    m_curation.attach({m_store.get(), m_run.id, &m_record, &m_population, &m_islands, &m_promotions, &m_learning},
+                      std::move(m_stored.reviews));
 
     if (auto connected = connectExecutor(); !connected)
         return connected;
@@ -123,14 +124,7 @@ spec::Status Engine::open() {
 
 void Engine::replayStored(StoredRun stored) {
     m_budget.resume(stored.evaluations, stored.wallSeconds);
-    for (model::Candidate& c : stored.candidates) {
-        m_nextId = std::max(m_nextId, c.id + 1);
-        Entry e;
-        e.candidate = std::move(c);
-        e.templateKey = model::candidateKey(e.candidate.source, {}); // its key and params are stored
-        m_population.add(std::move(e));
-    }
-    stored.candidates.clear();
+    m_population.restore(std::move(stored.candidates));
     m_steering.setStoredActions(std::move(stored.humanEvents));
     m_stored = std::move(stored);
 }
@@ -140,75 +134,42 @@ spec::Status Engine::connectExecutor() {
     if (!executor)
         return spec::fail(executor.error());
     m_executor = *executor;
-    m_evals->attach({&m_task, &m_config, m_sizes, m_diagnosis ? &*m_diagnosis : nullptr, &m_ceilings, &m_space,
-                     m_store.get(), m_run.id, &m_record, &m_population, &m_stored, &m_budget},
+    m_evals->attach({&m_task, &m_config, m_sizes, m_diagnosis ? &*m_diagnosis : nullptr, &m_space, m_store.get(),
+                     m_run.id, &m_record, &m_population, &m_stored, &m_budget},
                     m_executor);
-    connect(m_executor, &eval::Executor::workersFailedToStart, this, [this](const QString& message) {
-        fail(QStringLiteral("the %1 worker cannot start: %2").arg(model::backendName(m_config.backend), message));
-    });
-    // The roofline needs the device's ceilings before the first result arrives.
-    connect(m_executor, &eval::Executor::ceilingsMeasured, this, [this](const protocol::CeilingsResult& c) {
-        onCeilings(diagnose::Ceilings::fromWorker(c.ceilings, q(c.device)), {});
-    });
-    connect(m_executor, &eval::Executor::ceilingsFailed, this,
-            [this](const QString& message) { onCeilings({}, message); });
+    connect(m_evals, &Evaluations::failed, this, &Engine::fail);
     connect(m_executor, &eval::Executor::shutDown, this, &Engine::released);
-    m_waitingForCeilings = true;
-    // Measured again at every run's start, with the device idle: the workers keep the highest
-    // measurement of each roof, so one disturbed measurement cannot make honest kernels look
-    // impossible for good.
-    m_executor->requestCeilings(m_config.device, /*refresh=*/true);
+    // The roofline needs the device's ceilings before the first result arrives.
+    connect(m_evals, &Evaluations::ceilingsReady, this, [this] {
+        if (m_llm)
+            m_llm.proposer()->setDevice(m_evals->ceilings().device, m_evals->ceilings().summary());
+        scheduleNextGeneration();
+    });
+    m_evals->measureCeilings();
     return spec::success();
 }
 
 spec::Status Engine::openLlm() {
     propose::LlmProposer::Context context;
     context.task = &m_task;
-    context.variant = m_config.variant;
     context.sizes = m_sizes;
-    context.backend = model::backendName(m_config.backend);
-    context.islands = m_config.islands;
-    context.dialect = m_config.backend;
     context.store = m_store.get();
     context.runId = m_run.id;
     context.experience = m_experience.get();
-    auto llm = LlmChildren::openProposer(m_config.llm, context, this);
-    if (!llm)
-        return spec::fail(llm.error());
-    if (*llm) {
-        connect(*llm, &propose::LlmProposer::proposed, this, &Engine::onLlmProposed);
-        connect(*llm, &propose::LlmProposer::notice, this, &Engine::notice);
-        // Keys are looked up before generation 0, without blocking: never from inside a
-        // proposal, where a store transaction is open.
-        m_waitingForKeys = true;
-        connect(*llm, &propose::LlmProposer::keysReady, this, [this] {
-            m_waitingForKeys = false;
-            scheduleNextGeneration();
-        });
-        (*llm)->lookUpKeys();
-    }
-    m_llm.setProposer(*llm, m_config.llm);
+    if (auto opened = m_llm.open(m_config, std::move(context), this); !opened || !m_llm)
+        return opened;
+    auto* llm = m_llm.proposer();
+    connect(llm, &propose::LlmProposer::proposed, this, &Engine::onLlmProposed);
+    connect(llm, &propose::LlmProposer::notice, this, &Engine::notice);
+    // Keys are looked up before generation 0, without blocking: never from inside a proposal,
+    // where a store transaction is open.
+    m_waitingForKeys = true;
+    connect(llm, &propose::LlmProposer::keysReady, this, [this] {
+        m_waitingForKeys = false;
+        scheduleNextGeneration();
+    });
+    llm->lookUpKeys();
     return spec::success();
-}
-
-void Engine::onCeilings(const diagnose::Ceilings& ceilings, const QString& problem) {
-    if (!m_waitingForCeilings || m_finished)
-        return;
-    m_waitingForCeilings = false;
-    m_ceilings = ceilings;
-    if (m_llm)
-        m_llm.proposer()->setDevice(ceilings.device, ceilings.summary());
-    QJsonObject data = ceilings.toJson();
-    if (!problem.isEmpty()) {
-        data.insert(QStringLiteral("problem"), problem);
-        emit notice(
-            QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only").arg(problem));
-    }
-    if (!m_record.written(
-            m_store->insertEvent(m_run.id, std::max(0, m_completedGeneration), model::EventKind::Ceilings, data),
-            QStringLiteral("the device's ceilings")))
-        return;
-    scheduleNextGeneration();
 }
 
 void Engine::finishStopped() {
@@ -228,7 +189,7 @@ void Engine::scheduleNextGeneration() {
 }
 
 void Engine::nextGeneration() {
-    if (m_finished || m_generation > m_completedGeneration || m_waitingForCeilings || m_waitingForKeys)
+    if (m_finished || m_generation > m_completedGeneration || m_evals->measuringCeilings() || m_waitingForKeys)
         return;
     drainCommands();
     if (m_finished)
@@ -307,7 +268,7 @@ std::vector<qint64> Engine::propose(int generation) {
 }
 
 qint64 Engine::addCandidate(model::Candidate candidate) {
-    candidate.id = m_nextId++;
+    candidate.id = m_population.nextId();
     Entry& e = m_population.add(m_population.prepare(std::move(candidate)));
     adopt(e);
     // On failure the entry is still kept, so that callers holding its id stay valid while the run
@@ -404,39 +365,12 @@ void Engine::completeGeneration() {
 }
 
 void Engine::integrate(Entry& entry) {
-    const auto& result = *entry.result;
-    entry.fitness = model::fitnessOf(result);
+    entry.fitness = model::fitnessOf(*entry.result);
     if (!entry.cell) // placed when its result arrived; replayed and rejected ones here
-        entry.cell = m_evals->cellOf(entry.candidate, result);
-    if (!entry.fitness.correct || entry.candidate.vetoed)
-        return;
-    // A suspicious result waits for a person instead of entering the archive; the task's own
-    // baseline is the reference point, never suspicious.
-    entry.review =
-        entry.candidate.origin == model::Origin::Seed ? QString() : reviewReason(entry, m_ceilings, m_config);
-    if (!entry.review.isEmpty()) {
-        auto known = m_stored.reviews.find(entry.candidate.id);
-        entry.reviewState = known != m_stored.reviews.end() ? known->second : model::ReviewState::Pending;
-        if (known == m_stored.reviews.end()) {
-            if (!m_record.written(m_store->requestReview(m_run.id, entry.candidate.id, entry.review),
-                                  QStringLiteral("the review request of candidate %1").arg(entry.candidate.id)))
-                return;
-            m_record.buffer(model::EventKind::ReviewRequested, {{QStringLiteral("candidate"), entry.candidate.id},
-                                                                {QStringLiteral("reason"), entry.review}});
-            emit notice(QStringLiteral("candidate %1 waits for review: %2").arg(entry.candidate.id).arg(entry.review));
-        }
-        if (entry.reviewState != model::ReviewState::Accepted)
-            return;
-    }
-    admit(entry);
-}
-
-void Engine::admit(const Entry& entry) {
-    // Seeds (the baseline) belong to every island; everything else to the island it was made on.
-    const auto& parents = entry.candidate.parents;
-    m_islands.admit(entry.candidate.id, *entry.cell, entry.fitness, entry.candidate.island,
-                    entry.candidate.origin == model::Origin::Seed,
-                    parents.isEmpty() ? std::nullopt : std::optional<qint64>(parents.front()));
+        entry.cell = m_evals->cellOf(entry.candidate, *entry.result);
+    // A suspicious result waits for a person instead of entering the archive.
+    if (const QString waits = m_curation.place(entry, m_evals->ceilings(), m_config); !waits.isEmpty())
+        emit notice(waits);
 }
 
 void Engine::migrate() {
@@ -481,14 +415,8 @@ void Engine::finishGeneration() {
     fillRunRecord();
     if (!m_record.endGeneration(m_generation, m_generation <= m_stored.generation, m_run, archives()))
         return;
-    for (const auto& change : m_steering.storedActionsAt(m_completedGeneration)) {
-        if (!m_population.contains(change.candidate))
-            continue;
-        if (change.kind == Steering::FlagChange::Kind::Veto)
-            setVetoed(change.candidate);
-        else
-            setPinned(change.candidate, change.kind == Steering::FlagChange::Kind::Pin);
-    }
+    if (m_curation.replay(m_steering.storedActionsAt(m_completedGeneration)))
+        bestMoved();
     emit generationCompleted(m_completedGeneration);
     scheduleProgress();
     scheduleNextGeneration();
@@ -555,18 +483,14 @@ void Engine::drainCommands() {
 }
 
 void Engine::apply(const EngineCommand& c) {
-    using K = EngineCommand::Kind;
-    auto record = [&](model::EventKind kind, QJsonObject data) {
-        if (!c.reason.isEmpty())
-            data.insert(QStringLiteral("reason"), c.reason);
-        m_record.event(m_completedGeneration, kind, data);
-    };
     const bool atBoundary = m_generation == m_completedGeneration;
     if (Steering::immediate(c.kind)) {
         if (auto step = Steering::runStep(c, m_state, atBoundary, m_config)) {
             m_state = step->state;
             m_run.config = m_config.toJson();
-            record(step->event, step->data);
+            if (!c.reason.isEmpty())
+                step->data.insert(QStringLiteral("reason"), c.reason);
+            m_record.event(m_completedGeneration, step->event, step->data);
             if (m_state != RunState::Stopping)
                 writeRun();
             else if (m_evals->inFlight() == 0)
@@ -578,54 +502,20 @@ void Engine::apply(const EngineCommand& c) {
         }
     } else if (const QString why = Steering::refusal(c, m_population, m_config.islands); !why.isEmpty()) {
         emit notice(why);
-    } else {
-        const QJsonObject who{{QStringLiteral("candidate"), c.candidate}};
-        switch (c.kind) {
-        case K::Pin:
-        case K::Unpin:
-            setPinned(c.candidate, c.kind == K::Pin);
-            record(c.kind == K::Pin ? model::EventKind::Pin : model::EventKind::Unpin, who);
-            if (c.kind == K::Pin)
-                m_learning.learnHumanAction(experience::HumanAction::Pin, c, m_population);
-            break;
-        case K::Veto:
-            setVetoed(c.candidate);
-            record(model::EventKind::Veto, who);
-            m_learning.learnHumanAction(experience::HumanAction::Veto, c, m_population);
-            break;
-        case K::AcceptReview:
-        case K::RejectReview: {
-            const bool accepted = c.kind == K::AcceptReview;
-            if (!m_record.written(m_store->decideReview(m_run.id, c.candidate, accepted, c.reason),
-                                  QStringLiteral("the review of candidate %1").arg(c.candidate)))
-                break;
-            Entry& e = m_population.at(c.candidate);
-            e.reviewState = accepted ? model::ReviewState::Accepted : model::ReviewState::Rejected;
-            m_stored.reviews[c.candidate] = e.reviewState;
-            record(accepted ? model::EventKind::ReviewAccepted : model::EventKind::ReviewRejected, who);
-            if (accepted) {
-                admit(e);                                 // an elite and a parent from now on
-                m_promotions.reviewAccepted(c.candidate); // and considered for promotion after this generation
-            } else {
-                setVetoed(c.candidate);
-            }
-            break;
-        }
-        case K::Inject: {
-            model::Candidate injected = Steering::injectedCandidate(c, m_config.islands);
-            record(model::EventKind::Inject,
-                   {{QStringLiteral("island"), injected.island}, {QStringLiteral("label"), injected.label}});
-            EngineCommand edit = c;
-            edit.injected.label = injected.label;
-            m_learning.learnHumanAction(experience::HumanAction::Edit, edit, m_population);
-            m_injected.push_back(std::move(injected));
-            if (m_state == RunState::Running && atBoundary)
-                scheduleNextGeneration();
-            break;
-        }
-        default:
-            break;
-        }
+    } else if (c.kind == EngineCommand::Kind::Inject) {
+        model::Candidate injected = Steering::injectedCandidate(c, m_config.islands);
+        QJsonObject data{{QStringLiteral("island"), injected.island}, {QStringLiteral("label"), injected.label}};
+        if (!c.reason.isEmpty())
+            data.insert(QStringLiteral("reason"), c.reason);
+        m_record.event(m_completedGeneration, model::EventKind::Inject, data);
+        EngineCommand edit = c;
+        edit.injected.label = injected.label;
+        m_learning.learnHumanAction(experience::HumanAction::Edit, edit, m_population);
+        m_injected.push_back(std::move(injected));
+        if (m_state == RunState::Running && atBoundary)
+            scheduleNextGeneration();
+    } else if (m_curation.apply(c, m_completedGeneration)) {
+        bestMoved();
     }
     if (m_record.attached() && !m_finished)
         m_record.archives(archives()); // a veto or a review decision may have changed them
@@ -637,22 +527,6 @@ QList<store::ArchiveMemberRecord> Engine::archives() const {
     for (const ArchiveMember& m : m_islands.members())
         members.push_back({m.island, m.cell, m.candidate, m.fitness.speedup});
     return members;
-}
-
-void Engine::setPinned(qint64 candidate, bool pinned) {
-    m_population.setPinned(candidate, pinned);
-    const auto& c = m_population.at(candidate).candidate;
-    m_record.written(m_store->setCandidateFlags(m_run.id, candidate, c.pinned, c.vetoed),
-                     QStringLiteral("the flags of candidate %1").arg(candidate));
-}
-
-void Engine::setVetoed(qint64 candidate) {
-    m_population.setVetoed(candidate);
-    m_islands.remove(candidate);
-    m_record.written(m_store->setCandidateFlags(m_run.id, candidate, false, true),
-                     QStringLiteral("the veto of candidate %1").arg(candidate));
-    if (m_promotions.recompute(m_population))
-        bestMoved();
 }
 
 void Engine::bestMoved() {

@@ -17,8 +17,10 @@
 //
 // The engine orchestrates; the decisions are policies beside it, each tested on its own:
 // Offspring (where children come from), parentselector, IslandModel, promotion and judgement,
-// LlmChildren, RunLearning, Steering, and RunLoader/RunRecorder for what is read and written.
+// Curation (pins, vetoes, reviews), LlmChildren, RunLearning, Steering, Evaluations (in flight,
+// and the device's ceilings), and RunLoader/RunRecorder for what is read and written.
 
+#include "search/curation.h"
 #include "search/enginetypes.h"
 #include "search/evaluations.h"
 #include "search/islandmodel.h"
@@ -84,7 +86,6 @@ private:
     spec::Status openLlm();
     void replayStored(StoredRun stored);
     void fail(const QString& message);
-    void onCeilings(const diagnose::Ceilings& ceilings, const QString& problem);
 
     // The generation loop.
     void scheduleNextGeneration();
@@ -102,7 +103,6 @@ private:
     void maybeCompleteGeneration();
     void completeGeneration();
     void integrate(Entry& entry);
-    void admit(const Entry& entry); // into the archives of its island (every island for seeds)
     void migrate();
     void considerPromotion();
     void onConfirmation(qint64 candidate, const protocol::EvaluateResult& result);
@@ -113,8 +113,6 @@ private:
     // Steering.
     void drainCommands();
     void apply(const EngineCommand& command);
-    void setPinned(qint64 candidate, bool pinned);
-    void setVetoed(qint64 candidate);
     void bestMoved(); // the confirmed best changed: into the run record and out to the views
     QList<store::ArchiveMemberRecord> archives() const; // as the store keeps them
 
@@ -135,9 +133,7 @@ private:
     spec::TaskBundle m_task;
     DescriptorSpace m_space;
     std::optional<diagnose::Diagnosis> m_diagnosis;
-    diagnose::Ceilings m_ceilings;
     spec::Sizes m_sizes;
-    bool m_waitingForCeilings = false;
     bool m_waitingForKeys = false; // of the LLM endpoints
     QList<propose::Expert> m_experts;
     std::unique_ptr<experience::ExperienceLibrary> m_experience;
@@ -151,7 +147,7 @@ private:
     RunLearning m_learning;
     Steering m_steering;
     Promotions m_promotions;
-    qint64 m_nextId = 1;
+    Curation m_curation; // pins, vetoes and reviews
 
     // Replay of a stored run: what it stored, consumed as its generations replay.
     StoredRun m_stored;

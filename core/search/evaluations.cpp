@@ -16,6 +16,37 @@ void Evaluations::attach(Context context, eval::Executor* executor) {
     m_c = std::move(context);
     m_executor = executor;
     connect(m_executor, &eval::Executor::evaluated, this, &Evaluations::onEvaluated);
+    connect(m_executor, &eval::Executor::workersFailedToStart, this, [this](const QString& message) {
+        emit failed(
+            QStringLiteral("the %1 worker cannot start: %2").arg(model::backendName(m_c.config->backend), message));
+    });
+    connect(m_executor, &eval::Executor::ceilingsMeasured, this, [this](const protocol::CeilingsResult& c) {
+        onCeilings(diagnose::Ceilings::fromWorker(c.ceilings, QString::fromStdString(c.device)), {});
+    });
+    connect(m_executor, &eval::Executor::ceilingsFailed, this,
+            [this](const QString& message) { onCeilings({}, message); });
+}
+
+void Evaluations::measureCeilings() {
+    m_measuringCeilings = true;
+    m_executor->requestCeilings(m_c.config->device, /*refresh=*/true);
+}
+
+void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& problem) {
+    if (!m_measuringCeilings || m_closed)
+        return;
+    m_measuringCeilings = false;
+    m_ceilings = ceilings;
+    QJsonObject data = ceilings.toJson();
+    if (!problem.isEmpty()) {
+        data.insert(QStringLiteral("problem"), problem);
+        emit notice(
+            QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only").arg(problem));
+    }
+    // Before generation 0: the first generation's results are judged against them.
+    if (m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
+                            QStringLiteral("the device's ceilings")))
+        emit ceilingsReady();
 }
 
 void Evaluations::handOn(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result) {
@@ -85,7 +116,7 @@ void Evaluations::onEvaluated(qint64 ticket, const protocol::EvaluateResult& res
             emit drained();
         return;
     }
-    const Judgement j = judge(result, {m_c.task, m_c.sizes, *m_c.ceilings, m_c.diagnosis, m_c.config});
+    const Judgement j = judge(result, {m_c.task, m_c.sizes, m_ceilings, m_c.diagnosis, m_c.config});
     if (j.impossible)
         emit notice(
             QStringLiteral("candidate %1 rejected: impossible timing: %2").arg(pending.candidate).arg(*j.impossible));

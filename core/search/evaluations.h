@@ -3,7 +3,8 @@
 // resumed run replays, its stored result comes back as it was); an answer is judged against the
 // device's roofs, stored with its findings, and counted against the budget, and only then handed
 // on. Stopping cancels what is in flight: answers that arrive after that are not results (a
-// resumed run evaluates those candidates again).
+// resumed run evaluates those candidates again). The device's ceilings, which judging needs, are
+// measured here before the first evaluation.
 
 #include "search/descriptors.h"
 #include "search/population.h"
@@ -31,7 +32,6 @@ public:
         const RunConfig* config = nullptr; // its backend is the kernels' dialect
         spec::Sizes sizes;
         const diagnose::Diagnosis* diagnosis = nullptr; // null: no findings
-        const diagnose::Ceilings* ceilings = nullptr;
         const DescriptorSpace* space = nullptr;
         store::RunStore* store = nullptr;
         qint64 runId = 0;
@@ -43,6 +43,14 @@ public:
 
     explicit Evaluations(QObject* parent = nullptr);
     void attach(Context context, eval::Executor* executor);
+
+    // Measures the device's ceilings (again, with the device idle: the workers keep the highest
+    // measurement of each roof, so one disturbed measurement cannot make honest kernels look
+    // impossible for good) and stores them; ceilingsReady() follows, also when they could not be
+    // measured (the roofline then holds achieved throughput only, with a notice saying so).
+    void measureCeilings();
+    bool measuringCeilings() const { return m_measuringCeilings; }
+    const diagnose::Ceilings& ceilings() const { return m_ceilings; }
 
     void evaluate(qint64 candidate, model::EvaluationPurpose purpose);
     int inFlight() const { return static_cast<int>(m_tickets.size()); }
@@ -59,7 +67,9 @@ signals:
     // point, findings and cell in its population entry by then.
     void result(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result);
     void drained();
+    void ceilingsReady();
     void notice(const QString& message);
+    void failed(const QString& message); // the executor's workers cannot start
 
 private:
     struct Pending {
@@ -67,6 +77,7 @@ private:
         model::EvaluationPurpose purpose = model::EvaluationPurpose::Search;
     };
     void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
+    void onCeilings(const diagnose::Ceilings& ceilings, const QString& problem);
     void handOn(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result);
     // Stores a result and counts it against the budget, then hands it on; nothing when the store
     // refuses it (the run fails through the recorder).
@@ -79,6 +90,8 @@ private:
     std::map<qint64, Pending> m_tickets;
     bool m_stopping = false;
     bool m_closed = false;
+    diagnose::Ceilings m_ceilings;
+    bool m_measuringCeilings = false;
 };
 
 } // namespace kforge::search

@@ -16,20 +16,21 @@ using util::q;
 
 } // namespace
 
-spec::Expected<propose::LlmProposer*> LlmChildren::openProposer(const llm::LlmSettings& settings,
-                                                                const propose::LlmProposer::Context& context,
-                                                                QObject* parent) {
-    if (!settings.enabled())
-        return static_cast<propose::LlmProposer*>(nullptr);
-    auto* llm = new propose::LlmProposer(settings, context, parent);
-    if (auto opened = llm->open(); !opened)
-        return spec::fail(opened.error());
-    return llm;
-}
-
-void LlmChildren::setProposer(propose::LlmProposer* proposer, const llm::LlmSettings& settings) {
-    m_llm = proposer;
-    m_settings = settings;
+spec::Status LlmChildren::open(const RunConfig& config, propose::LlmProposer::Context context, QObject* parent) {
+    m_settings = config.llm;
+    if (!m_settings.enabled())
+        return spec::success();
+    context.variant = config.variant;
+    context.backend = model::backendName(config.backend);
+    context.islands = config.islands;
+    context.dialect = config.backend;
+    auto* llm = new propose::LlmProposer(m_settings, context, parent);
+    if (auto opened = llm->open(); !opened) {
+        delete llm;
+        return opened;
+    }
+    m_llm = llm;
+    return spec::success();
 }
 
 bool LlmChildren::propose(int island, int generation, std::mt19937_64& rng, const Population& population,

@@ -25,10 +25,9 @@ class LlmChildren {
 public:
     using ParentSelection = std::function<std::optional<qint64>(std::mt19937_64&)>;
 
-    // The proposer, or null when `settings` name no model; `parent` owns it.
-    static spec::Expected<propose::LlmProposer*>
-    openProposer(const llm::LlmSettings& settings, const propose::LlmProposer::Context& context, QObject* parent);
-    void setProposer(propose::LlmProposer* proposer, const llm::LlmSettings& settings);
+    // Opens the run's proposer when `config` names a model (otherwise stays empty); what the
+    // context says of the run's variant, backend and islands comes from `config`. `parent` owns it.
+    spec::Status open(const RunConfig& config, propose::LlmProposer::Context context, QObject* parent);
     propose::LlmProposer* proposer() const { return m_llm; }
     explicit operator bool() const { return m_llm != nullptr; }
 

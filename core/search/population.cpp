@@ -22,6 +22,15 @@ Entry& Population::add(Entry entry) {
     return m_entries.insert_or_assign(id, std::move(entry)).first->second;
 }
 
+void Population::restore(std::vector<model::Candidate> candidates) {
+    for (model::Candidate& c : candidates) {
+        Entry e;
+        e.candidate = std::move(c);
+        e.templateKey = model::candidateKey(e.candidate.source, {});
+        add(std::move(e));
+    }
+}
+
 void Population::markTried(const Entry& entry) {
     if (auto* tuner = tunerFor(entry))
         tuner->markSeen(entry.candidate.params);

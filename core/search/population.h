@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <vector>
 
 namespace kforge::search {
 
@@ -38,6 +39,9 @@ public:
 
     // Registers an entry whose id, params and key are final.
     Entry& add(Entry entry);
+    // A resumed run's stored candidates, as they were stored (ids, keys and parameters final).
+    void restore(std::vector<model::Candidate> candidates);
+    qint64 nextId() const { return m_entries.empty() ? 1 : m_entries.rbegin()->first + 1; } // for a new candidate
     // The tuner of its template never proposes its configuration again.
     void markTried(const Entry& entry);
     // An entry for `candidate` with its parameters completed from the kernel's declared defaults,

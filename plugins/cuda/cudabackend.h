@@ -150,8 +150,6 @@ public:
     protocol::ProbeResult probe() override;
 
     spec::Status open(int device) override;
-    std::string deviceName() const override { return m_deviceName; }
-    spec::DeviceLimits limits() const override { return m_limits; }
 
     std::vector<protocol::Diagnostic> staticCheck(const std::string& source) const override;
 
@@ -223,8 +221,6 @@ private:
     StreamHandle m_stream;
     EventHandle m_start;
     EventHandle m_stop;
-    std::string m_deviceName;
-    spec::DeviceLimits m_limits;
     std::atomic<int> m_cc{0}; // read by compile() on other threads
     int m_maxThreadsPerSm = 2048;
     int m_registersPerBlock = 65536;

@@ -120,8 +120,9 @@ public:
 
     // Selects the device for the following calls. Cheap when it is already open.
     virtual spec::Status open(int device) = 0;
-    virtual std::string deviceName() const = 0;
-    virtual spec::DeviceLimits limits() const = 0;
+    // The open device: its name (empty while none is open) and limits.
+    const std::string& deviceName() const { return m_deviceName; }
+    const spec::DeviceLimits& limits() const { return m_limits; }
 
     // Problems in the source that reject it before compiling (vendor libraries, host tricks...).
     virtual std::vector<protocol::Diagnostic> staticCheck(const std::string& source) const = 0;
@@ -210,6 +211,11 @@ public:
     // True once an error has left the device unusable for this process (e.g. a sticky CUDA error):
     // the worker answers the request and exits so that the pool starts a fresh one.
     virtual bool deviceLost() const { return false; }
+
+protected:
+    // Set by open(), cleared when the device is closed.
+    std::string m_deviceName;
+    spec::DeviceLimits m_limits;
 };
 
 } // namespace kforge::harness

@@ -92,8 +92,6 @@ public:
     protocol::ProbeResult probe() override;
 
     spec::Status open(int device) override;
-    std::string deviceName() const override { return m_deviceName; }
-    spec::DeviceLimits limits() const override { return m_limits; }
 
     std::vector<protocol::Diagnostic> staticCheck(const std::string& source) const override;
 
@@ -137,8 +135,6 @@ private:
     cl_device_id m_device = nullptr;
     ContextHandle m_context;
     QueueHandle m_queue;
-    std::string m_deviceName;
-    spec::DeviceLimits m_limits;
     std::string m_clStd;
     cl_uint m_addressBits = 64;
     cl_ulong m_maxAlloc = 0;
