@@ -7,6 +7,8 @@ namespace kforge::cli {
 std::optional<int> dispatch(const QString& command, const QStringList& args) {
     if (command == QLatin1String("eval"))
         return evalCommand(args);
+    if (command == QLatin1String("import"))
+        return importCommand(args);
     if (command == QLatin1String("doctor"))
         return doctorCommand(args);
     if (command == QLatin1String("tasks"))
@@ -42,6 +44,7 @@ QString usage(bool gui) {
                        "  experience  the experience library: list, export, import (kforge experience --help)\n"
                        "  llm      language-model endpoints, keys, prices, and a run's LLM calls (kforge llm --help)\n"
                        "  eval     evaluate one kernel on a task (kforge eval --help)\n"
+                       "  import   a PyTorch operator (KernelBench format) as a task (kforge import --help)\n"
                        "  doctor   list backends and devices, and how to get what is missing\n"
                        "  tasks    list the built-in and user tasks\n");
     if (gui)

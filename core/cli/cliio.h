@@ -39,6 +39,7 @@ void addLlmOptions(QCommandLineParser& p);
 bool applyLlmOptions(const QCommandLineParser& p, llm::LlmSettings& settings, QString& error);
 
 int evalCommand(const QStringList& args);
+int importCommand(const QStringList& args);
 int doctorCommand(const QStringList& args);
 int tasksCommand(const QStringList& args);
 int runCommand(const QStringList& args);

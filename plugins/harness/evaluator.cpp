@@ -1,5 +1,7 @@
 #include "evaluator.h"
 
+#include "torchbridge.h"
+
 #include "compilelog.h"
 #include "inputs.h"
 #include "stats.h"
@@ -114,8 +116,8 @@ constexpr std::size_t kGuardBytes = 4096;
 
 class Evaluation {
 public:
-    Evaluation(Backend& backend, SeedCache& cache, const EvaluateRequest& request)
-        : m_backend(backend), m_cache(cache), m_req(request) {
+    Evaluation(Backend& backend, SeedCache& cache, const EvaluateRequest& request, TorchBridge* torch)
+        : m_backend(backend), m_cache(cache), m_req(request), m_torch(torch) {
         m_result.id = request.id;
     }
 
@@ -132,6 +134,7 @@ private:
     // Inputs (and, with reference data, expected outputs) for one seed; `stress` names a stress set.
     bool makeSeed(std::uint64_t seed, const spec::StressSpec* stress, bool cacheable, SeedData& out);
     bool computeExpected(SeedData& s);
+    bool computeExpectedWithTorch(SeedData& s); // the task's PyTorch form is its reference
     // Empty while the guard regions around the candidate's buffers hold their poison, else where
     // the candidate wrote into one.
     Expected<std::string> checkGuards(const Prepared& p);
@@ -186,7 +189,9 @@ private:
     unsigned char m_guardByte = 0xA5;
     std::string m_phase; // where the time goes now (phaseSeconds)
     Clock::time_point m_phaseStart;
-    std::unique_ptr<Prepared> m_reference;
+    std::unique_ptr<Prepared> m_reference; // a reference kernel (none when PyTorch is the reference)
+    TorchBridge* m_torch = nullptr;        // set when PyTorch is
+    bool m_torchNoted = false;             // its note (e.g. why not float64) is in the diagnostics
     std::unique_ptr<Prepared> m_candidate;
     std::unique_ptr<Prepared> m_baseline;
 };
@@ -599,6 +604,7 @@ bool Evaluation::generateInputs() {
         SeedData data;
     };
     std::vector<Job> jobs;
+    jobs.reserve(verification.size() + m_req.task.stress.size() + m_result.timingSeeds.size());
     for (std::uint64_t seed : verification)
         jobs.push_back({seed, nullptr, m_cacheable.count(seed) > 0, false, {}});
     if (o.stress)
@@ -643,6 +649,8 @@ bool Evaluation::computeExpected(SeedData& s) {
             e.enterPhase(previous);
         }
     } phase{*this, enterPhase("reference")};
+    if (m_torch)
+        return computeExpectedWithTorch(s);
     m_backend.setWatched(false); // trusted code: only its outputs are wanted
     auto run = runOnce(*m_reference, 0, s, 0, s.expected, nullptr);
     if (!run) {
@@ -658,6 +666,25 @@ bool Evaluation::computeExpected(SeedData& s) {
                                              + " elements of '" + m_req.task.outputs[i].name + "' unwritten");
             return false;
         }
+    }
+    if (s.stress.empty() && m_cacheable.count(s.seed))
+        m_cache.insert(cacheKey(s.seed), s);
+    return true;
+}
+
+bool Evaluation::computeExpectedWithTorch(SeedData& s) {
+    for (std::size_t i = 0; i < m_req.task.outputs.size(); ++i)
+        s.expected.push_back(makeTensor(m_req.task.outputs[i].dtype, m_outputCounts[i]));
+    auto computed = m_torch->compute(m_req.reference, m_req.task, m_sizes, s.inputs, s.expected);
+    if (!computed) {
+        s.expected.clear();
+        m_result.diagnostics.push_back({"runtime", "error", computed.error(), "reference", 0, 0});
+        finish(Status::RuntimeError, "the task's PyTorch reference failed (" + s.label() + "): " + computed.error());
+        return false;
+    }
+    if (!computed->empty() && !m_torchNoted) {
+        m_torchNoted = true;
+        m_result.diagnostics.push_back({"verification", "info", *computed, "reference", 0, 0});
     }
     if (s.stress.empty() && m_cacheable.count(s.seed))
         m_cache.insert(cacheKey(s.seed), s);
@@ -1029,7 +1056,13 @@ EvaluateResult Evaluation::run() {
                                      || !std::all_of(m_result.seeds.begin(), m_result.seeds.end(), hasData)
                                      || !std::all_of(m_result.timingSeeds.begin(), m_result.timingSeeds.end(), hasData);
         m_candidate = std::make_unique<Prepared>(m_backend);
-        if (referenceNeeded) {
+        if (referenceNeeded && m_req.reference.form == "torch") {
+            if (!m_torch) {
+                finish(Status::RuntimeError, "this worker cannot compute a PyTorch reference");
+                return m_result;
+            }
+        } else if (referenceNeeded) {
+            m_torch = nullptr;
             m_reference = std::make_unique<Prepared>(m_backend);
             if (!bind(*m_reference, m_req.reference, true))
                 return m_result;
@@ -1052,6 +1085,7 @@ EvaluateResult Evaluation::run() {
             if (p)
                 all.push_back(p);
         std::vector<std::future<CompileOutput>> compiles;
+        compiles.reserve(all.size());
         for (Prepared* p : all)
             compiles.push_back(std::async(
                 std::launch::async, [this, p] { return m_backend.compile(p->source, p->plan.defines, p->role); }));
@@ -1060,6 +1094,7 @@ EvaluateResult Evaluation::run() {
         const bool generated = generateInputs();
         enterPhase("compile");
         std::vector<CompileOutput> outputs;
+        outputs.reserve(compiles.size());
         for (auto& f : compiles)
             outputs.push_back(f.get());
         if (!generated)
@@ -1126,9 +1161,23 @@ void SeedCache::insert(const std::string& key, const SeedData& data) {
     m_bytes += bytes;
 }
 
+Evaluator::Evaluator(Backend& backend, std::size_t cacheBytes) : m_backend(backend), m_seeds(cacheBytes) {}
+Evaluator::~Evaluator() = default;
+
 EvaluateResult Evaluator::evaluate(const EvaluateRequest& request) {
     const auto t0 = Clock::now();
-    Evaluation evaluation(m_backend, m_seeds, request);
+    TorchBridge* torch = nullptr;
+    if (request.reference.form == "torch") {
+        // One PyTorch process per worker and device, started on first use and kept.
+        const std::string device =
+            m_backend.name() == "cuda" ? "cuda:" + std::to_string(request.options.device) : std::string("cpu");
+        if (!m_torch || m_torchDevice != device) {
+            m_torch = std::make_unique<TorchBridge>(device);
+            m_torchDevice = device;
+        }
+        torch = m_torch.get();
+    }
+    Evaluation evaluation(m_backend, m_seeds, request, torch);
     EvaluateResult r = evaluation.run();
     evaluation.enterPhase("");
     r.phaseSeconds = evaluation.phaseSeconds();

@@ -8,8 +8,11 @@
 #include "inputs.h"
 
 #include <map>
+#include <memory>
 
 namespace kforge::harness {
+
+class TorchBridge;
 
 // One verification seed's inputs and expected outputs.
 struct SeedData {
@@ -49,14 +52,18 @@ private:
 class Evaluator {
 public:
     // `cacheBytes`: how much host memory the seed cache may hold (0 turns it off).
-    explicit Evaluator(Backend& backend, std::size_t cacheBytes = std::size_t{1} << 30)
-        : m_backend(backend), m_seeds(cacheBytes) {}
+    explicit Evaluator(Backend& backend, std::size_t cacheBytes = std::size_t{1} << 30);
+    ~Evaluator();
+    Evaluator(const Evaluator&) = delete;
+    Evaluator& operator=(const Evaluator&) = delete;
 
     protocol::EvaluateResult evaluate(const protocol::EvaluateRequest& request);
 
 private:
     Backend& m_backend;
     SeedCache m_seeds;
+    std::unique_ptr<TorchBridge> m_torch; // for tasks whose reference is PyTorch
+    std::string m_torchDevice;
 };
 
 } // namespace kforge::harness

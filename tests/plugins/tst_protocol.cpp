@@ -69,6 +69,13 @@ private slots:
         QCOMPARE(r.options.seeds, (std::vector<std::uint64_t>{7, 8}));
         QCOMPARE(r.options.timing, false);
         QVERIFY(r.task.toJson() == original.task.toJson());
+        QCOMPARE(r.reference.form, std::string("kernel"));
+
+        auto torch = original;
+        torch.reference.form = "torch";
+        auto back = protocol::decodeRequest(protocol::encode(protocol::Request{torch}));
+        QVERIFY2(back.ok(), back.ok() ? "" : back.error().c_str());
+        QCOMPARE(std::get<protocol::EvaluateRequest>(*back).reference.form, std::string("torch"));
     }
 
     void malformedRequests_data() {
@@ -100,6 +107,14 @@ private slots:
         QTest::newRow("bad variant") << QString::fromStdString(
             R"({"id": 3, "type": "evaluate", "variant": "huge", "task": )" + std::string(kTask) + "}")
                                      << "no variant 'huge'";
+        QTest::newRow("unknown form") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "reference": {"source": "", "form": "jax"}, "candidate": {"source": ""}, "task": )"
+            + std::string(kTask) + "}")
+                                      << "evaluate.reference.form: unknown form 'jax'";
+        // PyTorch may compute the reference; candidates are always kernels.
+        QTest::newRow("torch candidate") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"role": "candidate", "source": "", "form": "torch"}, "task": )"
+            + std::string(kTask) + "}") << "evaluate.candidate.form: must be a kernel";
         QTest::newRow("bad options") << QString::fromStdString(
             R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"seeds": []}, "task": )"
             + std::string(kTask) + "}")

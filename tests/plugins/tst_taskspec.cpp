@@ -126,9 +126,18 @@ private slots:
         QTest::newRow("unknown backend") << "/reference/metal"
                                          << R"("r.metal")"
                                          << "reference.metal: unknown backend";
-        QTest::newRow("no baseline") << "/baseline"
-                                     << "{}"
-                                     << "baseline: must be an object of backend";
+        QTest::newRow("empty baseline") << "/baseline"
+                                        << "{}"
+                                        << "baseline: must be an object of backend";
+        QTest::newRow("torch baseline") << "/baseline/torch"
+                                        << R"("b.py")"
+                                        << "baseline.torch: unknown backend (known: opencl, cuda)";
+        QTest::newRow("torch reference not a file") << "/reference/torch"
+                                                    << "3"
+                                                    << "reference.torch: must be a Python file name";
+        QTest::newRow("no reference") << "/reference"
+                                      << "<remove>"
+                                      << "reference: missing";
         QTest::newRow("scalar dtype") << "/scalars/eps/dtype"
                                       << R"("real")"
                                       << "scalars.eps.dtype: unknown dtype 'real'";
@@ -140,6 +149,18 @@ private slots:
             << "/reference_data"
             << R"([{"variant": "small", "seed": 1, "inputs": {"x": "x.bin"}, "outputs": {}}])"
             << "no file for output 'y'";
+    }
+    void pyTorchReferenceNeedsNoBaseline() {
+        // A task imported from PyTorch: PyTorch is the reference, and there is no baseline kernel.
+        json task = validTask();
+        task["reference"] = {{"torch", "reference.py"}};
+        task.erase("baseline");
+        auto t = TaskSpec::fromJson(task, "tasks/x/task.json");
+        QVERIFY2(t.ok(), t.ok() ? "" : t.error().c_str());
+        QCOMPARE(t->reference.at("torch"), std::string("reference.py"));
+        QVERIFY(t->baseline.empty());
+        QVERIFY2(!t->toJson().contains("baseline"), "no baseline is written back as none, not as {}");
+        QVERIFY(TaskSpec::fromJson(t->toJson(), "again").ok());
     }
     void rejectsBadFields() {
         QFETCH(QString, pointer);

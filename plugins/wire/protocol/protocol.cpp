@@ -47,7 +47,10 @@ template <typename T> T value(const json& j, const char* key, T fallback) {
 }
 
 json kernelToJson(const KernelInput& k) {
-    return {{"role", k.role}, {"file", k.file}, {"source", k.source}, {"params", k.params}};
+    json j{{"role", k.role}, {"file", k.file}, {"source", k.source}, {"params", k.params}};
+    if (k.form != "kernel")
+        j["form"] = k.form;
+    return j;
 }
 
 Expected<KernelInput> kernelFromJson(const json& j, const std::string& field) {
@@ -60,6 +63,9 @@ Expected<KernelInput> kernelFromJson(const json& j, const std::string& field) {
     k.source = src->get<std::string>();
     k.role = value<std::string>(j, "role", field);
     k.file = value<std::string>(j, "file", field);
+    k.form = value<std::string>(j, "form", std::string("kernel"));
+    if (k.form != "kernel" && k.form != "torch")
+        return Error{field + ".form: unknown form '" + k.form + "' (known: kernel, torch)"};
     if (auto p = j.find("params"); p != j.end()) {
         if (!p->is_object())
             return Error{field + ".params: must be an object of name: integer"};
@@ -373,6 +379,10 @@ Expected<Request> decodeRequest(const std::string& line) {
             return Error{k.error()};
         r.baseline = std::move(*k);
     }
+    // Only the reference may be computed by PyTorch: candidates and baselines are kernels.
+    for (const KernelInput* k : {&r.candidate, r.baseline ? &*r.baseline : nullptr})
+        if (k && k->form != "kernel")
+            return Error{"evaluate." + k->role + ".form: must be a kernel, not '" + k->form + "'"};
     auto opts = optionsFromJson(j.contains("options") ? j.at("options") : json());
     if (!opts)
         return Error{opts.error()};
@@ -545,13 +555,15 @@ spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task
                                                     const std::string& candidateSource,
                                                     const std::string& candidateFile, bool pairWithBaseline) {
     const auto& spec = task.spec;
-    for (const auto* files : {&task.referenceSource, &task.baselineSource}) {
-        if (!files->count(backend)) {
-            const char* what = files == &task.referenceSource ? "reference" : "baseline";
-            return spec::fail("task '" + spec.name + "' has no " + backend + " " + what + " (add it to \"" + what
-                              + "\" in task.json)");
-        }
-    }
+    // The backend's own reference kernel where the task has one; otherwise its PyTorch form.
+    const bool kernelReference = task.referenceSource.count(backend) > 0;
+    if (!kernelReference && !task.referenceSource.count("torch"))
+        return spec::fail("task '" + spec.name + "' has no " + backend
+                          + " reference (add a kernel, or a \"torch\" form, to \"reference\" in task.json)");
+    const bool hasBaseline = task.baselineSource.count(backend) > 0;
+    if (!hasBaseline && candidateSource.empty())
+        return spec::fail("task '" + spec.name + "' has no " + backend
+                          + " baseline to evaluate: give a candidate kernel (or add one to \"baseline\" in task.json)");
     if (auto sizes = spec.sizesFor(variant); !sizes)
         return spec::Error{sizes.error()};
 
@@ -559,15 +571,18 @@ spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task
     r.task = spec;
     r.variant = variant;
     r.options = options;
-    r.reference = {"reference", task.referenceFile.at(backend), task.referenceSource.at(backend), {}};
-    const KernelInput baseline{"baseline", task.baselineFile.at(backend), task.baselineSource.at(backend), {}};
+    const std::string referenceKey = kernelReference ? backend : "torch";
+    r.reference = {"reference",
+                   task.referenceFile.at(referenceKey),
+                   task.referenceSource.at(referenceKey),
+                   {},
+                   kernelReference ? "kernel" : "torch"};
     if (candidateSource.empty()) {
-        r.candidate = baseline;
-        r.candidate.role = "candidate";
+        r.candidate = {"candidate", task.baselineFile.at(backend), task.baselineSource.at(backend), {}};
     } else {
         r.candidate = {"candidate", candidateFile, candidateSource, {}};
-        if (pairWithBaseline)
-            r.baseline = baseline;
+        if (pairWithBaseline && hasBaseline) // without one, no speedup over it is reported
+            r.baseline = KernelInput{"baseline", task.baselineFile.at(backend), task.baselineSource.at(backend), {}};
     }
     return r;
 }

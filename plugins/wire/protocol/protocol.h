@@ -52,6 +52,9 @@ struct KernelInput {
     std::string file; // for messages only
     std::string source;
     std::map<std::string, std::int64_t> params; // overrides of declared parameter defaults
+    // "kernel": device code with a launch plan; "torch" (references only): a Python file whose
+    // reference() computes the outputs with PyTorch (see the worker's torchbridge.py).
+    std::string form = "kernel";
 };
 
 struct EvalOptions {

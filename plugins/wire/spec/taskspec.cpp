@@ -96,11 +96,12 @@ bool parseSizes(Validator& v, const json& obj, const std::string& field, Sizes& 
     }
     for (const auto& [name, value] : obj.items()) {
         if (!isIdentifier(name)) {
-            v.fail(field + "." + name, "is not a valid name (letters, digits and _, not starting with a digit)");
+            v.fail(std::string(field).append(".").append(name),
+                   "is not a valid name (letters, digits and _, not starting with a digit)");
             return false;
         }
         if (!value.is_number_integer() || value.get<std::int64_t>() <= 0) {
-            v.fail(field + "." + name, "must be a positive integer");
+            v.fail(std::string(field).append(".").append(name), "must be a positive integer");
             return false;
         }
         out[name] = value.get<std::int64_t>();
@@ -208,21 +209,26 @@ bool parseTensors(Validator& v, const json& root, const char* key, bool outputs,
     return true;
 }
 
+// `reference` (required) names a kernel file per backend and may name a PyTorch form ("torch": a
+// .py file); `baseline` (optional: a task imported from PyTorch has none) names kernel files only.
 bool parseKernelFiles(Validator& v, const json& root, const char* key, std::map<std::string, std::string>& out) {
-    const json* obj = v.member(root, "", key, true);
+    const bool reference = std::string(key) == "reference";
+    const json* obj = v.member(root, "", key, reference);
     if (!obj)
-        return false;
+        return !reference;
+    const std::string known = reference ? "opencl, cuda, torch" : "opencl, cuda";
     if (!obj->is_object() || obj->empty()) {
         v.fail(key, "must be an object of backend: kernel file, e.g. {\"opencl\": \"" + std::string(key) + ".cl\"}");
         return false;
     }
     for (const auto& [backend, file] : obj->items()) {
-        if (backend != "opencl" && backend != "cuda") {
-            v.fail(std::string(key) + "." + backend, "unknown backend (known: opencl, cuda)");
+        if (backend != "opencl" && backend != "cuda" && !(reference && backend == "torch")) {
+            v.fail(std::string(key) + "." + backend, "unknown backend (known: " + known + ")");
             return false;
         }
         if (!file.is_string() || file.get<std::string>().empty()) {
-            v.fail(std::string(key) + "." + backend, "must be a kernel file name");
+            v.fail(std::string(key) + "." + backend,
+                   backend == "torch" ? "must be a Python file name" : "must be a kernel file name");
             return false;
         }
         out[backend] = file.get<std::string>();
@@ -264,7 +270,7 @@ bool parseReferenceData(Validator& v, const json& root, std::vector<ReferenceDat
             }
             for (const auto& [name, file] : files->items()) {
                 if (!file.is_string()) {
-                    v.fail(field + "." + key + "." + name, "must be a file name");
+                    v.fail(std::string(field).append(".").append(key).append(".").append(name), "must be a file name");
                     return false;
                 }
                 (std::string(key) == "inputs" ? rd.inputs : rd.outputs)[name] = file.get<std::string>();
@@ -296,7 +302,8 @@ void checkConsistency(Validator& v, const TaskSpec& t) {
     for (const auto& [variant, sizes] : t.variants)
         for (const auto& [name, value] : sizes)
             if (!t.sizes.count(name))
-                v.fail("variants." + variant + "." + name, "is not one of the task's sizes");
+                v.fail(std::string("variants.").append(variant).append(".").append(name),
+                       "is not one of the task's sizes");
 
     std::vector<std::string> variants = t.variantNames();
     for (const std::string& variant : variants) {
@@ -549,7 +556,8 @@ json TaskSpec::toJson() const {
     j["flops"] = flops;
     j["bytes"] = bytes;
     j["reference"] = reference;
-    j["baseline"] = baseline;
+    if (!baseline.empty())
+        j["baseline"] = baseline;
     if (!referenceData.empty()) {
         json arr = json::array();
         for (const auto& rd : referenceData)
@@ -713,8 +721,8 @@ Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir) {
                     return fail(file.string() + ": " + field + ": " + count.error());
                 const auto expected = static_cast<std::uint64_t>(*count) * dtypeSize(t->dtype);
                 if (*actual != expected)
-                    return fail(file.string() + ": " + field + ": " + f + " has " + std::to_string(*actual)
-                                + " bytes, expected " + std::to_string(expected));
+                    return fail(file.string().append(": ").append(field).append(": ").append(f).append(" has ")
+                                + std::to_string(*actual) + " bytes, expected " + std::to_string(expected));
                 f = p->string();
             }
         }

@@ -1,0 +1,55 @@
+#pragma once
+// A task's PyTorch reference, computed by a Python process with PyTorch (torchbridge.py, built
+// into the worker) that the worker starts on first use and keeps. Tensors go both ways as raw
+// files in a private folder, in shared memory where there is one: KernelBench-sized tensors never
+// pass through a pipe. The reference runs in float64 where it can (on the GPU for the CUDA worker,
+// on the CPU otherwise), its outputs converted to the task's dtypes.
+//
+// The Python is $KFORGE_PYTHON, else the one the build found PyTorch in (packaging/install-deps.sh
+// --torch makes it), else python3. Every failure is a message naming what is missing or wrong.
+
+#include "inputs.h"
+
+#include "protocol.h"
+
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace kforge::harness {
+
+class TorchBridge {
+public:
+    // `device`: "cpu" or "cuda:K" (the CPU when PyTorch sees no GPU).
+    explicit TorchBridge(std::string device) : m_device(std::move(device)) {}
+    ~TorchBridge();
+    TorchBridge(const TorchBridge&) = delete;
+    TorchBridge& operator=(const TorchBridge&) = delete;
+
+    // The reference's outputs for `inputs` (in the task's input order) into `expected` (sized and
+    // typed by the caller). Returns a note for people (e.g. why float64 was not possible), or an
+    // error naming the reference file and what went wrong there.
+    spec::Expected<std::string> compute(const protocol::KernelInput& reference, const spec::TaskSpec& task,
+                                        const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
+                                        std::vector<HostTensor>& expected);
+
+    // The Python a bridge starts.
+    static std::string python();
+
+private:
+    spec::Status start();
+    void stop();
+    spec::Expected<std::string> readLine();
+    std::string stderrTail() const;
+
+    std::string m_device;
+    std::string m_dir; // private folder for the tensors and the bridge's stderr
+    pid_t m_pid = -1;
+    int m_in = -1;  // the bridge's stdin
+    int m_out = -1; // its stdout
+    std::string m_buffer;
+    std::string m_hello; // what it said on start
+    std::int64_t m_nextId = 1;
+};
+
+} // namespace kforge::harness

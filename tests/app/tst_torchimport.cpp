@@ -1,0 +1,271 @@
+// `kforge import` of PyTorch operators and their evaluation against PyTorch itself, as a user runs
+// them: KernelBench-format modules written for this suite (an elementwise op, a reduction, a norm,
+// an nn.Linear with bias, a module with two outputs) and a plain function become task folders with
+// named sizes, parameters as inputs, every output, a small variant and FLOPs; OpenCL kernels are
+// verified on PoCL against the PyTorch reference (a right one passes, one that forgets the bias
+// does not); modules that cannot be tasks, and a missing PyTorch, get messages that say why.
+// Needs the Python with PyTorch that `packaging/install-deps.sh --torch` makes (CI has it).
+
+#include "headlessrun.h"
+
+#include <QDir>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QTest>
+
+using namespace Qt::StringLiterals;
+
+namespace {
+
+using Run = kforgetest::HeadlessRun;
+
+QString data(const QString& file) {
+    return QStringLiteral(KFORGE_TORCH_TEST_DATA "/") + file;
+}
+
+Run importModule(const QString& file, const QString& out, QStringList more = {},
+                 const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+    return kforgetest::runHeadless(
+        QStringList{QStringLiteral("import"), data(file), QStringLiteral("--out"), out} + more, env);
+}
+
+QJsonObject taskJson(const QString& dir) {
+    QFile f(dir + QStringLiteral("/task.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+QStringList names(const QJsonArray& tensors) {
+    QStringList n;
+    for (const QJsonValue& t : tensors)
+        n << t.toObject()[QStringLiteral("name")].toString();
+    return n;
+}
+
+QStringList keys(const QJsonObject& o) {
+    QStringList k = o.keys();
+    k.sort();
+    return k;
+}
+
+QJsonObject evalJson(const QString& task, const QString& kernel, QStringList more = {},
+                     const QProcessEnvironment& env = QProcessEnvironment::systemEnvironment()) {
+    const Run r = kforgetest::runHeadless(QStringList{QStringLiteral("eval"), QStringLiteral("--task"), task,
+                                                      QStringLiteral("--kernel"), kernel, QStringLiteral("--variant"),
+                                                      QStringLiteral("small"), QStringLiteral("--json")}
+                                              + more,
+                                          env);
+    return QJsonDocument::fromJson(r.out).object();
+}
+
+} // namespace
+
+class TestTorchImport : public QObject {
+    Q_OBJECT
+    QTemporaryDir m_dir;
+
+    QString imported(const QString& module, QStringList more = {}) {
+        const QString out = m_dir.filePath(module);
+        if (!QFile::exists(out + QStringLiteral("/task.json"))) {
+            const Run r = importModule(module + QStringLiteral(".py"), out, more);
+            if (r.exitCode != 0)
+                qWarning("%s%s", r.out.constData(), r.err.constData());
+        }
+        return out;
+    }
+
+private slots:
+    void kernelBenchModules_data() {
+        QTest::addColumn<QString>("module");
+        QTest::addColumn<QString>("family");
+        QTest::addColumn<QStringList>("sizes");
+        QTest::addColumn<QStringList>("inputs");
+        QTest::addColumn<QStringList>("outputs");
+        QTest::addColumn<QString>("firstOutputShape");
+        QTest::newRow("elementwise") << u"elementwise"_s << u"elementwise"_s << QStringList{u"batch_size"_s, u"dim"_s}
+                                     << QStringList{u"x"_s} << QStringList{u"out"_s} << u"batch_size,dim"_s;
+        // reduce_dim says which axis, not how large anything is: it stays a constant.
+        QTest::newRow("reduction") << u"reduction"_s << u"reduction"_s
+                                   << QStringList{u"batch_size"_s, u"dim1"_s, u"dim2"_s} << QStringList{u"x"_s}
+                                   << QStringList{u"out"_s} << u"batch_size,1,dim2"_s;
+        QTest::newRow("norm with weight and bias")
+            << u"layernorm"_s << u"norm"_s << QStringList{u"batch_size"_s, u"dim1"_s, u"dim2"_s, u"features"_s}
+            << QStringList{u"x"_s, u"ln_weight"_s, u"ln_bias"_s} << QStringList{u"out"_s}
+            << u"batch_size,features,dim1,dim2"_s;
+        QTest::newRow("linear with bias")
+            << u"linear"_s << u"gemm"_s << QStringList{u"batch_size"_s, u"in_features"_s, u"out_features"_s}
+            << QStringList{u"x"_s, u"linear_weight"_s, u"linear_bias"_s} << QStringList{u"out"_s}
+            << u"batch_size,out_features"_s;
+        QTest::newRow("two outputs") << u"twooutputs"_s << u"reduction"_s << QStringList{u"cols"_s, u"rows"_s}
+                                     << QStringList{u"x"_s} << QStringList{u"out0"_s, u"out1"_s} << u"rows"_s;
+    }
+
+    void kernelBenchModules() {
+        QFETCH(QString, module);
+        QFETCH(QString, family);
+        QFETCH(QStringList, sizes);
+        QFETCH(QStringList, inputs);
+        QFETCH(QStringList, outputs);
+        QFETCH(QString, firstOutputShape);
+        const QJsonObject t = taskJson(imported(module));
+        QVERIFY2(!t.isEmpty(), "the import wrote no task.json");
+        QCOMPARE(t[QStringLiteral("family")].toString(), family);
+        QCOMPARE(keys(t[QStringLiteral("sizes")].toObject()), sizes);
+        QCOMPARE(names(t[QStringLiteral("inputs")].toArray()), inputs);
+        QCOMPARE(names(t[QStringLiteral("outputs")].toArray()), outputs);
+        QStringList shape;
+        for (const QJsonValue& d :
+             t[QStringLiteral("outputs")].toArray().at(0).toObject()[QStringLiteral("shape")].toArray())
+            shape << d.toString();
+        QCOMPARE(shape.join(QLatin1Char(',')), firstOutputShape);
+        QCOMPARE(t[QStringLiteral("reference")].toObject()[QStringLiteral("torch")].toString(),
+                 QStringLiteral("reference.py"));
+        QVERIFY(!t.contains(QStringLiteral("baseline")));
+        // A small variant, no larger than the defaults anywhere and smaller somewhere.
+        const QJsonObject small = t[QStringLiteral("variants")].toObject()[QStringLiteral("small")].toObject();
+        QCOMPARE(keys(small), sizes);
+        bool smaller = false;
+        for (const QString& k : sizes) {
+            QVERIFY(small[k].toInt() <= t[QStringLiteral("sizes")].toObject()[k].toInt());
+            smaller = smaller || small[k].toInt() < t[QStringLiteral("sizes")].toObject()[k].toInt();
+        }
+        QVERIFY(smaller);
+        // float32 outputs get float32 tolerances; the indices of a max are exact.
+        const QJsonObject first = t[QStringLiteral("outputs")].toArray().at(0).toObject();
+        QCOMPARE(first[QStringLiteral("dtype")].toString(), QStringLiteral("float32"));
+        QVERIFY(first[QStringLiteral("rtol")].toDouble() > 0.0);
+        if (module == QLatin1String("twooutputs")) {
+            const QJsonObject indices = t[QStringLiteral("outputs")].toArray().at(1).toObject();
+            QCOMPARE(indices[QStringLiteral("dtype")].toString(), QStringLiteral("int64"));
+            QCOMPARE(indices[QStringLiteral("atol")].toDouble(), 0.0);
+        }
+    }
+
+    void flopsFromPyTorch() {
+        QCOMPARE(taskJson(imported(QStringLiteral("linear")))[QStringLiteral("flops")].toString(),
+                 QStringLiteral("2 * batch_size * in_features * out_features"));
+        // The counter counts no elementwise work: one operation per element is assumed, and said.
+        const QJsonObject t = taskJson(imported(QStringLiteral("elementwise")));
+        QCOMPARE(t[QStringLiteral("flops")].toString(), QStringLiteral("batch_size * dim"));
+        QVERIFY(t[QStringLiteral("imported")].toObject()[QStringLiteral("notes")].toArray().at(0).toString().contains(
+            QLatin1String("FLOP counter")));
+    }
+
+    void parametersKeepTheirInitialisation() {
+        // nn.Linear(1024, 512) draws its weights from U(-1/32, 1/32).
+        const QJsonObject w =
+            taskJson(imported(QStringLiteral("linear")))[QStringLiteral("inputs")].toArray().at(1).toObject();
+        const QJsonObject init = w[QStringLiteral("init")].toObject();
+        QCOMPARE(init[QStringLiteral("kind")].toString(), QStringLiteral("uniform"));
+        QVERIFY(qAbs(init[QStringLiteral("high")].toDouble() - 1.0 / 32) < 1e-3);
+        QCOMPARE(names(w[QStringLiteral("shape")].toArray()).size(), 2);
+    }
+
+    void plainFunction() {
+        const QString out = m_dir.filePath(QStringLiteral("gelu"));
+        const Run r = importModule(
+            QStringLiteral("function.py"), out,
+            {QStringLiteral("--function"), QStringLiteral("gelu"), QStringLiteral("--name"), QStringLiteral("gelu")});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QVERIFY(r.out.contains("imported"));
+        const QJsonObject t = taskJson(out);
+        QCOMPARE(t[QStringLiteral("name")].toString(), QStringLiteral("gelu"));
+        QCOMPARE(keys(t[QStringLiteral("sizes")].toObject()), QStringList{QStringLiteral("n")});
+        const QJsonObject init =
+            t[QStringLiteral("inputs")].toArray().at(0).toObject()[QStringLiteral("init")].toObject();
+        QCOMPARE(init[QStringLiteral("kind")].toString(), QStringLiteral("uniform"));
+        QCOMPARE(init[QStringLiteral("low")].toDouble(), -4.0);
+        QCOMPARE(init[QStringLiteral("high")].toDouble(), 4.0);
+    }
+
+    void openClKernelsAgainstPyTorch() {
+        const QJsonObject ok = evalJson(imported(QStringLiteral("linear")), data(QStringLiteral("linear.cl")),
+                                        {QStringLiteral("--no-timing")});
+        QCOMPARE(ok[QStringLiteral("status")].toString(), QStringLiteral("ok"));
+        QCOMPARE(ok[QStringLiteral("outputs")].toArray().at(0).toObject()[QStringLiteral("mismatches")].toInt(), 0);
+        QVERIFY(ok[QStringLiteral("outputs")].toArray().at(0).toObject()[QStringLiteral("checked")].toInt() > 0);
+
+        const QJsonObject two = evalJson(imported(QStringLiteral("twooutputs")), data(QStringLiteral("twooutputs.cl")),
+                                         {QStringLiteral("--no-timing")});
+        QCOMPARE(two[QStringLiteral("status")].toString(), QStringLiteral("ok"));
+        QCOMPARE(two[QStringLiteral("outputs")].toArray().size(), 2);
+    }
+
+    void wrongKernelIsIncorrect() {
+        QFile right(data(QStringLiteral("linear.cl")));
+        QVERIFY(right.open(QIODevice::ReadOnly));
+        QByteArray source = right.readAll();
+        QVERIFY(source.contains("float acc = linear_bias[j];"));
+        source.replace("float acc = linear_bias[j];", "float acc = 0.0f; // the bias forgotten");
+        const QString wrong = m_dir.filePath(QStringLiteral("linear_nobias.cl"));
+        QFile f(wrong);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(source);
+        f.close();
+        const QJsonObject r = evalJson(imported(QStringLiteral("linear")), wrong, {QStringLiteral("--no-timing")});
+        QCOMPARE(r[QStringLiteral("status")].toString(), QStringLiteral("incorrect"));
+        QVERIFY(r[QStringLiteral("outputs")].toArray().at(0).toObject()[QStringLiteral("mismatches")].toInt() > 0);
+    }
+
+    void timedWithoutBaseline() {
+        // An imported task has no baseline kernel: the kernel is timed, no speedup is claimed.
+        const QJsonObject r = evalJson(imported(QStringLiteral("elementwise")), data(QStringLiteral("elementwise.cl")));
+        QCOMPARE(r[QStringLiteral("status")].toString(), QStringLiteral("ok"));
+        QVERIFY(r[QStringLiteral("timing")].toObject().contains(QStringLiteral("candidate")));
+        QVERIFY(!r.contains(QStringLiteral("speedup")) || r[QStringLiteral("speedup")].isNull());
+    }
+
+    void badModulesAreNamed_data() {
+        QTest::addColumn<QString>("module");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("random forward") << u"bad_random.py"_s << u"forward is random"_s;
+        QTest::newRow("in place") << u"bad_inplace.py"_s << u"changes its input 'x' in place"_s;
+        QTest::newRow("number returned") << u"bad_scalar_output.py"_s << u"forward returns float, not a tensor"_s;
+        QTest::newRow("no get_inputs") << u"bad_no_inputs.py"_s << u"no get_inputs()"_s;
+    }
+
+    void badModulesAreNamed() {
+        QFETCH(QString, module);
+        QFETCH(QString, message);
+        const QString out = m_dir.filePath(QStringLiteral("bad-") + module);
+        const Run r = importModule(module, out);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
+        QVERIFY2(!QFile::exists(out), "nothing is written for a module that cannot be a task");
+    }
+
+    void existingFolderIsKept() {
+        const QString out = imported(QStringLiteral("elementwise"));
+        const Run r = importModule(QStringLiteral("elementwise.py"), out);
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("give --force"), r.err.constData());
+        QVERIFY(QFile::exists(out + QStringLiteral("/task.json")));
+    }
+
+    void missingFile() {
+        const Run r = importModule(QStringLiteral("no_such_module.py"), m_dir.filePath(QStringLiteral("none")));
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(r.err.contains("no such file"), r.err.constData());
+    }
+
+    void withoutPyTorch() {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("KFORGE_PYTHON"), QStringLiteral("/nonexistent/python3"));
+        const Run r = importModule(QStringLiteral("linear.py"), m_dir.filePath(QStringLiteral("never")), {}, env);
+        QCOMPARE(r.exitCode, 3);
+        QVERIFY2(r.err.contains("KFORGE_PYTHON"), r.err.constData());
+        // A worker without PyTorch says so instead of verifying against nothing.
+        const QJsonObject e = evalJson(imported(QStringLiteral("linear")), data(QStringLiteral("linear.cl")),
+                                       {QStringLiteral("--no-timing")}, env);
+        QCOMPARE(e[QStringLiteral("status")].toString(), QStringLiteral("runtime_error"));
+        QVERIFY2(e[QStringLiteral("message")].toString().contains(QLatin1String("needs a Python with PyTorch")),
+                 qPrintable(e[QStringLiteral("message")].toString()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTorchImport)
+#include "tst_torchimport.moc"
