@@ -22,6 +22,7 @@ import math
 import os
 import re
 import shutil
+from fractions import Fraction
 import sys
 import types
 
@@ -107,8 +108,9 @@ def load_module(path):
     return module
 
 
-def constants(path, module):
-    """Module-level integer constants assigned in the file itself, in file order."""
+def constants(path, module, kind=int):
+    """Module-level constants of `kind` (int: positive integers) assigned in the file itself, in
+    file order."""
     tree = ast.parse(open(path).read(), path)
     names = []
     for node in tree.body:
@@ -117,7 +119,7 @@ def constants(path, module):
             for n in ast.walk(t):
                 if isinstance(n, ast.Name) and n.id not in names:
                     v = getattr(module, n.id, None)
-                    if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                    if isinstance(v, kind) and not isinstance(v, bool) and (kind is not int or v > 0):
                         names.append(n.id)
     return {n: getattr(module, n) for n in names}
 
@@ -205,51 +207,63 @@ def snapshot(form, values, device="meta"):
         "inputs": inputs,
         "state": state,
         "outputs": outs,
-        "shapes": [list(t.shape) if isinstance(t, torch.Tensor) else None for t in inputs]
-        + [list(t.shape) for _, t in state] + [list(t.shape) for t in outs],
+        # A 0-dimensional tensor counts as one element.
+        "shapes": [(list(t.shape) or [1]) if isinstance(t, torch.Tensor) else None for t in inputs]
+        + [list(t.shape) or [1] for _, t in state] + [list(t.shape) or [1] for t in outs],
         "calls": calls,
         "model": model,
     }
 
 
-def fit(base_value, perturbed, values):
-    """An expression over the constants for a quantity that is `base_value` at `values` and
-    perturbed[k] when constant k alone is doubled; None when no simple one fits."""
-    changed = {k: v for k, v in perturbed.items() if v is not None and v != base_value}
+def fits(base_value, perturbed, values):
+    """Expressions over the constants for a quantity that is `base_value` at `values` and
+    perturbed[k] when constant k alone is doubled, most plausible first: a product of powers
+    (2 * M * N * K), then a linear form with rational slopes (H - k + 1, floor(H / 2)). The caller
+    confirms one against the tripled constants."""
     if any(v is None for v in perturbed.values()):
-        return None
+        return []
+    changed = {k: v for k, v in perturbed.items() if v != base_value}
     if not changed:
-        return str(base_value)
-    if len(changed) == 1:
-        (k, v2), = changed.items()
-        v = values[k]
-        a = (v2 - base_value) / v
-        b = base_value - a * v
-        if a == int(a) and b == int(b):
-            a, b = int(a), int(b)
-            term = k if a == 1 else "%d * %s" % (a, k)
-            return term if b == 0 else "%s %s %d" % (term, "+" if b > 0 else "-", abs(b))
-    # A monomial: c * prod(k ** e).
+        return [str(base_value)]
+    found = []
+    # c * prod(k ** e)
     exps = {}
     for k, v2 in changed.items():
-        if base_value == 0 or v2 <= 0:
-            return None
+        if base_value <= 0 or v2 <= 0:
+            exps = None
+            break
         e = math.log2(v2 / base_value)
         if abs(e - round(e)) > 1e-9 or round(e) < 1:
-            return None
+            exps = None
+            break
         exps[k] = int(round(e))
-    denom = 1
-    for k, e in exps.items():
-        denom *= values[k] ** e
-    if base_value % denom:
-        return None
-    c = base_value // denom
-    factors = ([str(c)] if c != 1 else []) + [k if e == 1 else " * ".join([k] * e) for k, e in exps.items()]
-    return " * ".join(factors)
+    if exps:
+        denom = math.prod(values[k] ** e for k, e in exps.items())
+        if base_value % denom == 0:
+            c = base_value // denom
+            factors = ([str(c)] if c != 1 else []) + [" * ".join([k] * e) for k, e in exps.items()]
+            found.append(" * ".join(factors))
+    # floor((sum(p_k * k) + c) / q)
+    slopes = {k: Fraction(v2 - base_value, values[k]) for k, v2 in changed.items()}
+    q = math.lcm(*(sl.denominator for sl in slopes.values()))
+    if q <= 16:
+        ps = {k: int(sl * q) for k, sl in slopes.items()}
+        c = q * base_value - sum(p * values[k] for k, p in ps.items())
+        terms = []
+        for k, p in sorted(ps.items(), key=lambda kp: kp[1] < 0):  # positive terms first
+            text = k if abs(p) == 1 else "%d * %s" % (abs(p), k)
+            terms.append(("- " if p < 0 else "+ ") + text)
+        body = " ".join(terms)
+        body = body[2:] if body.startswith("+ ") else "-" + body[2:]
+        if c:
+            body += " %s %d" % ("+" if c > 0 else "-", abs(c))
+        found.append(body if q == 1 else "floor((%s) / %d)" % (body, q))
+    return found
 
 
 def evaluate(expr, values):
-    return eval(expr, {"__builtins__": {}}, dict(values))  # our own expressions: + - * and names
+    # Our own expressions: + - * / floor() and names, as kforge's expression language reads them.
+    return eval(expr, {"__builtins__": {}, "floor": math.floor}, dict(values))
 
 
 def infer_init(t, name):
@@ -310,6 +324,9 @@ def main():
     module = load_module(path)
     form = Form(module, a.function)
     values = constants(path, module)
+    # Floating-point constants (a scale, a slope, an epsilon) become the task's scalars: kernels get
+    # them as arguments, the reference as the module's globals.
+    float_constants = constants(path, module, float)
 
     note("reading shapes on the meta device")
     try:
@@ -357,9 +374,16 @@ def main():
             continue
         exprs = []
         for d, dim in enumerate(shape):
-            e = fit(dim, {k: p["shapes"][i][d] for k, p in usable.items()}, values)
-            if e is not None and not confirmed(e, i, d):
-                e = None
+            # Small constants that change a dimension in ways no simple expression follows (a
+            # stride, a dilation) are held at their values: the fit is tried again without them.
+            e = None
+            for held in (set(), {k for k in usable if values[k] <= 8}):
+                free = {k: p["shapes"][i][d] for k, p in usable.items() if k not in held}
+                if held and len(free) == len(usable):
+                    break
+                e = next((f for f in fits(dim, free, values) if confirmed(f, i, d)), None)
+                if e is not None:
+                    break
             if e is None:
                 e = str(dim)  # fixed: the small variant checks it still holds
             exprs.append(e)
@@ -370,6 +394,8 @@ def main():
     # Inputs: forward's arguments (tensors are buffers, numbers are scalars), then the state.
     taken = set(sizes)
     tensors_in, scalars, forward_args, state_names = [], {}, [], []
+    for n, v in float_constants.items():
+        scalars[identifier(n, taken)] = {"dtype": "float32", "value": v}
     names = form.arg_names
     for i, x in enumerate(base["inputs"]):
         label = names[i] if i < len(names) else "arg%d" % i
@@ -462,9 +488,10 @@ def main():
     if small and small != sizes and elements(sizes) <= 1 << 24:
         sample = form.build(values, "cpu")
 
-    def init_for(kind, index, name):
+    def init_for(kind, index, name, dtype):
         if sample is None:
-            return {"kind": "normal", "mean": 0.0, "std": 1.0}
+            floating = dtype in ("float32", "float64", "float16", "bfloat16")
+            return {"kind": "normal", "mean": 0.0, "std": 1.0} if floating else {"kind": "constant", "value": 0}
         model, inputs = sample
         if kind == "input":
             return infer_init(inputs[index], name)
@@ -476,11 +503,12 @@ def main():
         if kind == "input":
             t, exprs = next((t, e) for m, t, e in tensors_in if m == n)
             spec_inputs.append({"name": n, "dtype": DTYPES[t.dtype], "shape": exprs,
-                                "init": init_for("input", arg_index, n)})
+                                "init": init_for("input", arg_index, n, DTYPES[t.dtype])})
         arg_index += 1
     for sname, n in state_names:
         t, exprs = next((t, e) for m, t, e in tensors_in if m == n)
-        spec_inputs.append({"name": n, "dtype": DTYPES[t.dtype], "shape": exprs, "init": init_for("state", 0, sname)})
+        spec_inputs.append({"name": n, "dtype": DTYPES[t.dtype], "shape": exprs,
+                            "init": init_for("state", 0, sname, DTYPES[t.dtype])})
     spec_outputs = []
     for n, t, exprs in outputs:
         atol, rtol = TOLERANCES[DTYPES[t.dtype]]
@@ -496,12 +524,14 @@ def main():
     for ci, (op, fl) in enumerate(calls):
         if fl == 0:
             continue
-        e = fit(fl, {k: p["calls"][ci][1] for k, p in usable.items()}, values) if aligned else None
-        if e is not None and aligned and any(
+        def confirmed_flops(e):
+            return not any(
                 re.search(r"\b%s\b" % re.escape(k), e) and (
                     len(confirm[k]["calls"]) != len(calls)
-                    or evaluate(e, {**values, k: 3 * values[k]}) != confirm[k]["calls"][ci][1]) for k in usable):
-            e = None
+                    or evaluate(e, {**values, k: 3 * values[k]}) != confirm[k]["calls"][ci][1]) for k in usable)
+
+        e = next((f for f in fits(fl, {k: p["calls"][ci][1] for k, p in usable.items()}, values)
+                  if confirmed_flops(f)), None) if aligned else None
         if e is None:
             terms = None
             break
@@ -530,7 +560,7 @@ def main():
     source = open(path).read()
     shutil.copyfile(path, os.path.join(out_dir, "model.py"))
     adapter = {
-        "sizes": sorted(values),
+        "sizes": sorted(values) + sorted(float_constants),
         "forward": forward_args,
         "state": state_names,
         "model": form.model_class is not None,
@@ -594,7 +624,9 @@ def reference(*tensors, **kw):
         with torch.device(device):
             model = Model(*list(g.get("get_init_inputs", lambda: [])()))
         _kforge_models[key] = model
-    state = {sname: tensors.pop(0) for sname, _ in _KFORGE["state"]}
+    # Back in the module's own shapes (a 0-dimensional buffer travels as one element).
+    shapes = dict(list(model.named_parameters()) + list(model.named_buffers()))
+    state = {sname: tensors.pop(0).reshape(shapes[sname].shape) for sname, _ in _KFORGE["state"]}
     return torch.func.functional_call(model, state, tuple(args))
 '''
 

@@ -100,6 +100,16 @@ private slots:
             << u"linear"_s << u"gemm"_s << QStringList{u"batch_size"_s, u"in_features"_s, u"out_features"_s}
             << QStringList{u"x"_s, u"linear_weight"_s, u"linear_bias"_s} << QStringList{u"out"_s}
             << u"batch_size,out_features"_s;
+        // Buffers are inputs too, the 0-dimensional counter as one element.
+        QTest::newRow("batch norm buffers")
+            << u"batchnorm"_s << u"norm"_s << QStringList{u"batch_size"_s, u"features"_s, u"height"_s, u"width"_s}
+            << QStringList{u"x"_s,
+                           u"bn_weight"_s,
+                           u"bn_bias"_s,
+                           u"bn_running_mean"_s,
+                           u"bn_running_var"_s,
+                           u"bn_num_batches_tracked"_s}
+            << QStringList{u"out"_s} << u"batch_size,features,height,width"_s;
         QTest::newRow("two outputs") << u"twooutputs"_s << u"reduction"_s << QStringList{u"cols"_s, u"rows"_s}
                                      << QStringList{u"x"_s} << QStringList{u"out0"_s, u"out1"_s} << u"rows"_s;
     }
