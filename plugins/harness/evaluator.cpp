@@ -191,7 +191,7 @@ private:
     Clock::time_point m_phaseStart;
     std::unique_ptr<Prepared> m_reference; // a reference kernel (none when PyTorch is the reference)
     TorchBridge* m_torch = nullptr;        // set when PyTorch is
-    bool m_torchNoted = false;             // its note (e.g. why not float64) is in the diagnostics
+    bool m_torchNoted = false;             // its note (where, in which precision) is in the diagnostics
     std::unique_ptr<Prepared> m_candidate;
     std::unique_ptr<Prepared> m_baseline;
 };

@@ -27,8 +27,9 @@ public:
     TorchBridge& operator=(const TorchBridge&) = delete;
 
     // The reference's outputs for `inputs` (in the task's input order) into `expected` (sized and
-    // typed by the caller). Returns a note for people (e.g. why float64 was not possible), or an
-    // error naming the reference file and what went wrong there.
+    // typed by the caller). Returns a note for people (PyTorch's version, the device, the precision
+    // and why float64 was not possible if it was not), or an error naming the reference file and
+    // what went wrong there.
     spec::Expected<std::string> compute(const protocol::KernelInput& reference, const spec::TaskSpec& task,
                                         const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
                                         std::vector<HostTensor>& expected);

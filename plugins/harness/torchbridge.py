@@ -7,7 +7,7 @@
 # or {"kforge": "torch-bridge", "error": MESSAGE}. Then one answer per request:
 #   in:  {"id": N, "file": NAME, "source": TEXT, "device": "cpu" | "cuda:K", "sizes": {...},
 #         "scalars": {...}, "inputs": [{"name", "dtype", "shape", "path"}], "outputs": [same]}
-#   out: {"id": N, "ok": true, "precision": "float64" | "native", "note": TEXT}
+#   out: {"id": N, "ok": true, "precision": "float64" | "native", "note": TEXT (where and how it ran)}
 #        {"id": N, "ok": false, "error": MESSAGE}
 # The reference file defines `reference(*inputs, **kw)` returning a tensor or a tuple of tensors in
 # the task's output order; `kw` holds the task's sizes and scalars that its signature names (all of
@@ -140,7 +140,9 @@ def answer(req):
                              (spec["name"], out.numel(), list(out.shape), count, spec["shape"]))
         flat = out.detach().reshape(-1).to(DTYPES[spec["dtype"]]).contiguous().cpu()
         flat.view(torch.uint8).numpy().tofile(spec["path"])
-    return {"ok": True, "precision": precision, "note": note}
+    done = "PyTorch %s reference on %s in %s" % (torch.__version__, device,
+                                                  "float64" if precision == "float64" else "the inputs' precision")
+    return {"ok": True, "precision": precision, "note": done + ("; " + note if note else "")}
 
 
 def main():
