@@ -23,7 +23,7 @@ packages=(
   libmuparser-dev nlohmann-json3-dev libdtl-dev qtkeychain-qt6-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   xvfb xauth
-  python3 python3-venv
+  python3 python3-venv python3-dev
   clang-format-14 clang-tidy-14
 )
 

@@ -175,6 +175,14 @@ int evalCommand(const QStringList& args) {
     p.addOption({QStringLiteral("no-baseline"), QStringLiteral("Do not time the baseline alongside the kernel.")});
     p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds before the worker is stopped (default 300)."),
                  QStringLiteral("S"), QStringLiteral("300")});
+    p.addOption({QStringLiteral("pytorch"),
+                 QStringLiteral("Also time the task's PyTorch form, eager and under torch.compile, on the same inputs "
+                                "and device, and report the kernel's speedup over each (needs a Python with "
+                                "PyTorch, see kforge import --help).")});
+    p.addOption({QStringLiteral("reference"),
+                 QStringLiteral("kernel: the task's reference kernel (the default where it has one); torch: its "
+                                "PyTorch form, computed by PyTorch in float64."),
+                 QStringLiteral("FORM"), QStringLiteral("kernel")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object instead of text.")});
     p.process(args);
 
@@ -189,6 +197,11 @@ int evalCommand(const QStringList& args) {
     if (a.settings.backend != QLatin1String("opencl") && a.settings.backend != QLatin1String("cuda"))
         return fail(ExitUsage, QStringLiteral("--backend must be opencl or cuda, not '%1'").arg(a.settings.backend));
     a.settings.variant = p.value(QStringLiteral("variant"));
+    const QString reference = p.value(QStringLiteral("reference"));
+    if (reference != QLatin1String("kernel") && reference != QLatin1String("torch"))
+        return fail(ExitUsage, QStringLiteral("--reference must be kernel or torch, not '%1'").arg(reference));
+    a.settings.torchReference = reference == QLatin1String("torch");
+    a.settings.options.pytorch = p.isSet(QStringLiteral("pytorch"));
     a.settings.options.timing = !p.isSet(QStringLiteral("no-timing"));
     a.settings.pairWithBaseline = !p.isSet(QStringLiteral("no-baseline"));
     bool ok = false;

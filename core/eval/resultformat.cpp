@@ -61,6 +61,18 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
         out += timingLine("baseline", *r.baselineTiming);
     if (r.speedup)
         out += QStringLiteral("  speedup  %1x over the baseline, timed in this run\n").arg(*r.speedup, 0, 'f', 3);
+    if (r.eagerTiming)
+        out += timingLine("pytorch eager", *r.eagerTiming);
+    if (r.compileTiming)
+        out += timingLine("torch.compile", *r.compileTiming);
+    if (r.speedupVsEager)
+        out +=
+            QStringLiteral("  speedup  %1x over PyTorch eager, timed in this run\n").arg(*r.speedupVsEager, 0, 'f', 3);
+    if (r.speedupVsCompile)
+        out += QStringLiteral("  speedup  %1x over torch.compile, timed in this run\n")
+                   .arg(*r.speedupVsCompile, 0, 'f', 3);
+    if (!r.pytorchNote.empty())
+        out += QStringLiteral("  pytorch  %1\n").arg(q(r.pytorchNote));
     for (const auto& d : r.diagnostics) {
         QString where = d.role.empty() ? QString() : q(d.role);
         if (d.line > 0)

@@ -12,6 +12,7 @@ struct EvalSettings {
     QString backend = QStringLiteral("opencl");
     QString variant = QStringLiteral("default");
     bool pairWithBaseline = true; // time the task's baseline in the same call
+    bool torchReference = false;  // verify against the task's PyTorch form, not its reference kernel
     protocol::EvalOptions options;
 };
 

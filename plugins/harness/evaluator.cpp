@@ -140,6 +140,8 @@ private:
     Expected<std::string> checkGuards(const Prepared& p);
     bool verifyCandidate();
     void timeCandidate();
+    // PyTorch eager and torch.compile on the first timed input set, when asked (options.pytorch).
+    void timePyTorch();
 
     // Uploads inputs, poisons outputs, zeroes scratch, runs, reads outputs back. Reports whether the
     // candidate modified its inputs through `inputsChanged`.
@@ -190,7 +192,7 @@ private:
     std::string m_phase; // where the time goes now (phaseSeconds)
     Clock::time_point m_phaseStart;
     std::unique_ptr<Prepared> m_reference; // a reference kernel (none when PyTorch is the reference)
-    TorchBridge* m_torch = nullptr;        // set when PyTorch is
+    TorchBridge* m_torch = nullptr;        // when PyTorch is the reference, or is timed beside the kernel
     bool m_torchNoted = false;             // its note (where, in which precision) is in the diagnostics
     std::unique_ptr<Prepared> m_candidate;
     std::unique_ptr<Prepared> m_baseline;
@@ -649,7 +651,7 @@ bool Evaluation::computeExpected(SeedData& s) {
             e.enterPhase(previous);
         }
     } phase{*this, enterPhase("reference")};
-    if (m_torch)
+    if (m_req.reference.form == "torch")
         return computeExpectedWithTorch(s);
     m_backend.setWatched(false); // trusted code: only its outputs are wanted
     auto run = runOnce(*m_reference, 0, s, 0, s.expected, nullptr);
@@ -689,6 +691,34 @@ bool Evaluation::computeExpectedWithTorch(SeedData& s) {
     if (s.stress.empty() && m_cacheable.count(s.seed))
         m_cache.insert(cacheKey(s.seed), s);
     return true;
+}
+
+void Evaluation::timePyTorch() {
+    if (m_result.status != Status::Ok || !m_result.candidateTiming)
+        return;
+    if (!m_req.yardstick || !m_torch) {
+        m_result.pytorchNote = "the task has no PyTorch form: no speedup over PyTorch";
+        return;
+    }
+    enterPhase("pytorch");
+    const SeedData& set = m_timing.empty() ? m_seeds.front() : m_timing.front();
+    auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, 20);
+    if (!timed) {
+        m_result.pytorchNote = "PyTorch could not be timed: " + timed.error();
+        m_result.diagnostics.push_back({"timing", "warning", m_result.pytorchNote, "yardstick", 0, 0});
+        return;
+    }
+    m_result.eagerTiming = timed->eager;
+    m_result.compileTiming = timed->compile;
+    m_result.pytorchNote = timed->note;
+    // The same statistic as the speedup over the baseline: means in KernelBench's mode.
+    const bool means = m_req.options.timingMode == "kernelbench";
+    const auto of = [&](const protocol::TimingStats& t) { return means ? t.meanUs : t.medianUs; };
+    const double mine = of(*m_result.candidateTiming);
+    if (mine > 0.0 && timed->eager && of(*timed->eager) > 0.0)
+        m_result.speedupVsEager = of(*timed->eager) / mine;
+    if (mine > 0.0 && timed->compile && of(*timed->compile) > 0.0)
+        m_result.speedupVsCompile = of(*timed->compile) / mine;
 }
 
 bool Evaluation::verifyCandidate() {
@@ -1062,7 +1092,6 @@ EvaluateResult Evaluation::run() {
                 return m_result;
             }
         } else if (referenceNeeded) {
-            m_torch = nullptr;
             m_reference = std::make_unique<Prepared>(m_backend);
             if (!bind(*m_reference, m_req.reference, true))
                 return m_result;
@@ -1121,6 +1150,8 @@ EvaluateResult Evaluation::run() {
         }
         if (m_req.options.timing) {
             timeCandidate();
+            if (m_req.options.pytorch)
+                timePyTorch();
         } else {
             addCheck("timed_runs_verified", true, "timing not requested");
             finish(Status::Ok, "correct on " + std::to_string(m_seeds.size()) + " input set(s)");
@@ -1167,7 +1198,7 @@ Evaluator::~Evaluator() = default;
 EvaluateResult Evaluator::evaluate(const EvaluateRequest& request) {
     const auto t0 = Clock::now();
     TorchBridge* torch = nullptr;
-    if (request.reference.form == "torch") {
+    if (request.reference.form == "torch" || (request.options.pytorch && request.yardstick)) {
         // One PyTorch process per worker and device, started on first use and kept.
         const std::string device =
             m_backend.name() == "cuda" ? "cuda:" + std::to_string(request.options.device) : std::string("cpu");

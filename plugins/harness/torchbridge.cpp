@@ -192,9 +192,9 @@ spec::Expected<std::string> TorchBridge::readLine() {
     }
 }
 
-spec::Expected<std::string> TorchBridge::compute(const protocol::KernelInput& reference, const spec::TaskSpec& task,
-                                                 const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
-                                                 std::vector<HostTensor>& expected) {
+spec::Expected<json> TorchBridge::exchange(const protocol::KernelInput& form, const spec::TaskSpec& task,
+                                           const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
+                                           std::vector<HostTensor>* outputs, json extra) {
     if (m_pid <= 0)
         if (auto started = start(); !started)
             return spec::Error{started.error()};
@@ -223,14 +223,15 @@ spec::Expected<std::string> TorchBridge::compute(const protocol::KernelInput& re
                     {"shape", shape},
                     {"path", files.back()}};
     };
-    json req{{"id", id},
-             {"file", reference.file.empty() ? "reference.py" : reference.file},
-             {"source", reference.source},
-             {"device", m_device},
-             {"sizes", sizes},
-             {"scalars", json::object()},
-             {"inputs", json::array()},
-             {"outputs", json::array()}};
+    json req = std::move(extra);
+    req["id"] = id;
+    req["file"] = form.file.empty() ? "reference.py" : form.file;
+    req["source"] = form.source;
+    req["device"] = m_device;
+    req["sizes"] = sizes;
+    req["scalars"] = json::object();
+    req["inputs"] = json::array();
+    req["outputs"] = json::array();
     for (const auto& s : task.scalars)
         req["scalars"][s.name] = spec::isFloating(s.dtype) ? json(s.value) : json(static_cast<std::int64_t>(s.value));
     for (std::size_t i = 0; i < task.inputs.size(); ++i) {
@@ -241,7 +242,7 @@ spec::Expected<std::string> TorchBridge::compute(const protocol::KernelInput& re
             return spec::Error{st.error()};
         req["inputs"].push_back(*d);
     }
-    for (std::size_t i = 0; i < task.outputs.size(); ++i) {
+    for (std::size_t i = 0; outputs && i < task.outputs.size(); ++i) {
         auto d = describe(task.outputs[i], "output", i);
         if (!d)
             return spec::Error{d.error()};
@@ -259,17 +260,53 @@ spec::Expected<std::string> TorchBridge::compute(const protocol::KernelInput& re
         stop();
         return spec::fail(answer.error() + (tail.empty() ? "" : ": " + tail));
     }
-    const json a = json::parse(*answer, nullptr, false);
+    json a = json::parse(*answer, nullptr, false);
     if (!a.is_object() || a.value("id", std::int64_t{0}) != id) {
         stop(); // out of step: a fresh one next time
         return spec::fail("the PyTorch process answered out of turn: " + answer->substr(0, 200));
     }
     if (!a.value("ok", false))
         return spec::fail(a.value("error", std::string("failed without saying why")));
-    for (std::size_t i = 0; i < task.outputs.size(); ++i)
-        if (auto st = readFile(req["outputs"][i]["path"].get<std::string>(), expected.at(i), task.outputs[i].name); !st)
+    for (std::size_t i = 0; outputs && i < task.outputs.size(); ++i)
+        if (auto st = readFile(req["outputs"][i]["path"].get<std::string>(), outputs->at(i), task.outputs[i].name); !st)
             return spec::Error{st.error()};
-    return a.value("note", std::string());
+    return a;
+}
+
+spec::Expected<std::string> TorchBridge::compute(const protocol::KernelInput& reference, const spec::TaskSpec& task,
+                                                 const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
+                                                 std::vector<HostTensor>& expected) {
+    auto a = exchange(reference, task, sizes, inputs, &expected, json::object());
+    if (!a)
+        return spec::Error{a.error()};
+    return a->value("note", std::string());
+}
+
+spec::Expected<TorchBridge::Timings> TorchBridge::time(const protocol::KernelInput& form, const spec::TaskSpec& task,
+                                                       const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
+                                                       int repetitions) {
+    auto a = exchange(form, task, sizes, inputs, nullptr, json{{"op", "time"}, {"reps", repetitions}});
+    if (!a)
+        return spec::Error{a.error()};
+    const auto stats = [&](const char* key) -> std::optional<protocol::TimingStats> {
+        if (!a->contains(key) || !a->at(key).is_object())
+            return std::nullopt;
+        const json& j = a->at(key);
+        protocol::TimingStats t;
+        t.method = j.value("method", std::string());
+        t.count = j.value("count", 0);
+        t.medianUs = j.value("median_us", 0.0);
+        t.meanUs = j.value("mean_us", 0.0);
+        t.minUs = j.value("min_us", 0.0);
+        t.maxUs = j.value("max_us", 0.0);
+        t.spread = j.value("spread", 0.0);
+        return t;
+    };
+    Timings t;
+    t.eager = stats("eager");
+    t.compile = stats("compile");
+    t.note = a->value("note", std::string());
+    return t;
 }
 
 } // namespace kforge::harness

@@ -12,6 +12,9 @@
 
 #include "protocol.h"
 
+#include <nlohmann/json.hpp>
+
+#include <optional>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -34,10 +37,25 @@ public:
                                         const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
                                         std::vector<HostTensor>& expected);
 
+    // The task's PyTorch form timed on `inputs` in their own precision, eager and under
+    // torch.compile, `repetitions` calls each, as kforge times kernels (see torchbridge.py). A mode
+    // that could not be timed is absent, the note says why.
+    struct Timings {
+        std::optional<protocol::TimingStats> eager;
+        std::optional<protocol::TimingStats> compile;
+        std::string note;
+    };
+    spec::Expected<Timings> time(const protocol::KernelInput& form, const spec::TaskSpec& task,
+                                 const spec::Sizes& sizes, const std::vector<HostTensor>& inputs, int repetitions);
+
     // The Python a bridge starts.
     static std::string python();
 
 private:
+    // One request: the inputs written, the answer read (and the outputs, when given).
+    spec::Expected<nlohmann::json> exchange(const protocol::KernelInput& form, const spec::TaskSpec& task,
+                                            const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
+                                            std::vector<HostTensor>* outputs, nlohmann::json extra);
     spec::Status start();
     void stop();
     spec::Expected<std::string> readLine();

@@ -9,6 +9,11 @@
 #         "scalars": {...}, "inputs": [{"name", "dtype", "shape", "path"}], "outputs": [same]}
 #   out: {"id": N, "ok": true, "precision": "float64" | "native", "note": TEXT (where and how it ran)}
 #        {"id": N, "ok": false, "error": MESSAGE}
+# With "op": "time" (no outputs), the reference is timed instead, in the inputs' own precision,
+# eager and under torch.compile: {"id": N, "ok": true, "eager": STATS, "compile": STATS,
+# "compile_error": TEXT, "note": TEXT}, STATS as the worker's timing statistics. On a GPU the time
+# is the kernels' own, from PyTorch's profiler (CUPTI), with L2 flushed by a 256 MiB copy before
+# every call, as kforge times kernels; on the CPU it is wall-clock time.
 # The reference file defines `reference(*inputs, **kw)` returning a tensor or a tuple of tensors in
 # the task's output order; `kw` holds the task's sizes and scalars that its signature names (all of
 # them when it takes **kwargs). Floating-point inputs are given in float64 where the reference runs
@@ -109,7 +114,8 @@ def call(fn, inputs, kw, upcast):
     raise TypeError("reference() returned %s, not a tensor or a tuple of tensors" % type(out).__name__)
 
 
-def answer(req):
+def prepare(req):
+    """The request's file name, device, reference function, keyword arguments and inputs."""
     file = req.get("file") or "reference.py"
     device = req.get("device", "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
@@ -117,6 +123,11 @@ def answer(req):
     fn = load(file, req["source"])
     kw = keywords(fn, {**req.get("sizes", {}), **req.get("scalars", {})})
     inputs = [read(spec, device) for spec in req["inputs"]]
+    return file, device, fn, kw, inputs
+
+
+def answer(req):
+    file, device, fn, kw, inputs = prepare(req)
     precision, note = "float64", ""
     if any(t.is_floating_point() for t in inputs):
         try:
@@ -145,6 +156,79 @@ def answer(req):
     return {"ok": True, "precision": precision, "note": done + ("; " + note if note else "")}
 
 
+def statistics(samples, method):
+    s = sorted(samples)
+    n = len(s)
+    median = s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+    def q(p):
+        return s[min(n - 1, int(p * (n - 1) + 0.5))]
+
+    return {"method": method, "count": n, "median_us": median, "mean_us": sum(s) / n, "min_us": s[0],
+            "max_us": s[-1], "spread": (q(0.75) - q(0.25)) / median if median > 0 else 0.0}
+
+
+def time_gpu(fn, args, kw, device, reps):
+    flush_src = torch.empty(64 << 20, dtype=torch.float32, device=device)  # 256 MiB: L2 is 60 MiB or less
+    flush_dst = torch.empty_like(flush_src)
+    torch.cuda.synchronize()
+    try:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(reps):
+                flush_dst.copy_(flush_src)  # a device-to-device copy: not a kernel
+                fn(*args, **kw)
+            torch.cuda.synchronize()
+        kernels = sorted((e for e in prof.events()
+                          if e.device_type == torch.autograd.DeviceType.CUDA
+                          and not e.name.startswith(("Memcpy", "Memset"))),
+                         key=lambda e: e.time_range.start)
+        if kernels and len(kernels) % reps == 0:
+            k = len(kernels) // reps
+            samples = [sum(e.time_range.elapsed_us() for e in kernels[i * k:(i + 1) * k]) for i in range(reps)]
+            return statistics(samples, "torch-profiler (CUPTI kernel time, L2 flushed)")
+    except Exception:  # noqa: BLE001 - the profiler is optional: CUDA events instead
+        pass
+    samples = []
+    for _ in range(reps):
+        flush_dst.copy_(flush_src)
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(*args, **kw)
+        stop.record()
+        stop.synchronize()
+        samples.append(start.elapsed_time(stop) * 1000.0)
+    return statistics(samples, "cuda-events (L2 flushed)")
+
+
+def time_cpu(fn, args, kw, reps):
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn(*args, **kw)
+        samples.append((time.perf_counter() - t0) * 1e6)
+    return statistics(samples, "wall-clock (CPU)")
+
+
+def time_reference(req):
+    file, device, fn, kw, inputs = prepare(req)
+    reps = int(req.get("reps", 20))
+    out = {"ok": True}
+    note = ["PyTorch %s on %s" % (torch.__version__, device)]
+    with torch.no_grad():
+        for mode in ("eager", "compile"):
+            try:
+                f = fn if mode == "eager" else torch.compile(fn)
+                for _ in range(3):  # warm-up; compiles under torch.compile
+                    f(*inputs, **kw)
+                out[mode] = time_gpu(f, inputs, kw, device, reps) if device != "cpu" else time_cpu(f, inputs, kw, reps)
+            except Exception as e:  # noqa: BLE001 - a mode that fails is reported, not fatal
+                out[mode + "_error"] = short_error(file, e)
+                note.append("%s failed: %s" % ("torch.compile" if mode == "compile" else "eager", short_error(file, e)))
+    out["note"] = "; ".join(note)
+    return out
+
+
 def main():
     threading.Thread(target=watch_parent, daemon=True).start()
     say({"kforge": "torch-bridge", "torch": torch.__version__, "cuda": torch.cuda.is_available()})
@@ -157,7 +241,7 @@ def main():
             say({"id": 0, "ok": False, "error": "unreadable request: %s" % e})
             continue
         try:
-            out = answer(req)
+            out = time_reference(req) if req.get("op") == "time" else answer(req)
         except Exception as e:  # noqa: BLE001 - every failure is an answer, never the bridge's end
             out = {"ok": False, "error": short_error(req.get("file") or "reference.py", e)}
         out["id"] = req.get("id", 0)

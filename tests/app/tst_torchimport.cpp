@@ -3,7 +3,9 @@
 // an nn.Linear with bias, a module with two outputs) and a plain function become task folders with
 // named sizes, parameters as inputs, every output, a small variant and FLOPs; OpenCL kernels are
 // verified on PoCL against the PyTorch reference (a right one passes, one that forgets the bias
-// does not); modules that cannot be tasks, and a missing PyTorch, get messages that say why.
+// does not); every built-in task's PyTorch form agrees with its OpenCL baseline; `eval --pytorch`
+// times PyTorch eager and torch.compile beside the kernel and names each speedup's yardstick;
+// modules that cannot be tasks, and a missing PyTorch, get messages that say why.
 // Needs the Python with PyTorch that `packaging/install-deps.sh --torch` makes (CI has it).
 
 #include "headlessrun.h"
@@ -227,6 +229,63 @@ private slots:
         QCOMPARE(r[QStringLiteral("status")].toString(), QStringLiteral("ok"));
         QVERIFY(r[QStringLiteral("timing")].toObject().contains(QStringLiteral("candidate")));
         QVERIFY(!r.contains(QStringLiteral("speedup")) || r[QStringLiteral("speedup")].isNull());
+    }
+
+    void builtInPyTorchFormsAgree_data() {
+        QTest::addColumn<QString>("task");
+        for (const char* t : {"vector_add", "softmax", "row_sum", "layernorm", "sgemm", "bias_gelu"})
+            QTest::newRow(t) << QString::fromLatin1(t);
+    }
+    void builtInPyTorchFormsAgree() {
+        // Every built-in task has a PyTorch form; on OpenCL, the baseline passes against it as it
+        // does against the reference kernel (the CUDA-only tasks are checked on a GPU by gpucheck).
+        QFETCH(QString, task);
+        const Run r = kforgetest::runHeadless({u"eval"_s, u"--task"_s, task, u"--variant"_s, u"small"_s,
+                                               u"--reference"_s, u"torch"_s, u"--no-timing"_s, u"--json"_s});
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QVERIFY2(o[u"status"_s].toString() == u"ok"_s, r.out.constData());
+    }
+
+    void speedupOverPyTorch() {
+        const Run r = kforgetest::runHeadless(
+            {u"eval"_s, u"--task"_s, u"vector_add"_s, u"--variant"_s, u"small"_s, u"--pytorch"_s, u"--json"_s});
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QVERIFY2(o[u"status"_s].toString() == u"ok"_s, r.out.constData());
+        const QJsonObject torch = o[u"timing"_s].toObject()[u"pytorch"_s].toObject();
+        QVERIFY2(torch[u"eager"_s].toObject()[u"median_us"_s].toDouble() > 0.0, r.out.constData());
+        QVERIFY(torch[u"speedup_vs_eager"_s].toDouble() > 0.0);
+        QVERIFY(torch[u"note"_s].toString().contains(u"PyTorch"_s));
+        // torch.compile is timed too, or the note says why it could not be.
+        QVERIFY2(torch.contains(u"compile"_s) || torch[u"note"_s].toString().contains(u"torch.compile failed"_s),
+                 r.out.constData());
+        // The text form names each yardstick.
+        const Run text = kforgetest::runHeadless(
+            {u"eval"_s, u"--task"_s, u"vector_add"_s, u"--variant"_s, u"small"_s, u"--pytorch"_s});
+        QVERIFY2(text.out.contains("over PyTorch eager"), text.out.constData());
+    }
+
+    void withoutPyTorchFormSaysSo() {
+        // A task without a PyTorch form evaluated with --pytorch: no number, a reason.
+        const QString dir = m_dir.filePath(u"noform"_s);
+        QVERIFY(QDir().mkpath(dir));
+        for (const char* f : {"task.json", "baseline.cl", "reference.cl"})
+            QVERIFY(QFile::copy(QStringLiteral(KFORGE_SOURCE_TASKS "/vector_add/") + QString::fromLatin1(f),
+                                dir + u"/"_s + QString::fromLatin1(f)));
+        QFile json(dir + u"/task.json"_s);
+        QVERIFY(json.open(QIODevice::ReadOnly));
+        QJsonObject t = QJsonDocument::fromJson(json.readAll()).object();
+        json.close();
+        t[u"reference"_s] = QJsonObject{{u"opencl"_s, u"reference.cl"_s}};
+        t[u"baseline"_s] = QJsonObject{{u"opencl"_s, u"baseline.cl"_s}};
+        QVERIFY(json.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        json.write(QJsonDocument(t).toJson());
+        json.close();
+        const Run r = kforgetest::runHeadless(
+            {u"eval"_s, u"--task"_s, dir, u"--variant"_s, u"small"_s, u"--pytorch"_s, u"--json"_s});
+        const QJsonObject torch =
+            QJsonDocument::fromJson(r.out).object()[u"timing"_s].toObject()[u"pytorch"_s].toObject();
+        QVERIFY2(torch[u"note"_s].toString().contains(u"no PyTorch form"_s), r.out.constData());
+        QVERIFY(!torch.contains(u"speedup_vs_eager"_s));
     }
 
     void badModulesAreNamed_data() {

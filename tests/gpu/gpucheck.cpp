@@ -33,6 +33,7 @@ struct Options {
     fs::path experts = KFORGE_SOURCE_DIR "/resources/experts";
     fs::path out;
     bool fullSizes = true;
+    bool torch = true; // also check each task's PyTorch form (needs a Python with PyTorch)
 };
 
 struct Outcome {
@@ -83,9 +84,11 @@ int main(int argc, char** argv) {
             opt.out = next();
         else if (a == "--small-only")
             opt.fullSizes = false;
+        else if (a == "--no-torch")
+            opt.torch = false;
         else {
             std::cout << "usage: kforge-gpucheck [--worker PATH] [--tasks DIR] [--kernels DIR] [--experts DIR] [--out "
-                         "FILE.md] [--small-only]\n";
+                         "FILE.md] [--small-only] [--no-torch]\n";
             return a == "--help" ? 0 : 2;
         }
     }
@@ -144,6 +147,24 @@ int main(int argc, char** argv) {
                 rows.push_back("| " + bundle->spec.name + " | " + fmt(r.candidateTiming->medianUs) + " | "
                                + fmt(100 * r.candidateTiming->spread) + "% | "
                                + std::to_string(r.candidateTiming->count) + " | " + r.candidateTiming->method + " |");
+        }
+        // The task's PyTorch form agrees with its reference kernel: the baseline passes against it
+        // too (PyTorch computing in float64 on the GPU, through the worker's bridge).
+        if (bundle->referenceSource.count("torch") && opt.torch) {
+            auto req = protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions());
+            if (req)
+                if (auto torch = protocol::useTorchReference(*req, *bundle); !torch)
+                    req = spec::Error{torch.error()};
+            if (!req) {
+                record({"baseline " + bundle->spec.name + " against PyTorch", false, req.error()});
+                continue;
+            }
+            const auto r = worker.evaluate(std::move(*req), 300s);
+            std::string detail = std::string(protocol::statusName(r.status)) + ": " + r.message;
+            for (const auto& d : r.diagnostics)
+                if (d.role == "reference" && d.severity == "info")
+                    detail += " (" + d.message + ")";
+            record({"baseline " + bundle->spec.name + " against PyTorch", r.status == protocol::Status::Ok, detail});
         }
     }
 

@@ -155,6 +155,23 @@ private slots:
         QCOMPARE(back.timingSeeds, r.timingSeeds);
         QCOMPARE(back.stressSets, r.stressSets);
         QCOMPARE(back.phaseSeconds, r.phaseSeconds);
+        QVERIFY(!back.eagerTiming && !back.speedupVsEager);
+
+        // PyTorch beside the kernel: both timings, both speedups and the note come back.
+        r.status = protocol::Status::Ok;
+        r.eagerTiming = protocol::TimingStats{"torch-profiler", 20, 10.0, 10.2, 9.8, 11.0, 0.02};
+        r.compileTiming = protocol::TimingStats{"torch-profiler", 20, 7.5, 7.6, 7.4, 8.0, 0.01};
+        r.speedupVsEager = 2.0;
+        r.speedupVsCompile = 1.5;
+        r.pytorchNote = "PyTorch 2.11 on cuda:0";
+        auto withTorch = protocol::decodeResponse(protocol::encode(r));
+        QVERIFY(withTorch.ok());
+        const auto& t = std::get<protocol::EvaluateResult>(*withTorch);
+        QCOMPARE(t.eagerTiming->medianUs, 10.0);
+        QCOMPARE(t.compileTiming->medianUs, 7.5);
+        QCOMPARE(t.speedupVsEager.value(), 2.0);
+        QCOMPARE(t.speedupVsCompile.value(), 1.5);
+        QCOMPARE(t.pytorchNote, r.pytorchNote);
     }
 
     void responseErrors_data() {

@@ -92,6 +92,7 @@ json optionsToJson(const EvalOptions& o) {
               {"device", o.device},
               {"timing_mode", o.timingMode},
               {"profile", o.profile},
+              {"pytorch", o.pytorch},
               {"stress", o.stress}};
     if (!o.seeds.empty())
         j["seeds"] = o.seeds;
@@ -128,6 +129,7 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
         o.device = value(j, "device", o.device);
         o.timingMode = value<std::string>(j, "timing_mode", o.timingMode);
         o.profile = value(j, "profile", o.profile);
+        o.pytorch = value(j, "pytorch", o.pytorch);
     } catch (const json::exception& e) {
         return Error{std::string("evaluate.options: ") + e.what()};
     }
@@ -203,6 +205,8 @@ std::string encode(const Request& r) {
                        {"options", optionsToJson(req.options)}};
                 if (req.baseline)
                     j["baseline"] = kernelToJson(*req.baseline);
+                if (req.yardstick)
+                    j["yardstick"] = kernelToJson(*req.yardstick);
                 return j.dump();
             }
         },
@@ -257,6 +261,19 @@ json toJson(const EvaluateResult& r) {
         timing["speedup"] = *r.speedup;
     if (!r.timingMode.empty())
         timing["mode"] = r.timingMode;
+    json pytorch = json::object();
+    if (r.eagerTiming)
+        pytorch["eager"] = timingToJson(*r.eagerTiming);
+    if (r.compileTiming)
+        pytorch["compile"] = timingToJson(*r.compileTiming);
+    if (r.speedupVsEager)
+        pytorch["speedup_vs_eager"] = *r.speedupVsEager;
+    if (r.speedupVsCompile)
+        pytorch["speedup_vs_compile"] = *r.speedupVsCompile;
+    if (!r.pytorchNote.empty())
+        pytorch["note"] = r.pytorchNote;
+    if (!pytorch.empty())
+        timing["pytorch"] = pytorch;
     j["timing"] = timing;
     json diags = json::array();
     for (const auto& d : r.diagnostics) {
@@ -379,6 +396,14 @@ Expected<Request> decodeRequest(const std::string& line) {
             return Error{k.error()};
         r.baseline = std::move(*k);
     }
+    if (auto it = j.find("yardstick"); it != j.end() && !it->is_null()) {
+        auto k = kernelFromJson(*it, "evaluate.yardstick");
+        if (!k)
+            return Error{k.error()};
+        if (k->form != "torch")
+            return Error{"evaluate.yardstick.form: must be torch, not '" + k->form + "'"};
+        r.yardstick = std::move(*k);
+    }
     // Only the reference may be computed by PyTorch: candidates and baselines are kernels.
     for (const KernelInput* k : {&r.candidate, r.baseline ? &*r.baseline : nullptr})
         if (k && k->form != "kernel")
@@ -448,6 +473,16 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
         if (timing.contains("speedup") && timing.at("speedup").is_number())
             r.speedup = timing.at("speedup").get<double>();
         r.timingMode = value<std::string>(timing, "mode", "");
+        const json pytorch = value(timing, "pytorch", json::object());
+        if (pytorch.contains("eager"))
+            r.eagerTiming = timingFromJson(pytorch.at("eager"));
+        if (pytorch.contains("compile"))
+            r.compileTiming = timingFromJson(pytorch.at("compile"));
+        if (pytorch.contains("speedup_vs_eager") && pytorch.at("speedup_vs_eager").is_number())
+            r.speedupVsEager = pytorch.at("speedup_vs_eager").get<double>();
+        if (pytorch.contains("speedup_vs_compile") && pytorch.at("speedup_vs_compile").is_number())
+            r.speedupVsCompile = pytorch.at("speedup_vs_compile").get<double>();
+        r.pytorchNote = value<std::string>(pytorch, "note", "");
         for (const auto& d : value(j, "diagnostics", json::array())) {
             Diagnostic diag;
             diag.kind = value<std::string>(d, "kind", "");
@@ -584,7 +619,19 @@ spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task
         if (pairWithBaseline && hasBaseline) // without one, no speedup over it is reported
             r.baseline = KernelInput{"baseline", task.baselineFile.at(backend), task.baselineSource.at(backend), {}};
     }
+    if (options.pytorch && task.referenceSource.count("torch"))
+        r.yardstick =
+            KernelInput{"yardstick", task.referenceFile.at("torch"), task.referenceSource.at("torch"), {}, "torch"};
     return r;
+}
+
+spec::Status useTorchReference(EvaluateRequest& request, const spec::TaskBundle& task) {
+    const auto source = task.referenceSource.find("torch");
+    if (source == task.referenceSource.end())
+        return spec::fail("task '" + task.spec.name
+                          + "' has no PyTorch form (add \"torch\": \"reference.py\" to \"reference\" in task.json)");
+    request.reference = {"reference", task.referenceFile.at("torch"), source->second, {}, "torch"};
+    return spec::success();
 }
 
 } // namespace kforge::protocol

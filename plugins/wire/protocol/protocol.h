@@ -78,6 +78,10 @@ struct EvalOptions {
     int device = 0;
     std::string timingMode = "default"; // or "kernelbench": CUDA events, 100 trials, L2 flushed, mean
     bool profile = false;               // collect hardware metrics of the candidate (one extra run)
+    // Also time the task's PyTorch form, eager and under torch.compile, on the first timed input
+    // set (the request carries the form as `yardstick`): speedups over PyTorch beside the one over
+    // the baseline.
+    bool pytorch = false;
 };
 
 struct EvaluateRequest {
@@ -86,7 +90,8 @@ struct EvaluateRequest {
     std::string variant = "default";
     KernelInput reference;
     KernelInput candidate;
-    std::optional<KernelInput> baseline; // timed in the same call, for a paired speedup
+    std::optional<KernelInput> baseline;  // timed in the same call, for a paired speedup
+    std::optional<KernelInput> yardstick; // the task's PyTorch form, timed when options.pytorch
     EvalOptions options;
 };
 
@@ -173,6 +178,13 @@ struct EvaluateResult {
     std::optional<TimingStats> baselineTiming;
     std::optional<double> speedup; // baseline / candidate (medians; means in kernelbench mode), both from this call
     std::string timingMode;        // "default" or "kernelbench"; empty when nothing was timed
+    // PyTorch on the same inputs and device, when asked for (options.pytorch): eager and
+    // torch.compile, and the candidate's speedups over each (their median / the candidate's).
+    std::optional<TimingStats> eagerTiming;
+    std::optional<TimingStats> compileTiming;
+    std::optional<double> speedupVsEager;
+    std::optional<double> speedupVsCompile;
+    std::string pytorchNote; // what was not timed and why, or how (PyTorch's version, the method)
     std::vector<Diagnostic> diagnostics;
     std::optional<ProfileResult> profile; // when asked for
     double wallSeconds = 0.0;
@@ -247,6 +259,10 @@ namespace kforge::protocol {
 
 // The evaluate request for a kernel against a loaded task on one backend. An empty
 // `candidateSource` evaluates the task's own baseline (and then nothing is paired with it).
+// The task's PyTorch form as the request's reference instead of its reference kernel (to check a
+// kernel against PyTorch itself); fails naming the task when it has none.
+spec::Status useTorchReference(EvaluateRequest& request, const spec::TaskBundle& task);
+
 spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task, const std::string& backend,
                                                     const std::string& variant, const EvalOptions& options,
                                                     const std::string& candidateSource = {},

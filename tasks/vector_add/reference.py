@@ -1,0 +1,6 @@
+# The task in PyTorch: kforge's yardstick (eager and torch.compile on the same inputs).
+import torch
+
+
+def reference(x, y):
+    return x + y
