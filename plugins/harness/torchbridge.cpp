@@ -65,6 +65,25 @@ spec::Status readFile(const std::string& path, HostTensor& t, const std::string&
 
 } // namespace
 
+// `program` itself when it names a path, else the first executable of that name on PATH; empty
+// when there is none.
+static std::string executablePath(const std::string& program) {
+    if (program.find('/') != std::string::npos)
+        return program;
+    const char* path = std::getenv("PATH");
+    std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+    std::size_t start = 0;
+    while (start <= dirs.size()) {
+        const std::size_t end = std::min(dirs.find(':', start), dirs.size());
+        const std::string dir = dirs.substr(start, end - start);
+        const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+        if (::access(candidate.c_str(), X_OK) == 0)
+            return candidate;
+        start = end + 1;
+    }
+    return {};
+}
+
 std::string TorchBridge::python() {
     if (const char* p = std::getenv("KFORGE_PYTHON"); p && *p)
         return p;
@@ -133,6 +152,21 @@ spec::Status TorchBridge::start() {
     }
     const std::string py = python();
     const std::string errPath = m_dir + "/stderr";
+    // Everything the child needs is made here: between fork and exec in a process with other
+    // threads, only async-signal-safe calls are allowed (no allocation, no PATH search by libc).
+    const std::string program = executablePath(py);
+    if (program.empty()) {
+        for (int fd : {in[0], in[1], out[0], out[1]})
+            ::close(fd);
+        return spec::fail("the PyTorch reference needs a Python with PyTorch: " + py
+                          + " was not found (set KFORGE_PYTHON, or run packaging/install-deps.sh --torch)");
+    }
+    const std::string execFailed = "cannot run " + program + "\n";
+    std::string unbuffered = "-u";
+    std::string command = "-c";
+    std::string source = kTorchBridgeSource;
+    std::string name = program;
+    char* const argv[] = {name.data(), unbuffered.data(), command.data(), source.data(), nullptr};
     const pid_t pid = ::fork();
     if (pid < 0) {
         for (int fd : {in[0], in[1], out[0], out[1]})
@@ -146,9 +180,8 @@ spec::Status TorchBridge::start() {
         if (::dup2(in[0], 0) < 0 || ::dup2(out[1], 1) < 0 || err < 0 || ::dup2(err, 2) < 0)
             ::_exit(127);
         ::close_range(3, ~0U, 0);
-        ::execlp(py.c_str(), py.c_str(), "-u", "-c", kTorchBridgeSource, static_cast<char*>(nullptr));
-        const std::string why = "cannot run " + py + ": " + std::strerror(errno) + "\n";
-        (void)!::write(2, why.data(), why.size());
+        ::execv(program.c_str(), argv);
+        (void)!::write(2, execFailed.data(), execFailed.size());
         ::_exit(127);
     }
     ::close(in[0]);
