@@ -246,6 +246,9 @@ def main():
             out = {"ok": False, "error": short_error(req.get("file") or "reference.py", e)}
         out["id"] = req.get("id", 0)
         say(out)
+        # The worker's kernels need the GPU's memory more than PyTorch's cache does.
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
 
 
 main()
