@@ -8,6 +8,7 @@
 
 #include "task/taskcatalog.h"
 
+#include "protocol.h"
 #include "torchimport_source.h"
 
 #include <QCommandLineParser>
@@ -19,18 +20,6 @@
 namespace kforge::cli {
 
 namespace {
-
-// $KFORGE_PYTHON, else the Python packaging/install-deps.sh --torch set up, else python3.
-QString torchPython() {
-    QString configured = qEnvironmentVariable("KFORGE_PYTHON");
-    if (!configured.isEmpty())
-        return configured;
-#ifdef KFORGE_TORCH_PYTHON
-    if (QFileInfo(QStringLiteral(KFORGE_TORCH_PYTHON)).isExecutable())
-        return QStringLiteral(KFORGE_TORCH_PYTHON);
-#endif
-    return QStringLiteral("python3");
-}
 
 QString taskNameFor(const QString& file) {
     QString name = QFileInfo(file).completeBaseName();
@@ -106,7 +95,7 @@ int importCommand(const QStringList& args) {
     if (p.isSet(QStringLiteral("force")))
         pyArgs << QStringLiteral("--force");
 
-    const QString python = torchPython();
+    const QString python = QString::fromStdString(protocol::torchPython());
     QProcess proc;
     proc.setProcessChannelMode(QProcess::SeparateChannels);
     // Its progress and notes go straight to the user.

@@ -10,8 +10,8 @@
 # each constant changed (on PyTorch's meta device, so KernelBench's multi-GB shapes cost nothing);
 # its inputs are the forward's tensor arguments, then the Model's parameters and buffers; its
 # outputs are every tensor forward returns. The reference is the module itself (reference.py: the
-# file as it was, plus a small adapter). Progress goes to stderr; the last stdout line is a JSON
-# summary. Exit 2 names what cannot be imported and why.
+# file as it was, plus a small adapter). Progress and notes go to stderr. Exit 2 names what cannot
+# be imported and why.
 
 import argparse
 import ast
@@ -24,7 +24,6 @@ import re
 import shutil
 from fractions import Fraction
 import sys
-import types
 
 
 class ImportFailure(Exception):
@@ -211,7 +210,6 @@ def snapshot(form, values, device="meta"):
         "shapes": [(list(t.shape) or [1]) if isinstance(t, torch.Tensor) else None for t in inputs]
         + [list(t.shape) or [1] for _, t in state] + [list(t.shape) or [1] for t in outs],
         "calls": calls,
-        "model": model,
     }
 
 
@@ -592,9 +590,6 @@ def main():
         f.write("\n")
     for n in task["imported"]["notes"]:
         note("note: " + n)
-    print(json.dumps({"dir": out_dir, "task": a.name, "family": task["family"], "sizes": sizes,
-                      "small": small if small != sizes else None, "inputs": [s["name"] for s in spec_inputs],
-                      "outputs": [s["name"] for s in spec_outputs], "flops": flops, "notes": task["imported"]["notes"]}))
 
 
 ADAPTER = '''# ---- kforge: the reference form of the operator above (written by kforge import) ----

@@ -94,11 +94,11 @@ bool Curation::replay(const std::vector<Steering::FlagChange>& changes) {
     return moved;
 }
 
-bool Curation::setPinned(qint64 candidate, bool pinned) {
+void Curation::setPinned(qint64 candidate, bool pinned) {
     m_c.population->setPinned(candidate, pinned);
     const auto& c = m_c.population->at(candidate).candidate;
-    return m_c.record->written(m_c.store->setCandidateFlags(m_c.runId, candidate, c.pinned, c.vetoed),
-                               QStringLiteral("the flags of candidate %1").arg(candidate));
+    m_c.record->written(m_c.store->setCandidateFlags(m_c.runId, candidate, c.pinned, c.vetoed),
+                        QStringLiteral("the flags of candidate %1").arg(candidate));
 }
 
 bool Curation::veto(qint64 candidate) {

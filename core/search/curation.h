@@ -38,7 +38,6 @@ public:
     // (every island for the task's baseline), unless it must wait for a person. Returns the
     // notice of a review requested now, or empty.
     QString place(Entry& entry, const diagnose::Ceilings& ceilings, const RunConfig& config);
-    void admit(const Entry& entry);
 
     // A person's pin, unpin, veto or review decision, at `generation` (applicable: see
     // Steering::refusal). True when the confirmed best changed.
@@ -46,10 +45,11 @@ public:
     // A resumed run's stored pins and vetoes, once their generation has replayed.
     bool replay(const std::vector<Steering::FlagChange>& changes);
 
-    bool setPinned(qint64 candidate, bool pinned);
+private:
+    void admit(const Entry& entry);
+    void setPinned(qint64 candidate, bool pinned);
     bool veto(qint64 candidate); // true when the confirmed best changed
 
-private:
     Context m_c;
     std::map<qint64, model::ReviewState> m_reviews; // decided or requested, by candidate
 };

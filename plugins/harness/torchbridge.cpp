@@ -12,7 +12,6 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <poll.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -63,11 +62,9 @@ spec::Status readFile(const std::string& path, HostTensor& t, const std::string&
     return spec::success();
 }
 
-} // namespace
-
 // `program` itself when it names a path, else the first executable of that name on PATH; empty
 // when there is none.
-static std::string executablePath(const std::string& program) {
+std::string executablePath(const std::string& program) {
     if (program.find('/') != std::string::npos)
         return program;
     const char* path = std::getenv("PATH");
@@ -76,7 +73,7 @@ static std::string executablePath(const std::string& program) {
     while (start <= dirs.size()) {
         const std::size_t end = std::min(dirs.find(':', start), dirs.size());
         const std::string dir = dirs.substr(start, end - start);
-        const std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
+        std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + program;
         if (::access(candidate.c_str(), X_OK) == 0)
             return candidate;
         start = end + 1;
@@ -84,15 +81,7 @@ static std::string executablePath(const std::string& program) {
     return {};
 }
 
-std::string TorchBridge::python() {
-    if (const char* p = std::getenv("KFORGE_PYTHON"); p && *p)
-        return p;
-#ifdef KFORGE_TORCH_PYTHON
-    if (::access(KFORGE_TORCH_PYTHON, X_OK) == 0)
-        return KFORGE_TORCH_PYTHON;
-#endif
-    return "python3";
-}
+} // namespace
 
 TorchBridge::~TorchBridge() {
     stop();
@@ -150,7 +139,7 @@ spec::Status TorchBridge::start() {
         ::close(in[1]);
         return spec::fail(std::string("cannot start the PyTorch reference: pipe: ") + std::strerror(errno));
     }
-    const std::string py = python();
+    const std::string py = protocol::torchPython();
     const std::string errPath = m_dir + "/stderr";
     // Everything the child needs is made here: between fork and exec in a process with other
     // threads, only async-signal-safe calls are allowed (no allocation, no PATH search by libc).
@@ -204,7 +193,6 @@ spec::Status TorchBridge::start() {
         return problem("it did not answer as the bridge does: " + hello->substr(0, 200));
     if (h.contains("error"))
         return problem(h.value("error", ""));
-    m_hello = *hello;
     return spec::success();
 }
 
@@ -281,18 +269,18 @@ spec::Expected<json> TorchBridge::exchange(const protocol::KernelInput& form, co
             return spec::Error{d.error()};
         req["outputs"].push_back(*d);
     }
+    // A process that is gone is said so with what it last wrote, and a fresh one starts next time.
+    const auto lost = [this](const std::string& what) {
+        const std::string tail = stderrTail();
+        stop();
+        return spec::fail(what + (tail.empty() ? "" : ": " + tail));
+    };
     const std::string line = req.dump() + "\n";
-    if (!writeAll(m_in, line.data(), line.size())) {
-        const std::string tail = stderrTail();
-        stop();
-        return spec::fail("the PyTorch process is gone" + (tail.empty() ? "" : ": " + tail));
-    }
+    if (!writeAll(m_in, line.data(), line.size()))
+        return lost("the PyTorch process is gone");
     auto answer = readLine();
-    if (!answer) {
-        const std::string tail = stderrTail();
-        stop();
-        return spec::fail(answer.error() + (tail.empty() ? "" : ": " + tail));
-    }
+    if (!answer)
+        return lost(answer.error());
     json a = json::parse(*answer, nullptr, false);
     if (!a.is_object() || a.value("id", std::int64_t{0}) != id) {
         stop(); // out of step: a fresh one next time
@@ -324,16 +312,7 @@ spec::Expected<TorchBridge::Timings> TorchBridge::time(const protocol::KernelInp
     const auto stats = [&](const char* key) -> std::optional<protocol::TimingStats> {
         if (!a->contains(key) || !a->at(key).is_object())
             return std::nullopt;
-        const json& j = a->at(key);
-        protocol::TimingStats t;
-        t.method = j.value("method", std::string());
-        t.count = j.value("count", 0);
-        t.medianUs = j.value("median_us", 0.0);
-        t.meanUs = j.value("mean_us", 0.0);
-        t.minUs = j.value("min_us", 0.0);
-        t.maxUs = j.value("max_us", 0.0);
-        t.spread = j.value("spread", 0.0);
-        return t;
+        return protocol::timingFromJson(a->at(key));
     };
     Timings t;
     t.eager = stats("eager");

@@ -5,8 +5,9 @@
 // pass through a pipe. The reference runs in float64 where it can (on the GPU for the CUDA worker,
 // on the CPU otherwise), its outputs converted to the task's dtypes.
 //
-// The Python is $KFORGE_PYTHON, else the one the build found PyTorch in (packaging/install-deps.sh
-// --torch makes it), else python3. Every failure is a message naming what is missing or wrong.
+// The Python is protocol::torchPython(): $KFORGE_PYTHON, else the one the build found PyTorch in
+// (packaging/install-deps.sh --torch makes it), else python3. Every failure is a message naming what is missing or
+// wrong.
 
 #include "inputs.h"
 
@@ -48,9 +49,6 @@ public:
     spec::Expected<Timings> time(const protocol::KernelInput& form, const spec::TaskSpec& task,
                                  const spec::Sizes& sizes, const std::vector<HostTensor>& inputs, int repetitions);
 
-    // The Python a bridge starts.
-    static std::string python();
-
 private:
     // One request: the inputs written, the answer read (and the outputs, when given).
     spec::Expected<nlohmann::json> exchange(const protocol::KernelInput& form, const spec::TaskSpec& task,
@@ -67,7 +65,6 @@ private:
     int m_in = -1;  // the bridge's stdin
     int m_out = -1; // its stdout
     std::string m_buffer;
-    std::string m_hello; // what it said on start
     std::int64_t m_nextId = 1;
 };
 

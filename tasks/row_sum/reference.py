@@ -1,5 +1,4 @@
 # The task in PyTorch: kforge's yardstick (eager and torch.compile on the same inputs).
-import torch
 
 
 def reference(x):

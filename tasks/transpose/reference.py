@@ -1,6 +1,5 @@
 # The task in PyTorch: kforge's yardstick (eager and torch.compile on the same inputs). A view is
 # not a transpose: the copy is the work.
-import torch
 
 
 def reference(x):

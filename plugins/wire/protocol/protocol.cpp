@@ -2,6 +2,9 @@
 
 #include "safeio.h"
 
+#include <cstdlib>
+#include <unistd.h>
+
 namespace kforge::protocol {
 
 using nlohmann::json;
@@ -147,7 +150,9 @@ json timingToJson(const TimingStats& t) {
             {"min_us", t.minUs},  {"max_us", t.maxUs}, {"spread", t.spread}};
 }
 
-TimingStats timingFromJson(const json& j) {
+} // namespace
+
+TimingStats timingFromJson(const nlohmann::json& j) {
     TimingStats t;
     t.method = value<std::string>(j, "method", "");
     t.count = value(j, "count", 0);
@@ -158,8 +163,6 @@ TimingStats timingFromJson(const json& j) {
     t.spread = value(j, "spread", 0.0);
     return t;
 }
-
-} // namespace
 
 std::string_view statusName(Status s) {
     for (const auto& [st, name] : kStatusNames)
@@ -632,6 +635,16 @@ spec::Status useTorchReference(EvaluateRequest& request, const spec::TaskBundle&
                           + "' has no PyTorch form (add \"torch\": \"reference.py\" to \"reference\" in task.json)");
     request.reference = {"reference", task.referenceFile.at("torch"), source->second, {}, "torch"};
     return spec::success();
+}
+
+std::string torchPython() {
+    if (const char* p = std::getenv("KFORGE_PYTHON"); p && *p)
+        return p;
+#ifdef KFORGE_TORCH_PYTHON
+    if (::access(KFORGE_TORCH_PYTHON, X_OK) == 0)
+        return KFORGE_TORCH_PYTHON;
+#endif
+    return "python3";
 }
 
 } // namespace kforge::protocol

@@ -150,6 +150,9 @@ struct TimingStats {
     double maxUs = 0.0;
     double spread = 0.0; // (p75 - p25) / median
 };
+// Timing statistics as results carry them ({"method", "count", "median_us", ...}); missing fields
+// read as zero. The PyTorch bridge answers in the same form.
+TimingStats timingFromJson(const nlohmann::json& j);
 
 // Hardware metrics of the candidate's kernels (summed over one run of its launch plan). Keys:
 // dram_bytes, dram_read_bytes, dram_write_bytes, fp32_flops, fp64_flops, fp16_flops,
@@ -259,6 +262,11 @@ namespace kforge::protocol {
 
 // The evaluate request for a kernel against a loaded task on one backend. An empty
 // `candidateSource` evaluates the task's own baseline (and then nothing is paired with it).
+// The Python that runs a task's PyTorch form (the workers' references, `kforge import`):
+// $KFORGE_PYTHON, else the .venv that `packaging/install-deps.sh --torch` made when it was there
+// at build time, else python3 from PATH.
+std::string torchPython();
+
 // The task's PyTorch form as the request's reference instead of its reference kernel (to check a
 // kernel against PyTorch itself); fails naming the task when it has none.
 spec::Status useTorchReference(EvaluateRequest& request, const spec::TaskBundle& task);
