@@ -59,6 +59,7 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
                                                                            {CandidateTableModel::Params, 16},
                                                                            {CandidateTableModel::Status, 13},
                                                                            {CandidateTableModel::Speedup, 9},
+                                                                           {CandidateTableModel::VsEager, 9},
                                                                            {CandidateTableModel::Time, 11},
                                                                            {CandidateTableModel::Cell, 30},
                                                                            {CandidateTableModel::Findings, 30}})

@@ -30,18 +30,21 @@ RunStatusWidget::RunStatusWidget(RunSession* session, QWidget* parent) : QWidget
     m_evaluations = new QLabel;
     m_rate = new QLabel;
     m_best = new QLabel;
+    m_pytorch = new QLabel;
     m_cost = new QLabel;
     m_eta = new QLabel;
     m_evaluations->setToolTip(tr("Evaluations counted against the budget (re-measurements included)"));
     m_rate->setToolTip(tr("Evaluations per second in this session"));
-    m_best->setToolTip(tr("The confirmed best: verified, and re-measured against the baseline in the same run"));
+    m_best->setToolTip(tr("The confirmed best: verified, and re-measured against its yardstick in the same run "
+                          "(the task's baseline kernel, or PyTorch eager for a task that has none)"));
     m_cost->setToolTip(tr("Language-model calls, tokens and known cost so far"));
     m_eta->setToolTip(tr("Time until the evaluation budget is spent, at the current rate"));
     m_loading = new QProgressBar;
     m_loading->setMaximumWidth(180);
     m_loading->setFormat(tr("loading %v / %m"));
     m_loading->hide();
-    for (QWidget* w : std::initializer_list<QWidget*>{m_state, m_evaluations, m_rate, m_best, m_cost, m_eta, m_loading})
+    for (QWidget* w :
+         std::initializer_list<QWidget*>{m_state, m_evaluations, m_rate, m_best, m_pytorch, m_cost, m_eta, m_loading})
         layout->addWidget(w);
     layout->addStretch();
 
@@ -58,7 +61,7 @@ void RunStatusWidget::update() {
     const RunData* data = m_session->data();
     if (!data->hasRun() && !m_session->isLive()) {
         m_state->setText(tr("No run open — File ▸ New Run (Ctrl+N) or Open Run (Ctrl+O)"));
-        for (QLabel* l : {m_evaluations, m_rate, m_best, m_cost, m_eta})
+        for (QLabel* l : {m_evaluations, m_rate, m_best, m_pytorch, m_cost, m_eta})
             l->clear();
         m_loading->hide();
         return;
@@ -81,7 +84,29 @@ void RunStatusWidget::update() {
                          : tr("%1 of wall time").arg(formatDuration(run.wallSeconds)));
     const qint64 best = live && p.bestCandidate ? p.bestCandidate : run.bestCandidate;
     const double speedup = live && p.bestCandidate ? p.bestSpeedup : run.bestSpeedup;
-    m_best->setText(best ? tr("best <b>%1×</b> (#%2)").arg(speedup, 0, 'f', 3).arg(best) : tr("no confirmed best yet"));
+    const auto& pytorch = data->pytorch();
+    const QString base = live ? p.speedupBase : pytorch.speedupBase;
+    m_best->setText(best ? tr("best <b>%1×</b> over %2 (#%3)").arg(speedup, 0, 'f', 3).arg(base).arg(best)
+                         : tr("no confirmed best yet"));
+    // Against PyTorch: the best's last comparison, else eager and torch.compile as timed at the start.
+    if (pytorch.bestVsEager || pytorch.bestVsCompile) {
+        QStringList parts;
+        if (pytorch.bestVsEager)
+            parts << tr("%1× eager").arg(*pytorch.bestVsEager, 0, 'f', 2);
+        if (pytorch.bestVsCompile)
+            parts << tr("%1× torch.compile").arg(*pytorch.bestVsCompile, 0, 'f', 2);
+        if (pytorch.bestFractionOfBound)
+            parts << tr("%1% of roofline bound").arg(*pytorch.bestFractionOfBound * 100.0, 0, 'f', 0);
+        m_pytorch->setText(tr("PyTorch: %1").arg(parts.join(QStringLiteral(", "))));
+    } else if (pytorch.startEagerUs) {
+        m_pytorch->setText(
+            tr("PyTorch: eager %1 µs, torch.compile %2 (compared with the best at the end)")
+                .arg(*pytorch.startEagerUs, 0, 'f', 1)
+                .arg(pytorch.startCompileUs ? tr("%1 µs").arg(*pytorch.startCompileUs, 0, 'f', 1) : tr("not timed")));
+    } else {
+        m_pytorch->setText(data->complete() ? tr("PyTorch: no comparison") : QString());
+    }
+    m_pytorch->setToolTip(pytorch.text().trimmed());
     if (live) {
         m_cost->setText(p.llmCalls
                             ? tr("LLM: %1 calls, %2 tokens, $%3%4")
@@ -111,7 +136,7 @@ void RunStatusWidget::update() {
 
 QString RunStatusWidget::text() const {
     QStringList parts;
-    for (QLabel* l : {m_state, m_evaluations, m_rate, m_best, m_cost, m_eta})
+    for (QLabel* l : {m_state, m_evaluations, m_rate, m_best, m_pytorch, m_cost, m_eta})
         if (!l->text().isEmpty())
             parts << l->text();
     return parts.join(QStringLiteral("  "));

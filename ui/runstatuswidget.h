@@ -28,6 +28,7 @@ private:
     QLabel* m_evaluations = nullptr;
     QLabel* m_rate = nullptr;
     QLabel* m_best = nullptr;
+    QLabel* m_pytorch = nullptr; // speedups over PyTorch eager and torch.compile
     QLabel* m_cost = nullptr;
     QLabel* m_eta = nullptr;
     QProgressBar* m_loading = nullptr;

@@ -40,7 +40,10 @@ QString formatDuration(double seconds) {
 
 QString progressLine(const search::RunProgress& p) {
     QString budget = p.budgetEvaluations > 0 ? QStringLiteral("/%1").arg(p.budgetEvaluations) : QString();
-    QString best = p.bestCandidate ? QStringLiteral("%1x (#%2)").arg(p.bestSpeedup, 0, 'f', 3).arg(p.bestCandidate)
+    QString best = p.bestCandidate ? QStringLiteral("%1x over %2 (#%3)")
+                                         .arg(p.bestSpeedup, 0, 'f', 3)
+                                         .arg(p.speedupBase.section(QLatin1Char(' '), -1))
+                                         .arg(p.bestCandidate)
                                    : QStringLiteral("-");
     return QStringLiteral("gen %1  evals %2%3  correct %4/%5  cells %6  best %7  %8/s  elapsed %9  eta %10")
                .arg(p.generation)
@@ -70,10 +73,14 @@ QJsonObject summaryJson(const search::RunSummary& s) {
                   {QStringLiteral("candidates"), s.candidates},
                   {QStringLiteral("generations"), s.generations},
                   {QStringLiteral("wall_seconds"), s.wallSeconds}};
+    o.insert(QStringLiteral("speedup_base"), s.speedupBase);
+    o.insert(QStringLiteral("pytorch"), s.pytorch.toJson());
     if (s.bestCandidate) {
         o.insert(QStringLiteral("best_candidate"), s.bestCandidate);
         o.insert(QStringLiteral("best_speedup"), s.bestSpeedup);
         o.insert(QStringLiteral("best_label"), s.bestLabel);
+        o.insert(QStringLiteral("best_fraction_of_bound"),
+                 s.bestFractionOfBound ? QJsonValue(*s.bestFractionOfBound) : QJsonValue());
     } else {
         o.insert(QStringLiteral("best_candidate"), QJsonValue());
         o.insert(QStringLiteral("best_speedup"), QJsonValue());
@@ -171,6 +178,14 @@ int runCommand(const QStringList& args) {
     p.addOption({QStringLiteral("no-experts"),
                  QStringLiteral("Do not seed from the expert library (start from the baseline only).")});
     p.addOption({QStringLiteral("no-confirm"), QStringLiteral("Promote a new best without re-measuring it first.")});
+    p.addOption({QStringLiteral("seed-kernel"),
+                 QStringLiteral("Start from this kernel file too (repeatable). A task without a baseline kernel (one "
+                                "imported from PyTorch) needs a seed, an expert kernel or a language model."),
+                 QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("no-pytorch"),
+                 QStringLiteral("Do not time the task's PyTorch form (eager and torch.compile) at the start and beside "
+                                "the best at the end. A task without a baseline kernel still times eager: it is the "
+                                "yardstick of its speedups.")});
     p.addOption({QStringLiteral("experience"),
                  QStringLiteral("Experience library to start from and learn into (default %1).")
                      .arg(experience::ExperienceLibrary::defaultPath()),
@@ -249,6 +264,9 @@ int runCommand(const QStringList& args) {
                                            .arg(p.value(QStringLiteral("seed"))));
         }
         c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
+        c.pytorch = !p.isSet(QStringLiteral("no-pytorch"));
+        for (const QString& file : p.values(QStringLiteral("seed-kernel")))
+            c.seedKernels << QFileInfo(file).absoluteFilePath();
         c.descriptors = p.value(QStringLiteral("descriptors"));
         if (!parseNonNegative(p,
                               {{QStringLiteral("review-speedup"), &c.reviewSpeedup},
@@ -331,11 +349,18 @@ int runCommand(const QStringList& args) {
             out() << QJsonDocument(summaryJson(s)).toJson(QJsonDocument::Indented);
         } else {
             out() << QStringLiteral("run %1 %2: %3\n").arg(s.runId).arg(search::runStateName(s.state), s.message);
-            if (s.bestCandidate)
-                out() << QStringLiteral("best: candidate %1 (%2), %3x over the baseline, verified and re-measured\n")
+            if (s.bestCandidate) {
+                out() << QStringLiteral("best: candidate %1 (%2), %3x over %4, verified and re-measured%5\n")
                              .arg(s.bestCandidate)
                              .arg(s.bestLabel)
-                             .arg(s.bestSpeedup, 0, 'f', 3);
+                             .arg(s.bestSpeedup, 0, 'f', 3)
+                             .arg(s.speedupBase)
+                             .arg(s.bestFractionOfBound ? QStringLiteral("; %1% of its roofline bound")
+                                                              .arg(*s.bestFractionOfBound * 100.0, 0, 'f', 1)
+                                                        : QString());
+            }
+            if (s.evaluations > 0)
+                out() << s.pytorch.text();
             out() << QStringLiteral("%1 evaluations, %2 candidates, %3 generations, %4 of wall time\n")
                          .arg(s.evaluations)
                          .arg(s.candidates)
@@ -465,6 +490,10 @@ int exportCommand(const QStringList& args) {
         "report with its verification, timing and lineage."));
     p.addHelpOption();
     p.addOption({QStringLiteral("best"), QStringLiteral("Export the run's confirmed best kernel.")});
+    p.addOption({QStringLiteral("torch"),
+                 QStringLiteral("Also write model_new.py (ModelNew, a drop-in PyTorch module that runs the CUDA kernel "
+                                "through NVRTC with CuPy or cuda-python), reference.py and check.py (compares ModelNew "
+                                "with PyTorch on fresh inputs and times it beside eager and torch.compile).")});
     p.addOption({QStringLiteral("candidate"), QStringLiteral("Export this candidate instead."), QStringLiteral("ID")});
     p.addOption(
         {QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
@@ -487,7 +516,8 @@ int exportCommand(const QStringList& args) {
     qint64 candidate = 0;
     if (!parsePositive(p, QStringLiteral("candidate"), 1, candidate, error))
         return fail(ExitUsage, error);
-    auto written = store::exportCandidate(**store, runId, candidate, p.value(QStringLiteral("out")));
+    auto written = store::exportCandidate(**store, runId, candidate, p.value(QStringLiteral("out")),
+                                          p.isSet(QStringLiteral("torch")));
     if (!written)
         return fail(ExitSetup, QString::fromStdString(written.error()));
     for (const QString& f : *written)

@@ -59,7 +59,7 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
         out += timingLine("candidate", *r.candidateTiming);
     if (r.baselineTiming)
         out += timingLine("baseline", *r.baselineTiming);
-    if (r.speedup)
+    if (r.speedup && r.speedupBase != "pytorch eager")
         out += QStringLiteral("  speedup  %1x over the baseline, timed in this run\n").arg(*r.speedup, 0, 'f', 3);
     if (r.eagerTiming)
         out += timingLine("pytorch eager", *r.eagerTiming);

@@ -10,7 +10,8 @@ constexpr Named<Origin> kOrigins[] = {
 };
 
 constexpr Named<EvaluationPurpose> kPurposes[] = {{EvaluationPurpose::Search, "search"},
-                                                  {EvaluationPurpose::Confirm, "confirm"}};
+                                                  {EvaluationPurpose::Confirm, "confirm"},
+                                                  {EvaluationPurpose::Yardstick, "yardstick"}};
 
 constexpr Named<ReviewState> kReviewStates[] = {
     {ReviewState::Pending, "pending"}, {ReviewState::Accepted, "accepted"}, {ReviewState::Rejected, "rejected"}};

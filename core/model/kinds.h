@@ -41,9 +41,10 @@ enum class Origin { Seed, Tuner, Expert, Llm, Human, Experience };
 QString originName(Origin origin);
 std::optional<Origin> parseOrigin(const QString& name);
 
-// Why a candidate was evaluated: its evaluation in the search, or the fresh re-measurement that
-// confirms a new best before it is promoted.
-enum class EvaluationPurpose { Search, Confirm };
+// Why a candidate was evaluated: its evaluation in the search, the fresh re-measurement that
+// confirms a new best before it is promoted, or the run's last comparison of its best with PyTorch
+// eager and torch.compile (not counted against the budget).
+enum class EvaluationPurpose { Search, Confirm, Yardstick };
 QString purposeName(EvaluationPurpose purpose);
 std::optional<EvaluationPurpose> parsePurpose(const QString& name);
 

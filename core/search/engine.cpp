@@ -18,6 +18,7 @@ namespace {
 
 constexpr auto kSearch = model::EvaluationPurpose::Search;
 constexpr auto kConfirm = model::EvaluationPurpose::Confirm;
+constexpr auto kYardstick = model::EvaluationPurpose::Yardstick;
 
 using util::q;
 
@@ -96,6 +97,7 @@ spec::Status Engine::open() {
     sources.islands = &m_islands;
     sources.llm = &m_llm;
     sources.experts = m_experts;
+    sources.seedKernels = std::move(loaded->seedKernels);
     sources.experience = m_experience.get();
     sources.add = [this](model::Candidate c) { return addCandidate(std::move(c)); };
     sources.budgetLeft = [this] { return budgetLeft(); };
@@ -211,7 +213,7 @@ void Engine::nextGeneration() {
     const bool stored = m_stored.batches.count(generation) > 0;
     if (!stored) {
         if (auto spent = m_budget.spent(m_config, inFlight())) {
-            finish(RunState::Finished, *spent);
+            finishWithYardstick(*spent);
             return;
         }
         // A hard stop: no call may take the run over its token or money budget.
@@ -234,15 +236,22 @@ void Engine::nextGeneration() {
             finishOnLlmBudget();
             return;
         }
-        finish(RunState::Finished,
-               QStringLiteral(
-                   "nothing left to try: every configuration of every kernel on every island has been evaluated"));
+        if (generation == 0) {
+            fail(QStringLiteral("nothing to search from: task %1 has no %2 baseline kernel, no expert kernel binds "
+                                "to it, and no language model is set; start from your own kernel with "
+                                "--seed-kernel FILE, or add a model (--llm-model)")
+                     .arg(q(m_task.spec.name), model::backendName(m_config.backend)));
+            return;
+        }
+        finishWithYardstick(QStringLiteral(
+            "nothing left to try: every configuration of every kernel on every island has been evaluated"));
         return;
     }
     m_outstanding = static_cast<int>(m_batch.size());
     const std::vector<qint64> batch = m_batch;
+    // The first seed is measured beside PyTorch eager and torch.compile: the run's yardstick at its start.
     for (qint64 id : batch)
-        m_evals->evaluate(id, kSearch);
+        m_evals->evaluate(id, kSearch, generation == 0 && id == batch.front() && wantsYardstick());
     scheduleProgress();
 }
 
@@ -330,6 +339,11 @@ void Engine::onResult(qint64 candidate, model::EvaluationPurpose purpose, const 
         onConfirmation(candidate, result);
         return;
     }
+    if (purpose == kYardstick) {
+        m_final = result;
+        finish(RunState::Finished, m_finalMessage);
+        return;
+    }
     m_population.at(candidate).result = result;
     ++m_evaluatedCount;
     m_correctCount += result.status == protocol::Status::Ok ? 1 : 0;
@@ -347,12 +361,21 @@ void Engine::completeGeneration() {
     for (qint64 id : m_batch)
         integrate(m_population.at(id));
 
-    if (m_generation == 0) {
-        const Entry& baseline = m_population.at(m_batch.front());
-        if (!baseline.fitness.correct) {
+    if (m_generation == 0 && !m_batch.empty()) {
+        const Entry& first = m_population.at(m_batch.front());
+        if (first.candidate.label == QLatin1String("baseline") && !first.fitness.correct) {
             fail(QStringLiteral("the task's own baseline did not pass on %1: %2")
                      .arg(model::backendName(m_config.backend),
-                          q(baseline.result ? baseline.result->message : std::string("no result"))));
+                          q(first.result ? first.result->message : std::string("no result"))));
+            return;
+        }
+        const bool anyCorrect = std::any_of(m_batch.begin(), m_batch.end(),
+                                            [this](qint64 id) { return m_population.at(id).fitness.correct; });
+        if (!anyCorrect && !m_llm) {
+            fail(QStringLiteral("none of the %1 seed kernels passed on %2 (first: %3): there is nothing to search from")
+                     .arg(m_batch.size())
+                     .arg(model::backendName(m_config.backend),
+                          q(first.result ? first.result->message : std::string("no result"))));
             return;
         }
     }
@@ -422,6 +445,30 @@ void Engine::finishGeneration() {
     scheduleNextGeneration();
 }
 
+QString Engine::speedupBase() const {
+    return m_task.baselineSource.count(model::backendName(m_config.backend).toStdString())
+               ? QStringLiteral("the baseline")
+               : QStringLiteral("PyTorch eager");
+}
+
+bool Engine::wantsYardstick() const {
+    return m_config.pytorch && m_task.referenceSource.count("torch") > 0;
+}
+
+void Engine::finishWithYardstick(const QString& message) {
+    const qint64 best = m_promotions.best().candidate;
+    if (!wantsYardstick() || best == 0 || m_finalPending) {
+        finish(RunState::Finished, message);
+        return;
+    }
+    // The budget is spent: this one evaluation is not counted against it.
+    m_finalPending = true;
+    m_finalMessage = message;
+    emit notice(QStringLiteral("timing the best kernel (#%1) beside PyTorch eager and torch.compile").arg(best));
+    m_evals->evaluate(best, kYardstick);
+    scheduleProgress();
+}
+
 void Engine::finish(RunState state, QString message) {
     if (m_finished)
         return;
@@ -461,6 +508,22 @@ void Engine::finish(RunState state, QString message) {
     s.bestSpeedup = best.speedup;
     if (best.candidate)
         s.bestLabel = m_population.at(best.candidate).candidate.label;
+    s.speedupBase = speedupBase();
+    if (wantsYardstick()) {
+        const protocol::EvaluateResult* start = nullptr;
+        if (m_population.size() > 0)
+            if (const Entry& first = m_population.at(m_population.firstId()); first.result)
+                start = &*first.result;
+        s.pytorch = store::yardstickFigures(start, m_final ? &*m_final : nullptr);
+    } else {
+        s.pytorch.note = m_task.referenceSource.count("torch") ? QStringLiteral("not timed (--no-pytorch)")
+                                                               : QStringLiteral("the task has no PyTorch form");
+    }
+    if (best.candidate)
+        if (const auto& roof = m_population.at(best.candidate).roofline; roof && roof->fractionOfBound > 0.0)
+            s.bestFractionOfBound = roof->fractionOfBound;
+    if (!s.pytorch.bestFractionOfBound)
+        s.pytorch.bestFractionOfBound = s.bestFractionOfBound;
     s.evaluations = m_budget.evaluations(); // counted as they were stored
     s.candidates = m_population.size();
     if (m_store && m_run.id != 0)
@@ -580,6 +643,7 @@ RunProgress Engine::progress() const {
     p.correct = m_correctCount;
     p.bestCandidate = m_promotions.best().candidate;
     p.bestSpeedup = m_promotions.best().speedup;
+    p.speedupBase = speedupBase();
     p.elapsedSeconds = m_budget.elapsedSeconds();
     p.evaluationsPerSecond = m_budget.sessionRate();
     p.etaSeconds = m_budget.etaSeconds(m_config);

@@ -108,6 +108,11 @@ private:
     void onConfirmation(qint64 candidate, const protocol::EvaluateResult& result);
     void finishGeneration();
     void finish(RunState state, QString message);
+    // A run that ends well ends with its best timed beside PyTorch eager and torch.compile (where the
+    // task has a PyTorch form and the run was not told otherwise); finished follows its answer.
+    bool wantsYardstick() const;
+    QString speedupBase() const; // what the run's speedups are over
+    void finishWithYardstick(const QString& message);
     void finishStopped(); // what a stop ends with once nothing is in flight
 
     // Steering.
@@ -165,6 +170,9 @@ private:
     qint64 m_correctCount = 0;
     QTimer* m_progressTimer = nullptr;
     bool m_finished = false;
+    bool m_finalPending = false; // the best's last comparison with PyTorch is in flight
+    QString m_finalMessage;      // how the run ends once it has answered
+    std::optional<protocol::EvaluateResult> m_final;
 };
 
 } // namespace kforge::search

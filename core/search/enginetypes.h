@@ -3,6 +3,7 @@
 // summary out. All plain values, copied through queued signals.
 
 #include "model/candidate.h"
+#include "store/yardstick.h"
 
 #include <QMetaType>
 #include <QString>
@@ -37,14 +38,15 @@ struct RunProgress {
     qint64 correct = 0;
     qint64 bestCandidate = 0; // confirmed best; 0 when none
     double bestSpeedup = 0.0;
-    double elapsedSeconds = 0.0;       // over all sessions
-    double evaluationsPerSecond = 0.0; // this session
-    double etaSeconds = -1.0;          // until the budget is spent; -1 when unknown
-    int archiveCells = 0;              // cells filled in the run-wide archive
-    qint64 llmCalls = 0;               // over all sessions of the run
-    qint64 llmTokens = 0;              // reported, plus estimates for calls whose usage never came
-    double llmUsd = 0.0;               // known costs only
-    qint64 llmUnknownCost = 0;         // calls whose cost is unknown
+    QString speedupBase = QStringLiteral("the baseline"); // what bestSpeedup is over, or "PyTorch eager"
+    double elapsedSeconds = 0.0;                          // over all sessions
+    double evaluationsPerSecond = 0.0;                    // this session
+    double etaSeconds = -1.0;                             // until the budget is spent; -1 when unknown
+    int archiveCells = 0;                                 // cells filled in the run-wide archive
+    qint64 llmCalls = 0;                                  // over all sessions of the run
+    qint64 llmTokens = 0;                                 // reported, plus estimates for calls whose usage never came
+    double llmUsd = 0.0;                                  // known costs only
+    qint64 llmUnknownCost = 0;                            // calls whose cost is unknown
     int llmPending = 0;
 };
 
@@ -54,8 +56,11 @@ struct RunSummary {
     RunState state = RunState::Finished;
     QString message; // why it ended, for people
     qint64 bestCandidate = 0;
-    double bestSpeedup = 0.0; // confirmed, over the baseline paired in the same evaluation
+    double bestSpeedup = 0.0; // confirmed, over speedupBase paired in the same evaluation
     QString bestLabel;
+    QString speedupBase = QStringLiteral("the baseline"); // or "PyTorch eager" for a task without a baseline kernel
+    std::optional<double> bestFractionOfBound;            // of its roofline bound, in its search evaluation
+    store::YardstickFigures pytorch;                      // PyTorch eager and torch.compile, at the start and the end
     qint64 evaluations = 0;
     qint64 candidates = 0;
     int generations = 0;

@@ -59,7 +59,7 @@ void Evaluations::handOn(qint64 candidate, model::EvaluationPurpose purpose, con
         Qt::QueuedConnection);
 }
 
-void Evaluations::evaluate(qint64 candidate, model::EvaluationPurpose purpose) {
+void Evaluations::evaluate(qint64 candidate, model::EvaluationPurpose purpose, bool withPyTorch) {
     if (m_closed)
         return;
     auto known = m_c.stored->results.find({candidate, purpose});
@@ -74,7 +74,8 @@ void Evaluations::evaluate(qint64 candidate, model::EvaluationPurpose purpose) {
         handOn(candidate, purpose, known->second);
         return;
     }
-    auto request = candidateRequest(*m_c.task, *m_c.config, m_c.population->at(candidate).candidate);
+    auto request = candidateRequest(*m_c.task, *m_c.config, m_c.population->at(candidate).candidate,
+                                    withPyTorch || purpose == model::EvaluationPurpose::Yardstick);
     if (!request) {
         // A broken launch plan: stored as the candidate's result without asking a worker.
         const protocol::EvaluateResult r = unrequestable(request.error());
@@ -139,7 +140,8 @@ void Evaluations::settle(qint64 candidate, model::EvaluationPurpose purpose, con
             m_c.store->insertEvaluation(m_c.runId, candidate, purpose, result, findings, roofline, cell),
             QStringLiteral("the evaluation of candidate %1").arg(candidate)))
         return;
-    m_c.budget->counted();
+    if (purpose != model::EvaluationPurpose::Yardstick)
+        m_c.budget->counted();
     emit this->result(candidate, purpose, result);
 }
 

@@ -52,7 +52,8 @@ public:
     bool measuringCeilings() const { return m_measuringCeilings; }
     const diagnose::Ceilings& ceilings() const { return m_ceilings; }
 
-    void evaluate(qint64 candidate, model::EvaluationPurpose purpose);
+    // `withPyTorch`: time the task's PyTorch form beside it (always for a Yardstick evaluation).
+    void evaluate(qint64 candidate, model::EvaluationPurpose purpose, bool withPyTorch = false);
     int inFlight() const { return static_cast<int>(m_tickets.size()); }
     // Cancels every evaluation in flight; drained() follows once the last has answered.
     void stop();

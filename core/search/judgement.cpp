@@ -28,12 +28,13 @@ Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& 
 }
 
 spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config,
-                                                           const model::Candidate& candidate) {
+                                                           const model::Candidate& candidate, bool withPyTorch) {
     task::EvalSettings settings;
     settings.backend = model::backendName(config.backend);
     settings.variant = config.variant;
     settings.pairWithBaseline = true;
     settings.options.device = config.device;
+    settings.options.pytorch = withPyTorch && config.pytorch && task.referenceSource.count("torch") > 0;
     const QString file = QStringLiteral("candidate-%1.%2")
                              .arg(candidate.id)
                              .arg(config.backend == model::Backend::Cuda ? QStringLiteral("cu") : QStringLiteral("cl"));

@@ -36,9 +36,10 @@ Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& 
 // The request for a candidate of the run: paired with the baseline, on the run's device, with no
 // seeds (the worker draws fresh ones from a secure source each time, so no kernel can know, or
 // have been tuned on, the inputs it is verified and timed with; the seeds it used come back in
-// the result).
+// the result). `withPyTorch`: also time the task's PyTorch form, eager and under torch.compile,
+// where it has one (a task without a baseline kernel always has eager timed: it is the yardstick).
 spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundle& task, const RunConfig& config,
-                                                           const model::Candidate& candidate);
+                                                           const model::Candidate& candidate, bool withPyTorch = false);
 // The result stored for a candidate whose request could not be made (a broken launch plan).
 protocol::EvaluateResult unrequestable(const std::string& error);
 

@@ -46,14 +46,25 @@ std::mt19937_64 searchRng(std::uint64_t seed, int generation, int island) {
 std::vector<qint64> Offspring::seeds() {
     const RunConfig& config = *m_s.config;
     std::vector<qint64> ids;
-    model::Candidate baseline;
-    baseline.source =
-        QString::fromStdString(m_s.task->baselineSource.at(model::backendName(config.backend).toStdString()));
-    baseline.origin = model::Origin::Seed;
-    baseline.label = QStringLiteral("baseline");
-    ids.push_back(m_s.add(std::move(baseline)));
     const int limit = m_s.budgetLeft();
-    int island = config.islands > 1 ? 1 : 0;
+    int island = 0;
+    // The baseline first, on island 0: the run fails if it does not pass.
+    if (const auto b = m_s.task->baselineSource.find(model::backendName(config.backend).toStdString());
+        b != m_s.task->baselineSource.end()) {
+        model::Candidate baseline;
+        baseline.source = QString::fromStdString(b->second);
+        baseline.origin = model::Origin::Seed;
+        baseline.label = QStringLiteral("baseline");
+        ids.push_back(m_s.add(std::move(baseline)));
+        island = config.islands > 1 ? 1 : 0;
+    }
+    for (model::Candidate c : m_s.seedKernels) {
+        if (limit <= static_cast<int>(ids.size()))
+            break;
+        c.island = island;
+        ids.push_back(m_s.add(std::move(c)));
+        island = (island + 1) % config.islands;
+    }
     for (const auto& expert : m_s.experts) {
         if (limit <= static_cast<int>(ids.size()))
             break;

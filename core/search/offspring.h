@@ -1,5 +1,6 @@
 #pragma once
-// Where a generation's children come from. Generation 0: the task's baseline, each expert kernel
+// Where a generation's children come from. Generation 0: the task's baseline (where it has one),
+// the user's own seed kernels, each expert kernel
 // on its own island (so the islands begin in different places), the kernels that helped on this
 // task in earlier runs, and each LLM persona's first kernel. Later generations: kernels people
 // injected, then per island, from its own random stream, an LLM child (at the LLM rate), an
@@ -35,6 +36,7 @@ public:
         IslandModel* islands = nullptr;
         LlmChildren* llm = nullptr;
         QList<propose::Expert> experts;
+        std::vector<model::Candidate> seedKernels;           // a user's own kernels to start from
         experience::ExperienceLibrary* experience = nullptr; // null: none
         std::function<qint64(model::Candidate)> add;         // registers a child; returns its id
         std::function<int()> budgetLeft;                     // evaluations that may still start

@@ -55,6 +55,7 @@ public:
     const Entry* find(qint64 id) const;
     const std::map<qint64, Entry>& entries() const { return m_entries; }
     qint64 size() const { return static_cast<qint64>(m_entries.size()); }
+    qint64 firstId() const { return m_entries.empty() ? 0 : m_entries.begin()->first; } // the first seed; 0: none
     const Entry* baseline() const; // the task's baseline (the first seed), if any
 
     // Whether the run already has this kernel with these (completed) parameter values.

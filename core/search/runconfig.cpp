@@ -1,5 +1,6 @@
 #include "search/runconfig.h"
 
+#include <QJsonArray>
 #include <QJsonValue>
 
 namespace kforge::search {
@@ -28,6 +29,8 @@ QJsonObject RunConfig::toJson() const {
         {QStringLiteral("review_speedup"), reviewSpeedup},
         {QStringLiteral("review_ceiling"), reviewCeiling},
         {QStringLiteral("reject_ceiling"), rejectCeiling},
+        {QStringLiteral("pytorch"), pytorch},
+        {QStringLiteral("seed_kernels"), QJsonArray::fromStringList(seedKernels)},
         {QStringLiteral("llm"), llm.toJson()},
     };
 }
@@ -106,6 +109,21 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         c.confirmBest = confirm.toBool();
     else if (!confirm.isUndefined())
         return spec::fail("run configuration: 'confirm_best' must be true or false");
+    const QJsonValue pytorch = json.value(QLatin1String("pytorch"));
+    if (pytorch.isBool())
+        c.pytorch = pytorch.toBool();
+    else if (!pytorch.isUndefined())
+        return spec::fail("run configuration: 'pytorch' must be true or false");
+    const QJsonValue seeds = json.value(QLatin1String("seed_kernels"));
+    if (seeds.isArray()) {
+        for (const auto& v : seeds.toArray()) {
+            if (!v.isString())
+                return spec::fail("run configuration: 'seed_kernels' must list file names");
+            c.seedKernels << v.toString();
+        }
+    } else if (!seeds.isUndefined()) {
+        return spec::fail("run configuration: 'seed_kernels' must be a list of file names");
+    }
     const QJsonValue llm = json.value(QLatin1String("llm"));
     if (llm.isObject()) {
         auto settings = llm::LlmSettings::fromJson(llm.toObject());

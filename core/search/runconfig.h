@@ -8,6 +8,7 @@
 
 #include <QJsonObject>
 #include <QString>
+#include <QStringList>
 
 #include <cstdint>
 
@@ -41,6 +42,12 @@ struct RunConfig {
     // is rejected. The margin over 1 allows for the roof being a measurement itself.
     double reviewCeiling = 0.9;
     double rejectCeiling = 1.1;
+    // Time the task's PyTorch form (eager and torch.compile) beside the first seed and, at the end,
+    // beside the best: the run's speedups over PyTorch. Only for tasks that have a PyTorch form.
+    bool pytorch = true;
+    // Kernel files to start from besides (or, for a task without a baseline kernel, instead of)
+    // the baseline: a user's own kernels for the task.
+    QStringList seedKernels;
     llm::LlmSettings llm; // language-model proposers; none by default
 
     QJsonObject toJson() const;

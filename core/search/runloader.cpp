@@ -5,7 +5,9 @@
 #include "task/taskcatalog.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
+#include <QStringDecoder>
 
 namespace kforge::search {
 
@@ -41,7 +43,8 @@ spec::Expected<StoredRun> readStoredRun(store::RunStore& store, const store::Run
                 stored.roofline[record.candidateId] = diagnose::Roofline::fromJson(record.roofline);
             stored.findings[record.candidateId] = diagnose::findingsFromJson(record.findings);
         }
-        ++stored.evaluations;
+        if (record.purpose != model::EvaluationPurpose::Yardstick)
+            ++stored.evaluations;
     }
     if (auto reviews = store.reviews(run.id))
         for (const auto& r : *reviews)
@@ -53,6 +56,27 @@ spec::Expected<StoredRun> readStoredRun(store::RunStore& store, const store::Run
     }
     // Evaluations whose generation never completed are kept but the generation is not re-proposed.
     return stored;
+}
+
+// A user's own kernel to start from, checked the way every kernel file is (launch plan, parameters).
+spec::Expected<model::Candidate> readSeedKernel(const QString& path, model::Backend backend) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly))
+        return spec::fail(
+            QStringLiteral("seed kernel %1: cannot be read: %2").arg(path, f.errorString()).toStdString());
+    QStringDecoder decoder(QStringDecoder::Utf8);
+    const QString source = decoder.decode(f.readAll());
+    if (decoder.hasError())
+        return spec::fail(QStringLiteral("seed kernel %1: not UTF-8 text").arg(path).toStdString());
+    if (auto parsed = spec::KernelFile::parse(source.toStdString(), backend); !parsed)
+        return spec::fail(QStringLiteral("seed kernel %1: %2 (as a %3 kernel file)")
+                              .arg(path, q(parsed.error()), model::backendTitle(backend))
+                              .toStdString());
+    model::Candidate c;
+    c.source = source;
+    c.origin = model::Origin::Seed;
+    c.label = QStringLiteral("seed kernel %1").arg(QFileInfo(path).fileName());
+    return c;
 }
 
 // The stored run to resume, locked, with its configuration and the setup's new budgets.
@@ -122,9 +146,11 @@ spec::Expected<LoadedRun> loadRun(const EngineSetup& setup) {
         return spec::fail(bundle.error());
     out.task = std::move(*bundle);
     const std::string backend = model::backendName(config.backend).toStdString();
-    if (!out.task.baselineSource.count(backend))
+    // A task without a baseline kernel is measured against PyTorch eager, so it needs a PyTorch form.
+    if (!out.task.baselineSource.count(backend) && !out.task.referenceSource.count("torch"))
         return spec::fail("task " + out.task.spec.name + " has no " + backend
-                          + " baseline to start from (its task.json names none)");
+                          + " baseline to start from and no PyTorch form to measure against (its task.json names "
+                            "neither)");
     if (config.variant != QLatin1String("default") && !out.task.spec.variants.count(config.variant.toStdString()))
         return spec::fail("task " + out.task.spec.name + " has no size variant '" + config.variant.toStdString() + "'");
     if (auto sizes = out.task.spec.sizesFor(config.variant.toStdString()))
@@ -163,6 +189,12 @@ spec::Expected<LoadedRun> loadRun(const EngineSetup& setup) {
             return spec::fail(stored.error());
         out.stored = std::move(*stored);
         return out;
+    }
+    for (const QString& path : config.seedKernels) {
+        auto seed = readSeedKernel(path, config.backend);
+        if (!seed)
+            return spec::fail(seed.error());
+        out.seedKernels.push_back(std::move(*seed));
     }
     out.run.name = QStringLiteral("%1 on %2").arg(q(out.task.spec.name), model::backendName(config.backend));
     out.run.task = q(out.task.spec.name);

@@ -72,6 +72,7 @@ struct LoadedRun {
     std::optional<diagnose::Diagnosis> diagnosis;
     DescriptorSpace space;
     QList<propose::Expert> experts;
+    std::vector<model::Candidate> seedKernels; // the configuration's seed_kernels, read (new runs only)
     std::unique_ptr<experience::ExperienceLibrary> experience;
     std::optional<StoredRun> stored; // when resuming
     QStringList notices;

@@ -1,4 +1,6 @@
 #include "store/runexport.h"
+#include "store/torchexport.h"
+#include "store/yardstick.h"
 
 #include "util/text.h"
 
@@ -40,6 +42,7 @@ struct Loaded {
     std::map<qint64, const model::Candidate*> byId;
     std::map<qint64, EvaluationRecord> search;  // candidate -> first evaluation
     std::map<qint64, EvaluationRecord> confirm; // candidate -> re-measurement
+    QList<EvaluationRecord> evaluations;        // all of them, in order
 };
 
 Expected<Loaded> load(RunStore& store, qint64 runId) {
@@ -60,13 +63,31 @@ Expected<Loaded> load(RunStore& store, qint64 runId) {
     auto evaluations = store.evaluations(*id);
     if (!evaluations)
         return spec::fail(evaluations.error());
-    for (const auto& e : *evaluations)
-        (e.purpose == model::EvaluationPurpose::Confirm ? l.confirm : l.search)[e.candidateId] = e;
+    for (const auto& e : *evaluations) {
+        if (e.purpose == model::EvaluationPurpose::Confirm)
+            l.confirm[e.candidateId] = e;
+        else if (e.purpose == model::EvaluationPurpose::Search)
+            l.search[e.candidateId] = e;
+    }
+    l.evaluations = *evaluations;
     return l;
 }
 
 double speedupOf(const EvaluationRecord& e) {
     return e.result.status == protocol::Status::Ok && e.result.speedup ? *e.result.speedup : 0.0;
+}
+
+// What a stored result's speedup is over, for people.
+QString baseOf(const protocol::EvaluateResult& r) {
+    return r.speedupBase == "pytorch eager" ? QStringLiteral("PyTorch eager") : QStringLiteral("the baseline");
+}
+
+// The run's speedups are all over one yardstick: its first seed's tells which.
+QString runBase(const Loaded& l) {
+    for (const auto& [id, e] : l.search)
+        if (e.result.speedup)
+            return baseOf(e.result);
+    return QStringLiteral("the baseline");
 }
 
 bool writeFile(const QString& path, const QByteArray& data, QString* error) {
@@ -135,10 +156,19 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
              .arg(l.candidates.size())
              .arg(r.generation + 1)
              .arg(r.wallSeconds, 0, 'f', 1);
-    if (r.bestCandidate)
-        t += QStringLiteral("best: candidate %1, %2x over the baseline (re-measured)\n")
+    const QString base = runBase(l);
+    if (r.bestCandidate) {
+        QString fraction;
+        if (auto it = l.search.find(r.bestCandidate); it != l.search.end())
+            if (const double f = it->second.roofline.value(QStringLiteral("fraction_of_bound")).toDouble(); f > 0)
+                fraction = QStringLiteral("; %1% of its roofline bound").arg(f * 100.0, 0, 'f', 1);
+        t += QStringLiteral("best: candidate %1, %2x over %3 (re-measured)%4\n")
                  .arg(r.bestCandidate)
-                 .arg(r.bestSpeedup, 0, 'f', 3);
+                 .arg(r.bestSpeedup, 0, 'f', 3)
+                 .arg(base, fraction);
+    }
+    const YardstickFigures pytorch = yardstickFigures(l.evaluations, r.bestCandidate);
+    t += pytorch.text();
 
     std::map<QString, int> statuses;
     std::map<QString, int> origins;
@@ -166,7 +196,8 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
     });
     QJsonArray best;
     if (top > 0 && !ranked.empty()) {
-        t += QStringLiteral("\nbest candidates (speedup in its own evaluation; * = pinned, x = vetoed):\n");
+        t += QStringLiteral("\nbest candidates (speedup over %1 in its own evaluation; * = pinned, x = vetoed):\n")
+                 .arg(base);
         for (size_t i = 0; i < ranked.size() && static_cast<int>(i) < top; ++i) {
             const auto* c = ranked[i];
             const auto& e = l.search.at(c->id);
@@ -237,6 +268,8 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
     if (!llm.isEmpty())
         report.json.insert(QStringLiteral("llm"), llm);
     report.json.insert(QStringLiteral("best_candidates"), best);
+    report.json.insert(QStringLiteral("speedup_base"), base);
+    report.json.insert(QStringLiteral("pytorch"), pytorch.toJson());
     report.json.insert(QStringLiteral("events"), eventList);
     report.json.insert(QStringLiteral("candidates"), static_cast<qint64>(l.candidates.size()));
     return report;
@@ -291,7 +324,8 @@ QString bakeParams(const QString& source, const model::ParamValues& params) {
     return out;
 }
 
-Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 candidateId, const QString& outDir) {
+Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 candidateId, const QString& outDir,
+                                      bool torch) {
     auto loaded = load(store, runId);
     if (!loaded)
         return spec::fail(loaded.error());
@@ -403,7 +437,12 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
         QString line =
             QStringLiteral("- %1: %2").arg(QLatin1String(what), q(std::string(protocol::statusName(res.status))));
         if (res.speedup)
-            line += QStringLiteral(", %1x over the baseline timed in the same call").arg(*res.speedup, 0, 'f', 3);
+            line +=
+                QStringLiteral(", %1x over %2 timed in the same call").arg(*res.speedup, 0, 'f', 3).arg(baseOf(res));
+        if (res.speedupVsEager && res.speedupBase != "pytorch eager")
+            line += QStringLiteral(", %1x over PyTorch eager").arg(*res.speedupVsEager, 0, 'f', 3);
+        if (res.speedupVsCompile)
+            line += QStringLiteral(", %1x over torch.compile").arg(*res.speedupVsCompile, 0, 'f', 3);
         if (res.candidateTiming && res.baselineTiming)
             line += QStringLiteral(" (median %1 us vs %2 us, %3, %4 runs)")
                         .arg(res.candidateTiming->medianUs, 0, 'f', 2)
@@ -434,6 +473,10 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     }
     if (auto it = l.confirm.find(c.id); it != l.confirm.end())
         md += timingLine("re-measurement (fresh inputs)", it->second);
+    const YardstickFigures pytorch = yardstickFigures(l.evaluations, c.id);
+    md += QStringLiteral("\n## Against PyTorch\n\n");
+    for (const QString& line : pytorch.text().split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+        md += QStringLiteral("- %1\n").arg(line);
     md += QStringLiteral("\n## Lineage\n\n");
     const model::Candidate* cur = &c;
     for (int depth = 0; cur && depth < 64; ++depth) {
@@ -450,8 +493,20 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
         cur = cur->parents.isEmpty() ? nullptr
                                      : (l.byId.count(cur->parents.front()) ? l.byId.at(cur->parents.front()) : nullptr);
     }
-    md += QStringLiteral("\nReproduce: `kforge eval --task %1 --backend %2 --variant %3 --kernel %4`\n")
+    md += QStringLiteral("\nReproduce: `kforge eval --task %1 --backend %2 --variant %3 --kernel %4 --pytorch`\n")
               .arg(r.taskDir, model::backendName(r.backend), r.variant, QFileInfo(kernelPath).fileName());
+    if (torch) {
+        if (!bundle)
+            return spec::fail("--torch needs the run's task: " + bundle.error());
+        auto module = exportTorchModule(*bundle, c, r.backend, dir, QFileInfo(kernelPath).fileName());
+        if (!module)
+            return spec::fail(module.error());
+        written << *module;
+        md += QStringLiteral("\nIn PyTorch: `from model_new import ModelNew` is a drop-in for the task's module "
+                             "(KernelBench's convention; the kernel is compiled by NVRTC through CuPy or cuda-python). "
+                             "`python3 check.py` compares it with PyTorch on fresh inputs and times it beside PyTorch "
+                             "eager and torch.compile.\n");
+    }
     const QString reportPath = dir.filePath(QStringLiteral("report.md"));
     if (!writeFile(reportPath, md.toUtf8(), &error))
         return spec::fail(error.toStdString());

@@ -37,7 +37,9 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top);
 // Writes candidate `candidateId` (0: the run's confirmed best) of run `runId` (0: the newest) to
 // `outDir`: the kernel file with its parameter values as defaults, launch-plan.json (resolved at
 // the run's sizes), result.json (its evaluations) and report.md. Returns the files written.
-Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 candidateId, const QString& outDir);
+// `torch`: also a drop-in PyTorch module for it (store/torchexport.h: ModelNew and check.py).
+Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 candidateId, const QString& outDir,
+                                      bool torch = false);
 
 // The kernel file with `// kforge:param` defaults replaced by `params`, so that it evaluates to
 // the same kernel without overrides.

@@ -349,7 +349,7 @@ Expected<Record> readEvaluationHead(const Statement& row, const std::string& whe
     e.candidateId = row.int64(1);
     const auto purpose = model::parsePurpose(row.text(2));
     if (!purpose)
-        return unknownName(evaluationWhat(where, e.id, runId), "purpose", row.text(2), "search, confirm");
+        return unknownName(evaluationWhat(where, e.id, runId), "purpose", row.text(2), "search, confirm, yardstick");
     e.purpose = *purpose;
     return e;
 }
@@ -978,6 +978,21 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
                           "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) "
                           "ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
+    return readEvaluations(query, runId);
+}
+
+Expected<QList<EvaluationRecord>> RunStore::pytorchEvaluations(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    // PyTorch is timed at the start beside the run's first candidate (its first seed).
+    Statement query(m_db, "SELECT id, candidate_id, purpose, result_json, at, findings_json, roofline_json, cell "
+                          "FROM evaluations WHERE run_id = ? AND (purpose = 'yardstick' OR (purpose = 'search' AND "
+                          "candidate_id = (SELECT MIN(id) FROM candidates WHERE run_id = ?))) ORDER BY id");
+    query.bindInt(1, runId).bindInt(2, runId);
+    return readEvaluations(query, runId);
+}
+
+Expected<QList<EvaluationRecord>> RunStore::readEvaluations(Statement& query, qint64 runId) {
     const auto read = [&](const Statement& row) -> Expected<EvaluationRecord> {
         auto head = readEvaluationHead<EvaluationRecord>(row, where(), runId);
         if (!head)

@@ -24,6 +24,10 @@
 
 struct sqlite3;
 
+namespace kforge::util::sqlite {
+class Statement;
+}
+
 namespace kforge::store {
 
 template <typename T> using Expected = spec::Expected<T>;
@@ -223,6 +227,9 @@ public:
                                       const std::optional<model::Cell>& cell = std::nullopt);
     Expected<QList<EvaluationRecord>> evaluations(qint64 runId, const Slice& slice = {}); // in insertion order
     Expected<QList<EvaluationSummary>> evaluationSummaries(qint64 runId, const Slice& slice = {});
+    // What the run measured of PyTorch, without reading every result: the search evaluation of its
+    // first candidate (the first seed, timed beside PyTorch), and every yardstick evaluation.
+    Expected<QList<EvaluationRecord>> pytorchEvaluations(qint64 runId);
 
     // The review queue. requestReview is true when the candidate was not queued before.
     Expected<bool> requestReview(qint64 runId, qint64 candidateId, const QString& reason);
@@ -276,6 +283,9 @@ private:
     Status configure();
     Status migrate();
     Status exec(const char* sql, const std::string& what);
+    // The rows of a query that selects id, candidate_id, purpose, result_json, at, findings_json,
+    // roofline_json and cell.
+    Expected<QList<EvaluationRecord>> readEvaluations(util::sqlite::Statement& query, qint64 runId);
     // One write in its own transaction (or in the caller's when one is open). An outermost one
     // that fails because another connection holds the file (busy past the busy timeout, locked) is
     // tried again briefly before the failure is returned.

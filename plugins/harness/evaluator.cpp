@@ -702,7 +702,7 @@ void Evaluation::timePyTorch() {
     }
     enterPhase("pytorch");
     const SeedData& set = m_timing.empty() ? m_seeds.front() : m_timing.front();
-    auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, 20);
+    auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, 20, m_req.options.pytorchCompile);
     if (!timed) {
         m_result.pytorchNote = "PyTorch could not be timed: " + timed.error();
         m_result.diagnostics.push_back({"timing", "warning", m_result.pytorchNote, "yardstick", 0, 0});
@@ -719,6 +719,11 @@ void Evaluation::timePyTorch() {
         m_result.speedupVsEager = of(*timed->eager) / mine;
     if (mine > 0.0 && timed->compile && of(*timed->compile) > 0.0)
         m_result.speedupVsCompile = of(*timed->compile) / mine;
+    // A task without a baseline kernel is measured against PyTorch eager, timed here.
+    if (!m_req.baseline && m_result.speedupVsEager) {
+        m_result.speedup = m_result.speedupVsEager;
+        m_result.speedupBase = "pytorch eager";
+    }
 }
 
 bool Evaluation::verifyCandidate() {
@@ -1028,8 +1033,10 @@ void Evaluation::timeCandidate() {
     if (m_baseline) {
         if (baselineOk && !baselineUs.empty()) {
             m_result.baselineTiming = summarise(baselineUs, method);
-            if (headline(*m_result.candidateTiming) > 0)
+            if (headline(*m_result.candidateTiming) > 0) {
                 m_result.speedup = headline(*m_result.baselineTiming) / headline(*m_result.candidateTiming);
+                m_result.speedupBase = "baseline";
+            }
         } else {
             m_result.diagnostics.push_back(
                 {"timing", "warning", "baseline not timed, so no speedup: " + baselineProblem, "baseline", 0, 0});

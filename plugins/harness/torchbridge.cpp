@@ -305,8 +305,10 @@ spec::Expected<std::string> TorchBridge::compute(const protocol::KernelInput& re
 
 spec::Expected<TorchBridge::Timings> TorchBridge::time(const protocol::KernelInput& form, const spec::TaskSpec& task,
                                                        const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
-                                                       int repetitions) {
-    auto a = exchange(form, task, sizes, inputs, nullptr, json{{"op", "time"}, {"reps", repetitions}});
+                                                       int repetitions, bool withCompile) {
+    const json modes = withCompile ? json::array({"eager", "compile"}) : json::array({"eager"});
+    auto a =
+        exchange(form, task, sizes, inputs, nullptr, json{{"op", "time"}, {"reps", repetitions}, {"modes", modes}});
     if (!a)
         return spec::Error{a.error()};
     const auto stats = [&](const char* key) -> std::optional<protocol::TimingStats> {

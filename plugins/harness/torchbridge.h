@@ -39,15 +39,16 @@ public:
                                         std::vector<HostTensor>& expected);
 
     // The task's PyTorch form timed on `inputs` in their own precision, eager and under
-    // torch.compile, `repetitions` calls each, as kforge times kernels (see torchbridge.py). A mode
-    // that could not be timed is absent, the note says why.
+    // torch.compile (unless `withCompile` is false), `repetitions` calls each, as kforge times
+    // kernels (see torchbridge.py). A mode that could not be timed is absent, the note says why.
     struct Timings {
         std::optional<protocol::TimingStats> eager;
         std::optional<protocol::TimingStats> compile;
         std::string note;
     };
     spec::Expected<Timings> time(const protocol::KernelInput& form, const spec::TaskSpec& task,
-                                 const spec::Sizes& sizes, const std::vector<HostTensor>& inputs, int repetitions);
+                                 const spec::Sizes& sizes, const std::vector<HostTensor>& inputs, int repetitions,
+                                 bool withCompile = true);
 
 private:
     // One request: the inputs written, the answer read (and the outputs, when given).

@@ -10,7 +10,7 @@
 #   out: {"id": N, "ok": true, "precision": "float64" | "native", "note": TEXT (where and how it ran)}
 #        {"id": N, "ok": false, "error": MESSAGE}
 # With "op": "time" (no outputs), the reference is timed instead, in the inputs' own precision,
-# eager and under torch.compile: {"id": N, "ok": true, "eager": STATS, "compile": STATS,
+# eager and under torch.compile (or the "modes" the request lists): {"id": N, "ok": true, "eager": STATS, "compile": STATS,
 # "compile_error": TEXT, "note": TEXT}, STATS as the worker's timing statistics. On a GPU the time
 # is the kernels' own, from PyTorch's profiler (CUPTI), with L2 flushed by a 256 MiB copy before
 # every call, as kforge times kernels; on the CPU it is wall-clock time.
@@ -216,7 +216,7 @@ def time_reference(req):
     out = {"ok": True}
     note = ["PyTorch %s on %s" % (torch.__version__, device)]
     with torch.no_grad():
-        for mode in ("eager", "compile"):
+        for mode in req.get("modes", ["eager", "compile"]):
             try:
                 f = fn if mode == "eager" else torch.compile(fn)
                 for _ in range(3):  # warm-up; compiles under torch.compile

@@ -224,11 +224,78 @@ private slots:
     }
 
     void timedWithoutBaseline() {
-        // An imported task has no baseline kernel: the kernel is timed, no speedup is claimed.
+        // An imported task has no baseline kernel: its yardstick is PyTorch eager, timed in the same
+        // evaluation, and the speedup says so (torch.compile only when asked for).
         const QJsonObject r = evalJson(imported(QStringLiteral("elementwise")), data(QStringLiteral("elementwise.cl")));
-        QCOMPARE(r[QStringLiteral("status")].toString(), QStringLiteral("ok"));
-        QVERIFY(r[QStringLiteral("timing")].toObject().contains(QStringLiteral("candidate")));
-        QVERIFY(!r.contains(QStringLiteral("speedup")) || r[QStringLiteral("speedup")].isNull());
+        QCOMPARE(r[u"status"_s].toString(), u"ok"_s);
+        const QJsonObject timing = r[u"timing"_s].toObject();
+        QVERIFY(timing.contains(u"candidate"_s));
+        QVERIFY(!timing.contains(u"baseline"_s));
+        QCOMPARE(timing[u"speedup_base"_s].toString(), u"pytorch eager"_s);
+        const QJsonObject torch = timing[u"pytorch"_s].toObject();
+        QVERIFY(torch[u"eager"_s].toObject()[u"median_us"_s].toDouble() > 0.0);
+        QVERIFY(!torch.contains(u"compile"_s));
+        QCOMPARE(timing[u"speedup"_s].toDouble(), torch[u"speedup_vs_eager"_s].toDouble());
+    }
+
+    void searchWithoutBaseline() {
+        // A run on an imported task starts from the user's own kernel; its speedups are over
+        // PyTorch eager, and it ends by timing its best beside eager and torch.compile.
+        const QString task = imported(QStringLiteral("elementwise"));
+        const QString db = m_dir.filePath(u"runs.kforge"_s);
+        const QStringList run{
+            u"run"_s,     u"--task"_s,          task,           u"--variant"_s, u"small"_s,          u"--db"_s, db,
+            u"--quiet"_s, u"--no-experience"_s, u"--islands"_s, u"1"_s,         u"--budget-evals"_s, u"4"_s};
+        // Nothing to start from: said, not searched.
+        const Run bare = kforgetest::runHeadless(run);
+        QVERIFY(bare.exitCode != 0);
+        QVERIFY2(bare.err.contains("nothing to search from") && bare.err.contains("--seed-kernel"),
+                 bare.err.constData());
+
+        const Run r =
+            kforgetest::runHeadless(run + QStringList{u"--seed-kernel"_s, data(u"elementwise.cl"_s), u"--json"_s});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o[u"state"_s].toString(), u"finished"_s);
+        QCOMPARE(o[u"speedup_base"_s].toString(), u"PyTorch eager"_s);
+        QVERIFY(o[u"best_speedup"_s].toDouble() > 0.0);
+        const QJsonObject torch = o[u"pytorch"_s].toObject();
+        QVERIFY2(torch[u"start_eager_us"_s].toDouble() > 0.0, r.out.constData());
+        QVERIFY2(torch[u"best_speedup_vs_eager"_s].toDouble() > 0.0, r.out.constData());
+        QVERIFY2(torch[u"best_speedup_vs_compile"_s].toDouble() > 0.0
+                     || torch[u"note"_s].toString().contains(u"torch.compile failed"_s),
+                 r.out.constData());
+
+        // The stored run says the same, naming its yardstick.
+        const Run shown = kforgetest::runHeadless({u"runs"_s, u"show"_s, u"--db"_s, db});
+        QVERIFY2(shown.out.contains("over PyTorch eager (re-measured)"), shown.out.constData());
+        QVERIFY2(shown.out.contains("pytorch at the end, beside the best"), shown.out.constData());
+    }
+
+    void runComparesBuiltInTaskWithPyTorch() {
+        // A built-in task's speedups are over its baseline; PyTorch is timed beside the baseline at
+        // the start and beside the best at the end.
+        const QString db = m_dir.filePath(u"builtin.kforge"_s);
+        const Run r = kforgetest::runHeadless({u"run"_s, u"--task"_s, u"vector_add"_s, u"--variant"_s, u"small"_s,
+                                               u"--db"_s, db, u"--quiet"_s, u"--no-experience"_s, u"--no-experts"_s,
+                                               u"--islands"_s, u"1"_s, u"--budget-evals"_s, u"3"_s, u"--json"_s});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        const QJsonObject o = QJsonDocument::fromJson(r.out).object();
+        QCOMPARE(o[u"speedup_base"_s].toString(), u"the baseline"_s);
+        const QJsonObject torch = o[u"pytorch"_s].toObject();
+        QVERIFY2(torch[u"start_eager_us"_s].toDouble() > 0.0, r.out.constData());
+        QVERIFY2(torch[u"seed_speedup_vs_eager"_s].toDouble() > 0.0, r.out.constData());
+        QVERIFY2(torch[u"best_speedup_vs_eager"_s].toDouble() > 0.0, r.out.constData());
+        // Its budget was spent on the search: the last comparison is not counted against it.
+        QVERIFY(o[u"evaluations"_s].toInt() <= 3);
+
+        const Run quiet =
+            kforgetest::runHeadless({u"run"_s, u"--task"_s, u"vector_add"_s, u"--variant"_s, u"small"_s, u"--db"_s, db,
+                                     u"--quiet"_s, u"--no-experience"_s, u"--no-experts"_s, u"--islands"_s, u"1"_s,
+                                     u"--budget-evals"_s, u"2"_s, u"--no-pytorch"_s, u"--json"_s});
+        const QJsonObject q = QJsonDocument::fromJson(quiet.out).object();
+        QVERIFY2(q[u"pytorch"_s].toObject()[u"note"_s].toString().contains(u"--no-pytorch"_s), quiet.out.constData());
+        QVERIFY(q[u"pytorch"_s].toObject()[u"start_eager_us"_s].isNull());
     }
 
     void builtInPyTorchFormsAgree_data() {

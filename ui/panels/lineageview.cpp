@@ -156,8 +156,13 @@ void LineageView::updateFacts() {
         result = tr("not evaluated yet");
     } else {
         result = statusTitle(row->status);
+        const auto& pytorch = m_data->pytorch();
         if (row->speedup > 0.0)
-            result += tr(", %1 over the baseline").arg(formatSpeedup(row->speedup));
+            result += tr(", %1 over %2").arg(formatSpeedup(row->speedup), pytorch.speedupBase);
+        // Over eager through the baseline: this candidate against the baseline, the baseline against
+        // eager at the start of the run; both paired measurements of this run.
+        if (row->speedup > 0.0 && pytorch.seedVsEager && pytorch.speedupBase == QLatin1String("the baseline"))
+            result += tr(", ≈%1 over PyTorch eager").arg(formatSpeedup(row->speedup * *pytorch.seedVsEager));
         if (row->confirmedSpeedup > 0.0)
             result += tr(" (confirmed %1)").arg(formatSpeedup(row->confirmedSpeedup));
         if (!row->message.isEmpty() && row->status != QLatin1String("ok"))

@@ -13,6 +13,15 @@ CandidateTableModel::CandidateTableModel(RunData* data, QObject* parent)
     });
     connect(m_data, &RunData::candidatesAdded, this, &CandidateTableModel::appendRows);
     connect(m_data, &RunData::runChanged, this, [this] {
+        // The PyTorch figures arrive with the run: the column over eager and the headers follow them.
+        const auto& pytorch = m_data->pytorch();
+        const std::pair<QString, std::optional<double>> yardstick{pytorch.speedupBase, pytorch.seedVsEager};
+        if (yardstick != m_yardstick) {
+            m_yardstick = yardstick;
+            emit headerDataChanged(Qt::Horizontal, Speedup, VsEager);
+            if (rowCount() > 0)
+                emit dataChanged(index(0, VsEager), index(rowCount() - 1, VsEager));
+        }
         const qint64 best = m_data->run().bestCandidate;
         if (best == m_best)
             return;
@@ -88,6 +97,12 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
             if (sort)
                 return r.correct ? r.speedup : -1.0;
             return r.correct && r.speedup > 0 ? QStringLiteral("%1×").arg(r.speedup, 0, 'f', 3) : QString();
+        case VsEager: {
+            const auto x = overEager(r);
+            if (sort)
+                return x.value_or(-1.0);
+            return x ? QStringLiteral("%1×").arg(*x, 0, 'f', 3) : QString();
+        }
         case Time:
             if (sort)
                 return r.candidateUs > 0 ? r.candidateUs : 1e300;
@@ -119,7 +134,7 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
         return {};
     case Qt::TextAlignmentRole:
         if (index.column() == Id || index.column() == Island || index.column() == Generation
-            || index.column() == Speedup || index.column() == Time)
+            || index.column() == Speedup || index.column() == VsEager || index.column() == Time)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case Qt::ForegroundRole:
@@ -140,7 +155,27 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
     }
 }
 
+std::optional<double> CandidateTableModel::overEager(const CandidateRow& r) const {
+    if (!r.correct || r.speedup <= 0)
+        return std::nullopt;
+    const auto& pytorch = m_data->pytorch();
+    if (pytorch.speedupBase == QLatin1String("PyTorch eager"))
+        return r.speedup;
+    if (pytorch.seedVsEager)
+        return r.speedup * *pytorch.seedVsEager;
+    return std::nullopt;
+}
+
 QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
+        if (section == Speedup)
+            return tr("Speedup over %1, timed in the candidate's own evaluation").arg(m_data->pytorch().speedupBase);
+        if (section == VsEager)
+            return m_data->pytorch().speedupBase == QLatin1String("PyTorch eager")
+                       ? tr("Speedup over PyTorch eager, timed in the candidate's own evaluation")
+                       : tr("Speedup over PyTorch eager through the baseline: the candidate over the baseline, times "
+                            "the baseline over eager as timed at the start of the run (empty: PyTorch not timed)");
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (section) {
@@ -159,7 +194,9 @@ QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientatio
     case Status:
         return tr("Status");
     case Speedup:
-        return tr("Speedup");
+        return m_data->pytorch().speedupBase == QLatin1String("PyTorch eager") ? tr("Speedup (eager)") : tr("Speedup");
+    case VsEager:
+        return tr("vs eager");
     case Time:
         return tr("Time");
     case Cell:

@@ -22,6 +22,7 @@ public:
         Params,
         Status,
         Speedup,
+        VsEager, // over PyTorch eager: measured (a task without a baseline), or through the baseline
         Time,
         Cell,
         Findings,
@@ -46,9 +47,11 @@ public:
 private:
     int sourceRows() const override;
     QString cellText(const CandidateRow& row) const;
+    std::optional<double> overEager(const CandidateRow& row) const;
 
     RunData* m_data;
     qint64 m_best = 0; // the best candidate as last shown (its row is bold and flagged)
+    std::pair<QString, std::optional<double>> m_yardstick; // as last shown: speedup base, seed over eager
 };
 
 // Sorting on SortRole; filtering by free text (id, label, params, status, finding), origin, state

@@ -61,6 +61,7 @@ void RunData::clear() {
     m_llmRowOf.clear();
     m_strategies.clear();
     m_archives.reset();
+    m_pytorch = {};
     m_progress = {};
     emit cleared();
 }
@@ -74,6 +75,8 @@ void RunData::apply(const RunDelta& delta) {
     m_islands = std::max(m_islands, delta.islands);
     if (delta.ceilings)
         m_ceilings = *delta.ceilings;
+    if (delta.pytorch)
+        m_pytorch = *delta.pytorch;
     m_complete = delta.complete;
     m_loaded = delta.loaded;
     m_total = delta.total;

@@ -11,6 +11,7 @@
 #include "search/descriptors.h"
 #include "search/enginetypes.h"
 #include "store/runstore.h"
+#include "store/yardstick.h"
 
 #include <QHash>
 #include <QList>
@@ -75,9 +76,10 @@ struct RunDelta {
     // The islands' archives as the engine stored them; none for runs recorded before they were.
     std::optional<QList<store::ArchiveMemberRecord>> archives;
     bool archivesChanged = false;
-    qint64 loaded = 0;    // candidates sent so far
-    qint64 total = 0;     // candidates in the store
-    bool complete = true; // false while a large run is still arriving in chunks
+    std::optional<store::YardstickFigures> pytorch; // with the last chunk
+    qint64 loaded = 0;                              // candidates sent so far
+    qint64 total = 0;                               // candidates in the store
+    bool complete = true;                           // false while a large run is still arriving in chunks
 };
 
 class RunData : public QObject {
@@ -91,6 +93,7 @@ public:
     const std::array<search::Dimension, model::kDimensions>& dimensions() const { return m_dimensions; }
     const diagnose::Ceilings& ceilings() const { return m_ceilings; }
     bool loading() const { return !m_complete; }
+    bool complete() const { return m_complete; }
     qint64 loaded() const { return m_loaded; }
     qint64 total() const { return m_total; }
 
@@ -107,6 +110,8 @@ public:
     // The islands' archives as the engine holds them (migrants included); nothing for a run
     // recorded before they were stored, whose views derive elites from the candidates instead.
     const std::optional<QList<store::ArchiveMemberRecord>>& archives() const { return m_archives; }
+    // PyTorch eager and torch.compile as the run measured them, and what its speedups are over.
+    const store::YardstickFigures& pytorch() const { return m_pytorch; }
 
     // The live engine's last progress; state Finished when the run is only being viewed.
     const search::RunProgress& progress() const { return m_progress; }
@@ -143,6 +148,7 @@ private:
     QHash<qint64, int> m_llmRowOf;
     QList<store::StrategyRecord> m_strategies;
     std::optional<QList<store::ArchiveMemberRecord>> m_archives;
+    store::YardstickFigures m_pytorch;
     search::RunProgress m_progress;
 };
 

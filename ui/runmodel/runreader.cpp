@@ -112,11 +112,13 @@ void RunReader::readMore() {
 }
 
 void RunReader::applyEvaluation(const store::EvaluationSummary& e, CandidateRow& row) {
-    if (e.purpose != model::EvaluationPurpose::Search) {
+    if (e.purpose == model::EvaluationPurpose::Confirm) {
         if (e.status == QLatin1String("ok") && e.speedup)
             row.confirmedSpeedup = *e.speedup;
         return;
     }
+    if (e.purpose != model::EvaluationPurpose::Search)
+        return; // the best's last comparison with PyTorch: RunData::pytorch()
     row.status = e.status;
     row.message = e.message;
     row.correct = e.status == QLatin1String("ok");
@@ -322,6 +324,13 @@ bool RunReader::readChunk(RunDelta& delta) {
         delta.strategies = m_strategies;
         delta.strategiesChanged = true;
     }
+
+    auto pytorch = m_store->pytorchEvaluations(m_run);
+    if (!pytorch) {
+        reportFailure(q(pytorch.error()));
+        return false;
+    }
+    delta.pytorch = store::yardstickFigures(*pytorch, delta.run.bestCandidate);
 
     auto archives = m_store->archive(m_run);
     if (!archives) {

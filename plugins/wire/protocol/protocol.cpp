@@ -96,6 +96,7 @@ json optionsToJson(const EvalOptions& o) {
               {"timing_mode", o.timingMode},
               {"profile", o.profile},
               {"pytorch", o.pytorch},
+              {"pytorch_compile", o.pytorchCompile},
               {"stress", o.stress}};
     if (!o.seeds.empty())
         j["seeds"] = o.seeds;
@@ -133,6 +134,7 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
         o.timingMode = value<std::string>(j, "timing_mode", o.timingMode);
         o.profile = value(j, "profile", o.profile);
         o.pytorch = value(j, "pytorch", o.pytorch);
+        o.pytorchCompile = value(j, "pytorch_compile", o.pytorchCompile);
     } catch (const json::exception& e) {
         return Error{std::string("evaluate.options: ") + e.what()};
     }
@@ -262,6 +264,8 @@ json toJson(const EvaluateResult& r) {
         timing["baseline"] = timingToJson(*r.baselineTiming);
     if (r.speedup)
         timing["speedup"] = *r.speedup;
+    if (!r.speedupBase.empty())
+        timing["speedup_base"] = r.speedupBase;
     if (!r.timingMode.empty())
         timing["mode"] = r.timingMode;
     json pytorch = json::object();
@@ -475,6 +479,7 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
             r.baselineTiming = timingFromJson(timing.at("baseline"));
         if (timing.contains("speedup") && timing.at("speedup").is_number())
             r.speedup = timing.at("speedup").get<double>();
+        r.speedupBase = value<std::string>(timing, "speedup_base", ""); // older results: the baseline
         r.timingMode = value<std::string>(timing, "mode", "");
         const json pytorch = value(timing, "pytorch", json::object());
         if (pytorch.contains("eager"))
@@ -622,7 +627,14 @@ spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task
         if (pairWithBaseline && hasBaseline) // without one, no speedup over it is reported
             r.baseline = KernelInput{"baseline", task.baselineFile.at(backend), task.baselineSource.at(backend), {}};
     }
-    if (options.pytorch && task.referenceSource.count("torch"))
+    // Without a baseline kernel, PyTorch eager is the yardstick of the speedup: it is timed in every
+    // evaluation (torch.compile only when asked).
+    const bool torchForm = task.referenceSource.count("torch") > 0;
+    if (torchForm && !hasBaseline && options.timing && !options.pytorch) {
+        r.options.pytorch = true;
+        r.options.pytorchCompile = false;
+    }
+    if (r.options.pytorch && torchForm)
         r.yardstick =
             KernelInput{"yardstick", task.referenceFile.at("torch"), task.referenceSource.at("torch"), {}, "torch"};
     return r;

@@ -80,8 +80,10 @@ struct EvalOptions {
     bool profile = false;               // collect hardware metrics of the candidate (one extra run)
     // Also time the task's PyTorch form, eager and under torch.compile, on the first timed input
     // set (the request carries the form as `yardstick`): speedups over PyTorch beside the one over
-    // the baseline.
+    // the baseline. A task without a baseline kernel always has PyTorch eager timed: it is then the
+    // yardstick of `speedup` (see EvaluateResult::speedupBase).
     bool pytorch = false;
+    bool pytorchCompile = true; // with `pytorch`: torch.compile too (eager alone is much cheaper)
 };
 
 struct EvaluateRequest {
@@ -180,7 +182,11 @@ struct EvaluateResult {
     std::optional<TimingStats> candidateTiming;
     std::optional<TimingStats> baselineTiming;
     std::optional<double> speedup; // baseline / candidate (medians; means in kernelbench mode), both from this call
-    std::string timingMode;        // "default" or "kernelbench"; empty when nothing was timed
+    // What `speedup` is over: "baseline" (the task's baseline kernel), or "pytorch eager" for a task
+    // that has no baseline kernel; empty when there is no speedup (or in results stored before
+    // this was recorded, whose speedups are all over the baseline).
+    std::string speedupBase;
+    std::string timingMode; // "default" or "kernelbench"; empty when nothing was timed
     // PyTorch on the same inputs and device, when asked for (options.pytorch): eager and
     // torch.compile, and the candidate's speedups over each (their median / the candidate's).
     std::optional<TimingStats> eagerTiming;

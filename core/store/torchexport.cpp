@@ -1,0 +1,214 @@
+#include "store/torchexport.h"
+
+#include "torchexport_source.h"
+#include "util/text.h"
+
+#include "expression.h"
+#include "kernelfile.h"
+#include "launchplan.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QSaveFile>
+
+namespace kforge::store {
+
+namespace {
+
+using util::q;
+
+QString initKind(spec::InitSpec::Kind kind) {
+    switch (kind) {
+    case spec::InitSpec::Kind::Uniform:
+        return QStringLiteral("uniform");
+    case spec::InitSpec::Kind::Normal:
+        return QStringLiteral("normal");
+    case spec::InitSpec::Kind::Constant:
+        return QStringLiteral("constant");
+    case spec::InitSpec::Kind::RandInt:
+        return QStringLiteral("randint");
+    case spec::InitSpec::Kind::Arange:
+        return QStringLiteral("arange");
+    }
+    return {};
+}
+
+QJsonObject initJson(const spec::InitSpec& init) {
+    QJsonObject o{{QStringLiteral("kind"), initKind(init.kind)}};
+    switch (init.kind) {
+    case spec::InitSpec::Kind::Uniform:
+    case spec::InitSpec::Kind::RandInt:
+        o.insert(QStringLiteral("low"), init.a);
+        o.insert(QStringLiteral("high"), init.b);
+        break;
+    case spec::InitSpec::Kind::Normal:
+        o.insert(QStringLiteral("mean"), init.a);
+        o.insert(QStringLiteral("std"), init.b);
+        break;
+    default:
+        break;
+    }
+    return o;
+}
+
+// A tensor's dimensions at these sizes.
+spec::Expected<QJsonArray> dims(const spec::TensorSpec& t, const spec::Variables& vars) {
+    QJsonArray shape;
+    for (const auto& d : t.shape) {
+        auto v = spec::Expression::evaluate(d, vars);
+        if (!v)
+            return spec::fail(t.name + ": dimension '" + d + "': " + v.error());
+        shape.append(static_cast<qint64>(*v));
+    }
+    return shape;
+}
+
+QString argKind(spec::ArgBinding::Kind kind) {
+    switch (kind) {
+    case spec::ArgBinding::Kind::Input:
+        return QStringLiteral("input");
+    case spec::ArgBinding::Kind::Output:
+        return QStringLiteral("output");
+    case spec::ArgBinding::Kind::Scratch:
+        return QStringLiteral("scratch");
+    case spec::ArgBinding::Kind::Size:
+        return QStringLiteral("size");
+    case spec::ArgBinding::Kind::Scalar:
+        return QStringLiteral("scalar");
+    }
+    return {};
+}
+
+spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec::KernelFile& kf,
+                                        const model::Candidate& candidate, const std::string& variant) {
+    auto sizes = task.spec.sizesFor(variant);
+    if (!sizes)
+        return spec::fail(sizes.error());
+    auto plan = spec::LaunchPlan::resolve(kf, task.spec, *sizes, candidate.params, spec::DeviceLimits{});
+    if (!plan)
+        return spec::fail(plan.error());
+    const auto vars = task.spec.variables(*sizes);
+    QJsonObject sizesJson;
+    for (const auto& [name, value] : *sizes)
+        sizesJson.insert(q(name), static_cast<qint64>(value));
+    QJsonObject scalars;
+    for (const auto& s : task.spec.scalars)
+        scalars.insert(q(s.name), s.value);
+    QJsonArray inputs;
+    for (const auto& t : task.spec.inputs) {
+        auto shape = dims(t, vars);
+        if (!shape)
+            return spec::fail(shape.error());
+        inputs.append(QJsonObject{{QStringLiteral("name"), q(t.name)},
+                                  {QStringLiteral("dtype"), q(std::string(spec::dtypeName(t.dtype)))},
+                                  {QStringLiteral("shape"), *shape},
+                                  {QStringLiteral("init"), initJson(t.init)}});
+    }
+    QJsonArray outputs;
+    for (const auto& t : task.spec.outputs) {
+        auto shape = dims(t, vars);
+        if (!shape)
+            return spec::fail(shape.error());
+        outputs.append(QJsonObject{{QStringLiteral("name"), q(t.name)},
+                                   {QStringLiteral("dtype"), q(std::string(spec::dtypeName(t.dtype)))},
+                                   {QStringLiteral("shape"), *shape},
+                                   {QStringLiteral("atol"), t.atol},
+                                   {QStringLiteral("rtol"), t.rtol}});
+    }
+    QJsonArray scratch;
+    for (const auto& s : plan->scratch)
+        scratch.append(QJsonObject{{QStringLiteral("name"), q(s.name)},
+                                   {QStringLiteral("dtype"), q(std::string(spec::dtypeName(s.dtype)))},
+                                   {QStringLiteral("count"), static_cast<qint64>(s.count)}});
+    QJsonArray defines;
+    for (const auto& d : plan->defines)
+        defines.append(q(d));
+    QJsonArray launches;
+    for (const auto& la : plan->launches) {
+        QJsonArray args;
+        for (const auto& a : la.args)
+            args.append(QJsonObject{{QStringLiteral("kind"), argKind(a.kind)},
+                                    {QStringLiteral("name"), q(a.name)},
+                                    {QStringLiteral("index"), a.index},
+                                    {QStringLiteral("type"), q(a.elementType)},
+                                    {QStringLiteral("value"), a.value}});
+        const auto triple = [](const std::array<std::uint64_t, 3>& d) {
+            return QJsonArray{static_cast<qint64>(d[0]), static_cast<qint64>(d[1]), static_cast<qint64>(d[2])};
+        };
+        launches.append(QJsonObject{{QStringLiteral("kernel"), q(la.kernel)},
+                                    {QStringLiteral("grid"), triple(la.grid)},
+                                    {QStringLiteral("block"), triple(la.block)},
+                                    {QStringLiteral("shared_bytes"), static_cast<qint64>(la.smemBytes)},
+                                    {QStringLiteral("args"), args}});
+    }
+    return QJsonObject{{QStringLiteral("name"), q(variant)}, {QStringLiteral("sizes"), sizesJson},
+                       {QStringLiteral("scalars"), scalars}, {QStringLiteral("inputs"), inputs},
+                       {QStringLiteral("outputs"), outputs}, {QStringLiteral("scratch"), scratch},
+                       {QStringLiteral("defines"), defines}, {QStringLiteral("launches"), launches}};
+}
+
+spec::Status write(const QString& path, const QByteArray& data) {
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size() || !f.commit())
+        return spec::fail(QStringLiteral("%1: cannot be written: %2").arg(path, f.errorString()).toStdString());
+    return spec::success();
+}
+
+} // namespace
+
+spec::Expected<QJsonObject> torchPlan(const spec::TaskBundle& task, const model::Candidate& candidate,
+                                      const QString& kernelFile) {
+    auto kf = spec::KernelFile::parse(candidate.source.toStdString(), spec::Dialect::Cuda);
+    if (!kf)
+        return spec::fail(kf.error());
+    // The default sizes first: a KernelBench module's get_inputs() makes those.
+    std::vector<std::string> names{"default"};
+    for (const auto& [name, sizes] : task.spec.variants)
+        names.push_back(name);
+    QJsonArray variants;
+    QJsonArray skipped;
+    for (const auto& name : names) {
+        auto v = variantPlan(task, *kf, candidate, name);
+        if (v)
+            variants.append(*v);
+        else if (name == "default")
+            return spec::fail("the kernel's launch plan at the task's default sizes: " + v.error());
+        else
+            skipped.append(QStringLiteral("%1: %2").arg(q(name), q(v.error())));
+    }
+    return QJsonObject{{QStringLiteral("task"), q(task.spec.name)},
+                       {QStringLiteral("kernel_file"), kernelFile},
+                       {QStringLiteral("variants"), variants},
+                       {QStringLiteral("skipped_variants"), skipped}};
+}
+
+spec::Expected<QStringList> exportTorchModule(const spec::TaskBundle& task, const model::Candidate& candidate,
+                                              model::Backend backend, const QDir& dir, const QString& kernelFile) {
+    if (backend != model::Backend::Cuda)
+        return spec::fail("--torch exports CUDA kernels (ModelNew runs them on PyTorch's CUDA tensors); this run's "
+                          "kernels are OpenCL");
+    const auto torch = task.referenceSource.find("torch");
+    if (torch == task.referenceSource.end())
+        return spec::fail("task " + task.spec.name
+                          + " has no PyTorch form for ModelNew to stand in for (add \"torch\": \"reference.py\" to "
+                            "\"reference\" in its task.json)");
+    auto plan = torchPlan(task, candidate, kernelFile);
+    if (!plan)
+        return spec::fail(plan.error());
+    QString module = QString::fromUtf8(kModelNewSource);
+    module.replace(QStringLiteral("@PLAN@"), QString::fromUtf8(QJsonDocument(*plan).toJson(QJsonDocument::Compact)));
+    QStringList written;
+    const std::pair<QString, QByteArray> files[] = {
+        {QStringLiteral("model_new.py"), module.toUtf8()},
+        {QStringLiteral("check.py"), QByteArray(kCheckSource)},
+        {QStringLiteral("reference.py"), QByteArray::fromStdString(torch->second)},
+    };
+    for (const auto& [name, data] : files) {
+        if (auto st = write(dir.filePath(name), data); !st)
+            return spec::fail(st.error());
+        written << dir.filePath(name);
+    }
+    return written;
+}
+
+} // namespace kforge::store

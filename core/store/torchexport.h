@@ -1,0 +1,28 @@
+#pragma once
+// `kforge export --torch`: a CUDA kernel of a run as a drop-in PyTorch module. Writes, beside the
+// exported kernel file, model_new.py (ModelNew, KernelBench's convention: the kernel compiled by
+// NVRTC through CuPy or cuda-python and launched with the task's launch plan, resolved here for
+// every size variant of the task), the task's PyTorch form as reference.py, and check.py, which
+// compares ModelNew with the PyTorch form on fresh inputs and times it beside PyTorch eager and
+// torch.compile.
+
+#include "expected.h"
+#include "model/candidate.h"
+#include "taskspec.h"
+
+#include <QDir>
+#include <QJsonObject>
+#include <QStringList>
+
+namespace kforge::store {
+
+// The plan model_new.py runs: per variant the sizes, tensors, scratch, defines and launches.
+spec::Expected<QJsonObject> torchPlan(const spec::TaskBundle& task, const model::Candidate& candidate,
+                                      const QString& kernelFile);
+
+// Writes model_new.py, check.py and reference.py into `dir` (the kernel file is already there).
+// Fails naming why for an OpenCL kernel or a task without a PyTorch form.
+spec::Expected<QStringList> exportTorchModule(const spec::TaskBundle& task, const model::Candidate& candidate,
+                                              model::Backend backend, const QDir& dir, const QString& kernelFile);
+
+} // namespace kforge::store

@@ -1,0 +1,48 @@
+#pragma once
+// A run's figures against PyTorch, the yardstick its users compare with: PyTorch eager and
+// torch.compile timed on the same shapes and device as the kernels, once beside the run's first
+// seed at its start and once beside its best at its end (the evaluation of purpose "yardstick").
+// Where PyTorch was not timed, `note` says why instead of a number being shown.
+
+#include "store/runstore.h"
+
+#include <QJsonObject>
+#include <QString>
+
+#include <optional>
+
+namespace kforge::store {
+
+struct YardstickFigures {
+    // At the start, beside the first seed (the baseline where the task has one).
+    std::optional<double> startEagerUs;
+    std::optional<double> startCompileUs;
+    std::optional<double> seedVsEager; // the first seed's speedup over eager (below 1: slower)
+    // At the end, beside the best.
+    std::optional<double> bestUs;
+    std::optional<double> bestVsEager;
+    std::optional<double> bestVsCompile;
+    std::optional<double> bestFractionOfBound; // in that same evaluation
+    QString note;                              // what PyTorch was, or why it was not timed
+    // What the run's speedups are over: "the baseline", or "PyTorch eager" for a task without a
+    // baseline kernel (read from the first seed's result).
+    QString speedupBase = QStringLiteral("the baseline");
+
+    bool timed() const { return startEagerUs || bestVsEager; }
+    // One line for people: "1.21x over PyTorch eager, 0.93x over torch.compile (at the end, beside
+    // the best)"; or the note when nothing was timed.
+    QString headline() const;
+    // The lines of a report (start and end, with times).
+    QString text() const;
+    QJsonObject toJson() const;
+};
+
+// From the first seed's search result and the best's yardstick result (either may be missing),
+// and the latter's roofline.
+YardstickFigures yardstickFigures(const protocol::EvaluateResult* start, const protocol::EvaluateResult* final,
+                                  const QJsonObject& finalRoofline = {});
+// The same from a run's stored evaluations: the first search evaluation that timed PyTorch (or the
+// first at all), and the last yardstick evaluation of `bestCandidate`.
+YardstickFigures yardstickFigures(const QList<EvaluationRecord>& evaluations, qint64 bestCandidate);
+
+} // namespace kforge::store
