@@ -40,6 +40,7 @@ bool applyLlmOptions(const QCommandLineParser& p, llm::LlmSettings& settings, QS
 
 int evalCommand(const QStringList& args);
 int importCommand(const QStringList& args);
+int benchCommand(const QStringList& args);
 int doctorCommand(const QStringList& args);
 int tasksCommand(const QStringList& args);
 int runCommand(const QStringList& args);

@@ -371,7 +371,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
         auto kf = spec::KernelFile::parse(c.source.toStdString(), cuda ? spec::Dialect::Cuda : spec::Dialect::OpenCL);
         if (s && kf) {
             sizes = *s;
-            auto resolved = spec::LaunchPlan::resolve(*kf, bundle->spec, *s, c.params, spec::DeviceLimits{});
+            auto resolved = spec::LaunchPlan::resolve(*kf, bundle->spec, *s, c.params, exportLimits());
             if (resolved) {
                 QJsonObject sizesJson;
                 for (const auto& [name, value] : *s)

@@ -84,7 +84,7 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
     auto sizes = task.spec.sizesFor(variant);
     if (!sizes)
         return spec::fail(sizes.error());
-    auto plan = spec::LaunchPlan::resolve(kf, task.spec, *sizes, candidate.params, spec::DeviceLimits{});
+    auto plan = spec::LaunchPlan::resolve(kf, task.spec, *sizes, candidate.params, exportLimits());
     if (!plan)
         return spec::fail(plan.error());
     const auto vars = task.spec.variables(*sizes);
@@ -155,6 +155,12 @@ spec::Status write(const QString& path, const QByteArray& data) {
 }
 
 } // namespace
+
+spec::DeviceLimits exportLimits() {
+    spec::DeviceLimits limits;
+    limits.maxSharedBytes = 227 * 1024;
+    return limits;
+}
 
 spec::Expected<QJsonObject> torchPlan(const spec::TaskBundle& task, const model::Candidate& candidate,
                                       const QString& kernelFile) {

@@ -8,6 +8,7 @@
 
 #include "expected.h"
 #include "model/candidate.h"
+#include "launchplan.h"
 #include "taskspec.h"
 
 #include <QDir>
@@ -15,6 +16,11 @@
 #include <QStringList>
 
 namespace kforge::store {
+
+// The limits a plan is resolved with when exported: the largest a supported GPU allows (227 KiB of
+// dynamic shared memory on Hopper). The kernel was checked against its own device's limits when it
+// was evaluated; ModelNew opts in to more than 48 KiB where the plan asks for it.
+spec::DeviceLimits exportLimits();
 
 // The plan model_new.py runs: per variant the sizes, tensors, scratch, defines and launches.
 spec::Expected<QJsonObject> torchPlan(const spec::TaskBundle& task, const model::Candidate& candidate,

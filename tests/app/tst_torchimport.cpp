@@ -270,6 +270,39 @@ private slots:
         const Run shown = kforgetest::runHeadless({u"runs"_s, u"show"_s, u"--db"_s, db});
         QVERIFY2(shown.out.contains("over PyTorch eager (re-measured)"), shown.out.constData());
         QVERIFY2(shown.out.contains("pytorch at the end, beside the best"), shown.out.constData());
+
+        // ModelNew runs CUDA kernels: an OpenCL run's export says so instead of writing one.
+        const Run exported = kforgetest::runHeadless(
+            {u"export"_s, u"--best"_s, u"--torch"_s, u"--db"_s, db, u"--out"_s, m_dir.filePath(u"exported"_s)});
+        QVERIFY(exported.exitCode != 0);
+        QVERIFY2(exported.err.contains("exports CUDA kernels"), exported.err.constData());
+    }
+
+    void benchKernelBench() {
+        // Problems in KernelBench's layout, one with a seed kernel and one without: a table with the
+        // speedups over eager and torch.compile and fast_p, the second said to have nothing to search from.
+        const QString root = m_dir.filePath(u"kb"_s);
+        QVERIFY(QDir().mkpath(root + u"/level1"_s) && QDir().mkpath(root + u"/seeds"_s));
+        QVERIFY(QFile::copy(data(u"elementwise.py"_s), root + u"/level1/1_Scaled_ReLU.py"_s));
+        QVERIFY(QFile::copy(data(u"reduction.py"_s), root + u"/level1/2_Row_sum.py"_s));
+        QVERIFY(QFile::copy(data(u"elementwise.cl"_s), root + u"/seeds/1_Scaled_ReLU.cl"_s));
+        const QString out = m_dir.filePath(u"kb-out"_s);
+        const Run r = kforgetest::runHeadless({u"bench"_s, u"kernelbench"_s, root, u"--backend"_s, u"opencl"_s,
+                                               u"--level"_s, u"1"_s, u"--budget-evals"_s, u"2"_s, u"--seeds"_s,
+                                               root + u"/seeds"_s, u"--out"_s, out});
+        QVERIFY2(r.exitCode == 0, r.err.constData());
+        QFile f(out + u"/kernelbench.json"_s);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QJsonObject o = QJsonDocument::fromJson(f.readAll()).object();
+        const QJsonArray rows = o[u"problems"_s].toArray();
+        QCOMPARE(rows.size(), 2);
+        const QJsonObject first = rows.at(0).toObject();
+        QCOMPARE(first[u"problem"_s].toString(), u"1_Scaled_ReLU"_s);
+        QCOMPARE(first[u"result"_s].toString(), u"correct"_s);
+        QVERIFY(first[u"speedup_vs_eager"_s].toDouble() > 0.0);
+        QCOMPARE(rows.at(1).toObject()[u"result"_s].toString(), u"nothing to search from"_s);
+        QCOMPARE(o[u"fast_p"_s].toObject()[u"eager"_s].toObject()[u"fast_0"_s].toDouble(), 0.5);
+        QVERIFY(r.out.contains("| fast_p over |"));
     }
 
     void runComparesBuiltInTaskWithPyTorch() {
