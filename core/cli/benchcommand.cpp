@@ -212,7 +212,7 @@ int benchCommand(const QStringList& args) {
     const QStringList pos = p.positionalArguments();
     if (pos.size() != 2 || pos.front() != QLatin1String("kernelbench"))
         return fail(ExitUsage, QStringLiteral("usage: kforge bench kernelbench DIR [options] (kforge bench --help)"));
-    const QString root = pos.at(1);
+    const QString& root = pos.at(1);
     if (!QFileInfo(root).isDir())
         return fail(ExitSetup, QStringLiteral("%1: no such folder").arg(root));
     const auto backend = model::parseBackend(p.value(QStringLiteral("backend")));

@@ -7,8 +7,8 @@
 // torch.compile.
 
 #include "expected.h"
-#include "model/candidate.h"
 #include "launchplan.h"
+#include "model/candidate.h"
 #include "taskspec.h"
 
 #include <QDir>
