@@ -59,7 +59,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_session, &RunSession::opened, this, &MainWindow::updateTitle);
     connect(m_session, &RunSession::stateChanged, this, &MainWindow::updateActions);
     connect(m_session, &RunSession::finished, this, [this](const search::RunSummary& s) {
-        statusBar()->showMessage(tr("Run %1 %2: %3").arg(s.runId).arg(search::runStateName(s.state), s.message), 30000);
+        statusBar()->showMessage(
+            tr("Run %1 %2: %3 — %4").arg(s.runId).arg(search::runStateName(s.state), s.message, s.pytorch.headline()),
+            30000);
         updateActions();
     });
     // A window closing on a live run waits for the run's workers to stop, not only for the run.

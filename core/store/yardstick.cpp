@@ -30,6 +30,8 @@ YardstickFigures yardstickFigures(const protocol::EvaluateResult* start, const p
         if (start->compileTiming)
             f.startCompileUs = headlineUs(*start, *start->compileTiming);
         f.seedVsEager = start->speedupVsEager;
+        if (start->status == protocol::Status::Ok)
+            f.seedSpeedup = start->speedup;
         if (start->speedupBase == "pytorch eager")
             f.speedupBase = QStringLiteral("PyTorch eager");
         f.note = q(start->pytorchNote);
@@ -69,6 +71,16 @@ YardstickFigures yardstickFigures(const QList<EvaluationRecord>& evaluations, qi
         start = noted;
     return yardstickFigures(start ? &start->result : nullptr, final ? &final->result : nullptr,
                             final ? final->roofline : QJsonObject());
+}
+
+std::optional<double> YardstickFigures::overEager(double speedup) const {
+    if (speedup <= 0.0)
+        return std::nullopt;
+    if (speedupBase == QLatin1String("PyTorch eager"))
+        return speedup;
+    if (seedVsEager && seedSpeedup && *seedSpeedup > 0.0)
+        return speedup / *seedSpeedup * *seedVsEager;
+    return std::nullopt;
 }
 
 QString YardstickFigures::headline() const {

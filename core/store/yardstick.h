@@ -18,6 +18,7 @@ struct YardstickFigures {
     std::optional<double> startEagerUs;
     std::optional<double> startCompileUs;
     std::optional<double> seedVsEager; // the first seed's speedup over eager (below 1: slower)
+    std::optional<double> seedSpeedup; // its speedup over speedupBase in that same evaluation
     // At the end, beside the best.
     std::optional<double> bestUs;
     std::optional<double> bestVsEager;
@@ -29,6 +30,10 @@ struct YardstickFigures {
     QString speedupBase = QStringLiteral("the baseline");
 
     bool timed() const { return startEagerUs || bestVsEager; }
+    // A candidate's speedup over PyTorch eager from its speedup over the run's yardstick: itself for
+    // a task measured against eager; otherwise through the first seed, which was timed beside both
+    // (the candidate over the seed, times the seed over eager). Nothing where eager was not timed.
+    std::optional<double> overEager(double speedup) const;
     // One line for people: "1.21x over PyTorch eager, 0.93x over torch.compile (at the end, beside
     // the best)"; or the note when nothing was timed.
     QString headline() const;

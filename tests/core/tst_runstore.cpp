@@ -7,6 +7,7 @@
 
 #include "rawdb.h"
 #include "store/runstore.h"
+#include "store/yardstick.h"
 
 #include <sqlite3.h>
 
@@ -191,6 +192,7 @@ private slots:
     void lineage();
     void candidateFlags();
     void evaluationsAndDiagnostics();
+    void pytorchFigures();
     void events();
     void transactionRollsBack();
     void nestedTransactions();
@@ -355,6 +357,52 @@ void TestRunStore::upgradesARealVersion1Store() {
     auto reviews = store->reviews(runs->last().id);
     QVERIFY2(reviews, why(reviews));
     QVERIFY(reviews->isEmpty());
+}
+
+void TestRunStore::pytorchFigures() {
+    // PyTorch timed beside the first seed at the start and beside the best at the end: read back
+    // without every result, and a candidate's speedup over eager through the seed.
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    const qint64 run = *store->createRun(makeRun());
+    for (qint64 id : {1, 2, 3})
+        QVERIFY(store->insertCandidate(run, makeCandidate(id)));
+    EvaluateResult seed = makeResult(1, true);
+    seed.speedup = 1.0;
+    seed.eagerTiming = TimingStats{"torch-profiler", 20, 5.25, 5.5, 5.0, 6.0, 0.01};
+    seed.compileTiming = TimingStats{"torch-profiler", 20, 4.2, 4.4, 4.0, 5.0, 0.01};
+    seed.speedupVsEager = 0.5;
+    seed.speedupVsCompile = 0.4;
+    seed.pytorchNote = "PyTorch 2.11 on cuda:0";
+    QVERIFY(store->insertEvaluation(run, 1, kforge::model::EvaluationPurpose::Search, seed));
+    QVERIFY(store->insertEvaluation(run, 2, kforge::model::EvaluationPurpose::Search, makeResult(2, true)));
+    QVERIFY(store->insertEvaluation(run, 3, kforge::model::EvaluationPurpose::Search, makeResult(3, true)));
+    EvaluateResult last = makeResult(2, true);
+    last.speedupVsEager = 1.25;
+    last.speedupVsCompile = 1.1;
+    QVERIFY(store->insertEvaluation(run, 2, kforge::model::EvaluationPurpose::Yardstick, last, {},
+                                    QJsonObject{{QStringLiteral("fraction_of_bound"), 0.42}}));
+
+    auto records = store->pytorchEvaluations(run);
+    QVERIFY2(records, why(records));
+    QCOMPARE(records->size(), 2); // the first seed's search evaluation and the yardstick one
+    const auto f = kforge::store::yardstickFigures(*records, 2);
+    QCOMPARE(f.startEagerUs.value_or(0), 5.25);
+    QCOMPARE(f.startCompileUs.value_or(0), 4.2);
+    QCOMPARE(f.bestVsEager.value_or(0), 1.25);
+    QCOMPARE(f.bestVsCompile.value_or(0), 1.1);
+    QCOMPARE(f.bestFractionOfBound.value_or(0), 0.42);
+    QCOMPARE(f.speedupBase, QStringLiteral("the baseline"));
+    QCOMPARE(f.overEager(2.0).value_or(0), 1.0); // twice the seed, which was half as fast as eager
+    QVERIFY(f.headline().contains(QStringLiteral("1.250x over PyTorch eager")));
+    QVERIFY(f.headline().contains(QStringLiteral("42.0% of its roofline bound")));
+
+    // Not the best: no last comparison; a run that never timed PyTorch says so.
+    QVERIFY(!kforge::store::yardstickFigures(*records, 3).bestVsEager);
+    const auto none = kforge::store::yardstickFigures(QList<kforge::store::EvaluationRecord>{}, 0);
+    QVERIFY(!none.timed());
+    QVERIFY(none.headline().startsWith(QStringLiteral("no speedup over PyTorch")));
+    QVERIFY(!none.overEager(2.0));
 }
 
 void TestRunStore::llmCallsAndStrategies() {

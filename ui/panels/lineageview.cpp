@@ -159,10 +159,10 @@ void LineageView::updateFacts() {
         const auto& pytorch = m_data->pytorch();
         if (row->speedup > 0.0)
             result += tr(", %1 over %2").arg(formatSpeedup(row->speedup), pytorch.speedupBase);
-        // Over eager through the baseline: this candidate against the baseline, the baseline against
-        // eager at the start of the run; both paired measurements of this run.
-        if (row->speedup > 0.0 && pytorch.seedVsEager && pytorch.speedupBase == QLatin1String("the baseline"))
-            result += tr(", ≈%1 over PyTorch eager").arg(formatSpeedup(row->speedup * *pytorch.seedVsEager));
+        // Over eager through the first seed, timed beside eager at the start of the run.
+        if (const auto eager = pytorch.overEager(row->speedup);
+            eager && pytorch.speedupBase == QLatin1String("the baseline"))
+            result += tr(", ≈%1 over PyTorch eager").arg(formatSpeedup(*eager));
         if (row->confirmedSpeedup > 0.0)
             result += tr(" (confirmed %1)").arg(formatSpeedup(row->confirmedSpeedup));
         if (!row->message.isEmpty() && row->status != QLatin1String("ok"))

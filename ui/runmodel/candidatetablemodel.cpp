@@ -15,7 +15,7 @@ CandidateTableModel::CandidateTableModel(RunData* data, QObject* parent)
     connect(m_data, &RunData::runChanged, this, [this] {
         // The PyTorch figures arrive with the run: the column over eager and the headers follow them.
         const auto& pytorch = m_data->pytorch();
-        const std::pair<QString, std::optional<double>> yardstick{pytorch.speedupBase, pytorch.seedVsEager};
+        const std::pair<QString, std::optional<double>> yardstick{pytorch.speedupBase, pytorch.overEager(1.0)};
         if (yardstick != m_yardstick) {
             m_yardstick = yardstick;
             emit headerDataChanged(Qt::Horizontal, Speedup, VsEager);
@@ -156,14 +156,9 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
 }
 
 std::optional<double> CandidateTableModel::overEager(const CandidateRow& r) const {
-    if (!r.correct || r.speedup <= 0)
+    if (!r.correct)
         return std::nullopt;
-    const auto& pytorch = m_data->pytorch();
-    if (pytorch.speedupBase == QLatin1String("PyTorch eager"))
-        return r.speedup;
-    if (pytorch.seedVsEager)
-        return r.speedup * *pytorch.seedVsEager;
-    return std::nullopt;
+    return m_data->pytorch().overEager(r.speedup);
 }
 
 QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
@@ -173,8 +168,9 @@ QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientatio
         if (section == VsEager)
             return m_data->pytorch().speedupBase == QLatin1String("PyTorch eager")
                        ? tr("Speedup over PyTorch eager, timed in the candidate's own evaluation")
-                       : tr("Speedup over PyTorch eager through the baseline: the candidate over the baseline, times "
-                            "the baseline over eager as timed at the start of the run (empty: PyTorch not timed)");
+                       : tr("Speedup over PyTorch eager through the first seed: the candidate over the seed, times "
+                            "the seed over eager as timed beside it at the start of the run (empty: PyTorch not "
+                            "timed)");
     }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
