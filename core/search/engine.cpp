@@ -191,7 +191,8 @@ void Engine::scheduleNextGeneration() {
 }
 
 void Engine::nextGeneration() {
-    if (m_finished || m_generation > m_completedGeneration || m_evals->measuringCeilings() || m_waitingForKeys)
+    if (m_finished || m_finalPending || m_generation > m_completedGeneration || m_evals->measuringCeilings()
+        || m_waitingForKeys)
         return;
     drainCommands();
     if (m_finished)
@@ -326,7 +327,7 @@ void Engine::finishOnLlmBudget() {
                                                model::EventKind::LlmBudgetReached, m_llm.budgetStop()),
                           QStringLiteral("the LLM budget stop")))
         return;
-    finish(RunState::Finished, m_llm.proposer()->budgetMessage());
+    finishWithYardstick(m_llm.proposer()->budgetMessage());
 }
 
 // ---------------------------------------------------------------------------------------------
