@@ -19,15 +19,22 @@ def fresh_inputs(ref, variant, generator):
     tensors = []
     for spec in variant["inputs"]:
         dtype = _DTYPES[spec["dtype"]]
-        init = spec.get("init", {})
+        init = spec["init"]  # as task.json writes it
         shape = spec["shape"]
-        if dtype.is_floating_point:
-            if init.get("kind") == "uniform":
-                t = torch.rand(shape, generator=generator) * (init["high"] - init["low"]) + init["low"]
-            else:
-                t = torch.randn(shape, generator=generator) * init.get("std", 1.0) + init.get("mean", 0.0)
+        kind = init.get("kind", "normal")
+        if kind == "constant":
+            t = torch.full(shape, float(init["value"]), dtype=torch.float64)
+        elif kind == "arange":
+            count = 1
+            for d in shape:
+                count *= d
+            t = (init["start"] + init["step"] * torch.arange(count, dtype=torch.float64)).reshape(shape)
+        elif kind == "randint":
+            t = torch.randint(int(init["low"]), int(init["high"]) + 1, shape, generator=generator)  # high included
+        elif kind == "uniform":
+            t = torch.rand(shape, generator=generator, dtype=torch.float64) * (init["high"] - init["low"]) + init["low"]
         else:
-            t = torch.randint(int(init.get("low", 0)), int(init.get("high", 100)), shape, generator=generator)
+            t = torch.randn(shape, generator=generator, dtype=torch.float64) * init["std"] + init["mean"]
         tensors.append(t.to(dtype).cuda())
     return tensors
 

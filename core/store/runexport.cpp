@@ -498,10 +498,14 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
     if (torch) {
         if (!bundle)
             return spec::fail("--torch needs the run's task: " + bundle.error());
-        auto module = exportTorchModule(*bundle, c, r.backend, dir, QFileInfo(kernelPath).fileName());
-        if (!module)
-            return spec::fail(module.error());
-        written << *module;
+        auto files = torchModuleFiles(*bundle, c, r.backend, QFileInfo(kernelPath).fileName());
+        if (!files)
+            return spec::fail(files.error());
+        for (const auto& [name, data] : *files) {
+            if (!writeFile(dir.filePath(name), data, &error))
+                return spec::fail(error.toStdString());
+            written << dir.filePath(name);
+        }
         md += QStringLiteral("\nIn PyTorch: `from model_new import ModelNew` is a drop-in for the task's module "
                              "(KernelBench's convention; the kernel is compiled by NVRTC through CuPy or cuda-python). "
                              "`python3 check.py` compares it with PyTorch on fresh inputs and times it beside PyTorch "

@@ -9,7 +9,6 @@
 
 #include <QJsonArray>
 #include <QJsonDocument>
-#include <QSaveFile>
 
 namespace kforge::store {
 
@@ -17,45 +16,11 @@ namespace {
 
 using util::q;
 
-QString initKind(spec::InitSpec::Kind kind) {
-    switch (kind) {
-    case spec::InitSpec::Kind::Uniform:
-        return QStringLiteral("uniform");
-    case spec::InitSpec::Kind::Normal:
-        return QStringLiteral("normal");
-    case spec::InitSpec::Kind::Constant:
-        return QStringLiteral("constant");
-    case spec::InitSpec::Kind::RandInt:
-        return QStringLiteral("randint");
-    case spec::InitSpec::Kind::Arange:
-        return QStringLiteral("arange");
-    }
-    return {};
-}
-
-QJsonObject initJson(const spec::InitSpec& init) {
-    QJsonObject o{{QStringLiteral("kind"), initKind(init.kind)}};
-    switch (init.kind) {
-    case spec::InitSpec::Kind::Uniform:
-    case spec::InitSpec::Kind::RandInt:
-        o.insert(QStringLiteral("low"), init.a);
-        o.insert(QStringLiteral("high"), init.b);
-        break;
-    case spec::InitSpec::Kind::Normal:
-        o.insert(QStringLiteral("mean"), init.a);
-        o.insert(QStringLiteral("std"), init.b);
-        break;
-    default:
-        break;
-    }
-    return o;
-}
-
 // A tensor's dimensions at these sizes.
 spec::Expected<QJsonArray> dims(const spec::TensorSpec& t, const spec::Variables& vars) {
     QJsonArray shape;
     for (const auto& d : t.shape) {
-        auto v = spec::Expression::evaluate(d, vars);
+        auto v = spec::Expression::evaluateInteger(d, vars);
         if (!v)
             return spec::fail(t.name + ": dimension '" + d + "': " + v.error());
         shape.append(static_cast<qint64>(*v));
@@ -94,15 +59,20 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
     QJsonObject scalars;
     for (const auto& s : task.spec.scalars)
         scalars.insert(q(s.name), s.value);
+    // Each input's initialiser as task.json writes it, for check.py's fresh inputs.
+    const auto taskJson = task.spec.toJson();
     QJsonArray inputs;
-    for (const auto& t : task.spec.inputs) {
+    for (std::size_t i = 0; i < task.spec.inputs.size(); ++i) {
+        const auto& t = task.spec.inputs[i];
         auto shape = dims(t, vars);
         if (!shape)
             return spec::fail(shape.error());
+        const QJsonObject init =
+            QJsonDocument::fromJson(QByteArray::fromStdString(taskJson["inputs"][i]["init"].dump())).object();
         inputs.append(QJsonObject{{QStringLiteral("name"), q(t.name)},
                                   {QStringLiteral("dtype"), q(std::string(spec::dtypeName(t.dtype)))},
                                   {QStringLiteral("shape"), *shape},
-                                  {QStringLiteral("init"), initJson(t.init)}});
+                                  {QStringLiteral("init"), init}});
     }
     QJsonArray outputs;
     for (const auto& t : task.spec.outputs) {
@@ -147,13 +117,6 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
                        {QStringLiteral("defines"), defines}, {QStringLiteral("launches"), launches}};
 }
 
-spec::Status write(const QString& path, const QByteArray& data) {
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size() || !f.commit())
-        return spec::fail(QStringLiteral("%1: cannot be written: %2").arg(path, f.errorString()).toStdString());
-    return spec::success();
-}
-
 } // namespace
 
 spec::DeviceLimits exportLimits() {
@@ -188,8 +151,10 @@ spec::Expected<QJsonObject> torchPlan(const spec::TaskBundle& task, const model:
                        {QStringLiteral("skipped_variants"), skipped}};
 }
 
-spec::Expected<QStringList> exportTorchModule(const spec::TaskBundle& task, const model::Candidate& candidate,
-                                              model::Backend backend, const QDir& dir, const QString& kernelFile) {
+spec::Expected<std::vector<std::pair<QString, QByteArray>>> torchModuleFiles(const spec::TaskBundle& task,
+                                                                             const model::Candidate& candidate,
+                                                                             model::Backend backend,
+                                                                             const QString& kernelFile) {
     if (backend != model::Backend::Cuda)
         return spec::fail("--torch exports CUDA kernels (ModelNew runs them on PyTorch's CUDA tensors); this run's "
                           "kernels are OpenCL");
@@ -203,18 +168,11 @@ spec::Expected<QStringList> exportTorchModule(const spec::TaskBundle& task, cons
         return spec::fail(plan.error());
     QString module = QString::fromUtf8(kModelNewSource);
     module.replace(QStringLiteral("@PLAN@"), QString::fromUtf8(QJsonDocument(*plan).toJson(QJsonDocument::Compact)));
-    QStringList written;
-    const std::pair<QString, QByteArray> files[] = {
+    return std::vector<std::pair<QString, QByteArray>>{
         {QStringLiteral("model_new.py"), module.toUtf8()},
         {QStringLiteral("check.py"), QByteArray(kCheckSource)},
         {QStringLiteral("reference.py"), QByteArray::fromStdString(torch->second)},
     };
-    for (const auto& [name, data] : files) {
-        if (auto st = write(dir.filePath(name), data); !st)
-            return spec::fail(st.error());
-        written << dir.filePath(name);
-    }
-    return written;
 }
 
 } // namespace kforge::store

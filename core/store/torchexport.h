@@ -11,9 +11,12 @@
 #include "model/candidate.h"
 #include "taskspec.h"
 
-#include <QDir>
+#include <QByteArray>
 #include <QJsonObject>
-#include <QStringList>
+#include <QString>
+
+#include <utility>
+#include <vector>
 
 namespace kforge::store {
 
@@ -26,9 +29,11 @@ spec::DeviceLimits exportLimits();
 spec::Expected<QJsonObject> torchPlan(const spec::TaskBundle& task, const model::Candidate& candidate,
                                       const QString& kernelFile);
 
-// Writes model_new.py, check.py and reference.py into `dir` (the kernel file is already there).
-// Fails naming why for an OpenCL kernel or a task without a PyTorch form.
-spec::Expected<QStringList> exportTorchModule(const spec::TaskBundle& task, const model::Candidate& candidate,
-                                              model::Backend backend, const QDir& dir, const QString& kernelFile);
+// model_new.py, check.py and reference.py, by file name, to be written beside the kernel file
+// `kernelFile`. Fails naming why for an OpenCL kernel or a task without a PyTorch form.
+spec::Expected<std::vector<std::pair<QString, QByteArray>>> torchModuleFiles(const spec::TaskBundle& task,
+                                                                             const model::Candidate& candidate,
+                                                                             model::Backend backend,
+                                                                             const QString& kernelFile);
 
 } // namespace kforge::store
