@@ -77,19 +77,6 @@ double speedupOf(const EvaluationRecord& e) {
     return e.result.status == protocol::Status::Ok && e.result.speedup ? *e.result.speedup : 0.0;
 }
 
-// What a stored result's speedup is over, for people.
-QString baseOf(const protocol::EvaluateResult& r) {
-    return r.speedupBase == "pytorch eager" ? QStringLiteral("PyTorch eager") : QStringLiteral("the baseline");
-}
-
-// The run's speedups are all over one yardstick: its first seed's tells which.
-QString runBase(const Loaded& l) {
-    for (const auto& [id, e] : l.search)
-        if (e.result.speedup)
-            return baseOf(e.result);
-    return QStringLiteral("the baseline");
-}
-
 bool writeFile(const QString& path, const QByteArray& data, QString* error) {
     QSaveFile f(path);
     if (!f.open(QIODevice::WriteOnly) || f.write(data) != data.size() || !f.commit()) {
@@ -156,7 +143,9 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
              .arg(l.candidates.size())
              .arg(r.generation + 1)
              .arg(r.wallSeconds, 0, 'f', 1);
-    const QString base = runBase(l);
+    // The run's speedups are all over one yardstick, which its first seed's result names.
+    const YardstickFigures pytorch = yardstickFigures(l.evaluations, r.bestCandidate);
+    const QString& base = pytorch.speedupBase;
     if (r.bestCandidate) {
         QString fraction;
         if (auto it = l.search.find(r.bestCandidate); it != l.search.end())
@@ -167,7 +156,6 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
                  .arg(r.bestSpeedup, 0, 'f', 3)
                  .arg(base, fraction);
     }
-    const YardstickFigures pytorch = yardstickFigures(l.evaluations, r.bestCandidate);
     t += pytorch.text();
 
     std::map<QString, int> statuses;
@@ -437,8 +425,9 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
         QString line =
             QStringLiteral("- %1: %2").arg(QLatin1String(what), q(std::string(protocol::statusName(res.status))));
         if (res.speedup)
-            line +=
-                QStringLiteral(", %1x over %2 timed in the same call").arg(*res.speedup, 0, 'f', 3).arg(baseOf(res));
+            line += QStringLiteral(", %1x over %2 timed in the same call")
+                        .arg(*res.speedup, 0, 'f', 3)
+                        .arg(speedupBaseOf(res));
         if (res.speedupVsEager && res.speedupBase != "pytorch eager")
             line += QStringLiteral(", %1x over PyTorch eager").arg(*res.speedupVsEager, 0, 'f', 3);
         if (res.speedupVsCompile)

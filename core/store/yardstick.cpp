@@ -21,6 +21,10 @@ QString times(double x) {
 
 } // namespace
 
+QString speedupBaseOf(const protocol::EvaluateResult& result) {
+    return result.speedupBase == "pytorch eager" ? QStringLiteral("PyTorch eager") : QStringLiteral("the baseline");
+}
+
 YardstickFigures yardstickFigures(const protocol::EvaluateResult* start, const protocol::EvaluateResult* final,
                                   const QJsonObject& finalRoofline) {
     YardstickFigures f;
@@ -32,8 +36,7 @@ YardstickFigures yardstickFigures(const protocol::EvaluateResult* start, const p
         f.seedVsEager = start->speedupVsEager;
         if (start->status == protocol::Status::Ok)
             f.seedSpeedup = start->speedup;
-        if (start->speedupBase == "pytorch eager")
-            f.speedupBase = QStringLiteral("PyTorch eager");
+        f.speedupBase = speedupBaseOf(*start);
         f.note = q(start->pytorchNote);
     }
     if (final && final->status == protocol::Status::Ok) {

@@ -42,6 +42,9 @@ struct YardstickFigures {
     QJsonObject toJson() const;
 };
 
+// What a result's speedup is over, for people: "the baseline" or "PyTorch eager".
+QString speedupBaseOf(const protocol::EvaluateResult& result);
+
 // From the first seed's search result and the best's yardstick result (either may be missing),
 // and the latter's roofline.
 YardstickFigures yardstickFigures(const protocol::EvaluateResult* start, const protocol::EvaluateResult* final,
