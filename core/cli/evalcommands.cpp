@@ -133,7 +133,8 @@ int runEval(const EvalArgs& a) {
         code = r.status == protocol::Status::Ok ? ExitCorrect : ExitNotCorrect;
         QCoreApplication::exit(0);
     });
-    pool.submit(std::move(*request), std::chrono::seconds(a.timeoutSeconds));
+    const auto timeout = task::evaluationTimeout(*request, a.timeoutSeconds);
+    pool.submit(std::move(*request), timeout);
     QCoreApplication::exec();
     return code;
 }
@@ -173,7 +174,9 @@ int evalCommand(const QStringList& args) {
                  QStringLiteral("N"), QStringLiteral("0")});
     p.addOption({QStringLiteral("no-timing"), QStringLiteral("Verify only; do not time.")});
     p.addOption({QStringLiteral("no-baseline"), QStringLiteral("Do not time the baseline alongside the kernel.")});
-    p.addOption({QStringLiteral("timeout"), QStringLiteral("Seconds before the worker is stopped (default 300)."),
+    p.addOption({QStringLiteral("timeout"),
+                 QStringLiteral("Seconds before the worker is stopped (default 300), plus 30 s per GiB beyond "
+                                "the first that one set of the task's inputs and outputs holds."),
                  QStringLiteral("S"), QStringLiteral("300")});
     p.addOption({QStringLiteral("pytorch"),
                  QStringLiteral("Also time the task's PyTorch form, eager and under torch.compile, on the same inputs "

@@ -173,7 +173,8 @@ int runCommand(const QStringList& args) {
     p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."),
                  QStringLiteral("N")});
     p.addOption({QStringLiteral("timeout"),
-                 QStringLiteral("Seconds before an evaluation's worker is stopped (default 300)."),
+                 QStringLiteral("Seconds before an evaluation's worker is stopped (default 300), plus 30 s per "
+                                "GiB beyond the first that one set of the task's inputs and outputs holds."),
                  QStringLiteral("S")});
     p.addOption({QStringLiteral("no-experts"),
                  QStringLiteral("Do not seed from the expert library (start from the baseline only).")});

@@ -1,6 +1,7 @@
 #include "search/evaluations.h"
 
 #include "search/judgement.h"
+#include "task/evalrequest.h"
 
 #include <chrono>
 
@@ -88,7 +89,7 @@ void Evaluations::evaluate(qint64 candidate, model::EvaluationPurpose purpose, b
             Qt::QueuedConnection);
         return;
     }
-    const auto timeout = std::chrono::milliseconds(static_cast<qint64>(m_c.config->evalTimeoutSeconds * 1000.0));
+    const auto timeout = task::evaluationTimeout(*request, m_c.config->evalTimeoutSeconds);
     const qint64 ticket = m_executor->submit(std::move(*request), timeout);
     m_tickets[ticket] = Pending{candidate, purpose};
 }

@@ -6,6 +6,8 @@
 
 #include <QString>
 
+#include <chrono>
+
 namespace kforge::task {
 
 struct EvalSettings {
@@ -20,5 +22,10 @@ struct EvalSettings {
 spec::Expected<protocol::EvaluateRequest> makeEvalRequest(const spec::TaskBundle& task, const EvalSettings& settings,
                                                           const QString& candidateSource = {},
                                                           const QString& candidateFile = {});
+
+// How long a worker may take over `request`: `seconds`, plus 30 s for every GiB beyond the first that
+// one input set holds (its inputs and outputs at the request's sizes). KernelBench's level-1 shapes reach gigabytes a
+// tensor, and making such sets, handing them to PyTorch, checking and timing them takes minutes.
+std::chrono::milliseconds evaluationTimeout(const protocol::EvaluateRequest& request, double seconds);
 
 } // namespace kforge::task

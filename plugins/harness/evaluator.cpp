@@ -6,16 +6,22 @@
 #include "inputs.h"
 #include "stats.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <utility>
+
+#include <unistd.h>
 
 namespace kforge::harness {
 
@@ -43,6 +49,73 @@ std::string formatNumber(double v, int precision = 3) {
     }
     s << v;
     return s.str();
+}
+
+std::string formatBytes(double bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 4) {
+        bytes /= 1024.0;
+        ++u;
+    }
+    return formatNumber(bytes, u == 0 ? 6 : 3) + " " + units[u];
+}
+
+// How much host memory an evaluation's input sets may hold at once: $KFORGE_WORKER_HOST_MEMORY
+// (bytes, or with a K, M, G or T suffix) where it is set, else half of what the system has
+// available. `problem` names a setting that could not be read (the default is used then).
+struct MemoryBudget {
+    std::uint64_t bytes = 0;
+    std::string source;
+    std::string problem;
+};
+
+MemoryBudget hostMemoryBudget() {
+    MemoryBudget b;
+    if (const char* env = std::getenv("KFORGE_WORKER_HOST_MEMORY"); env && *env) {
+        char* end = nullptr;
+        errno = 0;
+        const double v = std::strtod(env, &end);
+        double scale = 1.0;
+        const std::string unit = end ? std::string(end) : std::string();
+        if (unit == "K" || unit == "KiB")
+            scale = 1024.0;
+        else if (unit == "M" || unit == "MiB")
+            scale = 1024.0 * 1024.0;
+        else if (unit == "G" || unit == "GiB")
+            scale = 1024.0 * 1024.0 * 1024.0;
+        else if (unit == "T" || unit == "TiB")
+            scale = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+        else if (!unit.empty())
+            scale = 0.0;
+        if (end != env && errno == 0 && scale > 0.0 && v > 0.0 && v * scale < 1.8e19) {
+            b.bytes = static_cast<std::uint64_t>(v * scale);
+            b.source = "KFORGE_WORKER_HOST_MEMORY";
+            return b;
+        }
+        b.problem = "KFORGE_WORKER_HOST_MEMORY='" + std::string(env)
+                    + "' is not a positive size (e.g. 64G, 512M or a number of bytes); using half the available memory";
+    }
+    std::uint64_t available = 0;
+    std::ifstream meminfo("/proc/meminfo");
+    for (std::string key; meminfo >> key;) {
+        std::uint64_t kib = 0;
+        std::string unit;
+        meminfo >> kib >> unit;
+        if (key == "MemAvailable:") {
+            available = kib * 1024;
+            break;
+        }
+    }
+    if (available == 0) {
+        const long pages = ::sysconf(_SC_AVPHYS_PAGES);
+        const long pageSize = ::sysconf(_SC_PAGESIZE);
+        if (pages > 0 && pageSize > 0)
+            available = static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(pageSize);
+    }
+    b.bytes = available / 2;
+    b.source = "half of the available host memory";
+    return b;
 }
 
 // "line 12: ..." errors from the spec library carry the directive's line.
@@ -129,8 +202,15 @@ private:
     bool bind(Prepared& p, const protocol::KernelInput& input, bool trusted);
     bool build(Prepared& p, CompileOutput c);
     bool allocate(Prepared& p, int sets);
+    // Whether every input set fits in host memory at once; when not, sets are made one at a time,
+    // just before they are used, and timing rotates through as many as fit.
+    void planMemory();
     bool chooseSeeds();    // draws (or takes) the seeds and records them in the result
     bool generateInputs(); // the chosen seeds' inputs (and reference data where a task has it)
+    // Makes a set's inputs if it does not hold them yet (sets made one at a time), or gives them
+    // back once it has been used.
+    bool materialise(SeedData& s);
+    void release(SeedData& s);
     // Inputs (and, with reference data, expected outputs) for one seed; `stress` names a stress set.
     bool makeSeed(std::uint64_t seed, const spec::StressSpec* stress, bool cacheable, SeedData& out);
     bool computeExpected(SeedData& s);
@@ -187,6 +267,9 @@ private:
     std::vector<SeedData> m_seeds;                            // verification: random seeds, then the stress sets
     std::vector<SeedData> m_timing;                           // the timed runs' inputs, never shown during verification
     std::set<std::uint64_t> m_cacheable;                      // seeds the request gave: worth remembering for the next
+    bool m_oneAtATime = false;                                // sets too large to hold at once (planMemory)
+    std::size_t m_timingSets = 0;                             // how many timed input sets (0: as the request says)
+    std::vector<unsigned char> m_readBack;                    // inputs read back from the device (checkInputs)
     std::map<std::size_t, std::string> m_firstMismatchInputs; // output -> the inputs of its first mismatch
     unsigned char m_guardByte = 0xA5;
     std::string m_phase; // where the time goes now (phaseSeconds)
@@ -276,7 +359,9 @@ bool Evaluation::build(Prepared& p, CompileOutput c) {
     for (const auto& [key, value] : m_backend.launchResources(*p.program, p.plan))
         m_result.compile.back().resources[key] = value;
     // Timed kernels get one set of buffers per input set; the reference needs one.
-    return allocate(p, p.role == "reference" ? 1 : std::max(1, m_req.options.inputSets));
+    const int sets = m_oneAtATime ? static_cast<int>(std::max<std::size_t>(1, m_result.timingSeeds.size()))
+                                  : std::max(1, m_req.options.inputSets);
+    return allocate(p, p.role == "reference" ? 1 : sets);
 }
 
 bool Evaluation::allocate(Prepared& p, int sets) {
@@ -435,15 +520,19 @@ Expected<std::string> Evaluation::checkGuards(const Prepared& p) {
 Expected<std::string> Evaluation::checkInputs(const Bindings& bindings, const SeedData& s) {
     const auto& task = m_req.task;
     for (std::size_t i = 0; i < s.inputs.size(); ++i) {
-        HostTensor after = makeTensor(s.inputs[i].dtype, s.inputs[i].count);
-        if (auto st = m_backend.download(bindings.inputs[i], after.bytes.data(), after.byteSize()); !st)
+        // One buffer for every read-back: inputs run to gigabytes, and a fresh one each time would
+        // be allocated and cleared for every run.
+        const HostTensor& before = s.inputs[i];
+        if (m_readBack.size() < before.byteSize())
+            m_readBack.resize(before.byteSize());
+        if (auto st = m_backend.download(bindings.inputs[i], m_readBack.data(), before.byteSize()); !st)
             return spec::Error{st.error()};
-        if (after.bytes == s.inputs[i].bytes)
+        if (std::memcmp(m_readBack.data(), before.bytes.data(), before.byteSize()) == 0)
             continue;
-        const std::size_t size = spec::dtypeSize(after.dtype);
+        const std::size_t size = spec::dtypeSize(before.dtype);
         std::uint64_t first = 0;
-        while (first < after.count
-               && std::memcmp(after.bytes.data() + first * size, s.inputs[i].bytes.data() + first * size, size) == 0)
+        while (first < before.count
+               && std::memcmp(m_readBack.data() + first * size, before.bytes.data() + first * size, size) == 0)
             ++first;
         return "input '" + task.inputs[i].name + "' was modified by the candidate (first changed element "
                + std::to_string(first) + ", " + s.label() + ")";
@@ -455,7 +544,6 @@ std::uint64_t Evaluation::compare(const std::vector<HostTensor>& outputs, const 
     std::uint64_t wrongTotal = 0;
     for (std::size_t o = 0; o < outputs.size(); ++o) {
         const spec::TensorSpec& spec = m_req.task.outputs[o];
-        protocol::OutputCheck& check = m_result.outputs[o];
         const HostTensor& got = outputs[o];
         const HostTensor& exp = s.expected[o];
         const std::size_t size = spec::dtypeSize(got.dtype);
@@ -464,42 +552,82 @@ std::uint64_t Evaluation::compare(const std::vector<HostTensor>& outputs, const 
         const bool f32 = got.dtype == spec::DType::Float32;
         const auto* gotF = reinterpret_cast<const float*>(got.bytes.data());
         const auto* expF = reinterpret_cast<const float*>(exp.bytes.data());
-        for (std::uint64_t i = 0; i < got.count; ++i) {
-            const double g = f32 ? static_cast<double>(gotF[i]) : got.at(i);
-            const double e = f32 ? static_cast<double>(expF[i]) : exp.at(i);
-            bool ok;
-            double absErr = 0.0;
-            if (std::isnan(e))
-                ok = std::isnan(g);
-            else if (std::isinf(e))
-                ok = g == e;
-            else if (!std::isfinite(g))
-                ok = false;
-            else {
-                absErr = std::fabs(g - e);
-                ok = absErr <= spec.atol + spec.rtol * std::fabs(e);
+        // One range of elements into its own tally; large outputs (gigabytes at KernelBench's
+        // sizes) are split over threads and the tallies merged, the first mismatch by index.
+        const auto tally = [&](std::uint64_t begin, std::uint64_t end, protocol::OutputCheck& check) {
+            std::uint64_t wrong = 0;
+            for (std::uint64_t i = begin; i < end; ++i) {
+                const double g = f32 ? static_cast<double>(gotF[i]) : got.at(i);
+                const double e = f32 ? static_cast<double>(expF[i]) : exp.at(i);
+                bool ok;
+                double absErr = 0.0;
+                if (std::isnan(e))
+                    ok = std::isnan(g);
+                else if (std::isinf(e))
+                    ok = g == e;
+                else if (!std::isfinite(g))
+                    ok = false;
+                else {
+                    absErr = std::fabs(g - e);
+                    ok = absErr <= spec.atol + spec.rtol * std::fabs(e);
+                }
+                if (!record) {
+                    wrong += !ok;
+                    continue;
+                }
+                if (std::isfinite(g) && std::isfinite(e)) {
+                    check.maxAbsError = std::max(check.maxAbsError, absErr);
+                    if (e != 0.0)
+                        check.maxRelError = std::max(check.maxRelError, absErr / std::fabs(e));
+                }
+                if (ok)
+                    continue;
+                ++wrong;
+                ++check.mismatches;
+                if (spec::isPoison(got.dtype, poison, got.bytes.data() + i * size))
+                    ++check.unwritten;
+                else if (!std::isfinite(g) && std::isfinite(e))
+                    ++check.nonFinite;
+                if (!check.firstMismatch) {
+                    check.firstMismatch = i;
+                    check.firstGot = g;
+                    check.firstExpected = e;
+                }
             }
-            if (!record) {
-                wrongTotal += !ok;
+            return wrong;
+        };
+        constexpr std::uint64_t kPerThread = std::uint64_t{1} << 22;
+        const std::uint64_t threads = std::clamp<std::uint64_t>(
+            got.count / kPerThread, 1, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+        std::vector<protocol::OutputCheck> parts(threads);
+        std::vector<std::uint64_t> wrong(threads, 0);
+        const std::uint64_t step = (got.count + threads - 1) / threads;
+        if (threads == 1) {
+            wrong[0] = tally(0, got.count, parts[0]);
+        } else {
+            std::vector<std::thread> pool;
+            for (std::uint64_t t = 0; t < threads; ++t)
+                pool.emplace_back([&, t] {
+                    wrong[t] = tally(std::min(got.count, t * step), std::min(got.count, (t + 1) * step), parts[t]);
+                });
+            for (auto& th : pool)
+                th.join();
+        }
+        protocol::OutputCheck& check = m_result.outputs[o];
+        for (std::uint64_t t = 0; t < threads; ++t) {
+            const auto& part = parts[t];
+            wrongTotal += wrong[t];
+            if (!record)
                 continue;
-            }
-            if (std::isfinite(g) && std::isfinite(e)) {
-                check.maxAbsError = std::max(check.maxAbsError, absErr);
-                if (e != 0.0)
-                    check.maxRelError = std::max(check.maxRelError, absErr / std::fabs(e));
-            }
-            if (ok)
-                continue;
-            ++wrongTotal;
-            ++check.mismatches;
-            if (spec::isPoison(got.dtype, poison, got.bytes.data() + i * size))
-                ++check.unwritten;
-            else if (!std::isfinite(g) && std::isfinite(e))
-                ++check.nonFinite;
-            if (!check.firstMismatch) {
-                check.firstMismatch = i;
-                check.firstGot = g;
-                check.firstExpected = e;
+            check.maxAbsError = std::max(check.maxAbsError, part.maxAbsError);
+            check.maxRelError = std::max(check.maxRelError, part.maxRelError);
+            check.mismatches += part.mismatches;
+            check.unwritten += part.unwritten;
+            check.nonFinite += part.nonFinite;
+            if (part.firstMismatch && !check.firstMismatch) { // ranges in order: the first part's first
+                check.firstMismatch = part.firstMismatch;
+                check.firstGot = part.firstGot;
+                check.firstExpected = part.firstExpected;
                 check.firstSeed = s.seed;
                 m_firstMismatchInputs[o] = s.label();
             }
@@ -571,12 +699,15 @@ bool Evaluation::chooseSeeds() {
     // three for verification, and one per timed input set, distinct from those.
     std::vector<std::uint64_t> verification = o.seeds.empty() ? secureSeeds(3) : o.seeds;
     std::vector<std::uint64_t> timing = o.timingSeeds;
+    const std::size_t timedSets = m_timingSets ? m_timingSets : static_cast<std::size_t>(std::max(0, o.inputSets));
     if (timing.empty() && o.timing) {
         const std::set<std::uint64_t> used(verification.begin(), verification.end());
-        for (std::uint64_t seed : secureSeeds(static_cast<std::size_t>(o.inputSets) + verification.size()))
-            if (!used.count(seed) && timing.size() < static_cast<std::size_t>(o.inputSets))
+        for (std::uint64_t seed : secureSeeds(timedSets + verification.size()))
+            if (!used.count(seed) && timing.size() < timedSets)
                 timing.push_back(seed);
     }
+    if (m_timingSets && timing.size() > m_timingSets)
+        timing.resize(m_timingSets);
     for (std::uint64_t seed : timing)
         if (std::find(verification.begin(), verification.end(), seed) != verification.end()) {
             finish(Status::RuntimeError,
@@ -593,9 +724,84 @@ bool Evaluation::chooseSeeds() {
     return true;
 }
 
+void Evaluation::planMemory() {
+    const auto& task = m_req.task;
+    const auto& o = m_req.options;
+    std::uint64_t setBytes = 0;
+    for (std::size_t i = 0; i < task.inputs.size(); ++i)
+        setBytes += m_inputCounts[i] * spec::dtypeSize(task.inputs[i].dtype);
+    for (std::size_t i = 0; i < task.outputs.size(); ++i)
+        setBytes += m_outputCounts[i] * spec::dtypeSize(task.outputs[i].dtype);
+    const std::size_t verification = o.seeds.empty() ? 3 : o.seeds.size();
+    const std::size_t stress = o.stress ? task.stress.size() : 0;
+    const std::size_t timing =
+        !o.timing ? 0
+                  : (o.timingSeeds.empty() ? static_cast<std::size_t>(std::max(0, o.inputSets)) : o.timingSeeds.size());
+    // Below a few hundred MiB a set, nothing to plan: the budget is only read where it can matter.
+    const std::uint64_t all = (verification + stress + timing) * setBytes;
+    if (all < (std::uint64_t{256} << 20) && !std::getenv("KFORGE_WORKER_HOST_MEMORY"))
+        return;
+    const MemoryBudget budget = hostMemoryBudget();
+    if (!budget.problem.empty())
+        m_result.diagnostics.push_back({"runtime", "warning", budget.problem, "", 0, 0});
+    // Each set in use holds its inputs and expected outputs, with a copy of the outputs beside them
+    // (the kernel's, read back): twice the set's bytes, counted for every set held at once.
+    if (2 * all <= budget.bytes)
+        return;
+    m_oneAtATime = true;
+    const std::uint64_t fit = setBytes ? budget.bytes / (2 * setBytes) : timing;
+    m_timingSets = std::max<std::size_t>(1, std::min<std::size_t>(timing, static_cast<std::size_t>(fit)));
+    std::string note = "each input set holds " + formatBytes(static_cast<double>(setBytes))
+                       + " (inputs and expected outputs) and " + formatBytes(static_cast<double>(budget.bytes))
+                       + " of host memory is there to use (" + budget.source
+                       + "): the sets are made one at a time, just before they are used";
+    if (timing > m_timingSets)
+        note += ", and timing rotates through " + std::to_string(m_timingSets) + " input set(s) instead of "
+                + std::to_string(timing);
+    if (fit == 0)
+        note += "; even one set is more than that, so this evaluation may run out of memory";
+    m_result.diagnostics.push_back({"verification", "info", note, "", 0, 0});
+}
+
+bool Evaluation::materialise(SeedData& s) {
+    if (s.inputs.size() == m_req.task.inputs.size())
+        return true;
+    const std::string previous = enterPhase("inputs");
+    const spec::StressSpec* stress = nullptr;
+    for (const auto& st : m_req.task.stress)
+        if (st.set == s.stress)
+            stress = &st;
+    SeedData made;
+    const bool ok = makeSeed(s.seed, stress, s.stress.empty() && m_cacheable.count(s.seed) > 0, made);
+    if (ok)
+        s = std::move(made);
+    enterPhase(previous);
+    return ok;
+}
+
+void Evaluation::release(SeedData& s) {
+    if (!m_oneAtATime)
+        return;
+    s.inputs = {};
+    s.expected = {};
+}
+
 bool Evaluation::generateInputs() {
     const auto& o = m_req.options;
     const std::vector<std::uint64_t>& verification = m_result.seeds;
+    if (m_oneAtATime) {
+        // Only the seeds are known now; each set is made when its turn comes (materialise).
+        for (std::uint64_t seed : verification)
+            m_seeds.push_back(SeedData{seed, {}, {}, {}});
+        if (o.stress)
+            for (const auto& stress : m_req.task.stress) {
+                m_seeds.push_back(SeedData{verification.front(), stress.set, {}, {}});
+                m_result.stressSets.push_back(stress.set);
+            }
+        for (std::uint64_t seed : m_result.timingSeeds)
+            m_timing.push_back(SeedData{seed, {}, {}, {}});
+        return true;
+    }
     // Every input set, in order: the verification seeds, the stress sets (which start from the
     // first verification seed's inputs; no extra seed to record), the timing seeds.
     struct Job {
@@ -736,6 +942,7 @@ bool Evaluation::verifyCandidate() {
     std::string inputsChanged;
     std::string sideEffects;
     std::vector<std::vector<std::uint64_t>> candidateHashes(task.outputs.size());
+    std::vector<std::vector<std::uint64_t>> expectedHashes(task.outputs.size());
     std::vector<HostTensor> outputs;
     int run = 0;
     auto runCandidate = [&](std::size_t k, int poison) {
@@ -769,6 +976,8 @@ bool Evaluation::verifyCandidate() {
         // element is caught whatever value it should hold; the first of those runs comes before the
         // reference has run at all, so no result can be picked up from memory the reference used.
         std::vector<std::vector<HostTensor>> early;
+        if (!materialise(m_seeds[k]))
+            return false;
         if (k == 0) {
             if (!runCandidate(k, run++ % 2))
                 return false;
@@ -781,8 +990,12 @@ bool Evaluation::verifyCandidate() {
         if (!runCandidate(k, run++ % 2))
             return false;
         compare(outputs, m_seeds[k], (run - 1) % 2, true);
-        for (std::size_t o = 0; o < outputs.size(); ++o)
-            candidateHashes[o].push_back(fnv1a(outputs[o].bytes.data(), outputs[o].bytes.size()));
+        for (std::size_t o = 0; o < outputs.size(); ++o) {
+            candidateHashes[o].push_back(contentHash(outputs[o].bytes.data(), outputs[o].bytes.size()));
+            const auto& e = m_seeds[k].expected[o].bytes;
+            expectedHashes[o].push_back(contentHash(e.data(), e.size()));
+        }
+        release(m_seeds[k]);
     }
 
     addCheck("guards_intact", true, "");
@@ -801,8 +1014,7 @@ bool Evaluation::verifyCandidate() {
     for (std::size_t o = 0; o < task.outputs.size() && constant.empty(); ++o)
         for (std::size_t a = 0; a + 1 < m_seeds.size() && constant.empty(); ++a)
             for (std::size_t b = a + 1; b < m_seeds.size() && constant.empty(); ++b)
-                if (candidateHashes[o][a] == candidateHashes[o][b]
-                    && m_seeds[a].expected[o].bytes != m_seeds[b].expected[o].bytes)
+                if (candidateHashes[o][a] == candidateHashes[o][b] && expectedHashes[o][a] != expectedHashes[o][b])
                     constant = "output '" + task.outputs[o].name + "' is identical for " + m_seeds[a].label() + " and "
                                + m_seeds[b].label()
                                + " although the reference's differs: it does not depend on the inputs";
@@ -861,7 +1073,7 @@ void Evaluation::timeCandidate() {
     // The timed inputs are seeds that verification never showed: their expected outputs come from
     // the reference now, before the candidate sees them.
     for (auto& s : m_timing)
-        if (!computeExpected(s))
+        if (!materialise(s) || !computeExpected(s))
             return;
     if (m_timing.empty()) {
         finish(Status::RuntimeError, "no input sets to time with (evaluate.options.timing_seeds is empty)");
@@ -1081,6 +1293,7 @@ EvaluateResult Evaluation::run() {
         secureRandomBytes(&m_guardByte, 1);
         m_guardByte =
             m_guardByte == 0 || m_guardByte == 0xff ? 0xa5 : m_guardByte; // not a value kernels write by habit
+        planMemory();
         if (!chooseSeeds())
             return m_result;
         // The reference is needed unless the task's reference data or the seed cache (seeds a

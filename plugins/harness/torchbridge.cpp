@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,12 +23,32 @@ namespace {
 
 using json = nlohmann::json;
 
+std::string diskRoot() {
+    const char* tmp = std::getenv("TMPDIR");
+    return tmp && *tmp ? tmp : "/tmp";
+}
+
 std::string tempRoot() {
     struct stat st {};
     if (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && ::access("/dev/shm", W_OK) == 0)
         return "/dev/shm";
-    const char* tmp = std::getenv("TMPDIR");
-    return tmp && *tmp ? tmp : "/tmp";
+    return diskRoot();
+}
+
+// Free bytes on the file system that holds `dir`, or none when that cannot be known.
+std::optional<std::uint64_t> freeBytes(const std::string& dir) {
+    struct statvfs v {};
+    if (::statvfs(dir.c_str(), &v) != 0)
+        return std::nullopt;
+    return static_cast<std::uint64_t>(v.f_bavail) * v.f_frsize;
+}
+
+spec::Expected<std::string> makePrivateDir(const std::string& root) {
+    std::string pattern = root + "/kforge-torch-XXXXXX";
+    if (!::mkdtemp(pattern.data()))
+        return spec::fail("cannot make a folder for the PyTorch reference's tensors in " + root + ": "
+                          + std::strerror(errno));
+    return pattern;
 }
 
 bool writeAll(int fd, const char* data, std::size_t size) {
@@ -89,6 +110,8 @@ TorchBridge::~TorchBridge() {
         std::remove((m_dir + "/stderr").c_str());
         ::rmdir(m_dir.c_str());
     }
+    if (!m_spillDir.empty())
+        ::rmdir(m_spillDir.c_str());
 }
 
 void TorchBridge::stop() {
@@ -122,11 +145,10 @@ std::string TorchBridge::stderrTail() const {
 
 spec::Status TorchBridge::start() {
     if (m_dir.empty()) {
-        std::string pattern = tempRoot() + "/kforge-torch-XXXXXX";
-        if (!::mkdtemp(pattern.data()))
-            return spec::fail("cannot make a folder for the PyTorch reference's tensors in " + tempRoot() + ": "
-                              + std::strerror(errno));
-        m_dir = pattern;
+        auto dir = makePrivateDir(tempRoot());
+        if (!dir)
+            return spec::Error{dir.error()};
+        m_dir = *dir;
     }
     // A bridge that died must not take the worker with it when it is written to.
     std::signal(SIGPIPE, SIG_IGN);
@@ -221,6 +243,23 @@ spec::Expected<json> TorchBridge::exchange(const protocol::KernelInput& form, co
             return spec::Error{started.error()};
     const std::int64_t id = m_nextId++;
     const auto vars = task.variables(sizes);
+    // The tensors go to shared memory while it has room for them (it is often small in containers),
+    // else to a private folder on disk.
+    std::uint64_t bytes = 0;
+    for (const auto& t : inputs)
+        bytes += t.byteSize();
+    for (std::size_t i = 0; outputs && i < outputs->size(); ++i)
+        bytes += (*outputs)[i].byteSize();
+    std::string dir = m_dir;
+    if (const auto room = freeBytes(m_dir); room && *room < bytes + (std::uint64_t{64} << 20)) {
+        if (m_spillDir.empty()) {
+            auto spill = makePrivateDir(diskRoot());
+            if (!spill)
+                return spec::Error{spill.error()};
+            m_spillDir = *spill;
+        }
+        dir = m_spillDir;
+    }
     std::vector<std::string> files;
     struct Cleanup {
         std::vector<std::string>& files;
@@ -238,7 +277,7 @@ spec::Expected<json> TorchBridge::exchange(const protocol::KernelInput& form, co
                 return spec::fail(kind + " '" + t.name + "': " + v.error());
             shape.push_back(*v);
         }
-        files.push_back(m_dir + "/" + std::to_string(id) + "-" + kind + "-" + std::to_string(i));
+        files.push_back(dir + "/" + std::to_string(id) + "-" + kind + "-" + std::to_string(i));
         return json{{"name", t.name},
                     {"dtype", std::string(spec::dtypeName(t.dtype))},
                     {"shape", shape},

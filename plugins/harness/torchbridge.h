@@ -1,9 +1,9 @@
 #pragma once
 // A task's PyTorch reference, computed by a Python process with PyTorch (torchbridge.py, built
 // into the worker) that the worker starts on first use and keeps. Tensors go both ways as raw
-// files in a private folder, in shared memory where there is one: KernelBench-sized tensors never
-// pass through a pipe. The reference runs in float64 where it can (on the GPU for the CUDA worker,
-// on the CPU otherwise), its outputs converted to the task's dtypes.
+// files in a private folder, in shared memory where there is one with room for them (else on disk):
+// KernelBench-sized tensors never pass through a pipe. The reference runs in float64 where it can (on the GPU for the
+// CUDA worker, on the CPU otherwise), its outputs converted to the task's dtypes.
 //
 // The Python is protocol::torchPython(): $KFORGE_PYTHON, else the one the build found PyTorch in
 // (packaging/install-deps.sh --torch makes it), else python3. Every failure is a message naming what is missing or
@@ -61,7 +61,8 @@ private:
     std::string stderrTail() const;
 
     std::string m_device;
-    std::string m_dir; // private folder for the tensors and the bridge's stderr
+    std::string m_dir;      // private folder for the tensors and the bridge's stderr
+    std::string m_spillDir; // on disk, for tensors that shared memory has no room for
     pid_t m_pid = -1;
     int m_in = -1;  // the bridge's stdin
     int m_out = -1; // its stdout

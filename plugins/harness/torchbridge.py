@@ -87,12 +87,33 @@ def keywords(fn, values):
     return {k: v for k, v in values.items() if k in names}
 
 
-def read(spec, device):
+def elements(spec):
     count = 1
     for d in spec["shape"]:
         count *= d
-    t = torch.from_file(spec["path"], shared=False, size=count, dtype=DTYPES[spec["dtype"]])
+    return count
+
+
+def read(spec, device):
+    # Mapped, not read into a copy: at KernelBench's sizes a tensor is gigabytes.
+    count = elements(spec)
+    if count == 0:
+        return torch.empty(spec["shape"], dtype=DTYPES[spec["dtype"]], device=device)
+    t = torch.from_file(spec["path"], shared=True, size=count, dtype=DTYPES[spec["dtype"]])
     return t.reshape(spec["shape"]).to(device)
+
+
+def write(out, spec):
+    # Straight into the mapped file, converted to the task's dtype on the way.
+    count = elements(spec)
+    dtype = DTYPES[spec["dtype"]]
+    with open(spec["path"], "wb") as f:
+        f.truncate(count * torch.empty((), dtype=dtype).element_size())
+    if count:
+        src = out.detach().reshape(-1).to(dtype)  # converted where it was computed (the GPU)
+        dst = torch.from_file(spec["path"], shared=True, size=count, dtype=dtype)
+        dst.copy_(src)
+        del dst, src
 
 
 def short_error(file, e):
@@ -134,6 +155,8 @@ def answer(req):
             outputs = call(fn, inputs, kw, True)
         except Exception as e:  # noqa: BLE001 - fall back to the inputs' own precision
             precision, note = "native", "float64 failed (%s); computed in the inputs' precision" % short_error(file, e)
+            if device != "cpu":
+                torch.cuda.empty_cache()  # what float64 held, e.g. after running out of memory
             outputs = call(fn, inputs, kw, False)
     else:
         precision = "native"
@@ -143,14 +166,11 @@ def answer(req):
         raise ValueError("reference() returned %d tensor(s); the task has %d output(s) (%s)" %
                          (len(outputs), len(wanted), ", ".join(o["name"] for o in wanted)))
     for out, spec in zip(outputs, wanted):
-        count = 1
-        for d in spec["shape"]:
-            count *= d
+        count = elements(spec)
         if out.numel() != count:
             raise ValueError("output '%s' has %d elements (shape %s); the task says %d (shape %s)" %
                              (spec["name"], out.numel(), list(out.shape), count, spec["shape"]))
-        flat = out.detach().reshape(-1).to(DTYPES[spec["dtype"]]).contiguous().cpu()
-        flat.view(torch.uint8).numpy().tofile(spec["path"])
+        write(out, spec)
     done = "PyTorch %s reference on %s in %s" % (torch.__version__, device,
                                                   "float64" if precision == "float64" else "the inputs' precision")
     return {"ok": True, "precision": precision, "note": done + ("; " + note if note else "")}

@@ -42,7 +42,12 @@ void printUsage(const Backend& backend) {
               << "request per line on stdin and answers one JSON line per request on stdout (protocol "
               << protocol::kVersion << ").\n"
               << "  --probe    print the devices this worker can use, as JSON, and exit\n"
-              << "  --version  print the worker and protocol versions and exit\n";
+              << "  --version  print the worker and protocol versions and exit\n\n"
+              << "Environment:\n"
+              << "  KFORGE_WORKER_HOST_MEMORY  host memory an evaluation's input sets may hold at once (e.g. 64G,\n"
+              << "                             512M; default half of the available memory). Sets that do not all\n"
+              << "                             fit are made one at a time and timing uses fewer of them.\n"
+              << "  KFORGE_PYTHON              the Python with PyTorch for tasks whose reference is PyTorch.\n";
 }
 
 } // namespace

@@ -238,6 +238,44 @@ private slots:
         QCOMPARE(timing[u"speedup"_s].toDouble(), torch[u"speedup_vs_eager"_s].toDouble());
     }
 
+    void setsMadeOneAtATime() {
+        // KernelBench's level-1 shapes reach gigabytes a tensor: where the input sets do not all fit
+        // in the host memory a worker may use (1 KiB here), each is made just before it is used and
+        // handed to PyTorch alone, timing uses one set, and the result says so. A wrong kernel is
+        // still caught; a budget that cannot be read is named and the default used.
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(u"KFORGE_WORKER_HOST_MEMORY"_s, u"1K"_s);
+        const auto said = [](const QJsonObject& r, const QString& text) {
+            for (const QJsonValue& d : r[u"diagnostics"_s].toArray())
+                if (d.toObject()[u"message"_s].toString().contains(text))
+                    return true;
+            return false;
+        };
+        const QJsonObject ok =
+            evalJson(imported(QStringLiteral("elementwise")), data(QStringLiteral("elementwise.cl")), {}, env);
+        QCOMPARE(ok[u"status"_s].toString(), u"ok"_s);
+        QVERIFY(said(ok, u"made one at a time"_s));
+        QCOMPARE(ok[u"seeds"_s].toArray().size(), 3);
+        QCOMPARE(ok[u"timing_seeds"_s].toArray().size(), 1);
+        QCOMPARE(ok[u"timing"_s].toObject()[u"speedup_base"_s].toString(), u"pytorch eager"_s);
+
+        QFile right(data(QStringLiteral("linear.cl")));
+        QVERIFY(right.open(QIODevice::ReadOnly));
+        const QString wrong = m_dir.filePath(u"linear_nobias_tight.cl"_s);
+        QFile f(wrong);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(right.readAll().replace("float acc = linear_bias[j];", "float acc = 0.0f;"));
+        f.close();
+        const QJsonObject bad = evalJson(imported(QStringLiteral("linear")), wrong, {u"--no-timing"_s}, env);
+        QCOMPARE(bad[u"status"_s].toString(), u"incorrect"_s);
+
+        env.insert(u"KFORGE_WORKER_HOST_MEMORY"_s, u"lots"_s);
+        const QJsonObject unread =
+            evalJson(imported(QStringLiteral("elementwise")), data(QStringLiteral("elementwise.cl")), {}, env);
+        QCOMPARE(unread[u"status"_s].toString(), u"ok"_s);
+        QVERIFY(said(unread, u"KFORGE_WORKER_HOST_MEMORY='lots' is not a positive size"_s));
+    }
+
     void searchWithoutBaseline() {
         // A run on an imported task starts from the user's own kernel; its speedups are over
         // PyTorch eager, and it ends by timing its best beside eager and torch.compile.

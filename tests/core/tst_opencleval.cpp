@@ -22,9 +22,11 @@ class TestOpenClEval : public QObject {
     Q_OBJECT
 private:
     kforgetest::OpenClWorker m_worker;
+    kforgetest::OpenClWorker m_tight; // started with KFORGE_WORKER_HOST_MEMORY=1K (setsMadeOneAtATime)
 
     protocol::EvaluateResult evaluate(const QString& taskName, const QString& kernelFile, bool timing,
-                                      const std::function<void(task::EvalSettings&)>& adjust = {}) {
+                                      const std::function<void(task::EvalSettings&)>& adjust = {},
+                                      kforgetest::OpenClWorker* worker = nullptr) {
         auto bundle = task::TaskCatalog::load(taskName);
         if (!bundle)
             qFatal("%s", bundle.error().c_str());
@@ -47,7 +49,7 @@ private:
         if (!request)
             qFatal("%s", request.error().c_str());
         QString problem;
-        auto answer = m_worker.evaluate(std::move(*request), problem);
+        auto answer = (worker ? *worker : m_worker).evaluate(std::move(*request), problem);
         if (!answer)
             qFatal("%s: %s", qPrintable(kernelFile), qPrintable(problem));
         return std::move(*answer);
@@ -311,7 +313,64 @@ private slots:
         QCOMPARE(bad.outputs.at(0).firstSeed, 2u);
     }
 
-    void cleanupTestCase() { m_worker.stop(); }
+    // A worker whose input sets do not all fit in the host memory it may use (1 KiB here, set
+    // through KFORGE_WORKER_HOST_MEMORY: KernelBench's shapes reach gigabytes a tensor) makes each
+    // set just before it is used and times on one set; it says so, and catches the same kernels.
+    void setsMadeOneAtATime_data() {
+        QTest::addColumn<QString>("task");
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("status");
+        const QString kernels = qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/opencl/");
+        QTest::newRow("softmax baseline, stress sets")
+            << QStringLiteral("softmax") << QString() << QStringLiteral("ok");
+        QTest::newRow("returns_constant")
+            << QStringLiteral("row_sum") << kernels + QStringLiteral("returns_constant.cl")
+            << QStringLiteral("incorrect");
+        QTest::newRow("writes_input") << QStringLiteral("vector_add") << kernels + QStringLiteral("writes_input.cl")
+                                      << QStringLiteral("rejected");
+        QTest::newRow("writes_nothing") << QStringLiteral("vector_add") << kernels + QStringLiteral("writes_nothing.cl")
+                                        << QStringLiteral("incorrect");
+        QTest::newRow("keeps_results") << QStringLiteral("vector_add") << kernels + QStringLiteral("keeps_results.cl")
+                                       << QStringLiteral("incorrect compile_error");
+        QTest::newRow("input_scratch_restored")
+            << QStringLiteral("softmax") << kernels + QStringLiteral("input_scratch_restored_softmax.cl")
+            << QStringLiteral("rejected");
+    }
+    void setsMadeOneAtATime() {
+        QFETCH(QString, task);
+        QFETCH(QString, file);
+        QFETCH(QString, status);
+        qputenv("KFORGE_WORKER_HOST_MEMORY", "1K");
+        struct Unset {
+            ~Unset() { qunsetenv("KFORGE_WORKER_HOST_MEMORY"); }
+        } unset;
+        if (const QString why = m_tight.start(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        const auto r = evaluate(task, file, true, {}, &m_tight);
+        const QString got = QString::fromStdString(std::string(protocol::statusName(r.status)));
+        QVERIFY2(status.split(u' ').contains(got),
+                 qPrintable(got + QStringLiteral(": ") + QString::fromStdString(r.message)));
+        bool said = false;
+        for (const auto& d : r.diagnostics)
+            said = said || d.message.find("made one at a time") != std::string::npos;
+        if (r.status != protocol::Status::CompileError)
+            QVERIFY2(said, "the result says why its sets were made one at a time");
+        if (r.status != protocol::Status::Ok)
+            return;
+        for (const auto& c : r.checks)
+            QVERIFY2(c.passed, (c.name + ": " + c.detail).c_str());
+        QCOMPARE(r.seeds.size(), 3u);
+        QCOMPARE(r.timingSeeds.size(), 1u);
+        auto bundle = task::TaskCatalog::load(task);
+        QVERIFY(bundle.ok());
+        QCOMPARE(r.stressSets.size(), bundle->spec.stress.size());
+        QVERIFY(r.candidateTiming.has_value());
+    }
+
+    void cleanupTestCase() {
+        m_worker.stop();
+        m_tight.stop();
+    }
 };
 
 QTEST_GUILESS_MAIN(TestOpenClEval)

@@ -4,8 +4,9 @@
 # `kforge export --best --torch` of each correct problem's best and its check.py (ModelNew against
 # the PyTorch module on fresh inputs, timed beside eager and torch.compile).
 #   tests/gpu/kernelbench.sh .gpu/headless KB_DIR OUT_DIR [kforge bench options, e.g. --level 1]
-# KernelBench's newer level-1 shapes hold up to 6.4 GB per tensor; search those at their small
-# variant (--run-option=--variant=small) until the evaluator streams such sizes.
+# KernelBench's newer level-1 shapes hold up to 6.4 GB per tensor: an evaluation at those sizes
+# takes minutes (the sets are made one at a time), so keep --budget-evals small there, or search at
+# the small variant (--run-option=--variant=small, with KB_NO_CHECK=1).
 set -eu
 staged=$1
 kb=$2

@@ -112,6 +112,25 @@ private slots:
         QVERIFY(!spec::isPoison(t, 0, buf.bytes.data()) && !spec::isPoison(t, 1, buf.bytes.data()));
     }
 
+    void contentHashTellsBytesApart() {
+        // Large enough for the hash to run on several threads: the same bytes give the same value,
+        // and a change anywhere (first, middle, last byte) gives another.
+        std::vector<unsigned char> big(std::size_t{160} << 20);
+        for (std::size_t i = 0; i < big.size(); ++i)
+            big[i] = static_cast<unsigned char>(i * 131 + (i >> 13));
+        const std::uint64_t h = harness::contentHash(big.data(), big.size());
+        QCOMPARE(harness::contentHash(big.data(), big.size()), h);
+        for (std::size_t at : {std::size_t{0}, big.size() / 2 + 3, big.size() - 1}) {
+            big[at] ^= 1;
+            QVERIFY(harness::contentHash(big.data(), big.size()) != h);
+            big[at] ^= 1;
+        }
+        QVERIFY(harness::contentHash(big.data(), big.size() - 1) != h); // the length counts
+        const unsigned char small[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+        const unsigned char other[] = {1, 2, 3, 4, 5, 6, 7, 8, 8};
+        QVERIFY(harness::contentHash(small, sizeof small) != harness::contentHash(other, sizeof other));
+    }
+
     void halfConversions() {
         auto t = harness::makeTensor(spec::DType::Float16, 1);
         for (double v : {0.0, 1.0, -2.5, 65504.0, 0.000061035156, 1e-7}) {
