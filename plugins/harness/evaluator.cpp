@@ -51,6 +51,9 @@ std::string formatNumber(double v, int precision = 3) {
     return s.str();
 }
 
+// PyTorch's calls timed per evaluation (eager and torch.compile each), in two rounds.
+constexpr int kPyTorchCalls = 20;
+
 std::string formatBytes(double bytes) {
     const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
     int u = 0;
@@ -220,7 +223,9 @@ private:
     Expected<std::string> checkGuards(const Prepared& p);
     bool verifyCandidate();
     void timeCandidate();
-    // PyTorch eager and torch.compile on the first timed input set, when asked (options.pytorch).
+    // PyTorch eager and torch.compile on the first timed input set, when asked (options.pytorch), in
+    // two rounds: half the calls before the kernel's timed runs, half after.
+    void timePyTorchBefore();
     void timePyTorch();
 
     // Uploads inputs, poisons outputs, zeroes scratch, runs, reads outputs back. Reports whether the
@@ -274,9 +279,11 @@ private:
     unsigned char m_guardByte = 0xA5;
     std::string m_phase; // where the time goes now (phaseSeconds)
     Clock::time_point m_phaseStart;
-    std::unique_ptr<Prepared> m_reference; // a reference kernel (none when PyTorch is the reference)
-    TorchBridge* m_torch = nullptr;        // when PyTorch is the reference, or is timed beside the kernel
-    bool m_torchNoted = false;             // its note (where, in which precision) is in the diagnostics
+    std::unique_ptr<Prepared> m_reference;             // a reference kernel (none when PyTorch is the reference)
+    TorchBridge* m_torch = nullptr;                    // when PyTorch is the reference, or is timed beside the kernel
+    bool m_torchNoted = false;                         // its note (where, in which precision) is in the diagnostics
+    std::optional<TorchBridge::Timings> m_torchBefore; // PyTorch's first round (timePyTorchBefore)
+    std::string m_torchBeforeError;
     std::unique_ptr<Prepared> m_candidate;
     std::unique_ptr<Prepared> m_baseline;
 };
@@ -899,6 +906,21 @@ bool Evaluation::computeExpectedWithTorch(SeedData& s) {
     return true;
 }
 
+void Evaluation::timePyTorchBefore() {
+    if (!m_req.yardstick || !m_torch || m_timing.empty())
+        return;
+    const std::string previous = enterPhase("pytorch");
+    if (materialise(m_timing.front())) {
+        auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, m_timing.front().inputs, kPyTorchCalls / 2,
+                                   m_req.options.pytorchCompile);
+        if (timed)
+            m_torchBefore = std::move(*timed);
+        else
+            m_torchBeforeError = timed.error();
+    }
+    enterPhase(previous);
+}
+
 void Evaluation::timePyTorch() {
     if (m_result.status != Status::Ok || !m_result.candidateTiming)
         return;
@@ -908,23 +930,43 @@ void Evaluation::timePyTorch() {
     }
     enterPhase("pytorch");
     const SeedData& set = m_timing.empty() ? m_seeds.front() : m_timing.front();
-    auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, 20, m_req.options.pytorchCompile);
+    // The second half of the calls, after the kernel's timed runs; with the first half, from
+    // before them, the figures bracket the kernel's.
+    const int calls = m_torchBefore ? kPyTorchCalls - kPyTorchCalls / 2 : kPyTorchCalls;
+    auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, calls, m_req.options.pytorchCompile);
     if (!timed) {
         m_result.pytorchNote = "PyTorch could not be timed: " + timed.error();
         m_result.diagnostics.push_back({"timing", "warning", m_result.pytorchNote, "yardstick", 0, 0});
         return;
     }
-    m_result.eagerTiming = timed->eager;
-    m_result.compileTiming = timed->compile;
+    const auto both = [&](const std::optional<protocol::TimingStats>& after, const std::vector<double>& afterSamples,
+                          const std::vector<double>& beforeSamples) -> std::optional<protocol::TimingStats> {
+        if (!after || beforeSamples.empty() || afterSamples.empty())
+            return after;
+        std::vector<double> all = beforeSamples;
+        all.insert(all.end(), afterSamples.begin(), afterSamples.end());
+        return summarise(all, after->method + ", half the calls before the kernel's timed runs and half after");
+    };
+    if (m_torchBefore) {
+        m_result.eagerTiming = both(timed->eager, timed->eagerSamples, m_torchBefore->eagerSamples);
+        m_result.compileTiming = both(timed->compile, timed->compileSamples, m_torchBefore->compileSamples);
+    } else {
+        m_result.eagerTiming = timed->eager;
+        m_result.compileTiming = timed->compile;
+        if (!m_torchBeforeError.empty())
+            m_result.diagnostics.push_back({"timing", "info",
+                                            "PyTorch timed after the kernel only: before it, " + m_torchBeforeError,
+                                            "yardstick", 0, 0});
+    }
     m_result.pytorchNote = timed->note;
     // The same statistic as the speedup over the baseline: means in KernelBench's mode.
     const bool means = m_req.options.timingMode == "kernelbench";
     const auto of = [&](const protocol::TimingStats& t) { return means ? t.meanUs : t.medianUs; };
     const double mine = of(*m_result.candidateTiming);
-    if (mine > 0.0 && timed->eager && of(*timed->eager) > 0.0)
-        m_result.speedupVsEager = of(*timed->eager) / mine;
-    if (mine > 0.0 && timed->compile && of(*timed->compile) > 0.0)
-        m_result.speedupVsCompile = of(*timed->compile) / mine;
+    if (mine > 0.0 && m_result.eagerTiming && of(*m_result.eagerTiming) > 0.0)
+        m_result.speedupVsEager = of(*m_result.eagerTiming) / mine;
+    if (mine > 0.0 && m_result.compileTiming && of(*m_result.compileTiming) > 0.0)
+        m_result.speedupVsCompile = of(*m_result.compileTiming) / mine;
     // A task without a baseline kernel is measured against PyTorch eager, timed here.
     if (!m_req.baseline && m_result.speedupVsEager) {
         m_result.speedup = m_result.speedupVsEager;
@@ -1113,6 +1155,8 @@ void Evaluation::timeCandidate() {
     bool baselineOk = m_baseline != nullptr;
     std::string baselineProblem;
     const int kernels = m_baseline ? 2 : 1;
+    if (o.pytorch)
+        timePyTorchBefore();
     const auto t0 = Clock::now();
     int run = 0;
     // The first run of each kernel on each input set sees inputs it has never seen; later runs see

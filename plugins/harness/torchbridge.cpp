@@ -355,9 +355,19 @@ spec::Expected<TorchBridge::Timings> TorchBridge::time(const protocol::KernelInp
             return std::nullopt;
         return protocol::timingFromJson(a->at(key));
     };
+    const auto samples = [&](const char* key) {
+        std::vector<double> v;
+        if (a->contains(key) && a->at(key).is_array())
+            for (const auto& x : a->at(key))
+                if (x.is_number())
+                    v.push_back(x.get<double>());
+        return v;
+    };
     Timings t;
     t.eager = stats("eager");
     t.compile = stats("compile");
+    t.eagerSamples = samples("eager_samples");
+    t.compileSamples = samples("compile_samples");
     t.note = a->value("note", std::string());
     return t;
 }

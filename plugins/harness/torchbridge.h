@@ -44,6 +44,7 @@ public:
     struct Timings {
         std::optional<protocol::TimingStats> eager;
         std::optional<protocol::TimingStats> compile;
+        std::vector<double> eagerSamples, compileSamples; // every call's time, in microseconds
         std::string note;
     };
     spec::Expected<Timings> time(const protocol::KernelInput& form, const spec::TaskSpec& task,

@@ -11,7 +11,8 @@
 #        {"id": N, "ok": false, "error": MESSAGE}
 # With "op": "time" (no outputs), the reference is timed instead, in the inputs' own precision,
 # eager and under torch.compile (or the "modes" the request lists): {"id": N, "ok": true, "eager": STATS, "compile": STATS,
-# "compile_error": TEXT, "note": TEXT}, STATS as the worker's timing statistics. On a GPU the time
+# "eager_samples": [US...], "compile_samples": [US...], "compile_error": TEXT, "note": TEXT}, STATS as the worker's
+# timing statistics and the samples every call's time. On a GPU the time
 # is the kernels' own, from PyTorch's profiler (CUPTI), with L2 flushed by a 256 MiB copy before
 # every call, as kforge times kernels; on the CPU it is wall-clock time.
 # The reference file defines `reference(*inputs, **kw)` returning a tensor or a tuple of tensors in
@@ -206,7 +207,7 @@ def time_gpu(fn, args, kw, device, reps):
         if kernels and len(kernels) % reps == 0:
             k = len(kernels) // reps
             samples = [sum(e.time_range.elapsed_us() for e in kernels[i * k:(i + 1) * k]) for i in range(reps)]
-            return statistics(samples, "torch-profiler (CUPTI kernel time, L2 flushed)")
+            return statistics(samples, "torch-profiler (CUPTI kernel time, L2 flushed)"), samples
     except Exception:  # noqa: BLE001 - the profiler is optional: CUDA events instead
         pass
     samples = []
@@ -218,7 +219,7 @@ def time_gpu(fn, args, kw, device, reps):
         stop.record()
         stop.synchronize()
         samples.append(start.elapsed_time(stop) * 1000.0)
-    return statistics(samples, "cuda-events (L2 flushed)")
+    return statistics(samples, "cuda-events (L2 flushed)"), samples
 
 
 def time_cpu(fn, args, kw, reps):
@@ -227,7 +228,7 @@ def time_cpu(fn, args, kw, reps):
         t0 = time.perf_counter()
         fn(*args, **kw)
         samples.append((time.perf_counter() - t0) * 1e6)
-    return statistics(samples, "wall-clock (CPU)")
+    return statistics(samples, "wall-clock (CPU)"), samples
 
 
 def time_reference(req):
@@ -241,7 +242,8 @@ def time_reference(req):
                 f = fn if mode == "eager" else torch.compile(fn)
                 for _ in range(3):  # warm-up; compiles under torch.compile
                     f(*inputs, **kw)
-                out[mode] = time_gpu(f, inputs, kw, device, reps) if device != "cpu" else time_cpu(f, inputs, kw, reps)
+                stats, samples = time_gpu(f, inputs, kw, device, reps) if device != "cpu" else time_cpu(f, inputs, kw, reps)
+                out[mode], out[mode + "_samples"] = stats, samples
             except Exception as e:  # noqa: BLE001 - a mode that fails is reported, not fatal
                 out[mode + "_error"] = short_error(file, e)
                 note.append("%s failed: %s" % ("torch.compile" if mode == "compile" else "eager", short_error(file, e)))

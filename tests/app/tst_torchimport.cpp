@@ -236,6 +236,10 @@ private slots:
         QVERIFY(torch[u"eager"_s].toObject()[u"median_us"_s].toDouble() > 0.0);
         QVERIFY(!torch.contains(u"compile"_s));
         QCOMPARE(timing[u"speedup"_s].toDouble(), torch[u"speedup_vs_eager"_s].toDouble());
+        // PyTorch's calls bracket the kernel's timed runs: half before them, half after.
+        QCOMPARE(torch[u"eager"_s].toObject()[u"count"_s].toInt(), 20);
+        QVERIFY2(torch[u"eager"_s].toObject()[u"method"_s].toString().contains(u"half the calls before"_s),
+                 qPrintable(torch[u"eager"_s].toObject()[u"method"_s].toString()));
     }
 
     void setsMadeOneAtATime() {
