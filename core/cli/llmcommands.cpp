@@ -5,6 +5,7 @@
 #include "cli/cliio.h"
 #include "util/text.h"
 
+#include "llm/apiformat.h"
 #include "llm/apikeys.h"
 #include "llm/endpoints.h"
 #include "llm/llmsettings.h"
@@ -212,7 +213,7 @@ int llmCommand(const QStringList& args) {
             out() << QStringLiteral("%1  %2  %3  key: %4\n")
                          .arg(e.name, -10)
                          .arg(llm::apiName(e.api), -9)
-                         .arg(e.baseUrl, -32)
+                         .arg(llm::redactedUrl(e.baseUrl), -32)
                          .arg(keySource(e));
         return 0;
     }

@@ -3,9 +3,11 @@
 #include "eval/workerlocator.h"
 
 #include "util/logging.h"
+#include "util/secretenvironment.h"
 
 #include <QFileInfo>
 #include <QProcess>
+#include <QProcessEnvironment>
 #include <QSysInfo>
 #include <QTimer>
 
@@ -292,6 +294,12 @@ void WorkerPool::spawn() {
     w.process->setProgram(m_program);
     w.process->setArguments(m_arguments);
     w.process->setProcessChannelMode(QProcess::SeparateChannels);
+    // A worker runs untrusted kernels and starts Python for PyTorch references; neither may read
+    // the keys kforge calls models with. What the worker does not inherit, its children lack too.
+    QStringList scrubbed;
+    w.process->setProcessEnvironment(util::withoutSecrets(QProcessEnvironment::systemEnvironment(), &scrubbed));
+    if (!scrubbed.isEmpty())
+        qCDebug(lcWorker).noquote() << "left out of the worker's environment:" << scrubbed.join(QStringLiteral(", "));
     w.timer = new QTimer(w.process);
     w.timer->setSingleShot(true);
 

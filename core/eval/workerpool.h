@@ -5,7 +5,8 @@
 // the request it hit (status plus a "worker" diagnostic), and the queue goes on. Nothing here
 // blocks the calling thread: stopping a worker is terminate, a short grace, then kill. Every
 // signal is emitted from the event loop, never from inside a call. Use it from the thread it lives
-// in (the engine thread); results reach other threads through queued connections.
+// in (the engine thread); results reach other threads through queued connections. Workers start
+// with this process's environment less its secrets (util/secretenvironment.h): API keys stay here.
 
 #include "eval/executor.h"
 

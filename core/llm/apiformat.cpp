@@ -5,6 +5,10 @@
 #include <QJsonObject>
 #include <QJsonParseError>
 #include <QJsonValue>
+#include <QUrl>
+#include <QUrlQuery>
+
+#include <algorithm>
 
 namespace kforge::llm {
 
@@ -90,14 +94,44 @@ QString keyHint(const Endpoint& endpoint) {
 
 } // namespace
 
-QString chatUrl(const Endpoint& endpoint) {
-    QString base = endpoint.baseUrl;
-    while (base.endsWith(QLatin1Char('/')))
-        base.chop(1);
-    return base + (endpoint.api == Api::Anthropic ? QStringLiteral("/messages") : QStringLiteral("/chat/completions"));
+QString requestUrl(const Endpoint& endpoint) {
+    QUrl url(endpoint.baseUrl);
+    QString path = url.path();
+    while (path.endsWith(QLatin1Char('/')))
+        path.chop(1);
+    url.setPath(path
+                + (endpoint.api == Api::Anthropic ? QStringLiteral("/messages") : QStringLiteral("/chat/completions")));
+    return url.toString(QUrl::FullyEncoded);
 }
 
-QByteArray requestBody(Api api, const ChatRequest& request, bool stream) {
+QString redactedUrl(const QString& text) {
+    QUrl url(text);
+    if (!url.isValid())
+        return QStringLiteral("(a base URL that is not valid)");
+    url.setUserInfo(QString());
+    if (url.hasQuery()) {
+        static const QStringList secret = {
+            QStringLiteral("key"), QStringLiteral("token"), QStringLiteral("secret"),     QStringLiteral("pass"),
+            QStringLiteral("sig"), QStringLiteral("auth"),  QStringLiteral("credential"), QStringLiteral("session")};
+        QUrlQuery query(url);
+        auto items = query.queryItems(QUrl::FullyDecoded);
+        for (auto& item : items) {
+            const QString& name = item.first;
+            if (std::any_of(secret.begin(), secret.end(),
+                            [&](const QString& s) { return name.contains(s, Qt::CaseInsensitive); }))
+                item.second = QStringLiteral("***");
+        }
+        query.setQueryItems(items);
+        url.setQuery(query);
+    }
+    return url.toString(QUrl::PrettyDecoded);
+}
+
+QString chatUrl(const Endpoint& endpoint) {
+    return redactedUrl(requestUrl(endpoint));
+}
+
+QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const ModelParams& params) {
     QJsonArray messages;
     if (api == Api::OpenAI && !request.system.isEmpty())
         messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("system")},
@@ -109,8 +143,22 @@ QByteArray requestBody(Api api, const ChatRequest& request, bool stream) {
     if (api == Api::Anthropic && !request.system.isEmpty())
         o[QStringLiteral("system")] = request.system;
     o[QStringLiteral("messages")] = messages;
-    o[QStringLiteral("max_tokens")] = request.maxTokens;
-    o[QStringLiteral("temperature")] = request.temperature;
+    const bool thinking = api == Api::Anthropic && params.thinkingBudget > 0;
+    if (thinking) {
+        // The answer keeps its room: thinking counts against max_tokens.
+        o[QStringLiteral("max_tokens")] = request.maxTokens + params.thinkingBudget;
+        o[QStringLiteral("thinking")] = QJsonObject{{QStringLiteral("type"), QStringLiteral("enabled")},
+                                                    {QStringLiteral("budget_tokens"), params.thinkingBudget}};
+    } else if (api == Api::OpenAI && params.maxCompletionTokens) {
+        o[QStringLiteral("max_completion_tokens")] = request.maxTokens;
+    } else {
+        o[QStringLiteral("max_tokens")] = request.maxTokens;
+    }
+    // Thinking works only at the default temperature; reasoning models accept no other.
+    if (params.temperature && !thinking)
+        o[QStringLiteral("temperature")] = request.temperature;
+    if (api == Api::OpenAI && !params.reasoningEffort.isEmpty())
+        o[QStringLiteral("reasoning_effort")] = params.reasoningEffort;
     o[QStringLiteral("stream")] = stream;
     // Without it an OpenAI stream never reports usage, and cost would stay unknown.
     if (api == Api::OpenAI && stream)
@@ -172,7 +220,7 @@ ChatResult parseResponse(const Endpoint& endpoint, const QByteArray& body) {
         const QJsonValue content = o.value(QStringLiteral("content"));
         if (!content.isArray())
             return malformed(QStringLiteral("no content array"));
-        for (const QJsonValue& block : content.toArray())
+        for (const auto& block : content.toArray())
             if (block.toObject().value(QStringLiteral("type")).toString() == QLatin1String("text"))
                 r.text += block.toObject().value(QStringLiteral("text")).toString();
         r.stopReason = o.value(QStringLiteral("stop_reason")).toString();
@@ -275,7 +323,7 @@ QString StreamAccumulator::consumeOpenAi(const QJsonObject& o) {
     const QJsonObject choice = choices.first().toObject();
     if (const QString reason = choice.value(QStringLiteral("finish_reason")).toString(); !reason.isEmpty())
         m_result.stopReason = reason;
-    const QString delta = choice.value(QStringLiteral("delta")).toObject().value(QStringLiteral("content")).toString();
+    QString delta = choice.value(QStringLiteral("delta")).toObject().value(QStringLiteral("content")).toString();
     m_result.text += delta;
     return delta;
 }
@@ -287,13 +335,12 @@ QString StreamAccumulator::consumeAnthropic(const QString& type, const QJsonObje
             m_result.model = model;
         const QJsonObject usage = message.value(QStringLiteral("usage")).toObject();
         m_result.usage.inputTokens = tokenCount(usage, QStringLiteral("input_tokens"));
-        // Output so far (usually 1); message_delta reports the final count.
-        if (auto out = tokenCount(usage, QStringLiteral("output_tokens")))
-            m_result.usage.outputTokens = out;
+        // Its output_tokens is a placeholder (usually 1): the count is known only from
+        // message_delta, so a stream that ends before it has an unknown output, and cost.
     } else if (type == QLatin1String("content_block_delta")) {
         const QJsonObject delta = o.value(QStringLiteral("delta")).toObject();
         if (delta.value(QStringLiteral("type")).toString() == QLatin1String("text_delta")) {
-            const QString text = delta.value(QStringLiteral("text")).toString();
+            QString text = delta.value(QStringLiteral("text")).toString();
             m_result.text += text;
             return text;
         }

@@ -5,6 +5,7 @@
 // so that each format can be tested on bytes alone.
 
 #include "llm/llmtypes.h"
+#include "llm/modeltable.h"
 #include "llm/sse.h"
 
 #include <QByteArray>
@@ -16,9 +17,18 @@ namespace kforge::llm {
 
 using HttpHeaders = QList<QPair<QByteArray, QByteArray>>;
 
-// <baseUrl>/chat/completions (OpenAI) or <baseUrl>/messages (Anthropic); one '/' between them.
+// <baseUrl>/chat/completions (OpenAI) or <baseUrl>/messages (Anthropic), the API's path joined to
+// the base URL's with one '/' and any query string kept after it. requestUrl is what is sent (with
+// a user and password the base URL holds); chatUrl is for people: messages, logs, stored records,
+// with those credentials (and any query parameter that looks like one) left out.
+QString requestUrl(const Endpoint& endpoint);
 QString chatUrl(const Endpoint& endpoint);
-QByteArray requestBody(Api api, const ChatRequest& request, bool stream);
+// `url` without a user, a password or credential-like query parameters (key, token, secret,
+// password, signature...), which show as "***".
+QString redactedUrl(const QString& url);
+// The body: max_tokens or max_completion_tokens, a temperature or none, reasoning effort and
+// Anthropic's extended thinking, as `params` (the model's entry in the ModelTable) says.
+QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const ModelParams& params = {});
 // content-type, accept, and the key's header unless `key` is empty (a local server without auth).
 HttpHeaders requestHeaders(Api api, const QString& key, bool stream);
 

@@ -76,6 +76,28 @@ QString keyFromEnvironment(const Endpoint& endpoint) {
     return qEnvironmentVariable(endpoint.keyEnv.toLocal8Bit().constData()).trimmed();
 }
 
+// A key goes into an HTTP header: one with a control character (a line break would start a header
+// of its own) or a space is refused, saying where it came from and where the character is, never
+// what the key is.
+spec::Expected<QString> checkedKey(const Endpoint& endpoint, const QString& key, const QString& from) {
+    for (qsizetype i = 0; i < key.size(); ++i) {
+        const char16_t c = key.at(i).unicode();
+        if (c > 0x20 && c < 0x7f)
+            continue;
+        const QString what = c == u'\r' || c == u'\n' ? QStringLiteral("a line break")
+                             : c == u' '              ? QStringLiteral("a space")
+                             : c < 0x20 || c == 0x7f  ? QStringLiteral("a control character")
+                                                      : QStringLiteral("a character that is not printable ASCII");
+        return spec::fail(QStringLiteral("the API key of endpoint \"%1\" in %2 holds %3 (character %4 of %5): it "
+                                         "was refused and nothing was sent. Set the key again without it.")
+                              .arg(endpoint.name, from, what)
+                              .arg(i + 1)
+                              .arg(key.size())
+                              .toStdString());
+    }
+    return key;
+}
+
 QKeychain::ReadPasswordJob* readJob(const Endpoint& endpoint) {
     auto* job = new QKeychain::ReadPasswordJob(kService);
     job->setKey(endpoint.name);
@@ -88,7 +110,7 @@ spec::Expected<QString> keyAfterKeyring(const Endpoint& endpoint, const JobOutco
     QString keyringProblem;
     if (keyring) {
         if (keyring->finished && keyring->error == QKeychain::NoError && !keyring->text.trimmed().isEmpty())
-            return keyring->text.trimmed();
+            return checkedKey(endpoint, keyring->text.trimmed(), QStringLiteral("the system keyring"));
         if (!keyring->finished || (keyring->error != QKeychain::NoError && keyring->error != QKeychain::EntryNotFound))
             keyringProblem = QStringLiteral(" (the system keyring could not be read: %1)").arg(keyring->errorString);
     }
@@ -113,7 +135,7 @@ std::optional<spec::Expected<QString>> resolveKeyAtOnce(const Endpoint& endpoint
     if (needsNoKey(endpoint))
         return QString();
     if (const QString fromEnv = keyFromEnvironment(endpoint); !fromEnv.isEmpty())
-        return fromEnv;
+        return checkedKey(endpoint, fromEnv, endpoint.keyEnv);
     if (!endpoint.keyring)
         return keyAfterKeyring(endpoint, nullptr);
     return std::nullopt;
@@ -175,6 +197,10 @@ void KeyLookup::release() {
 }
 
 spec::Status storeKey(const QString& endpointName, const QString& key) {
+    Endpoint named;
+    named.name = endpointName;
+    if (auto checked = checkedKey(named, key, QStringLiteral("the key given")); !checked)
+        return spec::Error{checked.error()};
     auto* job = new QKeychain::WritePasswordJob(kService);
     job->setKey(endpointName);
     job->setTextData(key);

@@ -1,7 +1,10 @@
 #include "llm/endpoints.h"
 
+#include "llm/userconfig.h"
+
 #include "util/jsonreader.h"
 #include "util/resourcelocator.h"
+#include "util/secretenvironment.h"
 
 #include <QDir>
 #include <QFileInfo>
@@ -15,6 +18,8 @@
 namespace kforge::llm {
 
 namespace {
+
+const QString kUserFileName = QStringLiteral("llm-endpoints.json");
 
 // The entries of one file as JSON objects, so that a user's partial entry can be laid over a preset
 // before it is read as a whole.
@@ -83,6 +88,12 @@ spec::Expected<QString> builtInPath() {
     return path;
 }
 
+// An endpoint's key variable is secret whatever its name: the workers never inherit it.
+void registerKeyVariables(const QList<Endpoint>& endpoints) {
+    for (const Endpoint& e : endpoints)
+        util::registerSecretVariable(e.keyEnv);
+}
+
 std::optional<bool> parseFlag(const QString& v) {
     if (v == QLatin1String("1") || v == QLatin1String("true") || v == QLatin1String("yes") || v == QLatin1String("on"))
         return true;
@@ -108,15 +119,22 @@ spec::Expected<QList<Endpoint>> builtInEndpoints() {
 }
 
 QString userEndpointsPath() {
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
-    return dir.isEmpty() ? QString() : QDir(dir).filePath(QStringLiteral("llm-endpoints.json"));
+    const QString dir = userConfigDir();
+    return dir.isEmpty() ? QString() : QDir(dir).filePath(kUserFileName);
+}
+
+QString userEndpointsFile() {
+    return userConfigFileToRead(kUserFileName, QStringLiteral("LLM endpoints"));
 }
 
 spec::Expected<QList<Endpoint>> loadEndpointsFile(const QString& path) {
     auto entries = readEntries(path);
     if (!entries)
         return spec::Error{entries.error()};
-    return toEndpoints(*entries, path);
+    auto endpoints = toEndpoints(*entries, path);
+    if (endpoints)
+        registerKeyVariables(*endpoints);
+    return endpoints;
 }
 
 spec::Expected<QList<Endpoint>> loadEndpoints(const QString& userFile) {
@@ -144,7 +162,7 @@ spec::Expected<QList<Endpoint>> loadEndpoints(const QString& userFile) {
         auto same = std::find_if(out.begin(), out.end(), [&](const Endpoint& e) { return e.name == name; });
         if (same != out.end()) {
             // A preset's entry changes only what it names.
-            QJsonObject full = same->toJson();
+            QJsonObject full = same->toJson(true);
             for (auto it = o.begin(); it != o.end(); ++it)
                 full[it.key()] = it.value();
             o = full;
@@ -159,6 +177,7 @@ spec::Expected<QList<Endpoint>> loadEndpoints(const QString& userFile) {
         else
             out << *e;
     }
+    registerKeyVariables(out);
     return out;
 }
 
@@ -256,6 +275,7 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
                            .arg(key));
         }
     }
+    util::registerSecretVariable(e.keyEnv);
     return e;
 }
 

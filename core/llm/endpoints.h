@@ -13,14 +13,17 @@ namespace kforge::llm {
 
 // The presets shipped with kforge.
 spec::Expected<QList<Endpoint>> builtInEndpoints();
-// <AppConfigLocation>/llm-endpoints.json.
+// ~/.config/kforge/llm-endpoints.json (userconfig.h): where the user's file belongs.
 QString userEndpointsPath();
+// The user's file to read: userEndpointsPath(), else the old ~/.config/kforge/kforge/ one (with a
+// warning); near misses are warned about. Empty when there is none.
+QString userEndpointsFile();
 // One file: {"endpoints": [{"name": ..., "baseUrl": ..., ...}]} (Endpoint::toJson's keys).
 // Errors name the file and the entry: "<file>: endpoints[2] (local): maxConcurrent: ...".
 spec::Expected<QList<Endpoint>> loadEndpointsFile(const QString& path);
 // The presets, then `userFile` when it exists: an entry with a preset's name changes only the keys
 // it gives ({"name": "openai", "maxConcurrent": 8}); any other name adds an endpoint.
-spec::Expected<QList<Endpoint>> loadEndpoints(const QString& userFile = userEndpointsPath());
+spec::Expected<QList<Endpoint>> loadEndpoints(const QString& userFile = userEndpointsFile());
 
 // A command-line endpoint: "NAME=URL[,api=openai|anthropic][,key-env=VAR][,keyring=0|1]
 // [,key-required=0|1][,concurrency=N][,connect-timeout=S][,timeout=S][,retries=N][,backoff=S]

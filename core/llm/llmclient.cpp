@@ -109,6 +109,7 @@ public:
         m_multi = curl_multi_init();
         m_queued.resize(static_cast<size_t>(client->m_endpoints.size()));
         m_running.assign(static_cast<size_t>(client->m_endpoints.size()), 0);
+        m_refused.resize(static_cast<size_t>(client->m_endpoints.size()));
         m_thread = std::thread([this] { run(); });
     }
 
@@ -261,6 +262,20 @@ private:
 
     void startQueued() {
         for (size_t e = 0; e < m_queued.size(); ++e) {
+            if (const auto& refusal = m_refused[e]) {
+                // The endpoint refused the key or the quota is spent: nothing more goes to it.
+                while (!m_queued[e].empty()) {
+                    std::unique_ptr<Transfer> t = std::move(m_queued[e].front());
+                    m_queued[e].pop_front();
+                    ChatResult r;
+                    r.error = refusal->error;
+                    r.httpStatus = refusal->httpStatus;
+                    r.message = QStringLiteral("%1: not sent, the endpoint refused an earlier request (%2)")
+                                    .arg(endpointOf(*t).name, refusal->message);
+                    finish(*t, std::move(r));
+                }
+                continue;
+            }
             const int limit = std::max(1, m_client->m_endpoints.at(static_cast<qsizetype>(e)).maxConcurrent);
             while (!m_queued[e].empty() && m_running[e] < limit) {
                 std::unique_ptr<Transfer> t = std::move(m_queued[e].front());
@@ -491,13 +506,16 @@ private:
         r.attempts = t.attempts;
         if (r.model.isEmpty())
             r.model = t.request.model;
-        r.costUsd = m_client->m_prices.cost(r.model, r.usage);
-        if (!r.costUsd && r.model != t.request.model)
-            r.costUsd = m_client->m_prices.cost(t.request.model, r.usage);
         r.latencySeconds = t.attempts > 0 ? secondsBetween(t.firstStart, Clock::now()) : 0.0;
         r.message = redactSecrets(r.message, {t.key});
         if (r.ok)
             r.error = ErrorKind::None;
+        r.costUsd = m_client->m_prices.cost(r.model, r.usage);
+        if (!r.costUsd && r.model != t.request.model)
+            r.costUsd = m_client->m_prices.cost(t.request.model, r.usage);
+        if ((r.error == ErrorKind::Auth || r.error == ErrorKind::Quota) && t.attempts > 0
+            && !m_refused[static_cast<size_t>(t.endpoint)])
+            m_refused[static_cast<size_t>(t.endpoint)] = r;
         if (r.ok || r.error == ErrorKind::Cancelled)
             qCDebug(lcLlm) << "request" << t.ticket << "to" << ep.name << errorKindName(r.error) << "after"
                            << r.attempts << "attempt(s)";
@@ -520,6 +538,8 @@ private:
     // Owned by the transfer thread.
     std::vector<std::deque<std::unique_ptr<Transfer>>> m_queued; // per endpoint, in submission order
     std::vector<int> m_running;                                  // per endpoint
+    // Per endpoint: the answer that refused its key or its quota, after which nothing is sent to it.
+    std::vector<std::optional<ChatResult>> m_refused;
     std::map<CURL*, std::unique_ptr<Transfer>> m_active;
     std::vector<std::unique_ptr<Transfer>> m_waiting; // failed attempts waiting for their retry
     qint64 m_cancelledUpTo = 0;
@@ -529,6 +549,15 @@ private:
 LlmClient::LlmClient(QList<Endpoint> endpoints, PriceTable prices, QObject* parent)
     : QObject(parent), m_endpoints(std::move(endpoints)), m_prices(std::move(prices)) {
     qRegisterMetaType<kforge::llm::ChatResult>();
+    if (auto models = ModelTable::loadDefault()) {
+        m_models = std::move(*models);
+    } else {
+        // A broken user file must not silently send the wrong parameters: said, and the built-in
+        // table used.
+        qWarning("kforge: %s; using the built-in model parameters", models.error().c_str());
+        if (auto builtIn = ModelTable::loadDefault(QString()))
+            m_models = std::move(*builtIn);
+    }
     m_worker = std::make_unique<Worker>(this);
 }
 
@@ -591,8 +620,8 @@ qint64 LlmClient::submit(ChatRequest request) {
     t->ticket = ticket;
     t->endpoint = static_cast<int>(index);
     t->key = key;
-    t->url = chatUrl(ep).toUtf8();
-    t->body = requestBody(ep.api, request, ep.stream);
+    t->url = requestUrl(ep).toUtf8();
+    t->body = requestBody(ep.api, request, ep.stream, m_models.find(request.model));
     t->headers = requestHeaders(ep.api, key, ep.stream);
     t->request = std::move(request);
     t->client = this;

@@ -3,13 +3,16 @@
 // ChatResults. One background thread drives every transfer through a libcurl multi handle, so a
 // hundred requests in flight cost one thread; each endpoint has its own concurrency limit (extra
 // requests wait in a queue), timeouts, and retries with exponential backoff that honour the
-// server's Retry-After. Streaming answers are read as server-sent events and can be shown as they
-// arrive.
+// server's Retry-After. Once an endpoint has refused a request's key (HTTP 401/403) or said its
+// quota is spent, the requests still queued for it and those submitted later are not sent: they
+// finish at once with the same error kind. Streaming answers are read as server-sent events and
+// can be shown as they arrive.
 //
 // submit(), cancel() and cancelAll() may be called from any thread; the signals are delivered in
 // the thread this object lives in.
 
 #include "llm/llmtypes.h"
+#include "llm/modeltable.h"
 #include "llm/pricetable.h"
 
 #include <QHash>
@@ -18,6 +21,7 @@
 #include <QString>
 
 #include <memory>
+#include <utility>
 
 namespace kforge::llm {
 
@@ -44,6 +48,9 @@ public:
 
     const QList<Endpoint>& endpoints() const { return m_endpoints; }
     const PriceTable& prices() const { return m_prices; }
+    // What each model accepts (max_completion_tokens, temperature, thinking); by default the
+    // built-in table with the user's llm-models.json over it, read when the client is made.
+    void setModels(ModelTable models) { m_models = std::move(models); }
 
 signals:
     void finished(qint64 ticket, const kforge::llm::ChatResult& result);
@@ -59,6 +66,7 @@ private:
 
     const QList<Endpoint> m_endpoints;
     const PriceTable m_prices;
+    ModelTable m_models;
     QHash<QString, QString> m_keyProblems; // endpoint -> why its required key is missing
     std::unique_ptr<Worker> m_worker;
 };

@@ -1,6 +1,8 @@
 #include "llm/llmsettings.h"
 
+#include "llm/apiformat.h"
 #include "llm/endpoints.h"
+#include "util/secretenvironment.h"
 
 #include <QJsonArray>
 #include <QRegularExpression>
@@ -120,6 +122,18 @@ spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
         auto e = Endpoint::fromJson(endpoints.at(i).toObject(), &error);
         if (!e)
             return bad(QStringLiteral("endpoints[%1]: %2").arg(i).arg(error));
+        if (e->credentialsLeftOut) {
+            // Never stored: the configured endpoint of that name gives them back when it is the
+            // same server (else calls go without them and the endpoint says what it refused).
+            if (auto configured = loadEndpoints())
+                if (const Endpoint* same = findEndpoint(*configured, e->name);
+                    same && redactedUrl(same->baseUrl) == e->baseUrl) {
+                    e->baseUrl = same->baseUrl;
+                    e->credentialsLeftOut = false;
+                }
+        }
+        // A resumed run's endpoint may name a key variable no loaded file does.
+        util::registerSecretVariable(e->keyEnv);
         s.endpoints << *e;
     }
     auto number = [&](const char* key, auto& target) -> spec::Status {
@@ -160,6 +174,18 @@ spec::Status LlmSettings::validate(int islands) const {
         return bad(QStringLiteral("max tokens must be between 64 and 200000, not %1").arg(maxTokens));
     if (temperature < 0.0 || temperature > 2.0)
         return bad(QStringLiteral("the temperature must be between 0 and 2, not %1").arg(temperature));
+    const auto calls = [&](const Endpoint& e) {
+        const auto helperModel =
+            helper.isEmpty() ? spec::Expected<ModelChoice>(spec::Error{""}) : ModelChoice::parse(helper);
+        return std::any_of(models.begin(), models.end(), [&](const ModelChoice& m) { return m.endpoint == e.name; })
+               || (helperModel && helperModel->endpoint == e.name);
+    };
+    for (const auto& e : endpoints)
+        if (e.api == Api::Anthropic && temperature > 1.0 && calls(e))
+            return bad(QStringLiteral("the temperature must be between 0 and 1 for endpoint \"%1\" (the Anthropic "
+                                      "Messages API's range), not %2")
+                           .arg(e.name)
+                           .arg(temperature));
     if (metaInterval < 0)
         return bad(QStringLiteral("the meta-prompt interval cannot be negative"));
     for (qsizetype i = 0; i < stages.size(); ++i)

@@ -1,5 +1,7 @@
 #include "llm/llmtypes.h"
 
+#include "llm/apiformat.h"
+
 #include <QJsonValue>
 #include <QStringList>
 #include <QUrl>
@@ -55,11 +57,18 @@ QString errorKindName(ErrorKind kind) {
     return QStringLiteral("unknown");
 }
 
-QJsonObject Endpoint::toJson() const {
+QJsonObject Endpoint::toJson(bool withCredentials) const {
     QJsonObject o;
     o[QStringLiteral("name")] = name;
     o[QStringLiteral("api")] = apiName(api);
     o[QStringLiteral("baseUrl")] = baseUrl;
+    if (!withCredentials) {
+        const QString redacted = redactedUrl(baseUrl);
+        if (redacted != QUrl(baseUrl).toString(QUrl::PrettyDecoded) || credentialsLeftOut) {
+            o[QStringLiteral("baseUrl")] = redacted;
+            o[QStringLiteral("credentialsLeftOut")] = true;
+        }
+    }
     o[QStringLiteral("keyEnv")] = keyEnv;
     o[QStringLiteral("keyring")] = keyring;
     o[QStringLiteral("keyRequired")] = keyRequired;
@@ -86,7 +95,8 @@ const QStringList& endpointKeys() {
                                   QStringLiteral("totalTimeoutSeconds"),
                                   QStringLiteral("maxRetries"),
                                   QStringLiteral("backoffSeconds"),
-                                  QStringLiteral("stream")};
+                                  QStringLiteral("stream"),
+                                  QStringLiteral("credentialsLeftOut")};
     return keys;
 }
 
@@ -169,6 +179,7 @@ std::optional<Endpoint> Endpoint::fromJson(const QJsonObject& json, QString* err
     if (!readBool(json, QStringLiteral("keyring"), &e.keyring, error)
         || !readBool(json, QStringLiteral("keyRequired"), &e.keyRequired, error)
         || !readBool(json, QStringLiteral("stream"), &e.stream, error)
+        || !readBool(json, QStringLiteral("credentialsLeftOut"), &e.credentialsLeftOut, error)
         || !readInt(json, QStringLiteral("maxConcurrent"), 1, &e.maxConcurrent, error)
         || !readInt(json, QStringLiteral("maxRetries"), 0, &e.maxRetries, error)
         || !readNumber(json, QStringLiteral("connectTimeoutSeconds"), 0.001, &e.connectTimeoutSeconds, error)

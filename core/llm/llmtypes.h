@@ -33,8 +33,13 @@ struct Endpoint {
     int maxRetries = 4;                 // on 429, 5xx, 529, network errors and timeouts
     double backoffSeconds = 1.0;        // first wait; doubles per retry (capped at 60 s), with jitter
     bool stream = true;                 // server-sent events
+    // Read back from a stored run whose base URL held a user, a password or a key-like query
+    // parameter: those were left out (see toJson), and are taken again from the configuration.
+    bool credentialsLeftOut = false;
 
-    QJsonObject toJson() const;
+    // Without `withCredentials`, a user, password or key-like query parameter in the base URL is
+    // left out ("***"), and "credentialsLeftOut" says so: what is stored with a run or printed.
+    QJsonObject toJson(bool withCredentials = false) const;
     // Errors name the key and what is wrong with it.
     static std::optional<Endpoint> fromJson(const QJsonObject& json, QString* error);
 };

@@ -1,5 +1,8 @@
 #include "llm/pricetable.h"
 
+#include "llm/modelname.h"
+#include "llm/userconfig.h"
+
 #include "util/jsonreader.h"
 #include "util/resourcelocator.h"
 
@@ -25,24 +28,11 @@ spec::Expected<PriceTable> PriceTable::builtIn() {
 }
 
 spec::Expected<PriceTable> PriceTable::loadDefault(const QString& userFile) {
-    auto table = builtIn();
-    if (!table)
-        return table;
-    if (!userFile.isEmpty() && QFileInfo::exists(userFile)) {
-        auto user = load(userFile);
-        if (!user)
-            return user;
-        table->merge(*user);
-    }
-    return table;
+    return withUserFile(builtIn(), userFile);
 }
 
 spec::Expected<PriceTable> PriceTable::load(const QString& path) {
-    auto json = util::JsonReader::readObjectFile(path, QStringLiteral("model prices"),
-                                                 QStringLiteral("an object with \"models\""));
-    if (!json)
-        return spec::Error{json.error()};
-    return fromJson(*json, path);
+    return loadModelTableFile<PriceTable>(path, QStringLiteral("model prices"));
 }
 
 spec::Expected<PriceTable> PriceTable::fromJson(const QJsonObject& json, const QString& origin) {
@@ -82,8 +72,12 @@ spec::Expected<PriceTable> PriceTable::fromJson(const QJsonObject& json, const Q
 }
 
 QString PriceTable::userPath() {
-    const QString dir = QStandardPaths::writableLocation(QStandardPaths::AppConfigLocation);
+    const QString dir = userConfigDir();
     return dir.isEmpty() ? QString() : QDir(dir).filePath(QStringLiteral("llm-prices.json"));
+}
+
+QString PriceTable::userFile() {
+    return userConfigFileToRead(QStringLiteral("llm-prices.json"), QStringLiteral("LLM prices"));
 }
 
 void PriceTable::merge(const PriceTable& other) {
@@ -103,23 +97,9 @@ QStringList PriceTable::models() const {
 }
 
 std::optional<Price> PriceTable::find(const QString& model) const {
-    if (auto it = m_prices.find(model); it != m_prices.end())
-        return it->second;
-    const Price* best = nullptr;
-    qsizetype bestLength = 0;
-    for (const auto& [key, price] : m_prices) {
-        if (key.size() <= bestLength || !model.startsWith(key))
-            continue;
-        // "gpt-4" must not price "gpt-4o": the prefix has to end where a name part ends.
-        const QChar next = model.at(key.size());
-        if (next.isLetterOrNumber())
-            continue;
-        best = &price;
-        bestLength = key.size();
-    }
-    if (!best)
-        return std::nullopt;
-    return *best;
+    if (const Price* p = findModelEntry(m_prices, model))
+        return *p;
+    return std::nullopt;
 }
 
 std::optional<double> PriceTable::cost(const QString& model, const Usage& usage) const {

@@ -25,13 +25,16 @@ class PriceTable {
 public:
     // resources/llm/prices.json, found through ResourceLocator.
     static spec::Expected<PriceTable> builtIn();
-    // The built-in table merged with `userFile` when it exists (default userPath()).
-    static spec::Expected<PriceTable> loadDefault(const QString& userFile = userPath());
+    // The built-in table merged with `userFile` when it exists (default userFile()).
+    static spec::Expected<PriceTable> loadDefault(const QString& userFile = PriceTable::userFile());
     // Errors name the file and the key: "prices.json: models.gpt-4o.input: expected a number >= 0".
     static spec::Expected<PriceTable> load(const QString& path);
     static spec::Expected<PriceTable> fromJson(const QJsonObject& json, const QString& origin);
-    // <AppConfigLocation>/llm-prices.json.
+    // ~/.config/kforge/llm-prices.json (userconfig.h): where the user's file belongs.
     static QString userPath();
+    // The user's file to read: userPath(), else the old ~/.config/kforge/kforge/ one (with a
+    // warning); near misses are warned about. Empty when there is none.
+    static QString userFile();
 
     // Entries of `other` replace those of the same model and add the others.
     void merge(const PriceTable& other);

@@ -257,6 +257,18 @@ QString yes(bool b) {
 
 } // namespace
 
+QString deviceKindOf(const QString& kind, const QString& backend, const QString& device) {
+    QString given = kind.trimmed().toLower();
+    if (!given.isEmpty())
+        return given;
+    if (backend == QLatin1String("cuda"))
+        return QStringLiteral("gpu");
+    const QString name = device.trimmed().toLower();
+    if (name.startsWith(QLatin1String("cpu-")) || name.startsWith(QLatin1String("pthread-")))
+        return QStringLiteral("cpu");
+    return {};
+}
+
 QString stageName(Stage stage) {
     return stage == Stage::Structure ? QStringLiteral("structure") : QStringLiteral("tuning");
 }
@@ -316,14 +328,22 @@ spec::Expected<std::map<QString, QString>> PromptBuilder::values(const PromptCon
     v[QStringLiteral("task_description")] = clean(q(task.description));
     v[QStringLiteral("variant")] = c.variant.isEmpty() ? QStringLiteral("default") : c.variant;
     v[QStringLiteral("sizes")] = sizesText(sizes);
-    QStringList others;
+    // Each set of sizes once, with every variant that has it ("default" first, as variantNames()
+    // gives it); the timed one is not repeated.
+    std::vector<std::pair<spec::Sizes, QStringList>> otherSizes;
     for (const std::string& name : task.variantNames()) {
         auto s = task.sizesFor(name);
-        if (s && *s != sizes)
-            others << QStringLiteral("%1 (%2)").arg(sizesText(*s), q(name));
+        if (!s || *s == sizes)
+            continue;
+        auto same = std::find_if(otherSizes.begin(), otherSizes.end(), [&](const auto& o) { return o.first == *s; });
+        if (same == otherSizes.end())
+            otherSizes.emplace_back(*s, QStringList{q(name)});
+        else
+            same->second << q(name);
     }
-    if (auto d = task.sizesFor(""); d && *d != sizes)
-        others.prepend(QStringLiteral("%1 (default)").arg(sizesText(*d)));
+    QStringList others;
+    for (const auto& [s, names] : otherSizes)
+        others << QStringLiteral("%1 (%2)").arg(sizesText(s), names.join(QStringLiteral(", ")));
     v[QStringLiteral("other_sizes")] = others.join(QStringLiteral("; "));
 
     QStringList scalars, inputs, outputs;
@@ -348,6 +368,12 @@ spec::Expected<std::map<QString, QString>> PromptBuilder::values(const PromptCon
                                          ? QStringLiteral("%1 FLOP/B").arg(QString::number(flops / bytes, 'g', 3))
                                          : QString();
     v[QStringLiteral("device")] = clean(c.device);
+    const QString kind = deviceKindOf(c.deviceKind, c.backend, c.device);
+    v[QStringLiteral("device_kind")] = kind == QLatin1String("gpu")   ? QStringLiteral("GPU")
+                                       : kind == QLatin1String("cpu") ? QStringLiteral("CPU")
+                                                                      : kind;
+    v[QStringLiteral("device_is_gpu")] = yes(kind == QLatin1String("gpu"));
+    v[QStringLiteral("device_is_cpu")] = yes(kind == QLatin1String("cpu"));
     v[QStringLiteral("ceilings")] = clean(c.ceilings);
 
     v[QStringLiteral("strategy")] = clean(c.strategy);
@@ -377,6 +403,15 @@ spec::Expected<std::map<QString, QString>> PromptBuilder::values(const PromptCon
     if (!guidance)
         return spec::Error{guidance.error()};
     v[QStringLiteral("stage_guidance")] = clean(*guidance);
+    // A persona's skill speaks of the device too, so it is a template with the same values: what
+    // it says of an NVIDIA GPU never reaches a prompt for a CPU.
+    if (!v[QStringLiteral("persona_skill")].isEmpty()) {
+        auto skill = m_templates.renderText(QStringLiteral("the skill of persona \"%1\"").arg(clean(c.personaName)),
+                                            c.personaSkill, v);
+        if (!skill)
+            return spec::Error{skill.error()};
+        v[QStringLiteral("persona_skill")] = clean(*skill).trimmed();
+    }
     return v;
 }
 

@@ -26,6 +26,11 @@ namespace kforge::llm {
 using Operator = model::LlmOperator;
 enum class Stage { Structure, Tuning };
 
+// The kind of device a prompt describes: `kind` when given; else gpu for CUDA, cpu for an OpenCL
+// device named as PoCL names its CPU devices ("cpu-<arch>-<model>", "pthread-<model>"), "" unknown.
+// The templates say nothing about a device's hardware that its kind does not support.
+QString deviceKindOf(const QString& kind, const QString& backend, const QString& device);
+
 using model::llmOperatorName;
 using model::parseLlmOperator;
 QString stageName(Stage stage); // "structure", "tuning"
@@ -50,17 +55,18 @@ struct PromptContext {
     Stage stage = Stage::Structure;
 
     const spec::TaskBundle* task = nullptr;
-    QString variant;   // the task's size variant; "" for its default sizes
-    spec::Sizes sizes; // the sizes in use; empty: those of `variant`
-    QString backend;   // "cuda" / "opencl"
-    QString device;    // "NVIDIA H200 (sm_90a, 132 SMs)"
-    QString ceilings;  // one line: "DRAM 4.5 TB/s, FP32 60 TFLOP/s, ..."
+    QString variant;    // the task's size variant; "" for its default sizes
+    spec::Sizes sizes;  // the sizes in use; empty: those of `variant`
+    QString backend;    // "cuda" / "opencl"
+    QString device;     // the name the run's workers report: "NVIDIA H200", "cpu-haswell-AMD EPYC 7B13"
+    QString deviceKind; // gpu, cpu or accelerator, as the worker's probe says; "" unknown (see deviceKindOf)
+    QString ceilings;   // one line: "DRAM 4.5 TB/s, FP32 60 TFLOP/s, ..."
 
     QList<KernelContext> parents; // mutate/repair 1, crossover 2, init 0 (the task's baseline is shown)
 
     QString strategy;
     QString personaName;
-    QString personaSkill;
+    QString personaSkill;   // rendered as a template with the prompt's values (is_cuda, device_is_cpu, ...)
     QStringList experience; // retrieved insight summaries, best first; each may hold a short diff
 
     // meta only

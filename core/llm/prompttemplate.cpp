@@ -332,6 +332,17 @@ spec::Expected<QString> PromptTemplates::render(const QString& name, const std::
     return out;
 }
 
+spec::Expected<QString> PromptTemplates::renderText(const QString& origin, const QString& text,
+                                                    const std::map<QString, QString>& values) const {
+    auto parsed = parseTemplate(origin, text);
+    if (!parsed)
+        return spec::Error{parsed.error()};
+    QString out;
+    if (auto e = renderNodes(m_data->templates, *parsed, parsed->nodes, values, 0, out))
+        return *e;
+    return out;
+}
+
 bool PromptTemplates::contains(const QString& name) const {
     return m_data->templates.count(name) > 0;
 }

@@ -49,6 +49,10 @@ public:
     // includes) uses must be a key of `values`; sections test the value, so the caller passes an
     // empty string for what it does not have.
     spec::Expected<QString> render(const QString& name, const std::map<QString, QString>& values) const;
+    // Renders `text` as a template of this set (it may include partials); errors name `origin`
+    // as they would a file. For texts that are read elsewhere, such as the expert personas.
+    spec::Expected<QString> renderText(const QString& origin, const QString& text,
+                                       const std::map<QString, QString>& values) const;
 
     bool contains(const QString& name) const;
     QStringList names() const;                 // sorted

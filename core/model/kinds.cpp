@@ -47,6 +47,7 @@ constexpr Named<EventKind> kEventKinds[] = {
     {EventKind::Budget, "budget"},
     {EventKind::LlmBudgetReached, "llm_budget_reached"},
     {EventKind::StrategyRewritten, "strategy_rewritten"},
+    {EventKind::LlmEndpointRetired, "llm_endpoint_retired"},
 };
 
 constexpr Named<InsightKind> kInsightKinds[] = {

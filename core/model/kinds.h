@@ -87,6 +87,7 @@ enum class EventKind {
     Budget,
     LlmBudgetReached,
     StrategyRewritten,
+    LlmEndpointRetired, // refused the key or out of quota: not called again in the run
 };
 QString eventKindName(EventKind kind);
 std::optional<EventKind> parseEventKind(const QString& name);

@@ -10,6 +10,7 @@
 
 #include <QFileInfo>
 #include <QJsonArray>
+#include <QSet>
 
 #include <algorithm>
 #include <cmath>
@@ -32,7 +33,8 @@ QString promptText(const llm::Prompt& prompt) {
     return turns.join(QStringLiteral("\n\n"));
 }
 
-constexpr int kMaxAnswerInRepair = 16000; // characters of an unparsable answer shown back
+constexpr int kMaxAnswerInRepair = 16000;      // characters of an unparsable answer shown back
+constexpr const char* kInFlight = "in-flight"; // the status of a call stored as it was sent
 constexpr int kExperienceDiffChars = 1200;
 
 } // namespace
@@ -45,7 +47,10 @@ LlmProposer::LlmProposer(llm::LlmSettings settings, Context context, QObject* pa
 }
 
 LlmProposer::~LlmProposer() {
-    cancelAll();
+    // The store may be gone by now: calls still in flight are dropped, not recorded (the engine
+    // ends them with cancelAll() while its store is open).
+    if (m_client)
+        m_client->cancelAll();
 }
 
 spec::Status LlmProposer::open() {
@@ -105,13 +110,23 @@ spec::Status LlmProposer::open() {
         }
     }
 
+    m_budget = LlmBudget(m_settings.budgetTokens, m_settings.budgetUsd);
     // What earlier sessions of the run spent, and which calls made which candidates.
     auto calls = m_context.store->llmCalls(m_context.runId);
     if (!calls)
         return spec::fail(calls.error());
-    for (const auto& c : *calls) {
+    for (auto c : *calls) {
+        if (c.status == QLatin1String(kInFlight)) {
+            // Its session ended without a word (killed): whatever it got is lost.
+            c.status = llm::errorKindName(llm::ErrorKind::Cancelled);
+            c.message = QStringLiteral("the session ended while the call was in flight");
+            if (auto completed = m_context.store->completeLlmCall(m_context.runId, c.id, c); !completed)
+                return completed;
+        }
+        const qint64 input = estimateTokens(c.systemPrompt + c.prompt);
+        learnInputTokens(input, c.inputTokens);
         m_spend.add(c.inputTokens, c.outputTokens, c.costUsd,
-                    c.attempts > 0 ? estimateTokens(c.systemPrompt + c.prompt) + estimateTokens(c.answer) : 0);
+                    c.attempts > 0 && !c.answer.isEmpty() ? input + estimateTokens(c.answer) : 0);
         const auto model = m_bandit.find(c.endpoint, c.model);
         if (model)
             m_bandit.cost(*model, c.costUsd);
@@ -129,20 +144,58 @@ spec::Status LlmProposer::open() {
     QList<llm::Endpoint> endpoints = m_settings.endpoints;
     m_client = new llm::LlmClient(endpoints, *m_prices, this);
     connect(m_client, &llm::LlmClient::finished, this, &LlmProposer::onFinished);
+    connect(m_client, &llm::LlmClient::streamed, this, &LlmProposer::onStreamed);
     return spec::success();
 }
 
+QList<llm::Endpoint> LlmProposer::calledEndpoints() const {
+    QSet<QString> names;
+    for (const auto& model : m_settings.models)
+        names.insert(model.endpoint);
+    if (m_settings.metaInterval > 0)
+        if (const auto helper = helperModel())
+            names.insert(helper->endpoint);
+    QList<llm::Endpoint> called;
+    for (const auto& e : m_settings.endpoints)
+        if (names.contains(e.name))
+            called << e;
+    return called;
+}
+
 void LlmProposer::lookUpKeys() {
-    auto* lookup = new llm::KeyLookup(m_settings.endpoints, this);
+    auto* lookup = new llm::KeyLookup(calledEndpoints(), this);
     connect(lookup, &llm::KeyLookup::finished, this,
             [this, lookup](const QHash<QString, QString>& keys, const QHash<QString, QString>& problems) {
                 lookup->deleteLater();
                 m_client->setKeys(keys, problems);
-                for (auto it = problems.begin(); it != problems.end(); ++it)
-                    emit notice(*it);
+                m_keyProblems = problems;
                 emit keysReady();
             });
     lookup->start();
+}
+
+QString LlmProposer::missingKeys() const {
+    if (m_keyProblems.isEmpty())
+        return {};
+    QStringList names = m_keyProblems.keys();
+    names.sort();
+    QStringList problems;
+    for (const QString& name : names)
+        problems << m_keyProblems.value(name);
+    return QStringLiteral("the run cannot call its language models: %1").arg(problems.join(QLatin1Char(' ')));
+}
+
+QString LlmProposer::unusable() const {
+    if (m_refusedBy.empty())
+        return {};
+    for (int i = 0; i < m_bandit.size(); ++i)
+        if (!m_bandit.retired(i))
+            return {};
+    QStringList why;
+    for (const auto& [endpoint, refusal] : m_refusedBy)
+        why << refusal;
+    return QStringLiteral("no language model of the run can be called any more: %1")
+        .arg(why.join(QStringLiteral("; ")));
 }
 
 void LlmProposer::setDevice(const QString& device, const QString& ceilings) {
@@ -155,8 +208,62 @@ int LlmProposer::pending() const {
 }
 
 void LlmProposer::cancelAll() {
-    if (m_client)
-        m_client->cancelAll();
+    if (!m_client)
+        return;
+    m_client->cancelAll(); // their finished() finds nothing in flight any more
+    auto calls = std::move(m_inFlight);
+    m_inFlight.clear();
+    for (auto& [ticket, call] : calls) {
+        llm::ChatResult r;
+        r.error = llm::ErrorKind::Cancelled;
+        r.message =
+            QStringLiteral("%1: cancelled, the run ended while the call was in flight").arg(call.choice.endpoint);
+        r.text = call.received;
+        r.model = call.choice.model;
+        r.attempts = 1;
+        r.latencySeconds = call.sent.isValid() ? call.sent.elapsed() / 1000.0 : 0.0;
+        account(call, r);
+        record(call, r, llm::errorKindName(r.error), r.message);
+    }
+    m_pendingJobs = 0;
+    m_metaStages.clear();
+    m_held = false;
+}
+
+void LlmProposer::onStreamed(qint64 ticket, const QString& delta) {
+    if (auto it = m_inFlight.find(ticket); it != m_inFlight.end())
+        it->second.received += delta;
+}
+
+void LlmProposer::learnInputTokens(qint64 estimate, std::optional<qint64> reported) {
+    // Worst cases are reserved from the estimate: scaled so that it is never below what servers say.
+    if (reported && estimate > 0)
+        m_inputScale = std::max(m_inputScale, static_cast<double>(*reported) / static_cast<double>(estimate));
+}
+
+void LlmProposer::retireEndpoint(const InFlight& call, const llm::ChatResult& result) {
+    const QString endpoint = call.choice.endpoint;
+    if (m_refusedBy.count(endpoint))
+        return;
+    const QString why = QStringLiteral("endpoint \"%1\" %2 (%3)")
+                            .arg(endpoint,
+                                 result.error == llm::ErrorKind::Auth ? QStringLiteral("refused the API key")
+                                                                      : QStringLiteral("has no quota left"),
+                                 result.message);
+    m_refusedBy[endpoint] = why;
+    for (int i = 0; i < m_bandit.size(); ++i)
+        if (m_bandit.model(i).endpoint == endpoint)
+            m_bandit.retire(i);
+    const QString message = QStringLiteral("LLM %1: it is not called again in this run").arg(why);
+    emit notice(message);
+    if (auto event = m_context.store->insertEvent(m_context.runId, std::max(0, call.job.generation),
+                                                  model::EventKind::LlmEndpointRetired,
+                                                  {{QStringLiteral("endpoint"), endpoint},
+                                                   {QStringLiteral("error"), llm::errorKindName(result.error)},
+                                                   {QStringLiteral("http_status"), result.httpStatus},
+                                                   {QStringLiteral("message"), message}});
+        !event)
+        qCWarning(lcSearch) << "cannot record that an LLM endpoint is retired:" << q(event.error());
 }
 
 void LlmProposer::remember(qint64 candidate, const QString& source) {
@@ -223,7 +330,7 @@ QStringList LlmProposer::experienceFor(const LlmJob& job) const {
 }
 
 bool LlmProposer::submit(LlmJob job, std::mt19937_64& rng) {
-    if (budgetReached() || !m_prompts)
+    if (budgetReached() || m_held || !m_prompts)
         return false;
     const auto model = m_bandit.choose(job.island, rng);
     if (!model)
@@ -290,28 +397,25 @@ bool LlmProposer::send(InFlight call) {
     call.promptText = promptText(call.prompt);
     call.inputEstimate = estimateTokens(call.prompt.system + call.promptText);
 
-    // The call's worst case must fit in what is left, counting the calls still in flight.
+    // The call's worst case must fit in what is left beside the calls in flight. One that fits
+    // only once they settle waits (the budget is not spent yet); one that never fits ends the
+    // LLM calls of the run.
     const llm::ModelChoice& model = call.choice;
-    call.reservedTokens = call.inputEstimate + m_settings.maxTokens;
-    llm::Usage worst;
-    worst.inputTokens = call.inputEstimate;
-    worst.outputTokens = m_settings.maxTokens;
-    call.reservedUsd = m_prices->cost(model.model, worst).value_or(0.0);
-    const qint64 tokens = m_spend.tokens();
-    if (m_settings.budgetTokens > 0 && tokens + m_reservedTokens + call.reservedTokens > m_settings.budgetTokens) {
-        m_budgetMessage =
-            QStringLiteral("LLM token budget reached: %1 of %2 tokens used, and the next call may take up to %3")
-                .arg(tokens)
-                .arg(m_settings.budgetTokens)
-                .arg(call.reservedTokens);
+    if (m_refusedBy.count(model.endpoint))
         return false;
-    }
-    if (m_settings.budgetUsd > 0.0 && m_spend.usd + m_reservedUsd + call.reservedUsd > m_settings.budgetUsd) {
-        m_budgetMessage =
-            QStringLiteral("LLM money budget reached: $%1 of $%2 spent, and the next call may cost up to $%3")
-                .arg(m_spend.usd, 0, 'f', 4)
-                .arg(m_settings.budgetUsd, 0, 'f', 4)
-                .arg(call.reservedUsd, 0, 'f', 4);
+    llm::Usage worst;
+    worst.inputTokens = static_cast<qint64>(std::ceil(static_cast<double>(call.inputEstimate) * m_inputScale));
+    worst.outputTokens = m_settings.maxTokens;
+    call.worst = {*worst.inputTokens + *worst.outputTokens, m_prices->cost(model.model, worst).value_or(0.0)};
+    switch (m_budget.admit(spentAmount(), call.worst)) {
+    case LlmBudget::Admission::Send:
+        break;
+    case LlmBudget::Admission::Wait:
+        m_held = true;
+        return false;
+    case LlmBudget::Admission::Spent:
+        if (!call.meta) // a strategy rewrite is a bonus: jobs may still fit
+            m_budgetMessage = m_budget.stopMessage(spentAmount(), call.worst).value_or(QString());
         return false;
     }
 
@@ -322,18 +426,25 @@ bool LlmProposer::send(InFlight call) {
     request.messages = call.prompt.messages;
     request.maxTokens = m_settings.maxTokens;
     request.temperature = m_settings.temperature;
-    m_reservedTokens += call.reservedTokens;
-    m_reservedUsd += call.reservedUsd;
+    m_budget.reserve(call.worst);
+    // Stored now, completed when it ends: a call in flight when the run ends is in the record too.
+    llm::ChatResult none;
+    none.model = model.model;
+    call.callId = record(call, none, QLatin1String(kInFlight), QString());
+    call.sent.start();
     const qint64 ticket = m_client->submit(request);
     m_inFlight.emplace(ticket, std::move(call));
     return true;
 }
 
 void LlmProposer::account(const InFlight& call, const llm::ChatResult& result) {
-    m_reservedTokens -= call.reservedTokens;
-    m_reservedUsd -= call.reservedUsd;
+    m_budget.release(call.worst);
+    learnInputTokens(call.inputEstimate, result.usage.inputTokens);
+    // Usage the server never reported is estimated from what came back; a call that failed with
+    // nothing received costs nothing.
+    const bool received = result.attempts > 0 && (result.ok || !result.text.isEmpty());
     m_spend.add(result.usage.inputTokens, result.usage.outputTokens, result.costUsd,
-                result.attempts > 0 ? call.inputEstimate + estimateTokens(result.text) : 0);
+                received ? call.inputEstimate + estimateTokens(result.text) : 0);
     if (call.model >= 0)
         m_bandit.cost(call.model, result.costUsd);
 }
@@ -359,6 +470,11 @@ qint64 LlmProposer::record(const InFlight& call, const llm::ChatResult& result, 
     r.systemPrompt = call.prompt.system;
     r.prompt = call.promptText;
     r.answer = result.text;
+    if (call.callId > 0) {
+        if (auto completed = m_context.store->completeLlmCall(m_context.runId, call.callId, r); !completed)
+            qCWarning(lcSearch) << "cannot record an LLM call:" << q(completed.error());
+        return call.callId;
+    }
     auto id = m_context.store->insertLlmCall(m_context.runId, r);
     if (!id) {
         qCWarning(lcSearch) << "cannot record an LLM call:" << q(id.error());
@@ -374,14 +490,11 @@ void LlmProposer::onFinished(qint64 ticket, const llm::ChatResult& result) {
     InFlight call = std::move(it->second);
     m_inFlight.erase(it);
     account(call, result);
-    if (m_settings.budgetUsd > 0.0 && m_spend.usd >= m_settings.budgetUsd && m_budgetMessage.isEmpty())
-        m_budgetMessage = QStringLiteral("LLM money budget reached: $%1 of $%2 spent")
-                              .arg(m_spend.usd, 0, 'f', 4)
-                              .arg(m_settings.budgetUsd, 0, 'f', 4);
-    const qint64 tokens = m_spend.tokens();
-    if (m_settings.budgetTokens > 0 && tokens >= m_settings.budgetTokens && m_budgetMessage.isEmpty())
-        m_budgetMessage =
-            QStringLiteral("LLM token budget reached: %1 of %2 tokens used").arg(tokens).arg(m_settings.budgetTokens);
+    m_held = false;
+    if (result.error == llm::ErrorKind::Auth || result.error == llm::ErrorKind::Quota)
+        retireEndpoint(call, result);
+    // After the proposal (queued): the engine then sees this call settled.
+    QMetaObject::invokeMethod(this, &LlmProposer::callSettled, Qt::QueuedConnection);
 
     if (call.meta) {
         m_metaStages.erase(call.stage);
@@ -420,6 +533,8 @@ void LlmProposer::onFinished(qint64 ticket, const llm::ChatResult& result) {
             // One repair attempt: the same model sees its answer and what is wrong with it.
             InFlight repair = call;
             repair.attempt = 1;
+            repair.callId = 0; // a call of its own
+            repair.received.clear();
             repair.job.op = llm::Operator::Repair;
             llm::KernelContext answer;
             answer.label = QStringLiteral("your previous answer");

@@ -5,7 +5,9 @@
 // kernels. An answer that cannot be parsed gets one repair attempt with the parser's message; a
 // kernel the run already has (exactly or nearly) never reaches the GPU. It also owns what the run
 // learns about its prompts: the model bandit, the evolving strategy texts, and the token and money
-// budgets. Every call is stored with its prompt, answer, tokens, cost and latency.
+// budgets (LlmBudget: a call is sent only while its worst case fits beside those in flight). Every
+// call is stored when it is sent and completed when it ends, with its prompt, answer, tokens, cost
+// and latency. An endpoint that refuses its key or whose quota is spent is not called again.
 //
 // Lives in the engine's thread; the LLM client does its network I/O in a thread of its own.
 
@@ -15,11 +17,14 @@
 #include "llm/novelty.h"
 #include "llm/pricetable.h"
 #include "llm/promptbuilder.h"
+#include "propose/llmbudget.h"
 #include "propose/metaprompt.h"
 #include "propose/modelbandit.h"
 #include "store/runstore.h"
 #include "taskspec.h"
 
+#include <QElapsedTimer>
+#include <QHash>
 #include <QObject>
 
 #include <map>
@@ -75,17 +80,29 @@ public:
     // what earlier sessions spent. Fails with a message for people (a broken template, a price
     // file with an error).
     spec::Status open();
-    // Looks up the endpoints' API keys without blocking (environment, then the system keyring);
-    // keysReady() follows, after a notice for each endpoint whose required key is missing.
-    // Submit jobs only after it.
+    // Looks up the API keys of the endpoints the run calls (its models' and the helper's) without
+    // blocking (environment, then the system keyring); keysReady() follows. Submit jobs only after
+    // it, and only when missingKeys() is empty.
     void lookUpKeys();
+    // Why the run cannot call its models: for each endpoint it calls whose required key is
+    // missing, where the key is looked for and how to provide it. Empty when every key is there.
+    QString missingKeys() const;
     void setDevice(const QString& device, const QString& ceilings);
 
-    // Sends the job to a model; false when the budget would not allow the call (budgetReached()
-    // then says so). The answer comes back as proposed().
+    // Sends the job to a model; false when no model can take it or the budget does not allow the
+    // call now (waiting() when it may once the calls in flight settle; budgetReached() when never).
+    // The answer comes back as proposed().
     bool submit(LlmJob job, std::mt19937_64& rng);
     int pending() const; // jobs without a proposal yet (meta-prompt calls not counted)
+    // A call was held back for the budget while others were in flight; callSettled() follows
+    // each call that ends.
+    bool waiting() const { return m_held && m_budget.inFlight() > 0; }
+    int callsInFlight() const { return static_cast<int>(m_inFlight.size()); } // meta-prompt calls included
+    // Ends every call in flight now: each is stored as cancelled with the text it had received,
+    // and no proposal follows. For the end of a run, while its store is open.
     void cancelAll();
+    // Why no model of the run can be called any more (every endpoint refused), else empty.
+    QString unusable() const;
 
     // Every kernel of the run, so answers that repeat one are caught before evaluation.
     void remember(qint64 candidate, const QString& source);
@@ -120,6 +137,7 @@ signals:
     void proposed(const kforge::propose::LlmProposal& proposal);
     void notice(const QString& message);
     void keysReady();
+    void callSettled();
 
 private:
     struct InFlight {
@@ -132,8 +150,10 @@ private:
         QString promptText;       // the user turns as stored with the call
         qint64 inputEstimate = 0; // tokens of system text and prompt, before the server says
         int attempt = 0;          // 1: the repair of an unparsable answer
-        qint64 reservedTokens = 0;
-        double reservedUsd = 0.0;
+        LlmBudget::Amount worst;  // reserved while the call is in flight
+        qint64 callId = 0;        // its row in the store, from the moment it is sent
+        QString received;         // streamed text so far
+        QElapsedTimer sent;
         bool meta = false;
         qint64 metaWeak = 0; // meta: the strategy being rewritten
     };
@@ -147,6 +167,11 @@ private:
     void onMetaAnswer(const InFlight& call, const llm::ChatResult& result, qint64 callId);
     qint64 record(const InFlight& call, const llm::ChatResult& result, const QString& status, const QString& message);
     void account(const InFlight& call, const llm::ChatResult& result);
+    void onStreamed(qint64 ticket, const QString& delta);
+    void retireEndpoint(const InFlight& call, const llm::ChatResult& result);
+    QList<llm::Endpoint> calledEndpoints() const;
+    LlmBudget::Amount spentAmount() const { return {m_spend.tokens(), m_spend.usd}; }
+    void learnInputTokens(qint64 estimate, std::optional<qint64> reported);
     QStringList experienceFor(const LlmJob& job) const;
     static QString modelKey(const llm::ModelChoice& choice);
     std::optional<llm::ModelChoice> helperModel() const;
@@ -169,9 +194,12 @@ private:
     std::set<QString> m_metaStages;        // stages with a rewrite in flight
     int m_pendingJobs = 0;
     Spend m_spend;
-    qint64 m_reservedTokens = 0;
-    double m_reservedUsd = 0.0;
+    LlmBudget m_budget;
+    bool m_held = false;       // a call waits for the budget until one in flight settles
+    double m_inputScale = 1.0; // reported input tokens per estimated one, the largest seen (>= 1)
     QString m_budgetMessage;
+    QHash<QString, QString> m_keyProblems;  // endpoint -> why its key is missing
+    std::map<QString, QString> m_refusedBy; // endpoint -> the refusal after which it is not called
 };
 
 } // namespace kforge::propose

@@ -12,7 +12,8 @@ constexpr double kExploration = 0.5;
 } // namespace
 
 ModelBandit::ModelBandit(QList<llm::ModelChoice> models, bool learn)
-    : m_models(std::move(models)), m_stats(static_cast<size_t>(m_models.size())), m_learn(learn) {}
+    : m_models(std::move(models)), m_stats(static_cast<size_t>(m_models.size())),
+      m_retired(static_cast<size_t>(m_models.size()), false), m_learn(learn) {}
 
 double ModelBandit::rewardOf(bool correct, double ratio) {
     if (!correct || !(ratio > 0.0))
@@ -43,10 +44,15 @@ void ModelBandit::cost(int model, std::optional<double> usd) {
     ++s.costed;
 }
 
+void ModelBandit::retire(int model) {
+    if (model >= 0 && model < size())
+        m_retired[static_cast<size_t>(model)] = true;
+}
+
 std::optional<int> ModelBandit::choose(int island, std::mt19937_64& rng) const {
     std::vector<int> serving;
     for (int i = 0; i < size(); ++i)
-        if (m_models[i].servesIsland(island))
+        if (m_models[i].servesIsland(island) && !m_retired[static_cast<size_t>(i)])
             serving.push_back(i);
     if (serving.empty())
         return std::nullopt;

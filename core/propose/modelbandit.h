@@ -30,6 +30,9 @@ public:
     std::optional<int> choose(int island, std::mt19937_64& rng) const;
     void reward(int model, double reward);
     void cost(int model, std::optional<double> usd);
+    // Never chosen again (its endpoint refused the key or the quota is spent).
+    void retire(int model);
+    bool retired(int model) const { return m_retired.at(static_cast<size_t>(model)); }
 
     // The reward of a child with `ratio` = its speedup over its parent's (0 when incorrect).
     static double rewardOf(bool correct, double ratio);
@@ -42,6 +45,7 @@ public:
 private:
     QList<llm::ModelChoice> m_models;
     std::vector<Stats> m_stats;
+    std::vector<bool> m_retired;
     bool m_learn = true;
 };
 

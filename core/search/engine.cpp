@@ -168,6 +168,17 @@ spec::Status Engine::openLlm() {
     m_waitingForKeys = true;
     connect(llm, &propose::LlmProposer::keysReady, this, [this] {
         m_waitingForKeys = false;
+        // A run whose models cannot be called must not start: it would only refuse call after call.
+        if (const QString missing = m_llm.proposer()->missingKeys(); !missing.isEmpty()) {
+            fail(missing);
+            return;
+        }
+        scheduleNextGeneration();
+    });
+    connect(llm, &propose::LlmProposer::callSettled, this, [this] {
+        if (!m_waitingForLlm)
+            return;
+        m_waitingForLlm = false;
         scheduleNextGeneration();
     });
     llm->lookUpKeys();
@@ -192,7 +203,7 @@ void Engine::scheduleNextGeneration() {
 
 void Engine::nextGeneration() {
     if (m_finished || m_finalPending || m_generation > m_completedGeneration || m_evals->measuringCeilings()
-        || m_waitingForKeys)
+        || m_waitingForKeys || m_waitingForLlm)
         return;
     drainCommands();
     if (m_finished)
@@ -237,6 +248,18 @@ void Engine::nextGeneration() {
             finishOnLlmBudget();
             return;
         }
+        if (m_llm && m_llm.proposer()->waiting()) {
+            // Its calls wait for the budget that a strategy rewrite in flight holds: the
+            // generation starts again once that call has settled.
+            m_generation = m_completedGeneration;
+            m_waitingForLlm = true;
+            return;
+        }
+        if (m_llm && !stored)
+            if (const QString unusable = m_llm.proposer()->unusable(); !unusable.isEmpty()) {
+                fail(unusable);
+                return;
+            }
         if (generation == 0) {
             fail(QStringLiteral("nothing to search from: task %1 has no %2 baseline kernel, no expert kernel binds "
                                 "to it, and no language model is set; start from your own kernel with "

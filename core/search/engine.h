@@ -140,6 +140,7 @@ private:
     std::optional<diagnose::Diagnosis> m_diagnosis;
     spec::Sizes m_sizes;
     bool m_waitingForKeys = false; // of the LLM endpoints
+    bool m_waitingForLlm = false;  // a generation waits for an LLM call in flight to settle
     QList<propose::Expert> m_experts;
     std::unique_ptr<experience::ExperienceLibrary> m_experience;
     eval::Executor* m_executor = nullptr;

@@ -1215,6 +1215,21 @@ Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
     });
 }
 
+Status RunStore::completeLlmCall(qint64 runId, qint64 callId, const LlmCallRecord& c) {
+    return write<spec::Done>([&]() -> Status {
+        Statement update(m_db, "UPDATE llm_calls SET status = ?, message = ?, input_tokens = ?, output_tokens = ?, "
+                               "cost_usd = ?, latency_s = ?, attempts = ?, answer = ? WHERE run_id = ? AND id = ?");
+        update.bindText(1, c.status).bindText(2, c.message);
+        c.inputTokens ? update.bindInt(3, *c.inputTokens) : update.bindNull(3);
+        c.outputTokens ? update.bindInt(4, *c.outputTokens) : update.bindNull(4);
+        update.bindDouble(5, c.costUsd).bindDouble(6, c.latencySeconds).bindInt(7, c.attempts);
+        update.bindText(8, c.answer).bindInt(9, runId).bindInt(10, callId);
+        if (!update.run())
+            return failure(where(), "cannot complete LLM call " + number(callId) + " of run " + number(runId), update);
+        return success();
+    });
+}
+
 Status RunStore::setLlmCallCandidate(qint64 runId, qint64 callId, qint64 candidateId) {
     return write<spec::Done>([&]() -> Status {
         Statement update(m_db, "UPDATE llm_calls SET candidate_id = ? WHERE run_id = ? AND id = ?");

@@ -98,7 +98,9 @@ struct EventRecord {
 
 // One call to a language model, whatever came of it: the answer became a candidate, could not be
 // parsed, duplicated a known kernel, or the call failed. Tokens and cost are unknown (not zero)
-// when the server never reported usage. Keys are never part of a record.
+// when the server never reported usage. Keys are never part of a record. A call is stored when it
+// is sent (status "in-flight", `at` the time it was sent) and completed when it ends; one cancelled
+// keeps what it had received.
 struct LlmCallRecord {
     qint64 id = 0;
     int generation = 0;
@@ -110,7 +112,7 @@ struct LlmCallRecord {
     std::optional<qint64> strategyId;
     QList<qint64> parents;
     std::optional<qint64> candidateId;
-    QString status; // ok, unparsable, duplicate, or the client's error kind
+    QString status; // in-flight, ok, unparsable, duplicate, or the client's error kind (cancelled ...)
     QString message;
     std::optional<qint64> inputTokens;
     std::optional<qint64> outputTokens;
@@ -239,6 +241,9 @@ public:
     // LLM calls; setLlmCallCandidate links a call to the candidate made from its answer once
     // that candidate is stored.
     Expected<qint64> insertLlmCall(qint64 runId, const LlmCallRecord& call);
+    // A call stored when it was sent, completed when it ended: status, message, usage, cost,
+    // latency, attempts and answer from `call`; the rest stays as sent.
+    Status completeLlmCall(qint64 runId, qint64 callId, const LlmCallRecord& call);
     Status setLlmCallCandidate(qint64 runId, qint64 callId, qint64 candidateId);
     Expected<QList<LlmCallRecord>> llmCalls(qint64 runId, const Slice& slice = {}); // in insertion order
     // (call, candidate) of the calls after `afterId` that made a candidate, without their texts.

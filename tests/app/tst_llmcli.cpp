@@ -69,6 +69,24 @@ private slots:
         QVERIFY2(r.err.contains(message.toUtf8()), r.err.constData());
     }
 
+    // A model whose endpoint has no key: the run fails at its start, naming the endpoint and where
+    // the key is looked for, and no call is made.
+    void missingKeyFailsTheStart() {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.remove(QStringLiteral("KFORGE_TEST_ABSENT_KEY"));
+        const Run run = kforgetest::runHeadless(
+            {QStringLiteral("run"), QStringLiteral("--task"), QStringLiteral("vector_add"), QStringLiteral("--variant"),
+             QStringLiteral("small"), QStringLiteral("--no-experts"), QStringLiteral("--no-experience"),
+             QStringLiteral("--llm-endpoint"),
+             QStringLiteral("keyed=http://127.0.0.1:%1/v1,key-env=KFORGE_TEST_ABSENT_KEY,keyring=0").arg(m_port),
+             QStringLiteral("--llm"), QStringLiteral("keyed:gpt-4.1-mini"), QStringLiteral("--db"),
+             m_dir.filePath(QStringLiteral("nokey.kforge"))},
+            env);
+        QVERIFY2(run.exitCode != 0, run.out.constData());
+        QVERIFY2(run.err.contains("\"keyed\"") && run.err.contains("KFORGE_TEST_ABSENT_KEY"), run.err.constData());
+        QVERIFY2(!run.err.contains("refused"), run.err.constData());
+    }
+
     void scriptedRunOnPocl() {
         const QString db = m_dir.filePath(QStringLiteral("llm.kforge"));
         const Run run = kforge({QStringLiteral("run"),

@@ -54,7 +54,8 @@ private slots:
                     E::Stop,
                     E::Budget,
                     E::LlmBudgetReached,
-                    E::StrategyRewritten},
+                    E::StrategyRewritten,
+                    E::LlmEndpointRetired},
                    eventKindName, parseEventKind);
         using I = InsightKind;
         roundTrips({I::Helped, I::Hurt, I::HumanPin, I::HumanVeto, I::HumanEdit}, insightKindName, parseInsightKind);

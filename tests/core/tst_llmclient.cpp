@@ -8,6 +8,8 @@
 #include "llm/apikeys.h"
 #include "llm/endpoints.h"
 #include "llm/llmclient.h"
+#include "llm/llmsettings.h"
+#include "llm/modeltable.h"
 #include "llm/pricetable.h"
 #include "llm/sse.h"
 
@@ -110,7 +112,7 @@ Endpoint fakeEndpoint(Api api, const QString& baseUrl, bool stream) {
 ChatRequest chatRequest(Api api) {
     ChatRequest r;
     r.endpoint = QStringLiteral("fake");
-    r.model = api == Api::OpenAI ? QStringLiteral("gpt-4o") : QStringLiteral("claude-sonnet-4");
+    r.model = api == Api::OpenAI ? QStringLiteral("gpt-4o") : QStringLiteral("claude-3-5-sonnet");
     r.system = QStringLiteral("You write fast kernels.");
     r.messages = {Message{QStringLiteral("user"), QStringLiteral("Make it faster.")}};
     r.maxTokens = 1000;
@@ -122,6 +124,7 @@ PriceTable testPrices() {
     PriceTable t;
     t.set(QStringLiteral("gpt-4o"), Price{2.5, 10.0});
     t.set(QStringLiteral("claude-sonnet-4"), Price{3.0, 15.0});
+    t.set(QStringLiteral("claude-3-5-sonnet"), Price{3.0, 15.0});
     return t;
 }
 
@@ -842,6 +845,190 @@ private slots:
             QCOMPARE(headers.value(QStringLiteral("anthropic-version")).toString(), QStringLiteral("2023-06-01"));
             QVERIFY(!headers.contains(QStringLiteral("authorization")));
         }
+    }
+
+    // Each model family is sent what its API accepts (resources/llm/models.json): OpenAI's reasoning
+    // models max_completion_tokens and no temperature, Anthropic's thinking models extended
+    // thinking with max_tokens grown by its budget, the others max_tokens and the temperature. The
+    // fake server refuses what the real APIs refuse, so each call must succeed.
+    void parametersFollowTheModel_data() {
+        QTest::addColumn<Api>("api");
+        QTest::addColumn<QString>("model");
+        QTest::newRow("o1") << Api::OpenAI << QStringLiteral("o1");
+        QTest::newRow("o3-mini dated") << Api::OpenAI << QStringLiteral("o3-mini-2025-01-31");
+        QTest::newRow("gpt-5") << Api::OpenAI << QStringLiteral("gpt-5");
+        QTest::newRow("gpt-5-mini") << Api::OpenAI << QStringLiteral("gpt-5-mini");
+        QTest::newRow("gpt-4o") << Api::OpenAI << QStringLiteral("gpt-4o");
+        QTest::newRow("claude-sonnet-4-5") << Api::Anthropic << QStringLiteral("claude-sonnet-4-5-20250929");
+        QTest::newRow("claude-3-5-haiku") << Api::Anthropic << QStringLiteral("claude-3-5-haiku");
+    }
+    void parametersFollowTheModel() {
+        QFETCH(Api, api);
+        QFETCH(QString, model);
+        FakeServer server(m_dir);
+        QVERIFY(server.start({rule({{QStringLiteral("text"), QStringLiteral("ok")}})}));
+        LlmClient client({fakeEndpoint(api, server.baseUrl(), true)}, testPrices());
+        ChatRequest request = chatRequest(api);
+        request.model = model;
+        request.temperature = 0.8;
+        const auto r = runOne(client, request);
+        QVERIFY(r);
+        QVERIFY2(r->ok, qPrintable(r->message));
+        const QJsonObject body = server.requests().at(0).value(QStringLiteral("body")).toObject();
+        const bool reasoning = api == Api::OpenAI && model != QLatin1String("gpt-4o");
+        const bool thinking = model.startsWith(QLatin1String("claude-sonnet-4"));
+        QCOMPARE(body.contains(QStringLiteral("max_completion_tokens")), reasoning);
+        QCOMPARE(body.contains(QStringLiteral("max_tokens")), !reasoning);
+        QCOMPARE(body.contains(QStringLiteral("temperature")), !reasoning && !thinking);
+        QCOMPARE(body.contains(QStringLiteral("thinking")), thinking);
+        if (reasoning)
+            QCOMPARE(body.value(QStringLiteral("max_completion_tokens")).toInt(), 1000);
+        if (thinking) {
+            const int budget =
+                body.value(QStringLiteral("thinking")).toObject().value(QStringLiteral("budget_tokens")).toInt();
+            QVERIFY(budget >= 1024);
+            QCOMPARE(body.value(QStringLiteral("max_tokens")).toInt(), 1000 + budget);
+        }
+        if (!reasoning && !thinking)
+            QCOMPARE(body.value(QStringLiteral("temperature")).toDouble(), 0.8);
+
+        // Without the table, the old parameters are refused as the real API refuses them.
+        if (reasoning) {
+            LlmClient plain({fakeEndpoint(api, server.baseUrl(), true)}, testPrices());
+            plain.setModels(ModelTable{});
+            const auto refused = runOne(plain, request);
+            QVERIFY(refused);
+            QCOMPARE(refused->error, ErrorKind::Request);
+            QVERIFY2(refused->message.contains(QStringLiteral("max_completion_tokens")), qPrintable(refused->message));
+        }
+    }
+
+    void modelTableFiles() {
+        auto builtIn = ModelTable::loadDefault(QString());
+        QVERIFY2(builtIn, builtIn ? "" : builtIn.error().c_str());
+        QVERIFY(builtIn->find(QStringLiteral("o3-mini")).maxCompletionTokens);
+        QVERIFY(!builtIn->find(QStringLiteral("gpt-4o")).maxCompletionTokens);
+        QVERIFY(builtIn->find(QStringLiteral("gpt-4o")).temperature);
+        QVERIFY(builtIn->find(QStringLiteral("claude-opus-4-5-20251101")).thinkingBudget >= 1024);
+        // A user's entry replaces the built-in one; a bad one is named with its key.
+        const QString path = m_dir.filePath(QStringLiteral("llm-models.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(
+            R"({"models": {"claude-sonnet-4-5": {"thinkingBudget": 0}, "my-reasoner": {"maxTokensField": "max_completion_tokens", "temperature": false, "reasoningEffort": "high"}}})");
+        f.close();
+        auto merged = ModelTable::loadDefault(path);
+        QVERIFY2(merged, merged ? "" : merged.error().c_str());
+        QCOMPARE(merged->find(QStringLiteral("claude-sonnet-4-5")).thinkingBudget, 0);
+        QCOMPARE(merged->find(QStringLiteral("my-reasoner")).reasoningEffort, QStringLiteral("high"));
+        const QByteArray body =
+            requestBody(Api::OpenAI, chatRequest(Api::OpenAI), false, merged->find(QStringLiteral("my-reasoner")));
+        QVERIFY(body.contains("\"reasoning_effort\":\"high\""));
+        QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+        f.write(R"({"models": {"o9": {"thinkingBudget": 100}}})");
+        f.close();
+        auto bad = ModelTable::loadDefault(path);
+        QVERIFY(!bad);
+        QVERIFY2(QString::fromStdString(bad.error()).contains(QStringLiteral("models.o9.thinkingBudget")),
+                 bad.error().c_str());
+    }
+
+    void anthropicTemperatureRange() {
+        // The Messages API takes 0 to 1; a run that would send more is refused before it starts,
+        // and the fake server refuses it as the API does.
+        LlmSettings s;
+        QVERIFY(s.useModels({QStringLiteral("anthropic:claude-3-5-haiku")}, QString(), *loadEndpoints(QString())));
+        s.temperature = 1.5;
+        const auto refused = s.validate(1);
+        QVERIFY(!refused);
+        QVERIFY2(QString::fromStdString(refused.error()).contains(QStringLiteral("between 0 and 1")),
+                 refused.error().c_str());
+        s.temperature = 0.9;
+        QVERIFY(s.validate(1));
+        LlmSettings openai;
+        QVERIFY(openai.useModels({QStringLiteral("openai:gpt-4o")}, QString(), *loadEndpoints(QString())));
+        openai.temperature = 1.5;
+        QVERIFY(openai.validate(1));
+
+        FakeServer server(m_dir);
+        QVERIFY(server.start({rule({{QStringLiteral("text"), QStringLiteral("ok")}})}));
+        LlmClient client({fakeEndpoint(Api::Anthropic, server.baseUrl(), false)}, testPrices());
+        ChatRequest hot = chatRequest(Api::Anthropic);
+        hot.temperature = 1.5;
+        const auto r = runOne(client, hot);
+        QVERIFY(r);
+        QCOMPARE(r->error, ErrorKind::Request);
+        QVERIFY2(r->message.contains(QStringLiteral("0..1")), qPrintable(r->message));
+    }
+
+    void keyWithALineBreakIsRefused() {
+        // "abc\r\nX-Injected: yes" would start a header of its own: refused, naming the variable
+        // and the character's position, never the key; nothing reaches the server.
+        qputenv("KFORGE_TEST_CRLF_KEY", "sk-abc\r\nX-Injected: yes");
+        FakeServer server(m_dir);
+        QVERIFY(server.start({rule({{QStringLiteral("text"), QStringLiteral("ok")}})}));
+        Endpoint e = fakeEndpoint(Api::OpenAI, server.baseUrl(), false);
+        e.keyEnv = QStringLiteral("KFORGE_TEST_CRLF_KEY");
+        e.keyRequired = true;
+        const auto key = resolveKey(e);
+        QVERIFY(!key);
+        const QString why = QString::fromStdString(key.error());
+        QVERIFY2(why.contains(QStringLiteral("KFORGE_TEST_CRLF_KEY")) && why.contains(QStringLiteral("line break")),
+                 qPrintable(why));
+        QVERIFY2(!why.contains(QStringLiteral("sk-abc")) && !why.contains(QStringLiteral("Injected")), qPrintable(why));
+        LlmClient client({e}, testPrices());
+        const auto r = runOne(client, chatRequest(Api::OpenAI));
+        qunsetenv("KFORGE_TEST_CRLF_KEY");
+        QVERIFY(r);
+        QCOMPARE(r->error, ErrorKind::Config);
+        QVERIFY2(!r->message.contains(QStringLiteral("sk-abc")), qPrintable(r->message));
+        QVERIFY(server.requests().isEmpty());
+        QVERIFY(!storeKey(QStringLiteral("fake"), QStringLiteral("sk-abc\nX: y")));
+    }
+
+    void baseUrlWithQueryAndCredentials() {
+        // The API's path goes before the query; a user, a password and a token in the URL reach
+        // the server, and appear in no message, stored configuration or listing.
+        FakeServer server(m_dir);
+        QVERIFY(server.start({rule({{QStringLiteral("status"), 503}, {QStringLiteral("times"), 10}})}));
+        QUrl url(server.baseUrl());
+        url.setUserName(QStringLiteral("alice"));
+        url.setPassword(QStringLiteral("hunter2pass"));
+        url.setQuery(QStringLiteral("api-version=2024&token=tok-secret-1"));
+        Endpoint e = fakeEndpoint(Api::OpenAI, url.toString(), false);
+        e.maxRetries = 0;
+        QCOMPARE(requestUrl(e),
+                 server.baseUrl().replace(QStringLiteral("http://"), QStringLiteral("http://alice:hunter2pass@"))
+                     + QStringLiteral("/chat/completions?api-version=2024&token=tok-secret-1"));
+        LlmClient client({e}, testPrices());
+        const auto r = runOne(client, chatRequest(Api::OpenAI));
+        QVERIFY(r);
+        QCOMPARE(r->error, ErrorKind::Server);
+        const QJsonObject logged = server.requests().at(0);
+        QCOMPARE(logged.value(QStringLiteral("path")).toString(), QStringLiteral("/v1/chat/completions"));
+        QCOMPARE(logged.value(QStringLiteral("query")).toString(),
+                 QStringLiteral("api-version=2024&token=tok-secret-1"));
+        QVERIFY(logged.value(QStringLiteral("headers"))
+                    .toObject()
+                    .value(QStringLiteral("authorization"))
+                    .toString()
+                    .startsWith(QStringLiteral("Basic ")));
+        for (const QString& secret : {QStringLiteral("hunter2pass"), QStringLiteral("tok-secret-1")}) {
+            QVERIFY2(!r->message.contains(secret), qPrintable(r->message));
+            QVERIFY(!chatUrl(e).contains(secret));
+            QVERIFY(!QJsonDocument(e.toJson()).toJson().contains(secret.toUtf8()));
+        }
+        QVERIFY2(r->message.contains(QStringLiteral("api-version=2024")), qPrintable(r->message));
+        QVERIFY(e.toJson().value(QStringLiteral("credentialsLeftOut")).toBool());
+        QVERIFY(QJsonDocument(e.toJson(true)).toJson().contains("hunter2pass"));
+        // A run's stored settings leave them out too.
+        LlmSettings s;
+        s.endpoints = {e};
+        s.models = {*ModelChoice::parse(QStringLiteral("fake:gpt-4o"))};
+        QVERIFY(!QJsonDocument(s.toJson()).toJson().contains("hunter2pass"));
+        auto back = LlmSettings::fromJson(s.toJson());
+        QVERIFY(back);
+        QVERIFY(back->endpoints.at(0).credentialsLeftOut);
     }
 
     void noKeyNoAuthHeader() {

@@ -1,7 +1,9 @@
 // The engine with LLM proposers end to end: kforge-worker-fake evaluates, kforge-fake-llm-server
 // answers as a script says (by what each prompt asks for), so a whole run with mutation,
 // crossover, repair, expert-persona initialisation, meta-prompt evolution and the money budget's
-// hard stop can be checked from what the run store kept.
+// hard stop can be checked from what the run store kept; so can the budgets being spent (not
+// guarded), the key check before the start, an endpoint that refuses its key, and the calls in
+// flight when a run ends or is stopped.
 
 #include "enginetestdata.h"
 #include "eval/workerpool.h"
@@ -11,6 +13,7 @@
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -134,6 +137,32 @@ class TestLlmEngine : public QObject {
         return finished.takeFirst().at(0).value<RunSummary>();
     }
 
+    static QList<QJsonObject> requests(const QString& log) {
+        QList<QJsonObject> list;
+        QFile f(log);
+        if (f.open(QIODevice::ReadOnly))
+            for (const QByteArray& line : f.readAll().split('\n'))
+                if (!line.trimmed().isEmpty())
+                    list << QJsonDocument::fromJson(line).object();
+        return list;
+    }
+
+    static QStringList eventKinds(store::RunStore& st, qint64 run) {
+        QStringList kinds;
+        if (auto events = st.events(run))
+            for (const auto& e : *events)
+                kinds << e.kindName;
+        return kinds;
+    }
+
+    // A second fake server with its own script and request log, in a folder of its own.
+    int startServer(kforgetest::ScriptedLlmServer& server, const QString& name, const QJsonObject& script) const {
+        const QString dir = m_dir.filePath(name);
+        QDir().mkpath(dir);
+        return server.start(QStringLiteral(KFORGE_FAKE_LLM_SERVER), dir, script,
+                            dir + QStringLiteral("/requests.jsonl"));
+    }
+
     static double spent(store::RunStore& st, qint64 run) {
         double usd = 0.0;
         if (auto calls = st.llmCalls(run))
@@ -173,6 +202,11 @@ private slots:
         for (const auto& call : *calls) {
             ++byOp[call.op];
             ++byStatus[call.status];
+            if (call.status == QLatin1String("cancelled")) {
+                // In flight when the budget stopped the run (a strategy rewrite): nothing came back.
+                QVERIFY(!call.costUsd && call.answer.isEmpty() && !call.prompt.isEmpty());
+                continue;
+            }
             QVERIFY2(call.costUsd.has_value(), "the fake server reports usage and the model has a price");
             usd += *call.costUsd;
             QCOMPARE(*call.inputTokens, 3000);
@@ -263,6 +297,187 @@ private slots:
         const auto seeds =
             std::count_if(strategies->begin(), strategies->end(), [](const auto& x) { return !x.parent; });
         QCOMPARE(seeds, 6); // seeded once, not again on resume
+    }
+
+    // A budget is spent, not guarded: at least 90 % of it is used before the stop, never more.
+    void budgetIsSpent_data() {
+        QTest::addColumn<qint64>("tokens");
+        QTest::addColumn<double>("usd");
+        QTest::newRow("usd") << qint64(0) << 0.05;
+        QTest::newRow("tokens") << qint64(60000) << 0.0;
+    }
+
+    void budgetIsSpent() {
+        QFETCH(qint64, tokens);
+        QFETCH(double, usd);
+        const QString db =
+            m_dir.filePath(QStringLiteral("spent-%1.kforge").arg(QString::fromLatin1(QTest::currentDataTag())));
+        Engine::Setup s = setupFor(db, 1000);
+        s.config.llm.budgetUsd = usd;
+        s.config.llm.budgetTokens = tokens;
+        Engine engine(s);
+        const auto summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        QVERIFY2(summary.message.contains(tokens > 0 ? QLatin1String("LLM token budget reached")
+                                                     : QLatin1String("LLM money budget reached")),
+                 qPrintable(summary.message));
+        QVERIFY2(summary.message.contains(QLatin1String(" %)")), qPrintable(summary.message));
+        auto st = store::RunStore::open(db);
+        QVERIFY(st);
+        auto calls = (*st)->llmCalls(summary.runId);
+        QVERIFY(calls);
+        qint64 used = 0;
+        for (const auto& c : *calls) {
+            QVERIFY2(c.status != QLatin1String("in-flight"), qPrintable(c.message));
+            used += c.inputTokens.value_or(0) + c.outputTokens.value_or(0);
+        }
+        const double money = spent(**st, summary.runId);
+        qInfo() << calls->size() << "calls," << used << "tokens, $" << money << ":" << summary.message;
+        if (tokens > 0) {
+            QVERIFY2(used <= tokens, qPrintable(QString::number(used)));
+            QVERIFY2(used >= tokens * 9 / 10, qPrintable(QString::number(used)));
+        } else {
+            QVERIFY2(money <= usd, qPrintable(QString::number(money)));
+            QVERIFY2(money >= 0.9 * usd, qPrintable(QString::number(money)));
+        }
+    }
+
+    // An endpoint the run calls without its key: the run does not start, and says which key is missing where.
+    void missingKeyFailsTheStart() {
+        qunsetenv("KFORGE_TEST_ABSENT_KEY");
+        const QString db = m_dir.filePath(QStringLiteral("nokey.kforge"));
+        const qsizetype before = requests(m_dir.filePath(QStringLiteral("requests.jsonl"))).size();
+        Engine::Setup s = setupFor(db, 40);
+        s.config.llm.endpoints[0].keyEnv = QStringLiteral("KFORGE_TEST_ABSENT_KEY");
+        s.config.llm.endpoints[0].keyRequired = true;
+        Engine engine(s);
+        const auto summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Failed);
+        QVERIFY2(summary.message.contains(QLatin1String("\"local\""))
+                     && summary.message.contains(QLatin1String("KFORGE_TEST_ABSENT_KEY")),
+                 qPrintable(summary.message));
+        QCOMPARE(summary.generations, 0);
+        QCOMPARE(requests(m_dir.filePath(QStringLiteral("requests.jsonl"))).size(), before);
+        auto st = store::RunStore::open(db);
+        QVERIFY(st);
+        auto calls = (*st)->llmCalls(summary.runId);
+        QVERIFY(calls);
+        QVERIFY(calls->isEmpty());
+    }
+
+    // HTTP 401: the endpoint is called once and never again, and the run's events say so once.
+    void refusedKeyIsNotCalledAgain() {
+        kforgetest::ScriptedLlmServer server;
+        QJsonObject refuse{{QStringLiteral("status"), 401},
+                           {QStringLiteral("error"),
+                            QJsonObject{{QStringLiteral("type"), QStringLiteral("invalid_request_error")},
+                                        {QStringLiteral("code"), QStringLiteral("invalid_api_key")},
+                                        {QStringLiteral("message"), QStringLiteral("Incorrect API key provided")}}}};
+        const int port =
+            startServer(server, QStringLiteral("auth"), QJsonObject{{QStringLiteral("rules"), QJsonArray{refuse}}});
+        QVERIFY(port > 0);
+        const QString db = m_dir.filePath(QStringLiteral("auth.kforge"));
+        Engine::Setup s = setupFor(db, 30);
+        s.config.llm.endpoints[0].baseUrl = QStringLiteral("http://127.0.0.1:%1/v1").arg(port);
+        s.config.llm.endpoints[0].maxConcurrent = 1;
+        Engine engine(s);
+        const auto summary = runToEnd(engine);
+        qInfo() << runStateName(summary.state) << summary.message;
+        QVERIFY(summary.generations >= 1);
+        QCOMPARE(requests(m_dir.filePath(QStringLiteral("auth/requests.jsonl"))).size(), 1);
+        auto st = store::RunStore::open(db);
+        QVERIFY(st);
+        QCOMPARE(eventKinds(**st, summary.runId).count(QStringLiteral("llm_endpoint_retired")), 1);
+        auto calls = (*st)->llmCalls(summary.runId);
+        QVERIFY(calls);
+        QVERIFY(!calls->isEmpty());
+        QCOMPARE(calls->at(0).status, QStringLiteral("auth"));
+        for (const auto& c : *calls) {
+            QCOMPARE(c.status, QStringLiteral("auth"));
+            QVERIFY(!c.costUsd || *c.costUsd == 0.0);
+        }
+    }
+
+    // Calls in flight when a run is stopped (Ctrl-C) are stored, as cancelled.
+    void callsInFlightAtStopAreStoredCancelled() {
+        kforgetest::ScriptedLlmServer server;
+        QJsonArray rules = script().value(QStringLiteral("rules")).toArray();
+        // Children of evaluated kernels never get an answer.
+        rules.insert(
+            0, QJsonObject{{QStringLiteral("match"),
+                            QStringLiteral("# The kernel to improve|# Two kernels to combine|# The kernel to repair")},
+                           {QStringLiteral("mode"), QStringLiteral("hang")}});
+        const int port = startServer(server, QStringLiteral("hang"), QJsonObject{{QStringLiteral("rules"), rules}});
+        QVERIFY(port > 0);
+        const QString db = m_dir.filePath(QStringLiteral("hang.kforge"));
+        Engine::Setup s = setupFor(db, 400);
+        s.config.llm.endpoints[0].baseUrl = QStringLiteral("http://127.0.0.1:%1/v1").arg(port);
+        s.config.llm.metaInterval = 0;
+        s.config.llm.budgetUsd = 0.0;
+        Engine engine(s);
+        QSignalSpy finished(&engine, &Engine::finished);
+        QMetaObject::invokeMethod(&engine, &Engine::start, Qt::QueuedConnection);
+        const QString log = m_dir.filePath(QStringLiteral("hang/requests.jsonl"));
+        const auto hung = [&] {
+            int n = 0;
+            for (const auto& r : requests(log))
+                n += r.value(QStringLiteral("rule")).toInt() == 0 ? 1 : 0;
+            return n;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(hung() >= 2, 120000);
+        EngineCommand stop;
+        stop.kind = EngineCommand::Kind::Stop;
+        engine.post(stop);
+        QVERIFY(finished.wait(120000));
+        const auto summary = finished.takeFirst().at(0).value<RunSummary>();
+        QCOMPARE(summary.state, RunState::Stopped);
+        auto st = store::RunStore::open(db);
+        QVERIFY(st);
+        auto calls = (*st)->llmCalls(summary.runId);
+        QVERIFY(calls);
+        int cancelled = 0;
+        for (const auto& c : *calls) {
+            QVERIFY2(c.status != QLatin1String("in-flight"), qPrintable(c.prompt.left(200)));
+            if (c.status == QLatin1String("cancelled")) {
+                ++cancelled;
+                QVERIFY(c.op != QLatin1String("init"));
+                QVERIFY(!c.prompt.isEmpty());
+                QVERIFY2(c.message.contains(QLatin1String("cancelled")), qPrintable(c.message));
+            }
+        }
+        QVERIFY2(cancelled >= hung(), qPrintable(QString::number(cancelled)));
+    }
+
+    // A strategy rewrite in flight when the run ends on its budget is stored, as cancelled.
+    void rewriteInFlightAtTheEndIsStoredCancelled() {
+        kforgetest::ScriptedLlmServer server;
+        QJsonArray rules = script().value(QStringLiteral("rules")).toArray();
+        rules.insert(0, QJsonObject{{QStringLiteral("match"), QStringLiteral("The strategy to rewrite")},
+                                    {QStringLiteral("mode"), QStringLiteral("hang")}});
+        const int port = startServer(server, QStringLiteral("meta"), QJsonObject{{QStringLiteral("rules"), rules}});
+        QVERIFY(port > 0);
+        const QString db = m_dir.filePath(QStringLiteral("meta.kforge"));
+        Engine::Setup s = setupFor(db, 120);
+        s.config.llm.endpoints[0].baseUrl = QStringLiteral("http://127.0.0.1:%1/v1").arg(port);
+        s.config.llm.endpoints[0].maxConcurrent = 4; // the rewrites hang without holding back the children
+        s.config.llm.budgetUsd = 0.0;
+        Engine engine(s);
+        const auto summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        QVERIFY(requests(m_dir.filePath(QStringLiteral("meta/requests.jsonl"))).size() > 0);
+        auto st = store::RunStore::open(db);
+        QVERIFY(st);
+        auto calls = (*st)->llmCalls(summary.runId);
+        QVERIFY(calls);
+        int meta = 0;
+        for (const auto& c : *calls) {
+            QVERIFY(c.status != QLatin1String("in-flight"));
+            if (c.op == QLatin1String("meta")) {
+                ++meta;
+                QCOMPARE(c.status, QStringLiteral("cancelled"));
+            }
+        }
+        QVERIFY2(meta >= 1, "a strategy rewrite was sent and is in the record");
     }
 };
 

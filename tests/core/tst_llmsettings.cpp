@@ -1,10 +1,19 @@
 // The LLM settings of a run: model specs from the command line, the JSON stored with the run, and
-// the checks that name what is wrong before a run starts.
+// the checks that name what is wrong before a run starts; where the user's LLM files are read
+// from, and the key variables that loading endpoints marks secret.
 
+#include "llm/endpoints.h"
 #include "llm/llmsettings.h"
+#include "llm/pricetable.h"
+#include "llm/userconfig.h"
 #include "search/runconfig.h"
+#include "util/secretenvironment.h"
 
+#include <QDir>
+#include <QFile>
 #include <QJsonArray>
+#include <QStandardPaths>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace kforge;
@@ -24,11 +33,133 @@ LlmSettings twoModels() {
     return s;
 }
 
+QJsonObject twoModelsJson() {
+    return twoModels().toJson();
+}
+
+bool writeFile(const QString& path, const QByteArray& text) {
+    QFile file(path);
+    if (!QDir().mkpath(QFileInfo(path).absolutePath()) || !file.open(QIODevice::WriteOnly))
+        return false;
+    return file.write(text) == text.size();
+}
+
+const QByteArray kUserEndpoints = R"({"endpoints": [{"name": "mine", "api": "openai",
+    "baseUrl": "http://127.0.0.1:9/v1", "keyEnv": "KFORGE_TEST_MINE_CREDENTIAL"}]})";
+
 } // namespace
 
 class TestLlmSettings : public QObject {
     Q_OBJECT
 private slots:
+    void initTestCase() {
+        QStandardPaths::setTestModeEnabled(true);
+        QDir(userConfigDir()).removeRecursively();
+    }
+    void cleanupTestCase() { QDir(userConfigDir()).removeRecursively(); }
+
+    void userFilesAreWhereTheReadmeSays() {
+        const QString config = QStandardPaths::writableLocation(QStandardPaths::GenericConfigLocation);
+        QCOMPARE(userConfigDir(), QDir(config).filePath(QStringLiteral("kforge")));
+        QCOMPARE(userEndpointsPath(), QDir(config).filePath(QStringLiteral("kforge/llm-endpoints.json")));
+        QCOMPARE(PriceTable::userPath(), QDir(config).filePath(QStringLiteral("kforge/llm-prices.json")));
+        QCOMPARE(userEndpointsFile(), QString());
+    }
+
+    void findUserConfigFile_data() {
+        QTest::addColumn<QStringList>("files");    // relative to the config folder; "stray/" is a stray folder
+        QTest::addColumn<QString>("read");         // "" for none
+        QTest::addColumn<QStringList>("warnings"); // each a part of one warning, in order
+        const QString name = QStringLiteral("llm-endpoints.json");
+        QTest::newRow("documented") << QStringList{name} << name << QStringList{};
+        QTest::newRow("none") << QStringList{} << QString() << QStringList{};
+        QTest::newRow("old location")
+            << QStringList{QStringLiteral("kforge/") + name} << QStringLiteral("kforge/") + name
+            << QStringList{QStringLiteral("CONFIG/kforge/llm-endpoints.json is read from an old location: move it to "
+                                          "CONFIG/llm-endpoints.json")};
+        QTest::newRow("both") << QStringList{name, QStringLiteral("kforge/") + name} << name
+                              << QStringList{QStringLiteral("CONFIG/kforge/llm-endpoints.json is not read: "
+                                                            "CONFIG/llm-endpoints.json is read instead")};
+        QTest::newRow("built-in name") << QStringList{QStringLiteral("endpoints.json")} << QString()
+                                       << QStringList{QStringLiteral(
+                                              "CONFIG/endpoints.json is not read: LLM endpoints belong in "
+                                              "CONFIG/llm-endpoints.json")};
+        QTest::newRow("singular, old folder")
+            << QStringList{QStringLiteral("kforge/llm-endpoint.json")} << QString()
+            << QStringList{QStringLiteral("CONFIG/kforge/llm-endpoint.json is not read")};
+        QTest::newRow("underscore") << QStringList{QStringLiteral("llm_endpoints.json"), name} << name
+                                    << QStringList{QStringLiteral("CONFIG/llm_endpoints.json is not read")};
+        QTest::newRow("wrong folder") << QStringList{QStringLiteral("stray/") + name} << QString()
+                                      << QStringList{QStringLiteral("stray/llm-endpoints.json is not read: LLM "
+                                                                    "endpoints belong in CONFIG/llm-endpoints.json")};
+    }
+    void findUserConfigFile() {
+        QFETCH(QStringList, files);
+        QFETCH(QString, read);
+        QFETCH(QStringList, warnings);
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const QString config = tmp.filePath(QStringLiteral("kforge"));
+        for (const QString& f : files)
+            QVERIFY(writeFile(f.startsWith(QLatin1String("stray/")) ? tmp.filePath(f) : QDir(config).filePath(f),
+                              kUserEndpoints));
+        const UserConfigFile found =
+            llm::findUserConfigFile(config, QStringLiteral("llm-endpoints.json"), QStringLiteral("LLM endpoints"),
+                                    {tmp.filePath(QStringLiteral("stray"))});
+        QCOMPARE(found.expected, QDir(config).filePath(QStringLiteral("llm-endpoints.json")));
+        QCOMPARE(found.path, read.isEmpty() ? QString() : QDir(config).filePath(read));
+        QStringList got = found.warnings;
+        got.replaceInStrings(config, QStringLiteral("CONFIG"));
+        QCOMPARE(got.size(), warnings.size());
+        for (qsizetype i = 0; i < warnings.size(); ++i)
+            QVERIFY2(got.at(i).contains(warnings.at(i)), qPrintable(got.at(i)));
+    }
+
+    void loadsTheDocumentedAndTheOldLocation() {
+        const QString documented = userEndpointsPath();
+        const QString old = QDir(userConfigDir()).filePath(QStringLiteral("kforge/llm-endpoints.json"));
+        QVERIFY(writeFile(old, kUserEndpoints));
+        QTest::ignoreMessage(
+            QtWarningMsg,
+            qPrintable(QStringLiteral("%1 is read from an old location: move it to %2.").arg(old, documented)));
+        auto endpoints = loadEndpoints();
+        QVERIFY2(endpoints.ok(), endpoints.ok() ? "" : endpoints.error().c_str());
+        QVERIFY(findEndpoint(*endpoints, QStringLiteral("mine")));
+        QVERIFY(QFile::remove(old));
+
+        QVERIFY(writeFile(documented, kUserEndpoints));
+        endpoints = loadEndpoints();
+        QVERIFY2(endpoints.ok(), endpoints.ok() ? "" : endpoints.error().c_str());
+        QVERIFY(findEndpoint(*endpoints, QStringLiteral("mine")));
+        QVERIFY(QFile::remove(documented));
+
+        QVERIFY(writeFile(PriceTable::userPath(), R"({"models": {"kforge-test-model": {"input": 1, "output": 2}}})"));
+        auto prices = PriceTable::loadDefault();
+        QVERIFY2(prices.ok(), prices.ok() ? "" : prices.error().c_str());
+        QVERIFY(prices->find(QStringLiteral("kforge-test-model")));
+        QVERIFY(QFile::remove(PriceTable::userPath()));
+    }
+
+    void endpointKeyVariablesAreSecret() {
+        // Whatever their names: the workers must not inherit them.
+        QVERIFY(!util::isSecretVariable(QStringLiteral("KFORGE_TEST_FILE_CREDENTIAL")));
+        QTemporaryDir tmp;
+        const QString file = tmp.filePath(QStringLiteral("endpoints.json"));
+        QVERIFY(writeFile(file, QByteArray(kUserEndpoints).replace("MINE", "FILE")));
+        QVERIFY(loadEndpointsFile(file).ok());
+        QVERIFY(util::isSecretVariable(QStringLiteral("KFORGE_TEST_FILE_CREDENTIAL")));
+        QVERIFY(!util::isSecretVariable(QStringLiteral("KFORGE_TEST_STORED_CREDENTIAL")));
+        QJsonObject json = twoModelsJson();
+        QJsonArray endpoints = json.value(QStringLiteral("endpoints")).toArray();
+        QJsonObject first = endpoints.at(0).toObject();
+        first[QStringLiteral("keyEnv")] = QStringLiteral("KFORGE_TEST_STORED_CREDENTIAL");
+        endpoints[0] = first;
+        json[QStringLiteral("endpoints")] = endpoints;
+        auto settings = LlmSettings::fromJson(json);
+        QVERIFY2(settings.ok(), settings.ok() ? "" : settings.error().c_str());
+        QVERIFY(util::isSecretVariable(QStringLiteral("KFORGE_TEST_STORED_CREDENTIAL")));
+    }
+
     void modelSpecs_data() {
         QTest::addColumn<QString>("spec");
         QTest::addColumn<QString>("endpoint");

@@ -143,6 +143,11 @@ private slots:
     void golden();
     void deterministic();
     void buildErrors();
+    void deviceAsProbed_data();
+    void deviceAsProbed();
+    void deviceKinds_data();
+    void deviceKinds();
+    void sizesListedOnce();
     void longSourceVerbatim();
     void experienceCapped();
     void repairQuotesLines();
@@ -188,8 +193,12 @@ PromptContext TestPrompts::context(Operator op, Stage stage, const QString& back
     c.stage = stage;
     c.task = &m_task;
     c.backend = backend;
-    c.device = backend == QLatin1String("cuda") ? QStringLiteral("NVIDIA H200 (sm_90a, 132 SMs)")
-                                                : QStringLiteral("Portable Computing Language (pthread, 16 cores)");
+    // The names the workers report: CUDA's device name, and PoCL's name for its CPU device, timed
+    // at the small sizes as CI's PoCL runs are.
+    c.device = backend == QLatin1String("cuda") ? QStringLiteral("NVIDIA H200")
+                                                : QStringLiteral("cpu-haswell-AMD EPYC 7B13 64-Core Processor");
+    if (backend != QLatin1String("cuda"))
+        c.variant = QStringLiteral("small");
     c.ceilings = backend == QLatin1String("cuda")
                      ? QStringLiteral("DRAM 4.8 TB/s, FP32 67 TFLOP/s, ridge point 14 FLOP/B")
                      : QString();
@@ -516,6 +525,128 @@ void TestPrompts::buildErrors() {
     c = context(Operator::Init, Stage::Structure);
     c.variant = QStringLiteral("huge");
     expectError(c, QStringLiteral("huge"));
+}
+
+void TestPrompts::deviceAsProbed_data() {
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("line");       // the task's device line
+    QTest::addColumn<QStringList>("absent"); // in no prompt of any operator or persona
+    const QStringList gpuFacts{QStringLiteral("H200"),
+                               QStringLiteral("NVIDIA"),
+                               QStringLiteral("Hopper"),
+                               QStringLiteral("HBM"),
+                               QStringLiteral("GPU kernel engineer"),
+                               QStringLiteral("sm_90"),
+                               QStringLiteral("A100"),
+                               QStringLiteral("tensor cores give")};
+    QTest::newRow("PoCL CPU") << "opencl"
+                              << ""
+                              << "- Device: cpu-haswell-AMD EPYC 7B13 64-Core Processor (CPU): every kernel is "
+                                 "compiled, checked and timed on it"
+                              << gpuFacts;
+    QTest::newRow("OpenCL, kind unknown")
+        << "opencl"
+        << "unknown-to-kforge"
+        << "- Device: cpu-haswell-AMD EPYC 7B13 64-Core Processor (unknown-to-kforge)"
+        << QStringList{QStringLiteral("H200"), QStringLiteral("Hopper"), QStringLiteral("GPU kernel engineer")};
+    QTest::newRow("CUDA") << "cuda"
+                          << ""
+                          << "- Device: NVIDIA H200 (GPU): every kernel is compiled, checked and timed on it"
+                          << QStringList{QStringLiteral("cpu-haswell"), QStringLiteral("a CPU")};
+}
+
+void TestPrompts::deviceAsProbed() {
+    QFETCH(QString, backend);
+    QFETCH(QString, kind);
+    QFETCH(QString, line);
+    QFETCH(QStringList, absent);
+    for (Operator op : {Operator::Init, Operator::Mutate, Operator::Crossover, Operator::Repair, Operator::Meta})
+        for (Stage stage : {Stage::Structure, Stage::Tuning})
+            for (const Persona& persona : m_personas) {
+                PromptContext c = context(op, stage, backend);
+                c.deviceKind = kind;
+                if (op == Operator::Init) {
+                    c.personaName = persona.name;
+                    c.personaSkill = persona.skill;
+                }
+                auto prompt = m_builder->build(c);
+                QVERIFY2(prompt.ok(), prompt.ok() ? "" : prompt.error().c_str());
+                const QString text = prompt->system + prompt->messages.first().content;
+                const QString where = llmOperatorName(op) + QLatin1Char('/') + stageName(stage) + QLatin1Char('/')
+                                      + persona.id + QStringLiteral(": ");
+                if (op != Operator::Meta)
+                    QVERIFY2(text.contains(line), qPrintable(where + text));
+                for (const QString& fact : absent)
+                    QVERIFY2(!text.contains(fact), qPrintable(where + fact));
+                QVERIFY2(!text.contains(QStringLiteral("{{")), qPrintable(where + text));
+                QVERIFY2(!text.contains(QStringLiteral("\n\n\n")), qPrintable(where + text));
+                if (op != Operator::Init)
+                    break; // one persona is enough where none is shown
+            }
+}
+
+void TestPrompts::deviceKinds_data() {
+    QTest::addColumn<QString>("kind");
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<QString>("device");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("probe says") << "GPU"
+                                << "opencl"
+                                << "gfx90a"
+                                << "gpu";
+    QTest::newRow("probe wins") << "cpu"
+                                << "opencl"
+                                << "NVIDIA H200"
+                                << "cpu";
+    QTest::newRow("cuda") << ""
+                          << "cuda"
+                          << "NVIDIA H200"
+                          << "gpu";
+    QTest::newRow("pocl cpu") << ""
+                              << "opencl"
+                              << "cpu-haswell-AMD EPYC 7B13"
+                              << "cpu";
+    QTest::newRow("old pocl") << ""
+                              << "opencl"
+                              << "pthread-Intel(R) Xeon(R)"
+                              << "cpu";
+    QTest::newRow("opencl gpu") << ""
+                                << "opencl"
+                                << "NVIDIA H200"
+                                << "";
+    QTest::newRow("nothing") << ""
+                             << "opencl"
+                             << ""
+                             << "";
+}
+
+void TestPrompts::deviceKinds() {
+    QFETCH(QString, kind);
+    QFETCH(QString, backend);
+    QFETCH(QString, device);
+    QFETCH(QString, expected);
+    QCOMPARE(kforge::llm::deviceKindOf(kind, backend, device), expected);
+}
+
+void TestPrompts::sizesListedOnce() {
+    for (const QString& variant : {QString(), QStringLiteral("small"), QStringLiteral("medium")}) {
+        PromptContext c = context(Operator::Mutate, Stage::Structure);
+        c.variant = variant;
+        auto values = m_builder->values(c);
+        QVERIFY2(values.ok(), values.ok() ? "" : values.error().c_str());
+        const QString timed = values->at(QStringLiteral("sizes"));
+        const QString others = values->at(QStringLiteral("other_sizes"));
+        QVERIFY2(!others.contains(timed), qPrintable(others));
+        const QStringList parts = others.split(QStringLiteral("; "));
+        QCOMPARE(parts.size(), 2);
+        for (const QString& name : {QStringLiteral("(default)"), QStringLiteral("(small)"), QStringLiteral("(medium)")})
+            QCOMPARE(
+                others.count(name),
+                name == QLatin1Char('(') + (variant.isEmpty() ? QStringLiteral("default") : variant) + QLatin1Char(')')
+                    ? 0
+                    : 1);
+    }
 }
 
 void TestPrompts::longSourceVerbatim() {

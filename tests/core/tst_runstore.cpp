@@ -178,6 +178,7 @@ private slots:
     void reviewQueue();
     void unknownStoredNamesAreNamed();
     void llmCallsAndStrategies();
+    void llmCallStoredWhenSentCompletedWhenEnded();
     void analysisRoundTrips();
     void slicesSummariesAndCells();
     void upgradesEmptyFile_data();
@@ -403,6 +404,51 @@ void TestRunStore::pytorchFigures() {
     QVERIFY(!none.timed());
     QVERIFY(none.headline().startsWith(QStringLiteral("no speedup over PyTorch")));
     QVERIFY(!none.overEager(2.0));
+}
+
+void TestRunStore::llmCallStoredWhenSentCompletedWhenEnded() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    const qint64 run = *store->createRun(makeRun());
+    kforge::store::LlmCallRecord sent;
+    sent.generation = 3;
+    sent.op = QStringLiteral("meta");
+    sent.endpoint = QStringLiteral("anthropic");
+    sent.model = QStringLiteral("claude-sonnet-4-5");
+    sent.status = QStringLiteral("in-flight");
+    sent.systemPrompt = QStringLiteral("You rewrite strategies.");
+    sent.prompt = QStringLiteral("The strategy to rewrite");
+    auto id = store->insertLlmCall(run, sent);
+    QVERIFY2(id, why(id));
+    auto calls = store->llmCalls(run);
+    QVERIFY(calls);
+    QCOMPARE(calls->size(), 1);
+    QCOMPARE(calls->at(0).status, QStringLiteral("in-flight"));
+    QVERIFY(calls->at(0).answer.isEmpty() && !calls->at(0).costUsd);
+
+    kforge::store::LlmCallRecord ended = sent;
+    ended.status = QStringLiteral("cancelled");
+    ended.message = QStringLiteral("anthropic: cancelled, the run ended while the call was in flight");
+    ended.inputTokens = 1500; // what a stream had reported before it was cut
+    ended.answer = QStringLiteral("Rewrite: fuse the");
+    ended.attempts = 1;
+    ended.latencySeconds = 2.5;
+    ended.generation = 99; // not part of the completion
+    QVERIFY(store->completeLlmCall(run, *id, ended));
+    calls = store->llmCalls(run);
+    QVERIFY(calls);
+    QCOMPARE(calls->size(), 1);
+    const auto& c = calls->at(0);
+    QCOMPARE(c.id, *id);
+    QCOMPARE(c.status, QStringLiteral("cancelled"));
+    QCOMPARE(c.message, ended.message);
+    QCOMPARE(c.answer, ended.answer);
+    QCOMPARE(c.inputTokens, std::optional<qint64>(1500));
+    QVERIFY(!c.outputTokens && !c.costUsd);
+    QCOMPARE(c.attempts, 1);
+    QCOMPARE(c.latencySeconds, 2.5);
+    QCOMPARE(c.generation, 3);
+    QCOMPARE(c.prompt, sent.prompt);
 }
 
 void TestRunStore::llmCallsAndStrategies() {

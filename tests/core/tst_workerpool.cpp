@@ -3,17 +3,21 @@
 
 #include "eval/workerlocator.h"
 #include "eval/workerpool.h"
+#include "llm/endpoints.h"
+#include "util/secretenvironment.h"
 
 #include <nlohmann/json.hpp>
 
 #include <QDir>
 #include <QFile>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -126,6 +130,9 @@ private slots:
     void parallelWorkers();
     void exactlyOnePerSubmit();
     void probe();
+    void secretVariables_data();
+    void secretVariables();
+    void workersInheritNoSecrets();
     void shutdownFailsPending();
     void shutDownFollowsOnceTheWorkersExited();
     void destructorStopsBusyWorker();
@@ -445,6 +452,75 @@ void TestWorkerPool::probe() {
     const qint64 ticket = pool.submit(makeRequest(QStringLiteral("// plain")), 30s);
     QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, ticket).has_value(), kWaitMs);
     QVERIFY(resultFor(spy, ticket)->status == Status::Ok);
+}
+
+void TestWorkerPool::secretVariables_data() {
+    QTest::addColumn<QString>("name");
+    QTest::addColumn<bool>("secret");
+    QTest::newRow("openai") << "OPENAI_API_KEY" << true;
+    QTest::newRow("anthropic") << "ANTHROPIC_API_KEY" << true;
+    QTest::newRow("any _API_KEY") << "VLLM_API_KEY" << true;
+    QTest::newRow("APIKEY") << "MISTRAL_APIKEY" << true;
+    QTest::newRow("lower case") << "my_api_key" << true;
+    QTest::newRow("token word") << "HF_TOKEN" << true;
+    QTest::newRow("token inside") << "GITHUB_TOKEN_FOR_CI" << true;
+    QTest::newRow("token ending") << "GHTOKEN" << true;
+    QTest::newRow("secret") << "AWS_SECRET_ACCESS_KEY" << true;
+    QTest::newRow("password") << "PGPASSWORD" << true;
+    QTest::newRow("passwd") << "DB_PASSWD" << true;
+    QTest::newRow("tokenizers") << "TOKENIZERS_PARALLELISM" << false;
+    QTest::newRow("path") << "PATH" << false;
+    QTest::newRow("kforge") << "KFORGE_WORKER_HOST_MEMORY" << false;
+    QTest::newRow("cuda") << "CUDA_VISIBLE_DEVICES" << false;
+    QTest::newRow("python") << "PYTHONPATH" << false;
+    QTest::newRow("keyboard") << "KEYBOARD_LAYOUT" << false;
+    QTest::newRow("empty") << "" << false;
+}
+
+void TestWorkerPool::secretVariables() {
+    QFETCH(QString, name);
+    QFETCH(bool, secret);
+    QCOMPARE(kforge::util::isSecretVariable(name), secret);
+}
+
+void TestWorkerPool::workersInheritNoSecrets() {
+    // An endpoint whose key variable follows no naming rule: loading it is what makes it secret.
+    const QByteArray custom = "KFORGE_TEST_LLM_CREDENTIAL";
+    QVERIFY(!kforge::util::isSecretVariable(QString::fromLatin1(custom)));
+    auto endpoint = kforge::llm::parseEndpointSpec(
+        QStringLiteral("mine=http://127.0.0.1:9/v1,key-env=%1").arg(QString::fromLatin1(custom)));
+    QVERIFY2(endpoint.ok(), endpoint.ok() ? "" : endpoint.error().c_str());
+    QVERIFY(kforge::util::isSecretVariable(QString::fromLatin1(custom)));
+
+    const QList<QByteArray> secrets{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN", "KFORGE_TEST_DB_PASSWORD",
+                                    custom};
+    const QList<QByteArray> kept{"KFORGE_TEST_KEPT", "TOKENIZERS_PARALLELISM"};
+    std::map<QByteArray, std::optional<QByteArray>> saved;
+    for (const QByteArray& name : secrets + kept) {
+        saved[name] =
+            qEnvironmentVariableIsSet(name.constData()) ? std::optional(qgetenv(name.constData())) : std::nullopt;
+        qputenv(name.constData(), "kforge-test-value");
+    }
+    const auto restore = qScopeGuard([&] {
+        for (const auto& [name, value] : saved)
+            value ? qputenv(name.constData(), *value) : qunsetenv(name.constData());
+    });
+
+    WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
+    QSignalSpy spy(&pool, &WorkerPool::evaluated);
+    const qint64 ticket = pool.submit(makeRequest(QStringLiteral("// fake:report_env=1")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, ticket).has_value(), kWaitMs);
+    const EvaluateResult result = *resultFor(spy, ticket);
+    QVERIFY2(result.status == Status::Ok, qPrintable(describe(result)));
+    const auto report = std::find_if(result.diagnostics.begin(), result.diagnostics.end(),
+                                     [](const auto& d) { return d.kind == "environment"; });
+    QVERIFY2(report != result.diagnostics.end(), qPrintable(describe(result)));
+    const QStringList seen = QString::fromStdString(report->message).split(QLatin1Char('\n'));
+    for (const QByteArray& name : secrets)
+        QVERIFY2(!seen.contains(QString::fromLatin1(name)), name.constData());
+    for (const QByteArray& name : kept)
+        QVERIFY2(seen.contains(QString::fromLatin1(name)), name.constData());
+    QVERIFY(seen.contains(QStringLiteral("PATH")));
 }
 
 void TestWorkerPool::shutdownFailsPending() {

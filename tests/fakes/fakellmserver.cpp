@@ -33,6 +33,9 @@
 //      "chunk_delay_ms": 0      stream: pause between events
 //   } ]}
 // The first rule that matches and has times left answers; when none does: 500 with an error body.
+// Before any rule, a request the real API refuses for its parameters gets that API's 400 (OpenAI's
+// reasoning models: max_completion_tokens, no temperature but 1; Anthropic: temperature 0..1,
+// extended thinking's budget): see refusedByTheApi.
 // The answers follow the real formats: chat.completion and chat.completion.chunk objects ending
 // with "data: [DONE]" (a final usage chunk when the request sets stream_options.include_usage and
 // the rule has usage); Anthropic message objects and the event stream message_start,
@@ -44,7 +47,7 @@
 // holding {"error": {...}}) and ends the response; "hang" reads the request and never answers.
 //
 // Log (--log FILE): one JSON line per request, appended as it arrives:
-//   {"seq": 1, "active": 0, "time_ms": <ms since epoch>, "method": "POST", "path": "/v1/messages",
+//   {"seq": 1, "active": 0, "time_ms": <ms since epoch>, "method": "POST", "path": "/v1/messages", "query": "",
 //    "api": "anthropic", "rule": 0, "headers": {<lowercased name>: value}, "body": <JSON or string>}
 // seq counts requests from 1; active is how many other requests were being answered at that
 // moment (hung ones included), so a test can check a concurrency limit; rule is the index of the
@@ -96,7 +99,8 @@ struct Rule {
 
 struct Request {
     QByteArray method;
-    QByteArray path;
+    QByteArray path;     // without the query
+    QByteArray query;    // after '?', if any
     QJsonObject headers; // lowercased names
     QByteArray body;
     bool close = false;
@@ -272,6 +276,10 @@ void Server::readRequests(const std::shared_ptr<Connection>& c) {
         const QList<QByteArray> first = lines.value(0).trimmed().split(' ');
         request.method = first.value(0);
         request.path = first.value(1);
+        if (const qsizetype q = request.path.indexOf('?'); q >= 0) {
+            request.query = request.path.mid(q + 1);
+            request.path.truncate(q);
+        }
         qsizetype length = 0;
         bool expectContinue = false;
         for (qsizetype i = 1; i < lines.size(); ++i) {
@@ -313,6 +321,7 @@ void Server::log(const Request& request, const QString& api, int seq, int active
     line[QStringLiteral("time_ms")] = QDateTime::currentMSecsSinceEpoch();
     line[QStringLiteral("method")] = QString::fromLatin1(request.method);
     line[QStringLiteral("path")] = QString::fromUtf8(request.path);
+    line[QStringLiteral("query")] = QString::fromUtf8(request.query);
     line[QStringLiteral("api")] = api;
     line[QStringLiteral("rule")] = rule;
     line[QStringLiteral("headers")] = request.headers;
@@ -323,6 +332,45 @@ void Server::log(const Request& request, const QString& api, int seq, int active
         line[QStringLiteral("body")] = QString::fromUtf8(request.body);
     m_log->write(compact(line) + '\n');
     m_log->flush();
+}
+
+// The documented rules of the two APIs on a request's parameters, with their own messages: OpenAI's
+// reasoning models (o1, o3, o4-mini, gpt-5 and their dated names) take max_completion_tokens, not
+// max_tokens, and no temperature but 1; Anthropic takes a temperature from 0 to 1, and extended
+// thinking needs a budget of at least 1024 tokens below max_tokens and no temperature but 1. Empty
+// when the request keeps them.
+static QString refusedByTheApi(const QString& api, const QJsonObject& body) {
+    const QString model = body.value(QStringLiteral("model")).toString();
+    const QJsonValue temperature = body.value(QStringLiteral("temperature"));
+    if (api == QLatin1String("openai")) {
+        static const QRegularExpression reasoning(QStringLiteral("^(o1|o3|o4|gpt-5)($|[-.])"));
+        if (!reasoning.match(model).hasMatch())
+            return {};
+        if (body.contains(QStringLiteral("max_tokens")))
+            return QStringLiteral("Unsupported parameter: 'max_tokens' is not supported with this model. Use "
+                                  "'max_completion_tokens' instead.");
+        if (!temperature.isUndefined() && temperature.toDouble() != 1.0)
+            return QStringLiteral("Unsupported value: 'temperature' does not support %1 with this model. Only the "
+                                  "default (1) value is supported.")
+                .arg(temperature.toDouble());
+        return {};
+    }
+    if (!temperature.isUndefined() && (temperature.toDouble() < 0.0 || temperature.toDouble() > 1.0))
+        return QStringLiteral("temperature: range: 0..1");
+    if (!body.contains(QStringLiteral("max_tokens")))
+        return QStringLiteral("max_tokens: Field required");
+    const QJsonValue thinking = body.value(QStringLiteral("thinking"));
+    if (thinking.isObject()
+        && thinking.toObject().value(QStringLiteral("type")).toString() == QLatin1String("enabled")) {
+        const int budget = thinking.toObject().value(QStringLiteral("budget_tokens")).toInt();
+        if (budget < 1024)
+            return QStringLiteral("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
+        if (budget >= body.value(QStringLiteral("max_tokens")).toInt())
+            return QStringLiteral("`max_tokens` must be greater than `thinking.budget_tokens`");
+        if (!temperature.isUndefined() && temperature.toDouble() != 1.0)
+            return QStringLiteral("`temperature` may only be set to 1 when thinking is enabled");
+    }
+    return {};
 }
 
 void Server::handle(const std::shared_ptr<Connection>& c, const Request& request) {
@@ -356,6 +404,16 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& request
                                  QJsonObject{{QStringLiteral("message"),
                                               QStringLiteral("no such endpoint: ") + QString::fromUtf8(request.path)},
                                              {QStringLiteral("type"), QStringLiteral("invalid_request_error")}}}}));
+        return;
+    }
+    // What the real APIs refuse is refused here too, whatever the script says.
+    if (const QString refused = refusedByTheApi(api, QJsonDocument::fromJson(request.body).object());
+        !refused.isEmpty()) {
+        Rule bad;
+        bad.status = 400;
+        bad.error = QJsonObject{{QStringLiteral("type"), QStringLiteral("invalid_request_error")},
+                                {QStringLiteral("message"), refused}};
+        answer(c, request, api, &bad);
         return;
     }
     if (ruleIndex < 0) {

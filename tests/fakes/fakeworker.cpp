@@ -28,6 +28,8 @@
 //   error          an error response for the request (what a worker says to a request it cannot read)
 //   long-line      65 MiB without a newline, then hang
 //   babble         a non-JSON line right after the hello line (in the same write)
+// `// fake:report_env=1` adds an "environment" diagnostic to an ok result: the names (never the
+// values) of the variables the worker inherited, one per line, sorted.
 // A ceilings request is answered with fixed ceilings: DRAM 1 GB/s, FP32 10 GFLOP/s, a 2 KiB
 // cache (a quarter of the engine tests' fake_scale working set, so the DRAM roof binds it).
 // Qt-free on purpose: like the real workers it links only the protocol code.
@@ -38,6 +40,8 @@
 
 #include <sys/file.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <chrono>
 #include <cstdio>
@@ -124,6 +128,20 @@ std::vector<std::uint64_t> seedsOr(const std::vector<std::uint64_t>& given, std:
     return seeds;
 }
 
+// The names of the variables this process inherited, one per line.
+std::string environmentNames() {
+    std::vector<std::string> names;
+    for (char** entry = environ; entry && *entry; ++entry) {
+        const std::string text = *entry;
+        names.push_back(text.substr(0, text.find('=')));
+    }
+    std::sort(names.begin(), names.end());
+    std::string out;
+    for (const auto& name : names)
+        out += (out.empty() ? "" : "\n") + name;
+    return out;
+}
+
 EvaluateResult okResult(const EvaluateRequest& request) {
     EvaluateResult r;
     r.id = request.id;
@@ -152,6 +170,8 @@ EvaluateResult okResult(const EvaluateRequest& request) {
         r.baselineTiming = fakeTiming(baselineUs);
         r.speedup = baselineUs / candidateUs;
     }
+    if (directive(request.candidate.source, "report_env") == std::string("1"))
+        r.diagnostics.push_back({"environment", "info", environmentNames(), "", 0, 0});
     r.wallSeconds = 0.001;
     return r;
 }

@@ -140,6 +140,8 @@ QString eventSummary(const store::EventRecord& event) {
             .arg(text("retired_stats"))
             .arg(integer("strategy"))
             .arg(text("model"));
+    case K::LlmEndpointRetired:
+        return text("message");
     case K::Unknown:
         break;
     }

@@ -304,6 +304,11 @@ bool RunReader::readChunk(RunDelta& delta) {
         reportFailure(q(calls.error()));
         return false;
     }
+    // Calls are stored as they are sent and completed when they end: the views take them once
+    // ended, in order, so a call still in flight holds back those after it until the next read.
+    const auto inFlight = std::find_if(calls->begin(), calls->end(),
+                                       [](const auto& c) { return c.status == QLatin1String("in-flight"); });
+    calls->erase(inFlight, calls->end());
     for (const auto& c : *calls) {
         if (c.status == QLatin1String("ok") && !c.candidateId)
             m_unlinkedCalls.insert(c.id);
