@@ -2,6 +2,7 @@
 
 #include "candidateselection.h"
 #include "candidatetablemodel.h"
+#include "recordtableview.h"
 #include "rundata.h"
 
 #include <QComboBox>
@@ -38,7 +39,7 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
     m_island = new QComboBox;
     fillIslands();
 
-    m_view = new QTableView;
+    m_view = new RecordTableView;
     m_view->setModel(m_filter);
     m_view->setSortingEnabled(true);
     m_view->sortByColumn(CandidateTableModel::Id, Qt::AscendingOrder);
@@ -91,6 +92,15 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
     connect(m_selection, &CandidateSelection::currentChanged, this, &CandidatesPanel::follow);
     connect(m_data, &RunData::runChanged, this, &CandidatesPanel::fillIslands);
     connect(m_data, &RunData::cleared, this, &CandidatesPanel::fillIslands);
+    // A filter typed for one run would hide the next run's candidates and make its table look empty.
+    connect(m_data, &RunData::cleared, this, &CandidatesPanel::clearFilters);
+}
+
+void CandidatesPanel::clearFilters() {
+    m_text->clear();
+    m_state->setCurrentIndex(0);
+    m_origin->setCurrentIndex(0);
+    m_island->setCurrentIndex(0);
 }
 
 void CandidatesPanel::fillIslands() {

@@ -1,7 +1,8 @@
 #pragma once
 // The candidate list: every candidate of the run, sortable by any column, filtered by text,
 // state, origin and island; the current row follows the shared selection and keyboard navigation
-// moves it. Two selected rows can be compared side by side.
+// moves it. Two selected rows can be compared side by side. The filter belongs to the run shown:
+// another run, or a new one, starts unfiltered.
 
 #include <QWidget>
 
@@ -27,6 +28,8 @@ public:
     QLineEdit* filterField() const { return m_text; }
     // The ids of the selected rows, in the order shown.
     QList<qint64> selectedCandidates() const;
+    // Shows every candidate again: no text, any state, origin and island.
+    void clearFilters();
 
 private:
     void follow(qint64 candidate);

@@ -180,7 +180,13 @@ void MainWindow::createActions() {
     addExport(tr("Code"), m_code);
     addExport(tr("Window"), this);
     fileMenu->addSeparator();
-    fileMenu->addAction(tr("&Quit"), this, &QWidget::close)->setShortcut(QKeySequence::Quit);
+    auto* quit = fileMenu->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setObjectName(QStringLiteral("quit"));
+    // Some platform themes give QKeySequence::Quit no key at all; Ctrl+Q is what people try.
+    QList<QKeySequence> quitKeys = QKeySequence::keyBindings(QKeySequence::Quit);
+    if (!quitKeys.contains(QKeySequence(Qt::CTRL | Qt::Key_Q)))
+        quitKeys.prepend(QKeySequence(Qt::CTRL | Qt::Key_Q));
+    quit->setShortcuts(quitKeys);
 
     auto* run = menuBar()->addMenu(tr("&Run"));
     m_pause = run->addAction(QIcon::fromTheme(QStringLiteral("media-playback-pause")), tr("&Pause"), this, [this] {
@@ -257,8 +263,9 @@ void MainWindow::createActions() {
         ->setShortcut(QKeySequence::Find);
 
     auto* help = menuBar()->addMenu(tr("&Help"));
-    help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts)
-        ->setShortcut(QKeySequence::HelpContents);
+    auto* shortcuts = help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);
+    shortcuts->setShortcut(QKeySequence::HelpContents);
+    shortcuts->setObjectName(QStringLiteral("keyboardShortcuts"));
     help->addAction(tr("&About kforge"), this, &MainWindow::showAbout);
 
     auto* toolbar = addToolBar(tr("Run"));
@@ -493,6 +500,9 @@ void MainWindow::showShortcuts() {
                         .arg(a->shortcut().toString(QKeySequence::NativeText).toHtmlEscaped(),
                              a->text().remove(QLatin1Char('&')).toHtmlEscaped());
     rows.sort();
+    // A view the window holds more than once (the code view's two side-by-side diffs: with the
+    // parent, and of two chosen candidates) brings its actions twice: each shortcut is listed once.
+    rows.removeDuplicates();
     auto* box =
         new QMessageBox(QMessageBox::Information, tr("Keyboard Shortcuts"),
                         QStringLiteral("<table cellspacing=6>%1</table><p>In lists: arrow keys move the selection, "

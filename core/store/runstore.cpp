@@ -523,6 +523,11 @@ Expected<std::unique_ptr<RunStore>> RunStore::openForReading(const QString& path
     }
     if (*version > schemaVersion())
         return newer(where, *version);
+    // Only writing makes a run store of an empty file or database; a reader names what it found.
+    if (*version == 0)
+        return fail(where
+                    + (QFileInfo(path).size() == 0 ? ": is empty, not a kforge run store"
+                                                   : ": not a kforge run store (an empty SQLite database)"));
     if (*version == schemaVersion())
         return Expected<std::unique_ptr<RunStore>>(std::move(store));
 

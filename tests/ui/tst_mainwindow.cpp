@@ -28,8 +28,11 @@
 #include <QCheckBox>
 #include <QDir>
 #include <QDockWidget>
+#include <QFile>
+#include <QFileInfo>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -41,6 +44,7 @@
 #include <qcustomplot.h>
 
 #include <set>
+#include <tuple>
 
 using namespace kforge;
 using namespace kforge::ui;
@@ -113,6 +117,117 @@ private slots:
         QCOMPARE(d.setup().config.backend, model::Backend::OpenCL);
         QCOMPARE(d.setup().config.islands, 2);
         QCOMPARE(d.setup().config.llm.models.size(), 1);
+    }
+
+    // F1 lists each shortcut once, and Quit has Ctrl+Q whatever the platform theme gives.
+    void shortcutsAreListedOnceAndQuitHasCtrlQ() {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(action(w, "quit")->shortcuts().contains(QKeySequence(Qt::CTRL | Qt::Key_Q)));
+        QCOMPARE(action(w, "quit")->shortcut(), QKeySequence(Qt::CTRL | Qt::Key_Q));
+        action(w, "keyboardShortcuts")->trigger();
+        QMessageBox* box = nullptr;
+        QTRY_VERIFY((box = w.findChild<QMessageBox*>()));
+        const QString text = box->text();
+        for (const char* key : {"<b>F8</b>", "<b>Shift+F8</b>", "<b>Ctrl+Q</b>", "<b>Ctrl+P</b>"})
+            QVERIFY2(text.count(QLatin1String(key)) == 1, key);
+        box->close();
+    }
+
+    // The candidate table: End and Home go to the last and first row in the current column, and
+    // Tab moves on to the next widget instead of the next cell.
+    void candidateTableMovesByRowAndLetsTabLeave() {
+        const QString store = m_dir.filePath(QStringLiteral("keys.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(store, 40));
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QVERIFY(w.openRun(store));
+        QTableView* table = w.candidatesPanel()->view();
+        QTRY_COMPARE(table->model()->rowCount(), 40);
+        table->setFocus();
+        QTRY_VERIFY(table->hasFocus());
+        table->setCurrentIndex(table->model()->index(3, CandidateTableModel::Status));
+        for (auto [key, modifiers, row] : std::initializer_list<std::tuple<Qt::Key, Qt::KeyboardModifiers, int>>{
+                 {Qt::Key_End, Qt::NoModifier, 39},
+                 {Qt::Key_Home, Qt::NoModifier, 0},
+                 {Qt::Key_End, Qt::ControlModifier, 39},
+                 {Qt::Key_Home, Qt::ControlModifier, 0}}) {
+            QTest::keyClick(table, key, modifiers);
+            QCOMPARE(table->currentIndex().row(), row);
+            QCOMPARE(table->currentIndex().column(), int(CandidateTableModel::Status));
+        }
+        QTRY_COMPARE(w.session()->selection()->current(),
+                     table->currentIndex().data(CandidateTableModel::CandidateRole).toLongLong());
+        QTest::keyClick(table, Qt::Key_Tab);
+        QVERIFY(!table->hasFocus());
+        QCOMPARE(table->currentIndex().row(), 0);
+        QCOMPARE(table->currentIndex().column(), int(CandidateTableModel::Status));
+    }
+
+    // A filter typed for one run does not hide the next run's candidates.
+    void anotherRunStartsUnfiltered() {
+        const QString first = m_dir.filePath(QStringLiteral("first.kforge"));
+        const QString second = m_dir.filePath(QStringLiteral("second.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(first, 30));
+        QVERIFY(kforgetest::writeSyntheticRun(second, 50));
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openRun(first));
+        QTableView* table = w.candidatesPanel()->view();
+        QTRY_COMPARE(table->model()->rowCount(), 30);
+        QTest::keyClicks(w.candidatesPanel()->filterField(), QStringLiteral("no such candidate"));
+        QCOMPARE(table->model()->rowCount(), 0);
+        QVERIFY(w.openRun(second));
+        QTRY_COMPARE(table->model()->rowCount(), 50);
+        QVERIFY(w.candidatesPanel()->filterField()->text().isEmpty());
+    }
+
+    // A file that is empty or no run store is refused with its name, left as it was, and the window
+    // goes on showing the run it showed.
+    void aFileThatIsNoRunStoreIsRefusedAndLeftAlone() {
+        const QString store = m_dir.filePath(QStringLiteral("shown.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(store, 25));
+        const QString empty = m_dir.filePath(QStringLiteral("empty.kforge"));
+        const QString text = m_dir.filePath(QStringLiteral("notes.kforge"));
+        for (const auto& [path, bytes] : {std::pair{empty, QByteArray()}, std::pair{text, QByteArray("notes\n")}}) {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(bytes);
+        }
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openRun(store));
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 25);
+        w.session()->selection()->select(5);
+        const QString title = w.windowTitle();
+        QVERIFY(title.contains(QStringLiteral("shown.kforge")));
+        const qint64 selected = w.session()->selection()->current();
+
+        for (const QString& path : {empty, text}) {
+            QSignalSpy failed(w.session(), &RunSession::failed);
+            w.openRun(path);
+            QTRY_COMPARE(failed.size(), 1);
+            const QString message = failed.first().first().toString();
+            QVERIFY2(message.contains(QFileInfo(path).fileName()), qPrintable(message));
+            QVERIFY2(message.contains(QStringLiteral("not a kforge run store")), qPrintable(message));
+            QTest::qWait(50); // nothing more arrives for the refused file
+            QCOMPARE(w.windowTitle(), title);
+            QCOMPARE(w.session()->data()->candidateCount(), 25);
+            QCOMPARE(w.session()->selection()->current(), selected);
+            QCOMPARE(QFileInfo(w.session()->storePath()).fileName(), QStringLiteral("shown.kforge"));
+            for (QMessageBox* box : w.findChildren<QMessageBox*>())
+                box->close();
+        }
+        QCOMPARE(QFileInfo(empty).size(), 0);
+        QCOMPARE(QFileInfo(text).size(), 6);
+        QVERIFY(!QFileInfo::exists(empty + QStringLiteral("-wal")));
+        // The run shown is still read: reloading it works.
+        w.session()->refresh();
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 25);
     }
 
     void steersALiveRunOnPocl() {

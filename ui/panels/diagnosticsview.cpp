@@ -6,6 +6,7 @@
 #include "candidateselection.h"
 #include "findingmodel.h"
 #include "panelstyle.h"
+#include "recordtableview.h"
 #include "rundata.h"
 
 #include <QComboBox>
@@ -106,7 +107,7 @@ DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, Candi
     m_findingsProxy = new QSortFilterProxyModel(this);
     m_findingsProxy->setSourceModel(m_findings);
     m_findingsProxy->setSortRole(FindingModel::SortRole);
-    m_findingsView = new QTableView;
+    m_findingsView = new RecordTableView;
     m_findingsView->setObjectName(QStringLiteral("findings"));
     m_findingsView->setModel(m_findingsProxy);
     m_findingsView->setSelectionBehavior(QAbstractItemView::SelectRows);

@@ -3,13 +3,16 @@
 #include "candidateselection.h"
 #include "eventmodel.h"
 #include "panelstyle.h"
+#include "recordtableview.h"
 #include "rundata.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QLabel>
 #include <QRegularExpression>
+#include <QScopedValueRollback>
 #include <QScrollBar>
 #include <QSortFilterProxyModel>
 #include <QTableView>
@@ -33,7 +36,7 @@ EventLogView::EventLogView(RunData* data, CandidateSelection* selection, QWidget
     auto* label = new QLabel(tr("&Show:"));
     label->setBuddy(m_kind);
 
-    m_view = new QTableView;
+    m_view = new RecordTableView;
     m_view->setObjectName(QStringLiteral("events"));
     m_view->setModel(m_proxy);
     m_view->setSelectionBehavior(QAbstractItemView::SelectRows);
@@ -56,6 +59,14 @@ EventLogView::EventLogView(RunData* data, CandidateSelection* selection, QWidget
     layout->addWidget(m_view, 1);
 
     connect(m_kind, &QComboBox::currentIndexChanged, this, &EventLogView::updateFilter);
+    connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current, const QModelIndex& previous) {
+                // A view taking the focus makes its first row current: moving onto it selects, focus alone not.
+                if (!m_filtering && previous.isValid())
+                    activate(current);
+            });
+    // Clicking the current row again selects its candidate again, after another view selected one.
+    connect(m_view, &QTableView::clicked, this, &EventLogView::activate);
     connect(m_view, &QTableView::activated, this, &EventLogView::activate);
     connect(m_view->verticalScrollBar(), &QScrollBar::valueChanged, this,
             [this](int value) { m_followTail = value >= m_view->verticalScrollBar()->maximum(); });
@@ -100,6 +111,7 @@ void EventLogView::resetKinds() {
 
 void EventLogView::updateFilter() {
     const QString kind = m_kind->currentData().toString();
+    const QScopedValueRollback filtering(m_filtering, true);
     m_proxy->setFilterRegularExpression(
         kind.isEmpty() ? QRegularExpression()
                        : QRegularExpression(QStringLiteral("^%1$").arg(QRegularExpression::escape(kind))));

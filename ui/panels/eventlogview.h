@@ -1,7 +1,8 @@
 #pragma once
 // The run's event log: what the search did besides evaluating (migrations, new bests, rejected
 // promotions, reviews) and what people did (pins, vetoes, injections, pauses), newest at the
-// bottom, filterable by kind. Activating an event that names a candidate selects it.
+// bottom, filterable by kind. Clicking an event that names a candidate, or moving onto it with the
+// keyboard, selects that candidate.
 
 #include <QPointer>
 #include <QSet>
@@ -40,6 +41,7 @@ private:
     QComboBox* m_kind = nullptr;
     QTableView* m_view = nullptr;
     QSet<QString> m_kinds;
+    bool m_filtering = false; // the proxy moves the current row while it filters: not the user
     bool m_followTail = true; // keep the newest event in view while the user has not scrolled up
 };
 

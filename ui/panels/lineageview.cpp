@@ -10,7 +10,9 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListView>
+#include <QMenu>
 #include <QPushButton>
+#include <QScopedValueRollback>
 #include <QSet>
 #include <QVBoxLayout>
 
@@ -104,8 +106,16 @@ LineageView::LineageView(RunData* data, CandidateSelection* selection, QWidget* 
     layout->addLayout(lists, 1);
     layout->addWidget(titled(tr("Ancestry"), m_ancestryView, &m_ancestryTitle), 1);
 
-    for (QListView* view : {m_parentsView, m_childrenView, m_ancestryView})
+    for (QListView* view : {m_parentsView, m_childrenView, m_ancestryView}) {
+        connect(view->selectionModel(), &QItemSelectionModel::currentChanged, this,
+                [this](const QModelIndex& current, const QModelIndex& previous) {
+                    // A view taking the focus makes its first row current: moving onto it selects, focus alone not.
+                    if (!m_rebuilding && previous.isValid())
+                        activate(current);
+                });
+        connect(view, &QListView::clicked, this, &LineageView::activate);
         connect(view, &QListView::activated, this, &LineageView::activate);
+    }
     connect(m_parentsView->selectionModel(), &QItemSelectionModel::currentChanged, this,
             &LineageView::updateCompareButton);
     connect(m_compare, &QPushButton::clicked, this, &LineageView::compareWithParent);
@@ -117,6 +127,7 @@ LineageView::LineageView(RunData* data, CandidateSelection* selection, QWidget* 
 }
 
 void LineageView::setCandidate(qint64 candidate) {
+    const QScopedValueRollback rebuilding(m_rebuilding, true);
     m_candidate = candidate;
     const CandidateRow* row = m_data && candidate > 0 ? m_data->candidate(candidate) : nullptr;
     m_known = row != nullptr;
@@ -187,7 +198,27 @@ void LineageView::updateFacts() {
 }
 
 void LineageView::updateCompareButton() {
-    m_compare->setEnabled(m_candidate > 0 && m_parents->rowCount() > 0);
+    const QList<qint64> parents = m_candidate > 0 ? m_parents->candidates() : QList<qint64>();
+    m_compare->setEnabled(!parents.isEmpty());
+    // A crossover has several parents, and a click on a listed one selects it: the button offers
+    // each of them instead.
+    if (parents.size() > 1) {
+        QMenu* menu = m_compare->menu() ? m_compare->menu() : new QMenu(m_compare);
+        menu->clear();
+        for (qsizetype i = 0; i < parents.size(); ++i) {
+            const qint64 parent = parents.at(i);
+            menu->addAction(i == 0 ? tr("Parent #%1 (the one it was built on)").arg(parent)
+                                   : tr("Parent #%1").arg(parent),
+                            this, [this, parent] {
+                                if (m_selection && m_candidate > 0)
+                                    m_selection->compare(parent, m_candidate);
+                            });
+        }
+        m_compare->setMenu(menu);
+    } else if (QMenu* menu = m_compare->menu()) {
+        m_compare->setMenu(nullptr);
+        menu->deleteLater();
+    }
 }
 
 void LineageView::onCandidatesAdded(int first, int last) {
@@ -205,6 +236,7 @@ void LineageView::onCandidatesAdded(int first, int last) {
         if (c.parents.contains(m_candidate))
             born.push_back(c.id);
     }
+    const QScopedValueRollback rebuilding(m_rebuilding, true);
     m_children->append(born);
 }
 

@@ -1,8 +1,8 @@
 #pragma once
 // Where the current candidate comes from and what came of it: its facts (origin, island,
 // generation, parameters, result), its parents and children, and its ancestry back to a seed.
-// Every listed candidate can be activated to select it; "Compare with parent" opens the pair side
-// by side through the shared selection.
+// Clicking a listed candidate, or moving onto it with the keyboard, selects it; "Compare with parent" opens the pair
+// side by side through the shared selection (for a crossover, its menu offers each parent).
 
 #include <QPointer>
 #include <QWidget>
@@ -44,7 +44,8 @@ private:
     QPointer<RunData> m_data;
     QPointer<CandidateSelection> m_selection;
     qint64 m_candidate = 0;
-    bool m_known = false; // the current candidate has arrived in RunData
+    bool m_known = false;      // the current candidate has arrived in RunData
+    bool m_rebuilding = false; // the lists are being refilled: their current rows move, not the user
 
     QLabel* m_title = nullptr;
     QLabel* m_origin = nullptr;

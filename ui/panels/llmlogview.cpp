@@ -14,6 +14,7 @@
 #include <QLocale>
 #include <QPlainTextEdit>
 #include <QRegularExpression>
+#include <QScopedValueRollback>
 #include <QSortFilterProxyModel>
 #include <QSplitter>
 #include <QStackedWidget>
@@ -98,7 +99,14 @@ LlmLogView::LlmLogView(RunData* data, CandidateSelection* selection, QWidget* pa
     connect(m_filter, &QLineEdit::textChanged, this, &LlmLogView::updateFilter);
     connect(m_status, &QComboBox::currentIndexChanged, this, &LlmLogView::updateFilter);
     connect(m_view->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-            [this](const QModelIndex& current) { showCall(current); });
+            [this](const QModelIndex& current, const QModelIndex& previous) {
+                showCall(current);
+                // A view taking the focus makes its first row current: moving onto it selects, focus alone not.
+                if (!m_following && previous.isValid())
+                    activateCall(current);
+            });
+    // Clicking the current row again selects its candidate again, after another view selected one.
+    connect(m_view, &QTableView::clicked, this, &LlmLogView::activateCall);
     connect(m_view, &QTableView::activated, this, &LlmLogView::activateCall);
     connect(data, &RunData::llmCallsAdded, this, &LlmLogView::addToTotals);
     connect(data, &RunData::llmCallsAdded, this, &LlmLogView::updatePage);
@@ -149,6 +157,7 @@ void LlmLogView::updatePage() {
 }
 
 void LlmLogView::updateFilter() {
+    const QScopedValueRollback following(m_following, true);
     const int status = m_status->currentIndex();
     if (status <= 0) {
         m_statusFilter->setFilterRegularExpression(QRegularExpression());
@@ -250,6 +259,7 @@ void LlmLogView::followSelection(qint64 candidate) {
     for (int row = 0; row < m_textFilter->rowCount(); ++row) {
         const QModelIndex index = m_textFilter->index(row, 0);
         if (index.data(LlmCallModel::CandidateRole).toLongLong() == candidate) {
+            const QScopedValueRollback following(m_following, true);
             m_view->setCurrentIndex(index);
             m_view->scrollTo(index);
             return;

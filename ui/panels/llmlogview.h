@@ -1,7 +1,8 @@
 #pragma once
 // The LLM log of a run: every call to a language model with its cost and outcome, filterable by
-// text and status, and the system prompt, prompt and answer of the chosen call. Activating a call
-// that made a candidate selects that candidate everywhere. Totals count known costs and say how
+// text and status, and the system prompt, prompt and answer of the chosen call. Choosing a call
+// (a click, or moving onto it with the keyboard) that made a candidate selects that candidate
+// everywhere. Totals count known costs and say how
 // many calls had none, so an unknown price never reads as free.
 
 #include <QPointer>
@@ -64,6 +65,7 @@ private:
     QPlainTextEdit* m_prompt = nullptr;
     QPlainTextEdit* m_answer = nullptr;
     qint64 m_shownCall = 0;
+    bool m_following = false; // the current row moves for the shared selection or a filter, not the user
 
     // Running totals, grown with each added call.
     int m_calls = 0;

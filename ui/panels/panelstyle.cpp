@@ -1,5 +1,7 @@
 #include "panelstyle.h"
 
+#include "recordtableview.h"
+
 #include <QApplication>
 #include <QFontDatabase>
 #include <QHeaderView>
@@ -106,7 +108,7 @@ QPlainTextEdit* makeCodePane(const QString& placeholder) {
 }
 
 QTableView* makeRecordTable(QAbstractItemModel* model, const QString& objectName) {
-    auto* view = new QTableView;
+    auto* view = new RecordTableView;
     view->setObjectName(objectName);
     view->setModel(model);
     view->setSelectionBehavior(QAbstractItemView::SelectRows);

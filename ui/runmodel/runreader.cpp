@@ -40,26 +40,24 @@ void RunReader::close() {
 }
 
 void RunReader::open(qint64 token, const QString& storePath, qint64 run) {
-    close();
-    m_token = token;
+    // The run shown so far stays open (and readable) until the new one is known to be readable: a
+    // file that is no run store leaves the views as they were.
+    const auto refuse = [this, token](const QString& message) { emit failed(token, message); };
     // Views only read: no migration of an older store, and a read-only file or folder still opens.
     auto opened = store::RunStore::open(storePath, store::OpenMode::ReadOnly);
     if (!opened)
-        return reportFailure(q(opened.error()));
-    m_store = std::move(*opened);
+        return refuse(q(opened.error()));
     if (run == 0) {
-        auto runs = m_store->runs();
+        auto runs = (*opened)->runs();
         if (!runs)
-            return reportFailure(q(runs.error()));
+            return refuse(q(runs.error()));
         if (runs->isEmpty())
-            return reportFailure(tr("%1 holds no runs yet").arg(storePath));
+            return refuse(tr("%1 holds no runs yet").arg(storePath));
         run = runs->front().id;
     }
-    auto record = m_store->run(run);
+    auto record = (*opened)->run(run);
     if (!record)
-        return reportFailure(q(record.error()));
-    m_run = run;
-
+        return refuse(q(record.error()));
     // The run's own behaviour space and islands, as its configuration says; a configuration this
     // build cannot read still shows the run with the built-in space.
     auto config = search::RunConfig::fromJson(record->config);
@@ -69,7 +67,12 @@ void RunReader::open(qint64 token, const QString& storePath, qint64 run) {
     if (!space && !descriptors.isEmpty())
         space = search::DescriptorSpace::builtIn();
     if (!space)
-        return reportFailure(q(space.error()));
+        return refuse(q(space.error()));
+
+    close();
+    m_token = token;
+    m_store = std::move(*opened);
+    m_run = run;
     m_space = *space;
     m_islands = config ? config->islands : 1;
     m_dialect = record->backend;

@@ -31,8 +31,11 @@ RunSession::RunSession(QObject* parent)
     connect(m_reader, &RunReader::delta, this, &RunSession::onDelta);
     connect(m_reader, &RunReader::detailLoaded, m_details, &CandidateDetails::deliver);
     connect(m_reader, &RunReader::failed, this, [this](qint64 token, const QString& message) {
-        if (token == m_token)
-            emit failed(message);
+        if (token == m_pending)
+            m_pending = 0; // the views go on showing the run they showed
+        else if (token != m_token)
+            return;
+        emit failed(message);
     });
     connect(m_details, &CandidateDetails::requested, m_reader, &RunReader::loadDetail);
     m_readerThread = startWorkerThread(m_reader, QStringLiteral("kforge-run-reader"));
@@ -46,16 +49,22 @@ RunSession::~RunSession() {
 }
 
 void RunSession::openReader(const QString& storePath, qint64 run) {
-    ++m_token;
+    m_pending = ++m_lastToken;
+    m_pendingPath = QFileInfo(storePath).absoluteFilePath();
+    QMetaObject::invokeMethod(
+        m_reader, [reader = m_reader, token = m_pending, path = m_pendingPath, run] { reader->open(token, path, run); },
+        Qt::QueuedConnection);
+}
+
+void RunSession::adoptPending() {
+    m_token = m_pending;
+    m_pending = 0;
     m_announced = false;
-    m_storePath = QFileInfo(storePath).absoluteFilePath();
+    m_storePath = m_pendingPath;
     m_details->clear();
     m_details->setToken(m_token);
     m_selection->clear();
     m_data->clear();
-    QMetaObject::invokeMethod(
-        m_reader, [reader = m_reader, token = m_token, path = m_storePath, run] { reader->open(token, path, run); },
-        Qt::QueuedConnection);
 }
 
 bool RunSession::openStored(const QString& storePath, qint64 run) {
@@ -117,6 +126,8 @@ bool RunSession::start(search::Engine::Setup setup) {
 }
 
 void RunSession::onDelta(const RunDelta& delta) {
+    if (delta.token != 0 && delta.token == m_pending)
+        adoptPending(); // the run asked for could be read: the views show it from now on
     if (delta.token != m_token)
         return; // a run that is no longer shown
     m_data->apply(delta);

@@ -37,7 +37,9 @@ public:
     bool isWindingDown() const { return m_windingDown; }
     search::RunState state() const { return m_state; }
 
-    // Shows a stored run (run 0: the newest in the store). Refused while a run is live.
+    // Shows a stored run (run 0: the newest in the store). Refused while a run is live. The views
+    // keep the run they show until the new one has been read; one that cannot be read (not a run
+    // store, no such run) leaves them as they were and reports failed().
     bool openStored(const QString& storePath, qint64 run = 0);
     // Reads what is new in the store now (the engine's progress does this for a live run).
     void refresh();
@@ -65,6 +67,7 @@ signals:
 
 private:
     void openReader(const QString& storePath, qint64 run);
+    void adoptPending();
     bool post(const search::EngineCommand& command, const QString& what);
     void onDelta(const RunDelta& delta);
     void setState(search::RunState state);
@@ -74,6 +77,9 @@ private:
     QPointer<QThread> m_readerThread;
     RunReader* m_reader = nullptr; // lives in m_readerThread
     qint64 m_token = 0;            // which open() the views show
+    qint64 m_lastToken = 0;        // the newest open() asked for
+    qint64 m_pending = 0;          // an open() not yet read: the views keep the run they show until it is
+    QString m_pendingPath;
     bool m_announced = false;
     QString m_storePath;
 

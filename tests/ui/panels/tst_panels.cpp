@@ -17,6 +17,7 @@
 #include "workerthread.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QComboBox>
 #include <QDir>
 #include <QFileInfo>
@@ -24,6 +25,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QMenu>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -356,6 +358,13 @@ private slots:
         QCOMPARE(view.parentsModel()->candidates(), (QList<qint64>{2, 1}));
         QCOMPARE(view.ancestryModel()->candidates(), (QList<qint64>{2, 1}));
         QVERIFY(view.childrenModel()->candidates().isEmpty());
+        // A crossover: the button offers each parent (a click on a listed parent selects it).
+        QVERIFY(view.compareButton()->menu());
+        const auto offered = view.compareButton()->menu()->actions();
+        QCOMPARE(offered.size(), 2);
+        offered.at(1)->trigger();
+        QCOMPARE(compare.last().at(0).toLongLong(), 1);
+        QCOMPARE(compare.last().at(1).toLongLong(), 4);
 
         selection.select(1);
         QVERIFY(!view.compareButton()->isEnabled()); // a seed has no parent
@@ -391,6 +400,110 @@ private slots:
         data.apply(more);
         QCOMPARE(table->model()->rowCount(), 2);
         QCOMPARE(view.kindFilter()->count(), 5);
+    }
+
+    // Events, LLM calls and lineage select with one click, and by moving the current row with the
+    // keyboard, as the candidate table does; no double click is needed.
+    void oneClickAndTheKeyboardSelect() {
+        RunData data;
+        CandidateSelection selection;
+        EventLogView events(&data, &selection);
+        LlmLogView calls(&data, &selection);
+        LineageView lineage(&data, &selection);
+        for (QWidget* view : std::initializer_list<QWidget*>{&events, &calls, &lineage}) {
+            view->resize(800, 500);
+            view->show();
+            QVERIFY(QTest::qWaitForWindowExposed(view));
+        }
+        auto d = delta(true);
+        d.added = {row(1, {}), row(2, {1}), row(3, {2}), row(4, {2})};
+        d.events = {makeEvent(1, QStringLiteral("new_best"), {{QStringLiteral("candidate"), 2}}),
+                    makeEvent(2, QStringLiteral("pause"), {}),
+                    makeEvent(3, QStringLiteral("new_best"), {{QStringLiteral("candidate"), 3}})};
+        d.llmCalls = {call(1, 4, 0.1), call(2, 1, 0.1)};
+        data.apply(d);
+
+        QTableView* eventTable = events.eventsView();
+        const auto clickRow = [](QAbstractItemView* view, int row) {
+            const QRect rect = view->visualRect(view->model()->index(row, 0));
+            QTest::mouseClick(view->viewport(), Qt::LeftButton, {}, rect.center());
+        };
+        clickRow(eventTable, 0);
+        QCOMPARE(selection.current(), 2);
+        QTest::keyClick(eventTable, Qt::Key_Down); // an event without a candidate selects nothing
+        QCOMPARE(selection.current(), 2);
+        QTest::keyClick(eventTable, Qt::Key_Down);
+        QCOMPARE(selection.current(), 3);
+        // Filtering moves the current row without the user: the selection stays.
+        events.kindFilter()->setCurrentIndex(events.kindFilter()->findData(QStringLiteral("pause")));
+        QCOMPARE(selection.current(), 3);
+        events.kindFilter()->setCurrentIndex(0);
+
+        QTableView* callTable = calls.callsView();
+        clickRow(callTable, 0);
+        QCOMPARE(calls.shownCall(), 1);
+        QCOMPARE(selection.current(), 4);
+        QTest::keyClick(callTable, Qt::Key_Down);
+        QCOMPARE(calls.shownCall(), 2);
+        QCOMPARE(selection.current(), 1);
+
+        selection.select(2);
+        QCOMPARE(lineage.childrenModel()->candidates(), (QList<qint64>{3, 4}));
+        clickRow(lineage.childrenView(), 0);
+        QCOMPARE(selection.current(), 3);
+        QCOMPARE(lineage.candidate(), 3);
+        selection.select(2);
+        // Focus alone (Tab into the list) makes its first row current without selecting it.
+        QListView* children = lineage.childrenView();
+        lineage.activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(&lineage));
+        children->setFocus();
+        QTRY_VERIFY(children->hasFocus());
+        QCOMPARE(selection.current(), 2);
+        children->setCurrentIndex(children->model()->index(0, 0)); // as taking the focus may do
+        QCOMPARE(selection.current(), 2);
+        QTest::keyClick(children, Qt::Key_Down);
+        QCOMPARE(selection.current(), 4);
+        QCOMPARE(lineage.candidate(), 4);
+    }
+
+    // Home and End go to the first and last row and keep the column; Tab leaves the table.
+    void recordTablesMoveByRowAndLetTabLeave() {
+        RunData data;
+        CandidateSelection selection;
+        EventLogView view(&data, &selection);
+        view.resize(800, 400);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowActive(&view));
+        auto d = delta(true);
+        for (int i = 1; i <= 6; ++i)
+            d.events.push_back(makeEvent(i, QStringLiteral("pause"), {}));
+        data.apply(d);
+        QTableView* table = view.eventsView();
+        QVERIFY(!table->tabKeyNavigation());
+        table->setFocus();
+        table->setCurrentIndex(table->model()->index(2, 1));
+        QTest::keyClick(table, Qt::Key_End);
+        QCOMPARE(table->currentIndex().row(), 5);
+        QCOMPARE(table->currentIndex().column(), 1);
+        QTest::keyClick(table, Qt::Key_Home);
+        QCOMPARE(table->currentIndex().row(), 0);
+        QCOMPARE(table->currentIndex().column(), 1);
+        QTest::keyClick(table, Qt::Key_End, Qt::ControlModifier);
+        QCOMPARE(table->currentIndex().row(), 5);
+        QCOMPARE(table->currentIndex().column(), 1);
+        QTest::keyClick(table, Qt::Key_Home, Qt::ControlModifier);
+        QCOMPARE(table->currentIndex().row(), 0);
+        QCOMPARE(table->currentIndex().column(), 1);
+
+        QTRY_VERIFY(table->hasFocus());
+        QTest::keyClick(table, Qt::Key_Tab);
+        QVERIFY(!table->hasFocus());
+        QCOMPARE(table->currentIndex().column(), 1);
+        table->setFocus();
+        QTest::keyClick(table, Qt::Key_Backtab, Qt::ShiftModifier);
+        QVERIFY(!table->hasFocus());
+        QCOMPARE(QApplication::focusWidget(), view.kindFilter());
     }
 
     void experienceBrowserListsAndSearches() {
