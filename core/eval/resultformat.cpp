@@ -37,13 +37,17 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
                    .arg(c.seconds, 0, 'f', 3);
     for (const auto& o : r.outputs) {
         out += QStringLiteral(
-                   "  output %1: %2 elements checked, %3 wrong, %4 unwritten, max abs error %5, max rel error %6\n")
+                   "  output %1: %2 elements checked, %3 wrong, %4 unwritten, max abs error %5, max rel error %6%7\n")
                    .arg(q(o.name))
                    .arg(o.checked)
                    .arg(o.mismatches)
                    .arg(o.unwritten)
                    .arg(o.maxAbsError, 0, 'g', 3)
-                   .arg(o.maxRelError, 0, 'g', 3);
+                   .arg(o.maxRelError, 0, 'g', 3)
+                   .arg(o.atol && o.rtol ? QStringLiteral(" (tolerance: atol %1, rtol %2)")
+                                               .arg(*o.atol, 0, 'g', 3)
+                                               .arg(*o.rtol, 0, 'g', 3)
+                                         : QString());
         if (o.firstMismatch)
             out += QStringLiteral("    first mismatch at index %1 (seed %2): got %3, expected %4\n")
                        .arg(*o.firstMismatch)

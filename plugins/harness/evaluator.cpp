@@ -979,6 +979,8 @@ bool Evaluation::verifyCandidate() {
     for (const auto& o : task.outputs) {
         protocol::OutputCheck c;
         c.name = o.name;
+        c.atol = o.atol;
+        c.rtol = o.rtol;
         m_result.outputs.push_back(c);
     }
     std::string inputsChanged;

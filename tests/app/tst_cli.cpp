@@ -88,6 +88,12 @@ private slots:
         QCOMPARE(o[QStringLiteral("status")].toString(), QStringLiteral("ok"));
         QVERIFY(o[QStringLiteral("timing")].toObject().contains(QStringLiteral("candidate")));
         QCOMPARE(o[QStringLiteral("outputs")].toArray().at(0).toObject()[QStringLiteral("mismatches")].toInt(), 0);
+        // Each output's errors come with the tolerance they were judged by.
+        const QJsonObject out = o[QStringLiteral("outputs")].toArray().at(0).toObject();
+        QVERIFY(out.contains(QStringLiteral("atol")) && out.contains(QStringLiteral("rtol")));
+        const Run text = kforge({QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("vector_add"),
+                                 QStringLiteral("--variant"), QStringLiteral("small"), QStringLiteral("--no-timing")});
+        QVERIFY2(text.out.contains("(tolerance: atol "), text.out.constData());
     }
 
     void evalIncorrectKernelExitsNonZero() {

@@ -133,7 +133,7 @@ private slots:
         r.id = 5;
         r.status = protocol::Status::Incorrect;
         r.message = "wrong";
-        r.outputs.push_back({"y", 100, 3, 1, 0, 0.5, 0.1, 17, 1.0, 2.0, 3});
+        r.outputs.push_back({"y", 100, 3, 1, 0, 0.5, 0.1, 17, 1.0, 2.0, 3, 1e-5, 1e-3});
         r.checks.push_back({"all_written", false, "1 element"});
         r.candidateTiming = protocol::TimingStats{"opencl-profiling", 10, 5.0, 5.1, 4.9, 6.0, 0.01};
         r.diagnostics.push_back({"compile", "warning", "unused", "candidate", 3, 7});
@@ -146,6 +146,8 @@ private slots:
         const auto& back = std::get<protocol::EvaluateResult>(*decoded);
         QCOMPARE(back.status, protocol::Status::Incorrect);
         QCOMPARE(back.outputs.at(0).firstMismatch.value(), 17u);
+        QCOMPARE(back.outputs.at(0).atol.value(), 1e-5);
+        QCOMPARE(back.outputs.at(0).rtol.value(), 1e-3);
         QCOMPARE(back.checks.at(0).passed, false);
         QCOMPARE(back.candidateTiming->medianUs, 5.0);
         QCOMPARE(back.diagnostics.at(0).line, 3);

@@ -48,6 +48,13 @@ QStandardItem* resultItem(bool passed) {
     return item;
 }
 
+// What an element may differ by: atol + rtol * |expected|; empty for results that did not say.
+QString tolerance(const protocol::OutputCheck& o) {
+    if (!o.atol || !o.rtol)
+        return {};
+    return DiagnosticsView::tr("atol %1, rtol %2").arg(number(*o.atol), number(*o.rtol));
+}
+
 // One output's comparison with the reference, in the words a person checks first.
 QString outputDetail(const protocol::OutputCheck& o) {
     QStringList parts;
@@ -278,21 +285,21 @@ void DiagnosticsView::showEvaluation(int index) {
 
     m_checks->clear();
     m_checks->setHorizontalHeaderLabels(
-        {tr("Check"), tr("Result"), tr("Max abs error"), tr("Max rel error"), tr("Details")});
+        {tr("Check"), tr("Result"), tr("Max abs error"), tr("Max rel error"), tr("Tolerance"), tr("Details")});
     bool allPassed = true;
     for (const auto& o : result.outputs) {
         const bool passed = o.mismatches == 0 && o.unwritten == 0 && o.nonFinite == 0;
         allPassed = allPassed && passed;
         m_checks->appendRow({new QStandardItem(tr("output %1").arg(q(o.name))), resultItem(passed),
                              new QStandardItem(number(o.maxAbsError)), new QStandardItem(number(o.maxRelError)),
-                             new QStandardItem(outputDetail(o))});
+                             new QStandardItem(tolerance(o)), new QStandardItem(outputDetail(o))});
     }
     for (const auto& c : result.checks) {
         allPassed = allPassed && c.passed;
         m_checks->appendRow({new QStandardItem(statusTitle(q(c.name))), resultItem(c.passed), new QStandardItem,
-                             new QStandardItem, new QStandardItem(q(c.detail))});
+                             new QStandardItem, new QStandardItem, new QStandardItem(q(c.detail))});
     }
-    for (int column = 0; column < 4; ++column)
+    for (int column = 0; column < 5; ++column)
         m_checksView->resizeColumnToContents(column);
     const bool anyChecks = m_checks->rowCount() > 0;
     m_tabs->setTabIcon(m_tabs->indexOf(m_checksView), !anyChecks  ? QIcon()

@@ -235,6 +235,10 @@ json toJson(const EvaluateResult& r) {
                {"non_finite", o.nonFinite},
                {"max_abs_error", o.maxAbsError},
                {"max_rel_error", o.maxRelError}};
+        if (o.atol && o.rtol) {
+            e["atol"] = *o.atol;
+            e["rtol"] = *o.rtol;
+        }
         if (o.firstMismatch)
             e["first_mismatch"] = {
                 {"index", *o.firstMismatch}, {"got", o.firstGot}, {"expected", o.firstExpected}, {"seed", o.firstSeed}};
@@ -455,6 +459,10 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
             oc.nonFinite = value<std::uint64_t>(o, "non_finite", 0);
             oc.maxAbsError = value(o, "max_abs_error", 0.0);
             oc.maxRelError = value(o, "max_rel_error", 0.0);
+            if (o.contains("atol") && o.contains("rtol") && o["atol"].is_number() && o["rtol"].is_number()) {
+                oc.atol = o["atol"].get<double>();
+                oc.rtol = o["rtol"].get<double>();
+            }
             if (auto fm = o.find("first_mismatch"); fm != o.end() && fm->is_object()) {
                 oc.firstMismatch = value<std::uint64_t>(*fm, "index", 0);
                 oc.firstGot = value(*fm, "got", 0.0);

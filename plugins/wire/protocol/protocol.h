@@ -135,6 +135,10 @@ struct OutputCheck {
     double firstGot = 0.0;
     double firstExpected = 0.0;
     std::uint64_t firstSeed = 0;
+    // The output's tolerance: an element passes when |got - expected| <= atol + rtol * |expected|,
+    // so a large relative error on values near zero can still pass. Unknown in older results.
+    std::optional<double> atol;
+    std::optional<double> rtol;
 };
 
 struct IntegrityCheck {
