@@ -110,6 +110,11 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     m_useExperts->setChecked(true);
     m_useExperience = new QCheckBox(tr("Experience library (start from what earlier runs learned)"));
     m_useExperience->setChecked(true);
+    m_useTuningCache = new QCheckBox(tr("Tuning cache (the tuner starts from the times earlier runs measured)"));
+    m_useTuningCache->setToolTip(tr("Kept in the experience library per task, sizes, device and kernel template; "
+                                    "`kforge experience forget-tuning` clears it"));
+    m_useTuningCache->setChecked(true);
+    connect(m_useExperience, &QCheckBox::toggled, m_useTuningCache, &QCheckBox::setEnabled);
     m_useLlm = new QCheckBox(tr("Language models"));
     m_models = new QLineEdit;
     m_models->setPlaceholderText(QStringLiteral("openai:gpt-4.1-mini, anthropic:claude-sonnet-4-5=2@0,1"));
@@ -132,6 +137,7 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     proposerForm->addRow(m_useExperts);
     proposerForm->addRow(tr("Expert &rate:"), m_expertRate);
     proposerForm->addRow(m_useExperience);
+    proposerForm->addRow(m_useTuningCache);
     proposerForm->addRow(m_useLlm);
     proposerForm->addRow(tr("&Models:"), m_models);
     proposerForm->addRow(tr("&Helper model:"), m_helper);
@@ -362,6 +368,7 @@ bool RunSetupDialog::check() {
     s.storePath = QFileInfo(m_store->text().trimmed()).absoluteFilePath();
     s.useExperts = m_useExperts->isChecked();
     s.useExperience = m_useExperience->isChecked();
+    s.useTuningCache = m_useTuningCache->isChecked();
     s.experiencePath = m_experiencePath;
     m_setup = std::move(s);
     return true;
@@ -394,6 +401,7 @@ void RunSetupDialog::restoreChoices() {
     m_budgetMinutes->setValue(settings.value(QStringLiteral("minutes"), m_budgetMinutes->value()).toDouble());
     m_useExperts->setChecked(settings.value(QStringLiteral("experts"), true).toBool());
     m_useExperience->setChecked(settings.value(QStringLiteral("experience"), true).toBool());
+    m_useTuningCache->setChecked(settings.value(QStringLiteral("tuningCache"), true).toBool());
     m_useLlm->setChecked(settings.value(QStringLiteral("llm"), false).toBool());
     m_models->setText(settings.value(QStringLiteral("models")).toString());
     m_helper->setText(settings.value(QStringLiteral("helper")).toString());
@@ -415,6 +423,7 @@ void RunSetupDialog::saveChoices() const {
     settings.setValue(QStringLiteral("minutes"), m_budgetMinutes->value());
     settings.setValue(QStringLiteral("experts"), m_useExperts->isChecked());
     settings.setValue(QStringLiteral("experience"), m_useExperience->isChecked());
+    settings.setValue(QStringLiteral("tuningCache"), m_useTuningCache->isChecked());
     settings.setValue(QStringLiteral("llm"), m_useLlm->isChecked());
     settings.setValue(QStringLiteral("models"), m_models->text());
     settings.setValue(QStringLiteral("helper"), m_helper->text());

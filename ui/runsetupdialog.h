@@ -60,6 +60,7 @@ private:
     QDoubleSpinBox* m_expertRate = nullptr;
     QCheckBox* m_useExperts = nullptr;
     QCheckBox* m_useExperience = nullptr;
+    QCheckBox* m_useTuningCache = nullptr;
     QCheckBox* m_useLlm = nullptr;
     QLineEdit* m_models = nullptr;
     QLineEdit* m_helper = nullptr;

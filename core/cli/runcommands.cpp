@@ -193,6 +193,10 @@ int runCommand(const QStringList& args) {
                  QStringLiteral("FILE")});
     p.addOption(
         {QStringLiteral("no-experience"), QStringLiteral("Neither start from nor add to an experience library.")});
+    p.addOption({QStringLiteral("no-tuning-cache"),
+                 QStringLiteral("The tuner neither starts from nor adds to the experience library's tuning cache "
+                                "(the times earlier runs measured for the same task, sizes, device and kernel "
+                                "template; `kforge experience forget-tuning` clears it).")});
     p.addOption({QStringLiteral("review-ceiling"),
                  QStringLiteral("Throughput above this share of the measured roof that binds the task waits for review "
                                 "instead of being accepted (default 0.9; 0: never)."),
@@ -312,6 +316,7 @@ int runCommand(const QStringList& args) {
     QDir().mkpath(QFileInfo(setup.storePath).absolutePath());
     setup.useExperience = !p.isSet(QStringLiteral("no-experience"));
     setup.experiencePath = p.value(QStringLiteral("experience"));
+    setup.useTuningCache = !p.isSet(QStringLiteral("no-tuning-cache"));
 
     const bool json = p.isSet(QStringLiteral("json"));
     const bool quiet = p.isSet(QStringLiteral("quiet"));
@@ -600,15 +605,20 @@ int experienceCommand(const QStringList& args) {
         "task, with the code before and after, and every pin, edit and veto with its reason).\n"
         "  kforge experience list [--task T] [--family F] [--backend B] [--text WORDS] [--limit N]\n"
         "  kforge experience export FILE      share it with a team\n"
-        "  kforge experience import FILE      add someone else's (duplicates are skipped)"));
+        "  kforge experience import FILE      add someone else's (duplicates are skipped)\n"
+        "  kforge experience forget-tuning [--task T]\n"
+        "                                     clear the tuning cache: the times the tuner measured, kept per task,\n"
+        "                                     sizes, device and kernel template so that later runs start from them"));
     p.addHelpOption();
-    p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, export or import"));
+    p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, export, import or forget-tuning"));
     p.addPositionalArgument(QStringLiteral("file"), QStringLiteral("For export and import: the JSON file."),
                             QStringLiteral("[FILE]"));
     p.addOption({QStringLiteral("library"),
                  QStringLiteral("The library (default %1).").arg(experience::ExperienceLibrary::defaultPath()),
                  QStringLiteral("FILE")});
-    p.addOption({QStringLiteral("task"), QStringLiteral("Rank insights of this task first."), QStringLiteral("T")});
+    p.addOption({QStringLiteral("task"),
+                 QStringLiteral("Rank insights of this task first; with forget-tuning, forget only this task's."),
+                 QStringLiteral("T")});
     p.addOption(
         {QStringLiteral("family"), QStringLiteral("Rank insights of this task family first."), QStringLiteral("F")});
     p.addOption(
@@ -645,8 +655,19 @@ int experienceCommand(const QStringList& args) {
         }
         return 0;
     }
+    if (action == QLatin1String("forget-tuning")) {
+        const QString task = p.value(QStringLiteral("task"));
+        auto forgotten = (*library)->forgetTuning(task);
+        if (!forgotten)
+            return fail(ExitSetup, QString::fromStdString(forgotten.error()));
+        out() << "forgot " << *forgotten << " tuning measurements"
+              << (task.isEmpty() ? QString() : QStringLiteral(" of %1").arg(task)) << " in " << path << "\n";
+        return 0;
+    }
     if (action != QLatin1String("list"))
-        return fail(ExitUsage, QStringLiteral("experience: unknown action '%1' (list, export or import)").arg(action));
+        return fail(
+            ExitUsage,
+            QStringLiteral("experience: unknown action '%1' (list, export, import or forget-tuning)").arg(action));
     experience::Query query;
     query.task = p.value(QStringLiteral("task"));
     query.family = p.value(QStringLiteral("family"));

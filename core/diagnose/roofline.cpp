@@ -29,6 +29,8 @@ Ceilings Ceilings::fromWorker(const std::map<std::string, double>& c, const QStr
     out.fp32Flops = get(c, "fp32_flops_per_s");
     out.fp16TensorFlops = get(c, "fp16_tensor_flops_per_s");
     out.bf16TensorFlops = get(c, "bf16_tensor_flops_per_s");
+    out.fp16WgmmaFlops = get(c, "fp16_wgmma_flops_per_s");
+    out.bf16WgmmaFlops = get(c, "bf16_wgmma_flops_per_s");
     out.cacheBytes = get(c, "cache_bytes");
     return out;
 }
@@ -40,9 +42,43 @@ QJsonObject Ceilings::toJson() const {
                      {QStringLiteral("fp32_flops_per_s"), fp32Flops},
                      {QStringLiteral("fp16_tensor_flops_per_s"), fp16TensorFlops},
                      {QStringLiteral("bf16_tensor_flops_per_s"), bf16TensorFlops}};
+    if (fp16WgmmaFlops > 0.0)
+        json.insert(QStringLiteral("fp16_wgmma_flops_per_s"), fp16WgmmaFlops);
+    if (bf16WgmmaFlops > 0.0)
+        json.insert(QStringLiteral("bf16_wgmma_flops_per_s"), bf16WgmmaFlops);
     if (cacheBytes > 0.0)
         json.insert(QStringLiteral("cache_bytes"), cacheBytes);
     return json;
+}
+
+double Ceilings::fastestFlops() const {
+    return std::max({fp32Flops, fp16TensorFlops, bf16TensorFlops, fp16WgmmaFlops, bf16WgmmaFlops});
+}
+
+TensorInstructions tensorInstructionsOf(const QString& source) {
+    if (source.isEmpty())
+        return TensorInstructions::Unknown;
+    // The code without its comments: a comment that mentions wgmma does not make a kernel use it.
+    QString code;
+    code.reserve(source.size());
+    for (qsizetype i = 0; i < source.size(); ++i) {
+        if (source[i] == u'/' && i + 1 < source.size() && source[i + 1] == u'/') {
+            while (i < source.size() && source[i] != u'\n')
+                ++i;
+        } else if (source[i] == u'/' && i + 1 < source.size() && source[i + 1] == u'*') {
+            const qsizetype end = source.indexOf(QStringLiteral("*/"), i + 2);
+            i = end < 0 ? source.size() : end + 1;
+            continue;
+        }
+        if (i < source.size())
+            code += source[i];
+    }
+    if (code.contains(QStringLiteral("wgmma.mma_async")))
+        return TensorInstructions::Wgmma;
+    if (code.contains(QStringLiteral("mma.sync")) || code.contains(QStringLiteral("wmma::"))
+        || code.contains(QStringLiteral("mma_sync(")))
+        return TensorInstructions::MmaSync;
+    return TensorInstructions::None;
 }
 
 QString Ceilings::summary() const {
@@ -56,10 +92,15 @@ QString Ceilings::summary() const {
         parts << QStringLiteral("DRAM ") + rate(dramBytes, QStringLiteral("B/s"));
     if (fp32Flops > 0.0)
         parts << QStringLiteral("FP32 ") + rate(fp32Flops, QStringLiteral("FLOP/s"));
+    const QString mma = hasWgmmaRoofs() ? QStringLiteral(" (mma.sync)") : QString();
     if (fp16TensorFlops > 0.0)
-        parts << QStringLiteral("fp16 tensor ") + rate(fp16TensorFlops, QStringLiteral("FLOP/s"));
+        parts << QStringLiteral("fp16 tensor%1 ").arg(mma) + rate(fp16TensorFlops, QStringLiteral("FLOP/s"));
     if (bf16TensorFlops > 0.0)
-        parts << QStringLiteral("bf16 tensor ") + rate(bf16TensorFlops, QStringLiteral("FLOP/s"));
+        parts << QStringLiteral("bf16 tensor%1 ").arg(mma) + rate(bf16TensorFlops, QStringLiteral("FLOP/s"));
+    if (fp16WgmmaFlops > 0.0)
+        parts << QStringLiteral("fp16 tensor (wgmma) ") + rate(fp16WgmmaFlops, QStringLiteral("FLOP/s"));
+    if (bf16WgmmaFlops > 0.0)
+        parts << QStringLiteral("bf16 tensor (wgmma) ") + rate(bf16WgmmaFlops, QStringLiteral("FLOP/s"));
     return parts.join(QStringLiteral(", "));
 }
 
@@ -71,6 +112,8 @@ Ceilings Ceilings::fromJson(const QJsonObject& j) {
     c.fp32Flops = j.value(QStringLiteral("fp32_flops_per_s")).toDouble();
     c.fp16TensorFlops = j.value(QStringLiteral("fp16_tensor_flops_per_s")).toDouble();
     c.bf16TensorFlops = j.value(QStringLiteral("bf16_tensor_flops_per_s")).toDouble();
+    c.fp16WgmmaFlops = j.value(QStringLiteral("fp16_wgmma_flops_per_s")).toDouble();
+    c.bf16WgmmaFlops = j.value(QStringLiteral("bf16_wgmma_flops_per_s")).toDouble();
     c.cacheBytes = j.value(QStringLiteral("cache_bytes")).toDouble();
     return c;
 }
@@ -114,7 +157,8 @@ Roofline Roofline::fromJson(const QJsonObject& j) {
 }
 
 spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec::Sizes& sizes,
-                                         const protocol::EvaluateResult& result, const Ceilings& ceilings) {
+                                         const protocol::EvaluateResult& result, const Ceilings& ceilings,
+                                         TensorInstructions instructions) {
     if (result.status != protocol::Status::Ok || !result.candidateTiming || result.candidateTiming->medianUs <= 0.0)
         return spec::fail("no roofline: the candidate was not timed");
     Roofline r;
@@ -147,17 +191,27 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
     r.achievedFlops = r.flops / r.seconds;
     r.achievedBytes = r.bytes / r.seconds;
 
-    // The compute roof that applies: tensor cores for half-precision inputs, FP32 otherwise.
+    // The compute roof that applies: tensor cores for half-precision inputs (the roof of the
+    // kernel's instructions, else the faster one), FP32 otherwise.
     r.peakName = QStringLiteral("fp32");
     r.peakFlops = ceilings.fp32Flops;
-    for (const auto& input : task.inputs) {
-        if (input.dtype == spec::DType::Float16 && ceilings.fp16TensorFlops > 0.0) {
-            r.peakName = QStringLiteral("fp16_tensor");
-            r.peakFlops = ceilings.fp16TensorFlops;
-        } else if (input.dtype == spec::DType::BFloat16 && ceilings.bf16TensorFlops > 0.0) {
-            r.peakName = QStringLiteral("bf16_tensor");
-            r.peakFlops = ceilings.bf16TensorFlops;
+    const auto tensorRoof = [&](const char* type, double mma, double wgmma) {
+        const bool useWgmma = wgmma > 0.0
+                              && (instructions == TensorInstructions::Wgmma
+                                  || (instructions != TensorInstructions::MmaSync && wgmma > mma) || mma <= 0.0);
+        if (useWgmma) {
+            r.peakName = QStringLiteral("%1_wgmma").arg(QLatin1String(type));
+            r.peakFlops = wgmma;
+        } else if (mma > 0.0) {
+            r.peakName = QStringLiteral("%1_tensor").arg(QLatin1String(type));
+            r.peakFlops = mma;
         }
+    };
+    for (const auto& input : task.inputs) {
+        if (input.dtype == spec::DType::Float16)
+            tensorRoof("fp16", ceilings.fp16TensorFlops, ceilings.fp16WgmmaFlops);
+        else if (input.dtype == spec::DType::BFloat16)
+            tensorRoof("bf16", ceilings.bf16TensorFlops, ceilings.bf16WgmmaFlops);
     }
     r.peakBytes = ceilings.dramBytes;
     if (!ceilings.valid())

@@ -23,16 +23,28 @@ struct Ceilings {
     double l2Bytes = 0.0;
     double fp32Flops = 0.0;
     double fp16TensorFlops = 0.0;
-    double bf16TensorFlops = 0.0;
+    double bf16TensorFlops = 0.0; // mma.sync / WMMA
+    double fp16WgmmaFlops = 0.0;  // Hopper's wgmma (compute capability 9.0); 0 where not measured
+    double bf16WgmmaFlops = 0.0;
     double cacheBytes = 0.0; // the last-level cache a working set may fit in; 0 when unknown (not a rate)
 
     bool valid() const { return dramBytes > 0.0 && fp32Flops > 0.0; }
+    // The fastest compute roof measured, whatever unit it is for.
+    double fastestFlops() const;
+    // Whether the tensor roofs include the wgmma ones, which sit near the hardware's peak.
+    bool hasWgmmaRoofs() const { return fp16WgmmaFlops > 0.0 || bf16WgmmaFlops > 0.0; }
     static Ceilings fromWorker(const std::map<std::string, double>& ceilings, const QString& device);
     QJsonObject toJson() const;
     static Ceilings fromJson(const QJsonObject& json);
     // One line for people and prompts: "DRAM 4.53 TB/s, FP32 65.3 TFLOP/s, ..."; empty when unknown.
     QString summary() const;
 };
+
+// Which tensor-core instructions a kernel file's code uses, read from its text (comments left out):
+// the compute roof that applies to a half-precision kernel depends on it, since mma.sync cannot
+// reach what wgmma does on Hopper.
+enum class TensorInstructions { Unknown, None, MmaSync, Wgmma };
+TensorInstructions tensorInstructionsOf(const QString& source);
 
 struct Roofline {
     double flops = 0.0;           // per run of the launch plan
@@ -41,8 +53,9 @@ struct Roofline {
     double intensity = 0.0;       // flops / bytes
     double achievedFlops = 0.0;   // per second
     double achievedBytes = 0.0;   // per second
-    double peakFlops = 0.0;       // the compute ceiling that applies (FP32 or tensor, by the inputs' dtype)
-    QString peakName;             // "fp32", "fp16_tensor", "bf16_tensor"
+    double peakFlops = 0.0;       // the compute ceiling that applies (FP32 or tensor, by the inputs' dtype and
+                                  // the kernel's tensor instructions)
+    QString peakName;             // "fp32", "fp16_tensor", "bf16_tensor" (mma.sync), "fp16_wgmma", "bf16_wgmma"
     double peakBytes = 0.0;       // DRAM ceiling
     double boundSeconds = 0.0;    // max(flops / peakFlops, bytes / peakBytes)
     double fractionOfBound = 0.0; // boundSeconds / seconds: 1 means on the roofline
@@ -57,8 +70,11 @@ struct Roofline {
 
 // The roofline point of an evaluation's candidate timing at `sizes`; fails (with a reason) when the
 // result has no timing or the formulas do not evaluate. Without valid ceilings the achieved
-// figures are filled and the fractions stay 0.
+// figures are filled and the fractions stay 0. For half-precision inputs the roof is the tensor roof
+// of the kernel's instructions (mma.sync or wgmma); where they are unknown, or the kernel uses
+// neither, the faster of the two measured.
 spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec::Sizes& sizes,
-                                         const protocol::EvaluateResult& result, const Ceilings& ceilings);
+                                         const protocol::EvaluateResult& result, const Ceilings& ceilings,
+                                         TensorInstructions instructions = TensorInstructions::Unknown);
 
 } // namespace kforge::diagnose

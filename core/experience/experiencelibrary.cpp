@@ -99,6 +99,22 @@ CREATE TRIGGER insights_fts_update AFTER UPDATE ON insights BEGIN
     VALUES (new.id, new.transformation, new.summary, new.reason, new.diff);
 END;
 )sql",
+    // 2: the tuning cache, the template tuner's measurements across runs.
+    R"sql(
+CREATE TABLE tuning (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    task TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    sizes TEXT NOT NULL,        -- the size variant and its values: "small: N=4096"
+    device TEXT NOT NULL,       -- the device's model as the worker names it
+    kernel TEXT NOT NULL,       -- the template: a key of the kernel file without its parameter lines
+    params_json TEXT NOT NULL,  -- every declared parameter, {"BLOCK": 128, ...}, keys in order
+    median_us REAL,             -- NULL: it failed
+    status TEXT NOT NULL,       -- ok, or how it failed
+    at TEXT NOT NULL,
+    UNIQUE(task, backend, sizes, device, kernel, params_json)
+);
+)sql",
 };
 
 int schemaVersion() {
@@ -349,6 +365,41 @@ QString jsonType(const QJsonValue& value) {
         break;
     }
     return QStringLiteral("missing");
+}
+
+std::string paramsJson(const model::ParamValues& params) {
+    QJsonObject json;
+    for (const auto& [name, value] : params)
+        json.insert(QString::fromStdString(name), static_cast<qint64>(value));
+    return QJsonDocument(json).toJson(QJsonDocument::Compact).toStdString();
+}
+
+// A stored tuning record, or what is wrong with it.
+Expected<TuningRecord> readTuning(const Statement& row, const std::string& where) {
+    const std::string what = where + ": tuning record " + std::to_string(row.int64(0));
+    QJsonParseError error;
+    const QJsonDocument document = QJsonDocument::fromJson(QByteArray::fromStdString(row.utf8(1)), &error);
+    if (error.error != QJsonParseError::NoError || !document.isObject())
+        return fail(what + ": its parameters are not a JSON object");
+    TuningRecord r;
+    const QJsonObject params = document.object();
+    for (auto it = params.begin(); it != params.end(); ++it) {
+        const QJsonValue value = it.value();
+        if (!value.isDouble() || value.toDouble() != static_cast<double>(value.toInteger()))
+            return fail(what + ": parameter '" + it.key().toStdString() + "' is not an integer");
+        r.params[it.key().toStdString()] = value.toInteger();
+    }
+    if (r.params.empty())
+        return fail(what + ": it names no parameter");
+    r.status = row.text(3);
+    if (r.status == QLatin1String("ok")) {
+        if (row.isNull(2) || !std::isfinite(row.real(2)) || row.real(2) <= 0)
+            return fail(what + ": a successful measurement without a positive time");
+        r.medianUs = row.real(2);
+    } else if (r.status.isEmpty()) {
+        return fail(what + ": it has no status");
+    }
+    return r;
 }
 
 } // namespace
@@ -606,6 +657,82 @@ Expected<int> ExperienceLibrary::importJson(const QString& file) {
         return Error{committed.error()};
     qCInfo(lcExperience).noquote() << "imported" << added << "new insights of" << insights.size() << "from" << file;
     return added;
+}
+
+// --- The tuning cache ---
+
+Status ExperienceLibrary::recordTuning(const TuningKey& key, const QList<TuningRecord>& records) {
+    const std::string where = whereOf(m_path);
+    Transaction transaction(m_db, where);
+    if (!transaction.begun())
+        return transaction.begun();
+    const QString at = timestamp(QDateTime::currentDateTimeUtc());
+    for (const TuningRecord& r : records) {
+        if (r.medianUs && (!std::isfinite(*r.medianUs) || *r.medianUs <= 0))
+            return fail(where + ": a tuning record's time must be positive");
+        Statement upsert(m_db, "INSERT INTO tuning(task, backend, sizes, device, kernel, params_json, median_us, "
+                               "status, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                               "ON CONFLICT(task, backend, sizes, device, kernel, params_json) DO UPDATE SET "
+                               "median_us = excluded.median_us, status = excluded.status, at = excluded.at");
+        upsert.bindText(1, key.task)
+            .bindText(2, key.backend)
+            .bindText(3, key.sizes)
+            .bindText(4, key.device)
+            .bindText(5, key.kernel)
+            .bindText(6, paramsJson(r.params))
+            .bindDouble(7, r.medianUs)
+            .bindText(8, r.medianUs ? QStringLiteral("ok") : (r.status.isEmpty() ? QStringLiteral("failed") : r.status))
+            .bindText(9, at);
+        if (!upsert.run())
+            return failure(where, "cannot record a tuning measurement", upsert);
+    }
+    return transaction.commit();
+}
+
+Expected<TuningRecall> ExperienceLibrary::recallTuning(const TuningKey& key) {
+    const std::string where = whereOf(m_path);
+    Statement query(m_db, "SELECT id, params_json, median_us, status FROM tuning WHERE task = ? AND backend = ? "
+                          "AND sizes = ? AND device = ? AND kernel = ? ORDER BY id");
+    query.bindText(1, key.task)
+        .bindText(2, key.backend)
+        .bindText(3, key.sizes)
+        .bindText(4, key.device)
+        .bindText(5, key.kernel);
+    TuningRecall recall;
+    int rc = SQLITE_OK;
+    while ((rc = query.step()) == SQLITE_ROW) {
+        auto record = readTuning(query, where);
+        if (record)
+            recall.records.push_back(std::move(*record));
+        else
+            recall.problems << QString::fromStdString(record.error());
+    }
+    if (rc != SQLITE_DONE)
+        return failure(where, "cannot read the tuning cache", query);
+    return recall;
+}
+
+Expected<int> ExperienceLibrary::tuningCount(const QString& task) {
+    Statement query(m_db, "SELECT count(*) FROM tuning WHERE ? = '' OR task = ?");
+    query.bindText(1, task).bindText(2, task);
+    if (query.step() != SQLITE_ROW)
+        return failure(whereOf(m_path), "cannot count the tuning cache's records", query);
+    return static_cast<int>(query.int64(0));
+}
+
+Expected<int> ExperienceLibrary::forgetTuning(const QString& task) {
+    const std::string where = whereOf(m_path);
+    Transaction transaction(m_db, where);
+    if (!transaction.begun())
+        return Error{transaction.begun().error()};
+    Statement remove(m_db, "DELETE FROM tuning WHERE ? = '' OR task = ?");
+    remove.bindText(1, task).bindText(2, task);
+    if (!remove.run())
+        return failure(where, "cannot clear the tuning cache", remove);
+    const int removed = static_cast<int>(sqlite3_changes64(m_db));
+    if (auto committed = transaction.commit(); !committed)
+        return Error{committed.error()};
+    return removed;
 }
 
 } // namespace kforge::experience

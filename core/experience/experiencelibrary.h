@@ -4,9 +4,12 @@
 // the diff — and are harvested by the engine when a change helps or hurts clearly; every human
 // action (pin, edit, veto, with the user's reason) is one too. Retrieval by task family,
 // bottleneck and free text (SQLite FTS5) feeds prompts and the seeding of islands. Export and
-// import as JSON let a team share one library.
+// import as JSON let a team share one library. It also holds the tuning cache: the template
+// tuner's measurements per task, sizes, device and kernel template, so that a later run on the same
+// problem starts its tuners from them (not exported: they hold only on the device measured).
 
 #include "expected.h"
+#include "model/candidate.h"
 #include "model/kinds.h"
 
 #include <QDateTime>
@@ -15,6 +18,7 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 
 struct sqlite3;
 
@@ -49,6 +53,30 @@ struct Query {
     QString text; // free words, matched with FTS5 against transformation, summary, reason, diff
 };
 
+// Where tuning measurements hold: one kernel template on one task, at one set of sizes, on one
+// device.
+struct TuningKey {
+    QString task;
+    QString backend;
+    QString sizes;  // the size variant and its values: "small: N=4096"
+    QString device; // the device's model as the worker names it: "NVIDIA H200"
+    QString kernel; // the template: a key of the kernel file without its parameter lines
+};
+
+// One configuration's measurement.
+struct TuningRecord {
+    model::ParamValues params;      // every declared parameter
+    std::optional<double> medianUs; // none: it failed
+    QString status;                 // ok, or how it failed: compile_error, incorrect, rejected...
+};
+
+// What the tuning cache holds for a key; records that cannot be read are skipped, each named in
+// `problems`.
+struct TuningRecall {
+    QList<TuningRecord> records;
+    QStringList problems;
+};
+
 class ExperienceLibrary {
 public:
     // Opens or creates the library (WAL, schema version with migrations, like the run store).
@@ -77,6 +105,13 @@ public:
     spec::Status exportJson(const QString& file);
     // Reads such a document; returns how many insights were new. Errors name the file and entry.
     spec::Expected<int> importJson(const QString& file);
+
+    // The tuning cache. One record per configuration and key: a new measurement replaces the old.
+    spec::Status recordTuning(const TuningKey& key, const QList<TuningRecord>& records);
+    spec::Expected<TuningRecall> recallTuning(const TuningKey& key);
+    // How many records the cache holds (of one task, when given), and forgetting them.
+    spec::Expected<int> tuningCount(const QString& task = {});
+    spec::Expected<int> forgetTuning(const QString& task = {});
 
 private:
     ExperienceLibrary(sqlite3* db, QString path);

@@ -43,4 +43,15 @@ Fitness fitnessOf(const protocol::EvaluateResult& result) {
     return f;
 }
 
+QString templateKey(const QString& source) {
+    // `// kforge:param NAME in {choices} = DEFAULT` without its `= DEFAULT`; a fixed parameter's
+    // value (`NAME = VALUE`) is part of the template.
+    static const QRegularExpression tunableDefault(
+        QStringLiteral(R"(^(\s*//\s*kforge:param\s+\w+\s+in\s*\{[^}\n]*\})\s*=[^\n]*$)"),
+        QRegularExpression::MultilineOption);
+    QString normalised = source;
+    normalised.replace(tunableDefault, QStringLiteral("\\1"));
+    return candidateKey(normalised, {});
+}
+
 } // namespace kforge::model

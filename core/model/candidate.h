@@ -33,7 +33,8 @@ struct Candidate {
     int island = 0;
     int generation = 0;
     Origin origin = Origin::Seed;
-    std::optional<LlmOperator> llmOperator; // the operator, for a kernel a language model wrote
+    std::optional<LlmOperator> llmOperator;     // the operator, for a kernel a language model wrote
+    std::optional<TunerStrategy> tunerStrategy; // how the tuner found it, for a kernel the tuner proposed
     QString label; // one line for people: "expert sgemm/tiled_register", "tuner BX=32", "baseline"
     QString key;   // identity for "never evaluate twice": hash of normalised source and params
     bool pinned = false;
@@ -58,5 +59,10 @@ Fitness fitnessOf(const protocol::EvaluateResult& result);
 // The identity of a kernel for "never evaluate twice": a hash of the code without comments or
 // layout, its launch-plan directives, and the complete parameter values.
 QString candidateKey(const QString& source, const ParamValues& completeParams);
+
+// The identity of a kernel template, what one tuner searches: the key of the code and directives
+// without parameter values and without the tunable parameters' defaults, so that a kernel baked
+// with other defaults (an exported kernel, one the experience library kept) is the same template.
+QString templateKey(const QString& source);
 
 } // namespace kforge::model

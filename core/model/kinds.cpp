@@ -61,6 +61,13 @@ constexpr Named<LlmOperator> kOperators[] = {
     {LlmOperator::Repair, "repair"}, {LlmOperator::Meta, "meta"},
 };
 
+constexpr Named<TunerStrategy> kTunerStrategies[] = {
+    {TunerStrategy::Neighbour, "neighbour"},
+    {TunerStrategy::Random, "random"},
+    {TunerStrategy::Model, "model"},
+    {TunerStrategy::Cache, "cache"},
+};
+
 } // namespace
 
 // Each enum's two functions over its table.
@@ -80,6 +87,7 @@ KFORGE_NAMES(RunState, kRunStates, runStateName, parseRunState)
 KFORGE_NAMES(EventKind, kEventKinds, eventKindName, parseEventKind)
 KFORGE_NAMES(InsightKind, kInsightKinds, insightKindName, parseInsightKind)
 KFORGE_NAMES(LlmOperator, kOperators, llmOperatorName, parseLlmOperator)
+KFORGE_NAMES(TunerStrategy, kTunerStrategies, tunerStrategyName, parseTunerStrategy)
 
 #undef KFORGE_NAMES
 

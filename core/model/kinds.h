@@ -1,10 +1,10 @@
 #pragma once
 // The named kinds a run is made of, as enums: where a candidate came from, why it was evaluated,
 // where its review stands, the backend a run targets, the state a run is in, the kinds of events in
-// a run's log, the kinds of insights in the experience library, and the operator a language model
-// applied. Each is stored and exchanged by its name (the names are the
-// stored format: never rename one); parsing an unknown name gives nullopt, so every reader decides
-// what an unknown name means where it meets one.
+// a run's log, the kinds of insights in the experience library, the operator a language model
+// applied, and how the template tuner found a configuration. Each is stored and exchanged by its
+// name (the names are the stored format: never rename one); parsing an unknown name gives nullopt,
+// so every reader decides what an unknown name means where it meets one.
 
 #include "sourcescan.h"
 
@@ -101,5 +101,12 @@ std::optional<InsightKind> parseInsightKind(const QString& name);
 enum class LlmOperator { Init, Mutate, Crossover, Repair, Meta };
 QString llmOperatorName(LlmOperator op); // also the name of the operator's prompt template
 std::optional<LlmOperator> parseLlmOperator(const QString& name);
+
+// How the template tuner found a configuration: one or two parameters moved from its parent's
+// (neighbour), a random one, the best that its model of the times measured so far predicts
+// (model), or one measured by an earlier run on the same task, sizes and device (cache).
+enum class TunerStrategy { Neighbour, Random, Model, Cache };
+QString tunerStrategyName(TunerStrategy strategy);
+std::optional<TunerStrategy> parseTunerStrategy(const QString& name);
 
 } // namespace kforge::model

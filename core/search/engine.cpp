@@ -99,10 +99,14 @@ spec::Status Engine::open() {
     sources.experts = m_experts;
     sources.seedKernels = std::move(loaded->seedKernels);
     sources.experience = m_experience.get();
+    sources.tuning = &m_tuning;
     sources.add = [this](model::Candidate c) { return addCandidate(std::move(c)); };
     sources.budgetLeft = [this] { return budgetLeft(); };
     sources.stopped = [this] { return m_finished; };
     m_offspring.setSources(std::move(sources));
+    m_tuning.attach({&m_population, m_setup.useTuningCache ? m_experience.get() : nullptr, q(m_task.spec.name),
+                     m_config.backend, TuningMemory::sizesKey(m_config.variant, m_sizes),
+                     [this](const QString& message) { emit notice(message); }});
     m_learning.attach(m_experience.get(), {q(m_task.spec.family), q(m_task.spec.name),
                                            model::backendName(m_config.backend), m_store->path(), m_run.id});
     m_curation.attach({m_store.get(), m_run.id, &m_record, &m_population, &m_islands, &m_promotions, &m_learning},
@@ -267,8 +271,8 @@ void Engine::nextGeneration() {
                      .arg(q(m_task.spec.name), model::backendName(m_config.backend)));
             return;
         }
-        finishWithYardstick(QStringLiteral(
-            "nothing left to try: every configuration of every kernel on every island has been evaluated"));
+        finishWithYardstick(QStringLiteral("nothing left to try: every configuration of every kernel on every island "
+                                           "has been evaluated (or an earlier run measured it slower than the best)"));
         return;
     }
     m_outstanding = static_cast<int>(m_batch.size());
@@ -384,6 +388,7 @@ void Engine::maybeCompleteGeneration() {
 void Engine::completeGeneration() {
     for (qint64 id : m_batch)
         integrate(m_population.at(id));
+    m_tuning.flush();
 
     if (m_generation == 0 && !m_batch.empty()) {
         const Entry& first = m_population.at(m_batch.front());
@@ -413,6 +418,7 @@ void Engine::completeGeneration() {
 
 void Engine::integrate(Entry& entry) {
     entry.fitness = model::fitnessOf(*entry.result);
+    m_tuning.learn(entry, m_generation > m_stored.generation);
     if (!entry.cell) // placed when its result arrived; replayed and rejected ones here
         entry.cell = m_evals->cellOf(entry.candidate, *entry.result);
     // A suspicious result waits for a person instead of entering the archive.

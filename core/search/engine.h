@@ -17,8 +17,9 @@
 //
 // The engine orchestrates; the decisions are policies beside it, each tested on its own:
 // Offspring (where children come from), parentselector, IslandModel, promotion and judgement,
-// Curation (pins, vetoes, reviews), LlmChildren, RunLearning, Steering, Evaluations (in flight,
-// and the device's ceilings), and RunLoader/RunRecorder for what is read and written.
+// Curation (pins, vetoes, reviews), LlmChildren, RunLearning, TuningMemory (what the tuners learn
+// from the times, across runs too), Steering, Evaluations (in flight, and the device's ceilings),
+// and RunLoader/RunRecorder for what is read and written.
 
 #include "search/curation.h"
 #include "search/enginetypes.h"
@@ -33,6 +34,7 @@
 #include "search/runloader.h"
 #include "search/runrecorder.h"
 #include "search/steering.h"
+#include "search/tuningmemory.h"
 
 #include "propose/llmproposer.h"
 
@@ -151,6 +153,7 @@ private:
     IslandModel m_islands;
     Offspring m_offspring;
     RunLearning m_learning;
+    TuningMemory m_tuning;
     Steering m_steering;
     Promotions m_promotions;
     Curation m_curation; // pins, vetoes and reviews

@@ -118,7 +118,10 @@ void Evaluations::onEvaluated(qint64 ticket, const protocol::EvaluateResult& res
             emit drained();
         return;
     }
-    const Judgement j = judge(result, {m_c.task, m_c.sizes, m_ceilings, m_c.diagnosis, m_c.config});
+    JudgementContext context{m_c.task, m_c.sizes, m_ceilings, m_c.diagnosis, m_c.config};
+    if (const Entry* entry = m_c.population->find(pending.candidate))
+        context.instructions = diagnose::tensorInstructionsOf(entry->candidate.source);
+    const Judgement j = judge(result, context);
     if (j.impossible)
         emit notice(
             QStringLiteral("candidate %1 rejected: impossible timing: %2").arg(pending.candidate).arg(*j.impossible));

@@ -9,7 +9,8 @@ namespace kforge::search {
 Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& context) {
     Judgement j;
     j.result = result;
-    if (auto r = diagnose::computeRoofline(context.task->spec, context.sizes, result, context.ceilings))
+    if (auto r = diagnose::computeRoofline(context.task->spec, context.sizes, result, context.ceilings,
+                                           context.instructions))
         j.roofline = *r;
     if (result.status == protocol::Status::Ok)
         j.impossible = impossibleTiming(j.roofline, context.ceilings, *context.config);

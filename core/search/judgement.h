@@ -29,6 +29,8 @@ struct JudgementContext {
     diagnose::Ceilings ceilings;
     const diagnose::Diagnosis* diagnosis = nullptr; // null: no findings
     const RunConfig* config = nullptr;
+    // The candidate's tensor instructions, which pick its compute roof (diagnose::tensorInstructionsOf).
+    diagnose::TensorInstructions instructions = diagnose::TensorInstructions::Unknown;
 };
 
 Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& context);

@@ -167,7 +167,7 @@ std::optional<qint64> Offspring::selectParent(int island, std::mt19937_64& rng, 
 std::optional<model::Candidate> Offspring::expertChild(int island, int generation) {
     auto& tried = m_s.islands->island(island).expertsTried;
     for (const auto& expert : m_s.experts) {
-        const QString templateKey = model::candidateKey(expert.source, {});
+        const QString templateKey = model::templateKey(expert.source);
         if (tried.count(templateKey))
             continue;
         tried.insert(templateKey);
@@ -188,12 +188,15 @@ std::optional<model::Candidate> Offspring::tunerChild(int island, int generation
     propose::Tuner* tuner = m_s.population->tunerFor(parent);
     if (!tuner)
         return std::nullopt;
-    auto config = tuner->propose(parent.candidate.params, rng, m_s.config->tunerRestart);
-    if (!config)
+    if (m_s.tuning)
+        m_s.tuning->recall(parent, *tuner);
+    auto proposal = tuner->propose(parent.candidate.params, rng, m_s.config->tunerRestart);
+    if (!proposal)
         return std::nullopt;
     model::Candidate c;
     c.source = parent.candidate.source;
-    c.params = *config;
+    c.params = std::move(proposal->params);
+    c.tunerStrategy = proposal->strategy;
     c.parents = {parent.candidate.id};
     c.island = island;
     c.generation = generation;

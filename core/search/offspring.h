@@ -12,6 +12,7 @@
 #include "search/llmchildren.h"
 #include "search/population.h"
 #include "search/runconfig.h"
+#include "search/tuningmemory.h"
 
 #include "experience/experiencelibrary.h"
 #include "propose/expertlibrary.h"
@@ -38,6 +39,7 @@ public:
         QList<propose::Expert> experts;
         std::vector<model::Candidate> seedKernels;           // a user's own kernels to start from
         experience::ExperienceLibrary* experience = nullptr; // null: none
+        TuningMemory* tuning = nullptr;                      // null: the tuners start from nothing
         std::function<qint64(model::Candidate)> add;         // registers a child; returns its id
         std::function<int()> budgetLeft;                     // evaluations that may still start
         std::function<bool()> stopped;                       // the run stopped while proposing

@@ -26,7 +26,7 @@ void Population::restore(std::vector<model::Candidate> candidates) {
     for (model::Candidate& c : candidates) {
         Entry e;
         e.candidate = std::move(c);
-        e.templateKey = model::candidateKey(e.candidate.source, {});
+        e.templateKey = model::templateKey(e.candidate.source);
         add(std::move(e));
     }
 }
@@ -60,7 +60,7 @@ bool Population::hasKernel(const QString& source, const model::ParamValues& para
 model::ParamValues Population::completeParams(const QString& source, const model::ParamValues& params,
                                               QString* templateKey) const {
     if (templateKey)
-        *templateKey = model::candidateKey(source, {});
+        *templateKey = model::templateKey(source);
     auto kf = spec::KernelFile::parse(source.toStdString(), m_dialect);
     if (!kf)
         return params; // the worker will say what is wrong with it

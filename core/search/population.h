@@ -18,7 +18,7 @@ namespace kforge::search {
 
 struct Entry {
     model::Candidate candidate;
-    QString templateKey;                            // the source without its parameter values
+    QString templateKey;                            // model::templateKey of the source
     std::optional<protocol::EvaluateResult> result; // the search evaluation
     model::Fitness fitness;
     std::optional<model::Cell> cell;

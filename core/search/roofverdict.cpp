@@ -43,12 +43,14 @@ RoofVerdict judgeRoofs(const std::optional<diagnose::Roofline>& roofline, const 
     const double compute = roofline->computeFraction;
     const double achieved = roofline->achievedFlops;
     const QString& peakName = roofline->peakName;
-    const double fastest = std::max({ceilings.fp32Flops, ceilings.fp16TensorFlops, ceilings.bf16TensorFlops});
-    // The FP32 roof is measured with FMA chains that reach ~97% of the hardware's peak, so above
-    // it (with no faster unit) is impossible. Tensor roofs are measured with portable mma.sync
-    // micro-kernels, which fall short of what Hopper's wgmma reaches (631 against ~990 TFLOP/s on
-    // an H200): above them is only worth a person's look, never a rejection.
-    const bool tensorUnits = ceilings.fp16TensorFlops > 0.0 || ceilings.bf16TensorFlops > 0.0;
+    const double fastest = ceilings.fastestFlops();
+    // The FP32 roof is measured with FMA chains that reach ~97% of the hardware's peak, and on
+    // Hopper the wgmma roofs with back-to-back warpgroup MMAs: above the fastest of them is
+    // impossible. Where the tensor roofs come from mma.sync alone, which falls short of what a
+    // GPU's faster tensor path may reach (631 against ~990 TFLOP/s on an H200), above them is only
+    // worth a person's look, never a rejection.
+    const bool tensorUnits =
+        (ceilings.fp16TensorFlops > 0.0 || ceilings.bf16TensorFlops > 0.0) && !ceilings.hasWgmmaRoofs();
     if (fastest > 0.0 && achieved > rejectCeiling * fastest && !tensorUnits)
         raise(RoofVerdict::Kind::Impossible,
               QStringLiteral("it does the task's FLOPs at %1 of the device's fastest measured peak (%2 GFLOP/s): "

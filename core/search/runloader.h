@@ -44,6 +44,8 @@ struct EngineSetup {
     // The experience library the run learns into and starts from; empty: the user's default.
     QString experiencePath;
     bool useExperience = true;
+    // Whether the tuners start from, and add to, the experience library's tuning cache.
+    bool useTuningCache = true;
 
     bool resuming() const { return resumeRun >= 0; }
 };

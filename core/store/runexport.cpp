@@ -25,6 +25,13 @@ namespace {
 
 using util::q;
 
+// "tuner (model)" for a tuner's kernel that says how the tuner found it; the origin otherwise.
+QString originOf(const model::Candidate& c) {
+    if (c.tunerStrategy)
+        return QStringLiteral("%1 (%2)").arg(model::originName(c.origin), model::tunerStrategyName(*c.tunerStrategy));
+    return model::originName(c.origin);
+}
+
 Expected<qint64> resolveRun(RunStore& store, qint64 runId) {
     if (runId > 0)
         return runId;
@@ -160,8 +167,11 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
 
     std::map<QString, int> statuses;
     std::map<QString, int> origins;
+    std::map<QString, int> strategies; // of the tuner's kernels
     for (const auto& c : l.candidates) {
         ++origins[model::originName(c.origin)];
+        if (c.tunerStrategy)
+            ++strategies[model::tunerStrategyName(*c.tunerStrategy)];
         auto it = l.search.find(c.id);
         ++statuses[it == l.search.end() ? QStringLiteral("not evaluated")
                                         : q(std::string(protocol::statusName(it->second.result.status)))];
@@ -171,8 +181,14 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
         parts << QStringLiteral("%1 %2").arg(n).arg(name);
     t += QStringLiteral("results: %1\n").arg(parts.join(QStringLiteral(", ")));
     parts.clear();
-    for (const auto& [name, n] : origins)
-        parts << QStringLiteral("%1 %2").arg(n).arg(name);
+    for (const auto& [name, n] : origins) {
+        QStringList how;
+        if (name == model::originName(model::Origin::Tuner))
+            for (const auto& [strategy, m] : strategies)
+                how << QStringLiteral("%1 %2").arg(m).arg(strategy);
+        parts << (how.isEmpty() ? QStringLiteral("%1 %2").arg(n).arg(name)
+                                : QStringLiteral("%1 %2 (%3)").arg(n).arg(name, how.join(QStringLiteral(", "))));
+    }
     t += QStringLiteral("origins: %1\n").arg(parts.join(QStringLiteral(", ")));
 
     std::vector<const model::Candidate*> ranked;
@@ -197,16 +213,21 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
                      .arg(us, 9, 'f', 2)
                      .arg(c->island)
                      .arg(c->generation)
-                     .arg(c->label);
-            best.append(QJsonObject{{QStringLiteral("candidate"), c->id},
-                                    {QStringLiteral("speedup"), speedupOf(e)},
-                                    {QStringLiteral("median_us"), us},
-                                    {QStringLiteral("island"), c->island},
-                                    {QStringLiteral("generation"), c->generation},
-                                    {QStringLiteral("origin"), model::originName(c->origin)},
-                                    {QStringLiteral("label"), c->label},
-                                    {QStringLiteral("pinned"), c->pinned},
-                                    {QStringLiteral("vetoed"), c->vetoed}});
+                     .arg(c->tunerStrategy
+                              ? QStringLiteral("%1 [%2]").arg(c->label, model::tunerStrategyName(*c->tunerStrategy))
+                              : c->label);
+            QJsonObject entry{{QStringLiteral("candidate"), c->id},
+                              {QStringLiteral("speedup"), speedupOf(e)},
+                              {QStringLiteral("median_us"), us},
+                              {QStringLiteral("island"), c->island},
+                              {QStringLiteral("generation"), c->generation},
+                              {QStringLiteral("origin"), model::originName(c->origin)},
+                              {QStringLiteral("label"), c->label},
+                              {QStringLiteral("pinned"), c->pinned},
+                              {QStringLiteral("vetoed"), c->vetoed}};
+            if (c->tunerStrategy)
+                entry.insert(QStringLiteral("tuner_strategy"), model::tunerStrategyName(*c->tunerStrategy));
+            best.append(entry);
         }
     }
     auto events = store.events(r.id);
@@ -391,6 +412,26 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
                                                 {QStringLiteral("args"), args}});
                 }
                 plan.insert(QStringLiteral("launches"), launches);
+                if (!resolved->tensorMaps.empty()) {
+                    // What the worker encodes with cuTensorMapEncodeTiled, dimensions innermost first.
+                    QJsonArray maps;
+                    const auto numbers = [](const auto& v) {
+                        QJsonArray a;
+                        for (const auto x : v)
+                            a.append(static_cast<double>(x));
+                        return a;
+                    };
+                    for (const auto& m : resolved->tensorMaps) {
+                        maps.append(QJsonObject{{QStringLiteral("name"), q(m.name)},
+                                                {QStringLiteral("buffer"), q(m.bufferName)},
+                                                {QStringLiteral("dtype"), q(std::string(spec::dtypeName(m.dtype)))},
+                                                {QStringLiteral("dims"), numbers(m.dims)},
+                                                {QStringLiteral("byte_strides"), numbers(m.strides)},
+                                                {QStringLiteral("box"), numbers(m.box)},
+                                                {QStringLiteral("swizzle"), m.swizzle}});
+                    }
+                    plan.insert(QStringLiteral("tensor_maps"), maps);
+                }
             } else {
                 plan.insert(QStringLiteral("error"), q(resolved.error()));
             }
@@ -475,7 +516,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
         md += QStringLiteral("%1- #%2 %3 (%4, island %5, generation %6%7)\n")
                   .arg(QString(depth * 2, QLatin1Char(' ')))
                   .arg(cur->id)
-                  .arg(cur->label, model::originName(cur->origin))
+                  .arg(cur->label, originOf(*cur))
                   .arg(cur->island)
                   .arg(cur->generation)
                   .arg(sp);

@@ -236,6 +236,12 @@ UPDATE candidates SET llm_operator = CASE
     WHEN label LIKE 'llm repair%' THEN 'repair'
 END WHERE origin = 'llm';
 )sql",
+    // 7: how the template tuner found each of its kernels (neighbour, random, model, cache); NULL
+    // for every other kernel, and for the tuner's kernels of earlier runs, which were all neighbours
+    // or random restarts and said nothing of which.
+    R"sql(
+ALTER TABLE candidates ADD COLUMN tuner_strategy TEXT;
+)sql",
 };
 
 std::optional<qint64> optionalInt(const Statement& row, int column) {
@@ -775,8 +781,8 @@ Status RunStore::insertCandidate(qint64 runId, const model::Candidate& candidate
             params.insert(QString::fromStdString(name), static_cast<qint64>(value));
 
         Statement insert(m_db, "INSERT INTO candidates(run_id, id, source, params_json, island, generation, origin, "
-                               "label, key, pinned, vetoed, created, llm_operator) "
-                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                               "label, key, pinned, vetoed, created, llm_operator, tuner_strategy) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, runId)
             .bindInt(2, candidate.id)
             .bindText(3, candidate.source)
@@ -793,6 +799,10 @@ Status RunStore::insertCandidate(qint64 runId, const model::Candidate& candidate
             insert.bindText(13, model::llmOperatorName(*candidate.llmOperator));
         else
             insert.bindNull(13);
+        if (candidate.tunerStrategy)
+            insert.bindText(14, model::tunerStrategyName(*candidate.tunerStrategy));
+        else
+            insert.bindNull(14);
         if (!insert.run()) {
             if (insert.code() == SQLITE_CONSTRAINT_PRIMARYKEY)
                 return fail(where() + ": " + what + " already exists");
@@ -859,10 +869,9 @@ Expected<QList<model::Candidate>> RunStore::candidates(qint64 runId, const Slice
         return Error{s.error()};
     QList<model::Candidate> result;
     Statement query(
-        m_db,
-        "SELECT id, CASE WHEN ? THEN source ELSE '' END, params_json, island, generation, origin, label, key, "
-        "pinned, vetoed, llm_operator FROM candidates WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id "
-        "LIMIT ?");
+        m_db, "SELECT id, CASE WHEN ? THEN source ELSE '' END, params_json, island, generation, origin, label, key, "
+              "pinned, vetoed, llm_operator, tuner_strategy FROM candidates "
+              "WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id LIMIT ?");
     query.bindInt(1, slice.withSource ? 1 : 0);
     bindSlice(query.bindInt(2, runId), slice, 3);
     int rc = SQLITE_OK;
@@ -895,6 +904,12 @@ Expected<QList<model::Candidate>> RunStore::candidates(qint64 runId, const Slice
             if (!op)
                 return fail(where() + ": " + what + ": unknown language-model operator '" + query.utf8(10) + "'");
             c.llmOperator = *op;
+        }
+        if (!query.isNull(11)) {
+            const auto strategy = model::parseTunerStrategy(query.text(11));
+            if (!strategy)
+                return fail(where() + ": " + what + ": unknown tuner strategy '" + query.utf8(11) + "'");
+            c.tunerStrategy = *strategy;
         }
         result.push_back(std::move(c));
     }

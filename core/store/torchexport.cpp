@@ -40,6 +40,8 @@ QString argKind(spec::ArgBinding::Kind kind) {
         return QStringLiteral("size");
     case spec::ArgBinding::Kind::Scalar:
         return QStringLiteral("scalar");
+    case spec::ArgBinding::Kind::TensorMap:
+        return QStringLiteral("tensor_map");
     }
     return {};
 }
@@ -52,6 +54,15 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
     auto plan = spec::LaunchPlan::resolve(kf, task.spec, *sizes, candidate.params, exportLimits());
     if (!plan)
         return spec::fail(plan.error());
+    // ModelNew launches through CuPy or cuda-python, which encode no TMA descriptors.
+    for (const auto& la : plan->launches)
+        for (const auto& a : la.args)
+            if (a.kind == spec::ArgBinding::Kind::TensorMap)
+                return spec::fail("line " + std::to_string(la.line) + ": launch " + la.kernel + " takes the tensor map "
+                                  + a.name + " (// kforge:tensormap, line "
+                                  + std::to_string(plan->tensorMaps[static_cast<std::size_t>(a.index)].line)
+                                  + "), which ModelNew cannot encode: --torch exports only launches without "
+                                    "tensor maps");
     const auto vars = task.spec.variables(*sizes);
     QJsonObject sizesJson;
     for (const auto& [name, value] : *sizes)
@@ -122,6 +133,8 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
 spec::DeviceLimits exportLimits() {
     spec::DeviceLimits limits;
     limits.maxSharedBytes = 227 * 1024;
+    // Plans with tensor maps resolve (launch-plan.json lists them); ModelNew refuses them.
+    limits.tensorMaps = true;
     return limits;
 }
 

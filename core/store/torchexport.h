@@ -21,8 +21,9 @@
 namespace kforge::store {
 
 // The limits a plan is resolved with when exported: the largest a supported GPU allows (227 KiB of
-// dynamic shared memory on Hopper). The kernel was checked against its own device's limits when it
-// was evaluated; ModelNew opts in to more than 48 KiB where the plan asks for it.
+// dynamic shared memory on Hopper, TMA tensor maps). The kernel was checked against its own
+// device's limits when it was evaluated; ModelNew opts in to more than 48 KiB where the plan asks
+// for it, and refuses launches that take tensor maps.
 spec::DeviceLimits exportLimits();
 
 // The plan model_new.py runs: per variant the sizes, tensors, scratch, defines and launches.

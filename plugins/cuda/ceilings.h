@@ -14,8 +14,8 @@
 namespace kforge::cuda {
 
 // The tag of this worker's entries in the ceilings cache (harness/ceilingscache.h). 2: DRAM also
-// measured read-only.
-inline constexpr const char* kCeilingsFormat = "kforge-ceilings-2";
+// measured read-only; 3: wgmma roofs on compute capability 9.0.
+inline constexpr const char* kCeilingsFormat = "kforge-ceilings-3";
 
 // What the micro-kernels need of the open device. Its context must be current on this thread.
 struct CeilingsDevice {
@@ -35,7 +35,8 @@ struct CeilingsMeasurement {
 
 // Keys: dram_bytes_per_s (device-to-device copy, read + write bytes), l2_bytes_per_s (re-reads of
 // an L2-resident buffer), fp32_flops_per_s (FFMA), fp16_tensor_flops_per_s and
-// bf16_tensor_flops_per_s (mma.sync m16n8k16, FP32 accumulation). A ceiling that cannot be measured
+// bf16_tensor_flops_per_s (mma.sync m16n8k16, FP32 accumulation), and on compute capability 9.0
+// fp16_wgmma_flops_per_s and bf16_wgmma_flops_per_s (wgmma m64n256k16). A ceiling that cannot be measured
 // is left out and named in the message; ok when any was measured.
 CeilingsMeasurement measureCeilings(const CeilingsDevice& device);
 

@@ -38,6 +38,46 @@ std::string programName(const std::string& role) {
 
 using harness::launchWhere;
 
+CUtensorMapDataType tensorMapDataType(spec::DType t) {
+    switch (t) {
+    case spec::DType::Float32:
+        return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    case spec::DType::Float64:
+        return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    case spec::DType::Float16:
+        return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case spec::DType::BFloat16:
+        return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case spec::DType::Int32:
+        return CU_TENSOR_MAP_DATA_TYPE_INT32;
+    case spec::DType::Int64:
+        return CU_TENSOR_MAP_DATA_TYPE_INT64;
+    case spec::DType::UInt8:
+        return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    }
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+CUtensorMapSwizzle tensorMapSwizzle(int bytes) {
+    switch (bytes) {
+    case 32:
+        return CU_TENSOR_MAP_SWIZZLE_32B;
+    case 64:
+        return CU_TENSOR_MAP_SWIZZLE_64B;
+    case 128:
+        return CU_TENSOR_MAP_SWIZZLE_128B;
+    default:
+        return CU_TENSOR_MAP_SWIZZLE_NONE;
+    }
+}
+
+template <typename T> std::string listText(const std::vector<T>& v) {
+    std::string s;
+    for (const auto& x : v)
+        s += (s.empty() ? "" : ", ") + std::to_string(x);
+    return "(" + s + ")";
+}
+
 std::string launchList(const spec::LaunchPlan& plan) {
     std::string s;
     for (const auto& l : plan.launches)
@@ -388,12 +428,15 @@ spec::Status CudaBackend::open(int device) {
     // Launches may opt in to more than the default 48 KiB (launchResources/run set the attribute).
     l.maxSharedBytes = static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
                                                        attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 49152)));
+    m_cc = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) * 10
+           + attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
+    // TMA tensor maps (// kforge:tensormap): Hopper and newer, with a driver that encodes them.
+    l.tensorMaps = m_cc >= 90 && m_driver.tensorMapEncodeTiled != nullptr;
+    l.multiprocessors = static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
     m_limits = l;
     m_maxThreadsPerSm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048);
     m_registersPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536);
     m_l2Bytes = static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0));
-    m_cc = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0) * 10
-           + attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
 
     if (m_timingMode == harness::TimingMode::Default)
         startCupti();
@@ -698,6 +741,66 @@ spec::Expected<CUdeviceptr> CudaBackend::bufferFor(harness::BufferId id) const {
     return it->second.ptr();
 }
 
+spec::Expected<std::unique_ptr<CUtensorMap>> CudaBackend::encodeTensorMap(const spec::ResolvedTensorMap& map,
+                                                                          const harness::Bindings& bindings) const {
+    const spec::ArgBinding buffer = harness::tensorMapBufferBinding(map);
+    const std::string who = "tensormap " + map.name + " (line " + std::to_string(map.line) + ") over "
+                            + harness::bufferKindName(buffer) + " " + map.bufferName;
+    if (!m_driver.tensorMapEncodeTiled)
+        return spec::fail(who + ": the NVIDIA driver (CUDA " + m_driver.versionText()
+                          + ") lacks cuTensorMapEncodeTiled; update the NVIDIA driver");
+    const std::size_t rank = map.dims.size();
+    if (rank < 1 || rank > spec::kMaxTensorMapRank || map.strides.size() + 1 != rank || map.box.size() != rank)
+        return spec::fail(who + ": the resolved tensor map is malformed (" + std::to_string(rank) + " dimensions, "
+                          + std::to_string(map.strides.size()) + " strides, " + std::to_string(map.box.size())
+                          + " box extents)");
+    auto id = harness::boundBuffer(bindings, buffer);
+    if (!id)
+        return spec::fail(who + ": " + id.error());
+    auto found = m_buffers.find(*id);
+    if (found == m_buffers.end())
+        return spec::fail(who + ": buffer " + std::to_string(*id) + " does not exist");
+    const CUdeviceptr address = found->second.ptr();
+    // TMA reads and writes only inside the tensor, which must fit the buffer.
+    std::uint64_t spans = spec::dtypeSize(map.dtype);
+    for (std::uint64_t d : map.dims)
+        if (__builtin_mul_overflow(spans, d, &spans))
+            spans = std::numeric_limits<std::uint64_t>::max();
+    if (spans > found->second.bytes)
+        return spec::fail(who + ": the tensor spans " + std::to_string(spans) + " bytes but its buffer holds "
+                          + std::to_string(found->second.bytes));
+    if (address % spec::kTensorMapAlign != 0)
+        return spec::fail(who + ": the buffer's address is not " + std::to_string(spec::kTensorMapAlign)
+                          + "-byte aligned");
+
+    std::array<cuuint64_t, spec::kMaxTensorMapRank> globalDim{};
+    std::array<cuuint64_t, spec::kMaxTensorMapRank> globalStrides{};
+    std::array<cuuint32_t, spec::kMaxTensorMapRank> boxDim{};
+    std::array<cuuint32_t, spec::kMaxTensorMapRank> elementStrides{};
+    for (std::size_t d = 0; d < rank; ++d) {
+        globalDim[d] = map.dims[d];
+        boxDim[d] = map.box[d];
+        elementStrides[d] = 1;
+        if (d + 1 < rank)
+            globalStrides[d] = map.strides[d];
+    }
+    void* globalAddress = nullptr; // the device address, as the driver takes it
+    static_assert(sizeof globalAddress == sizeof address);
+    std::memcpy(&globalAddress, &address, sizeof address);
+    auto encoded = std::make_unique<CUtensorMap>();
+    // Out-of-bounds elements of a box read as zeros (FLOAT_OOB_FILL_NONE) and are not written.
+    const CUresult e = m_driver.tensorMapEncodeTiled(
+        encoded.get(), tensorMapDataType(map.dtype), static_cast<cuuint32_t>(rank), globalAddress, globalDim.data(),
+        globalStrides.data(), boxDim.data(), elementStrides.data(), CU_TENSOR_MAP_INTERLEAVE_NONE,
+        tensorMapSwizzle(map.swizzle), CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (e != CUDA_SUCCESS)
+        return spec::fail(who + ": cuTensorMapEncodeTiled failed with " + m_driver.describe(e) + " ("
+                          + std::string(spec::dtypeName(map.dtype)) + ", dimensions " + listText(map.dims)
+                          + " innermost first, byte strides " + listText(map.strides) + ", box " + listText(map.box)
+                          + ", swizzle " + (map.swizzle ? std::to_string(map.swizzle) : std::string("none")) + ")");
+    return encoded;
+}
+
 spec::Status CudaBackend::upload(harness::BufferId id, const void* data, std::size_t bytes) {
     if (auto st = ready("upload"); !st)
         return st;
@@ -842,7 +945,9 @@ std::string CudaBackend::bindingProblem(harness::Program& program, const spec::L
         for (std::size_t i = 0; i < l.args.size(); ++i) {
             const spec::ArgBinding& a = l.args[i];
             std::size_t size = sizeof(CUdeviceptr);
-            if (!harness::isBufferBinding(a)) {
+            if (a.kind == spec::ArgBinding::Kind::TensorMap) {
+                size = sizeof(CUtensorMap);
+            } else if (!harness::isBufferBinding(a)) {
                 auto value = harness::kernelArgValue(a.elementType, a.value, 8, "CUDA");
                 if (!value)
                     continue; // run() names the bad value
@@ -890,6 +995,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
         const spec::ResolvedLaunch* plan = nullptr;
         CudaProgram::Kernel* kernel = nullptr;
         std::vector<harness::ArgValue> values;
+        std::vector<std::unique_ptr<CUtensorMap>> tensorMaps; // by argument; null for other arguments
         std::vector<void*> params;
     };
     std::vector<Launch> launches(plan.launches.size());
@@ -909,10 +1015,21 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                               + " arguments but its signature in the source lists " + std::to_string(l.args.size())
                               + " (is part of the signature produced by a macro?)");
         out.values.reserve(l.args.size());
+        out.tensorMaps.resize(l.args.size());
         for (std::size_t i = 0; i < l.args.size(); ++i) {
             const spec::ArgBinding& a = l.args[i];
             const std::string argWhere = where + "argument '" + a.name + "': ";
-            if (harness::isBufferBinding(a)) {
+            if (a.kind == spec::ArgBinding::Kind::TensorMap) {
+                if (a.index < 0 || static_cast<std::size_t>(a.index) >= plan.tensorMaps.size())
+                    return spec::fail(argWhere + "the plan has no tensor map " + std::to_string(a.index));
+                auto encoded = encodeTensorMap(plan.tensorMaps[static_cast<std::size_t>(a.index)], bindings);
+                if (!encoded)
+                    return spec::fail(argWhere + encoded.error());
+                out.tensorMaps[i] = std::move(*encoded);
+                harness::ArgValue byValue; // the bytes live in tensorMaps[i]
+                byValue.size = sizeof(CUtensorMap);
+                out.values.push_back(byValue);
+            } else if (harness::isBufferBinding(a)) {
                 auto id = harness::boundBuffer(bindings, a);
                 if (!id)
                     return spec::fail(argWhere + id.error());
@@ -930,14 +1047,14 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                 out.values.push_back(*value);
             }
             if (out.kernel->paramsKnown && out.kernel->paramSizes[i] != out.values.back().size)
-                return spec::fail(
-                    argWhere + "the compiled kernel's parameter " + std::to_string(i + 1) + " is "
-                    + std::to_string(out.kernel->paramSizes[i]) + " bytes, but the declared type '" + a.elementType
-                    + (a.kind == spec::ArgBinding::Kind::Size || a.kind == spec::ArgBinding::Kind::Scalar ? "'" : "*'")
-                    + " is " + std::to_string(out.values.back().size));
+                return spec::fail(argWhere + "the compiled kernel's parameter " + std::to_string(i + 1) + " is "
+                                  + std::to_string(out.kernel->paramSizes[i]) + " bytes, but the declared type '"
+                                  + a.elementType + (harness::isBufferBinding(a) ? "*'" : "'") + " is "
+                                  + std::to_string(out.values.back().size));
         }
-        for (auto& v : out.values)
-            out.params.push_back(v.bytes.data());
+        for (std::size_t i = 0; i < out.values.size(); ++i)
+            out.params.push_back(out.tensorMaps[i] ? static_cast<void*>(out.tensorMaps[i].get())
+                                                   : static_cast<void*>(out.values[i].bytes.data()));
     }
 
     if (auto st = resetGlobals(*prog); !st)

@@ -200,6 +200,10 @@ private:
     spec::Status load(CudaProgram& program);
     spec::Expected<CudaProgram::Kernel*> kernel(CudaProgram& program, const std::string& name, std::uint64_t smemBytes);
     spec::Expected<CUdeviceptr> bufferFor(harness::BufferId id) const;
+    // A TMA descriptor for a tensor map of the plan over the buffer `bindings` gives its input or
+    // output; encoded for every run, as the buffers change between input sets.
+    spec::Expected<std::unique_ptr<CUtensorMap>> encodeTensorMap(const spec::ResolvedTensorMap& map,
+                                                                 const harness::Bindings& bindings) const;
     // Marks the context lost when `r` (or the context's state after it) says it cannot be used
     // again; returns the text to append to an error message.
     std::string noteError(CUresult r);

@@ -52,7 +52,8 @@ namespace kforge::cuda {
     X(funcSetAttribute, cuFuncSetAttribute, false)                                                                     \
     X(funcGetParamInfo, cuFuncGetParamInfo, true)                                                                      \
     X(occupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, false)                   \
-    X(launchKernel, cuLaunchKernel, false)
+    X(launchKernel, cuLaunchKernel, false)                                                                             \
+    X(tensorMapEncodeTiled, cuTensorMapEncodeTiled, true)
 
 // The process's one handle on libcuda.so.1, opened on first use and never closed (CUPTI and the
 // driver's own threads may still call into it while the process exits).

@@ -68,6 +68,16 @@ inline bool isBufferBinding(const spec::ArgBinding& a) {
     return a.kind == Kind::Input || a.kind == Kind::Output || a.kind == Kind::Scratch;
 }
 
+// The input or output a tensor map argument describes, as a buffer argument binding it would be
+// (for boundBuffer).
+inline spec::ArgBinding tensorMapBufferBinding(const spec::ResolvedTensorMap& m) {
+    spec::ArgBinding b;
+    b.kind = m.bufferKind;
+    b.index = m.buffer;
+    b.name = m.name;
+    return b;
+}
+
 // "line 12: launch softmax: ", the start of every message about one launch of a plan.
 inline std::string launchWhere(const spec::ResolvedLaunch& l) {
     return "line " + std::to_string(l.line) + ": launch " + l.kernel + ": ";

@@ -177,7 +177,7 @@ std::string probeClStd(cl_context context, cl_device_id device, const std::strin
         return built;
     };
     std::string vectorsOnly;
-    for (const std::string option : {"-cl-std=CL3.0", "-cl-std=CL2.0"}) {
+    for (std::string option : {"-cl-std=CL3.0", "-cl-std=CL2.0"}) {
         if (!builds(vectors, option))
             continue;
         if (builds(globals, option))
@@ -516,10 +516,11 @@ std::string OpenClProgram::bindingProblem(const spec::ResolvedLaunch& launch) {
         const bool buffer = space == CL_KERNEL_ARG_ADDRESS_GLOBAL || space == CL_KERNEL_ARG_ADDRESS_CONSTANT;
         const std::string where = "argument " + std::to_string(i + 1) + " of the compiled kernel " + launch.kernel;
         if (name != a.name)
-            return where + " is '" + name + "', but the signature the arguments were bound from names it '" + a.name
+            return "argument " + std::to_string(i + 1) + " of the compiled kernel " + launch.kernel + " is '" + name
+                   + "', but the signature the arguments were bound from names it '" + a.name
                    + "' (is there a second, inactive definition of the kernel?)";
         if (buffer != harness::isBufferBinding(a))
-            return where + " ('" + name + "') is " + (buffer ? "a global buffer" : "not a global buffer")
+            return where + " ('" + a.name + "') is " + (buffer ? "a global buffer" : "not a global buffer")
                    + ", but it was bound as "
                    + (harness::isBufferBinding(a) ? std::string(harness::bufferKindName(a)) : "a value");
     }
@@ -686,6 +687,7 @@ spec::Status OpenClBackend::open(int device) {
     l.maxGridDims = {2147483647ull, 2147483647ull, 2147483647ull};
     // Dynamic shared memory (smem=) is CUDA-only; OpenCL kernels declare __local arrays instead.
     l.maxSharedBytes = 0;
+    l.multiprocessors = deviceValue<cl_uint>(m_device, CL_DEVICE_MAX_COMPUTE_UNITS, 0);
     m_limits = l;
     return spec::success();
 }
@@ -733,7 +735,7 @@ harness::CompileOutput OpenClBackend::compile(const std::string& source, const s
     std::string options;
     for (const auto& d : defines) {
         // Plans give "-DNAME=value"; a bare "NAME=value" is taken as a define too.
-        options += (options.empty() ? "" : " ") + (d.rfind("-", 0) == 0 ? d : "-D" + d);
+        options += (options.empty() ? "" : " ") + (d.rfind('-', 0) == 0 ? d : "-D" + d);
     }
     if (!m_clStd.empty())
         options += " " + m_clStd;
@@ -974,6 +976,10 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
             const spec::ArgBinding& a = launch.args[i];
             const std::string argWhere = where + "argument '" + a.name + "': ";
             cl_int err = CL_SUCCESS;
+            if (a.kind == spec::ArgBinding::Kind::TensorMap)
+                return spec::fail(argWhere
+                                  + "a // kforge:tensormap needs the tensor memory accelerator of a CUDA GPU; "
+                                    "OpenCL kernels cannot take tensor maps");
             if (harness::isBufferBinding(a)) {
                 auto id = harness::boundBuffer(bindings, a);
                 if (!id)
@@ -1036,7 +1042,7 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
                        + std::to_string(global[2]) + " work-items is more than the device can address";
             }
             m_deviceLost = m_deviceLost || err == -9999;
-            return spec::fail(where + "clEnqueueNDRangeKernel failed with " + clErrorName(err) + hint);
+            return spec::fail(where + "clEnqueueNDRangeKernel failed with " + clErrorName(err) + std::move(hint));
         }
         events.emplace_back(ev);
     }

@@ -11,6 +11,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -265,6 +266,45 @@ private slots:
                                       db, QStringLiteral("--no-experience"), QStringLiteral("--json")},
                                      fakeOpenCl(dir));
         QVERIFY2(resumed.exitCode == 0, resumed.err.constData());
+    }
+
+    // `runs show` says how the tuner found its kernels; the run filled the tuning cache, which
+    // `experience forget-tuning` clears and `--no-tuning-cache` leaves alone.
+    void tunerStrategiesAndTheTuningCache() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        const QString library = dir.filePath(QStringLiteral("experience.kforge-library"));
+        auto withLibrary = [&](const QString& store, QStringList more) {
+            QStringList args = fakeRun(store, 16, more);
+            args.removeAll(QStringLiteral("--no-experience"));
+            return args << QStringLiteral("--experience") << library;
+        };
+        const Run run = headless(withLibrary(db, {}), fakeOpenCl(dir));
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        const Run show =
+            headless({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"), QStringLiteral("--db"), db});
+        QCOMPARE(show.exitCode, 0);
+        static const QRegularExpression origins(QStringLiteral(R"(origins: .*\d+ tuner \((\d+ \w+(, )?)+\))"));
+        QVERIFY2(origins.match(QString::fromUtf8(show.out)).hasMatch(), show.out.constData());
+        const Run json = headless({QStringLiteral("runs"), QStringLiteral("show"), QStringLiteral("1"),
+                                   QStringLiteral("--db"), db, QStringLiteral("--json")});
+        for (const auto& best :
+             QJsonDocument::fromJson(json.out).object().value(QStringLiteral("best_candidates")).toArray())
+            if (best.toObject().value(QStringLiteral("origin")).toString() == QLatin1String("tuner"))
+                QVERIFY(!best.toObject().value(QStringLiteral("tuner_strategy")).toString().isEmpty());
+
+        const QStringList forget{QStringLiteral("experience"), QStringLiteral("forget-tuning"),
+                                 QStringLiteral("--library"), library};
+        const Run forgot = headless(forget);
+        QCOMPARE(forgot.exitCode, 0);
+        static const QRegularExpression some(QStringLiteral(R"(^forgot [1-9]\d* tuning measurements in )"));
+        QVERIFY2(some.match(QString::fromUtf8(forgot.out)).hasMatch(), forgot.out.constData());
+
+        const Run without =
+            headless(withLibrary(dir.filePath(QStringLiteral("again.kforge")), {QStringLiteral("--no-tuning-cache")}),
+                     fakeOpenCl(dir));
+        QVERIFY2(without.exitCode == 0, without.err.constData());
+        QVERIFY2(headless(forget).out.startsWith("forgot 0 tuning measurements"), "nothing was added");
     }
 
     void exportWithoutRunsFails() {

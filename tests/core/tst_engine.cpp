@@ -6,17 +6,22 @@
 #include "enginetestdata.h"
 #include "eval/workerpool.h"
 #include "experience/experiencelibrary.h"
+#include "rawdb.h"
 #include "search/engine.h"
+#include "search/tuningmemory.h"
 #include "store/runstore.h"
 
 #include <QCoreApplication>
 #include <QDir>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QSysInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <map>
 #include <optional>
 #include <set>
 
@@ -776,6 +781,82 @@ private slots:
                 bestSeed = std::max(bestSeed, *e.result.speedup);
         }
         QVERIFY2(bestSeed >= 2.0, qPrintable(QString::number(bestSeed)));
+    }
+
+    // Every tuner kernel is stored with how the tuner found it, and the times a run measured go to
+    // the tuning cache: a later run on the same task, sizes and device proposes the fastest
+    // configuration it holds first, as a "cache" kernel. A damaged record costs a notice.
+    void laterRunStartsFromTheTuningCache() {
+        QTemporaryDir dir;
+        const QString library = dir.filePath(QStringLiteral("tuning.experience"));
+        auto setupWith = [&](const QString& store) {
+            Engine::Setup s = testSetup(store, testConfig(40));
+            s.experiencePath = library;
+            return s;
+        };
+        const QString first = dir.filePath(QStringLiteral("first.kforge"));
+        {
+            Engine engine(setupWith(first));
+            QCOMPARE(runToEnd(engine).state, RunState::Finished);
+        }
+        std::map<TunerStrategy, int> used;
+        for (const auto& c : readStore(first).candidates) {
+            QCOMPARE(c.tunerStrategy.has_value(), c.origin == Origin::Tuner);
+            if (c.tunerStrategy)
+                ++used[*c.tunerStrategy];
+        }
+        QVERIFY2(used[TunerStrategy::Model] > 0, "the model proposes once a template has measurements");
+        QCOMPARE(used[TunerStrategy::Cache], 0);
+
+        // The fastest configuration measured of each template, and nothing but the cache for the
+        // next run to start from (no kernels that helped).
+        std::map<QString, std::pair<double, ParamValues>> fastest;
+        std::map<QString, std::pair<double, qint64>> slowest; // time and record id
+        {
+            kforgetest::RawDb raw(library);
+            for (const auto& row : raw.rows("SELECT kernel, params_json, median_us, device, id FROM tuning")) {
+                QCOMPARE(row.at(3).toString(), QStringLiteral("Fake Device"));
+                if (row.at(2).isNull())
+                    continue;
+                auto& slow = slowest[row.at(0).toString()];
+                if (row.at(2).toDouble() > slow.first)
+                    slow = {row.at(2).toDouble(), row.at(4).toLongLong()};
+                ParamValues params;
+                const QJsonObject json = QJsonDocument::fromJson(row.at(1).toString().toUtf8()).object();
+                for (auto it = json.begin(); it != json.end(); ++it)
+                    params[it.key().toStdString()] = it.value().toInteger();
+                auto& best = fastest[row.at(0).toString()];
+                if (best.second.empty() || row.at(2).toDouble() < best.first)
+                    best = {row.at(2).toDouble(), params};
+            }
+            QVERIFY(!fastest.empty());
+            QVERIFY(raw.exec("DELETE FROM insights"));
+            for (const auto& [kernel, slow] : slowest)
+                if (slow.first > fastest.at(kernel).first)
+                    QVERIFY(raw.exec(QStringLiteral("UPDATE tuning SET params_json = 'damaged' WHERE id = %1")
+                                         .arg(slow.second)
+                                         .toUtf8()
+                                         .constData()));
+        }
+
+        const QString second = dir.filePath(QStringLiteral("second.kforge"));
+        QStringList notices;
+        {
+            Engine engine(setupWith(second));
+            connect(&engine, &Engine::notice, this, [&notices](const QString& n) { notices << n; });
+            QCOMPARE(runToEnd(engine).state, RunState::Finished);
+        }
+        const QStringList damaged = notices.filter(QStringLiteral("its parameters are not a JSON object (ignored)"));
+        QVERIFY2(!damaged.isEmpty(), qPrintable(notices.join(u'\n')));
+        QVERIFY(damaged.first().startsWith(QStringLiteral("tuning cache: ")));
+        const Stored s = readStore(second);
+        const auto tuned = std::find_if(s.candidates.begin(), s.candidates.end(),
+                                        [](const Candidate& c) { return c.origin == Origin::Tuner; });
+        QVERIFY(tuned != s.candidates.end());
+        QCOMPARE(tuned->tunerStrategy, std::optional(TunerStrategy::Cache));
+        const QString kernel = TuningMemory::templateKey(tuned->source);
+        QVERIFY(fastest.count(kernel));
+        QCOMPARE(tuned->params, fastest.at(kernel).second);
     }
 
     void pauseResumeStopAndResumeLater() {

@@ -1,7 +1,9 @@
 // The experience library on real files: creating and reopening it, refusing files that are not
 // libraries (a foreign SQLite database, a run store, text), adding with deduplication, the ranking
 // of search results (task, family, backend, bottleneck, kind, speedup, time, and FTS5 relevance),
-// user text that would be FTS5 syntax, and JSON export and import.
+// user text that would be FTS5 syntax, and JSON export and import; the tuning cache (round trip by
+// key, a new measurement replacing the old, damaged records skipped and named, forgetting, and the
+// upgrade of a library written before it existed).
 
 #include "experience/experiencelibrary.h"
 #include "rawdb.h"
@@ -17,11 +19,15 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <map>
 #include <memory>
+#include <optional>
 
 using kforge::experience::ExperienceLibrary;
 using kforge::experience::Insight;
 using kforge::experience::Query;
+using kforge::experience::TuningKey;
+using kforge::experience::TuningRecord;
 
 using kforgetest::RawDb;
 
@@ -110,6 +116,9 @@ private slots:
     void exportImportRoundTrip();
     void importMalformed_data();
     void importMalformed();
+    void tuningCacheRoundTrips();
+    void damagedTuningRecordsAreSkippedAndNamed();
+    void tuningCacheArrivesWithTheUpgrade();
 
 private:
     QTemporaryDir m_dir;
@@ -134,7 +143,7 @@ void TestExperienceLibrary::createAndReopen() {
     {
         RawDb raw(path);
         QCOMPARE(raw.value("PRAGMA application_id").toLongLong(), kApplicationId);
-        QCOMPARE(raw.value("SELECT max(version) FROM schema_version").toInt(), 1);
+        QCOMPARE(raw.value("SELECT max(version) FROM schema_version").toInt(), 2);
         QCOMPARE(raw.value("PRAGMA journal_mode").toString(), QStringLiteral("wal"));
     }
     auto reopened = ExperienceLibrary::open(path);
@@ -160,7 +169,7 @@ void TestExperienceLibrary::refusesNewerSchema() {
     QCOMPARE(
         QString::fromStdString(opened.error()),
         QDir::toNativeSeparators(path)
-            + QStringLiteral(": written by a newer kforge (experience library schema 99, this build reads up to 1)"));
+            + QStringLiteral(": written by a newer kforge (experience library schema 99, this build reads up to 2)"));
 }
 
 void TestExperienceLibrary::defaultPath() {
@@ -525,6 +534,111 @@ void TestExperienceLibrary::importMalformed() {
     QVERIFY(!imported);
     QCOMPARE(QString::fromStdString(imported.error()), QDir::toNativeSeparators(file) + QStringLiteral(": ") + error);
     QCOMPARE(*(*library)->count(), 0); // all or nothing
+}
+
+namespace {
+
+TuningKey tuningKey(const char* device = "NVIDIA H200") {
+    return {QStringLiteral("gemm_fp32"), QStringLiteral("cuda"), QStringLiteral("default: K=1024 M=1024 N=1024"),
+            QString::fromUtf8(device), QStringLiteral("0123abcd")};
+}
+
+TuningRecord tuningRecord(std::int64_t tile, std::optional<double> us, const char* status = "ok") {
+    return {{{"TILE", tile}, {"STAGES", 2}}, us, QString::fromUtf8(status)};
+}
+
+} // namespace
+
+void TestExperienceLibrary::tuningCacheRoundTrips() {
+    const QString path = m_dir.filePath(QStringLiteral("tuning.kforge-library"));
+    {
+        auto library = ExperienceLibrary::open(path);
+        QVERIFY2(library, why(library));
+        QVERIFY((*library)->recordTuning(tuningKey(), {tuningRecord(64, 30.5), tuningRecord(128, 21.25),
+                                                       tuningRecord(256, std::nullopt, "compile_error")}));
+        QVERIFY((*library)->recordTuning(tuningKey("NVIDIA A100"), {tuningRecord(64, 50.0)}));
+        // Measured again: the new time replaces the old one.
+        QVERIFY((*library)->recordTuning(tuningKey(), {tuningRecord(64, 29.0)}));
+        QVERIFY(!(*library)->recordTuning(tuningKey(), {tuningRecord(32, -1.0)}));
+    }
+    auto library = ExperienceLibrary::open(path);
+    QVERIFY2(library, why(library));
+    const auto recalled = (*library)->recallTuning(tuningKey());
+    QVERIFY2(recalled, why(recalled));
+    QVERIFY(recalled->problems.isEmpty());
+    QCOMPARE(recalled->records.size(), 3);
+    std::map<std::int64_t, TuningRecord> byTile;
+    for (const auto& r : recalled->records)
+        byTile[r.params.at("TILE")] = r;
+    QCOMPARE(byTile.at(64).medianUs, std::optional(29.0));
+    QCOMPARE(byTile.at(64).params, (kforge::model::ParamValues{{"STAGES", 2}, {"TILE", 64}}));
+    QCOMPARE(byTile.at(128).medianUs, std::optional(21.25));
+    QVERIFY(!byTile.at(256).medianUs);
+    QCOMPARE(byTile.at(256).status, QStringLiteral("compile_error"));
+
+    // Another device, size or kernel template is another key.
+    QCOMPARE((*library)->recallTuning(tuningKey("NVIDIA A100"))->records.size(), 1);
+    TuningKey otherSizes = tuningKey();
+    otherSizes.sizes = QStringLiteral("small: K=64 M=64 N=64");
+    QVERIFY((*library)->recallTuning(otherSizes)->records.isEmpty());
+
+    QCOMPARE(*(*library)->tuningCount(), 4);
+    QCOMPARE(*(*library)->tuningCount(QStringLiteral("softmax")), 0);
+    QCOMPARE(*(*library)->forgetTuning(QStringLiteral("softmax")), 0);
+    QCOMPARE(*(*library)->forgetTuning(QStringLiteral("gemm_fp32")), 4);
+    QVERIFY((*library)->recallTuning(tuningKey())->records.isEmpty());
+    QCOMPARE(*(*library)->count(), 0); // insights are another matter
+}
+
+void TestExperienceLibrary::damagedTuningRecordsAreSkippedAndNamed() {
+    const QString path = m_dir.filePath(QStringLiteral("damaged-tuning.kforge-library"));
+    {
+        auto library = ExperienceLibrary::open(path);
+        QVERIFY2(library, why(library));
+        QVERIFY((*library)->recordTuning(tuningKey(), {tuningRecord(32, 40.0), tuningRecord(64, 30.0),
+                                                       tuningRecord(128, 20.0), tuningRecord(256, 25.0)}));
+    }
+    {
+        RawDb raw(path);
+        QVERIFY(raw.exec("UPDATE tuning SET params_json = 'not json' WHERE id = 1"));
+        QVERIFY(raw.exec("UPDATE tuning SET params_json = '{\"TILE\": 1.5}' WHERE id = 2"));
+        QVERIFY(raw.exec("UPDATE tuning SET median_us = NULL WHERE id = 3"));
+    }
+    auto library = ExperienceLibrary::open(path);
+    QVERIFY2(library, why(library));
+    const auto recalled = (*library)->recallTuning(tuningKey());
+    QVERIFY2(recalled, why(recalled));
+    QCOMPARE(recalled->records.size(), 1);
+    QCOMPARE(recalled->records.at(0).params.at("TILE"), std::int64_t(256));
+    QCOMPARE(recalled->problems.size(), 3);
+    QVERIFY2(recalled->problems.at(0).endsWith(QStringLiteral("tuning record 1: its parameters are not a JSON object")),
+             qPrintable(recalled->problems.at(0)));
+    QVERIFY2(recalled->problems.at(1).endsWith(QStringLiteral("tuning record 2: parameter 'TILE' is not an integer")),
+             qPrintable(recalled->problems.at(1)));
+    QVERIFY2(recalled->problems.at(2).contains(QStringLiteral("tuning record 3: a successful measurement without")),
+             qPrintable(recalled->problems.at(2)));
+    QVERIFY(recalled->problems.at(0).startsWith(QDir::toNativeSeparators(path)));
+}
+
+void TestExperienceLibrary::tuningCacheArrivesWithTheUpgrade() {
+    const QString path = m_dir.filePath(QStringLiteral("version1.kforge-library"));
+    {
+        auto library = ExperienceLibrary::open(path);
+        QVERIFY2(library, why(library));
+        QVERIFY((*library)->add(rankingInsights().at(0)));
+    }
+    {
+        // As schema 1 wrote it.
+        RawDb raw(path);
+        QVERIFY(raw.exec("DROP TABLE tuning"));
+        QVERIFY(raw.exec("UPDATE schema_version SET version = 1"));
+    }
+    auto library = ExperienceLibrary::open(path);
+    QVERIFY2(library, why(library));
+    QCOMPARE(*(*library)->count(), 1);
+    QCOMPARE(*(*library)->tuningCount(), 0);
+    QVERIFY((*library)->recordTuning(tuningKey(), {tuningRecord(64, 30.0)}));
+    QCOMPARE(RawDb(path).value("SELECT max(version) FROM schema_version").toInt(), 2);
 }
 
 QTEST_GUILESS_MAIN(TestExperienceLibrary)

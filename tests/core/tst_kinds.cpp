@@ -61,6 +61,8 @@ private slots:
         roundTrips({I::Helped, I::Hurt, I::HumanPin, I::HumanVeto, I::HumanEdit}, insightKindName, parseInsightKind);
         using L = LlmOperator;
         roundTrips({L::Init, L::Mutate, L::Crossover, L::Repair, L::Meta}, llmOperatorName, parseLlmOperator);
+        using T = TunerStrategy;
+        roundTrips({T::Neighbour, T::Random, T::Model, T::Cache}, tunerStrategyName, parseTunerStrategy);
         using O = Origin;
         roundTrips({O::Seed, O::Tuner, O::Expert, O::Llm, O::Human, O::Experience}, originName, parseOrigin);
         roundTrips({EvaluationPurpose::Search, EvaluationPurpose::Confirm}, purposeName, parsePurpose);
@@ -76,6 +78,8 @@ private slots:
         QCOMPARE(eventKindName(EventKind::LlmBudgetReached), QStringLiteral("llm_budget_reached"));
         QCOMPARE(insightKindName(InsightKind::HumanVeto), QStringLiteral("human_veto"));
         QCOMPARE(llmOperatorName(LlmOperator::Crossover), QStringLiteral("crossover"));
+        QCOMPARE(tunerStrategyName(TunerStrategy::Neighbour), QStringLiteral("neighbour"));
+        QCOMPARE(tunerStrategyName(TunerStrategy::Cache), QStringLiteral("cache"));
         // Runs created by earlier versions and never started said "created".
         QCOMPARE(parseRunState(QStringLiteral("created")), std::optional(RunState::Starting));
         QCOMPARE(backendTitle(Backend::OpenCL), QStringLiteral("OpenCL"));

@@ -121,6 +121,49 @@ private slots:
         QVERIFY(!computeRoofline(t, t.sizes, r, ceilings()));
     }
 
+    void tensorRoofOfTheKernelsInstructions() {
+        // Half-precision inputs: the roof is the one of the instructions the kernel uses.
+        Ceilings c = ceilings();
+        c.fp16WgmmaFlops = 1.5e14;
+        const auto t = task("float16", "N * 1000000", "N");
+        const auto roof = [&](TensorInstructions instructions) {
+            auto r = computeRoofline(t, t.sizes, timed(100.0), c, instructions);
+            return r ? std::pair(r->peakName, r->peakFlops) : std::pair(QString(), 0.0);
+        };
+        QCOMPARE(roof(TensorInstructions::MmaSync), std::pair(QStringLiteral("fp16_tensor"), 1e14));
+        QCOMPARE(roof(TensorInstructions::Wgmma), std::pair(QStringLiteral("fp16_wgmma"), 1.5e14));
+        QCOMPARE(roof(TensorInstructions::Unknown), std::pair(QStringLiteral("fp16_wgmma"), 1.5e14));
+        QCOMPARE(roof(TensorInstructions::None), std::pair(QStringLiteral("fp16_wgmma"), 1.5e14));
+        // Without wgmma roofs (before Hopper), every kernel has the mma.sync roof.
+        c.fp16WgmmaFlops = 0.0;
+        QCOMPARE(roof(TensorInstructions::Wgmma), std::pair(QStringLiteral("fp16_tensor"), 1e14));
+        QCOMPARE(Ceilings::fromJson(
+                     Ceilings::fromWorker(
+                         {{"dram_bytes_per_s", 1e12}, {"fp32_flops_per_s", 1e13}, {"bf16_wgmma_flops_per_s", 9e14}},
+                         QStringLiteral("H200"))
+                         .toJson())
+                     .bf16WgmmaFlops,
+                 9e14);
+    }
+
+    void instructionsReadFromTheCode() {
+        QCOMPARE(tensorInstructionsOf(QString()), TensorInstructions::Unknown);
+        QCOMPARE(tensorInstructionsOf(QStringLiteral("__global__ void k(float* x) { x[0] = 1.0f; }")),
+                 TensorInstructions::None);
+        QCOMPARE(tensorInstructionsOf(QStringLiteral(
+                     "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0}, ...\");")),
+                 TensorInstructions::MmaSync);
+        QCOMPARE(tensorInstructionsOf(QStringLiteral("nvcuda::wmma::mma_sync(c, a, b, c);")),
+                 TensorInstructions::MmaSync);
+        QCOMPARE(tensorInstructionsOf(QStringLiteral("asm volatile(\"wgmma.mma_async.sync.aligned.m64n256k16...\");\n"
+                                                     "asm volatile(\"mma.sync.aligned...\");")),
+                 TensorInstructions::Wgmma);
+        // A comment that mentions an instruction does not make the kernel use it.
+        QCOMPARE(tensorInstructionsOf(QStringLiteral("// faster than wgmma.mma_async\n/* wgmma.mma_async */\n"
+                                                     "asm volatile(\"mma.sync.aligned...\");")),
+                 TensorInstructions::MmaSync);
+    }
+
     void ceilingsFromTheWorker() {
         const auto c =
             Ceilings::fromWorker({{"dram_bytes_per_s", 3.9e12}, {"fp32_flops_per_s", 6.5e13}}, QStringLiteral("H200"));

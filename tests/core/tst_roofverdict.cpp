@@ -88,6 +88,23 @@ private slots:
         QVERIFY2(int(v.kind) == kind, qPrintable(v.reason));
         QVERIFY2(v.reason.contains(reason), qPrintable(v.reason));
     }
+    void wgmmaRoofsMeasured() {
+        // With Hopper's wgmma roofs measured, the fastest roof is near the hardware's peak: a wgmma
+        // GEMM under it is plausible (a look only near its own roof), far above it is impossible.
+        diagnose::Ceilings c = hopper();
+        c.fp16WgmmaFlops = 940e12;
+        c.bf16WgmmaFlops = 940e12;
+        const auto honest =
+            judgeRoofs(typed(point(1e9, 0.01, 720e12, 720.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1);
+        QVERIFY2(honest.kind == Kind::Plausible, qPrintable(honest.reason));
+        const auto near =
+            judgeRoofs(typed(point(1e9, 0.01, 900e12, 900.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1);
+        QVERIFY2(near.kind == Kind::Review && near.reason.contains(u"bf16_wgmma"), qPrintable(near.reason));
+        const auto impossible =
+            judgeRoofs(typed(point(1e9, 0.01, 1500e12, 1500.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1);
+        QVERIFY2(impossible.kind == Kind::Impossible && impossible.reason.contains(u"fastest measured peak"),
+                 qPrintable(impossible.reason));
+    }
     void noCeilingsNoVerdict() {
         QCOMPARE(int(judgeRoofs(typed(point(1e9, 5.0, 1e15, 50.0)), diagnose::Ceilings{}, 0.9, 1.1).kind),
                  int(Kind::Plausible));

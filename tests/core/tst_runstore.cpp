@@ -7,6 +7,7 @@
 
 #include "rawdb.h"
 #include "store/runstore.h"
+#include "store/torchexport.h"
 #include "store/yardstick.h"
 
 #include <sqlite3.h>
@@ -174,6 +175,7 @@ private slots:
     void schema();
     void archivesReplaceAsAWhole();
     void llmOperatorIsStoredAndDerivedForOlderRuns();
+    void tunerStrategyIsStoredAndUnknownForOlderRuns();
     void upgradesARealVersion1Store();
     void reviewQueue();
     void unknownStoredNamesAreNamed();
@@ -206,6 +208,7 @@ private slots:
     void aBusyStoreFailsTheWriteNamingIt();
     void runLockIsExclusive();
     void runLockOfAKilledProcessIsFree();
+    void torchExportFollowsWhenAndRefusesTensorMaps();
 
 private:
     QString newPath() { return m_dir.filePath(QStringLiteral("run%1.kforge").arg(++m_files)); }
@@ -240,7 +243,7 @@ void TestRunStore::createOpenReopen() {
 void TestRunStore::schema() {
     const QString path = newPath();
     QVERIFY(openStore(path));
-    QCOMPARE(RunStore::schemaVersion(), 6);
+    QCOMPARE(RunStore::schemaVersion(), 7);
     RawDb db(path);
     QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
@@ -310,6 +313,7 @@ void TestRunStore::llmOperatorIsStoredAndDerivedForOlderRuns() {
         // As schema 5 wrote it: no column, the operator only in the label.
         RawDb db(path);
         QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN llm_operator"));
+        QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN tuner_strategy"));
         QVERIFY(db.exec("UPDATE schema_version SET version = 5"));
     }
     auto store = openStore(path);
@@ -329,6 +333,60 @@ void TestRunStore::llmOperatorIsStoredAndDerivedForOlderRuns() {
     QVERIFY(!unknown);
     QVERIFY2(says(unknown.error(), QStringLiteral("unknown language-model operator 'rewrite'")),
              unknown.error().c_str());
+}
+
+void TestRunStore::tunerStrategyIsStoredAndUnknownForOlderRuns() {
+    using kforge::model::TunerStrategy;
+    const QString path = newPath();
+    {
+        auto store = openStore(path);
+        QVERIFY(store);
+        auto id = store->createRun(makeRun());
+        QVERIFY2(id, why(id));
+        Candidate seed = makeCandidate(1);
+        Candidate modelled = makeCandidate(2, {1});
+        modelled.tunerStrategy = TunerStrategy::Model;
+        Candidate cached = makeCandidate(3, {1});
+        cached.tunerStrategy = TunerStrategy::Cache;
+        for (const Candidate& c : {seed, modelled, cached})
+            QVERIFY(store->insertCandidate(*id, c));
+        auto read = store->candidates(*id);
+        QVERIFY2(read, why(read));
+        QVERIFY(!read->at(0).tunerStrategy);
+        QCOMPARE(read->at(1).tunerStrategy, std::optional(TunerStrategy::Model));
+        QCOMPARE(read->at(2).tunerStrategy, std::optional(TunerStrategy::Cache));
+    }
+    {
+        // As schema 6 wrote it: no column.
+        RawDb db(path);
+        QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN tuner_strategy"));
+        QVERIFY(db.exec("UPDATE schema_version SET version = 6"));
+    }
+    {
+        // Read through an upgraded copy, the file left as it was.
+        auto reader = RunStore::open(path, kforge::store::OpenMode::ReadOnly);
+        QVERIFY2(reader, why(reader));
+        auto runs = (*reader)->runs();
+        QVERIFY2(runs, why(runs));
+        auto read = (*reader)->candidates(runs->first().id);
+        QVERIFY2(read, why(read));
+        QCOMPARE(read->size(), 3);
+        for (const Candidate& c : *read)
+            QVERIFY2(!c.tunerStrategy, "earlier runs never said how the tuner found a kernel");
+        QCOMPARE(RawDb(path).value("SELECT max(version) FROM schema_version").toInt(), 6);
+    }
+    auto store = openStore(path); // upgraded in place
+    QVERIFY(store);
+    QCOMPARE(RawDb(path).value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
+    auto runs = store->runs();
+    QVERIFY2(runs, why(runs));
+    {
+        RawDb db(path);
+        QVERIFY(db.exec("UPDATE candidates SET tuner_strategy = 'annealing' WHERE id = 2"));
+    }
+    const auto unknown = store->candidates(runs->first().id);
+    QVERIFY(!unknown);
+    QVERIFY2(says(unknown.error(), QStringLiteral("unknown tuner strategy 'annealing'")), unknown.error().c_str());
 }
 
 void TestRunStore::upgradesARealVersion1Store() {
@@ -358,6 +416,40 @@ void TestRunStore::upgradesARealVersion1Store() {
     auto reviews = store->reviews(runs->last().id);
     QVERIFY2(reviews, why(reviews));
     QVERIFY(reviews->isEmpty());
+}
+
+// `kforge export --torch` resolves the plan per size variant, so when= picks each variant's
+// launches; a launch that takes a TMA tensor map is refused, naming the directive, since ModelNew
+// cannot encode descriptors.
+void TestRunStore::torchExportFollowsWhenAndRefusesTensorMaps() {
+    const QString dir = qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/tensormap");
+    auto task = kforge::spec::loadTaskDir(dir.toStdString());
+    QVERIFY2(task.ok(), task.ok() ? "" : task.error().c_str());
+    QFile file(dir + QStringLiteral("/tile_add_tma.cu"));
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    Candidate c;
+    c.source = QString::fromUtf8(file.readAll());
+
+    auto refused = kforge::store::torchPlan(*task, c, QStringLiteral("kernel.cu"));
+    QVERIFY(!refused.ok());
+    QVERIFY2(QString::fromStdString(refused.error())
+                 .contains(QStringLiteral("launch tile_add_tma takes the tensor map tmX (// kforge:tensormap, line 9), "
+                                          "which ModelNew cannot encode")),
+             refused.error().c_str());
+
+    // With the TMA launch never chosen, every variant exports its plain launch.
+    c.source.replace(QStringLiteral("when=mod(N, 4) == 0"), QStringLiteral("when=N < 0"));
+    c.source.replace(QStringLiteral("when=mod(N, 4) != 0"), QStringLiteral("when=N > 0"));
+    auto plan = kforge::store::torchPlan(*task, c, QStringLiteral("kernel.cu"));
+    QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
+    const QJsonArray variants = plan->value(QStringLiteral("variants")).toArray();
+    QCOMPARE(variants.size(), 3);
+    for (const auto& v : variants) {
+        const QJsonArray launches = v.toObject().value(QStringLiteral("launches")).toArray();
+        QCOMPARE(launches.size(), 1);
+        QCOMPARE(launches.at(0).toObject().value(QStringLiteral("kernel")).toString(),
+                 QStringLiteral("tile_add_plain"));
+    }
 }
 
 void TestRunStore::pytorchFigures() {
@@ -698,7 +790,7 @@ void TestRunStore::refusesForeignFile_data() {
     QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
                                        << QStringLiteral("belongs to another application, id 0x000004d2");
     QTest::newRow("newer kforge") << QByteArray("newer")
-                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 6)");
+                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 7)");
     QTest::newRow("damaged kforge") << QByteArray("damaged")
                                     << QStringLiteral("damaged kforge run store (no schema_version table)");
     QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");

@@ -2,8 +2,10 @@
 // baseline must evaluate correct; every integrity test kernel (tests/kernels/cuda) must be caught
 // with the status its first line names; an illegal-address kernel and an endless loop must each
 // cost one restarted worker and nothing more; every CUDA expert kernel (resources/experts) must be
-// correct on the tasks it names. Qt-free, so it runs on bare GPU hosts. Exits 77 (a
-// skip for ctest) when there is no usable CUDA device.
+// correct on the tasks it names; a kernel file with TMA tensor maps (tests/kernels/tensormap) must
+// be correct through the worker's descriptors where its when= picks the TMA kernel, and through its
+// plain kernel elsewhere. Qt-free, so it runs on bare GPU hosts. Exits 77 (a skip for ctest) when
+// there is no usable CUDA device.
 
 #include "inputs.h"
 #include "reportformat.h"
@@ -31,6 +33,7 @@ struct Options {
     fs::path tasks = KFORGE_SOURCE_DIR "/tasks";
     fs::path kernels = KFORGE_SOURCE_DIR "/tests/kernels/cuda";
     fs::path experts = KFORGE_SOURCE_DIR "/resources/experts";
+    fs::path tensorMaps = KFORGE_SOURCE_DIR "/tests/kernels/tensormap";
     fs::path out;
     bool fullSizes = true;
     bool torch = true; // also check each task's PyTorch form (needs a Python with PyTorch)
@@ -80,6 +83,8 @@ int main(int argc, char** argv) {
             opt.kernels = next();
         else if (a == "--experts")
             opt.experts = next();
+        else if (a == "--tensormaps")
+            opt.tensorMaps = next();
         else if (a == "--out")
             opt.out = next();
         else if (a == "--small-only")
@@ -87,8 +92,8 @@ int main(int argc, char** argv) {
         else if (a == "--no-torch")
             opt.torch = false;
         else {
-            std::cout << "usage: kforge-gpucheck [--worker PATH] [--tasks DIR] [--kernels DIR] [--experts DIR] [--out "
-                         "FILE.md] [--small-only] [--no-torch]\n";
+            std::cout << "usage: kforge-gpucheck [--worker PATH] [--tasks DIR] [--kernels DIR] [--experts DIR] "
+                         "[--tensormaps DIR] [--out FILE.md] [--small-only] [--no-torch]\n";
             return a == "--help" ? 0 : 2;
         }
     }
@@ -251,6 +256,41 @@ int main(int argc, char** argv) {
             const auto r = worker.evaluate(std::move(*req), 120s);
             record({name + " on " + task, r.status == protocol::Status::Ok,
                     std::string(protocol::statusName(r.status)) + ": " + r.message});
+        }
+    }
+
+    // TMA tensor maps end to end: the tile_add task of tests/kernels/tensormap (y = x + column index)
+    // and a kernel file whose tiles travel through cp.async.bulk.tensor and // kforge:tensormap
+    // descriptors the worker encodes, where rows are a multiple of 16 bytes (when=mod(N, 4) == 0),
+    // and through a plain kernel elsewhere. Each size must be correct with the kernel when= picks.
+    if (fs::is_directory(opt.tensorMaps)) {
+        const fs::path file = opt.tensorMaps / "tile_add_tma.cu";
+        auto bundle = spec::loadTaskDir(opt.tensorMaps);
+        auto source = spec::readTextFile(file);
+        std::vector<std::pair<std::string, std::string>> cases{{"small", "tile_add_tma"}, {"odd", "tile_add_plain"}};
+        if (opt.fullSizes)
+            cases.emplace_back("default", "tile_add_tma");
+        for (const auto& c : cases) {
+            const std::string name = "tensormap " + file.filename().string() + " (" + c.first + ")";
+            if (!bundle || !source) {
+                record({name, false, !bundle ? bundle.error() : source.error()});
+                continue;
+            }
+            auto req = protocol::makeEvaluateRequest(*bundle, "cuda", c.first, quickOptions(), *source,
+                                                     file.filename().string());
+            if (!req) {
+                record({name, false, req.error()});
+                continue;
+            }
+            const auto r = worker.evaluate(std::move(*req), 120s);
+            // launchResources names the kernels of the resolved plan: the one when= picked ran.
+            bool ran = false;
+            for (const auto& ci : r.compile)
+                if (ci.role == "candidate")
+                    ran |= ci.resources.count(c.second + ".registers") > 0;
+            record({name, r.status == protocol::Status::Ok && ran,
+                    std::string(protocol::statusName(r.status)) + ": " + r.message + "; " + c.second
+                        + (ran ? " ran" : " did not run")});
         }
     }
 

@@ -203,6 +203,42 @@ private slots:
         QVERIFY(prologue.find("#include <cuda_fp16.h>\n#define T 128\n#line 4\n") != std::string::npos);
     }
 
+    // The TMA kernel file kforge-gpucheck runs (tests/kernels/tensormap): it declares CUtensorMap
+    // itself (NVRTC cannot include cuda.h), passes the static checks, resolves at the aligned size
+    // with tensor maps over its input and output, and NVRTC builds its bulk tensor copies for Hopper.
+    void tensorMapKernelCompiles() {
+        const QString dir = qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/tensormap");
+        QFile file(dir + QStringLiteral("/tile_add_tma.cu"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const std::string src = file.readAll().toStdString();
+        for (const auto& d : cuda::staticCheckCuda(src))
+            QVERIFY2(d.severity != "error", d.message.c_str());
+        auto task = spec::loadTaskDir(dir.toStdString());
+        QVERIFY2(task.ok(), task.ok() ? "" : task.error().c_str());
+        auto kf = spec::KernelFile::parse(src, spec::Dialect::Cuda);
+        QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
+        spec::DeviceLimits hopper;
+        hopper.tensorMaps = true;
+        auto plan = spec::LaunchPlan::resolve(*kf, task->spec, task->spec.sizes, {}, hopper);
+        QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
+        QCOMPARE(plan->launches.size(), 1u);
+        QCOMPARE(plan->launches[0].kernel, std::string("tile_add_tma"));
+        QCOMPARE(plan->tensorMaps.size(), 2u);
+        auto odd = spec::LaunchPlan::resolve(*kf, task->spec, *task->spec.sizesFor("odd"), {}, hopper);
+        QVERIFY2(odd.ok(), odd.ok() ? "" : odd.error().c_str());
+        QCOMPARE(odd->launches[0].kernel, std::string("tile_add_plain"));
+
+        cuda::CudaBackend backend;
+        if (driverPresent() && backend.open(0).ok() && backend.computeCapability() < 90)
+            QSKIP("the GPU here is older than Hopper; the kernel needs sm_90");
+        auto out = backend.compile(src, plan->defines, "candidate");
+        QVERIFY2(out.ok, out.log.c_str());
+        auto* program = dynamic_cast<cuda::CudaProgram*>(out.program.get());
+        QVERIFY(program);
+        QVERIFY2(program->arch().rfind("sm_9", 0) == 0 || program->arch().rfind("sm_1", 0) == 0,
+                 program->arch().c_str());
+    }
+
     void compileLogQuotesOnlyTheKernel() {
         const std::string log = "candidate.cu(4): error: identifier \"q\" is undefined\n"
                                 "      y[0] = q;\n"

@@ -21,6 +21,13 @@ private slots:
         QTest::newRow("power") << "2^10" << 1024.0;
         QTest::newRow("parentheses") << "(M + N) * 2" << 328.0;
         QTest::newRow("literal") << "4096" << 4096.0;
+        QTest::newRow("mod") << "mod(N, 32)" << 4.0;
+        QTest::newRow("mod exact") << "mod(M, 32)" << 0.0;
+        QTest::newRow("mod negative") << "mod(-7, 3)" << -1.0;
+        QTest::newRow("comparison") << "mod(N, 4) == 0" << 1.0;
+        QTest::newRow("not equal") << "M != 64" << 0.0;
+        QTest::newRow("and or") << "M < 100 && (N > 1000 || N == 100)" << 1.0;
+        QTest::newRow("conditional") << "N >= 128 ? 2 : 1" << 1.0;
     }
     void evaluates() {
         QFETCH(QString, text);
@@ -46,6 +53,10 @@ private slots:
                                << "empty expression";
         QTest::newRow("division by zero") << "M / 0"
                                           << "finite";
+        QTest::newRow("mod by zero") << "mod(M, N - 100)"
+                                     << "'mod(M, N - 100)' does not evaluate to a finite number";
+        QTest::newRow("mod of one argument") << "mod(M)"
+                                             << "'mod(M)'";
         QTest::newRow("deep parentheses")
             << QString(100000, QLatin1Char('(')) + QLatin1Char('M') + QString(100000, QLatin1Char(')'))
             << "at most 1024 are allowed";
@@ -78,6 +89,7 @@ private slots:
     void checkIgnoresValues() {
         QVERIFY(Expression::check("N / (M - 1)", {{"N", 0}, {"M", 0}}).ok());
         QVERIFY(!Expression::check("N / Z", {{"N", 0}}).ok());
+        QVERIFY(Expression::check("mod(N, M - 1) == 0", {{"N", 0}, {"M", 0}}).ok());
     }
 };
 

@@ -31,6 +31,42 @@ __kernel __attribute__((reqd_work_group_size(BLOCK, 1, 1)))
 void row_finish(__global const float* partial, __global float* y, int M, int N, float eps, int ROWS) { }
 )";
 
+// A task for tensor maps: A is float16 [M, K], so a row of A is 16-byte aligned only when K is a
+// multiple of 8 (the odd variant's K = 129 is not).
+TaskSpec tmaTask() {
+    return *TaskSpec::fromJson(nlohmann::json::parse(R"({
+      "name": "tma", "family": "gemm", "sizes": {"M": 64, "K": 128}, "variants": {"odd": {"K": 129}},
+      "inputs": [{"name": "A", "dtype": "float16", "shape": ["M", "K"], "init": {"kind": "uniform", "low": -1, "high": 1}}],
+      "outputs": [{"name": "C", "dtype": "float32", "shape": ["M", "K"], "atol": 1e-3, "rtol": 1e-3}],
+      "flops": "M * K", "bytes": "6 * M * K", "reference": {"cuda": "r.cu"}, "baseline": {"cuda": "b.cu"}})"),
+                               "tma");
+}
+
+const char* kTensorMapHeader = R"(struct __align__(64) CUtensorMap_st { unsigned long long opaque[16]; };
+typedef CUtensorMap_st CUtensorMap;
+)";
+
+// A TMA kernel for aligned sizes and a plain one for the others; C is written only through tmC.
+const char* kTma = R"(// kforge:param BM = 64
+// kforge:param BK = 64
+// kforge:tensormap tmA A box=(BM, BK) swizzle=128
+// kforge:tensormap tmC C box=(BM, 32)
+// kforge:tensormap tmUnused A box=(1, 8)
+// kforge:launch k_tma grid=(cdiv(M, BM)) block=(128) when=mod(K, 8) == 0
+// kforge:launch k_plain grid=(M) block=(128) when=mod(K, 8) != 0
+struct __align__(64) CUtensorMap_st { unsigned long long opaque[16]; };
+typedef CUtensorMap_st CUtensorMap;
+extern "C" __global__ void k_tma(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmC,
+                                 const __grid_constant__ int K) {}
+extern "C" __global__ void k_plain(const __half* A, float* C, int M, int K) {}
+)";
+
+DeviceLimits hopper() {
+    DeviceLimits limits;
+    limits.tensorMaps = true;
+    return limits;
+}
+
 } // namespace
 
 class TestKernelFile : public QObject {
@@ -219,6 +255,254 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         DeviceLimits limits;
         limits.maxSharedBytes = 0; // as on OpenCL
         auto plan = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, o, limits);
+        if (mentions.isEmpty()) {
+            QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
+            return;
+        }
+        QVERIFY(!plan.ok());
+        QVERIFY2(QString::fromStdString(plan.error()).contains(mentions), plan.error().c_str());
+    }
+
+    // ---- when= and tensor maps --------------------------------------------------------------------
+
+    void parsesTensorMapsAndWhen() {
+        auto kf = KernelFile::parse(kTma, Dialect::Cuda);
+        QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
+        QCOMPARE(kf->tensorMaps.size(), 3u);
+        const TensorMapDecl& a = kf->tensorMaps[0];
+        QCOMPARE(a.name, std::string("tmA"));
+        QCOMPARE(a.buffer, std::string("A"));
+        QCOMPARE(a.box, (std::vector<std::string>{"BM", "BK"}));
+        QCOMPARE(a.swizzle, 128);
+        QCOMPARE(a.line, 3);
+        QCOMPARE(kf->tensorMaps[1].swizzle, 0);
+        QCOMPARE(kf->launches.at(0).when, std::string("mod(K, 8) == 0"));
+        QCOMPARE(kf->launches.at(1).when, std::string("mod(K, 8) != 0"));
+        const KernelArg& tmA = kf->findKernel("k_tma")->args.at(0);
+        QCOMPARE(tmA.elementType, std::string("CUtensorMap"));
+        QVERIFY(tmA.gridConstant && tmA.isConst && !tmA.pointer);
+        QCOMPARE(kf->findKernel("k_tma")->args.at(2).elementType, std::string("int"));
+        QVERIFY(!kf->findKernel("k_plain")->args.at(0).gridConstant);
+
+        // Conditions with parentheses, comparisons and further keys after them.
+        auto kf2 = KernelFile::parse("// kforge:launch k grid=(1) block=(1) when=(M > 4) && (N == 3) smem=4\n"
+                                     "// kforge:launch k grid=(1) block=(1) when=M >= 4 && N == 3\n"
+                                     "__global__ void k(float* y) {}\n",
+                                     Dialect::Cuda);
+        QVERIFY2(kf2.ok(), kf2.ok() ? "" : kf2.error().c_str());
+        QCOMPARE(kf2->launches.at(0).when, std::string("(M > 4) && (N == 3)"));
+        QCOMPARE(kf2->launches.at(0).smem, std::string("4"));
+        QCOMPARE(kf2->launches.at(1).when, std::string("M >= 4 && N == 3"));
+    }
+
+    void tensorMapDirectiveErrors_data() {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QString>("mentions");
+        const QString launch =
+            QStringLiteral("// kforge:launch k grid=(1) block=(1)\n__global__ void k(float* C) {}\n");
+        QTest::newRow("no box") << QStringLiteral("// kforge:tensormap t A swizzle=none\n") + launch
+                                << "line 1: tensormap t: needs box=(...)";
+        QTest::newRow("no buffer") << QStringLiteral("// kforge:tensormap t\n") + launch
+                                   << "line 1: tensormap: expected 'NAME BUFFER box=";
+        QTest::newRow("unknown key") << QStringLiteral("// kforge:tensormap t A box=(8, 8) fill=nan\n") + launch
+                                     << "line 1: tensormap t: unknown key 'fill' (known: box, swizzle)";
+        QTest::newRow("box twice") << QStringLiteral("// kforge:tensormap t A box=(8, 8) box=(8, 16)\n") + launch
+                                   << "tensormap t: box= is given twice";
+        QTest::newRow("bad swizzle") << QStringLiteral("// kforge:tensormap t A box=(8, 8) swizzle=16\n") + launch
+                                     << "swizzle '16' is not one of none, 32, 64, 128";
+        QTest::newRow("box of six") << QStringLiteral("// kforge:tensormap t A box=(1, 1, 1, 1, 1, 8)\n") + launch
+                                    << "box has 6 dimensions; TMA takes 1 to 5";
+        QTest::newRow("empty box extent")
+            << QStringLiteral("// kforge:tensormap t A box=(8, )\n") + launch << "box has an empty dimension";
+        QTest::newRow("box not parenthesised")
+            << QStringLiteral("// kforge:tensormap t A box=8\n") + launch << "box needs a parenthesised list";
+        QTest::newRow("declared twice")
+            << QStringLiteral("// kforge:tensormap t A box=(8, 8)\n// kforge:tensormap t C box=(8, 8)\n") + launch
+            << "line 2: tensormap t is declared twice";
+        QTest::newRow("named like a param")
+            << QStringLiteral("// kforge:param t = 4\n// kforge:tensormap t A box=(8, 8)\n") + launch
+            << "line 2: tensormap t has the name of a kforge:param";
+        QTest::newRow("named like scratch")
+            << QStringLiteral("// kforge:scratch t float32 [4]\n// kforge:tensormap t A box=(8, 8)\n") + launch
+            << "line 2: tensormap t has the name of a kforge:scratch buffer";
+        QString many;
+        for (int i = 0; i < 17; ++i)
+            many += QStringLiteral("// kforge:tensormap t%1 A box=(8, 8)\n").arg(i);
+        QTest::newRow("17 tensor maps") << many + launch << "line 17: tensormap t16: more than 16 tensor maps";
+        QTest::newRow("when twice") << QStringLiteral("// kforge:launch k grid=(1) block=(1) when=1 when=0\n"
+                                                      "__global__ void k(float* C) {}\n")
+                                    << "line 1: launch k: when= is given twice";
+        QTest::newRow("grid twice") << QStringLiteral("// kforge:launch k grid=(1) grid=(2) block=(1)\n"
+                                                      "__global__ void k(float* C) {}\n")
+                                    << "launch k: grid= is given twice";
+        QTest::newRow("when without value") << QStringLiteral("// kforge:launch k grid=(1) block=(1) when=\n"
+                                                              "__global__ void k(float* C) {}\n")
+                                            << "launch k: when= has no value";
+        QTest::newRow("unknown launch key lists when")
+            << QStringLiteral("// kforge:launch k grid=(1) block=(1) if=1\n__global__ void k(float* C) {}\n")
+            << "(known: grid, block, smem, when)";
+    }
+    void tensorMapDirectiveErrors() {
+        QFETCH(QString, source);
+        QFETCH(QString, mentions);
+        auto kf = KernelFile::parse(source.toStdString(), Dialect::Cuda);
+        QVERIFY(!kf.ok());
+        QVERIFY2(QString::fromStdString(kf.error()).contains(mentions), kf.error().c_str());
+    }
+
+    // One file, two sizes: the aligned default size runs the TMA kernel, the odd one the plain one.
+    void whenSelectsLaunches() {
+        auto kf = KernelFile::parse(kTma, Dialect::Cuda);
+        QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
+        const TaskSpec task = tmaTask();
+
+        auto aligned = LaunchPlan::resolve(*kf, task, task.sizes, {}, hopper());
+        QVERIFY2(aligned.ok(), aligned.ok() ? "" : aligned.error().c_str());
+        QCOMPARE(aligned->launches.size(), 1u);
+        const ResolvedLaunch& l = aligned->launches[0];
+        QCOMPARE(l.kernel, std::string("k_tma"));
+        QCOMPARE(l.args.size(), 3u);
+        QCOMPARE(l.args[0].kind, ArgBinding::Kind::TensorMap);
+        QCOMPARE(l.args[1].kind, ArgBinding::Kind::TensorMap);
+        QCOMPARE(l.args[2].kind, ArgBinding::Kind::Size);
+        QCOMPARE(l.args[2].value, 128.0);
+        // Only the maps a launch binds are resolved; tmUnused is not.
+        QCOMPARE(aligned->tensorMaps.size(), 2u);
+        const ResolvedTensorMap& a = aligned->tensorMaps[static_cast<std::size_t>(l.args[0].index)];
+        QCOMPARE(a.name, std::string("tmA"));
+        QCOMPARE(a.bufferKind, ArgBinding::Kind::Input);
+        QCOMPARE(a.buffer, 0);
+        QCOMPARE(a.bufferName, std::string("A"));
+        QCOMPARE(a.dtype, DType::Float16);
+        QCOMPARE(a.dims, (std::vector<std::uint64_t>{128, 64})); // innermost first
+        QCOMPARE(a.strides, (std::vector<std::uint64_t>{256}));
+        QCOMPARE(a.box, (std::vector<std::uint32_t>{64, 64}));
+        QCOMPARE(a.swizzle, 128);
+        QCOMPARE(a.line, 3);
+        // The output is written only through its tensor map, which counts as writing it.
+        const ResolvedTensorMap& c = aligned->tensorMaps[static_cast<std::size_t>(l.args[1].index)];
+        QCOMPARE(c.bufferKind, ArgBinding::Kind::Output);
+        QCOMPARE(c.dtype, DType::Float32);
+        QCOMPARE(c.strides, (std::vector<std::uint64_t>{512}));
+        QCOMPARE(c.box, (std::vector<std::uint32_t>{32, 64}));
+
+        auto odd = LaunchPlan::resolve(*kf, task, *task.sizesFor("odd"), {}, hopper());
+        QVERIFY2(odd.ok(), odd.ok() ? "" : odd.error().c_str());
+        QCOMPARE(odd->launches.size(), 1u);
+        QCOMPARE(odd->launches[0].kernel, std::string("k_plain"));
+        QVERIFY(odd->tensorMaps.empty());
+
+        // Without TMA only the sizes whose launch takes no tensor map resolve.
+        auto noTma = LaunchPlan::resolve(*kf, task, task.sizes, {}, DeviceLimits{});
+        QVERIFY(!noTma.ok());
+        QVERIFY2(QString::fromStdString(noTma.error())
+                     .contains(QStringLiteral("line 3: tensormap tmA: needs the tensor memory accelerator of a CUDA "
+                                              "GPU of compute capability 9.0 or newer")),
+                 noTma.error().c_str());
+        QVERIFY(LaunchPlan::resolve(*kf, task, *task.sizesFor("odd"), {}, DeviceLimits{}).ok());
+    }
+
+    void tensorMapPlanErrors_data() {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<QString>("mentions"); // "" = resolves
+        const QString head = QString::fromUtf8(kTensorMapHeader);
+        const QString map = QStringLiteral("// kforge:tensormap tmA A box=(64, 64)\n");
+        const QString launch = QStringLiteral("// kforge:launch k grid=(M) block=(128)\n");
+        const QString kernel =
+            QStringLiteral("extern \"C\" __global__ void k(const __grid_constant__ CUtensorMap tmA, float* C) {}\n");
+        QTest::newRow("aligned") << map + launch + head + kernel << ""
+                                 << "";
+        QTest::newRow("unaligned rows")
+            << map + launch + head + kernel << "odd"
+            << "line 1: tensormap tmA over A: its rows are 258 bytes apart at these sizes (K = 129); TMA needs a "
+               "multiple of 16 bytes: guard launch k (line 2) with when=mod(K, 8) == 0 and give the other sizes a "
+               "launch without tensor maps";
+        QTest::newRow("pointer parameter")
+            << map + launch + head
+                   + QStringLiteral("extern \"C\" __global__ void k(const CUtensorMap* tmA, float* C) {}\n")
+            << ""
+            << "line 5: kernel k: parameter 'tmA' names a tensormap but is a pointer";
+        QTest::newRow("wrong type")
+            << map + launch + head
+                   + QStringLiteral("extern \"C\" __global__ void k(const __grid_constant__ int tmA, float* C) {}\n")
+            << ""
+            << "parameter 'tmA' names a tensormap but has type 'int'; declare it 'const __grid_constant__ CUtensorMap "
+               "tmA'";
+        QTest::newRow("without __grid_constant__")
+            << map + launch + head
+                   + QStringLiteral("extern \"C\" __global__ void k(const CUtensorMap tmA, float* C) {}\n")
+            << ""
+            << "is a CUtensorMap without __grid_constant__: TMA reads the descriptor through the parameter's address";
+        QTest::newRow("scratch buffer") << QStringLiteral("// kforge:scratch s float32 [64]\n"
+                                                          "// kforge:tensormap tmA s box=(16)\n")
+                                               + launch + head + kernel
+                                        << ""
+                                        << "line 2: tensormap tmA over s: s is a scratch buffer";
+        QTest::newRow("unknown buffer") << QStringLiteral("// kforge:tensormap tmA B box=(64, 64)\n") + launch + head
+                                               + kernel
+                                        << ""
+                                        << "B is not one of the task's inputs or outputs (known: A, C)";
+        QTest::newRow("rank mismatch") << QStringLiteral("// kforge:tensormap tmA A box=(64)\n") + launch + head
+                                              + kernel
+                                       << ""
+                                       << "line 1: tensormap tmA: box has 1 dimensions but A has 2";
+        QTest::newRow("box over 256") << QStringLiteral("// kforge:tensormap tmA A box=(512, 64)\n") + launch + head
+                                             + kernel
+                                      << ""
+                                      << "box extent 0 ('512') is 512; TMA takes 1 to 256";
+        QTest::newRow("box of zero") << QStringLiteral("// kforge:tensormap tmA A box=(64, 0)\n") + launch + head
+                                            + kernel
+                                     << ""
+                                     << "box extent 1 ('0') is 0";
+        QTest::newRow("inner box not 16 bytes")
+            << QStringLiteral("// kforge:tensormap tmA A box=(64, 4)\n") + launch + head + kernel << ""
+            << "the box's innermost extent is 4 elements of float16, 8 bytes; TMA "
+               "needs a multiple of 16 bytes";
+        QTest::newRow("swizzle too small")
+            << QStringLiteral("// kforge:tensormap tmA A box=(64, 64) swizzle=64\n") + launch + head + kernel << ""
+            << "with swizzle=64 it may be at most 64 bytes";
+        QTest::newRow("box expression") << QStringLiteral("// kforge:tensormap tmA A box=(64, BQ)\n") + launch + head
+                                               + kernel
+                                        << ""
+                                        << "line 1: tensormap tmA: box: 'BQ': unknown name 'BQ'";
+        QTest::newRow("named like a size")
+            << QStringLiteral("// kforge:tensormap K A box=(64, 64)\n") + launch + head + kernel << ""
+            << "line 1: tensormap K has the name of one of the task's sizes";
+        QTest::newRow("declared, never bound")
+            << QStringLiteral("// kforge:tensormap tmB A box=(64, 64)\n// kforge:launch k grid=(M) block=(1)\n"
+                              "__global__ void k(const __half* A, float* C) {}\n")
+            << "odd"
+            << "";
+        QTest::newRow("no launch applies")
+            << QStringLiteral("// kforge:launch k grid=(M) block=(1) when=K > 1000\n"
+                              "__global__ void k(const __half* A, float* C) {}\n")
+            << ""
+            << "no launch of the plan applies at these sizes (K = 128, M = 64): line 1: launch k when=K > 1000";
+        QTest::newRow("typo in a launch left out")
+            << QStringLiteral("// kforge:launch k grid=(M) block=(1)\n// kforge:launch k grid=(cdiv(M, BQ)) block=(1) "
+                              "when=0\n__global__ void k(const __half* A, float* C) {}\n")
+            << ""
+            << "line 2: launch k: grid: 'cdiv(M, BQ)': unknown name 'BQ'";
+        QTest::newRow("bad when") << QStringLiteral("// kforge:launch k grid=(M) block=(1) when=mod(K)\n"
+                                                    "__global__ void k(const __half* A, float* C) {}\n")
+                                  << ""
+                                  << "line 1: launch k: when: 'mod(K)'";
+        QTest::newRow("output not written at odd sizes")
+            << QStringLiteral("// kforge:launch k grid=(M) block=(1)\n// kforge:launch w grid=(M) block=(1) "
+                              "when=mod(K, 8) == 0\n__global__ void k(const __half* A) {}\n"
+                              "__global__ void w(float* C) {}\n")
+            << "odd"
+            << "no launched kernel takes output 'C'";
+    }
+    void tensorMapPlanErrors() {
+        QFETCH(QString, source);
+        QFETCH(QString, variant);
+        QFETCH(QString, mentions);
+        auto kf = KernelFile::parse(source.toStdString(), Dialect::Cuda);
+        QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
+        const TaskSpec task = tmaTask();
+        auto plan = LaunchPlan::resolve(*kf, task, *task.sizesFor(variant.toStdString()), {}, hopper());
         if (mentions.isEmpty()) {
             QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
             return;

@@ -54,6 +54,8 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
             c.origin = n <= islands ? model::Origin::Seed : (n % 5 == 0 ? model::Origin::Llm : model::Origin::Tuner);
             if (n > islands)
                 c.parents = {std::max<qint64>(1, n - islands * 4)};
+            if (c.origin == model::Origin::Tuner)
+                c.tunerStrategy = n % 3 == 0 ? model::TunerStrategy::Model : model::TunerStrategy::Neighbour;
             c.params = {{"BLOCK", 32 << (n % 4)}};
             c.label =
                 c.origin == model::Origin::Seed ? QStringLiteral("baseline") : QStringLiteral("variant %1").arg(n);

@@ -271,10 +271,11 @@ void CodeView::updateHeader() {
     const QString label = row ? row->label : detail ? detail->candidate.label : QString();
     const QString params = row ? row->params : detail ? model::formatParams(detail->candidate.params) : QString();
     const model::Origin origin = row ? row->origin : detail ? detail->candidate.origin : model::Origin::Seed;
+    const auto strategy = row ? row->tunerStrategy : detail ? detail->candidate.tunerStrategy : std::nullopt;
     const QList<qint64> parents = row ? row->parents : detail ? detail->candidate.parents : QList<qint64>();
 
     QStringList facts;
-    facts << originTitle(origin);
+    facts << originTitle(origin, strategy);
     if (row)
         facts << tr("generation %1, island %2").arg(row->generation).arg(row->island);
     if (!params.isEmpty())

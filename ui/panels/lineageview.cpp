@@ -158,7 +158,7 @@ void LineageView::updateFacts() {
     }
     m_title->setText(row->label.isEmpty() ? tr("Candidate #%1").arg(row->id)
                                           : tr("Candidate #%1 — %2").arg(row->id).arg(row->label));
-    m_origin->setText(originTitle(row->origin));
+    m_origin->setText(originTitle(*row));
     m_place->setText(tr("island %1, generation %2").arg(row->island).arg(row->generation));
     m_params->setText(row->params.isEmpty() ? tr("defaults") : row->params);
 

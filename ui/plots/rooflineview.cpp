@@ -146,7 +146,7 @@ void RooflineView::refresh() {
 
     const diagnose::Ceilings ceilings = m_data ? m_data->ceilings() : diagnose::Ceilings{};
     if (ceilings.valid()) {
-        const double peak = std::max({ceilings.fp32Flops, ceilings.fp16TensorFlops, ceilings.bf16TensorFlops});
+        const double peak = ceilings.fastestFlops();
         const double ridgeLo = ceilings.fp32Flops / ceilings.dramBytes;
         const double ridgeHi = peak / ceilings.dramBytes;
         xLo = std::min(xLo, ridgeLo);
@@ -183,7 +183,7 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
     const diagnose::Ceilings c = m_data ? m_data->ceilings() : diagnose::Ceilings{};
     if (!c.valid())
         return;
-    const double peak = std::max({c.fp32Flops, c.fp16TensorFlops, c.bf16TensorFlops});
+    const double peak = c.fastestFlops();
     const QColor roof(60, 60, 60);
 
     auto addRoof = [this](const QVector<double>& x, const QVector<double>& y, const QPen& pen) {
@@ -219,13 +219,19 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
         QString name;
         Qt::PenStyle style;
     };
-    // FP16 and BF16 tensor peaks are usually the same: one roof and one label then.
-    const bool sameTensorPeak =
-        c.bf16TensorFlops > 0.0 && std::abs(c.fp16TensorFlops - c.bf16TensorFlops) <= 0.02 * c.fp16TensorFlops;
-    const std::array<Compute, 3> computes = {
+    // FP16 and BF16 tensor peaks are usually the same: one roof and one label then. On Hopper the
+    // wgmma roofs sit above the mma.sync ones; each is named by its instruction.
+    const auto same = [](double a, double b) { return b > 0.0 && std::abs(a - b) <= 0.02 * a; };
+    const bool sameTensorPeak = same(c.fp16TensorFlops, c.bf16TensorFlops);
+    const bool sameWgmmaPeak = same(c.fp16WgmmaFlops, c.bf16WgmmaFlops);
+    const QString mma = c.hasWgmmaRoofs() ? tr(" (mma.sync)") : QString();
+    const std::array<Compute, 5> computes = {
         Compute{c.fp32Flops, tr("FP32"), Qt::SolidLine},
-        Compute{c.fp16TensorFlops, sameTensorPeak ? tr("FP16/BF16 tensor") : tr("FP16 tensor"), Qt::DashLine},
-        Compute{sameTensorPeak ? 0.0 : c.bf16TensorFlops, tr("BF16 tensor"), Qt::DashDotLine}};
+        Compute{c.fp16TensorFlops, (sameTensorPeak ? tr("FP16/BF16 tensor") : tr("FP16 tensor")) + mma, Qt::DashLine},
+        Compute{sameTensorPeak ? 0.0 : c.bf16TensorFlops, tr("BF16 tensor") + mma, Qt::DashDotLine},
+        Compute{c.fp16WgmmaFlops, sameWgmmaPeak ? tr("FP16/BF16 tensor (wgmma)") : tr("FP16 tensor (wgmma)"),
+                Qt::DashLine},
+        Compute{sameWgmmaPeak ? 0.0 : c.bf16WgmmaFlops, tr("BF16 tensor (wgmma)"), Qt::DashDotLine}};
     for (const Compute& compute : computes) {
         if (compute.flops <= 0.0)
             continue;

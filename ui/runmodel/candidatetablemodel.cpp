@@ -84,7 +84,7 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
         case Generation:
             return r.generation;
         case Origin:
-            return originTitle(r.origin);
+            return originTitle(r);
         case Label:
             return r.label;
         case Params:

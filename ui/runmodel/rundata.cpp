@@ -2,7 +2,19 @@
 
 namespace kforge::ui {
 
-QString originTitle(model::Origin origin) {
+QString originTitle(model::Origin origin, std::optional<model::TunerStrategy> strategy) {
+    if (strategy) {
+        switch (*strategy) {
+        case model::TunerStrategy::Neighbour:
+            return QObject::tr("tuner (neighbour)");
+        case model::TunerStrategy::Random:
+            return QObject::tr("tuner (random)");
+        case model::TunerStrategy::Model:
+            return QObject::tr("tuner (model)");
+        case model::TunerStrategy::Cache:
+            return QObject::tr("tuner (cache)");
+        }
+    }
     switch (origin) {
     case model::Origin::Seed:
         return QObject::tr("seed");

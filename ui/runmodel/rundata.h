@@ -30,6 +30,7 @@ struct CandidateRow {
     int island = 0;
     int generation = 0;
     model::Origin origin = model::Origin::Seed;
+    std::optional<model::TunerStrategy> tunerStrategy; // how the tuner found it, for the tuner's kernels
     QString label;
     QString params; // "BX=16 BY=8"
     bool pinned = false;
@@ -56,7 +57,11 @@ struct CandidateRow {
     bool evaluated() const { return !status.isEmpty(); }
 };
 
-QString originTitle(model::Origin origin); // for people: "seed", "tuner", "LLM", ...
+// For people: "seed", "tuner", "LLM", ...; with how the tuner found it: "tuner (model)".
+QString originTitle(model::Origin origin, std::optional<model::TunerStrategy> strategy = std::nullopt);
+inline QString originTitle(const CandidateRow& row) {
+    return originTitle(row.origin, row.tunerStrategy);
+}
 
 // A change a RunReader read from the store.
 struct RunDelta {

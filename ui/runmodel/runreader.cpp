@@ -188,6 +188,7 @@ bool RunReader::readChunk(RunDelta& delta) {
         row.island = c.island;
         row.generation = c.generation;
         row.origin = c.origin;
+        row.tunerStrategy = c.tunerStrategy;
         row.label = c.label;
         row.params = model::formatParams(c.params);
         row.pinned = c.pinned;

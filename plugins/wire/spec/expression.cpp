@@ -22,6 +22,13 @@ double ceilFn(double a) {
 double floorFn(double a) {
     return std::floor(a);
 }
+// The remainder of a / b with the sign of a, as C's % gives it for integers; b == 0 gives NaN,
+// which evaluate() reports as not finite.
+double mod(double a, double b) {
+    if (b == 0.0)
+        return std::numeric_limits<double>::quiet_NaN();
+    return std::fmod(a, b);
+}
 
 struct UnknownNames {
     std::vector<std::string> names;
@@ -83,6 +90,7 @@ Expected<double> Expression::evaluate(const std::string& text, const Variables& 
         parser.DefineFun("floor", floorFn);
         parser.DefineFun("cdiv", cdiv);
         parser.DefineFun("round_up", roundUp);
+        parser.DefineFun("mod", mod);
         for (auto& [name, value] : values)
             parser.DefineVar(name, &value);
         parser.SetVarFactory(collectUnknown, &unknown);

@@ -126,13 +126,30 @@ bool takeKeyValue(std::string& rest, std::string& key, std::string& value) {
         return false;
     key = trim(rest.substr(0, eq));
     std::string tail = trim(rest.substr(eq + 1));
+    // A parenthesised value ends at its closing parenthesis unless an operator follows it
+    // ("when=(M > 4) && (N > 4)").
+    const auto startsKey = [](const std::string& t, std::size_t k) {
+        if (k >= t.size() || !isWordStart(t[k]))
+            return false;
+        while (k < t.size() && isWordChar(t[k]))
+            ++k;
+        while (k < t.size() && isBlankChar(t[k]))
+            ++k;
+        // "==" compares; only a lone '=' starts a value.
+        return k < t.size() && t[k] == '=' && (k + 1 >= t.size() || t[k + 1] != '=');
+    };
     if (!tail.empty() && tail[0] == '(') {
         const std::size_t close = matchingParen(tail, 0);
         if (close == std::string::npos)
             return false;
-        value = tail.substr(0, close + 1);
-        rest = tail.substr(close + 1);
-        return true;
+        std::size_t next = close + 1;
+        while (next < tail.size() && isBlankChar(tail[next]))
+            ++next;
+        if (next >= tail.size() || isWordStart(tail[next])) {
+            value = tail.substr(0, close + 1);
+            rest = tail.substr(close + 1);
+            return true;
+        }
     }
     // An unparenthesised value runs to the next " key=" or the end.
     std::size_t i = 0;
@@ -148,18 +165,14 @@ bool takeKeyValue(std::string& rest, std::string& key, std::string& value) {
             i = j;
             continue;
         }
-        std::size_t k = j;
-        while (k < tail.size() && isWordChar(tail[k]))
-            ++k;
-        const std::size_t wordEnd = k;
-        while (k < tail.size() && isBlankChar(tail[k]))
-            ++k;
-        if (k < tail.size() && tail[k] == '=') {
+        if (startsKey(tail, j)) {
             value = trim(tail.substr(0, i));
             rest = tail.substr(i);
             return true;
         }
-        i = wordEnd;
+        while (j < tail.size() && isWordChar(tail[j]))
+            ++j;
+        i = j;
     }
     value = trim(tail);
     rest.clear();
@@ -293,32 +306,98 @@ Status parseLaunch(KernelFile& kf, const std::string& rest, int line) {
     LaunchDecl l;
     l.kernel = c.word();
     if (l.kernel.empty())
-        return lineError(line, "launch: expected 'KERNEL grid=(...) block=(...) [smem=BYTES]'");
+        return lineError(line, "launch: expected 'KERNEL grid=(...) block=(...) [smem=BYTES] [when=CONDITION]'");
     l.line = line;
     if (kf.launches.size() >= kMaxLaunches)
         return lineError(line, "launch " + l.kernel + ": more than " + std::to_string(kMaxLaunches)
                                    + " launches (the limit per plan)");
     std::string tail = c.rest();
+    std::set<std::string> seen;
     while (!trim(tail).empty()) {
         std::string key, value;
         if (!takeKeyValue(tail, key, value))
             return lineError(line,
                              "launch " + l.kernel + ": cannot read '" + shorten(trim(tail)) + "' (expected key=value)");
+        const bool known = key == "grid" || key == "block" || key == "smem" || key == "when";
+        if (known && !seen.insert(key).second)
+            return lineError(line, "launch " + l.kernel + ": " + key + "= is given twice");
         if (key == "grid" || key == "block") {
             auto d = dims(value, line, key);
             if (!d)
                 return Error{d.error()};
             (key == "grid" ? l.grid : l.block) = *d;
-        } else if (key == "smem") {
-            l.smem = trim(value);
+        } else if (key == "smem" || key == "when") {
+            const std::string v = trim(value);
+            if (v.empty())
+                return lineError(line, "launch " + l.kernel + ": " + key + "= has no value");
+            (key == "smem" ? l.smem : l.when) = v;
         } else {
-            return lineError(line,
-                             "launch " + l.kernel + ": unknown key '" + shorten(key) + "' (known: grid, block, smem)");
+            return lineError(line, "launch " + l.kernel + ": unknown key '" + shorten(key)
+                                       + "' (known: grid, block, smem, when)");
         }
     }
     if (l.grid.empty() || l.block.empty())
         return lineError(line, "launch " + l.kernel + ": needs both grid=(...) and block=(...)");
     kf.launches.push_back(std::move(l));
+    return success();
+}
+
+Status parseTensorMap(KernelFile& kf, const std::string& rest, int line) {
+    // NAME BUFFER box=(d0, d1, ...) [swizzle=none|32|64|128]
+    const Error usage = lineError(line, "tensormap: expected 'NAME BUFFER box=(d0, d1, ...) [swizzle=none|32|64|128]'");
+    Cursor c(rest);
+    TensorMapDecl t;
+    t.line = line;
+    t.name = c.word();
+    if (t.name.empty() || !c.blanksRequired())
+        return usage;
+    t.buffer = c.word();
+    if (t.buffer.empty())
+        return usage;
+    const std::string who = "tensormap " + t.name;
+    if (!c.atEnd() && !isBlankChar(rest[c.pos()]))
+        return lineError(line, who + ": the buffer must be the name of one of the task's inputs or outputs");
+    std::string tail = c.rest();
+    std::set<std::string> seen;
+    bool haveBox = false;
+    while (!trim(tail).empty()) {
+        std::string key, value;
+        if (!takeKeyValue(tail, key, value))
+            return lineError(line, who + ": cannot read '" + shorten(trim(tail)) + "' (expected key=value)");
+        if (key != "box" && key != "swizzle")
+            return lineError(line, who + ": unknown key '" + shorten(key) + "' (known: box, swizzle)");
+        if (!seen.insert(key).second)
+            return lineError(line, "tensormap " + t.name + ": " + key + "= is given twice");
+        value = trim(value);
+        if (key == "box") {
+            if (value.size() < 2 || value.front() != '(' || value.back() != ')')
+                return lineError(line, who + ": box needs a parenthesised list of extents, e.g. box=(BM, BK)");
+            const auto parts = splitTopLevel(value.substr(1, value.size() - 2));
+            if (parts.empty() || parts.size() > kMaxTensorMapRank)
+                return lineError(line, who + ": box has " + std::to_string(parts.size())
+                                           + " dimensions; TMA takes 1 to " + std::to_string(kMaxTensorMapRank));
+            for (const auto& p : parts)
+                if (p.empty())
+                    return lineError(line, who + ": box has an empty dimension");
+            t.box = parts;
+            haveBox = true;
+        } else if (value == "none" || value == "0") {
+            t.swizzle = 0;
+        } else if (value == "32" || value == "64" || value == "128") {
+            t.swizzle = std::stoi(value);
+        } else {
+            return lineError(line, who + ": swizzle '" + shorten(value) + "' is not one of none, 32, 64, 128 (bytes)");
+        }
+    }
+    if (!haveBox)
+        return lineError(line, who + ": needs box=(...), the extent of the tile per dimension of " + t.buffer
+                                   + " (outermost first)");
+    if (kf.findTensorMap(t.name))
+        return lineError(line, who + " is declared twice");
+    if (kf.tensorMaps.size() >= kMaxTensorMaps)
+        return lineError(line, who + ": more than " + std::to_string(kMaxTensorMaps)
+                                   + " tensor maps (the limit per kernel file)");
+    kf.tensorMaps.push_back(std::move(t));
     return success();
 }
 
@@ -329,7 +408,10 @@ Status parseDirective(KernelFile& kf, const std::string& verb, const std::string
         return parseScratch(kf, rest, line);
     if (verb == "launch")
         return parseLaunch(kf, rest, line);
-    return lineError(line, "unknown directive 'kforge:" + shorten(verb) + "' (known: param, scratch, launch)");
+    if (verb == "tensormap")
+        return parseTensorMap(kf, rest, line);
+    return lineError(line,
+                     "unknown directive 'kforge:" + shorten(verb) + "' (known: param, scratch, tensormap, launch)");
 }
 
 // Whether `text` has "//", blanks, "kforge:" anywhere.
@@ -423,6 +505,8 @@ Expected<KernelArg> parseArg(const std::string& text, int line, const std::strin
         } else if (tok == "const") {
             if (!seenStar)
                 a.isConst = true;
+        } else if (tok == "__grid_constant__") {
+            a.gridConstant = true;
         } else if (std::find(qualifiers.begin(), qualifiers.end(), tok) == qualifiers.end()) {
             type += (type.empty() ? "" : " ") + tok;
         }
@@ -612,13 +696,21 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
                                          + " is a compile-time define with the name of a word of a kernel "
                                            "signature; rename the parameter");
 
+    // A tensor map is a kernel argument, so its name must not be another declaration's.
+    for (const auto& t : kf.tensorMaps) {
+        if (kf.findParam(t.name))
+            return lineError(t.line, "tensormap " + t.name + " has the name of a kforge:param");
+        for (const auto& sc : kf.scratch)
+            if (sc.name == t.name)
+                return lineError(t.line, "tensormap " + t.name + " has the name of a kforge:scratch buffer");
+    }
+
     if (kf.launches.empty())
         return Error{"no launch plan: add at least one '// kforge:launch KERNEL grid=(...) block=(...)' line"};
     for (const auto& l : kf.launches)
         if (!kf.findKernel(l.kernel)) {
             // Found when undecidable regions are read too: say so rather than "not defined".
-            std::vector<Region> withUndecided = regions;
-            const std::string maybe = blankRegions(code, withUndecided, true);
+            const std::string maybe = blankRegions(code, regions, true);
             bool conditional = false;
             for (const KernelHead& h : findKernelHeads(maybe, dialect))
                 conditional |= h.name == l.kernel;
@@ -649,6 +741,13 @@ const ParamDecl* KernelFile::findParam(const std::string& name) const {
     for (const auto& p : params)
         if (p.name == name)
             return &p;
+    return nullptr;
+}
+
+const TensorMapDecl* KernelFile::findTensorMap(const std::string& name) const {
+    for (const auto& t : tensorMaps)
+        if (t.name == name)
+            return &t;
     return nullptr;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // A kernel file in the candidate format: device code plus `// kforge:` directives that declare
-// tunable parameters, scratch buffers and the launch plan. Parsing checks the directives' syntax and
+// tunable parameters, scratch buffers, TMA tensor maps and the launch plan. Parsing checks the directives' syntax and
 // finds every kernel's signature; LaunchPlan (launchplan.h) then binds them to a task.
 
 #include "dtype.h"
@@ -24,6 +24,8 @@ constexpr std::size_t kMaxScratch = 16;
 constexpr std::size_t kMaxLaunches = 64;
 constexpr std::size_t kMaxKernels = 64;
 constexpr std::size_t kMaxKernelArgs = 128;
+constexpr std::size_t kMaxTensorMaps = 16;
+constexpr std::size_t kMaxTensorMapRank = 5; // what the tensor memory accelerator takes
 
 struct ParamDecl {
     std::string name;
@@ -39,11 +41,23 @@ struct ScratchDecl {
     int line = 0;
 };
 
+// `// kforge:tensormap NAME BUFFER box=(d0, ...) [swizzle=none|32|64|128]`: a TMA descriptor over
+// one of the task's inputs or outputs, encoded on the host (cuTensorMapEncodeTiled) and passed to
+// the kernel parameter NAME, declared `const __grid_constant__ CUtensorMap NAME`.
+struct TensorMapDecl {
+    std::string name;
+    std::string buffer;
+    std::vector<std::string> box; // extent expressions in the buffer's shape order (outermost first)
+    int swizzle = 0;              // bytes: 0 (none), 32, 64 or 128
+    int line = 0;
+};
+
 struct LaunchDecl {
     std::string kernel;
     std::vector<std::string> grid;  // 1-3 expressions
     std::vector<std::string> block; // 1-3 expressions
     std::string smem;               // dynamic shared memory bytes, may be empty
+    std::string when;               // the launch runs only where this is non-zero; empty: always
     int line = 0;
 };
 
@@ -52,6 +66,7 @@ struct KernelArg {
     std::string elementType; // without qualifiers and '*', e.g. "float", "unsigned int"
     bool pointer = false;
     bool isConst = false;
+    bool gridConstant = false; // CUDA's __grid_constant__ (not part of elementType)
 };
 
 struct KernelSignature {
@@ -65,6 +80,7 @@ struct KernelFile {
     Dialect dialect = Dialect::OpenCL;
     std::vector<ParamDecl> params;
     std::vector<ScratchDecl> scratch;
+    std::vector<TensorMapDecl> tensorMaps;
     std::vector<LaunchDecl> launches;
     std::vector<KernelSignature> kernels;
 
@@ -76,6 +92,7 @@ struct KernelFile {
 
     const KernelSignature* findKernel(const std::string& name) const;
     const ParamDecl* findParam(const std::string& name) const;
+    const TensorMapDecl* findTensorMap(const std::string& name) const;
 };
 
 } // namespace kforge::spec

@@ -1,6 +1,7 @@
 #include "launchplan.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace kforge::spec {
 
@@ -32,6 +33,162 @@ bool isFloatType(const std::string& t) {
     return t == "float" || t == "double" || t == "half" || t == "__half";
 }
 
+// Whether the tensor memory accelerator has an element type for `t` (CUtensorMapDataType).
+bool tmaSupports(DType t) {
+    switch (t) {
+    case DType::Float32:
+    case DType::Float64:
+    case DType::Float16:
+    case DType::BFloat16:
+    case DType::Int32:
+    case DType::Int64:
+    case DType::UInt8:
+        return true;
+    }
+    return false;
+}
+
+std::string sizesText(const Sizes& sizes) {
+    std::string s;
+    for (const auto& [name, value] : sizes)
+        s += (s.empty() ? "" : ", ") + name + " = " + std::to_string(value);
+    return s;
+}
+
+// The input or output a tensor map describes, or why there is none. `scratch` lists the plan's
+// scratch buffers, to say why those cannot be described.
+Expected<const TensorSpec*> tensorMapBuffer(const TensorMapDecl& t, const TaskSpec& task,
+                                            const std::vector<ResolvedScratch>& scratch) {
+    if (const TensorSpec* in = task.findInput(t.buffer))
+        return in;
+    if (const TensorSpec* out = task.findOutput(t.buffer))
+        return out;
+    const std::string who = "tensormap " + t.name + " over " + t.buffer;
+    if (std::any_of(scratch.begin(), scratch.end(), [&](const ResolvedScratch& s) { return s.name == t.buffer; }))
+        return lineError(t.line, who + ": " + t.buffer
+                                     + " is a scratch buffer, which has a length but no shape; a tensor map "
+                                       "describes one of the task's inputs or outputs");
+    std::string known;
+    for (const auto& b : task.inputs)
+        known += (known.empty() ? "" : ", ") + b.name;
+    for (const auto& b : task.outputs)
+        known += (known.empty() ? "" : ", ") + b.name;
+    return lineError(t.line, who + ": " + t.buffer + " is not one of the task's inputs or outputs (known: "
+                                 + (known.empty() ? "none" : known) + ")");
+}
+
+// What is wrong with the byte stride of dimension `d` (innermost first, 0 when it overflowed) of a
+// tensor map over `buf`, whose dimensions at the plan's sizes are `outer` (outermost first); "" when
+// TMA takes it. `launch` names the launch that binds the map, for the advice.
+std::string strideProblem(const TensorMapDecl& t, const TensorSpec& buf, const std::vector<std::uint64_t>& outer,
+                          std::size_t d, std::uint64_t stride, const std::string& launch) {
+    const std::size_t rank = outer.size();
+    const std::uint64_t elementBytes = dtypeSize(buf.dtype);
+    if (stride != 0 && stride < kMaxTensorMapStride && stride % kTensorMapAlign == 0)
+        return {};
+    std::string at; // the dimensions the stride is made of, as the task writes them
+    for (std::size_t k = rank - d; k < rank; ++k)
+        at += (at.empty() ? "" : ", ") + buf.shape[k] + " = " + std::to_string(outer[k]);
+    const std::string what = d == 1 ? std::string("its rows are ")
+                                    : "consecutive indices of its dimension " + std::to_string(rank - 1 - d) + " are ";
+    const std::string head = "tensormap " + t.name + " over " + t.buffer + ": " + what;
+    if (stride == 0 || stride >= kMaxTensorMapStride)
+        return head + (stride == 0 ? "more than 2^64" : std::to_string(stride)) + " bytes apart at these sizes (" + at
+               + "); TMA allows less than 2^40";
+    std::string advice = "guard " + launch + " with when=";
+    const std::string& inner = buf.shape[rank - 1];
+    if (d == 1 && isIdentifier(inner))
+        advice += "mod(" + inner + ", " + std::to_string(kTensorMapAlign / std::gcd(kTensorMapAlign, elementBytes))
+                  + ") == 0";
+    advice += " and give the other sizes a launch without tensor maps";
+    return head + std::to_string(stride) + " bytes apart at these sizes (" + at + "); TMA needs a multiple of "
+           + std::to_string(kTensorMapAlign) + " bytes: " + advice;
+}
+
+// What is wrong with kernel parameter `a` (`arg` names it in messages) for binding a tensor map,
+// or "".
+std::string tensorMapArgProblem(const KernelArg& a, const std::string& arg) {
+    const std::string declare = "declare it 'const __grid_constant__ CUtensorMap " + a.name + "'";
+    if (a.pointer)
+        return arg + " names a tensormap but is a pointer; a tensor map is passed by value: " + declare;
+    if (a.elementType != "CUtensorMap")
+        return arg + " names a tensormap but has type '" + a.elementType + "'; " + declare;
+    if (!a.gridConstant)
+        return arg
+               + " is a CUtensorMap without __grid_constant__: TMA reads the descriptor through the parameter's "
+                 "address, which only a __grid_constant__ parameter keeps in kernel parameter memory; "
+               + declare;
+    return {};
+}
+
+Error unmatchedArg(int line, const std::string& arg, const std::string& known) {
+    return lineError(line, arg + " matches nothing the task or the kernel file declares (known: " + known + ")");
+}
+
+// A tensor map's layout at the plan's sizes, every bound of cuTensorMapEncodeTiled checked.
+// `launch` names the launch that binds it, for the advice on sizes TMA cannot describe.
+Expected<ResolvedTensorMap> resolveTensorMap(const TensorMapDecl& t, const TensorSpec& buf, bool input, int index,
+                                             const Variables& vars, const std::string& launch) {
+    const std::string who = "tensormap " + t.name + " over " + t.buffer;
+    ResolvedTensorMap m;
+    m.name = t.name;
+    m.bufferKind = input ? ArgBinding::Kind::Input : ArgBinding::Kind::Output;
+    m.buffer = index;
+    m.bufferName = buf.name;
+    m.dtype = buf.dtype;
+    m.swizzle = t.swizzle;
+    m.line = t.line;
+    if (!tmaSupports(buf.dtype))
+        return lineError(t.line, who + ": TMA has no element type for " + std::string(dtypeName(buf.dtype)));
+    const std::size_t rank = buf.shape.size();
+    const std::uint64_t elementBytes = dtypeSize(buf.dtype);
+
+    // Shape order is outermost first; the driver takes the innermost dimension first.
+    std::vector<std::uint64_t> outer(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+        auto v = Expression::evaluateInteger(buf.shape[i], vars);
+        if (!v)
+            return lineError(t.line, who + ": dimension " + std::to_string(i) + ": " + v.error());
+        if (*v < 1 || static_cast<std::uint64_t>(*v) > kMaxTensorMapDim)
+            return lineError(t.line, who + ": dimension " + std::to_string(i) + " ('" + buf.shape[i] + "') is "
+                                         + std::to_string(*v) + " at these sizes; TMA takes 1 to 2^32 elements");
+        outer[i] = static_cast<std::uint64_t>(*v);
+    }
+    m.dims.assign(outer.rbegin(), outer.rend());
+
+    // Byte strides of a dense row-major tensor: dimension d steps over all of dimensions 0..d-1.
+    std::uint64_t stride = elementBytes;
+    for (std::size_t d = 1; d < rank; ++d) {
+        const bool overflow = __builtin_mul_overflow(stride, m.dims[d - 1], &stride);
+        if (const std::string problem = strideProblem(t, buf, outer, d, overflow ? 0 : stride, launch);
+            !problem.empty())
+            return lineError(t.line, problem);
+        m.strides.push_back(stride);
+    }
+
+    std::vector<std::uint32_t> box(rank);
+    for (std::size_t i = 0; i < rank; ++i) {
+        auto v = Expression::evaluateInteger(t.box[i], vars);
+        if (!v)
+            return lineError(t.line, who + ": box: " + v.error());
+        if (*v < 1 || *v > static_cast<std::int64_t>(kMaxTensorMapBox))
+            return lineError(t.line, who + ": box extent " + std::to_string(i) + " ('" + t.box[i] + "') is "
+                                         + std::to_string(*v) + "; TMA takes 1 to " + std::to_string(kMaxTensorMapBox));
+        box[i] = static_cast<std::uint32_t>(*v);
+    }
+    m.box.assign(box.rbegin(), box.rend());
+    const std::uint64_t innerBytes = m.box[0] * elementBytes;
+    const std::string innerText = "the box's innermost extent is " + std::to_string(m.box[0]) + " elements of "
+                                  + std::string(dtypeName(buf.dtype)) + ", " + std::to_string(innerBytes) + " bytes";
+    if (innerBytes % kTensorMapAlign != 0)
+        return lineError(t.line, who + ": " + innerText + "; TMA needs a multiple of " + std::to_string(kTensorMapAlign)
+                                     + " bytes");
+    if (t.swizzle != 0 && innerBytes > static_cast<std::uint64_t>(t.swizzle))
+        return lineError(t.line, who + ": " + innerText + "; with swizzle=" + std::to_string(t.swizzle)
+                                     + " it may be at most " + std::to_string(t.swizzle) + " bytes");
+    return m;
+}
+
 } // namespace
 
 Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& task, const Sizes& sizes,
@@ -58,6 +215,10 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
         vars[p.name] = static_cast<double>(value);
         plan.defines.push_back("-D" + p.name + "=" + std::to_string(value));
     }
+    // The device's multiprocessor count, for grids sized to the device (persistent kernels); a size,
+    // scalar or parameter of that name keeps its own meaning.
+    if (limits.multiprocessors > 0 && !vars.count("SMS"))
+        vars["SMS"] = static_cast<double>(limits.multiprocessors);
 
     if (kf.launches.size() > kMaxLaunches)
         return lineError(kf.launches[kMaxLaunches].line,
@@ -88,6 +249,33 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
         plan.scratch.push_back({s.name, s.dtype, count});
     }
 
+    // Tensor maps: names, buffers and ranks are checked for every declaration; the layout at these
+    // sizes only where a launch that runs binds the map.
+    if (kf.tensorMaps.size() > kMaxTensorMaps)
+        return lineError(kf.tensorMaps[kMaxTensorMaps].line,
+                         "more than " + std::to_string(kMaxTensorMaps) + " tensor maps (the limit per kernel file)");
+    for (const auto& t : kf.tensorMaps) {
+        const std::string who = "tensormap " + t.name;
+        if (vars.count(t.name) || task.findInput(t.name) || task.findOutput(t.name))
+            return lineError(t.line, who + " has the name of one of the task's sizes, scalars, buffers or parameters");
+        auto buf = tensorMapBuffer(t, task, plan.scratch);
+        if (!buf)
+            return Error{buf.error()};
+        const std::size_t rank = (*buf)->shape.size();
+        if (rank < 1 || rank > kMaxTensorMapRank)
+            return lineError(t.line, who + " over " + t.buffer + ": " + t.buffer + " has " + std::to_string(rank)
+                                         + " dimensions; TMA takes 1 to " + std::to_string(kMaxTensorMapRank));
+        if (t.box.size() != rank)
+            return lineError(t.line, who + ": box has " + std::to_string(t.box.size()) + " dimensions but " + t.buffer
+                                         + " has " + std::to_string(rank)
+                                         + " (give one extent per dimension, outermost first)");
+        for (const auto& e : t.box)
+            if (auto st = Expression::check(e, vars); !st)
+                return lineError(t.line, who + ": box: " + st.error());
+    }
+    std::map<std::string, int> tensorMapIndex; // name -> index into plan.tensorMaps
+
+    std::string dropped; // the launches when= left out, for the message when none is left
     for (const auto& l : kf.launches) {
         ResolvedLaunch r;
         r.kernel = l.kernel;
@@ -96,6 +284,24 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
         if (l.grid.size() != l.block.size())
             return lineError(l.line, who + ": grid has " + std::to_string(l.grid.size()) + " dimensions but block has "
                                          + std::to_string(l.block.size()));
+        if (!l.when.empty()) {
+            auto w = Expression::evaluate(l.when, vars);
+            if (!w)
+                return lineError(l.line, who + ": when: " + w.error());
+            if (*w == 0.0) {
+                // Left out at these sizes, but a typo is still an error at every size.
+                for (const auto* part : {&l.grid, &l.block})
+                    for (const auto& e : *part)
+                        if (auto st = Expression::check(e, vars); !st)
+                            return lineError(l.line, who + (part == &l.grid ? ": grid: " : ": block: ") + st.error());
+                if (!l.smem.empty())
+                    if (auto st = Expression::check(l.smem, vars); !st)
+                        return lineError(l.line, who + ": smem: " + st.error());
+                dropped += (dropped.empty() ? "" : "; ") + std::string("line ") + std::to_string(l.line) + ": " + who
+                           + " when=" + l.when;
+                continue;
+            }
+        }
         r.dims = static_cast<int>(l.grid.size());
         std::uint64_t threads = 1;
         std::uint64_t blocks = 1;
@@ -169,7 +375,29 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
             };
             Status st = success();
             bool found = true;
-            if (const TensorSpec* in = task.findInput(a.name)) {
+            if (const TensorMapDecl* tm = kf.findTensorMap(a.name)) {
+                b.kind = ArgBinding::Kind::TensorMap;
+                if (!limits.tensorMaps) {
+                    st = lineError(tm->line, "tensormap " + tm->name
+                                                 + ": needs the tensor memory accelerator of a CUDA GPU of compute "
+                                                   "capability 9.0 or newer, which this device does not have");
+                } else if (const std::string problem = tensorMapArgProblem(a, arg); !problem.empty()) {
+                    st = lineError(sig->line, problem);
+                } else if (auto it = tensorMapIndex.find(tm->name); it != tensorMapIndex.end()) {
+                    b.index = it->second;
+                } else {
+                    const TensorSpec* in = task.findInput(tm->buffer);
+                    const TensorSpec* buf = in ? in : task.findOutput(tm->buffer);
+                    const int index = static_cast<int>(in ? in - task.inputs.data() : buf - task.outputs.data());
+                    auto m = resolveTensorMap(*tm, *buf, in != nullptr, index, vars,
+                                              "launch " + l.kernel + " (line " + std::to_string(l.line) + ")");
+                    if (!m)
+                        return Error{m.error()};
+                    b.index = static_cast<int>(plan.tensorMaps.size());
+                    tensorMapIndex[tm->name] = b.index;
+                    plan.tensorMaps.push_back(std::move(*m));
+                }
+            } else if (const TensorSpec* in = task.findInput(a.name)) {
                 st = bindBuffer(ArgBinding::Kind::Input, static_cast<int>(in - task.inputs.data()), in->dtype);
                 if (st && !a.isConst)
                     st = lineError(sig->line, arg + " is an input and must be declared const");
@@ -213,14 +441,15 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
                     add(t.name);
                 for (const auto& s : plan.scratch)
                     add(s.name);
+                for (const auto& t : kf.tensorMaps)
+                    add(t.name);
                 for (const auto& [n, v] : sizes)
                     add(n);
                 for (const auto& s : task.scalars)
                     add(s.name);
                 for (const auto& [n, v] : plan.params)
                     add(n);
-                return lineError(sig->line,
-                                 arg + " matches nothing the task or the kernel file declares (known: " + known + ")");
+                return unmatchedArg(sig->line, arg, known);
             }
             if (!st)
                 return Error{st.error()};
@@ -229,14 +458,23 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
         plan.launches.push_back(std::move(r));
     }
 
-    // Every output must be written by some launch.
+    if (plan.launches.empty())
+        return fail("no launch of the plan applies at these sizes (" + sizesText(sizes) + "): " + dropped);
+
+    // Every output must be written by some launch, through a pointer or a tensor map.
     for (std::size_t i = 0; i < task.outputs.size(); ++i) {
         bool bound = false;
         for (const auto& r : plan.launches)
-            for (const auto& a : r.args)
+            for (const auto& a : r.args) {
                 bound |= a.kind == ArgBinding::Kind::Output && a.index == static_cast<int>(i);
+                if (a.kind == ArgBinding::Kind::TensorMap) {
+                    const ResolvedTensorMap& m = plan.tensorMaps[static_cast<std::size_t>(a.index)];
+                    bound |= m.bufferKind == ArgBinding::Kind::Output && m.buffer == static_cast<int>(i);
+                }
+            }
         if (!bound)
-            return fail("no launched kernel takes output '" + task.outputs[i].name + "' as a parameter");
+            return fail("no launched kernel takes output '" + task.outputs[i].name
+                        + "' as a parameter (or a tensor map over it)");
     }
     return plan;
 }

@@ -16,6 +16,12 @@ struct DeviceLimits {
     std::array<std::uint64_t, 3> maxBlockDims{1024, 1024, 64};
     std::array<std::uint64_t, 3> maxGridDims{2147483647ull, 65535, 65535};
     std::uint64_t maxSharedBytes = 48 * 1024; // dynamic shared memory per block
+    // Multiprocessors (CUDA SMs, OpenCL compute units): the variable SMS in launch expressions, so
+    // that a persistent kernel can size its grid to the device; 0 where the device is not known.
+    std::uint64_t multiprocessors = 0;
+    // Whether launches may take TMA tensor maps (// kforge:tensormap): a CUDA GPU of compute
+    // capability 9.0 or newer whose driver can encode them.
+    bool tensorMaps = false;
 };
 
 // Bounds no device limit gives: scratch memory per plan, and work items (grid * block threads) per
@@ -24,13 +30,35 @@ constexpr std::uint64_t kMaxScratchBytes = 4ull << 30;
 constexpr std::uint64_t kMaxWorkItems = 1ull << 40;
 
 struct ArgBinding {
-    enum class Kind { Input, Output, Scratch, Size, Scalar };
+    enum class Kind { Input, Output, Scratch, Size, Scalar, TensorMap };
     Kind kind = Kind::Size;
     std::string name;
-    int index = 0;           // into task inputs/outputs or plan scratch, by kind
+    int index = 0;           // into task inputs/outputs, plan scratch or plan tensorMaps, by kind
     std::string elementType; // as declared by the kernel
     double value = 0.0;      // for Size and Scalar
 };
+
+// A TMA descriptor to encode for a launch (cuTensorMapEncodeTiled), over a dense row-major
+// input or output of the task at the plan's sizes. Dimensions are innermost first, as the driver
+// takes them; every bound is checked at resolution.
+struct ResolvedTensorMap {
+    std::string name;
+    ArgBinding::Kind bufferKind = ArgBinding::Kind::Input; // Input or Output
+    int buffer = 0;                                        // index into the task's inputs or outputs
+    std::string bufferName;                                // for messages
+    DType dtype = DType::Float32;
+    std::vector<std::uint64_t> dims;    // elements per dimension, innermost first
+    std::vector<std::uint64_t> strides; // bytes between consecutive indices of dims 1..rank-1
+    std::vector<std::uint32_t> box;     // box extent per dimension, innermost first
+    int swizzle = 0;                    // bytes: 0 (none), 32, 64 or 128
+    int line = 0;                       // of the // kforge:tensormap directive
+};
+
+// TMA's bounds on a tensor map's global layout (cuTensorMapEncodeTiled).
+constexpr std::uint64_t kMaxTensorMapDim = 1ull << 32;
+constexpr std::uint64_t kMaxTensorMapStride = 1ull << 40; // exclusive
+constexpr std::uint32_t kMaxTensorMapBox = 256;
+constexpr std::uint64_t kTensorMapAlign = 16; // strides and the inner box row, in bytes
 
 struct ResolvedLaunch {
     std::string kernel;
@@ -51,13 +79,15 @@ struct ResolvedScratch {
 struct LaunchPlan {
     std::map<std::string, std::int64_t> params; // final values (defaults overridden)
     std::vector<ResolvedScratch> scratch;
-    std::vector<ResolvedLaunch> launches;
+    std::vector<ResolvedTensorMap> tensorMaps; // those bound by the launches below
+    std::vector<ResolvedLaunch> launches;      // those whose when= holds, in file order
 
     // Compiler defines for the parameters: "-D NAME=value" pieces, in declaration order.
     std::vector<std::string> defines;
 
     // Resolves `kf` for `task` at `sizes`. `overrides` replaces parameter defaults; a value outside
-    // a parameter's declared choices is an error.
+    // a parameter's declared choices is an error. A launch whose when= is zero at these sizes is
+    // left out (its expressions only syntax-checked); no launch left is an error.
     static Expected<LaunchPlan> resolve(const KernelFile& kf, const TaskSpec& task, const Sizes& sizes,
                                         const std::map<std::string, std::int64_t>& overrides,
                                         const DeviceLimits& limits);

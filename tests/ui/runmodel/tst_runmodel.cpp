@@ -62,6 +62,11 @@ private slots:
         QVERIFY(!session.data()->candidate(3)->correct);
         QVERIFY(session.data()->childrenOf(1).contains(17));
         QCOMPARE(table.indexOf(11).data(CandidateTableModel::CandidateRole).toLongLong(), qint64(11));
+        // How the tuner found a kernel, beside its origin.
+        QCOMPARE(session.data()->candidate(12)->tunerStrategy, std::optional(model::TunerStrategy::Model));
+        QCOMPARE(table.indexOf(12, CandidateTableModel::Origin).data().toString(), QStringLiteral("tuner (model)"));
+        QCOMPARE(table.indexOf(11, CandidateTableModel::Origin).data().toString(), QStringLiteral("tuner (neighbour)"));
+        QCOMPARE(table.indexOf(1, CandidateTableModel::Origin).data().toString(), QStringLiteral("seed"));
 
         // Filters.
         filter.setState(CandidateFilterModel::State::Failed);
