@@ -334,7 +334,8 @@ Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task
                 const std::uint64_t perRow = elements / rows;
                 facts["rows"] = static_cast<double>(rows);
                 facts["cols"] = static_cast<double>(cols);
-                facts["first_mismatch_row"] = static_cast<double>(index / perRow);
+                const std::uint64_t row = index / perRow; // a whole row number
+                facts["first_mismatch_row"] = static_cast<double>(row);
                 facts["first_mismatch_col"] = static_cast<double>(index % cols);
             }
             facts["first_mismatch_index"] = static_cast<double>(index);
@@ -402,14 +403,8 @@ Diagnosis& Diagnosis::operator=(const Diagnosis&) = default;
 spec::Expected<Diagnosis> Diagnosis::builtIn() {
     const QString relative = QStringLiteral("diagnose/rules.json");
     const QString path = util::ResourceLocator::find(relative);
-    if (path.isEmpty()) {
-        const QStringList dirs = util::ResourceLocator::dirs();
-        return spec::fail(QStringLiteral("the built-in diagnosis rules (%1) were not found; looked in %2. Set "
-                                         "KFORGE_RESOURCES_DIR to kforge's resources folder.")
-                              .arg(relative, dirs.isEmpty() ? QStringLiteral("no existing resource folder")
-                                                            : dirs.join(QStringLiteral(", ")))
-                              .toStdString());
-    }
+    if (path.isEmpty())
+        return spec::fail(util::ResourceLocator::notFound(relative, QStringLiteral("diagnosis rules")).toStdString());
     QStringList files{path};
     const QString user = util::ResourceLocator::userDir() + QLatin1Char('/') + relative;
     if (!util::ResourceLocator::userDir().isEmpty() && QFileInfo::exists(user))

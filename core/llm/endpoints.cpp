@@ -77,14 +77,8 @@ spec::Expected<QList<Endpoint>> toEndpoints(const QList<QJsonObject>& entries, c
 spec::Expected<QString> builtInPath() {
     const QString relative = QStringLiteral("llm/endpoints.json");
     const QString path = util::ResourceLocator::find(relative);
-    if (path.isEmpty()) {
-        const QStringList dirs = util::ResourceLocator::dirs();
-        return spec::fail(QStringLiteral("the built-in LLM endpoints (%1) were not found; looked in %2. Set "
-                                         "KFORGE_RESOURCES_DIR to kforge's resources folder.")
-                              .arg(relative, dirs.isEmpty() ? QStringLiteral("no existing resource folder")
-                                                            : dirs.join(QStringLiteral(", ")))
-                              .toStdString());
-    }
+    if (path.isEmpty())
+        return spec::fail(util::ResourceLocator::notFound(relative, QStringLiteral("LLM endpoints")).toStdString());
     return path;
 }
 

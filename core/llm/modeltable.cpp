@@ -14,10 +14,8 @@ spec::Expected<ModelTable> ModelTable::loadDefault(const QString& userFile) {
     const QString relative = QStringLiteral("llm/models.json");
     const QString path = util::ResourceLocator::find(relative);
     if (path.isEmpty())
-        return spec::fail(QStringLiteral("the built-in table of model parameters (%1) was not found in %2; set "
-                                         "KFORGE_RESOURCES_DIR to kforge's resources folder")
-                              .arg(relative, util::ResourceLocator::dirs().join(QStringLiteral(", ")))
-                              .toStdString());
+        return spec::fail(
+            util::ResourceLocator::notFound(relative, QStringLiteral("table of model parameters")).toStdString());
     return withUserFile(load(path), userFile);
 }
 

@@ -16,14 +16,8 @@ namespace kforge::llm {
 spec::Expected<PriceTable> PriceTable::builtIn() {
     const QString relative = QStringLiteral("llm/prices.json");
     const QString path = util::ResourceLocator::find(relative);
-    if (path.isEmpty()) {
-        const QStringList dirs = util::ResourceLocator::dirs();
-        return spec::fail(QStringLiteral("the built-in model prices (%1) were not found; looked in %2. Set "
-                                         "KFORGE_RESOURCES_DIR to kforge's resources folder.")
-                              .arg(relative, dirs.isEmpty() ? QStringLiteral("no existing resource folder")
-                                                            : dirs.join(QStringLiteral(", ")))
-                              .toStdString());
-    }
+    if (path.isEmpty())
+        return spec::fail(util::ResourceLocator::notFound(relative, QStringLiteral("model prices")).toStdString());
     return load(path);
 }
 

@@ -554,11 +554,7 @@ spec::Expected<QList<Persona>> loadPersonas() {
     const QString relative = QStringLiteral("skills");
     const QString path = util::ResourceLocator::find(relative);
     if (path.isEmpty())
-        return spec::fail(
-            QStringLiteral("the built-in skills (%1) were not found; looked in %2. Set KFORGE_RESOURCES_DIR "
-                           "to kforge's resources folder.")
-                .arg(relative, util::ResourceLocator::dirs().join(QStringLiteral(", ")))
-                .toStdString());
+        return spec::fail(util::ResourceLocator::notFound(relative, QStringLiteral("skills")).toStdString());
     const QString data = util::ResourceLocator::userDir();
     return loadPersonas({path, data.isEmpty() ? QString() : data + QStringLiteral("/skills")});
 }
@@ -608,10 +604,7 @@ spec::Expected<QList<StrategySeed>> loadStrategySeeds() {
     const QString relative = QStringLiteral("llm/strategies.json");
     const QString path = util::ResourceLocator::find(relative);
     if (path.isEmpty())
-        return spec::fail(QStringLiteral("the built-in strategy seeds (%1) were not found; looked in %2. Set "
-                                         "KFORGE_RESOURCES_DIR to kforge's resources folder.")
-                              .arg(relative, util::ResourceLocator::dirs().join(QStringLiteral(", ")))
-                              .toStdString());
+        return spec::fail(util::ResourceLocator::notFound(relative, QStringLiteral("strategy seeds")).toStdString());
     return loadStrategySeeds(path);
 }
 

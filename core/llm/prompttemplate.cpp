@@ -309,14 +309,8 @@ QString PromptTemplates::userDir() {
 spec::Expected<PromptTemplates> PromptTemplates::builtIn() {
     const QString relative = QStringLiteral("llm/prompts");
     const QString path = util::ResourceLocator::find(relative);
-    if (path.isEmpty()) {
-        const QStringList dirs = util::ResourceLocator::dirs();
-        return spec::fail(QStringLiteral("the built-in prompt templates (%1) were not found; looked in %2. Set "
-                                         "KFORGE_RESOURCES_DIR to kforge's resources folder.")
-                              .arg(relative, dirs.isEmpty() ? QStringLiteral("no existing resource folder")
-                                                            : dirs.join(QStringLiteral(", ")))
-                              .toStdString());
-    }
+    if (path.isEmpty())
+        return spec::fail(util::ResourceLocator::notFound(relative, QStringLiteral("prompt templates")).toStdString());
     return load(QStringList{path, userDir()});
 }
 

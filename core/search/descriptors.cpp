@@ -315,14 +315,9 @@ DescriptorSpace& DescriptorSpace::operator=(const DescriptorSpace&) = default;
 spec::Expected<DescriptorSpace> DescriptorSpace::builtIn() {
     const QString relative = QStringLiteral("search/descriptors.json");
     const QString path = util::ResourceLocator::find(relative);
-    if (path.isEmpty()) {
-        const QStringList dirs = util::ResourceLocator::dirs();
-        return spec::fail(QStringLiteral("the built-in behaviour descriptors (%1) were not found; looked in %2. Set "
-                                         "KFORGE_RESOURCES_DIR to kforge's resources folder.")
-                              .arg(relative, dirs.isEmpty() ? QStringLiteral("no existing resource folder")
-                                                            : dirs.join(QStringLiteral(", ")))
-                              .toStdString());
-    }
+    if (path.isEmpty())
+        return spec::fail(
+            util::ResourceLocator::notFound(relative, QStringLiteral("behaviour descriptors")).toStdString());
     return load(path);
 }
 

@@ -25,9 +25,17 @@ QStringList ResourceLocator::dirs() {
     return existing;
 }
 
+QString ResourceLocator::notFound(const QString& relative, const QString& what) {
+    const QStringList searched = dirs();
+    return QStringLiteral("the built-in %1 (%2) could not be found; looked in %3. Set KFORGE_RESOURCES_DIR to "
+                          "kforge's resources folder.")
+        .arg(what, relative,
+             searched.isEmpty() ? QStringLiteral("no existing resource folder") : searched.join(QStringLiteral(", ")));
+}
+
 QString ResourceLocator::find(const QString& relative) {
     for (const QString& d : dirs()) {
-        const QString path = d + QLatin1Char('/') + relative;
+        QString path = d + QLatin1Char('/') + relative;
         if (QFileInfo::exists(path))
             return path;
     }

@@ -14,6 +14,9 @@ public:
     static QStringList dirs();
     // The first existing file or folder at `relative` under dirs(); empty when there is none.
     static QString find(const QString& relative);
+    // What to tell users when find(relative) found nothing: "the built-in <what> (<relative>) could
+    // not be found; looked in ...; set KFORGE_RESOURCES_DIR ...".
+    static QString notFound(const QString& relative, const QString& what);
     // The user's own data folder (QStandardPaths' app data location).
     static QString userDir();
 };

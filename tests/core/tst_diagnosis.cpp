@@ -251,6 +251,7 @@ class TestDiagnosis : public QObject {
 private slots:
     void initTestCase();
     void builtInLoads();
+    void missingBuiltInIsNamed();
     void everyRuleHasACase();
     void ruleFires_data();
     void ruleFires();
@@ -469,6 +470,18 @@ void TestDiagnosis::workerDiagnosticsFirstThenBySeverity() {
     QVERIFY(noisy > slower);
     for (qsizetype i = 3; i < findings.size(); ++i)
         QCOMPARE(findings[i].line, 0);
+}
+
+void TestDiagnosis::missingBuiltInIsNamed() {
+    // Every built-in file (rules, prompts, prices, endpoints, ...) that cannot be found is named
+    // with the folders searched and the variable that points at the right one.
+    const QString message = kforge::util::ResourceLocator::notFound(QStringLiteral("diagnose/rules.json"),
+                                                                    QStringLiteral("diagnosis rules"));
+    QVERIFY2(message.startsWith(u"the built-in diagnosis rules (diagnose/rules.json) could not be found; looked in "),
+             qPrintable(message));
+    QVERIFY(message.contains(u"KFORGE_RESOURCES_DIR"));
+    for (const QString& dir : kforge::util::ResourceLocator::dirs())
+        QVERIFY2(message.contains(dir), qPrintable(dir));
 }
 
 void TestDiagnosis::userFileReplacesRule() {
