@@ -28,7 +28,7 @@ struct RunConfig {
     qint64 budgetEvaluations = 200; // every evaluation counts, re-measurements included; 0: none
     double budgetSeconds = 0.0;     // wall time over all sessions of the run; 0: none
     std::uint64_t seed = 1;
-    int workers = 1; // worker processes (timing is only trustworthy with one per device)
+    int workers = 1; // worker processes (several share a GPU well; on a CPU device they slow each other's timings)
     int device = 0;
     double evalTimeoutSeconds = 300.0;
     bool confirmBest = true; // re-measure a new best before promoting it

@@ -169,11 +169,6 @@ const std::vector<std::string> kKernels{"kf_copy",     "kf_l2_read",   "kf_ffma"
 
 // ---- driver objects -----------------------------------------------------------------------------------
 
-struct ModuleTraits {
-    static void destroy(CUmodule m) { CudaDriver::instance().moduleUnload(m); }
-};
-using ModuleHandle = DriverHandle<CUmodule, ModuleTraits>;
-
 // A CUDA call that failed: unwinds the measurement, the handles above freeing what it held.
 struct CudaFailure : std::runtime_error {
     CudaFailure(const CudaDriver& driver, CUresult r, const std::string& what)

@@ -6,11 +6,13 @@
 #include "ceilingscache.h"
 #include "cudastaticcheck.h"
 #include "cuptitimer.h"
+#include "digest.h"
 #include "rangeprofiler.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -96,6 +98,9 @@ void EventTraits::destroy(CUevent e) {
 }
 void MemoryTraits::destroy(CUdeviceptr p) {
     CudaDriver::instance().memFree(p);
+}
+void ModuleTraits::destroy(CUmodule m) {
+    CudaDriver::instance().moduleUnload(m);
 }
 } // namespace detail
 
@@ -194,6 +199,8 @@ void CudaBackend::close() {
         for (auto& [id, b] : m_buffers)
             b.memory.release();
         m_flushBuffer.release();
+        m_digestSum.release();
+        m_digestModule.release();
         m_start.release();
         m_stop.release();
         m_stream.release();
@@ -205,6 +212,10 @@ void CudaBackend::close() {
     m_buffers.clear();
     m_flushBuffer.reset();
     m_flushBytes = 0;
+    m_digestSum.reset();
+    m_digestModule.reset();
+    m_digestFunction = nullptr;
+    m_digestProblem.clear();
     m_start.reset();
     m_stop.reset();
     m_stream.reset();
@@ -437,6 +448,7 @@ spec::Status CudaBackend::open(int device) {
     m_maxThreadsPerSm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048);
     m_registersPerBlock = attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536);
     m_l2Bytes = static_cast<std::size_t>(attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 0));
+    m_multiprocessors = std::max(1, attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 1));
 
     if (m_timingMode == harness::TimingMode::Default)
         startCupti();
@@ -809,10 +821,10 @@ spec::Status CudaBackend::upload(harness::BufferId id, const void* data, std::si
         return spec::Error{buffer.error()};
     if (bytes == 0)
         return spec::success();
-    // On the worker's stream, so the copy is ordered before the plan's launches on any driver.
-    CUresult e = m_driver.memcpyHtoDAsync((*buffer)->ptr(), data, bytes, m_stream.get());
-    if (e == CUDA_SUCCESS)
-        e = m_driver.streamSynchronize(m_stream.get());
+    // On the worker's stream, so the copy is ordered before the plan's launches on any driver. No
+    // wait: a copy from pageable memory returns once the data is staged, so the caller may reuse
+    // its buffer, and whatever comes next on the stream comes after the copy.
+    const CUresult e = m_driver.memcpyHtoDAsync((*buffer)->ptr(), data, bytes, m_stream.get());
     if (e != CUDA_SUCCESS)
         return spec::fail("upload of " + std::to_string(bytes) + " bytes (cuMemcpyHtoDAsync) failed with "
                           + m_driver.describe(e) + noteError(e));
@@ -846,8 +858,7 @@ spec::Status CudaBackend::fill(harness::BufferId id, const void* pattern, std::s
         std::memcpy(&v, pattern, 4);
         e = m_driver.memsetD32Async(dst, v, count, m_stream.get());
     }
-    if (e == CUDA_SUCCESS)
-        e = m_driver.streamSynchronize(m_stream.get());
+    // Ordered before whatever comes next on the stream; nothing to wait for here.
     if (e != CUDA_SUCCESS)
         return spec::fail("fill of " + std::to_string(bytes) + " bytes (cuMemset) failed with " + m_driver.describe(e)
                           + noteError(e));
@@ -871,6 +882,111 @@ spec::Status CudaBackend::download(harness::BufferId id, void* data, std::size_t
     return spec::success();
 }
 
+// harness::digest on the device (digest.h defines it; the GPU checks compare the two): each thread
+// sums the contributions of a strided set of 8-byte words, the block adds its threads' sums and one
+// thread adds the block's to the result. The last, partial word is thread 0's.
+namespace {
+const char* const kDigestSource = R"(
+__device__ __forceinline__ unsigned long long kforge_mix(unsigned long long z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+extern "C" __global__ void kforge_digest(const unsigned char* data, unsigned long long bytes,
+                                         unsigned long long key, unsigned long long* sum) {
+    const unsigned long long step = 0x9e3779b97f4a7c15ull;
+    const unsigned long long words = bytes / 8;
+    const unsigned long long* w = reinterpret_cast<const unsigned long long*>(data);
+    unsigned long long s = 0;
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride)
+        s += kforge_mix(w[i] ^ (key + i * step));
+    if (blockIdx.x == 0 && threadIdx.x == 0 && bytes % 8) {
+        unsigned long long last = 0;
+        for (unsigned long long b = 0; b < bytes % 8; ++b)
+            last |= (unsigned long long)data[words * 8 + b] << (8 * b);
+        s += kforge_mix(last ^ (key + words * step));
+    }
+    // The block's sum: each warp's in shared memory, added up by the first warp; one atomic a block.
+    __shared__ unsigned long long warps[32];
+    for (int o = 16; o > 0; o >>= 1)
+        s += __shfl_down_sync(0xffffffffu, s, o);
+    if ((threadIdx.x & 31) == 0)
+        warps[threadIdx.x / 32] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < blockDim.x / 32 ? warps[threadIdx.x] : 0;
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_down_sync(0xffffffffu, s, o);
+        if (threadIdx.x == 0)
+            atomicAdd(sum, s);
+    }
+}
+)";
+} // namespace
+
+spec::Expected<std::uint64_t> CudaBackend::digest(harness::BufferId id, std::size_t bytes, std::uint64_t key) {
+    if (auto st = ready("digest"); !st)
+        return spec::Error{st.error()};
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "digest");
+    if (!buffer)
+        return spec::Error{buffer.error()};
+    CUdeviceptr ptr = (*buffer)->ptr();
+    // Words are read 8 bytes at a time; a buffer that is not so aligned is digested on the host.
+    if (ptr % 8 != 0 || !m_digestProblem.empty())
+        return Backend::digest(id, bytes, key);
+    if (!m_digestFunction) {
+        const NvrtcOutput built =
+            m_compiler.compile(kDigestSource, {}, "kforge_digest.cu", {"kforge_digest"}, m_cc.load());
+        CUmodule module = nullptr;
+        CUdeviceptr sum = 0;
+        CUresult e = CUDA_SUCCESS;
+        if (!built.ok)
+            m_digestProblem = "the digest kernel did not compile: " + built.log;
+        else if ((e = m_driver.moduleLoadData(&module, built.cubin.data())) != CUDA_SUCCESS)
+            m_digestProblem = "cuModuleLoadData of the digest kernel failed with " + m_driver.describe(e);
+        if (module)
+            m_digestModule.reset(module);
+        if (m_digestProblem.empty()
+            && (e = m_driver.moduleGetFunction(&m_digestFunction, module,
+                                               built.loweredNames.at("kforge_digest").c_str()))
+                   != CUDA_SUCCESS)
+            m_digestProblem = "cuModuleGetFunction(kforge_digest) failed with " + m_driver.describe(e);
+        if (m_digestProblem.empty() && (e = m_driver.memAlloc(&sum, 8)) != CUDA_SUCCESS)
+            m_digestProblem = "no device memory for the digest's sum: " + m_driver.describe(e);
+        if (sum)
+            m_digestSum.reset(sum);
+        if (!m_digestProblem.empty()) {
+            m_digestFunction = nullptr;
+            noteError(e);
+            return Backend::digest(id, bytes, key); // the host can do it, only slower
+        }
+    }
+    const CUstream stream = m_stream.get();
+    CUdeviceptr sumPtr = m_digestSum.get();
+    unsigned long long length = bytes;
+    unsigned long long k = key;
+    void* params[] = {&ptr, &length, &k, &sumPtr};
+    // Two blocks of 512 threads a multiprocessor read as fast as memory gives; small buffers get
+    // fewer.
+    constexpr unsigned kThreads = 512;
+    const std::uint64_t words = bytes / 8 + 1;
+    const auto blocks = static_cast<unsigned>(std::clamp<std::uint64_t>(
+        (words + kThreads - 1) / kThreads, 1, static_cast<std::uint64_t>(m_multiprocessors) * 2));
+    std::uint64_t result = 0;
+    CUresult e = m_driver.memsetD8Async(sumPtr, 0, 8, stream);
+    if (e == CUDA_SUCCESS)
+        e = m_driver.launchKernel(m_digestFunction, blocks, 1, 1, kThreads, 1, 1, 0, stream, params, nullptr);
+    if (e == CUDA_SUCCESS)
+        e = m_driver.memcpyDtoHAsync(&result, sumPtr, 8, stream);
+    if (e == CUDA_SUCCESS)
+        e = m_driver.streamSynchronize(stream);
+    if (e != CUDA_SUCCESS)
+        return spec::fail("digest of " + std::to_string(bytes) + " bytes on the device failed with "
+                          + m_driver.describe(e) + noteError(e));
+    return harness::digestFinish(result, bytes, key);
+}
+
 void CudaBackend::flushCaches() {
     if (!ready("flushCaches"))
         return;
@@ -885,11 +1001,11 @@ void CudaBackend::flushCaches() {
     }
     // A memset is no kernel of the plan: CUPTI reports it as a MEMSET record, which run() never
     // counts, and run() discards whatever was recorded before its first launch anyway.
+    // Not waited for: the plan's launches follow on the same stream, and both timers (CUPTI's
+    // kernel records, events recorded after it) leave the memset out.
     m_flushValue ^= 1;
-    CUresult e = m_driver.memsetD8Async(m_flushBuffer.get(), m_flushValue, m_flushBytes, m_stream.get());
-    if (e == CUDA_SUCCESS)
-        e = m_driver.streamSynchronize(m_stream.get());
-    if (e != CUDA_SUCCESS)
+    if (const CUresult e = m_driver.memsetD8Async(m_flushBuffer.get(), m_flushValue, m_flushBytes, m_stream.get());
+        e != CUDA_SUCCESS)
         noteError(e);
 }
 
@@ -1063,8 +1179,14 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     // An unwatched run (the trusted reference) skips CUPTI's two forced flushes; its records are
     // discarded with the next watched run's.
     const bool cupti = m_watched && m_timingMode == harness::TimingMode::Default && m_cuptiActive;
+    double cuptiSeconds = 0.0; // host time in CUPTI's flushes, reported as the run's "cupti" step
+    const auto timedCupti = [&cuptiSeconds](auto&& f) {
+        const auto t = std::chrono::steady_clock::now();
+        f();
+        cuptiSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+    };
     if (cupti)
-        CuptiTimer::instance().discard();
+        timedCupti([] { CuptiTimer::instance().discard(); });
     const CUstream stream = m_stream.get();
 
     // A launch that fails after others were queued must not return while those still write into
@@ -1114,11 +1236,13 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     const bool haveEvents = m_driver.eventElapsed(&ms, m_start.get(), m_stop.get()) == CUDA_SUCCESS;
     const double eventUs = haveEvents ? static_cast<double>(ms) * 1000.0 : 0.0;
     if (!cupti)
-        return harness::RunResult{eventUs, {}};
+        return harness::RunResult{eventUs, {}, {}};
 
     std::uint64_t dropped = 0;
     std::vector<KernelRecord> records;
-    for (auto& r : CuptiTimer::instance().collect(dropped))
+    std::vector<KernelRecord> collected;
+    timedCupti([&] { collected = CuptiTimer::instance().collect(dropped); });
+    for (auto& r : collected)
         if (r.contextId == m_cuptiContext)
             records.push_back(std::move(r));
     if (records.empty() && !m_cuptiSeenKernel) {
@@ -1127,7 +1251,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
         CuptiTimer::instance().disable();
         m_cuptiActive = false;
         m_cuptiProblem = "CUPTI recorded no kernel executions";
-        return harness::RunResult{eventUs, {}};
+        return harness::RunResult{eventUs, {}, {}};
     }
     m_cuptiSeenKernel = true;
     std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
@@ -1210,6 +1334,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     }
     for (const auto& p : problems)
         result.integrityProblem += (result.integrityProblem.empty() ? "" : "; ") + p;
+    result.stepSeconds.emplace_back("cupti", cuptiSeconds);
     return result;
 }
 
@@ -1253,7 +1378,11 @@ protocol::ProfileResult CudaBackend::profile(harness::Program& program, const sp
         TracingPause pause(*this);
         // Each pass starts from cold caches, as each timed run does, so DRAM traffic is that of a
         // real call rather than of data left in L2 by the previous pass.
-        const auto prepare = [&] { flushCaches(); };
+        // The profiler launches on a stream of its own: the flush must be over before.
+        const auto prepare = [&] {
+            flushCaches();
+            m_driver.streamSynchronize(m_stream.get());
+        };
         // run() with tracing paused is a plain event-timed run: the same argument checks, launches,
         // synchronisation and sticky-error bookkeeping as every verified run.
         const auto launch = [&]() -> std::string {

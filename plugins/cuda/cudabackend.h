@@ -62,11 +62,15 @@ struct EventTraits {
 struct MemoryTraits {
     static void destroy(CUdeviceptr p);
 };
+struct ModuleTraits {
+    static void destroy(CUmodule m);
+};
 } // namespace detail
 
 using StreamHandle = DriverHandle<CUstream, detail::StreamTraits>;
 using EventHandle = DriverHandle<CUevent, detail::EventTraits>;
 using MemoryHandle = DriverHandle<CUdeviceptr, detail::MemoryTraits>;
+using ModuleHandle = DriverHandle<CUmodule, detail::ModuleTraits>;
 
 // The device's context while the backend holds it. Programs keep a weak reference, so that a module
 // is unloaded only while the context it was loaded into is still alive and usable.
@@ -164,6 +168,9 @@ public:
     spec::Status download(harness::BufferId id, void* data, std::size_t bytes, std::size_t offset = 0) override;
     std::string bindingProblem(harness::Program& program, const spec::LaunchPlan& plan) override;
     spec::Status fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) override;
+    // harness::digest computed on the device by a small trusted kernel: 8 bytes come back.
+    spec::Expected<std::uint64_t> digest(harness::BufferId id, std::size_t bytes, std::uint64_t key) override;
+    bool digestsOnDevice() const override { return m_digestsOnDevice; }
 
     spec::Expected<harness::RunResult> run(harness::Program& program, const spec::LaunchPlan& plan,
                                            const harness::Bindings& bindings,
@@ -232,6 +239,13 @@ private:
     MemoryHandle m_flushBuffer;
     std::size_t m_flushBytes = 0;
     unsigned char m_flushValue = 0;
+    // The digest kernel, compiled and loaded at the first digest() on a context.
+    ModuleHandle m_digestModule;
+    CUfunction m_digestFunction = nullptr;
+    MemoryHandle m_digestSum; // where the kernel adds up its 8-byte sum
+    std::string m_digestProblem;
+    bool m_digestsOnDevice = harness::deviceDigestsWanted(true);
+    int m_multiprocessors = 1;
 
     harness::TimingMode m_timingMode = harness::TimingMode::Default;
     bool m_watched = true; // runs of a candidate are timed and checked through CUPTI

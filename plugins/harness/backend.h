@@ -3,9 +3,11 @@
 // compiled programs, buffers, and timed launches of a resolved launch plan. Everything that decides
 // whether a candidate is correct lives in the evaluator, so every backend is held to the same rules.
 
+#include "digest.h"
 #include "launchplan.h"
 #include "protocol.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <functional>
@@ -46,6 +48,9 @@ struct Bindings {
 struct RunResult {
     double microseconds = 0.0;    // the kernels' own execution time, summed over the launches
     std::string integrityProblem; // e.g. "a kernel was still running after the synchronisation"
+    // Host time the run spent in named steps of its own (e.g. "cupti": collecting the timer's
+    // records), charged to those steps in the evaluation's phase breakdown instead of to the run.
+    std::vector<std::pair<std::string, double>> stepSeconds;
 };
 
 // Called between the launches of a multi-launch plan, after launch `index` (0-based) has finished
@@ -178,6 +183,23 @@ public:
             std::memcpy(host.data() + i, pattern, patternSize);
         return upload(id, host.data(), bytes);
     }
+
+    // The digest (digest.h) of the first `bytes` bytes of a buffer, with `key`. The default reads
+    // the buffer back in chunks and digests it here; a backend that digests on the device, where
+    // only the 8-byte result crosses the bus, overrides it and says so in digestsOnDevice().
+    virtual spec::Expected<std::uint64_t> digest(BufferId id, std::size_t bytes, std::uint64_t key) {
+        constexpr std::size_t kChunk = std::size_t{64} << 20;
+        std::vector<unsigned char> host(std::min(bytes, kChunk));
+        std::uint64_t sum = 0;
+        for (std::size_t at = 0; at < bytes; at += kChunk) {
+            const std::size_t n = std::min(kChunk, bytes - at);
+            if (auto st = download(id, host.data(), n, at); !st)
+                return spec::Error{st.error()};
+            sum += digestSum(host.data(), n, key, at / 8);
+        }
+        return digestFinish(sum, bytes, key);
+    }
+    virtual bool digestsOnDevice() const { return false; }
 
     // Runs every launch of `plan` in order and waits for completion. Reports the kernels' own
     // execution time, and anything the backend saw that a fair kernel does not do (work on another

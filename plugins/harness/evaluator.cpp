@@ -14,7 +14,9 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <limits>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -230,10 +232,17 @@ private:
 
     // Uploads inputs, poisons outputs, zeroes scratch, runs, reads outputs back. Reports whether the
     // candidate modified its inputs through `inputsChanged`.
+    // Without `downloadOutputs`, `outputs` are sized but not read back (the caller digests them).
     Expected<RunResult> runOnce(Prepared& p, std::size_t set, const SeedData& s, int poison,
-                                std::vector<HostTensor>& outputs, std::string* inputsChanged, bool uploadInputs = true);
-    // Empty when the set's input buffers still hold the seed's inputs, else what changed.
-    Expected<std::string> checkInputs(const Bindings& bindings, const SeedData& s);
+                                std::vector<HostTensor>& outputs, std::string* inputsChanged, bool uploadInputs = true,
+                                bool downloadOutputs = true);
+    spec::Status download(const Bindings& bindings, std::vector<HostTensor>& outputs);
+    // Empty when the set's input buffers still hold the seed's inputs, else what changed. Between
+    // the launches of a run (`withinRun`) the inputs are read back: a digest kernel launched there
+    // would be one more kernel in the run the backend watches.
+    Expected<std::string> checkInputs(const Bindings& bindings, const SeedData& s, bool withinRun = false);
+    // Records the digest of an input buffer just uploaded (where the backend digests on the device).
+    void noteUploaded(BufferId id, std::size_t bytes);
     // Compares outputs with a seed's expectations, accumulating into m_result.outputs. Returns the
     // number of wrong elements.
     std::uint64_t compare(const std::vector<HostTensor>& outputs, const SeedData& s, int poison, bool record);
@@ -261,6 +270,31 @@ public:
         return std::exchange(m_phase, name);
     }
 
+    // A step within the current phase, charged as "phase/step" (e.g. "timing/download") until it
+    // goes out of scope; a step inside a step is charged to the outer phase's step of its name.
+    class Step {
+    public:
+        Step(Evaluation& e, const char* name) : m_e(e), m_previous(e.enterPhase(stepName(e.m_phase, name))) {}
+        ~Step() { m_e.enterPhase(m_previous); }
+        Step(const Step&) = delete;
+        Step& operator=(const Step&) = delete;
+
+    private:
+        Evaluation& m_e;
+        std::string m_previous;
+    };
+    static std::string stepName(const std::string& phase, const std::string& step) {
+        return phase.substr(0, phase.find('/')) + "/" + step;
+    }
+    // Moves time a backend reported for its own steps within a run from `phase/run` to `phase/step`.
+    void chargeBackendSteps(const RunResult& r) {
+        const std::string phase = m_phase.substr(0, m_phase.find('/'));
+        for (const auto& [step, seconds] : r.stepSeconds) {
+            m_result.phaseSeconds[stepName(phase, "run")] -= seconds;
+            m_result.phaseSeconds[stepName(phase, step)] += seconds;
+        }
+    }
+
 private:
     Backend& m_backend;
     SeedCache& m_cache;
@@ -277,6 +311,11 @@ private:
     std::vector<unsigned char> m_readBack;                    // inputs read back from the device (checkInputs)
     std::map<std::size_t, std::string> m_firstMismatchInputs; // output -> the inputs of its first mismatch
     unsigned char m_guardByte = 0xA5;
+    // Digests (digest.h) with a key drawn for this evaluation, where the backend computes them on
+    // the device: an input buffer's, taken right after its upload, so that checking it is intact
+    // needs no read-back.
+    std::uint64_t m_digestKey = 0;
+    std::map<BufferId, std::uint64_t> m_inputDigests;
     std::string m_phase; // where the time goes now (phaseSeconds)
     Clock::time_point m_phaseStart;
     std::unique_ptr<Prepared> m_reference;             // a reference kernel (none when PyTorch is the reference)
@@ -424,15 +463,29 @@ bool Evaluation::allocate(Prepared& p, int sets) {
     return true;
 }
 
+spec::Status Evaluation::download(const Bindings& bindings, std::vector<HostTensor>& outputs) {
+    const Step step(*this, "download");
+    for (std::size_t i = 0; i < outputs.size(); ++i)
+        if (auto st = m_backend.download(bindings.outputs[i], outputs[i].bytes.data(), outputs[i].byteSize()); !st)
+            return st;
+    return spec::success();
+}
+
 Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const SeedData& s, int poison,
-                                        std::vector<HostTensor>& outputs, std::string* inputsChanged,
-                                        bool uploadInputs) {
+                                        std::vector<HostTensor>& outputs, std::string* inputsChanged, bool uploadInputs,
+                                        bool downloadOutputs) {
     const auto& task = m_req.task;
     const Bindings& bindings = p.bindingSets[set % p.bindingSets.size()];
-    if (uploadInputs)
-        for (std::size_t i = 0; i < s.inputs.size(); ++i)
+    if (uploadInputs) {
+        const Step step(*this, "upload");
+        for (std::size_t i = 0; i < s.inputs.size(); ++i) {
             if (auto st = m_backend.upload(bindings.inputs[i], s.inputs[i].bytes.data(), s.inputs[i].byteSize()); !st)
                 return spec::Error{st.error()};
+            if (inputsChanged) // to be checked after the run
+                noteUploaded(bindings.inputs[i], s.inputs[i].byteSize());
+        }
+    }
+    std::optional<Step> poisoning(std::in_place, *this, "poison");
     outputs.resize(task.outputs.size());
     for (std::size_t i = 0; i < task.outputs.size(); ++i) {
         const spec::DType dtype = task.outputs[i].dtype;
@@ -447,6 +500,7 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
         if (auto st = m_backend.fill(bindings.scratch[i], &zero, 1, p.scratchBytes[i]); !st)
             return spec::Error{st.error()};
     }
+    poisoning.reset();
 
     // In verification runs, inputs are checked after every launch of a multi-launch plan: a launch
     // may use an input as scratch space and a later one restore it.
@@ -456,7 +510,7 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
         afterLaunch = [&](std::size_t index) {
             if (!betweenLaunches.empty())
                 return;
-            auto changed = checkInputs(bindings, s);
+            auto changed = checkInputs(bindings, s, true);
             const auto& l = p.plan.launches[index];
             if (!changed)
                 betweenLaunches =
@@ -466,16 +520,20 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
                                   + std::to_string(p.plan.launches.size()) + " (" + l.kernel + ", line "
                                   + std::to_string(l.line) + ")";
         };
+    std::optional<Step> running(std::in_place, *this, "run");
     auto time = m_backend.run(*p.program, p.plan, bindings, afterLaunch);
+    running.reset();
     if (!time)
         return time;
+    chargeBackendSteps(*time);
     if (!betweenLaunches.empty())
         *inputsChanged = betweenLaunches;
 
-    for (std::size_t i = 0; i < outputs.size(); ++i)
-        if (auto st = m_backend.download(bindings.outputs[i], outputs[i].bytes.data(), outputs[i].byteSize()); !st)
+    if (downloadOutputs)
+        if (auto st = download(bindings, outputs); !st)
             return spec::Error{st.error()};
     if (inputsChanged && inputsChanged->empty()) {
+        const Step step(*this, "check inputs");
         auto changed = checkInputs(bindings, s);
         if (!changed)
             return spec::Error{changed.error()};
@@ -524,12 +582,29 @@ Expected<std::string> Evaluation::checkGuards(const Prepared& p) {
     return std::string();
 }
 
-Expected<std::string> Evaluation::checkInputs(const Bindings& bindings, const SeedData& s) {
+void Evaluation::noteUploaded(BufferId id, std::size_t bytes) {
+    if (!m_backend.digestsOnDevice())
+        return;
+    if (auto d = m_backend.digest(id, bytes, m_digestKey))
+        m_inputDigests[id] = *d;
+    else
+        m_inputDigests.erase(id); // checked by reading it back instead
+}
+
+Expected<std::string> Evaluation::checkInputs(const Bindings& bindings, const SeedData& s, bool withinRun) {
     const auto& task = m_req.task;
     for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+        const HostTensor& before = s.inputs[i];
+        // The digest taken after the upload, where there is one: equal digests are equal bytes
+        // (a kernel cannot aim at the key, drawn for this evaluation); a differing one is read
+        // back to say what changed.
+        if (auto known = m_inputDigests.find(bindings.inputs[i]); known != m_inputDigests.end() && !withinRun) {
+            auto now = m_backend.digest(bindings.inputs[i], before.byteSize(), m_digestKey);
+            if (now && *now == known->second)
+                continue;
+        }
         // One buffer for every read-back: inputs run to gigabytes, and a fresh one each time would
         // be allocated and cleared for every run.
-        const HostTensor& before = s.inputs[i];
         if (m_readBack.size() < before.byteSize())
             m_readBack.resize(before.byteSize());
         if (auto st = m_backend.download(bindings.inputs[i], m_readBack.data(), before.byteSize()); !st)
@@ -561,11 +636,26 @@ std::uint64_t Evaluation::compare(const std::vector<HostTensor>& outputs, const 
         const auto* expF = reinterpret_cast<const float*>(exp.bytes.data());
         // One range of elements into its own tally; large outputs (gigabytes at KernelBench's
         // sizes) are split over threads and the tallies merged, the first mismatch by index.
+        const double atol = spec.atol;
+        const double rtol = spec.rtol;
         const auto tally = [&](std::uint64_t begin, std::uint64_t end, protocol::OutputCheck& check) {
             std::uint64_t wrong = 0;
+            double maxAbs = 0.0, maxRel = 0.0; // of the elements within tolerance (the fast path)
             for (std::uint64_t i = begin; i < end; ++i) {
                 const double g = f32 ? static_cast<double>(gotF[i]) : got.at(i);
                 const double e = f32 ? static_cast<double>(expF[i]) : exp.at(i);
+                // The common case first, without tests for special values: a finite difference
+                // within tolerance (a NaN or an infinity on either side makes it NaN or infinite).
+                const double d = std::fabs(g - e);
+                const double scale = std::fabs(e);
+                if (d <= atol + rtol * scale && d < std::numeric_limits<double>::infinity()) {
+                    if (record) {
+                        maxAbs = std::max(maxAbs, d);
+                        if (e != 0.0 && d > maxRel * scale)
+                            maxRel = std::max(maxRel, d / scale);
+                    }
+                    continue;
+                }
                 bool ok;
                 double absErr = 0.0;
                 if (std::isnan(e))
@@ -601,9 +691,13 @@ std::uint64_t Evaluation::compare(const std::vector<HostTensor>& outputs, const 
                     check.firstExpected = e;
                 }
             }
+            check.maxAbsError = std::max(check.maxAbsError, maxAbs);
+            check.maxRelError = std::max(check.maxRelError, maxRel);
             return wrong;
         };
-        constexpr std::uint64_t kPerThread = std::uint64_t{1} << 22;
+        // A quarter of a million elements a thread: the check is bound by memory bandwidth, which
+        // one core of a server does not exhaust.
+        constexpr std::uint64_t kPerThread = std::uint64_t{1} << 18;
         const std::uint64_t threads = std::clamp<std::uint64_t>(
             got.count / kPerThread, 1, std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
         std::vector<protocol::OutputCheck> parts(threads);
@@ -999,7 +1093,9 @@ bool Evaluation::verifyCandidate() {
         if (sideEffects.empty())
             sideEffects = r->integrityProblem;
         // A write next to a buffer is wrong whatever the outputs say.
+        std::optional<Step> guarding(std::in_place, *this, "guards");
         auto outside = checkGuards(*m_candidate);
+        guarding.reset();
         if (!outside) {
             const std::string problem = "reading the guard regions failed: " + outside.error();
             addCheck("guards_intact", false, problem + " (" + m_seeds[k].label() + ")");
@@ -1029,15 +1125,30 @@ bool Evaluation::verifyCandidate() {
         }
         if (!computeExpected(m_seeds[k]))
             return false;
-        for (const auto& e : early)
-            compare(e, m_seeds[k], 0, true);
+        {
+            const Step step(*this, "compare");
+            for (const auto& e : early)
+                compare(e, m_seeds[k], 0, true);
+        }
         if (!runCandidate(k, run++ % 2))
             return false;
-        compare(outputs, m_seeds[k], (run - 1) % 2, true);
+        {
+            const Step step(*this, "compare");
+            compare(outputs, m_seeds[k], (run - 1) % 2, true);
+        }
+        // The outputs' digests, for telling results of different inputs apart: the candidate's
+        // where it left them, when the device can digest them there.
+        const Step step(*this, "digest");
+        const Bindings& bindings = m_candidate->bindingSets[k % m_candidate->bindingSets.size()];
         for (std::size_t o = 0; o < outputs.size(); ++o) {
-            candidateHashes[o].push_back(contentHash(outputs[o].bytes.data(), outputs[o].bytes.size()));
-            const auto& e = m_seeds[k].expected[o].bytes;
-            expectedHashes[o].push_back(contentHash(e.data(), e.size()));
+            std::optional<std::uint64_t> got;
+            if (m_backend.digestsOnDevice())
+                if (auto d = m_backend.digest(bindings.outputs[o], outputs[o].byteSize(), m_digestKey))
+                    got = *d;
+            candidateHashes[o].push_back(got ? *got
+                                             : digest(outputs[o].bytes.data(), outputs[o].byteSize(), m_digestKey));
+            const auto& e = m_seeds[k].expected[o];
+            expectedHashes[o].push_back(digest(e.bytes.data(), e.byteSize(), m_digestKey));
         }
         release(m_seeds[k]);
     }
@@ -1136,8 +1247,15 @@ void Evaluation::timeCandidate() {
     std::vector<HostTensor> outputs;
     // Each set's buffers get their inputs once; timed runs leave them in place (they are checked
     // unchanged at the end). A timed run's outputs are verified byte for byte against the set's
-    // first verified timed output, with a full comparison whenever the bytes differ.
-    std::map<const Prepared*, std::vector<std::vector<HostTensor>>> verified;
+    // first verified timed output, with a full comparison whenever the bytes differ: by their
+    // digests where the backend digests on the device (nothing read back), else read back.
+    struct Verified {
+        std::vector<HostTensor> outputs;
+        std::vector<std::uint64_t> digests;
+        bool empty() const { return outputs.empty() && digests.empty(); }
+    };
+    const bool digests = m_backend.digestsOnDevice();
+    std::map<const Prepared*, std::vector<Verified>> verified;
     for (Prepared* p : {m_candidate.get(), m_baseline.get()}) {
         if (!p)
             continue;
@@ -1151,6 +1269,8 @@ void Evaluation::timeCandidate() {
                     finish(Status::RuntimeError, "cannot upload inputs for timing: " + st.error());
                     return;
                 }
+            for (std::size_t i = 0; i < m_timing[set].inputs.size(); ++i)
+                noteUploaded(b.inputs[i], m_timing[set].inputs[i].byteSize());
         }
     }
     std::string timedFailure;
@@ -1172,8 +1292,13 @@ void Evaluation::timeCandidate() {
         const std::size_t set = static_cast<std::size_t>(index) % sets;
         const SeedData& s = m_timing[set];
         const int poison = run++ % 2;
-        m_backend.flushCaches();
-        auto r = runOnce(p, set, s, poison, outputs, nullptr, false);
+        {
+            const Step step(*this, "flush caches");
+            m_backend.flushCaches();
+        }
+        auto& known = verified[&p][set];
+        const bool byDigest = !known.digests.empty();
+        auto r = runOnce(p, set, s, poison, outputs, nullptr, false, !byDigest);
         if (!r) {
             failure = "timed run " + std::to_string(index) + " failed: " + r.error();
             return false;
@@ -1182,18 +1307,45 @@ void Evaluation::timeCandidate() {
             failure = "timed run " + std::to_string(index) + ": " + r->integrityProblem;
             return false;
         }
-        auto& known = verified[&p][set];
-        const bool same = !known.empty()
-                          && std::equal(outputs.begin(), outputs.end(), known.begin(),
-                                        [](const HostTensor& a, const HostTensor& b) { return a.bytes == b.bytes; });
+        const Bindings& bindings = p.bindingSets[set % p.bindingSets.size()];
+        const auto outputDigests = [&]() -> std::optional<std::vector<std::uint64_t>> {
+            const Step step(*this, "digest");
+            std::vector<std::uint64_t> d;
+            for (std::size_t i = 0; i < outputs.size(); ++i) {
+                auto one = m_backend.digest(bindings.outputs[i], outputs[i].byteSize(), m_digestKey);
+                if (!one)
+                    return std::nullopt;
+                d.push_back(*one);
+            }
+            return d;
+        };
+        bool same = false;
+        if (byDigest) {
+            same = outputDigests() == known.digests;
+            if (!same)
+                if (auto st = download(bindings, outputs); !st) {
+                    failure = "timed run " + std::to_string(index) + ": reading its outputs back failed: " + st.error();
+                    return false;
+                }
+        } else {
+            same = !known.outputs.empty()
+                   && std::equal(outputs.begin(), outputs.end(), known.outputs.begin(),
+                                 [](const HostTensor& a, const HostTensor& b) { return a.bytes == b.bytes; });
+        }
+        const Step step(*this, "compare");
         if (!same) {
             if (const auto wrong = compare(outputs, s, poison, false)) {
                 failure = "timed run " + std::to_string(index) + " (timing " + s.label() + ") gave "
                           + std::to_string(wrong) + " wrong elements: results must be computed afresh on every call";
                 return false;
             }
-            if (known.empty())
-                known = outputs;
+            if (known.empty()) {
+                // Where digests cannot be had, the bytes are kept instead.
+                if (auto d = digests ? outputDigests() : std::nullopt)
+                    known.digests = std::move(*d);
+                else
+                    known.outputs = outputs;
+            }
         }
         if (seen[&p].insert(set).second)
             freshUs[&p].push_back(r->microseconds);
@@ -1337,6 +1489,7 @@ EvaluateResult Evaluation::run() {
 
         enterPhase("prepare");
         secureRandomBytes(&m_guardByte, 1);
+        secureRandomBytes(&m_digestKey, sizeof m_digestKey);
         m_guardByte =
             m_guardByte == 0 || m_guardByte == 0xff ? 0xa5 : m_guardByte; // not a value kernels write by habit
         planMemory();

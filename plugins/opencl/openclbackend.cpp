@@ -546,6 +546,10 @@ OpenClBackend::~OpenClBackend() {
 }
 
 void OpenClBackend::close() {
+    m_digestKernel.reset();
+    m_digestProgram.reset();
+    m_digestPartials.reset();
+    m_digestProblem.clear();
     m_buffers.clear();
     m_queue.reset();
     m_context.reset();
@@ -676,6 +680,9 @@ spec::Status OpenClBackend::open(int device) {
     m_clStd = probeClStd(m_context.get(), m_device, chooseClStd(openClCVersions(m_device)));
     m_addressBits = deviceValue<cl_uint>(m_device, CL_DEVICE_ADDRESS_BITS, 64);
     m_maxAlloc = deviceValue<cl_ulong>(m_device, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+    // A CPU device's memory is the host's: reading a buffer back is a copy, cheaper than a kernel.
+    m_digestsOnDevice =
+        harness::deviceDigestsWanted(!(deviceValue<cl_device_type>(m_device, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU));
 
     spec::DeviceLimits l;
     l.maxBlockThreads = deviceValue<std::size_t>(m_device, CL_DEVICE_MAX_WORK_GROUP_SIZE, 1);
@@ -920,6 +927,107 @@ spec::Status OpenClBackend::download(harness::BufferId id, void* data, std::size
     return spec::success();
 }
 
+namespace {
+
+// harness::digest (digest.h) in OpenCL C: work-item i of the launch sums words i, i + size, ...;
+// the group adds its items' sums in local memory and writes one partial sum. The last, partial
+// word is item 0's.
+constexpr std::size_t kDigestGroup = 64;
+constexpr std::size_t kDigestGroups = 256;
+const char* const kDigestSource = R"(
+ulong kforge_mix(ulong z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9UL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebUL;
+    return z ^ (z >> 31);
+}
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void kforge_digest(__global const uchar* data, ulong bytes, ulong key, __global ulong* partial) {
+    __local ulong sums[64];
+    const ulong step = 0x9e3779b97f4a7c15UL;
+    const ulong words = bytes / 8;
+    __global const ulong* w = (__global const ulong*)data;
+    ulong s = 0;
+    for (ulong i = get_global_id(0); i < words; i += get_global_size(0))
+        s += kforge_mix(w[i] ^ (key + i * step));
+    if (get_global_id(0) == 0 && bytes % 8) {
+        ulong last = 0;
+        for (ulong b = 0; b < bytes % 8; ++b)
+            last |= (ulong)data[words * 8 + b] << (8 * b);
+        s += kforge_mix(last ^ (key + words * step));
+    }
+    const size_t l = get_local_id(0);
+    sums[l] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t half = 32; half > 0; half >>= 1) {
+        if (l < half)
+            sums[l] += sums[l + half];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0)
+        partial[get_group_id(0)] = sums[0];
+}
+)";
+
+} // namespace
+
+spec::Expected<std::uint64_t> OpenClBackend::digest(harness::BufferId id, std::size_t bytes, std::uint64_t key) {
+    if (!m_queue)
+        return spec::fail("digest: no OpenCL device is open");
+    auto buffer = harness::transferTarget(m_buffers, id, bytes, "digest");
+    if (!buffer)
+        return spec::Error{buffer.error()};
+    if (!m_digestProblem.empty())
+        return Backend::digest(id, bytes, key); // the host can do it, only slower
+    cl_int err = CL_SUCCESS;
+    if (!m_digestKernel) {
+        const char* text = kDigestSource;
+        ProgramHandle program(clCreateProgramWithSource(m_context.get(), 1, &text, nullptr, &err));
+        if (err == CL_SUCCESS)
+            err = clBuildProgram(program.get(), 1, &m_device, "", nullptr, nullptr);
+        if (err == CL_SUCCESS)
+            m_digestKernel.reset(clCreateKernel(program.get(), "kforge_digest", &err));
+        if (err == CL_SUCCESS)
+            m_digestPartials.reset(
+                clCreateBuffer(m_context.get(), CL_MEM_READ_WRITE, kDigestGroups * 8, nullptr, &err));
+        if (err != CL_SUCCESS) {
+            m_digestProblem = "the digest kernel could not be built or set up: " + clErrorName(err);
+            m_digestKernel.reset();
+            return Backend::digest(id, bytes, key);
+        }
+        m_digestProgram = std::move(program);
+    }
+    cl_mem data = (*buffer)->mem.get();
+    cl_mem partials = m_digestPartials.get();
+    const cl_ulong length = bytes;
+    const cl_ulong k = key;
+    cl_kernel kernel = m_digestKernel.get();
+    err = clSetKernelArg(kernel, 0, sizeof(cl_mem), &data);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(kernel, 1, sizeof(cl_ulong), &length);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(kernel, 2, sizeof(cl_ulong), &k);
+    if (err == CL_SUCCESS)
+        err = clSetKernelArg(kernel, 3, sizeof(cl_mem), &partials);
+    // Fewer groups for small buffers: no group is left without a word to sum.
+    const std::size_t groups = std::clamp<std::size_t>((bytes / 8 + kDigestGroup) / kDigestGroup, 1, kDigestGroups);
+    const std::size_t global = groups * kDigestGroup;
+    const std::size_t local = kDigestGroup;
+    if (err == CL_SUCCESS)
+        err = clEnqueueNDRangeKernel(m_queue.get(), kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+    std::vector<cl_ulong> sums(groups);
+    if (err == CL_SUCCESS)
+        err = clEnqueueReadBuffer(m_queue.get(), partials, CL_TRUE, 0, groups * 8, sums.data(), 0, nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+        m_deviceLost = m_deviceLost || isStickyError(err);
+        return spec::fail("digest of " + std::to_string(bytes) + " bytes on the device failed with "
+                          + clErrorName(err));
+    }
+    std::uint64_t sum = 0;
+    for (const cl_ulong v : sums)
+        sum += v;
+    return harness::digestFinish(sum, bytes, key);
+}
+
 spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program, const spec::LaunchPlan& plan,
                                                       const harness::Bindings& bindings,
                                                       const harness::AfterLaunch& afterLaunch) {
@@ -1080,11 +1188,11 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
             totalUs += *seconds * 1e6;
         }
         if (ok)
-            return harness::RunResult{totalUs, {}};
+            return harness::RunResult{totalUs, {}, {}};
         // From now on every run is timed the same way, so medians stay comparable.
         m_profiling = false;
     }
-    return harness::RunResult{std::chrono::duration<double, std::micro>(wallEnd - wallStart).count(), {}};
+    return harness::RunResult{std::chrono::duration<double, std::micro>(wallEnd - wallStart).count(), {}, {}};
 }
 
 // ---- OpenClBackend: ceilings ------------------------------------------------------------------

@@ -105,6 +105,10 @@ public:
     spec::Status download(harness::BufferId id, void* data, std::size_t bytes, std::size_t offset = 0) override;
     std::string bindingProblem(harness::Program& program, const spec::LaunchPlan& plan) override;
     spec::Status fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) override;
+    // harness::digest on the device: each work-group sums its words, and the groups' partial sums
+    // (a few hundred bytes) are added up here.
+    spec::Expected<std::uint64_t> digest(harness::BufferId id, std::size_t bytes, std::uint64_t key) override;
+    bool digestsOnDevice() const override { return m_digestsOnDevice; }
 
     spec::Expected<harness::RunResult> run(harness::Program& program, const spec::LaunchPlan& plan,
                                            const harness::Bindings& bindings,
@@ -143,6 +147,12 @@ private:
 
     std::map<harness::BufferId, Buffer> m_buffers;
     harness::BufferId m_nextBuffer = 1;
+    // The digest kernel, built at the first digest() on a device, and the groups' partial sums.
+    ProgramHandle m_digestProgram;
+    KernelHandle m_digestKernel;
+    MemHandle m_digestPartials;
+    std::string m_digestProblem;
+    bool m_digestsOnDevice = false; // the evaluator's checks use digest() (not on CPU devices)
 };
 
 } // namespace kforge::opencl

@@ -19,8 +19,11 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
     fs::path out;
     int candidates = 40;
     int parallel = 4;
+    std::vector<int> scaling;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string a = argv[i];
         if (a == "--worker")
@@ -78,6 +82,14 @@ int main(int argc, char** argv) {
             candidates = std::max(4, std::atoi(argv[i + 1]));
         else if (a == "--workers")
             parallel = std::max(2, std::atoi(argv[i + 1]));
+        else if (a == "--scaling") {
+            // e.g. 1,2,4,8,16: throughput with each number of workers on the one GPU
+            scaling.clear();
+            std::istringstream in(argv[i + 1]);
+            for (std::string n; std::getline(in, n, ',');)
+                if (std::atoi(n.c_str()) > 0)
+                    scaling.push_back(std::atoi(n.c_str()));
+        }
     }
 
     // A private cubin cache, so that "cold" really is cold.
@@ -140,33 +152,89 @@ int main(int argc, char** argv) {
                 cached.push_back(c.seconds);
     }
 
-    // Several workers sharing the GPU, as a host running several evaluations at once would.
-    std::atomic<int> next{candidates}, done{0};
-    const int total = candidates * 2;
-    const auto t1 = Clock::now();
-    std::vector<std::thread> threads;
-    for (int w = 0; w < parallel; ++w)
-        threads.emplace_back([&] {
-            gputest::WorkerProcess local(workerPath, env);
-            for (int i = next++; i < candidates + total; i = next++) {
+    // Several workers sharing the GPU, as a host running several evaluations at once would. Each
+    // worker is started and has evaluated once before the clock starts, as in a search run, where
+    // workers live for the run.
+    int firstIndex = 100000;
+    auto throughput = [&](int workers, int total, std::map<std::string, double>* workerPhases) {
+        std::vector<std::unique_ptr<gputest::WorkerProcess>> pool;
+        for (int w = 0; w < workers; ++w)
+            pool.push_back(std::make_unique<gputest::WorkerProcess>(workerPath, env));
+        std::vector<std::thread> warm;
+        for (auto& p : pool)
+            warm.emplace_back([&, w = p.get(), i = firstIndex++] {
                 auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions,
                                                          uniqueCandidate(*small, i), "bench.cu");
-                if (local.evaluate(std::move(*req), 120s).status == protocol::Status::Ok)
-                    ++done;
-            }
-        });
-    for (auto& t : threads)
-        t.join();
-    const double fourWorkers = total / std::chrono::duration<double>(Clock::now() - t1).count();
+                w->evaluate(std::move(*req), 120s);
+            });
+        for (auto& t : warm)
+            t.join();
+        std::atomic<int> next{firstIndex}, done{0};
+        const int end = firstIndex + total;
+        firstIndex = end;
+        std::mutex phaseMutex;
+        const auto start = Clock::now();
+        std::vector<std::thread> threads;
+        for (auto& p : pool)
+            threads.emplace_back([&, w = p.get()] {
+                for (int i = next++; i < end; i = next++) {
+                    auto req = protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions,
+                                                             uniqueCandidate(*small, i), "bench.cu");
+                    const auto r = w->evaluate(std::move(*req), 120s);
+                    if (r.status == protocol::Status::Ok)
+                        ++done;
+                    if (workerPhases) {
+                        const std::lock_guard lock(phaseMutex);
+                        for (const auto& [phase, seconds] : r.phaseSeconds)
+                            (*workerPhases)[phase] += seconds / total;
+                    }
+                }
+            });
+        for (auto& t : threads)
+            t.join();
+        return std::make_pair(done.load(), total / std::chrono::duration<double>(Clock::now() - start).count());
+    };
 
     report.line("## Throughput (vector_add small variant, fresh source each, default evaluation options)");
     report.line("");
-    report.line("| workers | candidates | correct | candidates/s |");
-    report.line("|---|---|---|---|");
-    report.line("| 1 | " + std::to_string(candidates) + " | " + std::to_string(ok) + " | " + fmt(oneWorker) + " |");
-    report.line("| " + std::to_string(parallel) + " | " + std::to_string(total) + " | " + std::to_string(done.load())
-                + " | " + fmt(fourWorkers) + " |");
+    report.line("| workers | candidates | correct | candidates/s | per worker, x one worker |");
+    report.line("|---|---|---|---|---|");
+    report.line("| 1 (cold start) | " + std::to_string(candidates) + " | " + std::to_string(ok) + " | " + fmt(oneWorker)
+                + " | |");
+    if (scaling.empty())
+        scaling = {parallel};
+    std::map<int, std::map<std::string, double>> scaledPhases;
+    double single = 0.0;
+    for (const int n : scaling) {
+        const int total = std::max(candidates, 6 * n);
+        const auto [correct, rate] = throughput(n, total, &scaledPhases[n]);
+        if (n == 1)
+            single = rate;
+        report.line("| " + std::to_string(n) + " | " + std::to_string(total) + " | " + std::to_string(correct) + " | "
+                    + fmt(rate) + " | " + (single > 0 ? fmt(rate / (n * single)) : std::string("")) + " |");
+    }
     report.line("");
+    if (!scaledPhases.empty()) {
+        // Where a worker's time goes as more workers share the GPU: mean ms per evaluation.
+        std::set<std::string> names;
+        for (const auto& [n, m] : scaledPhases)
+            for (const auto& [phase, seconds] : m)
+                names.insert(phase);
+        std::string header = "| phase, mean ms per evaluation |", rule = "|---|";
+        for (const auto& [n, m] : scaledPhases) {
+            header += " " + std::to_string(n) + " worker(s) |";
+            rule += "---|";
+        }
+        report.line(header);
+        report.line(rule);
+        for (const auto& name : names) {
+            std::string row = "| " + name + " |";
+            for (const auto& [n, m] : scaledPhases)
+                row += " " + (m.count(name) ? fmt(1000 * m.at(name)) : std::string("")) + " |";
+            report.line(row);
+        }
+        report.line("");
+    }
     // Where an evaluation's time goes: the same kind of candidates verified only, and timed with
     // CUDA events instead of CUPTI activity records.
     auto rate = [&](const protocol::EvalOptions& o, int first) {
@@ -191,8 +259,9 @@ int main(int argc, char** argv) {
                 + fmt(eventsRate) + " candidates/s.");
     report.line("");
     if (!phases.empty()) {
-        // The worker's own account of an evaluation's wall time, per phase (mean over the one-worker run).
-        std::string line = "Phases of one evaluation, 1 worker, mean ms:";
+        // The worker's own account of an evaluation's wall time, per phase and step ("timing/run"),
+        // mean over the cold one-worker run.
+        std::string line = "Phases of one evaluation, 1 worker from a cold start, mean ms:";
         for (const auto& [phase, seconds] : phases)
             line += " " + phase + " " + fmt(1000 * seconds / candidates) + ";";
         line.back() = '.';
@@ -210,24 +279,55 @@ int main(int argc, char** argv) {
                 + "x the kernel time it measured (median; compile, 3-seed verification, uploads and checks included).");
     report.line("");
 
-    // 4: the spread of 10 repeated measurements of one kernel of >= 50 us.
-    std::vector<double> medians;
-    for (int i = 0; i < 10; ++i) {
-        auto req = protocol::makeEvaluateRequest(*sgemm, "cuda", "default", engineOptions);
-        const auto r = worker.evaluate(std::move(*req), 300s);
-        if (r.candidateTiming)
-            medians.push_back(r.candidateTiming->medianUs);
-    }
-    double spread = 0.0, mean = 0.0;
-    if (!medians.empty()) {
-        mean = std::accumulate(medians.begin(), medians.end(), 0.0) / static_cast<double>(medians.size());
-        spread = (*std::max_element(medians.begin(), medians.end()) - *std::min_element(medians.begin(), medians.end()))
-                 / mean;
-    }
+    // 4: the spread of 10 repeated measurements of one kernel of >= 50 us, on an otherwise idle
+    // GPU and while other workers evaluate small candidates on the same GPU, as a search with
+    // several workers per GPU does.
+    const auto repeatability = [&](int busyWorkers) {
+        std::atomic<bool> stop{false};
+        std::vector<std::thread> load;
+        for (int w = 0; w < busyWorkers; ++w)
+            load.emplace_back([&, w] {
+                gputest::WorkerProcess busy(workerPath, env);
+                for (int i = 0; !stop; ++i) {
+                    auto req =
+                        protocol::makeEvaluateRequest(*vectorAdd, "cuda", "small", engineOptions,
+                                                      uniqueCandidate(*small, 500000 + 1000 * w + i), "bench.cu");
+                    busy.evaluate(std::move(*req), 120s);
+                }
+            });
+        if (busyWorkers > 0)
+            std::this_thread::sleep_for(3s); // every busy worker started and evaluating
+        std::vector<double> medians;
+        for (int i = 0; i < 10; ++i) {
+            auto req = protocol::makeEvaluateRequest(*sgemm, "cuda", "default", engineOptions);
+            const auto r = worker.evaluate(std::move(*req), 300s);
+            if (r.candidateTiming)
+                medians.push_back(r.candidateTiming->medianUs);
+        }
+        stop = true;
+        for (auto& t : load)
+            t.join();
+        double spread = 0.0;
+        if (!medians.empty()) {
+            const double mean =
+                std::accumulate(medians.begin(), medians.end(), 0.0) / static_cast<double>(medians.size());
+            spread =
+                (*std::max_element(medians.begin(), medians.end()) - *std::min_element(medians.begin(), medians.end()))
+                / mean;
+        }
+        return std::make_pair(median(medians), spread);
+    };
+    const auto idle = repeatability(0);
+    const int busy = std::max(scaling.empty() ? parallel : *std::max_element(scaling.begin(), scaling.end()), 2) - 1;
+    const auto loaded = repeatability(busy);
     report.line("## Repeatability (sgemm baseline, default sizes, 10 separate evaluations)");
     report.line("");
-    report.line("median of medians " + fmt(median(medians))
-                + " us; (max - min) / mean over the 10 = " + fmt(100 * spread) + "%");
+    report.line("| GPU shared with | median of medians us | (max - min) / mean over the 10 |");
+    report.line("|---|---|---|");
+    report.line("| nothing | " + fmt(idle.first) + " | " + fmt(100 * idle.second) + "% |");
+    report.line("| " + std::to_string(busy) + " workers evaluating vector_add | " + fmt(loaded.first) + " ("
+                + fmt(100 * (loaded.first - idle.first) / std::max(idle.first, 1e-9)) + "% from idle) | "
+                + fmt(100 * loaded.second) + "% |");
     report.line("");
 
     // 5: Nsight Compute's own duration for the same kernel, where ncu is installed.

@@ -4,9 +4,12 @@
 // cost one restarted worker and nothing more; every CUDA expert kernel (resources/experts) must be
 // correct on the tasks it names; a kernel file with TMA tensor maps (tests/kernels/tensormap) must
 // be correct through the worker's descriptors where its when= picks the TMA kernel, and through its
-// plain kernel elsewhere. Qt-free, so it runs on bare GPU hosts. Exits 77 (a skip for ctest) when
+// plain kernel elsewhere; the device's digest of a buffer (which spares the evaluator read-backs)
+// must be the host's digest of the same bytes. Qt-free, so it runs on bare GPU hosts. Exits 77 (a skip for ctest) when
 // there is no usable CUDA device.
 
+#include "cudabackend.h"
+#include "digest.h"
 #include "inputs.h"
 #include "reportformat.h"
 #include "workerprocess.h"
@@ -56,6 +59,45 @@ protocol::EvalOptions quickOptions() {
     o.minRepetitions = 5;
     o.maxRepetitions = 30;
     o.timeCapSeconds = 1.0;
+    return o;
+}
+
+// The CUDA backend's digest, computed on the device, against the host's over the same bytes: at
+// every tail length, in views at the evaluator's guard offset, and after one byte changed.
+Outcome checkDeviceDigest() {
+    Outcome o{"device digest equals the host digest", true, ""};
+    cuda::CudaBackend backend;
+    if (auto st = backend.open(0); !st)
+        return {o.name, false, st.error()};
+    int checked = 0;
+    for (const std::size_t bytes : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
+                                    std::size_t{4000012}, (std::size_t{96} << 20) + 3}) {
+        std::vector<unsigned char> data(bytes);
+        for (std::size_t i = 0; i < bytes; ++i)
+            data[i] = static_cast<unsigned char>(i * 167 + (i >> 11) + 1);
+        auto parent = backend.allocate(bytes + 8192);
+        auto id = parent ? backend.view(*parent, 4096, bytes) : spec::Expected<harness::BufferId>(parent);
+        if (!id || !backend.upload(*id, data.data(), bytes))
+            return {o.name, false, "cannot set up a buffer of " + std::to_string(bytes) + " bytes"};
+        const std::uint64_t key = 0x1234567890abcdefull + bytes;
+        for (const std::size_t at : {bytes, std::size_t{0}, bytes - 1}) { // unchanged, first, last byte
+            if (at < bytes) {
+                data[at] ^= 0x40;
+                if (auto st = backend.upload(*id, data.data(), bytes); !st)
+                    return {o.name, false, st.error()};
+            }
+            const auto device = backend.digest(*id, bytes, key);
+            const std::uint64_t host = harness::digest(data.data(), bytes, key);
+            if (!device || *device != host)
+                return {o.name, false,
+                        std::to_string(bytes) + " bytes: device " + (device ? std::to_string(*device) : device.error())
+                            + ", host " + std::to_string(host)};
+            ++checked;
+        }
+        backend.release(*id);
+        backend.release(*parent);
+    }
+    o.detail = std::to_string(checked) + " buffers of 1 byte to 96 MiB agree";
     return o;
 }
 
@@ -117,6 +159,8 @@ int main(int argc, char** argv) {
         std::cout << (o.passed ? "PASS  " : "FAIL  ") << o.name << ": " << o.detail << std::endl;
         outcomes.push_back(std::move(o));
     };
+
+    record(checkDeviceDigest());
 
     // Built-in tasks: every CUDA baseline is correct, at the test sizes and at the timing sizes.
     std::vector<fs::path> taskDirs;

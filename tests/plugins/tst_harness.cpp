@@ -2,6 +2,7 @@
 #include "cachefiles.h"
 #include "ceilingscache.h"
 #include "compilelog.h"
+#include "digest.h"
 #include "inputs.h"
 #include "sha256.h"
 #include "stats.h"
@@ -11,6 +12,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -129,6 +131,35 @@ private slots:
         const unsigned char small[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
         const unsigned char other[] = {1, 2, 3, 4, 5, 6, 7, 8, 8};
         QVERIFY(harness::contentHash(small, sizeof small) != harness::contentHash(other, sizeof other));
+    }
+
+    void digestAddsUpOverChunks() {
+        // A digest summed over chunks (as a backend reading a buffer back piece by piece does, and
+        // as threads do) is the digest of the whole; the length, the key and every byte count.
+        std::vector<unsigned char> big((std::size_t{40} << 20) + 5);
+        for (std::size_t i = 0; i < big.size(); ++i)
+            big[i] = static_cast<unsigned char>(i * 131 + (i >> 13));
+        const std::uint64_t key = 42;
+        const std::uint64_t whole = harness::digest(big.data(), big.size(), key);
+        const std::size_t chunk = std::size_t{3} << 20; // a multiple of 8
+        std::uint64_t sum = 0;
+        for (std::size_t at = 0; at < big.size(); at += chunk)
+            sum += harness::digestSum(big.data() + at, std::min(chunk, big.size() - at), key, at / 8);
+        QCOMPARE(harness::digestFinish(sum, big.size(), key), whole);
+        QCOMPARE(harness::digestFinish(harness::digestSum(big.data(), big.size(), key, 0), big.size(), key), whole);
+        for (std::size_t at : {std::size_t{0}, big.size() / 2 + 3, big.size() - 1}) {
+            big[at] ^= 1;
+            QVERIFY(harness::digest(big.data(), big.size(), key) != whole);
+            big[at] ^= 1;
+        }
+        QVERIFY(harness::digest(big.data(), big.size(), key + 1) != whole);
+        // A zero byte at the end is not nothing: the length tells them apart.
+        const unsigned char three[] = {1, 2, 3, 0};
+        QVERIFY(harness::digest(three, 3, key) != harness::digest(three, 4, key));
+        // Words swapped are other bytes.
+        const unsigned char ab[] = {1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0};
+        const unsigned char ba[] = {2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+        QVERIFY(harness::digest(ab, 16, key) != harness::digest(ba, 16, key));
     }
 
     void halfConversions() {

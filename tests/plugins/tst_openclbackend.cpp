@@ -44,6 +44,41 @@ private slots:
                  c.message.c_str());
     }
 
+    void digestOnDeviceIsTheHostDigest() {
+        // The device computes harness::digest exactly, at every length (tails of 1 to 7 bytes,
+        // one word, more words than the kernel has work-items), in buffers and in views; a change
+        // of one byte anywhere changes it, and so does the key.
+        opencl::OpenClBackend backend;
+        if (auto st = backend.open(0); !st)
+            QSKIP(("no OpenCL device: " + st.error()).c_str());
+        for (const std::size_t bytes : {std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
+                                        std::size_t{4000012}, (std::size_t{3} << 20) + 5}) {
+            std::vector<unsigned char> data(bytes);
+            for (std::size_t i = 0; i < bytes; ++i)
+                data[i] = static_cast<unsigned char>(i * 167 + (i >> 11) + 1);
+            auto parent = backend.allocate(bytes + 8192);
+            QVERIFY2(parent, parent ? "" : parent.error().c_str());
+            auto id = backend.view(*parent, 4096, bytes);
+            QVERIFY2(id, id ? "" : id.error().c_str());
+            QVERIFY(backend.upload(*id, data.data(), bytes));
+            const std::uint64_t key = 0x1234567890abcdefull + bytes;
+            auto device = backend.digest(*id, bytes, key);
+            QVERIFY2(device, device ? "" : device.error().c_str());
+            QCOMPARE(*device, harness::digest(data.data(), bytes, key));
+            QVERIFY(*backend.digest(*id, bytes, key + 1) != *device);
+            for (const std::size_t at : {std::size_t{0}, bytes / 2, bytes - 1}) {
+                data[at] ^= 0x40;
+                QVERIFY(backend.upload(*id, data.data(), bytes));
+                auto changed = backend.digest(*id, bytes, key);
+                QVERIFY(changed && *changed != *device);
+                QCOMPARE(*changed, harness::digest(data.data(), bytes, key));
+                data[at] ^= 0x40;
+            }
+            backend.release(*id);
+            backend.release(*parent);
+        }
+    }
+
     void ceilingsMeasuredThenCached() {
         opencl::OpenClBackend backend;
         if (auto st = backend.open(0); !st)
