@@ -25,6 +25,7 @@ packages=(
   xvfb xauth
   python3 python3-venv python3-dev
   clang-format-14 clang-tidy-14
+  openssh-client openssh-server
 )
 
 missing=()

@@ -96,6 +96,13 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     searchForm->addRow(tr("&Migration every:"), m_migration);
     searchForm->addRow(tr("See&d:"), m_seed);
     searchForm->addRow(tr("&Workers:"), m_workers);
+    m_workersOn = new QLineEdit;
+    m_workersOn->setPlaceholderText(tr("this machine"));
+    m_workersOn->setToolTip(tr("Where the workers run, separated by spaces (each gets the number above): local, "
+                               "or ssh://[user@]host[:port][/path/to/kforge-worker-cuda], reached with OpenSSH in "
+                               "batch mode (keys or an agent). A host that cannot be reached is left out and the "
+                               "run goes on with the others."));
+    searchForm->addRow(tr("Workers o&n:"), m_workersOn);
 
     m_budgetEvaluations = spin(0, 10000000, static_cast<int>(defaults.budgetEvaluations),
                                tr("Every evaluation counts, re-measurements included (0: no limit)"));
@@ -202,6 +209,7 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
                                                                  {m_useLlm, "useLlm"},
                                                                  {m_models, "models"},
                                                                  {m_endpoints, "endpoints"},
+                                                                 {m_workersOn, "workersOn"},
                                                                  {m_llmRate, "llmRate"},
                                                                  {m_store, "store"},
                                                                  {m_problem, "problem"}})
@@ -329,6 +337,7 @@ bool RunSetupDialog::check() {
     c.migrationInterval = m_migration->value();
     c.seed = static_cast<std::uint64_t>(m_seed->value());
     c.workers = m_workers->value();
+    c.workerPlaces = m_workersOn->text().split(QLatin1Char(' '), Qt::SkipEmptyParts);
     c.budgetEvaluations = m_budgetEvaluations->value();
     c.budgetSeconds = m_budgetMinutes->value() * 60.0;
     c.expertRate = m_useExperts->isChecked() ? m_expertRate->value() : 0.0;
@@ -399,6 +408,7 @@ void RunSetupDialog::restoreChoices() {
     m_children->setValue(settings.value(QStringLiteral("children"), m_children->value()).toInt());
     m_migration->setValue(settings.value(QStringLiteral("migration"), m_migration->value()).toInt());
     m_workers->setValue(settings.value(QStringLiteral("workers"), m_workers->value()).toInt());
+    m_workersOn->setText(settings.value(QStringLiteral("workersOn")).toString());
     m_budgetEvaluations->setValue(settings.value(QStringLiteral("evaluations"), m_budgetEvaluations->value()).toInt());
     m_budgetMinutes->setValue(settings.value(QStringLiteral("minutes"), m_budgetMinutes->value()).toDouble());
     m_useExperts->setChecked(settings.value(QStringLiteral("experts"), true).toBool());
@@ -421,6 +431,7 @@ void RunSetupDialog::saveChoices() const {
     settings.setValue(QStringLiteral("children"), m_children->value());
     settings.setValue(QStringLiteral("migration"), m_migration->value());
     settings.setValue(QStringLiteral("workers"), m_workers->value());
+    settings.setValue(QStringLiteral("workersOn"), m_workersOn->text());
     settings.setValue(QStringLiteral("evaluations"), m_budgetEvaluations->value());
     settings.setValue(QStringLiteral("minutes"), m_budgetMinutes->value());
     settings.setValue(QStringLiteral("experts"), m_useExperts->isChecked());

@@ -55,6 +55,7 @@ private:
     QSpinBox* m_migration = nullptr;
     QSpinBox* m_seed = nullptr;
     QSpinBox* m_workers = nullptr;
+    QLineEdit* m_workersOn = nullptr; // --worker places, space-separated
     QSpinBox* m_budgetEvaluations = nullptr;
     QDoubleSpinBox* m_budgetMinutes = nullptr;
     QDoubleSpinBox* m_expertRate = nullptr;

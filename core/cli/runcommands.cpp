@@ -175,6 +175,18 @@ int runCommand(const QStringList& args) {
          QStringLiteral("N")});
     p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."),
                  QStringLiteral("N")});
+    p.addOption({QStringLiteral("worker"),
+                 QStringLiteral("Where workers run (repeatable; default: this machine): local, or "
+                                "ssh://[user@]host[:port][/path/to/kforge-worker-<backend>], reached with OpenSSH "
+                                "in batch mode (keys or an agent; KFORGE_SSH_ARGS adds ssh options). Each place "
+                                "gets --workers workers; a place that cannot be reached is left out and the "
+                                "run goes on with the others."),
+                 QStringLiteral("PLACE")});
+    p.addOption({QStringLiteral("devices"),
+                 QStringLiteral("This machine's devices that get --workers workers each: all, or a list such as "
+                                "0,1 (CUDA workers are pinned with CUDA_VISIBLE_DEVICES; default: --device "
+                                "alone)."),
+                 QStringLiteral("LIST")});
     p.addOption({QStringLiteral("timeout"),
                  QStringLiteral("Seconds before an evaluation's worker is stopped (default 300), plus 30 s per "
                                 "GiB beyond the first that one set of the task's inputs and outputs holds."),
@@ -261,6 +273,8 @@ int runCommand(const QStringList& args) {
         if (!parsePositive(p, QStringLiteral("device"), 0, v = c.device, error))
             return fail(ExitUsage, error);
         c.device = static_cast<int>(v);
+        c.workerPlaces = p.values(QStringLiteral("worker"));
+        c.devices = p.value(QStringLiteral("devices"));
         if (!parsePositive(p, QStringLiteral("timeout"), 1, v = static_cast<qint64>(c.evalTimeoutSeconds), error))
             return fail(ExitUsage, error);
         c.evalTimeoutSeconds = static_cast<double>(v);

@@ -53,6 +53,10 @@ signals:
     // Workers could not be started (after the executor's own retries); the queued requests fail
     // right after (their `evaluated` signals follow this one). A set-up problem, not a result.
     void workersFailedToStart(const QString& message);
+    // Some workers are gone for good (a host that cannot be reached, a worker program missing
+    // there) while others go on; the message says which and why. workersFailedToStart follows
+    // only when none is left.
+    void degraded(const QString& message);
     // After shutdown(): every worker has exited. Emitted once, never from inside shutdown().
     void shutDown();
 };

@@ -236,7 +236,8 @@ WorkerPool::Worker* WorkerPool::worker(int serial) {
 }
 
 QString WorkerPool::workerName(const Worker& w) const {
-    const QString name = QFileInfo(m_program).fileName();
+    const QString name =
+        QFileInfo(m_program).fileName() + (m_host.isEmpty() ? QString() : QStringLiteral(" on ") + m_host);
     return w.pid > 0 ? QStringLiteral("%1 (pid %2)").arg(name).arg(w.pid)
                      : QStringLiteral("%1 #%2").arg(name).arg(w.serial);
 }
@@ -286,6 +287,11 @@ void WorkerPool::pump() {
     }
 }
 
+void WorkerPool::setPlacement(QString host, std::optional<int> deviceIndex) {
+    m_host = std::move(host);
+    m_deviceIndex = deviceIndex;
+}
+
 void WorkerPool::spawn() {
     auto owned = std::make_unique<Worker>();
     Worker& w = *owned;
@@ -297,7 +303,10 @@ void WorkerPool::spawn() {
     // A worker runs untrusted kernels and starts Python for PyTorch references; neither may read
     // the keys kforge calls models with. What the worker does not inherit, its children lack too.
     QStringList scrubbed;
-    w.process->setProcessEnvironment(util::withoutSecrets(QProcessEnvironment::systemEnvironment(), &scrubbed));
+    QProcessEnvironment environment = util::withoutSecrets(QProcessEnvironment::systemEnvironment(), &scrubbed);
+    for (const QString& assignment : m_extraEnvironment)
+        environment.insert(assignment.section(u'=', 0, 0), assignment.section(u'=', 1));
+    w.process->setProcessEnvironment(environment);
     if (!scrubbed.isEmpty())
         qCDebug(lcWorker).noquote() << "left out of the worker's environment:" << scrubbed.join(QStringLiteral(", "));
     w.timer = new QTimer(w.process);
@@ -703,7 +712,7 @@ void WorkerPool::recordStartFailure(const QString& reason) {
                            "Program: %4")
                 .arg(m_backend)
                 .arg(m_startFailures)
-                .arg(reason, m_program);
+                .arg(reason, m_host.isEmpty() ? m_program : m_program + QStringLiteral(" (on ") + m_host + u')');
         // Announced before the queued requests fail, so that a receiver can tell "no worker" (a
         // set-up problem: `kforge eval` exits 3, the engine stops resumable) from results that
         // count as evaluations.
@@ -726,7 +735,9 @@ std::optional<WorkerPool::Job> WorkerPool::takeJob(Worker& w) {
     return job;
 }
 
-void WorkerPool::failJob(const Job& job, Status status, const QString& message, std::vector<Diagnostic> diagnostics) {
+void WorkerPool::failJob(const Job& job, Status status, const QString& what, std::vector<Diagnostic> diagnostics) {
+    // Workers elsewhere: every message says where.
+    const QString message = m_host.isEmpty() ? what : QStringLiteral("on %1: %2").arg(m_host, what);
     if (job.kind == Job::Kind::Ceilings) {
         QMetaObject::invokeMethod(
             this, [this, message] { emit ceilingsFailed(message); }, Qt::QueuedConnection);
@@ -755,9 +766,9 @@ void WorkerPool::deliver(const Job& job, EvaluateResult result) {
     result.id = ticket;
     // Where it ran, as the pool knows it (not as the worker says): this machine, the device the
     // request named. The worker's own `device` names the model.
-    static const std::string host = QSysInfo::machineHostName().toStdString();
-    result.host = host;
-    result.deviceIndex = job.request.options.device;
+    static const std::string thisHost = QSysInfo::machineHostName().toStdString();
+    result.host = m_host.isEmpty() ? thisHost : m_host.toStdString();
+    result.deviceIndex = m_deviceIndex.value_or(job.request.options.device);
     // Always through the event loop: never from inside submit() or cancel(), whatever happened.
     QMetaObject::invokeMethod(
         this, [this, ticket, result = std::move(result)] { emit evaluated(ticket, result); }, Qt::QueuedConnection);

@@ -43,6 +43,13 @@ public:
     QString program() const { return m_program; }
     QStringList arguments() const { return m_arguments; }
 
+    // Where the workers run, for results and messages: `host` (empty: this machine) and the device
+    // index results report (unset: the request's). A pool of SSH workers names the remote host; a
+    // pool pinned to one GPU of this machine (CUDA_VISIBLE_DEVICES) names that GPU's index.
+    void setPlacement(QString host, std::optional<int> deviceIndex);
+    // Variables set for every worker on top of this process's environment (less its secrets).
+    void setExtraEnvironment(QStringList assignments) { m_extraEnvironment = std::move(assignments); }
+
     // How long a new worker may take to print its hello line.
     void setStartTimeout(std::chrono::milliseconds timeout) { m_startTimeout = timeout; }
     std::chrono::milliseconds startTimeout() const { return m_startTimeout; }
@@ -117,7 +124,7 @@ private:
     void startFailed(Worker& w, const QString& reason);
     void recordStartFailure(const QString& reason);
     std::optional<Job> takeJob(Worker& w);
-    void failJob(const Job& job, protocol::Status status, const QString& message,
+    void failJob(const Job& job, protocol::Status status, const QString& what,
                  std::vector<protocol::Diagnostic> diagnostics);
     // Hands `result` back as the answer to `job`, recording where it ran.
     void deliver(const Job& job, protocol::EvaluateResult result);
@@ -126,6 +133,9 @@ private:
     QString m_backend;
     QString m_program;
     QStringList m_arguments;
+    QStringList m_extraEnvironment; // NAME=value
+    QString m_host;                 // empty: this machine
+    std::optional<int> m_deviceIndex;
     int m_workerCount = 1;
     std::chrono::milliseconds m_startTimeout{15000};
     std::chrono::milliseconds m_probeTimeout{60000};

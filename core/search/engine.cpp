@@ -1,5 +1,7 @@
 #include "search/engine.h"
 
+#include "eval/placement.h"
+
 #include "util/text.h"
 
 #include "eval/executor.h"
@@ -43,7 +45,12 @@ void Engine::post(EngineCommand command) {
 }
 
 spec::Expected<eval::Executor*> Engine::defaultExecutor(const RunConfig& config, QObject* parent) {
-    return eval::localExecutor(model::backendName(config.backend), config.workers, parent);
+    eval::Placement placement;
+    placement.workers = config.workers;
+    placement.device = config.device;
+    placement.places = config.workerPlaces;
+    placement.devices = config.devices;
+    return eval::makeExecutor(model::backendName(config.backend), placement, parent);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -145,6 +152,7 @@ spec::Status Engine::connectExecutor() {
                     m_executor);
     connect(m_evals, &Evaluations::failed, this, &Engine::fail);
     connect(m_executor, &eval::Executor::shutDown, this, &Engine::released);
+    connect(m_executor, &eval::Executor::degraded, this, &Engine::notice);
     // The roofline needs the device's ceilings before the first result arrives.
     connect(m_evals, &Evaluations::ceilingsReady, this, [this] {
         if (m_llm)

@@ -1,5 +1,7 @@
 #include "search/runconfig.h"
 
+#include "eval/placement.h"
+
 #include <QJsonArray>
 #include <QJsonValue>
 
@@ -23,6 +25,8 @@ QJsonObject RunConfig::toJson() const {
         {QStringLiteral("seed"), QString::number(seed)},
         {QStringLiteral("workers"), workers},
         {QStringLiteral("device"), device},
+        {QStringLiteral("worker_places"), QJsonArray::fromStringList(workerPlaces)},
+        {QStringLiteral("devices"), devices},
         {QStringLiteral("eval_timeout_seconds"), evalTimeoutSeconds},
         {QStringLiteral("confirm_best"), confirmBest},
         {QStringLiteral("descriptors"), descriptors},
@@ -79,7 +83,7 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         && readNumber(json, "device", c.device, e) && readNumber(json, "eval_timeout_seconds", c.evalTimeoutSeconds, e)
         && readString(json, "descriptors", c.descriptors, e) && readNumber(json, "review_speedup", c.reviewSpeedup, e)
         && readNumber(json, "review_ceiling", c.reviewCeiling, e)
-        && readNumber(json, "reject_ceiling", c.rejectCeiling, e);
+        && readNumber(json, "reject_ceiling", c.rejectCeiling, e) && readString(json, "devices", c.devices, e);
     if (!ok)
         return spec::fail(e);
     if (json.contains(QLatin1String("backend"))) {
@@ -124,6 +128,17 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
     } else if (!seeds.isUndefined()) {
         return spec::fail("run configuration: 'seed_kernels' must be a list of file names");
     }
+    const QJsonValue places = json.value(QLatin1String("worker_places"));
+    if (places.isArray()) {
+        for (const auto& v : places.toArray()) {
+            if (!v.isString())
+                return spec::fail("run configuration: 'worker_places' must list places such as \"local\" or "
+                                  "\"ssh://host\"");
+            c.workerPlaces << v.toString();
+        }
+    } else if (!places.isUndefined()) {
+        return spec::fail("run configuration: 'worker_places' must be a list");
+    }
     const QJsonValue llm = json.value(QLatin1String("llm"));
     if (llm.isObject()) {
         auto settings = llm::LlmSettings::fromJson(llm.toObject());
@@ -162,6 +177,12 @@ spec::Status RunConfig::validate() const {
         return bad("workers must be between 1 and 64, not " + std::to_string(workers));
     if (device < 0)
         return bad("the device index cannot be negative");
+    for (const QString& place : workerPlaces)
+        if (auto p = eval::parseWorkerPlace(place); !p)
+            return bad(p.error());
+    if (!devices.isEmpty() && devices != QLatin1String("all"))
+        if (auto d = eval::parseDevices(devices, -1); !d)
+            return bad(d.error());
     if (reviewSpeedup < 0.0 || reviewCeiling < 0.0)
         return bad("review thresholds cannot be negative");
     if (rejectCeiling < 1.0)

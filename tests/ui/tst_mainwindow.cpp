@@ -111,6 +111,16 @@ private slots:
         QVERIFY(
             d.findChild<QLabel*>(QStringLiteral("problem"))->text().contains(QStringLiteral("no endpoint 'nowhere'")));
         d.findChild<QLineEdit*>(QStringLiteral("models"))->setText(QStringLiteral("local:gpt-4.1-mini"));
+        // Where the workers run: a place that is not local or ssh:// is named.
+        auto* workersOn = d.findChild<QLineEdit*>(QStringLiteral("workersOn"));
+        workersOn->setText(QStringLiteral("local gpu1"));
+        QVERIFY(!d.check());
+        QVERIFY(d.findChild<QLabel*>(QStringLiteral("problem"))->text().contains(QStringLiteral("--worker gpu1")));
+        workersOn->setText(QStringLiteral("local ssh://me@gpu1:2222"));
+        QVERIFY(d.check());
+        QCOMPARE(d.setup().config.workerPlaces,
+                 (QStringList{QStringLiteral("local"), QStringLiteral("ssh://me@gpu1:2222")}));
+        workersOn->clear();
         QVERIFY(d.check());
         if (const QString dir = qEnvironmentVariable("KFORGE_RENDER_DIR"); !dir.isEmpty() && QDir().mkpath(dir))
             d.grab().save(dir + QStringLiteral("/run-setup.png")); // for people to look at

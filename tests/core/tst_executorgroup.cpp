@@ -1,0 +1,408 @@
+// Workers in several places as one executor: the --worker and --devices arguments, the group's
+// distribution of work, a place that drops out while the run goes on, and workers reached over a
+// real OpenSSH connection to an sshd on 127.0.0.1 that the test starts with keys made for it.
+
+#include "eval/executorgroup.h"
+#include "eval/placement.h"
+#include "eval/workerpool.h"
+
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+using namespace kforge;
+using kforge::eval::ExecutorGroup;
+using kforge::eval::WorkerPool;
+using kforge::protocol::EvaluateRequest;
+using kforge::protocol::EvaluateResult;
+using kforge::protocol::Status;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr int kWaitMs = 60000; // generous for a loaded machine; never a timing assertion
+
+QString fakeWorkerPath() {
+    return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
+}
+
+EvaluateRequest makeRequest(const QString& candidate) {
+    static const spec::TaskSpec task = [] {
+        auto parsed = spec::TaskSpec::fromJson(nlohmann::json::parse(R"({
+            "name": "vector_add", "family": "elementwise", "sizes": {"N": 1024},
+            "inputs": [{"name": "x", "dtype": "float32", "shape": ["N"], "init": {"kind": "uniform", "low": -1, "high": 1}}],
+            "outputs": [{"name": "z", "dtype": "float32", "shape": ["N"], "atol": 1e-6, "rtol": 1e-6}],
+            "flops": "N", "bytes": "2 * N * 4", "reference": {"opencl": "reference.cl"}})"),
+                                               "tst_executorgroup");
+        if (!parsed)
+            qFatal("test task does not parse: %s", parsed.error().c_str());
+        return *parsed;
+    }();
+    EvaluateRequest r;
+    r.task = task;
+    r.reference = {"reference", "reference.cl", "// the reference", {}};
+    r.candidate = {"candidate", "candidate.cl", candidate.toStdString(), {}};
+    return r;
+}
+
+// Submits `n` requests and waits for every answer; the results by ticket.
+std::map<qint64, EvaluateResult> evaluateAll(eval::Executor& e, int n, const QString& source) {
+    QSignalSpy spy(&e, &eval::Executor::evaluated);
+    std::set<qint64> tickets;
+    for (int i = 0; i < n; ++i)
+        tickets.insert(e.submit(makeRequest(source + QStringLiteral("\n// %1").arg(i)), 30s));
+    std::map<qint64, EvaluateResult> results;
+    // Fewer results than requests fail the caller's comparisons, which say how many came.
+    (void)QTest::qWaitFor(
+        [&] {
+            for (const auto& args : spy)
+                results[args.at(0).toLongLong()] = args.at(1).value<EvaluateResult>();
+            return results.size() >= tickets.size();
+        },
+        kWaitMs);
+    return results;
+}
+
+// A port on 127.0.0.1 that nothing listens on now: bound to port 0, noted, let go.
+int freePort() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return 0;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof a;
+    int port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0
+        && ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length) == 0)
+        port = ntohs(a.sin_port);
+    ::close(fd);
+    return port;
+}
+
+// An sshd on 127.0.0.1 for this test alone: its own host key, a client key it accepts, a free port.
+class LocalSshd {
+public:
+    QString start() {
+        if (!QFileInfo::exists(QStringLiteral("/usr/sbin/sshd")))
+            return QStringLiteral("no /usr/sbin/sshd (packaging/install-deps.sh installs openssh-server)");
+        if (!m_dir.isValid())
+            return QStringLiteral("no temporary folder");
+        const auto keygen = [&](const QString& name) {
+            return QProcess::execute(QStringLiteral("ssh-keygen"),
+                                     {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
+                                      QStringLiteral("-N"), QString(), QStringLiteral("-f"), path(name)})
+                   == 0;
+        };
+        if (!keygen(QStringLiteral("host_key")) || !keygen(QStringLiteral("client_key")))
+            return QStringLiteral("ssh-keygen failed");
+        QFile::copy(path(QStringLiteral("client_key.pub")), path(QStringLiteral("authorized_keys")));
+        m_port = freePort();
+        if (m_port <= 0)
+            return QStringLiteral("no free port on 127.0.0.1");
+        QFile config(path(QStringLiteral("sshd_config")));
+        if (!config.open(QIODevice::WriteOnly))
+            return QStringLiteral("cannot write sshd_config");
+        config.write(QStringLiteral("Port %1\nListenAddress 127.0.0.1\nHostKey %2\nAuthorizedKeysFile %3\n"
+                                    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+                                    "StrictModes no\nPermitRootLogin prohibit-password\nPidFile %4\n")
+                         .arg(m_port)
+                         .arg(path(QStringLiteral("host_key")), path(QStringLiteral("authorized_keys")),
+                              path(QStringLiteral("sshd.pid")))
+                         .toUtf8());
+        config.close();
+        QDir().mkpath(QStringLiteral("/run/sshd")); // privilege separation, when run as root
+        m_sshd.setProcessChannelMode(QProcess::MergedChannels);
+        m_sshd.start(QStringLiteral("/usr/sbin/sshd"), {QStringLiteral("-D"), QStringLiteral("-e"),
+                                                        QStringLiteral("-f"), path(QStringLiteral("sshd_config"))});
+        if (!m_sshd.waitForStarted(10000))
+            return QStringLiteral("sshd did not start");
+        // Ready once a connection is accepted.
+        const bool up = QTest::qWaitFor(
+            [&] {
+                QProcess check;
+                check.start(QStringLiteral("ssh"),
+                            clientArguments()
+                                + QStringList{QStringLiteral("-p"), QString::number(m_port),
+                                              QStringLiteral("127.0.0.1"), QStringLiteral("true")});
+                return check.waitForFinished(10000) && check.exitCode() == 0;
+            },
+            20000);
+        if (!up)
+            return QStringLiteral("sshd on port %1 accepts no connection: %2")
+                .arg(m_port)
+                .arg(QString::fromUtf8(m_sshd.readAll().right(800)));
+        qputenv("KFORGE_SSH_ARGS", clientArguments().join(u' ').toUtf8());
+        return {};
+    }
+    ~LocalSshd() {
+        qunsetenv("KFORGE_SSH_ARGS");
+        if (m_sshd.state() != QProcess::NotRunning) {
+            m_sshd.terminate();
+            if (!m_sshd.waitForFinished(5000))
+                m_sshd.kill();
+        }
+    }
+    QStringList clientArguments() const {
+        return {QStringLiteral("-i"), path(QStringLiteral("client_key")),
+                QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=no"),
+                QStringLiteral("-o"), QStringLiteral("UserKnownHostsFile=/dev/null"),
+                QStringLiteral("-o"), QStringLiteral("LogLevel=ERROR"),
+                QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
+    }
+    int port() const { return m_port; }
+    QString path(const QString& name) const { return m_dir.filePath(name); }
+
+private:
+    QTemporaryDir m_dir;
+    QProcess m_sshd;
+    int m_port = 0;
+};
+
+} // namespace
+
+class TestExecutorGroup : public QObject {
+    Q_OBJECT
+private slots:
+    void initTestCase() {
+        qRegisterMetaType<EvaluateResult>();
+        QVERIFY2(QFileInfo(fakeWorkerPath()).isExecutable(),
+                 qPrintable(fakeWorkerPath() + QStringLiteral(" is missing; run through ctest")));
+    }
+
+    void workerPlaces_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QString>("label"); // empty: must be refused
+        QTest::addColumn<QString>("error");
+        QTest::newRow("local") << "local"
+                               << "this machine"
+                               << "";
+        QTest::newRow("host") << "ssh://gpu1"
+                              << "gpu1"
+                              << "";
+        QTest::newRow("user, port, path") << "ssh://me@gpu1.lab:2222/opt/kforge/kforge-worker-cuda"
+                                          << "me@gpu1.lab:2222"
+                                          << "";
+        QTest::newRow("ipv6") << "ssh://[::1]:22"
+                              << "::1:22"
+                              << "";
+        QTest::newRow("no scheme") << "gpu1"
+                                   << ""
+                                   << "expected \"local\" or ssh://";
+        QTest::newRow("no host") << "ssh://"
+                                 << ""
+                                 << "no host";
+        QTest::newRow("bad port") << "ssh://gpu1:99999"
+                                  << ""
+                                  << "not a port";
+        QTest::newRow("option as host") << "ssh://-oProxyCommand=x"
+                                        << ""
+                                        << "not a host name";
+        QTest::newRow("shell in path") << "ssh://gpu1/opt/w;rm -rf x"
+                                       << ""
+                                       << "may hold only";
+        QTest::newRow("folder as path") << "ssh://gpu1/opt/"
+                                        << ""
+                                        << "must name a file";
+    }
+    void workerPlaces() {
+        QFETCH(QString, text);
+        QFETCH(QString, label);
+        QFETCH(QString, error);
+        const auto p = eval::parseWorkerPlace(text);
+        if (label.isEmpty()) {
+            QVERIFY(!p);
+            QVERIFY2(QString::fromStdString(p.error()).contains(error), p.error().c_str());
+            QVERIFY2(QString::fromStdString(p.error()).contains(text), "the message names the argument");
+            return;
+        }
+        QVERIFY2(p, p ? "" : p.error().c_str());
+        QCOMPARE(p->label(), label);
+    }
+
+    void sshCommandLine() {
+        const auto p = eval::parseWorkerPlace(QStringLiteral("ssh://me@gpu1:2222/opt/kforge-worker-cuda"));
+        QVERIFY(p);
+        const QStringList args = eval::sshArguments(*p, QStringLiteral("cuda"));
+        QVERIFY(args.contains(QStringLiteral("BatchMode=yes"))); // never a password prompt
+        QCOMPARE(args.at(args.indexOf(QStringLiteral("-p")) + 1), QStringLiteral("2222"));
+        // The destination comes after "--", so nothing in it is read as an option; the worker last.
+        QCOMPARE(args.mid(args.size() - 3), (QStringList{QStringLiteral("--"), QStringLiteral("me@gpu1"),
+                                                         QStringLiteral("/opt/kforge-worker-cuda")}));
+        const auto bare = eval::parseWorkerPlace(QStringLiteral("ssh://gpu1"));
+        QCOMPARE(eval::sshArguments(*bare, QStringLiteral("opencl")).last(), QStringLiteral("kforge-worker-opencl"));
+    }
+
+    void deviceLists() {
+        QCOMPARE(*eval::parseDevices(QStringLiteral("all"), 3), (std::vector<int>{0, 1, 2}));
+        QCOMPARE(*eval::parseDevices(QStringLiteral("1, 0,1"), 2), (std::vector<int>{1, 0}));
+        QVERIFY(!eval::parseDevices(QStringLiteral("all"), 0));
+        const auto missing = eval::parseDevices(QStringLiteral("0,4"), 2);
+        QVERIFY(!missing);
+        QVERIFY2(QString::fromStdString(missing.error()).contains(QStringLiteral("no device 4")),
+                 missing.error().c_str());
+        QVERIFY(!eval::parseDevices(QStringLiteral("0,x"), -1));
+    }
+
+    void workSpreadsOverMembers() {
+        // Two places of two workers each: every request is answered once, both places take work,
+        // and each result says where it ran.
+        ExecutorGroup group(QStringLiteral("fake"));
+        for (const QString& host : {QStringLiteral("alpha"), QStringLiteral("beta")}) {
+            auto* pool = new WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, 2);
+            pool->setPlacement(host, host == QLatin1String("alpha") ? 0 : 1);
+            group.add(pool, host);
+        }
+        QCOMPARE(group.capacity(), 4);
+        const auto results = evaluateAll(group, 12, QStringLiteral("// fake:sleep_ms=150"));
+        QCOMPARE(results.size(), std::size_t{12});
+        std::set<std::string> hosts;
+        for (const auto& [ticket, r] : results) {
+            QVERIFY2(r.status == Status::Ok, r.message.c_str());
+            QCOMPARE(r.id, ticket);
+            hosts.insert(r.host);
+            QCOMPARE(r.deviceIndex, r.host == "alpha" ? 0 : 1);
+        }
+        QCOMPARE(hosts, (std::set<std::string>{"alpha", "beta"}));
+    }
+
+    void aPlaceThatFailsIsLeftOut() {
+        // One place whose workers cannot start: it drops out with a message naming it, what it
+        // held fails with that name, and everything else is evaluated by the other.
+        ExecutorGroup group(QStringLiteral("fake"));
+        auto* good = new WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, 2);
+        group.add(good, QStringLiteral("good"));
+        auto* ghost = new WorkerPool(QStringLiteral("fake"), QStringLiteral("/nonexistent/kforge-worker-fake"), {}, 2);
+        ghost->setPlacement(QStringLiteral("ghost"), std::nullopt);
+        ghost->setMaxStartFailures(2);
+        group.add(ghost, QStringLiteral("ghost"));
+        QSignalSpy degraded(&group, &eval::Executor::degraded);
+        QSignalSpy failed(&group, &eval::Executor::workersFailedToStart);
+        const auto results = evaluateAll(group, 10, QStringLiteral("// fake:sleep_ms=50"));
+        QCOMPARE(results.size(), std::size_t{10});
+        int ok = 0;
+        for (const auto& [ticket, r] : results) {
+            if (r.status == Status::Ok)
+                ++ok;
+            else
+                QVERIFY2(QString::fromStdString(r.message).contains(QStringLiteral("ghost")), r.message.c_str());
+        }
+        QVERIFY(ok >= 8); // at most what the lost place held (its two places) failed
+        QTRY_COMPARE_WITH_TIMEOUT(degraded.count(), 1, kWaitMs);
+        QVERIFY2(degraded.at(0).at(0).toString().contains(QStringLiteral("ghost")),
+                 qPrintable(degraded.at(0).at(0).toString()));
+        QCOMPARE(failed.count(), 0);
+        QCOMPARE(group.liveMembers(), 1);
+        // Later work goes to the place that is left.
+        const auto later = evaluateAll(group, 3, QStringLiteral("// plain"));
+        for (const auto& [ticket, r] : later)
+            QVERIFY2(r.status == Status::Ok, r.message.c_str());
+    }
+
+    void noPlaceLeft() {
+        ExecutorGroup group(QStringLiteral("fake"));
+        auto* ghost = new WorkerPool(QStringLiteral("fake"), QStringLiteral("/nonexistent/kforge-worker-fake"));
+        ghost->setMaxStartFailures(1);
+        group.add(ghost, QStringLiteral("ghost"));
+        QSignalSpy failed(&group, &eval::Executor::workersFailedToStart);
+        const auto results = evaluateAll(group, 2, QStringLiteral("// plain"));
+        QCOMPARE(results.size(), std::size_t{2});
+        for (const auto& [ticket, r] : results)
+            QVERIFY(r.status != Status::Ok);
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kWaitMs);
+        // Nothing is left to take new work: it fails at once, saying why.
+        const auto after = evaluateAll(group, 1, QStringLiteral("// plain"));
+        QVERIFY2(
+            QString::fromStdString(after.begin()->second.message).contains(QStringLiteral("no fake worker is left")),
+            after.begin()->second.message.c_str());
+    }
+
+    void oneWorkerPoolPerDevice() {
+        // --devices 0,1 on this machine: one pool per device, requests naming it, results too.
+        eval::Placement placement;
+        placement.workers = 1;
+        placement.devices = QStringLiteral("0,1");
+        auto executor = eval::makeExecutor(QStringLiteral("fake"), placement, nullptr);
+        QVERIFY2(executor, executor ? "" : executor.error().c_str());
+        std::unique_ptr<eval::Executor> owned(*executor);
+        QCOMPARE(owned->capacity(), 2);
+        const auto results = evaluateAll(*owned, 6, QStringLiteral("// fake:sleep_ms=100"));
+        std::set<int> devices;
+        for (const auto& [ticket, r] : results) {
+            QVERIFY2(r.status == Status::Ok, r.message.c_str());
+            devices.insert(r.deviceIndex);
+        }
+        QCOMPARE(devices, (std::set<int>{0, 1}));
+        placement.devices = QStringLiteral("0,x");
+        const auto bad = eval::makeExecutor(QStringLiteral("fake"), placement, nullptr);
+        QVERIFY(!bad && QString::fromStdString(bad.error()).contains(QStringLiteral("--devices")));
+    }
+
+    void pinnedWorkersSeeTheirVariable() {
+        WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
+        pool.setExtraEnvironment({QStringLiteral("CUDA_VISIBLE_DEVICES=3")});
+        const auto results = evaluateAll(pool, 1, QStringLiteral("// fake:report_env=1"));
+        const EvaluateResult& r = results.begin()->second;
+        bool named = false;
+        for (const auto& d : r.diagnostics)
+            named = named
+                    || QString::fromStdString(d.message).split(u'\n').contains(QStringLiteral("CUDA_VISIBLE_DEVICES"));
+        QVERIFY2(named, "the worker inherited CUDA_VISIBLE_DEVICES");
+    }
+
+    void workersOverSsh() {
+        // A real sshd on 127.0.0.1: workers reached through OpenSSH evaluate like local ones; a
+        // remote worker that crashes costs its evaluation and is restarted over a new connection;
+        // a wrong remote path and a host that does not resolve each drop out with a message that
+        // names them, while the place that works goes on.
+        LocalSshd sshd;
+        if (const QString why = sshd.start(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        const QString here = QStringLiteral("ssh://127.0.0.1:%1").arg(sshd.port());
+        eval::Placement placement;
+        placement.workers = 2;
+        placement.places = {here + fakeWorkerPath(), here + QStringLiteral("/nonexistent/kforge-worker-fake"),
+                            QStringLiteral("ssh://no-such-host.invalid")};
+        auto executor = eval::makeExecutor(QStringLiteral("fake"), placement, nullptr);
+        QVERIFY2(executor, executor ? "" : executor.error().c_str());
+        std::unique_ptr<eval::Executor> owned(*executor);
+        QSignalSpy degraded(owned.get(), &eval::Executor::degraded);
+        const auto results = evaluateAll(*owned, 10, QStringLiteral("// fake:sleep_ms=50"));
+        QCOMPARE(results.size(), std::size_t{10});
+        int ok = 0;
+        for (const auto& [ticket, r] : results)
+            if (r.status == Status::Ok) {
+                ++ok;
+                QCOMPARE(QString::fromStdString(r.host), QStringLiteral("127.0.0.1:%1").arg(sshd.port()));
+            }
+        QVERIFY2(ok >= 6, qPrintable(QString::number(ok)));
+        QTRY_COMPARE_WITH_TIMEOUT(degraded.count(), 2, kWaitMs);
+        const QString lost = degraded.at(0).at(0).toString() + u'\n' + degraded.at(1).at(0).toString();
+        QVERIFY2(lost.contains(QStringLiteral("no-such-host.invalid")), qPrintable(lost));
+        QVERIFY2(lost.contains(QStringLiteral("127.0.0.1")), qPrintable(lost));
+
+        // The remote worker crashes: that evaluation fails, naming the host; the next one runs.
+        const auto crashed = evaluateAll(*owned, 1, QStringLiteral("// fake:mode=crash"));
+        const EvaluateResult& c = crashed.begin()->second;
+        QVERIFY(c.status != Status::Ok);
+        QVERIFY2(QString::fromStdString(c.message).contains(QStringLiteral("127.0.0.1")), c.message.c_str());
+        const auto next = evaluateAll(*owned, 2, QStringLiteral("// plain"));
+        for (const auto& [ticket, r] : next)
+            QVERIFY2(r.status == Status::Ok, r.message.c_str());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExecutorGroup)
+#include "tst_executorgroup.moc"
