@@ -180,7 +180,8 @@ int runCommand(const QStringList& args) {
                                 "ssh://[user@]host[:port][/path/to/kforge-worker-<backend>], reached with OpenSSH "
                                 "in batch mode (keys or an agent; KFORGE_SSH_ARGS adds ssh options). Each place "
                                 "gets --workers workers; a place that cannot be reached is left out and the "
-                                "run goes on with the others."),
+                                "run goes on with the others. With --resume, replaces the stored places "
+                                "(as --devices and --workers do theirs)."),
                  QStringLiteral("PLACE")});
     p.addOption({QStringLiteral("devices"),
                  QStringLiteral("This machine's devices that get --workers workers each: all, or a list such as "
@@ -312,6 +313,17 @@ int runCommand(const QStringList& args) {
         if (p.isSet(QStringLiteral("budget-evals"))
             && !parsePositive(p, QStringLiteral("budget-evals"), 0, setup.budgetEvaluations, error))
             return fail(ExitUsage, error);
+        // Where the workers run may change between sessions: a host gone, a GPU server new.
+        if (p.isSet(QStringLiteral("worker")))
+            setup.workerPlaces = p.values(QStringLiteral("worker"));
+        if (p.isSet(QStringLiteral("devices")))
+            setup.devices = p.value(QStringLiteral("devices"));
+        if (p.isSet(QStringLiteral("workers"))) {
+            qint64 n = 0;
+            if (!parsePositive(p, QStringLiteral("workers"), 1, n, error))
+                return fail(ExitUsage, error);
+            setup.workers = static_cast<int>(n);
+        }
         // A run stopped by its LLM budget continues with a larger one.
         if (!parseNonNegative(p,
                               {{QStringLiteral("llm-budget-usd"), &setup.llmBudgetUsd},

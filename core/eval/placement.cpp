@@ -153,8 +153,10 @@ spec::Expected<Executor*> makeExecutor(const QString& backend, const Placement& 
             auto* pool =
                 new WorkerPool(backend, QStringLiteral("ssh"), sshArguments(place, backend), placement.workers);
             pool->setPlacement(place.label(), std::nullopt);
-            // A connection and a remote worker take longer to say hello than a local one.
+            // A connection and a remote worker take longer to say hello than a local one, and an
+            // SSH server takes only so many connections at once that have not yet logged in.
             pool->setStartTimeout(std::chrono::seconds(45));
+            pool->setMaxStarting(4);
             group->add(pool, place.label());
             continue;
         }

@@ -283,6 +283,8 @@ void WorkerPool::pump() {
         const int live = ready + count(Worker::State::Busy);
         if (live >= m_workerCount || ready >= static_cast<int>(m_queue.size()))
             break;
+        if (m_maxStarting > 0 && count(Worker::State::Starting) >= m_maxStarting)
+            break; // the next starts once one of these has said hello (or failed)
         spawn();
     }
 }

@@ -47,6 +47,10 @@ public:
     // index results report (unset: the request's). A pool of SSH workers names the remote host; a
     // pool pinned to one GPU of this machine (CUDA_VISIBLE_DEVICES) names that GPU's index.
     void setPlacement(QString host, std::optional<int> deviceIndex);
+    // How many workers may be starting at once (0: no limit). An SSH server refuses connections
+    // beyond a few unauthenticated ones at a time (OpenSSH's MaxStartups, 10 by default), so
+    // workers reached over SSH start a few at a time.
+    void setMaxStarting(int count) { m_maxStarting = count < 0 ? 0 : count; }
     // Variables set for every worker on top of this process's environment (less its secrets).
     void setExtraEnvironment(QStringList assignments) { m_extraEnvironment = std::move(assignments); }
 
@@ -137,6 +141,7 @@ private:
     QString m_host;                 // empty: this machine
     std::optional<int> m_deviceIndex;
     int m_workerCount = 1;
+    int m_maxStarting = 0;
     std::chrono::milliseconds m_startTimeout{15000};
     std::chrono::milliseconds m_probeTimeout{60000};
     int m_maxStartFailures = 3;

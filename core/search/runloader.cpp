@@ -112,6 +112,14 @@ spec::Status resume(const EngineSetup& setup, LoadedRun& out) {
         out.config.llm.budgetUsd = setup.llmBudgetUsd;
     if (setup.llmBudgetTokens >= 0.0)
         out.config.llm.budgetTokens = static_cast<qint64>(setup.llmBudgetTokens);
+    if (setup.workerPlaces)
+        out.config.workerPlaces = *setup.workerPlaces;
+    if (setup.devices)
+        out.config.devices = *setup.devices;
+    if (setup.workers > 0)
+        out.config.workers = setup.workers;
+    if (auto valid = out.config.validate(); !valid)
+        return spec::fail(valid.error());
     out.run.config = out.config.toJson();
     return spec::success();
 }

@@ -38,6 +38,11 @@ struct EngineSetup {
     double budgetSeconds = -1.0;
     double llmBudgetUsd = -1.0; // when resuming: new LLM budgets (-1 keeps the stored ones)
     double llmBudgetTokens = -1.0;
+    // When resuming: where the workers run now (a host may be gone, or a GPU server new); unset
+    // keeps the stored places, devices and worker count.
+    std::optional<QStringList> workerPlaces;
+    std::optional<QString> devices;
+    int workers = 0; // 0 keeps the stored count
     ExecutorFactory executorFactory;
     QStringList expertRoots; // empty: ExpertLibrary::defaultRoots()
     bool useExperts = true;

@@ -712,6 +712,21 @@ private slots:
         Engine third(later);
         QCOMPARE(runToEnd(third).state, RunState::Finished);
         QCOMPARE(countEvents(readStore(db), QStringLiteral("run_resumed")), 1);
+
+        // Where the workers run may change when a run is resumed; a place that is not one is named.
+        Engine::Setup elsewhere = testSetup(db, {});
+        elsewhere.resumeRun = 0;
+        elsewhere.workerPlaces = QStringList{QStringLiteral("gpu1")};
+        const auto refusedPlace = search::loadRun(elsewhere);
+        QVERIFY(!refusedPlace);
+        QVERIFY2(QString::fromStdString(refusedPlace.error()).contains(QStringLiteral("--worker gpu1")),
+                 refusedPlace.error().c_str());
+        elsewhere.workerPlaces = QStringList{QStringLiteral("local"), QStringLiteral("ssh://gpu2")};
+        elsewhere.workers = 2;
+        const auto moved = search::loadRun(elsewhere);
+        QVERIFY2(moved, moved ? "" : moved.error().c_str());
+        QCOMPARE(moved->config.workerPlaces, *elsewhere.workerPlaces);
+        QCOMPARE(moved->config.workers, 2);
     }
 
     void laterRunStartsFromItsExperience() {

@@ -5,6 +5,8 @@
 #include "eval/executorgroup.h"
 #include "eval/placement.h"
 #include "eval/workerpool.h"
+#include "fakerequest.h"
+#include "localsshd.h"
 
 #include <QDir>
 #include <QFile>
@@ -13,19 +15,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
-#include <nlohmann/json.hpp>
-
 #include <set>
-
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 using namespace kforge;
 using kforge::eval::ExecutorGroup;
 using kforge::eval::WorkerPool;
-using kforge::protocol::EvaluateRequest;
 using kforge::protocol::EvaluateResult;
 using kforge::protocol::Status;
 using namespace std::chrono_literals;
@@ -38,31 +32,12 @@ QString fakeWorkerPath() {
     return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
 }
 
-EvaluateRequest makeRequest(const QString& candidate) {
-    static const spec::TaskSpec task = [] {
-        auto parsed = spec::TaskSpec::fromJson(nlohmann::json::parse(R"({
-            "name": "vector_add", "family": "elementwise", "sizes": {"N": 1024},
-            "inputs": [{"name": "x", "dtype": "float32", "shape": ["N"], "init": {"kind": "uniform", "low": -1, "high": 1}}],
-            "outputs": [{"name": "z", "dtype": "float32", "shape": ["N"], "atol": 1e-6, "rtol": 1e-6}],
-            "flops": "N", "bytes": "2 * N * 4", "reference": {"opencl": "reference.cl"}})"),
-                                               "tst_executorgroup");
-        if (!parsed)
-            qFatal("test task does not parse: %s", parsed.error().c_str());
-        return *parsed;
-    }();
-    EvaluateRequest r;
-    r.task = task;
-    r.reference = {"reference", "reference.cl", "// the reference", {}};
-    r.candidate = {"candidate", "candidate.cl", candidate.toStdString(), {}};
-    return r;
-}
-
 // Submits `n` requests and waits for every answer; the results by ticket.
 std::map<qint64, EvaluateResult> evaluateAll(eval::Executor& e, int n, const QString& source) {
     QSignalSpy spy(&e, &eval::Executor::evaluated);
     std::set<qint64> tickets;
     for (int i = 0; i < n; ++i)
-        tickets.insert(e.submit(makeRequest(source + QStringLiteral("\n// %1").arg(i)), 30s));
+        tickets.insert(e.submit(kforgetest::fakeRequest(source + QStringLiteral("\n// %1").arg(i)), 30s));
     std::map<qint64, EvaluateResult> results;
     // Fewer results than requests fail the caller's comparisons, which say how many came.
     (void)QTest::qWaitFor(
@@ -74,102 +49,6 @@ std::map<qint64, EvaluateResult> evaluateAll(eval::Executor& e, int n, const QSt
         kWaitMs);
     return results;
 }
-
-// A port on 127.0.0.1 that nothing listens on now: bound to port 0, noted, let go.
-int freePort() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0)
-        return 0;
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof a;
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0
-        && ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length) == 0)
-        port = ntohs(a.sin_port);
-    ::close(fd);
-    return port;
-}
-
-// An sshd on 127.0.0.1 for this test alone: its own host key, a client key it accepts, a free port.
-class LocalSshd {
-public:
-    QString start() {
-        if (!QFileInfo::exists(QStringLiteral("/usr/sbin/sshd")))
-            return QStringLiteral("no /usr/sbin/sshd (packaging/install-deps.sh installs openssh-server)");
-        if (!m_dir.isValid())
-            return QStringLiteral("no temporary folder");
-        const auto keygen = [&](const QString& name) {
-            return QProcess::execute(QStringLiteral("ssh-keygen"),
-                                     {QStringLiteral("-q"), QStringLiteral("-t"), QStringLiteral("ed25519"),
-                                      QStringLiteral("-N"), QString(), QStringLiteral("-f"), path(name)})
-                   == 0;
-        };
-        if (!keygen(QStringLiteral("host_key")) || !keygen(QStringLiteral("client_key")))
-            return QStringLiteral("ssh-keygen failed");
-        QFile::copy(path(QStringLiteral("client_key.pub")), path(QStringLiteral("authorized_keys")));
-        m_port = freePort();
-        if (m_port <= 0)
-            return QStringLiteral("no free port on 127.0.0.1");
-        QFile config(path(QStringLiteral("sshd_config")));
-        if (!config.open(QIODevice::WriteOnly))
-            return QStringLiteral("cannot write sshd_config");
-        config.write(QStringLiteral("Port %1\nListenAddress 127.0.0.1\nHostKey %2\nAuthorizedKeysFile %3\n"
-                                    "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
-                                    "StrictModes no\nPermitRootLogin prohibit-password\nPidFile %4\n")
-                         .arg(m_port)
-                         .arg(path(QStringLiteral("host_key")), path(QStringLiteral("authorized_keys")),
-                              path(QStringLiteral("sshd.pid")))
-                         .toUtf8());
-        config.close();
-        QDir().mkpath(QStringLiteral("/run/sshd")); // privilege separation, when run as root
-        m_sshd.setProcessChannelMode(QProcess::MergedChannels);
-        m_sshd.start(QStringLiteral("/usr/sbin/sshd"), {QStringLiteral("-D"), QStringLiteral("-e"),
-                                                        QStringLiteral("-f"), path(QStringLiteral("sshd_config"))});
-        if (!m_sshd.waitForStarted(10000))
-            return QStringLiteral("sshd did not start");
-        // Ready once a connection is accepted.
-        const bool up = QTest::qWaitFor(
-            [&] {
-                QProcess check;
-                check.start(QStringLiteral("ssh"),
-                            clientArguments()
-                                + QStringList{QStringLiteral("-p"), QString::number(m_port),
-                                              QStringLiteral("127.0.0.1"), QStringLiteral("true")});
-                return check.waitForFinished(10000) && check.exitCode() == 0;
-            },
-            20000);
-        if (!up)
-            return QStringLiteral("sshd on port %1 accepts no connection: %2")
-                .arg(m_port)
-                .arg(QString::fromUtf8(m_sshd.readAll().right(800)));
-        qputenv("KFORGE_SSH_ARGS", clientArguments().join(u' ').toUtf8());
-        return {};
-    }
-    ~LocalSshd() {
-        qunsetenv("KFORGE_SSH_ARGS");
-        if (m_sshd.state() != QProcess::NotRunning) {
-            m_sshd.terminate();
-            if (!m_sshd.waitForFinished(5000))
-                m_sshd.kill();
-        }
-    }
-    QStringList clientArguments() const {
-        return {QStringLiteral("-i"), path(QStringLiteral("client_key")),
-                QStringLiteral("-o"), QStringLiteral("StrictHostKeyChecking=no"),
-                QStringLiteral("-o"), QStringLiteral("UserKnownHostsFile=/dev/null"),
-                QStringLiteral("-o"), QStringLiteral("LogLevel=ERROR"),
-                QStringLiteral("-o"), QStringLiteral("BatchMode=yes")};
-    }
-    int port() const { return m_port; }
-    QString path(const QString& name) const { return m_dir.filePath(name); }
-
-private:
-    QTemporaryDir m_dir;
-    QProcess m_sshd;
-    int m_port = 0;
-};
 
 } // namespace
 
@@ -350,6 +229,17 @@ private slots:
         QVERIFY(!bad && QString::fromStdString(bad.error()).contains(QStringLiteral("--devices")));
     }
 
+    void workersStartAFewAtATime() {
+        // As SSH pools do (a server takes only so many logins at once): every request is still
+        // answered, by as many workers as the pool has.
+        WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath(), {}, 6);
+        pool.setMaxStarting(2);
+        const auto results = evaluateAll(pool, 12, QStringLiteral("// fake:sleep_ms=100"));
+        QCOMPARE(results.size(), std::size_t{12});
+        for (const auto& [ticket, r] : results)
+            QVERIFY2(r.status == Status::Ok, r.message.c_str());
+    }
+
     void pinnedWorkersSeeTheirVariable() {
         WorkerPool pool(QStringLiteral("fake"), fakeWorkerPath());
         pool.setExtraEnvironment({QStringLiteral("CUDA_VISIBLE_DEVICES=3")});
@@ -367,7 +257,7 @@ private slots:
         // remote worker that crashes costs its evaluation and is restarted over a new connection;
         // a wrong remote path and a host that does not resolve each drop out with a message that
         // names them, while the place that works goes on.
-        LocalSshd sshd;
+        kforgetest::LocalSshd sshd;
         if (const QString why = sshd.start(); !why.isEmpty())
             QSKIP(qPrintable(why));
         const QString here = QStringLiteral("ssh://127.0.0.1:%1").arg(sshd.port());
