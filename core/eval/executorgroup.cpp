@@ -25,11 +25,22 @@ void ExecutorGroup::add(Executor* member, QString name, std::optional<int> devic
     });
     connect(member, &Executor::probed, this, &Executor::probed);
     connect(member, &Executor::probeFailed, this, [this, index](const QString& message) {
-        emit probeFailed(m_members[index].name + QStringLiteral(": ") + message);
+        // The next place that is still there is asked in turn; the last failure is the group's.
+        const QString named = m_members[index].name + QStringLiteral(": ") + message;
+        if (auto next = nextLive(index))
+            m_members[*next].executor->probe();
+        else
+            emit probeFailed(named);
     });
     connect(member, &Executor::ceilingsMeasured, this, &Executor::ceilingsMeasured);
     connect(member, &Executor::ceilingsFailed, this, [this, index](const QString& message) {
-        emit ceilingsFailed(m_members[index].name + QStringLiteral(": ") + message);
+        const QString named = m_members[index].name + QStringLiteral(": ") + message;
+        if (auto next = nextLive(index)) {
+            const Member& m = m_members[*next];
+            m.executor->requestCeilings(m.device.value_or(m_ceilingsDevice), m_ceilingsRefresh);
+        } else {
+            emit ceilingsFailed(named);
+        }
     });
     connect(member, &Executor::shutDown, this, [this, index] {
         m_members[index].shutDown = true;
@@ -55,6 +66,13 @@ int ExecutorGroup::capacity() const {
 
 std::optional<std::size_t> ExecutorGroup::firstLive() const {
     for (std::size_t i = 0; i < m_members.size(); ++i)
+        if (!m_members[i].lost)
+            return i;
+    return std::nullopt;
+}
+
+std::optional<std::size_t> ExecutorGroup::nextLive(std::size_t after) const {
+    for (std::size_t i = after + 1; i < m_members.size(); ++i)
         if (!m_members[i].lost)
             return i;
     return std::nullopt;
@@ -188,6 +206,8 @@ void ExecutorGroup::probe() {
 }
 
 void ExecutorGroup::requestCeilings(int device, bool refresh) {
+    m_ceilingsDevice = device;
+    m_ceilingsRefresh = refresh;
     if (auto i = firstLive()) {
         const Member& m = m_members[*i];
         m.executor->requestCeilings(m.device.value_or(device), refresh);

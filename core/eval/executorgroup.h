@@ -33,7 +33,8 @@ public:
     void cancel(qint64 ticket) override;
     int capacity() const override;
     QString backend() const override { return m_backend; }
-    // Asked of the first member still there (the engine needs one device's answer).
+    // Asked of the first member still there (the engine needs one device's answer), and of the
+    // next ones in turn while they fail (a host that cannot be reached, say).
     void probe() override;
     void requestCeilings(int device, bool refresh = false) override;
     void shutdown() override;
@@ -63,6 +64,7 @@ private:
     void onEvaluated(std::size_t member, qint64 memberTicket, const protocol::EvaluateResult& result);
     void onLost(std::size_t member, const QString& message);
     std::optional<std::size_t> firstLive() const;
+    std::optional<std::size_t> nextLive(std::size_t after) const;
 
     QString m_backend;
     std::vector<Member> m_members;
@@ -75,6 +77,8 @@ private:
     bool m_shutDownAnnounced = false;
     bool m_allLost = false;
     QStringList m_lostMessages;
+    int m_ceilingsDevice = 0; // the request being answered, for asking the next member
+    bool m_ceilingsRefresh = false;
 };
 
 } // namespace kforge::eval

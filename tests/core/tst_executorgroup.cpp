@@ -184,10 +184,31 @@ private slots:
                  qPrintable(degraded.at(0).at(0).toString()));
         QCOMPARE(failed.count(), 0);
         QCOMPARE(group.liveMembers(), 1);
+        // The device's ceilings and probe come from the place that is left.
+        QSignalSpy ceilings(&group, &eval::Executor::ceilingsMeasured);
+        group.requestCeilings(0);
+        QTRY_COMPARE_WITH_TIMEOUT(ceilings.count(), 1, kWaitMs);
         // Later work goes to the place that is left.
         const auto later = evaluateAll(group, 3, QStringLiteral("// plain"));
         for (const auto& [ticket, r] : later)
             QVERIFY2(r.status == Status::Ok, r.message.c_str());
+    }
+
+    void ceilingsFromTheNextPlaceWhenTheFirstFails() {
+        // The first place cannot start its workers: the ceilings are asked of the next one.
+        ExecutorGroup group(QStringLiteral("fake"));
+        auto* ghost = new WorkerPool(QStringLiteral("fake"), QStringLiteral("/nonexistent/kforge-worker-fake"));
+        ghost->setMaxStartFailures(1);
+        group.add(ghost, QStringLiteral("ghost"));
+        group.add(new WorkerPool(QStringLiteral("fake"), fakeWorkerPath()), QStringLiteral("good"));
+        QSignalSpy ceilings(&group, &eval::Executor::ceilingsMeasured);
+        QSignalSpy failed(&group, &eval::Executor::ceilingsFailed);
+        QSignalSpy probed(&group, &eval::Executor::probed);
+        group.requestCeilings(0);
+        group.probe();
+        QTRY_COMPARE_WITH_TIMEOUT(ceilings.count(), 1, kWaitMs);
+        QTRY_COMPARE_WITH_TIMEOUT(probed.count(), 1, kWaitMs);
+        QCOMPARE(failed.count(), 0);
     }
 
     void noPlaceLeft() {
