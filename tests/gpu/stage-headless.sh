@@ -32,4 +32,12 @@ done | sort -u | while read -r lib; do
         *) cp -L "$lib" "$dest/lib/" ;;
     esac
 done
+# For workers reached over SSH (kforge run --worker ssh://host/DIR/bin/kforge-worker-cuda.sh): a
+# login shell does not carry LD_LIBRARY_PATH, so this starts the worker with the staged libraries.
+cat > "$dest/bin/kforge-worker-cuda.sh" <<'SCRIPT'
+#!/bin/sh
+here=$(dirname "$(readlink -f "$0")")
+LD_LIBRARY_PATH="$here/../lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/kforge-worker-cuda" "$@"
+SCRIPT
+chmod +x "$dest/bin/kforge-worker-cuda.sh"
 du -sh "$dest"
