@@ -1,5 +1,7 @@
 #include "inputs.h"
 
+#include "digest.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -18,10 +20,7 @@ namespace kforge::harness {
 namespace {
 
 std::uint64_t splitmix64(std::uint64_t& state) {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return digestMix(state += kDigestStep); // SplitMix64: its finaliser is the digest's mix
 }
 
 // xoshiro256** seeded through splitmix64.
@@ -60,49 +59,6 @@ std::uint64_t fnv1a(const void* data, std::size_t size) {
         h *= 0x100000001b3ull;
     }
     return h;
-}
-
-namespace {
-
-std::uint64_t hashChunk(const unsigned char* data, std::size_t size, std::uint64_t h) {
-    std::size_t i = 0;
-    for (; i + 8 <= size; i += 8) {
-        std::uint64_t w;
-        std::memcpy(&w, data + i, 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-    }
-    for (; i < size; ++i)
-        h = (h ^ data[i]) * 0x100000001b3ull;
-    return h;
-}
-
-} // namespace
-
-std::uint64_t contentHash(const void* data, std::size_t size) {
-    const auto* bytes = static_cast<const unsigned char*>(data);
-    constexpr std::size_t kChunk = std::size_t{1} << 20;
-    const std::size_t chunks = (size + kChunk - 1) / kChunk;
-    std::vector<std::uint64_t> parts(chunks);
-    const auto hashRange = [&](std::size_t first, std::size_t step) {
-        for (std::size_t c = first; c < chunks; c += step)
-            parts[c] = hashChunk(bytes + c * kChunk, std::min(kChunk, size - c * kChunk), 0xcbf29ce484222325ull ^ c);
-    };
-    const std::size_t threads =
-        std::min<std::size_t>({chunks / 64, std::max(1u, std::thread::hardware_concurrency()), 16});
-    if (threads <= 1) {
-        hashRange(0, 1);
-    } else {
-        std::vector<std::thread> pool;
-        for (std::size_t t = 0; t < threads; ++t)
-            pool.emplace_back(hashRange, t, threads);
-        for (auto& th : pool)
-            th.join();
-    }
-    std::uint64_t h = size;
-    for (std::uint64_t part : parts)
-        h = splitmix64(h) ^ part;
-    return splitmix64(h);
 }
 
 double HostTensor::at(std::uint64_t i) const {

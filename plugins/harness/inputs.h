@@ -38,10 +38,6 @@ void applyStress(HostTensor& t, const std::string& set, std::uint64_t rowLength)
 // 64-bit FNV-1a of a byte range: names seed the input streams.
 std::uint64_t fnv1a(const void* data, std::size_t size);
 
-// A 64-bit hash of a byte range for telling outputs apart, eight bytes a step and, for large ranges,
-// on several threads (a KernelBench-sized output is gigabytes): the same value for the same bytes.
-std::uint64_t contentHash(const void* data, std::size_t size);
-
 // Reads a raw little-endian file of exactly t.byteSize() bytes.
 spec::Status readRaw(HostTensor& t, const std::string& path);
 
