@@ -26,6 +26,7 @@ packages=(
   python3 python3-venv python3-dev
   clang-format-14 clang-tidy-14
   openssh-client openssh-server
+  munge slurmctld slurmd slurm-client
 )
 
 missing=()

@@ -24,6 +24,8 @@
 #include <QStandardPaths>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace kforge::ui {
 
 namespace {
@@ -98,11 +100,25 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     searchForm->addRow(tr("&Workers:"), m_workers);
     m_workersOn = new QLineEdit;
     m_workersOn->setPlaceholderText(tr("this machine"));
-    m_workersOn->setToolTip(tr("Where the workers run, separated by spaces (each gets the number above): local, "
-                               "or ssh://[user@]host[:port][/path/to/kforge-worker-cuda], reached with OpenSSH in "
-                               "batch mode (keys or an agent). A host that cannot be reached is left out and the "
+    m_workersOn->setToolTip(tr("Where the workers run, separated by spaces (each gets the number above): local; "
+                               "ssh://[user@]host[:port][/path/to/kforge-worker-cuda], reached with OpenSSH in "
+                               "batch mode (keys or an agent); or slurm[:/path/to/worker], pilot workers that run "
+                               "as Slurm jobs for the run. A host that cannot be reached is left out and the "
                                "run goes on with the others."));
     searchForm->addRow(tr("Workers o&n:"), m_workersOn);
+    m_slurmArgs = new QLineEdit;
+    m_slurmArgs->setPlaceholderText(tr("e.g. --partition=gpu --time=4:00:00"));
+    m_slurmArgs->setToolTip(tr("srun options for the Slurm pilots (used when \"Workers on\" names slurm). A CUDA "
+                               "pilot asks for one GPU (--gres=gpu:1) unless these ask for GPUs themselves."));
+    searchForm->addRow(tr("Sl&urm options:"), m_slurmArgs);
+    const auto slurmNamed = [this] {
+        const QStringList places = m_workersOn->text().split(QLatin1Char(' '), Qt::SkipEmptyParts);
+        m_slurmArgs->setEnabled(std::any_of(places.begin(), places.end(), [](const QString& place) {
+            return place == QLatin1String("slurm") || place.startsWith(QLatin1String("slurm:"));
+        }));
+    };
+    connect(m_workersOn, &QLineEdit::textChanged, this, slurmNamed);
+    slurmNamed();
 
     m_budgetEvaluations = spin(0, 10000000, static_cast<int>(defaults.budgetEvaluations),
                                tr("Every evaluation counts, re-measurements included (0: no limit)"));
@@ -210,6 +226,7 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
                                                                  {m_models, "models"},
                                                                  {m_endpoints, "endpoints"},
                                                                  {m_workersOn, "workersOn"},
+                                                                 {m_slurmArgs, "slurmArgs"},
                                                                  {m_llmRate, "llmRate"},
                                                                  {m_store, "store"},
                                                                  {m_problem, "problem"}})
@@ -338,6 +355,8 @@ bool RunSetupDialog::check() {
     c.seed = static_cast<std::uint64_t>(m_seed->value());
     c.workers = m_workers->value();
     c.workerPlaces = m_workersOn->text().split(QLatin1Char(' '), Qt::SkipEmptyParts);
+    if (m_slurmArgs->isEnabled())
+        c.slurmArgs = m_slurmArgs->text().trimmed();
     c.budgetEvaluations = m_budgetEvaluations->value();
     c.budgetSeconds = m_budgetMinutes->value() * 60.0;
     c.expertRate = m_useExperts->isChecked() ? m_expertRate->value() : 0.0;
@@ -409,6 +428,7 @@ void RunSetupDialog::restoreChoices() {
     m_migration->setValue(settings.value(QStringLiteral("migration"), m_migration->value()).toInt());
     m_workers->setValue(settings.value(QStringLiteral("workers"), m_workers->value()).toInt());
     m_workersOn->setText(settings.value(QStringLiteral("workersOn")).toString());
+    m_slurmArgs->setText(settings.value(QStringLiteral("slurmArgs")).toString());
     m_budgetEvaluations->setValue(settings.value(QStringLiteral("evaluations"), m_budgetEvaluations->value()).toInt());
     m_budgetMinutes->setValue(settings.value(QStringLiteral("minutes"), m_budgetMinutes->value()).toDouble());
     m_useExperts->setChecked(settings.value(QStringLiteral("experts"), true).toBool());
@@ -432,6 +452,7 @@ void RunSetupDialog::saveChoices() const {
     settings.setValue(QStringLiteral("migration"), m_migration->value());
     settings.setValue(QStringLiteral("workers"), m_workers->value());
     settings.setValue(QStringLiteral("workersOn"), m_workersOn->text());
+    settings.setValue(QStringLiteral("slurmArgs"), m_slurmArgs->text());
     settings.setValue(QStringLiteral("evaluations"), m_budgetEvaluations->value());
     settings.setValue(QStringLiteral("minutes"), m_budgetMinutes->value());
     settings.setValue(QStringLiteral("experts"), m_useExperts->isChecked());

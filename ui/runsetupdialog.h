@@ -56,6 +56,7 @@ private:
     QSpinBox* m_seed = nullptr;
     QSpinBox* m_workers = nullptr;
     QLineEdit* m_workersOn = nullptr; // --worker places, space-separated
+    QLineEdit* m_slurmArgs = nullptr; // --slurm-args, enabled when a place is slurm
     QSpinBox* m_budgetEvaluations = nullptr;
     QDoubleSpinBox* m_budgetMinutes = nullptr;
     QDoubleSpinBox* m_expertRate = nullptr;

@@ -18,6 +18,7 @@
 #include <QStandardPaths>
 #include <QThread>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -176,17 +177,28 @@ int runCommand(const QStringList& args) {
     p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."),
                  QStringLiteral("N")});
     p.addOption({QStringLiteral("worker"),
-                 QStringLiteral("Where workers run (repeatable; default: this machine): local, or "
+                 QStringLiteral("Where workers run (repeatable; default: this machine): local, "
                                 "ssh://[user@]host[:port][/path/to/kforge-worker-<backend>], reached with OpenSSH "
-                                "in batch mode (keys or an agent; KFORGE_SSH_ARGS adds ssh options). Each place "
+                                "in batch mode (keys or an agent; KFORGE_SSH_ARGS adds ssh options), or "
+                                "slurm[:/path/to/worker-on-the-nodes] (see --executor). Each place "
                                 "gets --workers workers; a place that cannot be reached is left out and the "
                                 "run goes on with the others. With --resume, replaces the stored places "
                                 "(as --devices and --workers do theirs)."),
                  QStringLiteral("PLACE")});
+    p.addOption({QStringLiteral("executor"),
+                 QStringLiteral("local (default) or slurm: with slurm, --workers pilot workers run as Slurm jobs "
+                                "(srun, one task each, a GPU each for CUDA) that live for the run, take evaluations "
+                                "as they come and are replaced when Slurm preempts or cancels them; stopping the "
+                                "run cancels them. The same as --worker slurm."),
+                 QStringLiteral("NAME")});
+    p.addOption({QStringLiteral("slurm-args"),
+                 QStringLiteral("srun options for Slurm pilots, e.g. \"--partition=gpu --time=4:00:00 "
+                                "--account=lab\" (a CUDA pilot asks for --gres=gpu:1 unless these ask for GPUs)."),
+                 QStringLiteral("ARGS")});
     p.addOption({QStringLiteral("devices"),
-                 QStringLiteral("This machine's devices that get --workers workers each: all, or a list such as "
-                                "0,1 (CUDA workers are pinned with CUDA_VISIBLE_DEVICES; default: --device "
-                                "alone)."),
+                 QStringLiteral("The devices that get --workers workers each, on this machine and on each "
+                                "ssh:// place: all, or a list such as 0,1 (CUDA workers are pinned with "
+                                "CUDA_VISIBLE_DEVICES; default: --device alone)."),
                  QStringLiteral("LIST")});
     p.addOption({QStringLiteral("timeout"),
                  QStringLiteral("Seconds before an evaluation's worker is stopped (default 300), plus 30 s per "
@@ -243,6 +255,21 @@ int runCommand(const QStringList& args) {
     search::RunConfig& c = setup.config;
     QString error;
     const bool resume = p.isSet(QStringLiteral("resume"));
+    // --executor slurm is one more place: --worker slurm.
+    QStringList places = p.values(QStringLiteral("worker"));
+    if (p.isSet(QStringLiteral("executor"))) {
+        const QString executor = p.value(QStringLiteral("executor"));
+        if (executor == QLatin1String("slurm")) {
+            if (!places.contains(QStringLiteral("slurm")))
+                places << QStringLiteral("slurm");
+        } else if (executor != QLatin1String("local")) {
+            return fail(ExitUsage, QStringLiteral("--executor must be local or slurm, not '%1'").arg(executor));
+        }
+    }
+    if (p.isSet(QStringLiteral("slurm-args"))
+        && !std::any_of(places.begin(), places.end(), [](const QString& place) { return place.startsWith(u"slurm"); })
+        && !resume)
+        return fail(ExitUsage, QStringLiteral("--slurm-args needs --executor slurm (or --worker slurm)"));
     if (!resume) {
         c.task = p.value(QStringLiteral("task"));
         if (c.task.isEmpty())
@@ -274,7 +301,8 @@ int runCommand(const QStringList& args) {
         if (!parsePositive(p, QStringLiteral("device"), 0, v = c.device, error))
             return fail(ExitUsage, error);
         c.device = static_cast<int>(v);
-        c.workerPlaces = p.values(QStringLiteral("worker"));
+        c.workerPlaces = places;
+        c.slurmArgs = p.value(QStringLiteral("slurm-args"));
         c.devices = p.value(QStringLiteral("devices"));
         if (!parsePositive(p, QStringLiteral("timeout"), 1, v = static_cast<qint64>(c.evalTimeoutSeconds), error))
             return fail(ExitUsage, error);
@@ -314,8 +342,10 @@ int runCommand(const QStringList& args) {
             && !parsePositive(p, QStringLiteral("budget-evals"), 0, setup.budgetEvaluations, error))
             return fail(ExitUsage, error);
         // Where the workers run may change between sessions: a host gone, a GPU server new.
-        if (p.isSet(QStringLiteral("worker")))
-            setup.workerPlaces = p.values(QStringLiteral("worker"));
+        if (p.isSet(QStringLiteral("worker")) || p.isSet(QStringLiteral("executor")))
+            setup.workerPlaces = places;
+        if (p.isSet(QStringLiteral("slurm-args")))
+            setup.slurmArgs = p.value(QStringLiteral("slurm-args"));
         if (p.isSet(QStringLiteral("devices")))
             setup.devices = p.value(QStringLiteral("devices"));
         if (p.isSet(QStringLiteral("workers"))) {

@@ -15,8 +15,10 @@ void ExecutorGroup::add(Executor* member, QString name, std::optional<int> devic
     connect(member, &Executor::evaluated, this,
             [this, index](qint64 ticket, const EvaluateResult& r) { onEvaluated(index, ticket, r); });
     connect(member, &Executor::evaluationStarted, this, [this, index](qint64 ticket) {
-        if (auto it = m_tickets.find({index, ticket}); it != m_tickets.end())
+        if (auto it = m_tickets.find({index, ticket}); it != m_tickets.end()) {
+            m_dispatched[it->second].unstarted.reset();
             emit evaluationStarted(it->second);
+        }
     });
     connect(member, &Executor::workersFailedToStart, this,
             [this, index](const QString& message) { onLost(index, message); });
@@ -125,12 +127,14 @@ void ExecutorGroup::pump() {
         Pending p = std::move(m_queue.front());
         m_queue.pop_front();
         Member& m = m_members[*best];
+        protocol::EvaluateRequest request = p.request;
         if (m.device)
-            p.request.options.device = *m.device;
+            request.options.device = *m.device;
         ++m.inFlight;
-        const qint64 memberTicket = m.executor->submit(std::move(p.request), p.timeout);
-        m_dispatched[p.ticket] = {*best, memberTicket};
-        m_tickets[{*best, memberTicket}] = p.ticket;
+        const qint64 memberTicket = m.executor->submit(std::move(request), p.timeout);
+        const qint64 ticket = p.ticket;
+        m_dispatched[ticket] = {*best, memberTicket, std::move(p)};
+        m_tickets[{*best, memberTicket}] = ticket;
     }
 }
 
@@ -150,8 +154,15 @@ void ExecutorGroup::onEvaluated(std::size_t member, qint64 memberTicket, const E
         return; // not ours (a member's own probe-era leftovers)
     const qint64 ticket = it->second;
     m_tickets.erase(it);
+    std::optional<Pending> unstarted = std::move(m_dispatched[ticket].unstarted);
     m_dispatched.erase(ticket);
     --m_members[member].inFlight;
+    if (m_members[member].lost && unstarted && !m_allLost && !m_shuttingDown) {
+        // Its place gave up before any worker took it: another place evaluates it.
+        m_queue.push_front(std::move(*unstarted));
+        schedulePump();
+        return;
+    }
     EvaluateResult r = result;
     r.id = ticket;
     emit evaluated(ticket, r);
@@ -164,7 +175,8 @@ void ExecutorGroup::onLost(std::size_t member, const QString& message) {
         return;
     m.lost = true;
     m_lostMessages << m.name + QStringLiteral(": ") + message;
-    // Its requests come back failed from the member itself; nothing new goes there.
+    // Its requests come back failed from the member itself (those no worker took go to the
+    // others); nothing new goes there.
     if (liveMembers() > 0) {
         emit degraded(QStringLiteral("%1 is left out of the run, which goes on with %2 other worker place(s): %3")
                           .arg(m.name)

@@ -56,6 +56,9 @@ private:
     struct Dispatched {
         std::size_t member = 0;
         qint64 memberTicket = 0;
+        // Kept until a worker takes it: a request its place gives up before then (no worker
+        // could start there) goes to another place instead of failing.
+        std::optional<Pending> unstarted;
     };
 
     void pump();

@@ -7,12 +7,16 @@
 #include <QProcess>
 #include <QRegularExpression>
 #include <QSet>
+#include <QStandardPaths>
+#include <QUuid>
 
 namespace kforge::eval {
 
 QString WorkerPlace::label() const {
-    if (!ssh)
+    if (kind == Kind::Local)
         return QStringLiteral("this machine");
+    if (kind == Kind::Slurm)
+        return QStringLiteral("Slurm");
     return (user.isEmpty() ? QString() : user + u'@') + host + (port ? u':' + QString::number(port) : QString());
 }
 
@@ -20,22 +24,33 @@ spec::Expected<WorkerPlace> parseWorkerPlace(const QString& text) {
     const auto bad = [&](const QString& why) {
         return spec::fail(QStringLiteral("--worker %1: %2").arg(text, why).toStdString());
     };
+    // The path reaches the remote shell (or srun) as a word: only characters that need no quoting.
+    const auto checkPath = [&](const QString& path) {
+        static const QRegularExpression safePath(QStringLiteral(R"(^/[A-Za-z0-9._+/-]*[A-Za-z0-9._+-]$)"));
+        return safePath.match(path).hasMatch();
+    };
+    const QString pathRule = QStringLiteral("the worker path '%1' may hold only letters, digits and . _ + - / "
+                                            "(and must name a file)");
     WorkerPlace p;
     if (text == QLatin1String("local"))
         return p;
+    if (text == QLatin1String("slurm") || text.startsWith(QLatin1String("slurm:"))) {
+        p.kind = WorkerPlace::Kind::Slurm;
+        p.path = text.mid(6);
+        if (text.size() > 5 && !checkPath(p.path))
+            return bad(pathRule.arg(p.path));
+        return p;
+    }
     if (!text.startsWith(QLatin1String("ssh://")))
-        return bad(QStringLiteral("expected \"local\" or ssh://[user@]host[:port][/path/to/worker]"));
-    p.ssh = true;
+        return bad(QStringLiteral("expected \"local\", ssh://[user@]host[:port][/path/to/worker] or "
+                                  "slurm[:/path/to/worker]"));
+    p.kind = WorkerPlace::Kind::Ssh;
     QString rest = text.mid(6);
     if (const qsizetype slash = rest.indexOf(u'/'); slash >= 0) {
         p.path = rest.mid(slash);
         rest = rest.left(slash);
-        // The path reaches the remote shell as a word: only characters that need no quoting.
-        static const QRegularExpression safePath(QStringLiteral(R"(^/[A-Za-z0-9._+/-]*[A-Za-z0-9._+-]$)"));
-        if (!safePath.match(p.path).hasMatch())
-            return bad(QStringLiteral("the worker path '%1' may hold only letters, digits and . _ + - / "
-                                      "(and must name a file)")
-                           .arg(p.path));
+        if (!checkPath(p.path))
+            return bad(pathRule.arg(p.path));
     }
     if (const qsizetype at = rest.lastIndexOf(u'@'); at >= 0) {
         p.user = rest.left(at);
@@ -80,6 +95,34 @@ QStringList sshArguments(const WorkerPlace& place, const QString& backend) {
     return args;
 }
 
+spec::Expected<QStringList> srunArguments(const WorkerPlace& place, const QString& backend, const QString& program,
+                                          const QString& jobName, const QString& slurmArgs) {
+    const QStringList extra = QProcess::splitCommand(slurmArgs);
+    bool asksForGpus = false;
+    for (const QString& arg : extra) {
+        const QString name = arg.section(u'=', 0, 0);
+        // Short options may carry their value attached: -n4, -oout.txt.
+        const bool shortOption = arg.size() >= 2 && arg[0] == u'-' && arg[1] != u'-';
+        static const QStringList taken{QStringLiteral("--pty"),       QStringLiteral("--input"),
+                                       QStringLiteral("--output"),    QStringLiteral("--error"),
+                                       QStringLiteral("--ntasks"),    QStringLiteral("--nodes"),
+                                       QStringLiteral("--multi-prog")};
+        if (taken.contains(name) || (shortOption && QStringLiteral("ioenN").contains(arg[1])))
+            return spec::fail(QStringLiteral("--slurm-args: '%1' is kforge's to set: each pilot is one task on one "
+                                             "node whose stdin and stdout carry the worker protocol")
+                                  .arg(arg)
+                                  .toStdString());
+        asksForGpus = asksForGpus || name == QLatin1String("--gres") || name.startsWith(QLatin1String("--gpus"))
+                      || (shortOption && arg[1] == u'G');
+    }
+    QStringList args{QStringLiteral("--job-name=") + jobName, QStringLiteral("--ntasks=1"), QStringLiteral("--nodes=1"),
+                     QStringLiteral("--unbuffered")};
+    if (backend == QLatin1String("cuda") && !asksForGpus)
+        args << QStringLiteral("--gres=gpu:1");
+    args << extra << QStringLiteral("--") << (place.path.isEmpty() ? program : place.path);
+    return args;
+}
+
 spec::Expected<std::vector<int>> parseDevices(const QString& text, int available) {
     std::vector<int> devices;
     if (text == QLatin1String("all")) {
@@ -113,10 +156,13 @@ spec::Expected<std::vector<int>> parseDevices(const QString& text, int available
 
 namespace {
 
-// How many devices the local worker program can use, from its --probe; -1 when it cannot say.
-int localDeviceCount(const QString& program, QString& problem) {
+// How many devices a worker program can use, from its --probe (`command` ends with the program,
+// run here or through ssh); -1 when it cannot say.
+int deviceCount(const QStringList& command, QString& problem) {
     QProcess p;
-    p.start(program, {QStringLiteral("--probe")});
+    p.start(command.first(), command.mid(1) << QStringLiteral("--probe"));
+    const QString program =
+        command.first() == QLatin1String("ssh") ? command.last() + QStringLiteral(" (over ssh)") : command.last();
     if (!p.waitForFinished(60000) || p.exitStatus() != QProcess::NormalExit) {
         p.kill();
         problem = QStringLiteral("%1 --probe did not answer").arg(program);
@@ -149,48 +195,93 @@ spec::Expected<Executor*> makeExecutor(const QString& backend, const Placement& 
 
     auto group = std::make_unique<ExecutorGroup>(backend);
     for (const WorkerPlace& place : places) {
-        if (place.ssh) {
-            auto* pool =
-                new WorkerPool(backend, QStringLiteral("ssh"), sshArguments(place, backend), placement.workers);
+        if (place.kind == WorkerPlace::Kind::Slurm) {
+            const QString srun = QStandardPaths::findExecutable(QStringLiteral("srun"));
+            const QString scancel = QStandardPaths::findExecutable(QStringLiteral("scancel"));
+            if (srun.isEmpty() || scancel.isEmpty())
+                return spec::fail("--worker slurm: srun and scancel are not on PATH (run kforge where Slurm's "
+                                  "commands are, e.g. a login node, or install Slurm's client)");
+            QString program = place.path;
+            if (program.isEmpty()) {
+                auto found = WorkerLocator::find(backend);
+                if (!found)
+                    return spec::Error{found.error()};
+                program = *found;
+            }
+            // One name for the run's pilots: the name scancel cancels them by.
+            const QString jobName = QStringLiteral("kforge-") + QUuid::createUuid().toString(QUuid::Id128).left(12);
+            auto args = srunArguments(place, backend, program, jobName, placement.slurmArgs);
+            if (!args)
+                return spec::Error{args.error()};
+            auto* pool = new WorkerPool(backend, srun, *args, placement.workers);
             pool->setPlacement(place.label(), std::nullopt);
-            // A connection and a remote worker take longer to say hello than a local one, and an
-            // SSH server takes only so many connections at once that have not yet logged in.
-            pool->setStartTimeout(std::chrono::seconds(45));
-            pool->setMaxStarting(4);
-            group->add(pool, place.label());
+            pool->setHostsFromWorkers(true);
+            pool->setCheckDevices(true);
+            pool->setStartTimeout(std::chrono::milliseconds::zero()); // queued as long as Slurm says
+            pool->setCleanupCommand(scancel, {QStringLiteral("--name=") + jobName});
+            // A pilot's GPU is the only one it sees (Slurm sets CUDA_VISIBLE_DEVICES): device 0.
+            if (backend == QLatin1String("cuda"))
+                group->add(pool, place.label(), 0);
+            else
+                group->add(pool, place.label());
             continue;
         }
-        auto program = WorkerLocator::find(backend);
-        if (!program)
-            return spec::Error{program.error()};
+        const bool ssh = place.kind == WorkerPlace::Kind::Ssh;
+        // The command that starts one worker: ssh and its arguments, or the local program.
+        QStringList command;
+        if (ssh) {
+            command = QStringList{QStringLiteral("ssh")} + sshArguments(place, backend);
+        } else {
+            auto program = WorkerLocator::find(backend);
+            if (!program)
+                return spec::Error{program.error()};
+            command = {*program};
+        }
+        const auto makePool = [&](const QStringList& startCommand, std::optional<int> device) {
+            auto* pool = new WorkerPool(backend, startCommand.first(), startCommand.mid(1), placement.workers);
+            pool->setPlacement(ssh ? place.label() : QString(), device);
+            if (ssh) {
+                // A connection and a remote worker take longer to say hello than a local one, and
+                // an SSH server takes only so many connections at once that have not yet logged in.
+                pool->setStartTimeout(std::chrono::seconds(45));
+                pool->setMaxStarting(4);
+                pool->setCheckDevices(true);
+            }
+            return pool;
+        };
         if (placement.devices.isEmpty()) {
-            auto* pool = new WorkerPool(backend, *program, {}, placement.workers);
-            group->add(pool, place.label());
+            group->add(makePool(command, std::nullopt), place.label());
             continue;
         }
         QString problem;
-        const int available = placement.devices == QLatin1String("all") ? localDeviceCount(*program, problem) : -1;
-        if (available < 0 && placement.devices == QLatin1String("all"))
-            return spec::fail(QStringLiteral("--devices all: %1").arg(problem).toStdString());
+        const bool all = placement.devices == QLatin1String("all");
+        const int available = all ? deviceCount(command, problem) : -1;
+        if (available < 0 && all)
+            return spec::fail(QStringLiteral("--devices all on %1: %2").arg(place.label(), problem).toStdString());
         auto devices = parseDevices(placement.devices, available);
         if (!devices)
             return spec::Error{devices.error()};
         for (const int d : *devices) {
-            auto* pool = new WorkerPool(backend, *program, {}, placement.workers);
-            const QString name = QStringLiteral("this machine, device %1").arg(d);
-            if (backend == QLatin1String("cuda")) {
-                // The worker sees only its GPU, as device 0; results name it by its index here.
-                // Where this process is itself limited to some GPUs, device d is the d-th of those.
-                const QStringList visible =
-                    qEnvironmentVariable("CUDA_VISIBLE_DEVICES").split(u',', Qt::SkipEmptyParts);
-                const QString gpu = d < visible.size() ? visible[d].trimmed() : QString::number(d);
-                pool->setExtraEnvironment({QStringLiteral("CUDA_VISIBLE_DEVICES=") + gpu});
-                pool->setPlacement({}, d);
-                group->add(pool, name, 0);
-            } else {
-                pool->setPlacement({}, d);
-                group->add(pool, name, d);
+            const QString name = QStringLiteral("%1, device %2").arg(place.label()).arg(d);
+            if (backend != QLatin1String("cuda")) {
+                group->add(makePool(command, d), name, d); // the requests name the device
+                continue;
             }
+            // The worker sees only its GPU, as device 0; results name it by its index there.
+            if (ssh) {
+                // Through the remote shell: `env CUDA_VISIBLE_DEVICES=d worker` (d is a number).
+                QStringList pinned = command;
+                pinned.insert(pinned.size() - 1, QStringLiteral("env"));
+                pinned.insert(pinned.size() - 1, QStringLiteral("CUDA_VISIBLE_DEVICES=%1").arg(d));
+                group->add(makePool(pinned, d), name, 0);
+                continue;
+            }
+            // Where this process is itself limited to some GPUs, device d is the d-th of those.
+            const QStringList visible = qEnvironmentVariable("CUDA_VISIBLE_DEVICES").split(u',', Qt::SkipEmptyParts);
+            const QString gpu = d < visible.size() ? visible[d].trimmed() : QString::number(d);
+            auto* pool = makePool(command, d);
+            pool->setExtraEnvironment({QStringLiteral("CUDA_VISIBLE_DEVICES=") + gpu});
+            group->add(pool, name, 0);
         }
     }
     Executor* executor = group.release();

@@ -120,6 +120,21 @@ WorkerPool::~WorkerPool() {
         if (!process->waitForFinished(500))
             qCWarning(lcWorker) << "worker" << process->processId() << "did not exit after SIGKILL";
     }
+    runCleanup();
+}
+
+void WorkerPool::setCleanupCommand(QString program, QStringList arguments) {
+    m_cleanupProgram = std::move(program);
+    m_cleanupArguments = std::move(arguments);
+}
+
+void WorkerPool::runCleanup() {
+    if (m_cleanupProgram.isEmpty())
+        return;
+    qCDebug(lcWorker).noquote() << "cleaning up:" << m_cleanupProgram << m_cleanupArguments.join(u' ');
+    if (!QProcess::startDetached(m_cleanupProgram, m_cleanupArguments))
+        qCWarning(lcWorker).noquote() << "could not run" << m_cleanupProgram << m_cleanupArguments.join(u' ');
+    m_cleanupProgram.clear();
 }
 
 qint64 WorkerPool::submit(protocol::EvaluateRequest request, std::chrono::milliseconds timeout) {
@@ -213,6 +228,7 @@ void WorkerPool::shutdown() {
             break;
         }
         case Worker::State::Starting:
+        case Worker::State::Checking:
         case Worker::State::Idle: {
             const std::string line = protocol::encode(protocol::Request{protocol::ShutdownRequest{m_nextId++}}) + '\n';
             w->process->write(line.data(), static_cast<qint64>(line.size()));
@@ -236,8 +252,9 @@ WorkerPool::Worker* WorkerPool::worker(int serial) {
 }
 
 QString WorkerPool::workerName(const Worker& w) const {
+    const QString& where = w.where.isEmpty() ? m_host : w.where;
     const QString name =
-        QFileInfo(m_program).fileName() + (m_host.isEmpty() ? QString() : QStringLiteral(" on ") + m_host);
+        QFileInfo(m_program).fileName() + (where.isEmpty() ? QString() : QStringLiteral(" on ") + where);
     return w.pid > 0 ? QStringLiteral("%1 (pid %2)").arg(name).arg(w.pid)
                      : QStringLiteral("%1 #%2").arg(name).arg(w.serial);
 }
@@ -263,6 +280,7 @@ void WorkerPool::pump() {
     if (m_shutDown) {
         if (m_workers.empty() && !m_shutDownAnnounced) {
             m_shutDownAnnounced = true;
+            runCleanup();
             emit shutDown();
         }
         return;
@@ -279,11 +297,12 @@ void WorkerPool::pump() {
 
     // Start workers lazily: only as many as the queue can keep busy.
     while (!m_gaveUp && !m_queue.empty()) {
-        const int ready = count(Worker::State::Starting) + count(Worker::State::Idle);
+        const int starting = count(Worker::State::Starting) + count(Worker::State::Checking);
+        const int ready = starting + count(Worker::State::Idle);
         const int live = ready + count(Worker::State::Busy);
         if (live >= m_workerCount || ready >= static_cast<int>(m_queue.size()))
             break;
-        if (m_maxStarting > 0 && count(Worker::State::Starting) >= m_maxStarting)
+        if (m_maxStarting > 0 && starting >= m_maxStarting)
             break; // the next starts once one of these has said hello (or failed)
         spawn();
     }
@@ -333,7 +352,8 @@ void WorkerPool::spawn() {
 
     m_workers.push_back(std::move(owned));
     qCDebug(lcWorker).noquote() << "starting" << m_program << m_arguments.join(u' ');
-    w.timer->start(timerInterval(m_startTimeout));
+    if (m_startTimeout > 0ms)
+        w.timer->start(timerInterval(m_startTimeout));
     w.process->start(); // may report FailedToStart before it returns
 }
 
@@ -357,6 +377,8 @@ void WorkerPool::dispatch(Worker& w, Job job) {
     else
         w.timer->stop();
     job.clock.start();
+    job.where = w.where;
+    job.node = w.node;
     w.state = Worker::State::Busy;
     w.served = true;
     // Only now did the start succeed: a worker that dies between its hello and its first request
@@ -427,6 +449,10 @@ bool WorkerPool::handleLine(Worker& w, const QByteArray& line) {
         return true;
     if (w.state == Worker::State::Starting) {
         handleHello(w, line);
+        return w.state == Worker::State::Idle || w.state == Worker::State::Checking;
+    }
+    if (w.state == Worker::State::Checking) {
+        handleDeviceCheck(w, line);
         return w.state == Worker::State::Idle;
     }
     if (w.state != Worker::State::Busy || !w.job) {
@@ -521,9 +547,46 @@ void WorkerPool::handleHello(Worker& w, const QByteArray& line) {
     }
     if (hello->pid > 0)
         w.pid = hello->pid;
+    if (m_hostsFromWorkers && !hello->host.empty()) {
+        w.node = hello->host;
+        w.where = QString::fromStdString(hello->host);
+        if (!hello->job.empty())
+            w.where += QStringLiteral(" (%1 job %2)").arg(m_host, QString::fromStdString(hello->job));
+    }
+    w.timer->stop();
+    qCDebug(lcWorker).noquote() << workerName(w) << "said hello, version"
+                                << QString::fromStdString(hello->workerVersion);
+    if (m_checkDevices) {
+        w.state = Worker::State::Checking;
+        w.checkId = m_nextId++;
+        const std::string probe = protocol::encode(protocol::Request{protocol::ProbeRequest{w.checkId}}) + '\n';
+        w.process->write(probe.data(), static_cast<qint64>(probe.size()));
+        if (m_probeTimeout > 0ms)
+            w.timer->start(timerInterval(m_probeTimeout));
+        return;
+    }
+    w.state = Worker::State::Idle;
+    schedulePump();
+}
+
+void WorkerPool::handleDeviceCheck(Worker& w, const QByteArray& line) {
+    auto response = protocol::decodeResponse(line.toStdString());
+    const auto* probe = response ? std::get_if<protocol::ProbeResult>(&*response) : nullptr;
+    if (!probe || probe->id != w.checkId) {
+        startFailed(w, QStringLiteral("it gave no device list when asked (its answer: %1)").arg(quote(line)));
+        return;
+    }
+    if (!probe->available || probe->devices.empty()) {
+        QStringList problems;
+        for (const auto& p : probe->problems)
+            problems << QString::fromStdString(p);
+        startFailed(w,
+                    QStringLiteral("it has no device it can use there (%1)")
+                        .arg(problems.isEmpty() ? QStringLiteral("none listed") : problems.join(QStringLiteral("; "))));
+        return;
+    }
     w.timer->stop();
     w.state = Worker::State::Idle;
-    qCDebug(lcWorker).noquote() << workerName(w) << "ready, version" << QString::fromStdString(hello->workerVersion);
     schedulePump();
 }
 
@@ -562,6 +625,9 @@ void WorkerPool::onTimer(int serial) {
         startFailed(*w, reason);
         break;
     }
+    case Worker::State::Checking:
+        startFailed(*w, QStringLiteral("it did not list its devices within %1").arg(describe(m_probeTimeout)));
+        break;
     case Worker::State::Busy: {
         auto job = takeJob(*w);
         const auto limit = job->kind == Job::Kind::Evaluate ? job->timeout : m_probeTimeout;
@@ -627,8 +693,12 @@ void WorkerPool::onFinished(int serial, int exitCode, bool crashed) {
     retire(*w);
 
     switch (was) {
-    case Worker::State::Starting: {
-        QString reason = QStringLiteral("it %1 before printing its hello line").arg(what);
+    case Worker::State::Starting:
+    case Worker::State::Checking: {
+        QString reason =
+            QStringLiteral("it %1 %2")
+                .arg(what, was == Worker::State::Starting ? QStringLiteral("before printing its hello line")
+                                                          : QStringLiteral("while listing its devices"));
         if (const QString err = lastLine(w->errTail); !err.isEmpty())
             reason += QStringLiteral(" (its last words on stderr: %1)").arg(err);
         recordStartFailure(reason);
@@ -739,7 +809,8 @@ std::optional<WorkerPool::Job> WorkerPool::takeJob(Worker& w) {
 
 void WorkerPool::failJob(const Job& job, Status status, const QString& what, std::vector<Diagnostic> diagnostics) {
     // Workers elsewhere: every message says where.
-    const QString message = m_host.isEmpty() ? what : QStringLiteral("on %1: %2").arg(m_host, what);
+    const QString& where = job.where.isEmpty() ? m_host : job.where;
+    const QString message = where.isEmpty() ? what : QStringLiteral("on %1: %2").arg(where, what);
     if (job.kind == Job::Kind::Ceilings) {
         QMetaObject::invokeMethod(
             this, [this, message] { emit ceilingsFailed(message); }, Qt::QueuedConnection);
@@ -769,7 +840,7 @@ void WorkerPool::deliver(const Job& job, EvaluateResult result) {
     // Where it ran, as the pool knows it (not as the worker says): this machine, the device the
     // request named. The worker's own `device` names the model.
     static const std::string thisHost = QSysInfo::machineHostName().toStdString();
-    result.host = m_host.isEmpty() ? thisHost : m_host.toStdString();
+    result.host = !job.node.empty() ? job.node : m_host.isEmpty() ? thisHost : m_host.toStdString();
     result.deviceIndex = m_deviceIndex.value_or(job.request.options.device);
     // Always through the event loop: never from inside submit() or cancel(), whatever happened.
     QMetaObject::invokeMethod(

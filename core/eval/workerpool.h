@@ -53,8 +53,22 @@ public:
     void setMaxStarting(int count) { m_maxStarting = count < 0 ? 0 : count; }
     // Variables set for every worker on top of this process's environment (less its secrets).
     void setExtraEnvironment(QStringList assignments) { m_extraEnvironment = std::move(assignments); }
+    // Workers that a scheduler places (Slurm pilots): each result names the host the worker's
+    // hello line named, and messages name its job too, instead of the pool's `host`.
+    void setHostsFromWorkers(bool fromWorkers) { m_hostsFromWorkers = fromWorkers; }
+    // A command run (detached, not waited for) once the pool's workers are done with: after
+    // shutdown, or when the pool is destroyed. Slurm pilots cancel their jobs with it, pending
+    // ones included.
+    void setCleanupCommand(QString program, QStringList arguments);
 
-    // How long a new worker may take to print its hello line.
+    // Each new worker is asked for its devices before it takes work; one that has none it can use
+    // (a remote host without the NVIDIA driver, say) counts as a failed start, so that such a host
+    // is given up before it costs an evaluation. For workers elsewhere: locally the run's own
+    // probe says so once.
+    void setCheckDevices(bool check) { m_checkDevices = check; }
+
+    // How long a new worker may take to print its hello line; zero or less: no limit (a Slurm
+    // pilot waits in the queue for as long as the cluster keeps it there).
     void setStartTimeout(std::chrono::milliseconds timeout) { m_startTimeout = timeout; }
     std::chrono::milliseconds startTimeout() const { return m_startTimeout; }
     void setProbeTimeout(std::chrono::milliseconds timeout) { m_probeTimeout = timeout; }
@@ -84,10 +98,13 @@ private:
         std::chrono::milliseconds timeout{0};
         int attempts = 0;
         QElapsedTimer clock; // since it was written to a worker; invalid while queued
+        QString where;       // the worker's host and job (setHostsFromWorkers); empty: the pool's
+        std::string node;    // the worker's host as results name it; empty: the pool's
     };
 
     struct Worker {
-        enum class State { Starting, Idle, Busy, Stopping, Dead };
+        // Checking: said hello, its devices asked for (setCheckDevices).
+        enum class State { Starting, Checking, Idle, Busy, Stopping, Dead };
         int serial = 0;
         State state = State::Starting;
         QProcess* process = nullptr;
@@ -100,6 +117,9 @@ private:
         QByteArray errTail;     // the last bytes of stderr, for diagnostics
         QByteArray errLine;     // an incomplete stderr line, for the log
         std::optional<Job> job; // the request in flight
+        qint64 checkId = 0;     // the device check's request id, while Checking
+        QString where;          // from its hello (setHostsFromWorkers): "node3 (Slurm job 17)"
+        std::string node;       // from its hello (setHostsFromWorkers): "node3"
     };
 
     Worker* worker(int serial);
@@ -120,6 +140,7 @@ private:
     // False when the line made the worker unusable and reading must stop.
     bool handleLine(Worker& w, const QByteArray& line);
     void handleHello(Worker& w, const QByteArray& line);
+    void handleDeviceCheck(Worker& w, const QByteArray& line);
     void protocolViolation(Worker& w, const QString& reason, const QByteArray& line);
 
     // Polite wait first (after a shutdown request), then terminate, a short grace, then kill.
@@ -133,6 +154,7 @@ private:
     // Hands `result` back as the answer to `job`, recording where it ran.
     void deliver(const Job& job, protocol::EvaluateResult result);
     protocol::Diagnostic stderrDiagnostic(const Worker& w) const;
+    void runCleanup();
 
     QString m_backend;
     QString m_program;
@@ -145,6 +167,10 @@ private:
     std::chrono::milliseconds m_startTimeout{15000};
     std::chrono::milliseconds m_probeTimeout{60000};
     int m_maxStartFailures = 3;
+    bool m_hostsFromWorkers = false;
+    bool m_checkDevices = false;
+    QString m_cleanupProgram; // empty: none, or already run
+    QStringList m_cleanupArguments;
 
     std::vector<std::unique_ptr<Worker>> m_workers;
     std::deque<Job> m_queue;

@@ -50,6 +50,7 @@ spec::Expected<eval::Executor*> Engine::defaultExecutor(const RunConfig& config,
     placement.device = config.device;
     placement.places = config.workerPlaces;
     placement.devices = config.devices;
+    placement.slurmArgs = config.slurmArgs;
     return eval::makeExecutor(model::backendName(config.backend), placement, parent);
 }
 

@@ -27,6 +27,7 @@ QJsonObject RunConfig::toJson() const {
         {QStringLiteral("device"), device},
         {QStringLiteral("worker_places"), QJsonArray::fromStringList(workerPlaces)},
         {QStringLiteral("devices"), devices},
+        {QStringLiteral("slurm_args"), slurmArgs},
         {QStringLiteral("eval_timeout_seconds"), evalTimeoutSeconds},
         {QStringLiteral("confirm_best"), confirmBest},
         {QStringLiteral("descriptors"), descriptors},
@@ -83,7 +84,8 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         && readNumber(json, "device", c.device, e) && readNumber(json, "eval_timeout_seconds", c.evalTimeoutSeconds, e)
         && readString(json, "descriptors", c.descriptors, e) && readNumber(json, "review_speedup", c.reviewSpeedup, e)
         && readNumber(json, "review_ceiling", c.reviewCeiling, e)
-        && readNumber(json, "reject_ceiling", c.rejectCeiling, e) && readString(json, "devices", c.devices, e);
+        && readNumber(json, "reject_ceiling", c.rejectCeiling, e) && readString(json, "devices", c.devices, e)
+        && readString(json, "slurm_args", c.slurmArgs, e);
     if (!ok)
         return spec::fail(e);
     if (json.contains(QLatin1String("backend"))) {
@@ -180,6 +182,8 @@ spec::Status RunConfig::validate() const {
     for (const QString& place : workerPlaces)
         if (auto p = eval::parseWorkerPlace(place); !p)
             return bad(p.error());
+    if (auto srun = eval::srunArguments({}, {}, QStringLiteral("worker"), QStringLiteral("check"), slurmArgs); !srun)
+        return bad(srun.error());
     if (!devices.isEmpty() && devices != QLatin1String("all"))
         if (auto d = eval::parseDevices(devices, -1); !d)
             return bad(d.error());

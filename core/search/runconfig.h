@@ -31,10 +31,12 @@ struct RunConfig {
     int workers = 1; // worker processes (several share a GPU well; on a CPU device they slow each other's timings)
     int device = 0;
     // Where the workers run (eval/placement.h): --worker arguments ("local",
-    // "ssh://[user@]host[:port][/path]"), empty for this machine alone; and which of this
-    // machine's GPUs get `workers` each ("all", "0,1"; empty: `device` alone).
+    // "ssh://[user@]host[:port][/path]", "slurm[:/path]"), empty for this machine alone; which of
+    // this machine's GPUs get `workers` each ("all", "0,1"; empty: `device` alone); and the srun
+    // options of Slurm pilots ("--partition=gpu --time=4:00:00").
     QStringList workerPlaces;
     QString devices;
+    QString slurmArgs;
     double evalTimeoutSeconds = 300.0;
     bool confirmBest = true; // re-measure a new best before promoting it
     QString descriptors;     // a descriptor space file; empty: the built-in one

@@ -116,6 +116,8 @@ spec::Status resume(const EngineSetup& setup, LoadedRun& out) {
         out.config.workerPlaces = *setup.workerPlaces;
     if (setup.devices)
         out.config.devices = *setup.devices;
+    if (setup.slurmArgs)
+        out.config.slurmArgs = *setup.slurmArgs;
     if (setup.workers > 0)
         out.config.workers = setup.workers;
     if (auto valid = out.config.validate(); !valid)

@@ -42,6 +42,7 @@ struct EngineSetup {
     // keeps the stored places, devices and worker count.
     std::optional<QStringList> workerPlaces;
     std::optional<QString> devices;
+    std::optional<QString> slurmArgs;
     int workers = 0; // 0 keeps the stored count
     ExecutorFactory executorFactory;
     QStringList expertRoots; // empty: ExpertLibrary::defaultRoots()

@@ -73,8 +73,10 @@ int runWorker(Backend& backend, int argc, char** argv) {
     }
 
     isolateProtocolStream();
-    writeLine(protocol::encode(
-        protocol::Hello{backend.name(), KFORGE_VERSION, protocol::kVersion, static_cast<std::int64_t>(::getpid())}));
+    protocol::Hello hello{
+        backend.name(), KFORGE_VERSION, protocol::kVersion, static_cast<std::int64_t>(::getpid()), {}, {}};
+    protocol::sayWhere(hello);
+    writeLine(protocol::encode(hello));
 
     Evaluator evaluator(backend);
     std::string line;

@@ -1,6 +1,7 @@
 // kforge-execbench: how evaluations per second grow with the number of workers, through each
-// executor: worker processes on this machine (WorkerPool), and workers reached over SSH (an
-// ExecutorGroup with one ssh:// place) on an sshd on 127.0.0.1 that the benchmark starts. The
+// executor: worker processes on this machine (WorkerPool), workers reached over SSH (an
+// ExecutorGroup with one ssh:// place) on an sshd on 127.0.0.1 that the benchmark starts, and Slurm
+// pilots on a single-node cluster it starts too (munged, slurmctld, slurmd: tests/common). The
 // workers are the fake worker at a fixed evaluation time (`// fake:sleep_ms`), so the figures are
 // the executors' own overhead and scaling, not a device's. Workers start and answer once before
 // the clock starts, as in a search. Prints a table: N, candidates/s, and the ratio to N times one
@@ -11,6 +12,7 @@
 #include "eval/placement.h"
 #include "eval/workerpool.h"
 #include "fakerequest.h"
+#include "localslurm.h"
 #include "localsshd.h"
 
 #include <QCoreApplication>
@@ -116,23 +118,29 @@ int main(int argc, char** argv) {
         scale([&](int n) { return std::make_unique<eval::WorkerPool>(QStringLiteral("fake"), fake, QStringList{}, n); },
               max, sleepMs, serial));
 
+    // One executor for one place, as `kforge run --worker PLACE --workers n` makes it.
+    const auto through = [](const QString& place) {
+        return [place](int n) {
+            eval::Placement placement;
+            placement.workers = n;
+            placement.places = {place};
+            auto executor = eval::makeExecutor(QStringLiteral("fake"), placement, nullptr);
+            if (!executor)
+                qFatal("%s", executor.error().c_str());
+            return std::unique_ptr<eval::Executor>(*executor);
+        };
+    };
     kforgetest::LocalSshd sshd;
-    if (const QString why = sshd.start(); !why.isEmpty()) {
+    if (const QString why = sshd.start(); !why.isEmpty())
         std::printf("\nWorkers over SSH: not measured (%s)\n", qPrintable(why));
-        return 0;
-    }
-    print("Workers over SSH to 127.0.0.1 (ExecutorGroup, one ssh:// place)",
-          scale(
-              [&](int n) {
-                  eval::Placement placement;
-                  placement.workers = n;
-                  placement.places = {QStringLiteral("ssh://127.0.0.1:%1%2").arg(sshd.port()).arg(fake)};
-                  auto executor = eval::makeExecutor(QStringLiteral("fake"), placement, nullptr);
-                  if (!executor)
-                      qFatal("%s", executor.error().c_str());
-                  return std::unique_ptr<eval::Executor>(*executor);
-              },
-              max, sleepMs, serial));
-    std::printf("\nSlurm: not measured (no Slurm executor yet).\n");
+    else
+        print("Workers over SSH to 127.0.0.1 (ExecutorGroup, one ssh:// place)",
+              scale(through(QStringLiteral("ssh://127.0.0.1:%1%2").arg(sshd.port()).arg(fake)), max, sleepMs, serial));
+    kforgetest::LocalSlurm slurm;
+    if (const QString why = slurm.start(std::max(32, 2 * max)); !why.isEmpty())
+        std::printf("\nSlurm pilots: not measured (%s)\n", qPrintable(why));
+    else
+        print("Slurm pilots on one node (ExecutorGroup, one slurm place: srun jobs)",
+              scale(through(QStringLiteral("slurm:") + fake), max, sleepMs, serial));
     return 0;
 }

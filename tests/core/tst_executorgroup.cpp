@@ -79,7 +79,7 @@ private slots:
                               << "";
         QTest::newRow("no scheme") << "gpu1"
                                    << ""
-                                   << "expected \"local\" or ssh://";
+                                   << "expected \"local\", ssh://";
         QTest::newRow("no host") << "ssh://"
                                  << ""
                                  << "no host";
@@ -194,6 +194,31 @@ private slots:
             QVERIFY2(r.status == Status::Ok, r.message.c_str());
     }
 
+    void aHostWithoutADeviceIsLeftOut() {
+        // A remote host whose worker starts but finds no device (no NVIDIA driver there): its
+        // workers are checked before they take work, so the place drops out, naming the host and
+        // the problem, and no evaluation is lost to it.
+        ExecutorGroup group(QStringLiteral("fake"));
+        group.add(new WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, 1), QStringLiteral("good"));
+        auto* driverless = new WorkerPool(QStringLiteral("fake"), fakeWorkerPath(),
+                                          {QStringLiteral("--mode"), QStringLiteral("no-device")}, 2);
+        driverless->setPlacement(QStringLiteral("gpu9"), std::nullopt);
+        driverless->setCheckDevices(true);
+        driverless->setMaxStartFailures(2);
+        group.add(driverless, QStringLiteral("gpu9"));
+        QSignalSpy degraded(&group, &eval::Executor::degraded);
+        const auto results = evaluateAll(group, 8, QStringLiteral("// fake:sleep_ms=50"));
+        QCOMPARE(results.size(), std::size_t{8});
+        for (const auto& [ticket, r] : results) {
+            QVERIFY2(r.status == Status::Ok, r.message.c_str());
+            QCOMPARE(r.host, QSysInfo::machineHostName().toStdString());
+        }
+        QTRY_COMPARE_WITH_TIMEOUT(degraded.count(), 1, kWaitMs);
+        const QString lost = degraded.at(0).at(0).toString();
+        QVERIFY2(lost.contains(QStringLiteral("gpu9")) && lost.contains(QStringLiteral("no NVIDIA driver")),
+                 qPrintable(lost));
+    }
+
     void ceilingsFromTheNextPlaceWhenTheFirstFails() {
         // The first place cannot start its workers: the ceilings are asked of the next one.
         ExecutorGroup group(QStringLiteral("fake"));
@@ -271,6 +296,39 @@ private slots:
             named = named
                     || QString::fromStdString(d.message).split(u'\n').contains(QStringLiteral("CUDA_VISIBLE_DEVICES"));
         QVERIFY2(named, "the worker inherited CUDA_VISIBLE_DEVICES");
+    }
+
+    void devicesOfAnSshHost() {
+        // --worker ssh://host --devices: one pool per device of the remote host; "all" asks the
+        // worker there for its devices (the fake worker has one).
+        kforgetest::LocalSshd sshd;
+        if (const QString why = sshd.start(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        const QString host = QStringLiteral("127.0.0.1:%1").arg(sshd.port());
+        eval::Placement placement;
+        placement.workers = 1;
+        placement.places = {QStringLiteral("ssh://") + host + fakeWorkerPath()};
+        placement.devices = QStringLiteral("0,1");
+        auto two = eval::makeExecutor(QStringLiteral("fake"), placement, nullptr);
+        QVERIFY2(two, two ? "" : two.error().c_str());
+        std::unique_ptr<eval::Executor> owned(*two);
+        QCOMPARE(owned->capacity(), 2);
+        std::set<int> devices;
+        for (const auto& [ticket, r] : evaluateAll(*owned, 6, QStringLiteral("// fake:sleep_ms=100"))) {
+            QVERIFY2(r.status == Status::Ok, r.message.c_str());
+            QCOMPARE(QString::fromStdString(r.host), host);
+            devices.insert(r.deviceIndex);
+        }
+        QCOMPARE(devices, (std::set<int>{0, 1}));
+        placement.devices = QStringLiteral("all");
+        auto all = eval::makeExecutor(QStringLiteral("fake"), placement, nullptr);
+        QVERIFY2(all, all ? "" : all.error().c_str());
+        std::unique_ptr<eval::Executor> allOwned(*all);
+        QCOMPARE(allOwned->capacity(), 1);
+        placement.places = {QStringLiteral("ssh://") + host + QStringLiteral("/nonexistent/kforge-worker-fake")};
+        const auto unreachable = eval::makeExecutor(QStringLiteral("fake"), placement, nullptr);
+        QVERIFY(!unreachable);
+        QVERIFY2(QString::fromStdString(unreachable.error()).contains(host), unreachable.error().c_str());
     }
 
     void workersOverSsh() {

@@ -28,6 +28,8 @@
 //   error          an error response for the request (what a worker says to a request it cannot read)
 //   long-line      65 MiB without a newline, then hang
 //   babble         a non-JSON line right after the hello line (in the same write)
+//   no-device      a probe lists no device and says the driver is missing (a GPU host without
+//                  the NVIDIA driver)
 // `// fake:report_env=1` adds an "environment" diagnostic to an ok result: the names (never the
 // values) of the variables the worker inherited, one per line, sorted.
 // A ceilings request is answered with fixed ceilings: DRAM 1 GB/s, FP32 10 GFLOP/s, a 2 KiB
@@ -312,10 +314,14 @@ std::optional<int> evaluate(const EvaluateRequest& request, const std::string& p
     return std::nullopt;
 }
 
-ProbeResult probeResult(std::int64_t id, const std::string& backend) {
+ProbeResult probeResult(std::int64_t id, const std::string& backend, const std::string& mode) {
     ProbeResult p;
     p.id = id;
     p.backend = backend;
+    if (mode == "no-device") {
+        p.problems.push_back("no NVIDIA driver: libcuda.so.1 could not be loaded (fake)");
+        return p;
+    }
     p.available = true;
     DeviceInfo device;
     device.name = "Fake Device";
@@ -336,9 +342,12 @@ int main(int argc, char** argv) {
     std::string backend = "fake";
     if (const char* env = std::getenv("KFORGE_FAKE_BACKEND"); env && *env)
         backend = env;
+    bool probeOnly = false;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--mode" && i + 1 < argc) {
+        if (arg == "--probe") {
+            probeOnly = true;
+        } else if (arg == "--mode" && i + 1 < argc) {
             mode = argv[++i];
         } else if (arg.rfind("--mode=", 0) == 0) {
             mode = arg.substr(7);
@@ -348,9 +357,13 @@ int main(int argc, char** argv) {
             backend = arg.substr(10);
         } else {
             std::cerr << "kforge-worker-fake: unknown argument '" << arg
-                      << "' (usage: kforge-worker-fake [--mode MODE] [--backend NAME])\n";
+                      << "' (usage: kforge-worker-fake [--mode MODE] [--backend NAME] [--probe])\n";
             return 2;
         }
+    }
+    if (probeOnly) { // as the real workers' --probe: the device list, then exit
+        writeLine(encode(probeResult(0, backend, mode)));
+        return 0;
     }
 
     std::string line;
@@ -359,7 +372,9 @@ int main(int argc, char** argv) {
         }
         return 0;
     }
-    Hello hello{backend, "0.0-fake", mode == "bad-hello" ? 999 : kVersion, static_cast<std::int64_t>(::getpid())};
+    Hello hello{backend, "0.0-fake", mode == "bad-hello" ? 999 : kVersion, static_cast<std::int64_t>(::getpid()),
+                {},      {}};
+    sayWhere(hello);
     if (mode == "babble")
         writeLine(encode(hello) + "\nfake babble: not a protocol line");
     else
@@ -374,7 +389,7 @@ int main(int argc, char** argv) {
             continue;
         }
         if (const auto* probe = std::get_if<ProbeRequest>(&*request)) {
-            writeLine(encode(probeResult(probe->id, backend)));
+            writeLine(encode(probeResult(probe->id, backend, mode)));
         } else if (const auto* ceilings = std::get_if<CeilingsRequest>(&*request)) {
             // Round numbers, so that tests can predict roofline fractions.
             CeilingsResult c;

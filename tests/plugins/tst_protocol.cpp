@@ -30,11 +30,19 @@ class TestProtocol : public QObject {
     Q_OBJECT
 private slots:
     void helloRoundTrip() {
-        const std::string line = protocol::encode(protocol::Hello{"opencl", "1.2.3", protocol::kVersion, 99});
+        const std::string line =
+            protocol::encode(protocol::Hello{"opencl", "1.2.3", protocol::kVersion, 99, "node7", "4242"});
         auto h = protocol::decodeHello(line);
         QVERIFY(h.ok());
         QCOMPARE(h->backend, std::string("opencl"));
         QCOMPARE(h->pid, 99);
+        QCOMPARE(h->host, std::string("node7"));
+        QCOMPARE(h->job, std::string("4242"));
+        // A worker that says nothing of where it runs (an older one) is still understood.
+        auto older = protocol::decodeHello(R"({"kforge": "kforge-worker", "protocol": )"
+                                           + std::to_string(protocol::kVersion) + R"(, "backend": "cuda"})");
+        QVERIFY(older.ok());
+        QVERIFY(older->host.empty() && older->job.empty());
     }
 
     void helloRejects_data() {

@@ -2,6 +2,7 @@
 
 #include "safeio.h"
 
+#include <array>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -180,12 +181,17 @@ std::optional<Status> parseStatus(std::string_view name) {
     return std::nullopt;
 }
 
+void sayWhere(Hello& hello) {
+    std::array<char, 256> name{};
+    if (::gethostname(name.data(), name.size() - 1) == 0)
+        hello.host = name.data();
+    if (const char* job = std::getenv("SLURM_JOB_ID"))
+        hello.job = job;
+}
+
 std::string encode(const Hello& h) {
-    return json{{"kforge", kMagic},
-                {"protocol", h.protocol},
-                {"backend", h.backend},
-                {"version", h.workerVersion},
-                {"pid", h.pid}}
+    return json{{"kforge", kMagic}, {"protocol", h.protocol}, {"backend", h.backend}, {"version", h.workerVersion},
+                {"pid", h.pid},     {"host", h.host},         {"job", h.job}}
         .dump();
 }
 
@@ -354,6 +360,8 @@ Expected<Hello> decodeHello(const std::string& line) {
     h.backend = value<std::string>(*j, "backend", "");
     h.workerVersion = value<std::string>(*j, "version", "");
     h.pid = value<std::int64_t>(*j, "pid", 0);
+    h.host = value<std::string>(*j, "host", "");
+    h.job = value<std::string>(*j, "job", "");
     if (h.protocol != kVersion)
         return Error{"hello: the worker speaks protocol " + std::to_string(h.protocol) + ", this kforge speaks "
                      + std::to_string(kVersion) + " (rebuild or reinstall the worker)"};

@@ -45,7 +45,15 @@ struct Hello {
     std::string workerVersion;
     int protocol = kVersion;
     std::int64_t pid = 0;
+    // Where the worker runs, for workers started elsewhere (over SSH, by Slurm): the host's name
+    // and, under Slurm, the job it runs in (SLURM_JOB_ID). Empty where unknown; older workers
+    // send neither.
+    std::string host;
+    std::string job;
 };
+
+// Fills in `host` and `job` for this process: its host name and the Slurm job it runs in.
+void sayWhere(Hello& hello);
 
 struct KernelInput {
     std::string role; // candidate, reference, baseline
