@@ -62,6 +62,7 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
                                                                            {CandidateTableModel::Speedup, 9},
                                                                            {CandidateTableModel::VsEager, 9},
                                                                            {CandidateTableModel::Time, 11},
+                                                                           {CandidateTableModel::Device, 16},
                                                                            {CandidateTableModel::Cell, 30},
                                                                            {CandidateTableModel::Findings, 30}})
         m_view->setColumnWidth(column, chars * digit + 12);
@@ -90,6 +91,14 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
                 m_selection->select(current.data(CandidateTableModel::CandidateRole).toLongLong());
             });
     connect(m_selection, &CandidateSelection::currentChanged, this, &CandidatesPanel::follow);
+    // Which device a time is from matters only when a run has more than one model.
+    const auto showDevices = [this] {
+        m_view->setColumnHidden(CandidateTableModel::Device, m_data->deviceModels().size() <= 1);
+    };
+    showDevices();
+    connect(m_data, &RunData::candidatesAdded, this, showDevices);
+    connect(m_data, &RunData::candidatesChanged, this, showDevices);
+    connect(m_data, &RunData::cleared, this, showDevices);
     connect(m_data, &RunData::runChanged, this, &CandidatesPanel::fillIslands);
     connect(m_data, &RunData::cleared, this, &CandidatesPanel::fillIslands);
     // A filter typed for one run would hide the next run's candidates and make its table look empty.

@@ -34,9 +34,11 @@ public:
 
     // Asks for the devices the executor's workers can use; answered by `probed` or `probeFailed`.
     virtual void probe() = 0;
-    // Asks for the measured ceilings of `device`; answered by `ceilingsMeasured` or
-    // `ceilingsFailed`. `refresh` measures again instead of using a cached measurement.
-    virtual void requestCeilings(int device, bool refresh = false) = 0;
+    // Asks for the measured ceilings of `device` in every place the executor's workers run (each
+    // place may hold another device model); answered by one `ceilingsMeasured` or `ceilingsFailed`
+    // per place, as they come. Returns how many answers follow. `refresh` measures again instead
+    // of using a cached measurement.
+    virtual int requestCeilings(int device, bool refresh = false) = 0;
     // Fails everything pending as cancelled and stops the workers politely (killing what does not
     // stop in time). Later submits fail at once. `shutDown` follows once every worker has exited.
     virtual void shutdown() = 0;

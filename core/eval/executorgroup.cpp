@@ -36,13 +36,7 @@ void ExecutorGroup::add(Executor* member, QString name, std::optional<int> devic
     });
     connect(member, &Executor::ceilingsMeasured, this, &Executor::ceilingsMeasured);
     connect(member, &Executor::ceilingsFailed, this, [this, index](const QString& message) {
-        const QString named = m_members[index].name + QStringLiteral(": ") + message;
-        if (auto next = nextLive(index)) {
-            const Member& m = m_members[*next];
-            m.executor->requestCeilings(m.device.value_or(m_ceilingsDevice), m_ceilingsRefresh);
-        } else {
-            emit ceilingsFailed(named);
-        }
+        emit ceilingsFailed(m_members[index].name + QStringLiteral(": ") + message);
     });
     connect(member, &Executor::shutDown, this, [this, index] {
         m_members[index].shutDown = true;
@@ -217,17 +211,17 @@ void ExecutorGroup::probe() {
         this, [this, why] { emit probeFailed(why); }, Qt::QueuedConnection);
 }
 
-void ExecutorGroup::requestCeilings(int device, bool refresh) {
-    m_ceilingsDevice = device;
-    m_ceilingsRefresh = refresh;
-    if (auto i = firstLive()) {
-        const Member& m = m_members[*i];
-        m.executor->requestCeilings(m.device.value_or(device), refresh);
-        return;
-    }
+int ExecutorGroup::requestCeilings(int device, bool refresh) {
+    int answers = 0;
+    for (const Member& m : m_members)
+        if (!m.lost)
+            answers += m.executor->requestCeilings(m.device.value_or(device), refresh);
+    if (answers > 0)
+        return answers;
     const QString why = QStringLiteral("no %1 worker is left to measure ceilings").arg(m_backend);
     QMetaObject::invokeMethod(
         this, [this, why] { emit ceilingsFailed(why); }, Qt::QueuedConnection);
+    return 1;
 }
 
 void ExecutorGroup::shutdown() {

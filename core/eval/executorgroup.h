@@ -36,7 +36,8 @@ public:
     // Asked of the first member still there (the engine needs one device's answer), and of the
     // next ones in turn while they fail (a host that cannot be reached, say).
     void probe() override;
-    void requestCeilings(int device, bool refresh = false) override;
+    // Every live place is asked (each may hold another GPU model); failures are named by place.
+    int requestCeilings(int device, bool refresh = false) override;
     void shutdown() override;
 
 private:
@@ -80,8 +81,6 @@ private:
     bool m_shutDownAnnounced = false;
     bool m_allLost = false;
     QStringList m_lostMessages;
-    int m_ceilingsDevice = 0; // the request being answered, for asking the next member
-    bool m_ceilingsRefresh = false;
 };
 
 } // namespace kforge::eval

@@ -181,12 +181,13 @@ void WorkerPool::cancel(qint64 ticket) {
     }
 }
 
-void WorkerPool::requestCeilings(int device, bool refresh) {
+int WorkerPool::requestCeilings(int device, bool refresh) {
     Job job;
     job.kind = Job::Kind::Ceilings;
     job.device = device;
     job.refresh = refresh;
     enqueueFirst(std::move(job));
+    return 1;
 }
 
 void WorkerPool::probe() {

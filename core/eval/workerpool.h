@@ -80,8 +80,8 @@ public:
     // Asks a worker for its devices. Goes ahead of queued evaluations.
     void probe() override;
     // Asks a worker for the device's measured ceilings (measured once per device and cached by the
-    // worker). Goes ahead of queued evaluations.
-    void requestCeilings(int device, bool refresh = false) override;
+    // worker). Goes ahead of queued evaluations. One place: one answer.
+    int requestCeilings(int device, bool refresh = false) override;
 
     // Fails everything pending as cancelled, asks idle workers to exit, stops busy ones, and kills
     // whatever has not exited after a grace period. Later submits fail at once.

@@ -431,7 +431,8 @@ void Engine::integrate(Entry& entry) {
     if (!entry.cell) // placed when its result arrived; replayed and rejected ones here
         entry.cell = m_evals->cellOf(entry.candidate, *entry.result);
     // A suspicious result waits for a person instead of entering the archive.
-    if (const QString waits = m_curation.place(entry, m_evals->ceilings(), m_config); !waits.isEmpty())
+    if (const QString waits = m_curation.place(entry, m_evals->ceilingsFor(entry.result->device), m_config);
+        !waits.isEmpty())
         emit notice(waits);
 }
 

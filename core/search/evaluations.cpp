@@ -30,24 +30,70 @@ void Evaluations::attach(Context context, eval::Executor* executor) {
 
 void Evaluations::measureCeilings() {
     m_measuringCeilings = true;
-    m_executor->requestCeilings(m_c.config->device, /*refresh=*/true);
+    m_ceilingsByModel.clear();
+    m_ceilingsFailed = false;
+    m_ceilingsAnswers = m_executor->requestCeilings(m_c.config->device, /*refresh=*/true);
+}
+
+diagnose::Ceilings Evaluations::ceilingsFor(const std::string& device) const {
+    if (device.empty())
+        return m_ceilings;
+    const auto it = m_ceilingsByModel.find(QString::fromStdString(device));
+    return it != m_ceilingsByModel.end() ? it->second : diagnose::Ceilings{};
 }
 
 void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& problem) {
-    if (!m_measuringCeilings || m_closed)
+    if (m_ceilingsAnswers <= 0 || m_closed)
         return;
-    m_measuringCeilings = false;
-    m_ceilings = ceilings;
-    QJsonObject data = ceilings.toJson();
-    if (!problem.isEmpty()) {
-        data.insert(QStringLiteral("problem"), problem);
-        emit notice(
-            QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only").arg(problem));
+    --m_ceilingsAnswers;
+    const bool first = m_measuringCeilings;
+    if (problem.isEmpty() && m_ceilingsByModel.count(ceilings.device) == 0) {
+        m_ceilingsByModel[ceilings.device] = ceilings;
+        QJsonObject data = ceilings.toJson();
+        // The run's roofs are the first model's; another model's are stored beside them.
+        data.insert(QStringLiteral("primary"), first);
+        if (first) {
+            m_measuringCeilings = false;
+            m_ceilings = ceilings;
+        }
+        // The first before generation 0: the first generation's results are judged against them.
+        if (!m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
+                                 QStringLiteral("the device's ceilings")))
+            return;
+        if (first)
+            emit ceilingsReady();
+    } else if (!problem.isEmpty()) {
+        m_ceilingsFailed = true;
+        if (first && m_ceilingsAnswers == 0) {
+            // Nothing measured anywhere: the run goes on without roofs, and says so.
+            m_measuringCeilings = false;
+            m_ceilings = {};
+            QJsonObject data = m_ceilings.toJson();
+            data.insert(QStringLiteral("problem"), problem);
+            emit notice(QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only")
+                            .arg(problem));
+            if (!m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
+                                     QStringLiteral("the device's ceilings")))
+                return;
+            emit ceilingsReady();
+        } else {
+            emit notice(QStringLiteral("no ceilings from one place (%1): results from a GPU model measured nowhere "
+                                       "else are judged without roofs")
+                            .arg(problem));
+        }
     }
-    // Before generation 0: the first generation's results are judged against them.
-    if (m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
-                            QStringLiteral("the device's ceilings")))
-        emit ceilingsReady();
+    releaseHeld(m_ceilingsAnswers == 0 || m_ceilingsFailed);
+}
+
+void Evaluations::releaseHeld(bool all) {
+    std::vector<Held> waiting;
+    std::vector<Held> ready;
+    for (Held& h : m_held)
+        (all || m_ceilingsByModel.count(QString::fromStdString(h.result.device)) ? ready : waiting)
+            .push_back(std::move(h));
+    m_held = std::move(waiting);
+    for (const Held& h : ready)
+        judgeAndSettle(h.pending, h.result);
 }
 
 void Evaluations::handOn(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result) {
@@ -95,6 +141,7 @@ void Evaluations::evaluate(qint64 candidate, model::EvaluationPurpose purpose, b
 }
 
 void Evaluations::stop() {
+    releaseHeld(true); // results that came in are results
     m_stopping = true;
     for (const auto& [ticket, pending] : m_tickets)
         m_executor->cancel(ticket);
@@ -102,6 +149,7 @@ void Evaluations::stop() {
 
 void Evaluations::close() {
     m_closed = true;
+    m_held.clear();
     for (const auto& [ticket, pending] : m_tickets)
         m_executor->cancel(ticket);
     m_tickets.clear();
@@ -118,7 +166,17 @@ void Evaluations::onEvaluated(qint64 ticket, const protocol::EvaluateResult& res
             emit drained();
         return;
     }
-    JudgementContext context{m_c.task, m_c.sizes, m_ceilings, m_c.diagnosis, m_c.config};
+    // From a GPU model whose ceilings are still being measured: judged once they are in.
+    if (m_ceilingsAnswers > 0 && !m_ceilingsFailed && !result.device.empty()
+        && m_ceilingsByModel.count(QString::fromStdString(result.device)) == 0) {
+        m_held.push_back({pending, result});
+        return;
+    }
+    judgeAndSettle(pending, result);
+}
+
+void Evaluations::judgeAndSettle(const Pending& pending, const protocol::EvaluateResult& result) {
+    JudgementContext context{m_c.task, m_c.sizes, ceilingsFor(result.device), m_c.diagnosis, m_c.config};
     if (const Entry* entry = m_c.population->find(pending.candidate))
         context.instructions = diagnose::tensorInstructionsOf(entry->candidate.source);
     const Judgement j = judge(result, context);

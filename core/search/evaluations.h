@@ -4,7 +4,8 @@
 // device's roofs, stored with its findings, and counted against the budget, and only then handed
 // on. Stopping cancels what is in flight: answers that arrive after that are not results (a
 // resumed run evaluates those candidates again). The device's ceilings, which judging needs, are
-// measured here before the first evaluation.
+// measured here before the first evaluation: in every place the workers run, since a run may mix
+// GPU models, and each result is judged against the ceilings of the model it ran on.
 
 #include "search/descriptors.h"
 #include "search/population.h"
@@ -48,13 +49,22 @@ public:
     // measurement of each roof, so one disturbed measurement cannot make honest kernels look
     // impossible for good) and stores them; ceilingsReady() follows, also when they could not be
     // measured (the roofline then holds achieved throughput only, with a notice saying so).
+    // With several places, ceilingsReady() follows the first answer; the other models' ceilings
+    // are added as they come, and a result from a model whose ceilings are still being measured
+    // waits for them (unless a place could not measure its own: then such a result is judged
+    // without roofs, since the model that place has cannot be known).
     void measureCeilings();
     bool measuringCeilings() const { return m_measuringCeilings; }
+    // The run's ceilings: those of the first device model measured.
     const diagnose::Ceilings& ceilings() const { return m_ceilings; }
+    // The ceilings of a device model; empty ones for a model that was not measured (a result
+    // without a device gets the run's).
+    diagnose::Ceilings ceilingsFor(const std::string& device) const;
 
     // `withPyTorch`: time the task's PyTorch form beside it (always for a Yardstick evaluation).
     void evaluate(qint64 candidate, model::EvaluationPurpose purpose, bool withPyTorch = false);
-    int inFlight() const { return static_cast<int>(m_tickets.size()); }
+    // Requests out, and results waiting for their model's ceilings.
+    int inFlight() const { return static_cast<int>(m_tickets.size() + m_held.size()); }
     // Cancels every evaluation in flight; drained() follows once the last has answered.
     void stop();
     // The end of the run: cancels what is in flight and hands nothing on from here.
@@ -77,8 +87,15 @@ private:
         qint64 candidate = 0;
         model::EvaluationPurpose purpose = model::EvaluationPurpose::Search;
     };
+    struct Held {
+        Pending pending;
+        protocol::EvaluateResult result;
+    };
     void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
+    void judgeAndSettle(const Pending& pending, const protocol::EvaluateResult& result);
     void onCeilings(const diagnose::Ceilings& ceilings, const QString& problem);
+    // Judges the held results whose model's ceilings are known now (all of them with `all`).
+    void releaseHeld(bool all);
     void handOn(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result);
     // Stores a result and counts it against the budget, then hands it on; nothing when the store
     // refuses it (the run fails through the recorder).
@@ -92,7 +109,11 @@ private:
     bool m_stopping = false;
     bool m_closed = false;
     diagnose::Ceilings m_ceilings;
+    std::map<QString, diagnose::Ceilings> m_ceilingsByModel;
+    int m_ceilingsAnswers = 0;     // still to come from the places asked
+    bool m_ceilingsFailed = false; // a place could not measure them: its model is unknown
     bool m_measuringCeilings = false;
+    std::vector<Held> m_held; // results waiting for their model's ceilings
 };
 
 } // namespace kforge::search

@@ -1037,7 +1037,7 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         return Error{s.error()};
     Statement query(
         m_db, "SELECT id, candidate_id, purpose, status, speedup, candidate_us, baseline_us, message, findings_json, "
-              "roofline_json, cell, CASE WHEN cell IS NULL THEN result_json END "
+              "roofline_json, cell, CASE WHEN cell IS NULL THEN result_json END, device "
               "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
     bindSlice(query.bindInt(1, runId), slice, 2);
     const auto read = [&](const Statement& row) -> Expected<EvaluationSummary> {
@@ -1060,6 +1060,7 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
                 return Error{decoded.error()};
             e.result = std::move(*decoded);
         }
+        e.device = row.text(12);
         return std::move(e);
     };
     return readRows<EvaluationSummary>(query, where(), "cannot read the evaluations of run " + number(runId), read);

@@ -162,6 +162,7 @@ struct EvaluationSummary {
     QJsonObject roofline;
     std::optional<model::Cell> cell;
     std::optional<protocol::EvaluateResult> result; // only for rows without a stored cell
+    QString device;                                 // the model it ran on; empty when none answered
 };
 
 // Who may use a run: one session of the engine at a time. Held for the session's lifetime as an

@@ -4,6 +4,7 @@
 // (data/engine/experts) give the engine something to search.
 
 #include "enginetestdata.h"
+#include "eval/executorgroup.h"
 #include "eval/workerpool.h"
 #include "experience/experiencelibrary.h"
 #include "rawdb.h"
@@ -577,6 +578,48 @@ private slots:
                      qPrintable(QStringLiteral("candidate %1 descends from the rejected kernel").arg(c.id)));
         QVERIFY(notices.join(QLatin1Char('\n'))
                     .contains(QStringLiteral("candidate %1 rejected: impossible timing").arg(cheat->id)));
+    }
+
+    void eachResultIsJudgedAgainstItsOwnModelsRoofs() {
+        // Two places with different GPU models (the second's roofs 1000 times higher): ceilings are
+        // measured in both, the run's roofline is the first's, and every evaluation's roofline
+        // uses the roofs of the model it ran on.
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        Engine::Setup setup = testSetup(db, testConfig(24));
+        setup.executorFactory = [](const RunConfig& c, QObject* parent) -> spec::Expected<eval::Executor*> {
+            auto* group = new eval::ExecutorGroup(QStringLiteral("fake"), parent);
+            group->add(new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, c.workers),
+                       QStringLiteral("a"));
+            auto* other = new eval::WorkerPool(QStringLiteral("fake"), fakeWorkerPath(), {}, c.workers);
+            other->setExtraEnvironment(
+                {QStringLiteral("KFORGE_FAKE_DEVICE=Fake Device B"), QStringLiteral("KFORGE_FAKE_ROOF_SCALE=1000")});
+            other->setPlacement(QStringLiteral("b"), std::nullopt);
+            group->add(other, QStringLiteral("b"));
+            return static_cast<eval::Executor*>(group);
+        };
+        Engine engine(setup);
+        const RunSummary summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        const Stored s = readStore(db);
+        std::map<std::string, int> timedOn;
+        for (const auto& e : s.evaluations) {
+            if (e.roofline.isEmpty())
+                continue;
+            const double roof = e.roofline.value(QStringLiteral("peak_bytes_per_s")).toDouble();
+            QCOMPARE(roof, e.result.device == "Fake Device B" ? 1e12 : 1e9);
+            ++timedOn[e.result.device];
+        }
+        QVERIFY2(timedOn["Fake Device"] > 0 && timedOn["Fake Device B"] > 0, "both places evaluated");
+        int primary = 0;
+        QSet<QString> models;
+        for (const auto& e : s.events)
+            if (e.kindName == QLatin1String("ceilings")) {
+                models.insert(e.data.value(QStringLiteral("device")).toString());
+                primary += e.data.value(QStringLiteral("primary")).toBool() ? 1 : 0;
+            }
+        QCOMPARE(models, (QSet<QString>{QStringLiteral("Fake Device"), QStringLiteral("Fake Device B")}));
+        QCOMPARE(primary, 1);
     }
 
     void aLargeSpeedupOverTheBaselineAloneIsNotSuspicious() {

@@ -219,8 +219,9 @@ private slots:
                  qPrintable(lost));
     }
 
-    void ceilingsFromTheNextPlaceWhenTheFirstFails() {
-        // The first place cannot start its workers: the ceilings are asked of the next one.
+    void ceilingsFromEveryPlace() {
+        // Every place is asked (each may hold another GPU model): one answer each, the failure
+        // naming its place; the probe goes to the next place when the first cannot answer.
         ExecutorGroup group(QStringLiteral("fake"));
         auto* ghost = new WorkerPool(QStringLiteral("fake"), QStringLiteral("/nonexistent/kforge-worker-fake"));
         ghost->setMaxStartFailures(1);
@@ -229,11 +230,16 @@ private slots:
         QSignalSpy ceilings(&group, &eval::Executor::ceilingsMeasured);
         QSignalSpy failed(&group, &eval::Executor::ceilingsFailed);
         QSignalSpy probed(&group, &eval::Executor::probed);
-        group.requestCeilings(0);
+        QCOMPARE(group.requestCeilings(0), 2);
         group.probe();
         QTRY_COMPARE_WITH_TIMEOUT(ceilings.count(), 1, kWaitMs);
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kWaitMs);
+        QVERIFY2(failed.at(0).at(0).toString().startsWith(QStringLiteral("ghost: ")),
+                 qPrintable(failed.at(0).at(0).toString()));
         QTRY_COMPARE_WITH_TIMEOUT(probed.count(), 1, kWaitMs);
-        QCOMPARE(failed.count(), 0);
+        // A place given up is not asked again.
+        QCOMPARE(group.requestCeilings(0), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(ceilings.count(), 2, kWaitMs);
     }
 
     void noPlaceLeft() {

@@ -33,7 +33,8 @@
 // `// fake:report_env=1` adds an "environment" diagnostic to an ok result: the names (never the
 // values) of the variables the worker inherited, one per line, sorted.
 // A ceilings request is answered with fixed ceilings: DRAM 1 GB/s, FP32 10 GFLOP/s, a 2 KiB
-// cache (a quarter of the engine tests' fake_scale working set, so the DRAM roof binds it).
+// cache (a quarter of the engine tests' fake_scale working set, so the DRAM roof binds it); the
+// first two times $KFORGE_FAKE_ROOF_SCALE, for a device named $KFORGE_FAKE_DEVICE.
 // Qt-free on purpose: like the real workers it links only the protocol code.
 
 #include "expression.h"
@@ -59,6 +60,18 @@
 namespace {
 
 using namespace kforge::protocol;
+
+// $KFORGE_FAKE_DEVICE names the device (default "Fake Device"), and $KFORGE_FAKE_ROOF_SCALE
+// multiplies its DRAM and FP32 ceilings: a second GPU model, for runs that mix models.
+std::string deviceName() {
+    const char* name = std::getenv("KFORGE_FAKE_DEVICE");
+    return name && *name ? name : "Fake Device";
+}
+
+double roofScale() {
+    const char* scale = std::getenv("KFORGE_FAKE_ROOF_SCALE");
+    return scale && *scale ? std::strtod(scale, nullptr) : 1.0;
+}
 
 void writeLine(const std::string& line) {
     std::cout << line << '\n';
@@ -153,7 +166,7 @@ EvaluateResult okResult(const EvaluateRequest& request) {
         r.stressSets = {"fake_identical_rows"};
     r.status = Status::Ok;
     r.message = "fake evaluation by pid " + std::to_string(::getpid());
-    r.device = "Fake Device";
+    r.device = deviceName();
     r.compile.push_back({"candidate", true, 0.001, "", {{"registers", 32}}});
     for (const auto& output : request.task.outputs) {
         OutputCheck check;
@@ -203,7 +216,7 @@ EvaluateResult compileErrorResult(const EvaluateRequest& request) {
     r.id = request.id;
     r.status = Status::CompileError;
     r.message = "the candidate does not compile";
-    r.device = "Fake Device";
+    r.device = deviceName();
     r.compile.push_back({"candidate", false, 0.001, "candidate.cl:3:5: error: use of undeclared identifier 'x'", {}});
     r.diagnostics.push_back({"compile", "error", "use of undeclared identifier 'x'", "candidate", 3, 5});
     return r;
@@ -324,7 +337,7 @@ ProbeResult probeResult(std::int64_t id, const std::string& backend, const std::
     }
     p.available = true;
     DeviceInfo device;
-    device.name = "Fake Device";
+    device.name = deviceName();
     device.vendor = "kforge";
     device.platform = "fake";
     device.driver = "0";
@@ -395,10 +408,11 @@ int main(int argc, char** argv) {
             CeilingsResult c;
             c.id = ceilings->id;
             c.ok = true;
-            c.device = "Fake Device";
+            c.device = deviceName();
             c.cached = true;
             c.measuredAt = "2026-01-01T00:00:00Z";
-            c.ceilings = {{"dram_bytes_per_s", 1e9}, {"fp32_flops_per_s", 1e10}, {"cache_bytes", 2048}};
+            const double scale = roofScale();
+            c.ceilings = {{"dram_bytes_per_s", 1e9 * scale}, {"fp32_flops_per_s", 1e10 * scale}, {"cache_bytes", 2048}};
             writeLine(encode(c));
         } else if (std::holds_alternative<ShutdownRequest>(*request)) {
             return 0;

@@ -12,8 +12,9 @@
 
 namespace kforgetest {
 
+// `secondModel`: every fifth candidate ran on this GPU model instead (a run that mixes models).
 inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidates, int islands = 4,
-                                              qint64* runId = nullptr) {
+                                              qint64* runId = nullptr, const char* secondModel = nullptr) {
     using namespace kforge;
     auto opened = store::RunStore::open(path);
     if (!opened)
@@ -73,7 +74,7 @@ inline kforge::spec::Status writeSyntheticRun(const QString& path, int candidate
             r.status =
                 ok ? protocol::Status::Ok : (n % 2 ? protocol::Status::Incorrect : protocol::Status::CompileError);
             r.message = ok ? "ok" : "output c differs from the reference";
-            r.device = "NVIDIA H200";
+            r.device = secondModel && n % 5 == 0 ? secondModel : "NVIDIA H200";
             r.compile.push_back(
                 {"candidate", r.status != protocol::Status::CompileError, 0.2, "", {{"registers", 32.0 + n % 64}}});
             QJsonObject roofline;

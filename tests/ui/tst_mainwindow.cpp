@@ -176,6 +176,24 @@ private slots:
         QCOMPARE(table->currentIndex().column(), int(CandidateTableModel::Status));
     }
 
+    // The Device column shows when a run was timed on more than one model, and only then.
+    void deviceColumnForRunsThatMixModels() {
+        const QString one = m_dir.filePath(QStringLiteral("one-model.kforge"));
+        const QString two = m_dir.filePath(QStringLiteral("two-models.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(one, 20));
+        QVERIFY(kforgetest::writeSyntheticRun(two, 20, 4, nullptr, "NVIDIA A100"));
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QTableView* table = w.candidatesPanel()->view();
+        QVERIFY(w.openRun(two));
+        QTRY_COMPARE(table->model()->rowCount(), 20);
+        QTRY_VERIFY(!table->isColumnHidden(CandidateTableModel::Device));
+        QVERIFY(w.openRun(one));
+        QTRY_COMPARE(table->model()->rowCount(), 20);
+        QTRY_VERIFY(table->isColumnHidden(CandidateTableModel::Device));
+    }
+
     // A filter typed for one run does not hide the next run's candidates.
     void anotherRunStartsUnfiltered() {
         const QString first = m_dir.filePath(QStringLiteral("first.kforge"));

@@ -112,11 +112,19 @@ void RooflineView::refresh() {
     double yLo = std::numeric_limits<double>::max(), yHi = 0.0;
     const int n = m_data ? m_data->candidateCount() : 0;
     m_points.reserve(n);
+    // A run on several GPU models: the points of the model whose roofs are drawn, the others named.
+    const diagnose::Ceilings ceilings = m_data ? m_data->ceilings() : diagnose::Ceilings{};
+    const bool mixed = m_data && m_data->deviceModels().size() > 1 && ceilings.valid();
+    int elsewhere = 0;
     for (int row = 0; row < n; ++row) {
         const CandidateRow& r = m_data->candidateAt(row);
         // Log axes cannot show zeros; a point without both figures is not a point.
         if (!r.hasRoofline || !(r.intensity > 0.0) || !(r.achievedFlops > 0.0))
             continue;
+        if (mixed && !r.device.isEmpty() && r.device != ceilings.device) {
+            ++elsewhere;
+            continue;
+        }
         m_points.push_back({r.intensity, r.achievedFlops, r.id});
         xLo = std::min(xLo, r.intensity);
         xHi = std::max(xHi, r.intensity);
@@ -144,7 +152,6 @@ void RooflineView::refresh() {
     else
         m_failed->addToLegend();
 
-    const diagnose::Ceilings ceilings = m_data ? m_data->ceilings() : diagnose::Ceilings{};
     if (ceilings.valid()) {
         const double peak = ceilings.fastestFlops();
         const double ridgeLo = ceilings.fp32Flops / ceilings.dramBytes;
@@ -168,7 +175,15 @@ void RooflineView::refresh() {
     m_plot->xAxis->setRange(xLo, xHi);
     m_plot->yAxis->setRange(yLo / 2.0, yHi * 3.0);
     refreshCeilings(xLo, xHi);
-    m_note->setVisible(!ceilings.valid());
+    if (!ceilings.valid())
+        m_note->setText(tr("no measured ceilings: points only"));
+    else if (elsewhere > 0) {
+        QStringList others = m_data->deviceModels();
+        others.removeAll(ceilings.device);
+        m_note->setText(tr("%1's roofs and candidates; %n more timed on %2", nullptr, elsewhere)
+                            .arg(ceilings.device, others.join(QStringLiteral(", "))));
+    }
+    m_note->setVisible(!ceilings.valid() || elsewhere > 0);
     updateSelected();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -107,6 +107,8 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
             if (sort)
                 return r.candidateUs > 0 ? r.candidateUs : 1e300;
             return r.candidateUs > 0 ? QStringLiteral("%1 µs").arg(r.candidateUs, 0, 'f', 2) : QString();
+        case Device:
+            return r.device;
         case Cell:
             return cellText(r);
         case Findings:
@@ -131,6 +133,10 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
             return r.message;
         if (index.column() == Findings && r.findings)
             return r.topFinding;
+        if (index.column() == Device && !r.device.isEmpty())
+            return r.device; // the whole name, which the column may elide
+        if (index.column() == Time && r.candidateUs > 0 && !r.device.isEmpty())
+            return tr("Median on %1, with the baseline timed in the same evaluation").arg(r.device);
         return {};
     case Qt::TextAlignmentRole:
         if (index.column() == Id || index.column() == Island || index.column() == Generation
@@ -195,6 +201,8 @@ QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientatio
         return tr("vs eager");
     case Time:
         return tr("Time");
+    case Device:
+        return tr("Device");
     case Cell:
         return tr("Behaviour cell");
     case Findings:

@@ -24,6 +24,7 @@ public:
         Speedup,
         VsEager, // over PyTorch eager: measured (a task without a baseline), or through the baseline
         Time,
+        Device, // the model it was timed on (the candidate list shows it when a run mixes models)
         Cell,
         Findings,
         Flags,

@@ -63,6 +63,7 @@ void RunData::clear() {
     m_islands = 0;
     m_dimensions = {};
     m_ceilings = {};
+    m_deviceModels.clear();
     m_complete = true;
     m_loaded = m_total = 0;
     m_rows.clear();
@@ -101,6 +102,8 @@ void RunData::apply(const RunDelta& delta) {
             for (qint64 parent : row.parents)
                 m_children[parent].push_back(row.id);
             m_islands = std::max(m_islands, row.island + 1);
+            if (!row.device.isEmpty() && !m_deviceModels.contains(row.device))
+                m_deviceModels << row.device;
             m_rows.push_back(row);
         }
         emit candidatesAdded(first, static_cast<int>(m_rows.size()) - 1);
@@ -112,6 +115,8 @@ void RunData::apply(const RunDelta& delta) {
             if (at < 0)
                 continue;
             m_rows[at] = row;
+            if (!row.device.isEmpty() && !m_deviceModels.contains(row.device))
+                m_deviceModels << row.device;
             rows.push_back(at);
         }
         if (!rows.isEmpty())

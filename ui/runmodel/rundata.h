@@ -42,6 +42,7 @@ struct CandidateRow {
     bool correct = false;
     double speedup = 0.0;     // over the baseline paired in the same evaluation; 0 when not timed
     double candidateUs = 0.0; // median; 0 when not timed
+    QString device;           // the GPU model it was evaluated on
     double baselineUs = 0.0;
     double confirmedSpeedup = 0.0;   // of a re-measurement before promotion; 0 when none
     std::optional<model::Cell> cell; // behaviour cell, once compiled
@@ -105,6 +106,9 @@ public:
     // Candidates in id order; rows are stable (candidates are only ever added at the end).
     int candidateCount() const { return static_cast<int>(m_rows.size()); }
     const CandidateRow& candidateAt(int row) const { return m_rows[row]; }
+    // The device models the candidates were evaluated on; more than one when a run mixes GPU
+    // models (workers on several hosts), whose times then say which model they are from.
+    const QStringList& deviceModels() const { return m_deviceModels; }
     int rowOf(qint64 candidate) const; // -1 when unknown
     const CandidateRow* candidate(qint64 id) const;
     QList<qint64> childrenOf(qint64 candidate) const;
@@ -146,6 +150,7 @@ private:
     qint64 m_loaded = 0;
     qint64 m_total = 0;
     QList<CandidateRow> m_rows;
+    QStringList m_deviceModels; // in the order first seen
     QHash<qint64, int> m_rowOf;
     QHash<qint64, QList<qint64>> m_children;
     QList<store::EventRecord> m_events;

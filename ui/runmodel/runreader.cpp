@@ -127,6 +127,7 @@ void RunReader::applyEvaluation(const store::EvaluationSummary& e, CandidateRow&
     row.correct = e.status == QLatin1String("ok");
     row.speedup = row.correct ? e.speedup.value_or(0.0) : 0.0;
     row.candidateUs = e.candidateUs.value_or(0.0);
+    row.device = e.device;
     row.baselineUs = e.baselineUs.value_or(0.0);
     if (!e.roofline.isEmpty()) {
         const auto roofline = diagnose::Roofline::fromJson(e.roofline);
@@ -285,7 +286,8 @@ bool RunReader::readChunk(RunDelta& delta) {
         return false;
     }
     for (const auto& e : *events) {
-        if (e.kind == model::EventKind::Ceilings)
+        // The run's ceilings: the first model's (another model's are stored with primary false).
+        if (e.kind == model::EventKind::Ceilings && e.data.value(QLatin1String("primary")).toBool(true))
             delta.ceilings = diagnose::Ceilings::fromJson(e.data);
         m_lastEvent = e.id;
     }

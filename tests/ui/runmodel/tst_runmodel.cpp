@@ -97,6 +97,32 @@ private slots:
         QVERIFY(!session.details()->details(n + 50)->error.isEmpty());
     }
 
+    void rowsNameTheModelTheyWereTimedOn() {
+        // Each row names the model it was timed on (the candidate list shows that column when a
+        // run has more than one); a time's tooltip names it too.
+        QTemporaryDir dir;
+        for (const bool mixed : {false, true}) {
+            const QString path = dir.filePath(mixed ? QStringLiteral("mixed.kforge") : QStringLiteral("one.kforge"));
+            QVERIFY(kforgetest::writeSyntheticRun(path, 30, 2, nullptr, mixed ? "NVIDIA A100" : nullptr));
+            RunSession session;
+            CandidateTableModel table(session.data());
+            QAbstractItemModelTester tester(&table, QAbstractItemModelTester::FailureReportingMode::QtTest);
+            QVERIFY(session.openStored(path));
+            QTRY_VERIFY(session.data()->candidateCount() == 30 && !session.data()->loading());
+            QCOMPARE(session.data()->deviceModels().size(), mixed ? 2 : 1);
+            const CandidateRow* onA100 = session.data()->candidate(15); // every fifth, when mixed
+            const CandidateRow* onH200 = session.data()->candidate(16);
+            QVERIFY(onA100 && onH200 && onA100->candidateUs > 0 && onH200->candidateUs > 0);
+            QCOMPARE(onA100->device, mixed ? QStringLiteral("NVIDIA A100") : QStringLiteral("NVIDIA H200"));
+            QCOMPARE(table.indexOf(15, CandidateTableModel::Device).data().toString(), onA100->device);
+            QCOMPARE(table.indexOf(16, CandidateTableModel::Device).data().toString(), QStringLiteral("NVIDIA H200"));
+            QVERIFY(table.indexOf(16, CandidateTableModel::Time)
+                        .data(Qt::ToolTipRole)
+                        .toString()
+                        .contains(QStringLiteral("NVIDIA H200")));
+        }
+    }
+
     void followsChangesInTheStore() {
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("run.kforge"));
