@@ -171,10 +171,20 @@ int deviceCount(const QStringList& command, QString& problem) {
     auto probe = protocol::decodeResponse(p.readAllStandardOutput().trimmed().toStdString());
     const auto* result = probe ? std::get_if<protocol::ProbeResult>(&*probe) : nullptr;
     if (!result) {
-        problem = QStringLiteral("%1 --probe gave no device list").arg(program);
+        const QString err = QString::fromUtf8(p.readAllStandardError()).trimmed().section(u'\n', -1);
+        problem = QStringLiteral("%1 --probe gave no device list%2")
+                      .arg(program, err.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(err));
         return -1;
     }
-    return result->available ? static_cast<int>(result->devices.size()) : 0;
+    if (!result->available || result->devices.empty()) {
+        QStringList why;
+        for (const auto& w : result->problems)
+            why << QString::fromStdString(w);
+        problem = QStringLiteral("the worker reports no usable device%1")
+                      .arg(why.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(why.join(QStringLiteral("; "))));
+        return -1;
+    }
+    return static_cast<int>(result->devices.size());
 }
 
 } // namespace

@@ -17,6 +17,9 @@
 
 #include <set>
 
+#include <signal.h>
+#include <unistd.h>
+
 using namespace kforge;
 using kforge::eval::ExecutorGroup;
 using kforge::eval::WorkerPool;
@@ -27,6 +30,28 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr int kWaitMs = 60000; // generous for a loaded machine; never a timing assertion
+
+// The ssh clients this process started (its children named "ssh"), by pid.
+std::vector<pid_t> childSshClients() {
+    std::vector<pid_t> found;
+    for (const QString& entry : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+        bool number = false;
+        const pid_t pid = entry.toInt(&number);
+        if (!number)
+            continue;
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+        if (!stat.open(QIODevice::ReadOnly))
+            continue;
+        // "pid (comm) state ppid ...": the name may hold spaces, so split after its last ')'.
+        const QByteArray line = stat.readAll();
+        const qsizetype close = line.lastIndexOf(')');
+        const QByteArray comm = line.mid(line.indexOf('(') + 1, close - line.indexOf('(') - 1);
+        const QList<QByteArray> rest = line.mid(close + 2).split(' ');
+        if (comm == "ssh" && rest.size() > 1 && rest[1].toInt() == ::getpid())
+            found.push_back(pid);
+    }
+    return found;
+}
 
 QString fakeWorkerPath() {
     return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
@@ -367,6 +392,31 @@ private slots:
         const QString lost = degraded.at(0).at(0).toString() + u'\n' + degraded.at(1).at(0).toString();
         QVERIFY2(lost.contains(QStringLiteral("no-such-host.invalid")), qPrintable(lost));
         QVERIFY2(lost.contains(QStringLiteral("127.0.0.1")), qPrintable(lost));
+
+        // The connections drop (their ssh killed) mid-evaluation: those evaluations fail, naming
+        // the host; new connections take the next ones.
+        {
+            QSignalSpy spy(owned.get(), &eval::Executor::evaluated);
+            QSignalSpy started(owned.get(), &eval::Executor::evaluationStarted);
+            for (int i = 0; i < 2; ++i) // both workers busy
+                owned->submit(kforgetest::fakeRequest(QStringLiteral("// fake:sleep_ms=60000\n// %1").arg(i)), 120s);
+            QTRY_COMPARE_WITH_TIMEOUT(started.count(), 2, kWaitMs);
+            const std::vector<pid_t> clients = childSshClients();
+            // Two connections carry the evaluations (a place given up may still be ending others).
+            QVERIFY(clients.size() >= 2);
+            for (const pid_t pid : clients)
+                ::kill(pid, SIGKILL); // the test's own ssh clients
+            QTRY_COMPARE_WITH_TIMEOUT(spy.count(), 2, kWaitMs);
+            for (const auto& args : spy) {
+                const auto dropped = args.at(1).value<EvaluateResult>();
+                QVERIFY(dropped.status != Status::Ok);
+                QVERIFY2(QString::fromStdString(dropped.message).contains(QStringLiteral("127.0.0.1")),
+                         dropped.message.c_str());
+            }
+        }
+        const auto after = evaluateAll(*owned, 2, QStringLiteral("// after the drop"));
+        for (const auto& [ticket, r] : after)
+            QVERIFY2(r.status == Status::Ok, r.message.c_str());
 
         // The remote worker crashes: that evaluation fails, naming the host; the next one runs.
         const auto crashed = evaluateAll(*owned, 1, QStringLiteral("// fake:mode=crash"));
