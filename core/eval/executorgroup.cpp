@@ -197,8 +197,10 @@ void ExecutorGroup::cancel(qint64 ticket) {
         fail(p, QStringLiteral("cancelled"));
         return;
     }
-    if (auto it = m_dispatched.find(ticket); it != m_dispatched.end())
+    if (auto it = m_dispatched.find(ticket); it != m_dispatched.end()) {
+        it->second.unstarted.reset(); // cancelled: never to be moved to another place
         m_members[it->second.member].executor->cancel(it->second.memberTicket);
+    }
 }
 
 void ExecutorGroup::probe() {
