@@ -47,6 +47,11 @@ void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& 
         return;
     --m_ceilingsAnswers;
     const bool first = m_measuringCeilings;
+    // Before generation 0: the first generation's results are judged against them.
+    const auto record = [this](const QJsonObject& data) {
+        return m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
+                                   QStringLiteral("the device's ceilings"));
+    };
     if (problem.isEmpty() && m_ceilingsByModel.count(ceilings.device) == 0) {
         m_ceilingsByModel[ceilings.device] = ceilings;
         QJsonObject data = ceilings.toJson();
@@ -56,9 +61,7 @@ void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& 
             m_measuringCeilings = false;
             m_ceilings = ceilings;
         }
-        // The first before generation 0: the first generation's results are judged against them.
-        if (!m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
-                                 QStringLiteral("the device's ceilings")))
+        if (!record(data))
             return;
         if (first)
             emit ceilingsReady();
@@ -72,8 +75,7 @@ void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& 
             data.insert(QStringLiteral("problem"), problem);
             emit notice(QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only")
                             .arg(problem));
-            if (!m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
-                                     QStringLiteral("the device's ceilings")))
+            if (!record(data))
                 return;
             emit ceilingsReady();
         } else {

@@ -7,6 +7,8 @@
 
 #include <QString>
 
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 namespace kforgetest {
@@ -28,6 +30,14 @@ inline kforge::protocol::EvaluateRequest fakeRequest(const QString& candidate) {
     r.reference = {"reference", "reference.cl", "// the reference", {}};
     r.candidate = {"candidate", "candidate.cl", candidate.toStdString(), {}};
     return r;
+}
+
+// `n` requests whose candidates are `source` and a line that makes each one different.
+inline std::vector<kforge::protocol::EvaluateRequest> fakeRequests(int n, const QString& source) {
+    std::vector<kforge::protocol::EvaluateRequest> requests;
+    for (int i = 0; i < n; ++i)
+        requests.push_back(fakeRequest(source + QStringLiteral("\n// %1").arg(i)));
+    return requests;
 }
 
 } // namespace kforgetest

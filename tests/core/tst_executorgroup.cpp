@@ -5,6 +5,7 @@
 #include "eval/executorgroup.h"
 #include "eval/placement.h"
 #include "eval/workerpool.h"
+#include "evaluateall.h"
 #include "fakerequest.h"
 #include "localsshd.h"
 
@@ -57,22 +58,9 @@ QString fakeWorkerPath() {
     return QDir(qEnvironmentVariable("KFORGE_WORKER_DIR")).filePath(QStringLiteral("kforge-worker-fake"));
 }
 
-// Submits `n` requests and waits for every answer; the results by ticket.
+// Submits `n` fake requests and waits for every answer; the results by ticket.
 std::map<qint64, EvaluateResult> evaluateAll(eval::Executor& e, int n, const QString& source) {
-    QSignalSpy spy(&e, &eval::Executor::evaluated);
-    std::set<qint64> tickets;
-    for (int i = 0; i < n; ++i)
-        tickets.insert(e.submit(kforgetest::fakeRequest(source + QStringLiteral("\n// %1").arg(i)), 30s));
-    std::map<qint64, EvaluateResult> results;
-    // Fewer results than requests fail the caller's comparisons, which say how many came.
-    (void)QTest::qWaitFor(
-        [&] {
-            for (const auto& args : spy)
-                results[args.at(0).toLongLong()] = args.at(1).value<EvaluateResult>();
-            return results.size() >= tickets.size();
-        },
-        kWaitMs);
-    return results;
+    return kforgetest::evaluateAll(e, kforgetest::fakeRequests(n, source), 30s, kWaitMs);
 }
 
 } // namespace

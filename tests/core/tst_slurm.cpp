@@ -5,6 +5,7 @@
 // whole `kforge run --executor slurm`.
 
 #include "eval/placement.h"
+#include "evaluateall.h"
 #include "fakerequest.h"
 #include "localslurm.h"
 #include "task/evalrequest.h"
@@ -21,7 +22,6 @@
 
 #include <array>
 #include <map>
-#include <set>
 
 using namespace kforge;
 using kforge::protocol::EvaluateResult;
@@ -42,34 +42,13 @@ std::string thisHost() {
     return name.data();
 }
 
-// Submits the requests and waits for every answer; the results in the order submitted.
-std::vector<EvaluateResult> evaluateAll(eval::Executor& e, const std::vector<protocol::EvaluateRequest>& requests,
-                                        std::chrono::milliseconds timeout = 60s) {
-    QSignalSpy spy(&e, &eval::Executor::evaluated);
-    std::vector<qint64> tickets;
-    for (const auto& r : requests)
-        tickets.push_back(e.submit(r, timeout));
-    std::map<qint64, EvaluateResult> byTicket;
-    (void)QTest::qWaitFor(
-        [&] {
-            for (const auto& args : spy)
-                byTicket[args.at(0).toLongLong()] = args.at(1).value<EvaluateResult>();
-            return byTicket.size() >= tickets.size();
-        },
-        kWaitMs);
-    std::vector<EvaluateResult> results;
-    for (const qint64 t : tickets)
-        if (byTicket.count(t))
-            results.push_back(byTicket[t]);
-    return results;
+// Submits the requests and waits for every answer; the results by ticket, in the order submitted.
+std::map<qint64, EvaluateResult> evaluateAll(eval::Executor& e, const std::vector<protocol::EvaluateRequest>& requests,
+                                             std::chrono::milliseconds timeout = 60s) {
+    return kforgetest::evaluateAll(e, requests, timeout, kWaitMs);
 }
 
-std::vector<protocol::EvaluateRequest> fakeRequests(int n, const QString& source) {
-    std::vector<protocol::EvaluateRequest> requests;
-    for (int i = 0; i < n; ++i)
-        requests.push_back(kforgetest::fakeRequest(source + QStringLiteral("\n// %1").arg(i)));
-    return requests;
-}
+using kforgetest::fakeRequests;
 
 std::unique_ptr<eval::Executor> slurmExecutor(const QString& backend, int pilots, const QString& slurmArgs = {}) {
     eval::Placement placement;
@@ -154,7 +133,7 @@ private slots:
         QCOMPARE(executor->capacity(), 3);
         const auto results = evaluateAll(*executor, fakeRequests(9, QStringLiteral("// fake:sleep_ms=100")));
         QCOMPARE(results.size(), std::size_t{9});
-        for (const auto& r : results) {
+        for (const auto& [ticket, r] : results) {
             QVERIFY2(r.status == Status::Ok, r.message.c_str());
             QCOMPARE(r.host, thisHost());
         }
@@ -194,7 +173,7 @@ private slots:
         QVERIFY2(said.contains(QStringLiteral("CANCELLED")), qPrintable(said)); // slurmstepd's own words
         const auto next = evaluateAll(*executor, fakeRequests(2, QStringLiteral("// plain")));
         QCOMPARE(next.size(), std::size_t{2});
-        for (const auto& r : next)
+        for (const auto& [nextTicket, r] : next)
             QVERIFY2(r.status == Status::Ok, r.message.c_str());
         executor->shutdown();
         QTRY_VERIFY2_WITH_TIMEOUT(noJobsLeft(), qPrintable(kforgetest::LocalSlurm::jobs().join(u'\n')), kWaitMs);
@@ -224,7 +203,7 @@ private slots:
         QSignalSpy failed(executor.get(), &eval::Executor::workersFailedToStart);
         const auto results = evaluateAll(*executor, fakeRequests(1, QStringLiteral("// plain")));
         QCOMPARE(results.size(), std::size_t{1});
-        QVERIFY(results[0].status != Status::Ok);
+        QVERIFY(results.begin()->second.status != Status::Ok);
         QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, kWaitMs);
         const QString message = failed.at(0).at(0).toString();
         QVERIFY2(message.contains(QStringLiteral("Slurm")) && message.contains(QStringLiteral("partition")),
@@ -247,9 +226,10 @@ private slots:
         auto executor = slurmExecutor(QStringLiteral("opencl"), 1);
         const auto results = evaluateAll(*executor, {*request}, 300s);
         QCOMPARE(results.size(), std::size_t{1});
-        QVERIFY2(results[0].status == Status::Ok, results[0].message.c_str());
-        QVERIFY(results[0].candidateTiming.has_value());
-        QCOMPARE(results[0].host, thisHost());
+        const EvaluateResult& r = results.begin()->second;
+        QVERIFY2(r.status == Status::Ok, r.message.c_str());
+        QVERIFY(r.candidateTiming.has_value());
+        QCOMPARE(r.host, thisHost());
         executor->shutdown();
         QTRY_VERIFY2_WITH_TIMEOUT(noJobsLeft(), qPrintable(kforgetest::LocalSlurm::jobs().join(u'\n')), kWaitMs);
     }
