@@ -200,7 +200,7 @@ void CudaBackend::close() {
             b.memory.release();
         m_flushBuffer.release();
         m_digestSum.release();
-        m_digestModule.release();
+        m_helperModule.release();
         m_start.release();
         m_stop.release();
         m_stream.release();
@@ -213,9 +213,11 @@ void CudaBackend::close() {
     m_flushBuffer.reset();
     m_flushBytes = 0;
     m_digestSum.reset();
-    m_digestModule.reset();
+    m_helperModule.reset();
     m_digestFunction = nullptr;
-    m_digestProblem.clear();
+    m_flushFunction = nullptr;
+    m_flushKernelName.clear();
+    m_helperProblem.clear();
     m_start.reset();
     m_stop.reset();
     m_stream.reset();
@@ -882,11 +884,17 @@ spec::Status CudaBackend::download(harness::BufferId id, void* data, std::size_t
     return spec::success();
 }
 
-// harness::digest on the device (digest.h defines it; the GPU checks compare the two): each thread
-// sums the contributions of a strided set of 8-byte words, the block adds its threads' sums and one
-// thread adds the block's to the result. The last, partial word is thread 0's.
+// The worker's own kernels, compiled and loaded once per context at first use:
+//  - kforge_digest: harness::digest on the device (digest.h defines it; the GPU checks compare the
+//    two). Each thread sums the contributions of a strided set of 8-byte words, the block adds its
+//    threads' sums and one thread adds the block's to the result. The last, partial word is
+//    thread 0's.
+//  - kforge_flush: reads a buffer twice the L2's size, so that L2 holds only clean lines of that
+//    buffer. A memset would evict as well, but leave the L2 full of dirty lines that the timed
+//    kernel's own misses then write back to DRAM: a memory-bound kernel of a few tens of
+//    microseconds pays for up to an L2 of write-backs that are not its own.
 namespace {
-const char* const kDigestSource = R"(
+const char* const kHelperSource = R"(
 __device__ __forceinline__ unsigned long long kforge_mix(unsigned long long z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -922,8 +930,54 @@ extern "C" __global__ void kforge_digest(const unsigned char* data, unsigned lon
             atomicAdd(sum, s);
     }
 }
+// Every 16 bytes are loaded; the store that depends on them (never taken for a buffer of zeros)
+// keeps the loads in the program.
+extern "C" __global__ void kforge_flush(const uint4* data, unsigned long long count, unsigned int* sink) {
+    unsigned int x = 0;
+    const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+        const uint4 v = data[i];
+        x |= v.x | v.y | v.z | v.w;
+    }
+    if (x != 0)
+        *sink = x;
+}
 )";
 } // namespace
+
+const std::string& CudaBackend::loadHelpers() {
+    if (m_helperModule || !m_helperProblem.empty())
+        return m_helperProblem;
+    const NvrtcOutput built =
+        m_compiler.compile(kHelperSource, {}, "kforge_helpers.cu", {"kforge_digest", "kforge_flush"}, m_cc.load());
+    CUmodule module = nullptr;
+    CUdeviceptr sum = 0;
+    CUresult e = CUDA_SUCCESS;
+    if (!built.ok)
+        m_helperProblem = "the worker's digest and flush kernels did not compile: " + built.log;
+    else if ((e = m_driver.moduleLoadData(&module, built.cubin.data())) != CUDA_SUCCESS)
+        m_helperProblem =
+            "cuModuleLoadData of the worker's digest and flush kernels failed with " + m_driver.describe(e);
+    if (module)
+        m_helperModule.reset(module);
+    for (auto [name, function] :
+         {std::pair{"kforge_digest", &m_digestFunction}, std::pair{"kforge_flush", &m_flushFunction}})
+        if (m_helperProblem.empty()
+            && (e = m_driver.moduleGetFunction(function, module, built.loweredNames.at(name).c_str())) != CUDA_SUCCESS)
+            m_helperProblem = std::string("cuModuleGetFunction(") + name + ") failed with " + m_driver.describe(e);
+    if (m_helperProblem.empty() && (e = m_driver.memAlloc(&sum, 8)) != CUDA_SUCCESS)
+        m_helperProblem = "no device memory for the digest's sum: " + m_driver.describe(e);
+    if (sum)
+        m_digestSum.reset(sum);
+    if (!m_helperProblem.empty()) {
+        m_digestFunction = m_flushFunction = nullptr;
+        m_helperModule.reset();
+        noteError(e);
+    } else if (built.loweredNames.count("kforge_flush")) {
+        m_flushKernelName = built.loweredNames.at("kforge_flush");
+    }
+    return m_helperProblem;
+}
 
 spec::Expected<std::uint64_t> CudaBackend::digest(harness::BufferId id, std::size_t bytes, std::uint64_t key) {
     if (auto st = ready("digest"); !st)
@@ -932,36 +986,10 @@ spec::Expected<std::uint64_t> CudaBackend::digest(harness::BufferId id, std::siz
     if (!buffer)
         return spec::Error{buffer.error()};
     CUdeviceptr ptr = (*buffer)->ptr();
-    // Words are read 8 bytes at a time; a buffer that is not so aligned is digested on the host.
-    if (ptr % 8 != 0 || !m_digestProblem.empty())
+    // Words are read 8 bytes at a time; a buffer that is not so aligned is digested on the host, as
+    // is every buffer when the worker's kernels cannot be had (the host can do it, only slower).
+    if (ptr % 8 != 0 || !loadHelpers().empty())
         return Backend::digest(id, bytes, key);
-    if (!m_digestFunction) {
-        const NvrtcOutput built =
-            m_compiler.compile(kDigestSource, {}, "kforge_digest.cu", {"kforge_digest"}, m_cc.load());
-        CUmodule module = nullptr;
-        CUdeviceptr sum = 0;
-        CUresult e = CUDA_SUCCESS;
-        if (!built.ok)
-            m_digestProblem = "the digest kernel did not compile: " + built.log;
-        else if ((e = m_driver.moduleLoadData(&module, built.cubin.data())) != CUDA_SUCCESS)
-            m_digestProblem = "cuModuleLoadData of the digest kernel failed with " + m_driver.describe(e);
-        if (module)
-            m_digestModule.reset(module);
-        if (m_digestProblem.empty()
-            && (e = m_driver.moduleGetFunction(&m_digestFunction, module,
-                                               built.loweredNames.at("kforge_digest").c_str()))
-                   != CUDA_SUCCESS)
-            m_digestProblem = "cuModuleGetFunction(kforge_digest) failed with " + m_driver.describe(e);
-        if (m_digestProblem.empty() && (e = m_driver.memAlloc(&sum, 8)) != CUDA_SUCCESS)
-            m_digestProblem = "no device memory for the digest's sum: " + m_driver.describe(e);
-        if (sum)
-            m_digestSum.reset(sum);
-        if (!m_digestProblem.empty()) {
-            m_digestFunction = nullptr;
-            noteError(e);
-            return Backend::digest(id, bytes, key); // the host can do it, only slower
-        }
-    }
     const CUstream stream = m_stream.get();
     CUdeviceptr sumPtr = m_digestSum.get();
     unsigned long long length = bytes;
@@ -990,21 +1018,42 @@ spec::Expected<std::uint64_t> CudaBackend::digest(harness::BufferId id, std::siz
 void CudaBackend::flushCaches() {
     if (!ready("flushCaches"))
         return;
+    const CUstream stream = m_stream.get();
     if (!m_flushBuffer) {
-        // Twice the L2, so that nothing a previous run left there survives.
+        // Twice the L2, so that nothing a previous run left there survives. Zeros, so that the
+        // flush kernel's store is never taken.
         const std::size_t bytes = 2 * (m_l2Bytes > 0 ? m_l2Bytes : std::size_t{64} << 20);
         CUdeviceptr ptr = 0;
         if (m_driver.memAlloc(&ptr, bytes) != CUDA_SUCCESS)
             return;
         m_flushBuffer.reset(ptr);
         m_flushBytes = bytes;
+        if (const CUresult e = m_driver.memsetD8Async(ptr, 0, bytes, stream); e != CUDA_SUCCESS)
+            noteError(e);
     }
+    if (loadHelpers().empty()) {
+        // Read, then wait: the flush kernel is over before the run's launches, so CUPTI's record of
+        // it ends before the run begins (run() leaves such records out) and the profiler's passes
+        // start from the same state.
+        CUdeviceptr data = m_flushBuffer.get();
+        unsigned long long count = m_flushBytes / 16;
+        CUdeviceptr sink = m_digestSum.get();
+        void* params[] = {&data, &count, &sink};
+        const auto blocks = static_cast<unsigned>(2 * std::max(m_multiprocessors, 1));
+        CUresult e = m_driver.launchKernel(m_flushFunction, blocks, 1, 1, 512, 1, 1, 0, stream, params, nullptr);
+        if (e == CUDA_SUCCESS)
+            e = m_driver.streamSynchronize(stream);
+        if (e != CUDA_SUCCESS)
+            noteError(e);
+        return;
+    }
+    // Without the worker's kernels, a memset evicts too (leaving dirty lines behind).
     // A memset is no kernel of the plan: CUPTI reports it as a MEMSET record, which run() never
     // counts, and run() discards whatever was recorded before its first launch anyway.
     // Not waited for: the plan's launches follow on the same stream, and both timers (CUPTI's
     // kernel records, events recorded after it) leave the memset out.
     m_flushValue ^= 1;
-    if (const CUresult e = m_driver.memsetD8Async(m_flushBuffer.get(), m_flushValue, m_flushBytes, m_stream.get());
+    if (const CUresult e = m_driver.memsetD8Async(m_flushBuffer.get(), m_flushValue, m_flushBytes, stream);
         e != CUDA_SUCCESS)
         noteError(e);
 }
@@ -1225,6 +1274,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     m_driver.eventRecord(m_stop.get(), stream);
     const CUresult syncErr = m_driver.streamSynchronize(stream);
     const std::uint64_t hostAfterSync = cupti ? CuptiTimer::timestamp() : 0;
+    deviceDone();
     if (syncErr != CUDA_SUCCESS) {
         // The error surfaces at the synchronisation; with one launch it is that kernel's.
         const std::string who = plan.launches.size() == 1 ? launchWhere(plan.launches.front()) + "the kernel"
@@ -1243,7 +1293,9 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     std::vector<KernelRecord> collected;
     timedCupti([&] { collected = CuptiTimer::instance().collect(dropped); });
     for (auto& r : collected)
-        if (r.contextId == m_cuptiContext)
+        // The cache flush's kernel ended before the run began (flushCaches() waits for it); its
+        // record may still arrive with the run's.
+        if (r.contextId == m_cuptiContext && !(r.name == m_flushKernelName && r.end <= hostBeforeLaunch))
             records.push_back(std::move(r));
     if (records.empty() && !m_cuptiSeenKernel) {
         // CUPTI accepted the subscription but records nothing (seen under some profilers): events

@@ -178,6 +178,8 @@ public:
     std::string timingMethod() const override;
     void setWatched(bool watched) override { m_watched = watched; }
     spec::Status setTimingMode(harness::TimingMode mode) override;
+    // Evicts every cache line a previous run left (a read of twice the L2 by the worker's own
+    // kernel, waited for), so that the next run starts from cold, clean caches.
     void flushCaches() override;
 
     // One extra run of the plan under CUPTI's range profiler (rangeprofiler.h); activity tracing is
@@ -187,6 +189,7 @@ public:
     // Micro-kernel ceilings of the open device (ceilings.h), cached per device name, UUID and driver.
     protocol::CeilingsResult ceilings(bool refresh) override;
 
+    std::string deviceKey() const override { return m_deviceName.empty() ? std::string() : ceilingsKey(); }
     bool deviceLost() const override { return m_state && m_state->lost; }
 
     const NvrtcCompiler& compiler() const { return m_compiler; }
@@ -194,6 +197,9 @@ public:
     int computeCapability() const { return m_cc.load(); }
 
 private:
+    // Compiles and loads the digest and flush kernels once; the problem, or empty when they are there.
+    const std::string& loadHelpers();
+
     struct Buffer {
         MemoryHandle memory;    // empty for a view
         std::size_t bytes = 0;  // as requested, for bounds checks on upload/download
@@ -239,11 +245,13 @@ private:
     MemoryHandle m_flushBuffer;
     std::size_t m_flushBytes = 0;
     unsigned char m_flushValue = 0;
-    // The digest kernel, compiled and loaded at the first digest() on a context.
-    ModuleHandle m_digestModule;
+    // The worker's digest and flush kernels, compiled and loaded at first use on a context.
+    ModuleHandle m_helperModule;
     CUfunction m_digestFunction = nullptr;
-    MemoryHandle m_digestSum; // where the kernel adds up its 8-byte sum
-    std::string m_digestProblem;
+    CUfunction m_flushFunction = nullptr;
+    std::string m_flushKernelName;
+    MemoryHandle m_digestSum; // where the digest adds up its 8-byte sum
+    std::string m_helperProblem;
     bool m_digestsOnDevice = harness::deviceDigestsWanted(true);
     int m_multiprocessors = 1;
 

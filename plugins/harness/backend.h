@@ -137,6 +137,9 @@ public:
     virtual spec::Status open(int device) = 0;
     // The open device: its name (empty while none is open) and limits.
     const std::string& deviceName() const { return m_deviceName; }
+    // Tells the open device apart from every other on this host, for the workers that share it to
+    // take turns at timing (DeviceLock); empty where there is nothing to share.
+    virtual std::string deviceKey() const { return {}; }
     const spec::DeviceLimits& limits() const { return m_limits; }
 
     // Problems in the source that reject it before compiling (vendor libraries, host tricks...).
@@ -244,10 +247,23 @@ public:
     // the worker answers the request and exits so that the pool starts a fresh one.
     virtual bool deviceLost() const { return false; }
 
+    // Called by run() as soon as the device has finished the run's work, before the backend's own
+    // bookkeeping on the host (reading timer records, checking launches): the evaluator lets go of
+    // the device there (DeviceLock). Empty to call nothing.
+    void setDeviceDone(std::function<void()> done) { m_deviceDone = std::move(done); }
+
 protected:
     // Set by open(), cleared when the device is closed.
     std::string m_deviceName;
     spec::DeviceLimits m_limits;
+
+    void deviceDone() const {
+        if (m_deviceDone)
+            m_deviceDone();
+    }
+
+private:
+    std::function<void()> m_deviceDone;
 };
 
 } // namespace kforge::harness

@@ -194,8 +194,9 @@ constexpr std::size_t kGuardBytes = 4096;
 
 class Evaluation {
 public:
-    Evaluation(Backend& backend, SeedCache& cache, const EvaluateRequest& request, TorchBridge* torch)
-        : m_backend(backend), m_cache(cache), m_req(request), m_torch(torch) {
+    Evaluation(Backend& backend, SeedCache& cache, DeviceLocks& locks, const EvaluateRequest& request,
+               TorchBridge* torch)
+        : m_backend(backend), m_cache(cache), m_locks(locks), m_req(request), m_torch(torch) {
         m_result.id = request.id;
     }
 
@@ -233,9 +234,11 @@ private:
     // Uploads inputs, poisons outputs, zeroes scratch, runs, reads outputs back. Reports whether the
     // candidate modified its inputs through `inputsChanged`.
     // Without `downloadOutputs`, `outputs` are sized but not read back (the caller digests them).
+    // `flushCaches` evicts the caches after the poison and scratch fills, just before the run: a
+    // timed run starts cold, with nothing of the fills left to write back.
     Expected<RunResult> runOnce(Prepared& p, std::size_t set, const SeedData& s, int poison,
                                 std::vector<HostTensor>& outputs, std::string* inputsChanged, bool uploadInputs = true,
-                                bool downloadOutputs = true);
+                                bool downloadOutputs = true, bool flushCaches = false);
     spec::Status download(const Bindings& bindings, std::vector<HostTensor>& outputs);
     // Empty when the set's input buffers still hold the seed's inputs, else what changed. Between
     // the launches of a run (`withinRun`) the inputs are read back: a digest kernel launched there
@@ -298,6 +301,15 @@ public:
 private:
     Backend& m_backend;
     SeedCache& m_cache;
+    DeviceLocks& m_locks;
+    DeviceLock* m_lock = nullptr; // the open device's
+
+    // Holds the device for kernel work: shared with other workers' device work, or alone for a
+    // timed run. The wait is the step "wait for device" of the current phase.
+    DeviceLock::Hold holdDevice(bool alone) {
+        const Step step(*this, "wait for device");
+        return alone ? m_lock->exclusive() : m_lock->shared();
+    }
     const EvaluateRequest& m_req;
     EvaluateResult m_result;
     spec::Sizes m_sizes;
@@ -473,7 +485,7 @@ spec::Status Evaluation::download(const Bindings& bindings, std::vector<HostTens
 
 Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const SeedData& s, int poison,
                                         std::vector<HostTensor>& outputs, std::string* inputsChanged, bool uploadInputs,
-                                        bool downloadOutputs) {
+                                        bool downloadOutputs, bool flushCaches) {
     const auto& task = m_req.task;
     const Bindings& bindings = p.bindingSets[set % p.bindingSets.size()];
     if (uploadInputs) {
@@ -485,6 +497,9 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
                 noteUploaded(bindings.inputs[i], s.inputs[i].byteSize());
         }
     }
+    // The fills beside other workers' device work; a timed run then holds the device alone from
+    // its cache flush to the end of its kernels, and lets go before the timer's records are read.
+    DeviceLock::Hold hold = holdDevice(false);
     std::optional<Step> poisoning(std::in_place, *this, "poison");
     outputs.resize(task.outputs.size());
     for (std::size_t i = 0; i < task.outputs.size(); ++i) {
@@ -501,6 +516,12 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
             return spec::Error{st.error()};
     }
     poisoning.reset();
+    if (flushCaches) {
+        hold.release();
+        hold = holdDevice(true);
+        const Step step(*this, "flush caches");
+        m_backend.flushCaches();
+    }
 
     // In verification runs, inputs are checked after every launch of a multi-launch plan: a launch
     // may use an input as scratch space and a later one restore it.
@@ -521,8 +542,14 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
                                   + std::to_string(l.line) + ")";
         };
     std::optional<Step> running(std::in_place, *this, "run");
+    struct LetGo { // the backend never keeps a callback into this frame
+        Backend& backend;
+        ~LetGo() { backend.setDeviceDone({}); }
+    } letGo{m_backend};
+    m_backend.setDeviceDone([&hold] { hold.release(); });
     auto time = m_backend.run(*p.program, p.plan, bindings, afterLaunch);
     running.reset();
+    hold.release();
     if (!time)
         return time;
     chargeBackendSteps(*time);
@@ -585,6 +612,7 @@ Expected<std::string> Evaluation::checkGuards(const Prepared& p) {
 void Evaluation::noteUploaded(BufferId id, std::size_t bytes) {
     if (!m_backend.digestsOnDevice())
         return;
+    const auto hold = holdDevice(false);
     if (auto d = m_backend.digest(id, bytes, m_digestKey))
         m_inputDigests[id] = *d;
     else
@@ -599,6 +627,7 @@ Expected<std::string> Evaluation::checkInputs(const Bindings& bindings, const Se
         // (a kernel cannot aim at the key, drawn for this evaluation); a differing one is read
         // back to say what changed.
         if (auto known = m_inputDigests.find(bindings.inputs[i]); known != m_inputDigests.end() && !withinRun) {
+            const auto hold = holdDevice(false);
             auto now = m_backend.digest(bindings.inputs[i], before.byteSize(), m_digestKey);
             if (now && *now == known->second)
                 continue;
@@ -984,7 +1013,11 @@ bool Evaluation::computeExpected(SeedData& s) {
 bool Evaluation::computeExpectedWithTorch(SeedData& s) {
     for (std::size_t i = 0; i < m_req.task.outputs.size(); ++i)
         s.expected.push_back(makeTensor(m_req.task.outputs[i].dtype, m_outputCounts[i]));
-    auto computed = m_torch->compute(m_req.reference, m_req.task, m_sizes, s.inputs, s.expected);
+    auto computed = [&] {
+        // PyTorch's kernels on a GPU are device work like the reference kernel's.
+        const auto hold = holdDevice(false);
+        return m_torch->compute(m_req.reference, m_req.task, m_sizes, s.inputs, s.expected);
+    }();
     if (!computed) {
         s.expected.clear();
         m_result.diagnostics.push_back({"runtime", "error", computed.error(), "reference", 0, 0});
@@ -1005,6 +1038,7 @@ void Evaluation::timePyTorchBefore() {
         return;
     const std::string previous = enterPhase("pytorch");
     if (materialise(m_timing.front())) {
+        const auto hold = holdDevice(true); // PyTorch is timed alone, as kernels are
         auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, m_timing.front().inputs, kPyTorchCalls / 2,
                                    m_req.options.pytorchCompile);
         if (timed)
@@ -1027,7 +1061,10 @@ void Evaluation::timePyTorch() {
     // The second half of the calls, after the kernel's timed runs; with the first half, from
     // before them, the figures bracket the kernel's.
     const int calls = m_torchBefore ? kPyTorchCalls - kPyTorchCalls / 2 : kPyTorchCalls;
-    auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, calls, m_req.options.pytorchCompile);
+    auto timed = [&] {
+        const auto hold = holdDevice(true); // PyTorch is timed alone, as kernels are
+        return m_torch->time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, calls, m_req.options.pytorchCompile);
+    }();
     if (!timed) {
         m_result.pytorchNote = "PyTorch could not be timed: " + timed.error();
         m_result.diagnostics.push_back({"timing", "warning", m_result.pytorchNote, "yardstick", 0, 0});
@@ -1142,9 +1179,11 @@ bool Evaluation::verifyCandidate() {
         const Bindings& bindings = m_candidate->bindingSets[k % m_candidate->bindingSets.size()];
         for (std::size_t o = 0; o < outputs.size(); ++o) {
             std::optional<std::uint64_t> got;
-            if (m_backend.digestsOnDevice())
+            if (m_backend.digestsOnDevice()) {
+                const auto hold = holdDevice(false);
                 if (auto d = m_backend.digest(bindings.outputs[o], outputs[o].byteSize(), m_digestKey))
                     got = *d;
+            }
             candidateHashes[o].push_back(got ? *got
                                              : digest(outputs[o].bytes.data(), outputs[o].byteSize(), m_digestKey));
             const auto& e = m_seeds[k].expected[o];
@@ -1292,13 +1331,9 @@ void Evaluation::timeCandidate() {
         const std::size_t set = static_cast<std::size_t>(index) % sets;
         const SeedData& s = m_timing[set];
         const int poison = run++ % 2;
-        {
-            const Step step(*this, "flush caches");
-            m_backend.flushCaches();
-        }
         auto& known = verified[&p][set];
         const bool byDigest = !known.digests.empty();
-        auto r = runOnce(p, set, s, poison, outputs, nullptr, false, !byDigest);
+        auto r = runOnce(p, set, s, poison, outputs, nullptr, false, !byDigest, true);
         if (!r) {
             failure = "timed run " + std::to_string(index) + " failed: " + r.error();
             return false;
@@ -1310,6 +1345,7 @@ void Evaluation::timeCandidate() {
         const Bindings& bindings = p.bindingSets[set % p.bindingSets.size()];
         const auto outputDigests = [&]() -> std::optional<std::vector<std::uint64_t>> {
             const Step step(*this, "digest");
+            const auto hold = holdDevice(false);
             std::vector<std::uint64_t> d;
             for (std::size_t i = 0; i < outputs.size(); ++i) {
                 auto one = m_backend.digest(bindings.outputs[i], outputs[i].byteSize(), m_digestKey);
@@ -1470,6 +1506,7 @@ EvaluateResult Evaluation::run() {
             return m_result;
         }
         m_result.device = m_backend.deviceName();
+        m_lock = &m_locks.forKey(m_backend.deviceKey());
         // Verification always runs under the default timer, whose records carry the integrity
         // checks; a KernelBench request switches only for its timed runs.
         if (auto st = m_backend.setTimingMode(TimingMode::Default); !st) {
@@ -1564,6 +1601,7 @@ EvaluateResult Evaluation::run() {
         m_result.timingMode = m_req.options.timingMode;
         if (m_req.options.profile) {
             // One extra run under the counters; its outputs are not needed, the verified runs stand.
+            const auto hold = holdDevice(true); // the counters see this kernel alone
             m_result.profile =
                 m_backend.profile(*m_candidate->program, m_candidate->plan, m_candidate->bindingSets.front());
         }
@@ -1627,7 +1665,7 @@ EvaluateResult Evaluator::evaluate(const EvaluateRequest& request) {
         }
         torch = m_torch.get();
     }
-    Evaluation evaluation(m_backend, m_seeds, request, torch);
+    Evaluation evaluation(m_backend, m_seeds, m_locks, request, torch);
     EvaluateResult r = evaluation.run();
     evaluation.enterPhase("");
     r.phaseSeconds = evaluation.phaseSeconds();

@@ -5,6 +5,7 @@
 // baseline in the same call. Every failure becomes a status and diagnostics, never a crash.
 
 #include "backend.h"
+#include "devicelock.h"
 #include "inputs.h"
 
 #include <map>
@@ -58,10 +59,13 @@ public:
     Evaluator& operator=(const Evaluator&) = delete;
 
     protocol::EvaluateResult evaluate(const protocol::EvaluateRequest& request);
+    // The locks by which this worker takes turns with the others on the same device.
+    DeviceLocks& deviceLocks() { return m_locks; }
 
 private:
     Backend& m_backend;
     SeedCache m_seeds;
+    DeviceLocks m_locks;                  // taking turns at timing with the other workers on the same device
     std::unique_ptr<TorchBridge> m_torch; // for tasks whose reference is PyTorch
     std::string m_torchDevice;
 };

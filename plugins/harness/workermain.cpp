@@ -112,6 +112,8 @@ int runWorker(Backend& backend, int argc, char** argv) {
             if (auto st = backend.open(ceil->device); !st) {
                 c.message = st.error();
             } else {
+                // Micro-kernels measure the device alone, as timed runs are.
+                const auto hold = evaluator.deviceLocks().forKey(backend.deviceKey()).exclusive();
                 c = backend.ceilings(ceil->refresh);
                 c.device = backend.deviceName();
             }

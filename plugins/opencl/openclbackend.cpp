@@ -1157,6 +1157,7 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
 
     const cl_int finishErr = clFinish(m_queue.get());
     const auto wallEnd = std::chrono::steady_clock::now();
+    deviceDone();
     // Name the launch that failed, if the driver says which.
     for (std::size_t i = 0; i < events.size(); ++i) {
         cl_int status = CL_COMPLETE;

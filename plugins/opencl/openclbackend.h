@@ -119,6 +119,7 @@ public:
     // driver version.
     protocol::CeilingsResult ceilings(bool refresh) override;
 
+    std::string deviceKey() const override { return m_deviceName.empty() ? std::string() : ceilingsKey(); }
     bool deviceLost() const override { return m_deviceLost; }
 
     // The -cl-std option compile() passes for the open device ("" means OpenCL C 1.2, no option).

@@ -330,7 +330,9 @@ int main(int argc, char** argv) {
                 + fmt(100 * loaded.second) + "% |");
     report.line("");
 
-    // 5: Nsight Compute's own duration for the same kernel, where ncu is installed.
+    // 5: Nsight Compute's own duration for the same kernels, where ncu is installed: the sgemm
+    // baseline (compute-bound) and three memory-bound baselines, whose times depend most on the
+    // state the cache flush leaves.
     const char* ncuCandidates[] = {"/usr/local/cuda/bin/ncu", "/usr/bin/ncu"};
     std::string ncu;
     for (const char* c : ncuCandidates)
@@ -339,46 +341,63 @@ int main(int argc, char** argv) {
     if (ncu.empty()) {
         report.line("Nsight Compute: ncu not found, agreement not measured.");
     } else {
-        protocol::EvalOptions o;
-        o.seeds = {1};
-        o.minRepetitions = o.maxRepetitions = 20;
-        o.warmup = 2;
-        auto req = protocol::makeEvaluateRequest(*sgemm, "cuda", "default", o);
-        const auto ours = worker.evaluate(*req, 300s);
-        const fs::path reqFile = cache / "request.json";
-        std::ofstream(reqFile) << protocol::encode(protocol::Request{*req}) << "\n";
-        const std::string cmd =
-            ncu + " --clock-control none --metrics gpu__time_duration.sum --csv --kernel-name regex:'^sgemm$' "
-            + workerPath + " < " + reqFile.string() + " 2>/dev/null";
-        std::vector<double> ncuUs;
-        if (FILE* p = ::popen(cmd.c_str(), "r")) {
-            char buf[4096];
-            static const std::regex row(R"re("gpu__time_duration.sum","([a-z]+)","([0-9.,]+)")re");
-            while (std::fgets(buf, sizeof buf, p)) {
-                std::string l = buf;
-                std::smatch m;
-                if (std::regex_search(l, m, row)) {
-                    std::string v = m[2];
-                    v.erase(std::remove(v.begin(), v.end(), ','), v.end());
-                    // ncu writes units as "ns"/"nsecond", "us"/"usecond", "ms"/"msecond", "s"/"second".
-                    const std::string unit = m[1];
-                    const double scale = unit[0] == 'n' ? 1e-3 : unit[0] == 'u' ? 1.0 : unit[0] == 'm' ? 1e3 : 1e6;
-                    ncuUs.push_back(std::stod(v) * scale);
-                }
+        report.line("## Agreement with Nsight Compute (baselines, default sizes)");
+        report.line("");
+        report.line("| task | kforge median us | ncu gpu__time_duration median us | launches | difference |");
+        report.line("|---|---|---|---|---|");
+        std::string method;
+        for (const char* name : {"sgemm", "vector_add", "rmsnorm", "row_sum"}) {
+            auto task = spec::loadTaskDir(source / "tasks" / name);
+            if (!task) {
+                report.line(std::string("| ") + name + " | cannot load the task: " + task.error() + " | | | |");
+                continue;
             }
-            ::pclose(p);
-        }
-        if (ncuUs.empty() || !ours.candidateTiming) {
-            report.line("Nsight Compute: no gpu__time_duration rows came back (" + ncu + "); agreement not measured.");
-        } else {
+            protocol::EvalOptions o;
+            o.seeds = {1};
+            o.minRepetitions = o.maxRepetitions = 20;
+            o.warmup = 2;
+            auto req = protocol::makeEvaluateRequest(*task, "cuda", "default", o);
+            const auto ours = worker.evaluate(*req, 300s);
+            const fs::path reqFile = cache / "request.json";
+            std::ofstream(reqFile) << protocol::encode(protocol::Request{*req}) << "\n";
+            // The baseline's kernel has the task's name in every built-in task timed here.
+            const std::string cmd =
+                ncu + " --clock-control none --metrics gpu__time_duration.sum --csv --kernel-name regex:'^" + name
+                + "$' " + workerPath + " < " + reqFile.string() + " 2>/dev/null";
+            std::vector<double> ncuUs;
+            if (FILE* p = ::popen(cmd.c_str(), "r")) {
+                char buf[4096];
+                static const std::regex row(R"re("gpu__time_duration.sum","([a-z]+)","([0-9.,]+)")re");
+                while (std::fgets(buf, sizeof buf, p)) {
+                    std::string l = buf;
+                    std::smatch m;
+                    if (std::regex_search(l, m, row)) {
+                        std::string v = m[2];
+                        v.erase(std::remove(v.begin(), v.end(), ','), v.end());
+                        // ncu writes units as "ns"/"nsecond", "us"/"usecond", "ms"/"msecond", "s"/"second".
+                        const std::string unit = m[1];
+                        const double scale = unit[0] == 'n' ? 1e-3 : unit[0] == 'u' ? 1.0 : unit[0] == 'm' ? 1e3 : 1e6;
+                        ncuUs.push_back(std::stod(v) * scale);
+                    }
+                }
+                ::pclose(p);
+            }
+            if (ncuUs.empty() || !ours.candidateTiming) {
+                report.line(std::string("| ") + name + " | "
+                            + (ours.candidateTiming ? fmt(ours.candidateTiming->medianUs) : "-")
+                            + " | no gpu__time_duration rows came back | | |");
+                continue;
+            }
+            method = ours.candidateTiming->method;
             const double n = median(ncuUs);
             const double k = ours.candidateTiming->medianUs;
-            report.line("## Agreement with Nsight Compute (sgemm baseline, default sizes)");
-            report.line("");
-            report.line("kforge (" + ours.candidateTiming->method + ") median " + fmt(k)
-                        + " us; ncu gpu__time_duration median " + fmt(n) + " us over " + std::to_string(ncuUs.size())
-                        + " launches; difference " + fmt(100 * (k - n) / n) + "%");
+            report.line(std::string("| ") + name + " | " + fmt(k) + " | " + fmt(n) + " | "
+                        + std::to_string(ncuUs.size()) + " | " + fmt(100 * (k - n) / n) + "% |");
         }
+        report.line("");
+        report.line("kforge's clock: " + method
+                    + ". ncu flushes and invalidates every cache before each launch it profiles.");
+        report.line("");
     }
     fs::remove_all(cache);
     if (!out.empty())

@@ -25,6 +25,8 @@ public:
         return {};
     }
     void stop() { m_pool.reset(); }
+    // For tests that submit without waiting for the answer.
+    kforge::eval::WorkerPool* pool() const { return m_pool.get(); }
 
     // The worker's answer to `request`, or nullopt with `problem` set when none came.
     std::optional<kforge::protocol::EvaluateResult> evaluate(kforge::protocol::EvaluateRequest request,

@@ -16,6 +16,10 @@
 
 #include <functional>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 using namespace kforge;
 
 class TestOpenClEval : public QObject {
@@ -24,9 +28,8 @@ private:
     kforgetest::OpenClWorker m_worker;
     kforgetest::OpenClWorker m_tight; // started with KFORGE_WORKER_HOST_MEMORY=1K (setsMadeOneAtATime)
 
-    protocol::EvaluateResult evaluate(const QString& taskName, const QString& kernelFile, bool timing,
-                                      const std::function<void(task::EvalSettings&)>& adjust = {},
-                                      kforgetest::OpenClWorker* worker = nullptr) {
+    protocol::EvaluateRequest request(const QString& taskName, const QString& kernelFile, bool timing,
+                                      const std::function<void(task::EvalSettings&)>& adjust = {}) {
         auto bundle = task::TaskCatalog::load(taskName);
         if (!bundle)
             qFatal("%s", bundle.error().c_str());
@@ -45,11 +48,17 @@ private:
                 qFatal("cannot read %s", qPrintable(kernelFile));
             source = QString::fromUtf8(f.readAll());
         }
-        auto request = task::makeEvalRequest(*bundle, settings, source, kernelFile);
-        if (!request)
-            qFatal("%s", request.error().c_str());
+        auto made = task::makeEvalRequest(*bundle, settings, source, kernelFile);
+        if (!made)
+            qFatal("%s", made.error().c_str());
+        return std::move(*made);
+    }
+
+    protocol::EvaluateResult evaluate(const QString& taskName, const QString& kernelFile, bool timing,
+                                      const std::function<void(task::EvalSettings&)>& adjust = {},
+                                      kforgetest::OpenClWorker* worker = nullptr) {
         QString problem;
-        auto answer = (worker ? *worker : m_worker).evaluate(std::move(*request), problem);
+        auto answer = (worker ? *worker : m_worker).evaluate(request(taskName, kernelFile, timing, adjust), problem);
         if (!answer)
             qFatal("%s: %s", qPrintable(kernelFile), qPrintable(problem));
         return std::move(*answer);
@@ -340,6 +349,47 @@ private slots:
             << QStringLiteral("softmax") << kernels + QStringLiteral("input_scratch_restored_softmax.cl")
             << QStringLiteral("rejected");
     }
+    // Workers on one device take turns at timing (harness/devicelock.h): while another process
+    // holds the device to time on it, a worker runs nothing there and says how long it waited.
+    void workersWaitWhileAnotherTimes() {
+        QTemporaryDir locks;
+        qputenv("KFORGE_LOCK_DIR", QFile::encodeName(locks.path()));
+        struct Unset {
+            ~Unset() { qunsetenv("KFORGE_LOCK_DIR"); }
+        } unset;
+        kforgetest::OpenClWorker worker;
+        if (const QString why = worker.start(); !why.isEmpty())
+            QSKIP(qPrintable(why));
+        const auto first = evaluate(QStringLiteral("vector_add"), {}, true, {}, &worker);
+        QVERIFY2(first.status == protocol::Status::Ok, first.message.c_str());
+        QVERIFY(first.phaseSeconds.count("verification/wait for device"));
+        QVERIFY(first.phaseSeconds.count("timing/wait for device"));
+        const QStringList files = QDir(locks.path()).entryList({QStringLiteral("kforge-device-*.lock")}, QDir::Files);
+        QCOMPARE(files.size(), 1);
+        const QString lockPath = locks.filePath(files.front());
+        QString turnstilePath = lockPath;
+        turnstilePath.replace(QStringLiteral(".lock"), QStringLiteral(".turnstile"));
+
+        // Held as a timer holds it: the turnstile, then the lock itself.
+        const int turnstile = ::open(QFile::encodeName(turnstilePath).constData(), O_RDONLY | O_CLOEXEC);
+        const int lock = ::open(QFile::encodeName(lockPath).constData(), O_RDONLY | O_CLOEXEC);
+        QVERIFY(turnstile >= 0 && lock >= 0);
+        QCOMPARE(::flock(turnstile, LOCK_EX), 0);
+        QCOMPARE(::flock(lock, LOCK_EX), 0);
+        QSignalSpy spy(worker.pool(), &eval::WorkerPool::evaluated);
+        worker.pool()->submit(request(QStringLiteral("vector_add"), {}, true), std::chrono::minutes(3));
+        QVERIFY2(!spy.wait(1500), "the worker ran while the device was held");
+        ::flock(lock, LOCK_UN);
+        ::flock(turnstile, LOCK_UN);
+        ::close(lock);
+        ::close(turnstile);
+        QVERIFY(spy.wait(120000));
+        const auto r = spy.at(0).at(1).value<protocol::EvaluateResult>();
+        QVERIFY2(r.status == protocol::Status::Ok, r.message.c_str());
+        QVERIFY(r.phaseSeconds.count("verification/wait for device"));
+        QVERIFY(r.phaseSeconds.at("verification/wait for device") >= 1.0); // it waited out the hold
+    }
+
     void setsMadeOneAtATime() {
         QFETCH(QString, task);
         QFETCH(QString, file);

@@ -2,6 +2,7 @@
 #include "cachefiles.h"
 #include "ceilingscache.h"
 #include "compilelog.h"
+#include "devicelock.h"
 #include "digest.h"
 #include "inputs.h"
 #include "sha256.h"
@@ -9,18 +10,125 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <thread>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 using namespace kforge;
+
+namespace {
+
+// Whether someone holds `path` under flock: a probe that takes it without waiting and lets go.
+bool lockedByOther(const QString& path) {
+    const int fd = ::open(QFile::encodeName(path).constData(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    const bool taken = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+    if (!taken)
+        ::flock(fd, LOCK_UN);
+    ::close(fd);
+    return taken;
+}
+
+QString turnstileOf(const harness::DeviceLock& lock) {
+    QString p = QString::fromStdString(lock.path());
+    return p.replace(QStringLiteral(".lock"), QStringLiteral(".turnstile"));
+}
+
+} // namespace
 
 class TestHarness : public QObject {
     Q_OBJECT
 private slots:
+    // Workers on one device (each with its own DeviceLock on the same key) verify together, but a
+    // timer waits until no one else uses the device, and holds it alone.
+    void deviceLockTimerWaitsForUsersAndHoldsAlone() {
+        QTemporaryDir dir;
+        harness::DeviceLock a("GPU-1234", dir.path().toStdString());
+        harness::DeviceLock b("GPU-1234", dir.path().toStdString());
+        harness::DeviceLock c("GPU-1234", dir.path().toStdString());
+        QVERIFY2(a.problem().empty(), a.problem().c_str());
+        QCOMPARE(a.path(), b.path());
+        {
+            auto one = a.shared();
+            auto two = b.shared(); // users do not wait for each other
+            QVERIFY(one.held() && two.held());
+        }
+
+        auto user = a.shared();
+        std::atomic<bool> timing{false}, stop{false};
+        std::thread timer([&] {
+            auto alone = b.exclusive();
+            timing = true;
+            while (!stop)
+                std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        });
+        // The timer is queued (it holds the turnstile) but not granted while a user is on the device.
+        QTRY_VERIFY(lockedByOther(turnstileOf(a)));
+        QVERIFY(!timing);
+
+        // A user arriving now queues behind the waiting timer: it is not starved by newcomers.
+        std::atomic<bool> late{false};
+        std::thread newcomer([&] {
+            auto hold = c.shared();
+            late = true;
+        });
+        user.release();
+        QTRY_VERIFY(timing);
+        QVERIFY(!late); // the timer holds the device alone
+        stop = true;
+        timer.join();
+        QTRY_VERIFY(late);
+        newcomer.join();
+    }
+
+    void deviceLockWithoutFilesOrKeyNeverWaits() {
+        harness::DeviceLock nowhere("GPU-1234", "/nonexistent/kforge-lock-dir");
+        QVERIFY(QString::fromStdString(nowhere.problem()).contains(QStringLiteral("/nonexistent/kforge-lock-dir")));
+        auto one = nowhere.exclusive();
+        auto two = nowhere.exclusive(); // nothing to wait for
+        QVERIFY(one.held() && two.held());
+
+        harness::DeviceLock keyless("");
+        QVERIFY(keyless.path().empty() && keyless.problem().empty());
+        auto three = keyless.exclusive();
+        QVERIFY(three.held());
+    }
+
+    void deviceLockKeysAreFileNames() {
+        QTemporaryDir dir;
+        harness::DeviceLock odd("Intel(R) Xeon(R) | PoCL 3.1/../..|driver 1.0", dir.path().toStdString());
+        QVERIFY2(odd.problem().empty(), odd.problem().c_str());
+        QCOMPARE(QFileInfo(QString::fromStdString(odd.path())).absolutePath(), QDir(dir.path()).absolutePath());
+        harness::DeviceLock other("GPU-5678", dir.path().toStdString());
+        QVERIFY(other.path() != odd.path());
+        // A hold is a real flock, seen by any other open file description, and gone once released.
+        auto hold = odd.exclusive();
+        QVERIFY(lockedByOther(QString::fromStdString(odd.path())));
+        hold.release();
+        QVERIFY(!lockedByOther(QString::fromStdString(odd.path())));
+
+        // Device work inside device work: the outer hold stands until it is released.
+        auto outer = odd.exclusive();
+        {
+            auto inner = odd.shared();
+            QVERIFY(inner.held());
+        }
+        QVERIFY(lockedByOther(QString::fromStdString(odd.path())));
+        outer.release();
+        QVERIFY(!lockedByOther(QString::fromStdString(odd.path())));
+    }
+
     void inputsAreDeterministic() {
         spec::InitSpec init{spec::InitSpec::Kind::Uniform, -4.0, 4.0};
         auto a = harness::makeTensor(spec::DType::Float32, 1000);

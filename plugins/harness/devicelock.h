@@ -1,0 +1,83 @@
+#pragma once
+// Workers that share one device take turns at timing. Any number of workers may run kernels there
+// together to verify, compute references or digest (each a shared hold, taken around that device
+// work only), but a worker holds the device alone (an exclusive hold) for each timed run, from its
+// cache flush to the end of its kernels, so no other worker's kernels run beside the timed ones
+// and take DRAM bandwidth, L2 or SMs from them. Host work (compiling, making inputs, comparing)
+// and copies between host and device need no hold.
+//
+// The lock is a pair of files per device, locked with flock(2), so it holds between processes,
+// is released by the kernel when a worker dies, and costs nothing when one worker is alone:
+//   <dir>/kforge-device-<key>.lock       shared by users, exclusive for timing;
+//   <dir>/kforge-device-<key>.turnstile  taken by a timer while it waits and holds the device; a
+//                                        new user passes through it first, so a timer waiting for
+//                                        users to leave is not starved by users that keep coming.
+// <dir> is $KFORGE_LOCK_DIR, else /dev/shm, else the temporary directory. <key> names the device
+// (UUID, or platform and device name) as a SHA-256 digest, so any key makes a valid file name.
+
+#include <map>
+#include <memory>
+#include <string>
+
+namespace kforge::harness {
+
+class DeviceLock {
+public:
+    // Holds the lock until destroyed or released. Moves, never copies.
+    class Hold {
+    public:
+        Hold() = default;
+        Hold(Hold&& other) noexcept;
+        Hold& operator=(Hold&& other) noexcept;
+        Hold(const Hold&) = delete;
+        Hold& operator=(const Hold&) = delete;
+        ~Hold() { release(); }
+        void release();
+        bool held() const { return m_lock != nullptr; }
+
+    private:
+        friend class DeviceLock;
+        explicit Hold(DeviceLock* lock) : m_lock(lock) {}
+        DeviceLock* m_lock = nullptr;
+    };
+
+    // An empty key makes a lock that never blocks (a backend with no device identity).
+    explicit DeviceLock(const std::string& deviceKey, std::string directory = defaultDirectory());
+    ~DeviceLock();
+    DeviceLock(const DeviceLock&) = delete;
+    DeviceLock& operator=(const DeviceLock&) = delete;
+
+    static std::string defaultDirectory();
+
+    // Blocks until granted. A lock whose files cannot be opened grants at once and says why in
+    // problem(): timing goes on, only unguarded. A hold asked for while this lock already holds
+    // (device work inside device work) is granted at once under the hold already there, whose
+    // mode stands; the files are let go with the outermost hold.
+    Hold shared();
+    Hold exclusive();
+
+    const std::string& path() const { return m_path; }
+    const std::string& problem() const { return m_problem; }
+
+private:
+    Hold acquire(bool exclusive);
+    void unlock();
+
+    std::string m_path;
+    std::string m_problem;
+    int m_lockFd = -1;
+    int m_turnstileFd = -1;
+    int m_depth = 0;          // holds given out and not yet released
+    bool m_exclusive = false; // the outermost hold's mode
+};
+
+// One DeviceLock per device key, made at first use: what an evaluator keeps across evaluations.
+class DeviceLocks {
+public:
+    DeviceLock& forKey(const std::string& deviceKey);
+
+private:
+    std::map<std::string, std::unique_ptr<DeviceLock>> m_locks;
+};
+
+} // namespace kforge::harness
