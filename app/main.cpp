@@ -31,6 +31,8 @@ void setIdentity() {
     QCoreApplication::setOrganizationName(QStringLiteral("kforge"));
     QCoreApplication::setApplicationName(QStringLiteral("kforge"));
     QCoreApplication::setApplicationVersion(QStringLiteral(KFORGE_VERSION));
+    // The installed desktop entry's name: Wayland compositors match the window to its icon by it.
+    QGuiApplication::setDesktopFileName(QStringLiteral(KFORGE_APP_ID));
 }
 
 // Where a demo run is stored: a new file per demo, beside the user's other runs.

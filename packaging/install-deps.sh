@@ -23,6 +23,7 @@ packages=(
   libmuparser-dev nlohmann-json3-dev libdtl-dev qtkeychain-qt6-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   xvfb xauth
+  dpkg-dev desktop-file-utils appstream librsvg2-bin
   python3 python3-venv python3-dev
   clang-format-14 clang-tidy-14
   openssh-client openssh-server

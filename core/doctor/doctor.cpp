@@ -2,6 +2,8 @@
 
 #include "eval/workerlocator.h"
 #include "eval/workerpool.h"
+#include "task/taskcatalog.h"
+#include "util/resourcelocator.h"
 
 #include <QDir>
 #include <QFile>
@@ -65,6 +67,14 @@ QJsonObject cudaHostFacts() {
     return facts;
 }
 
+QJsonObject dataFacts() {
+    QJsonObject facts;
+    facts[QStringLiteral("tasks")] = QJsonArray::fromStringList(task::TaskCatalog::builtInDirs());
+    facts[QStringLiteral("resources")] = QJsonArray::fromStringList(util::ResourceLocator::dirs());
+    facts[QStringLiteral("user")] = util::ResourceLocator::userDir();
+    return facts;
+}
+
 Doctor::Doctor(QObject* parent) : QObject(parent) {}
 
 Doctor::~Doctor() = default;
@@ -74,6 +84,7 @@ void Doctor::run() {
     m_report[QStringLiteral("kforge")] = QStringLiteral(KFORGE_VERSION);
     m_report[QStringLiteral("host")] =
         QSysInfo::prettyProductName() + QStringLiteral(" (") + QSysInfo::currentCpuArchitecture() + QLatin1Char(')');
+    m_report[QStringLiteral("data")] = dataFacts();
     m_report[QStringLiteral("backends")] = QJsonObject();
     constexpr model::Backend backends[] = {model::Backend::OpenCL, model::Backend::Cuda};
     m_pending = static_cast<int>(std::size(backends));
@@ -138,6 +149,20 @@ QString Doctor::formatText(const QJsonObject& report) {
     QString out;
     out += QStringLiteral("kforge %1 on %2\n")
                .arg(report[QStringLiteral("kforge")].toString(), report[QStringLiteral("host")].toString());
+    const QJsonObject data = report[QStringLiteral("data")].toObject();
+    out += QStringLiteral("\nData (the first folder that has a file wins):\n");
+    auto folders = [&](const QString& key, const QString& variable) {
+        QStringList dirs;
+        for (const auto& d : data[key].toArray())
+            dirs << d.toString();
+        out +=
+            QStringLiteral("  %1: %2\n")
+                .arg(key, dirs.isEmpty() ? QStringLiteral("not found (set %1 to kforge's %2 folder)").arg(variable, key)
+                                         : dirs.join(QStringLiteral(", then ")));
+    };
+    folders(QStringLiteral("tasks"), QStringLiteral("KFORGE_TASKS_DIR"));
+    folders(QStringLiteral("resources"), QStringLiteral("KFORGE_RESOURCES_DIR"));
+    out += QStringLiteral("  your own: %1\n").arg(data[QStringLiteral("user")].toString());
     const QJsonObject backends = report[QStringLiteral("backends")].toObject();
     for (const model::Backend backend : {model::Backend::OpenCL, model::Backend::Cuda}) {
         const QJsonObject b = backends[model::backendName(backend)].toObject();

@@ -41,5 +41,8 @@ private:
 
 // File-system facts about the NVIDIA driver and CUDA toolkit (no driver calls).
 QJsonObject cudaHostFacts();
+// Where the built-in tasks and data are read from: {"tasks": [...], "resources": [...]}, the existing
+// folders in the order searched (the first that has a file wins), and "user", the user's data folder.
+QJsonObject dataFacts();
 
 } // namespace kforge::doctor

@@ -51,8 +51,10 @@ QStringList WorkerLocator::searchDirectories() const {
     if (!workerDir.isEmpty())
         dirs << QDir::cleanPath(workerDir);
     if (!m_applicationDir.isEmpty()) {
-        // The build tree keeps workers beside the app; packages put them under libexec or lib.
+        // The build tree keeps workers beside the app; this build's install rules put them in
+        // KFORGE_BIN_TO_WORKERS (CMAKE_INSTALL_LIBEXECDIR), other packages under libexec or lib.
         dirs << QDir::cleanPath(m_applicationDir)
+             << QDir::cleanPath(m_applicationDir + QStringLiteral("/" KFORGE_BIN_TO_WORKERS))
              << QDir::cleanPath(m_applicationDir + QStringLiteral("/../libexec/kforge"))
              << QDir::cleanPath(m_applicationDir + QStringLiteral("/../lib/kforge"));
     }

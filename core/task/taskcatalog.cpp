@@ -14,7 +14,7 @@ QStringList TaskCatalog::builtInDirs() {
         dirs << env;
     const QString app = QCoreApplication::applicationDirPath();
     if (!app.isEmpty())
-        dirs << QDir::cleanPath(app + QStringLiteral("/../share/kforge/tasks"));
+        dirs << QDir::cleanPath(app + QStringLiteral("/" KFORGE_BIN_TO_DATA "/tasks"));
 #ifdef KFORGE_SOURCE_TASKS_DIR
     dirs << QStringLiteral(KFORGE_SOURCE_TASKS_DIR);
 #endif

@@ -14,7 +14,7 @@ QStringList ResourceLocator::dirs() {
         candidates << env;
     const QString app = QCoreApplication::applicationDirPath();
     if (!app.isEmpty())
-        candidates << QDir::cleanPath(app + QStringLiteral("/../share/kforge/resources"));
+        candidates << QDir::cleanPath(app + QStringLiteral("/" KFORGE_BIN_TO_DATA "/resources"));
 #ifdef KFORGE_SOURCE_RESOURCES_DIR
     candidates << QStringLiteral(KFORGE_SOURCE_RESOURCES_DIR);
 #endif

@@ -1,5 +1,6 @@
 // The kforge command line, run as a user would run it.
 
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -258,10 +259,16 @@ private slots:
         const QJsonObject cuda = backends[QStringLiteral("cuda")].toObject();
         if (!cuda[QStringLiteral("available")].toBool())
             QVERIFY2(!cuda[QStringLiteral("problems")].toArray().isEmpty(), "what is missing must be said");
+        // Where tasks and data come from, first the folder KFORGE_TASKS_DIR names.
+        const QJsonObject data = o[QStringLiteral("data")].toObject();
+        QCOMPARE(data[QStringLiteral("tasks")].toArray().first().toString(),
+                 QDir::cleanPath(qEnvironmentVariable("KFORGE_TASKS_DIR")));
+        QVERIFY(!data[QStringLiteral("resources")].toArray().isEmpty());
         const Run text = kforge({QStringLiteral("doctor")});
         QCOMPARE(text.exitCode, 0);
         QVERIFY(text.out.contains("OpenCL backend"));
         QVERIFY(text.out.contains("CUDA backend"));
+        QVERIFY(text.out.contains("  tasks: " + QDir::cleanPath(qEnvironmentVariable("KFORGE_TASKS_DIR")).toUtf8()));
     }
 
     void tasksList() {
