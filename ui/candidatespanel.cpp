@@ -60,6 +60,7 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
                                                                            {CandidateTableModel::Params, 16},
                                                                            {CandidateTableModel::Status, 13},
                                                                            {CandidateTableModel::Speedup, 9},
+                                                                           {CandidateTableModel::Confirmed, 9},
                                                                            {CandidateTableModel::VsEager, 9},
                                                                            {CandidateTableModel::Time, 11},
                                                                            {CandidateTableModel::Device, 16},

@@ -13,6 +13,7 @@
 #include "lineageview.h"
 #include "llmlogview.h"
 #include "plotexport.h"
+#include "plotstyle.h"
 #include "progressplot.h"
 #include "rooflineview.h"
 #include "runsession.h"
@@ -32,6 +33,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QSettings>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -59,6 +61,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_session, &RunSession::opened, this, &MainWindow::updateTitle);
     connect(m_session, &RunSession::stateChanged, this, &MainWindow::updateActions);
     connect(m_session, &RunSession::finished, this, [this](const search::RunSummary& s) {
+        m_experience->refresh(); // what the run learned; it may have created the library
         statusBar()->showMessage(
             tr("Run %1 %2: %3 — %4").arg(s.runId).arg(search::runStateName(s.state), s.message, s.pytorch.headline()),
             30000);
@@ -71,13 +74,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     });
     auto* data = m_session->data();
     auto* selection = m_session->selection();
-    // Once a run is readable, show its best kernel (or its first) so no view starts empty.
-    connect(data, &RunData::runChanged, this, [data, selection] {
-        if (selection->current() || data->candidateCount() == 0 || (data->loading() && !data->run().bestCandidate))
+    // Once a run is readable, show its best kernel (or its first) so no view starts empty. The
+    // candidates of a delta arrive after its run record: both are waited for.
+    const auto selectFirst = [data, selection] {
+        if (selection->current() || data->candidateCount() == 0)
             return;
         const qint64 best = data->run().bestCandidate;
-        selection->select(best && data->candidate(best) ? best : data->candidateAt(0).id);
-    });
+        if (best && data->candidate(best))
+            selection->select(best);
+        else if (!data->loading())
+            selection->select(data->candidateAt(0).id);
+    };
+    connect(data, &RunData::runChanged, this, selectFirst);
+    connect(data, &RunData::candidatesAdded, this, selectFirst);
+    // A run creates the experience library when it first learns something: the browser, which
+    // said there was none, reads it as soon as it exists.
+    connect(data, &RunData::progressChanged, m_experience, &ExperienceBrowser::refreshIfCreated);
     connect(selection, &CandidateSelection::currentChanged, this, &MainWindow::updateActions);
     connect(data, &RunData::candidatesChanged, this, &MainWindow::updateActions);
 
@@ -120,8 +132,6 @@ void MainWindow::createViews() {
     tabifyDockWidget(diagnostics,
                      addDock(m_experience, tr("Experience"), QStringLiteral("experience"), Qt::BottomDockWidgetArea));
     diagnostics->raise();
-    resizeDocks({candidates, heatmap}, {520, 520}, Qt::Horizontal);
-    resizeDocks({diagnostics}, {230}, Qt::Vertical);
 
     connect(m_diagnostics, &DiagnosticsView::lineActivated, this, [this](int line) {
         m_code->setMode(CodeView::Mode::Source);
@@ -165,6 +175,8 @@ void MainWindow::createActions() {
                                                               tr("PNG image (*.png);;SVG drawing (*.svg)"));
             if (file.isEmpty())
                 return;
+            // A view in a background tab redraws only when shown: what it holds now is drawn first.
+            plotstyle::flushRefreshes(view);
             auto* plot = view->findChild<QCustomPlot*>();
             const auto written = plot ? exportPlot(plot, file) : exportWidget(view, file);
             if (!written)
@@ -525,7 +537,42 @@ void MainWindow::restoreLayout() {
     QSettings settings;
     if (!restoreGeometry(settings.value(QStringLiteral("mainwindow/geometry")).toByteArray()))
         resize(1500, 950);
-    restoreState(settings.value(QStringLiteral("mainwindow/state")).toByteArray(), kLayoutVersion);
+    const bool restored =
+        restoreState(settings.value(QStringLiteral("mainwindow/state")).toByteArray(), kLayoutVersion);
+    fitToScreen();
+    if (!restored) {
+        // The side docks share the width with the code; the bottom docks take a quarter of the height.
+        const int side = std::clamp(width() * 3 / 10, 300, 560);
+        const auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
+        resizeDocks({dock("candidates"), dock("heatmap")}, {side, side}, Qt::Horizontal);
+        resizeDocks({dock("diagnostics")}, {std::clamp(height() / 4, 160, 260)}, Qt::Vertical);
+    }
+}
+
+void MainWindow::fitToScreen() {
+    // A geometry saved on a larger screen (or at a smaller scale), or the default size, is made to
+    // fit the screen the window opens on: never wider or taller than its available area, frame
+    // included, and not hanging off its edges.
+    const QScreen* shown = screen();
+    if (!shown || isMaximized() || isFullScreen())
+        return;
+    const QRect available = shown->availableGeometry();
+    // The frame is not known before the window is shown; a title bar and borders are allowed for.
+    const QMargins frame =
+        isVisible()
+            ? QMargins(geometry().left() - frameGeometry().left(), geometry().top() - frameGeometry().top(),
+                       frameGeometry().right() - geometry().right(), frameGeometry().bottom() - geometry().bottom())
+            : QMargins(4, 32, 4, 4);
+    const QRect room = available.marginsRemoved(frame);
+    const QSize size = this->size().boundedTo(room.size());
+    if (size != this->size())
+        resize(size);
+    QRect placed(geometry().topLeft(), size);
+    if (!room.contains(placed)) {
+        placed.moveLeft(std::clamp(placed.left(), room.left(), std::max(room.left(), room.right() - size.width() + 1)));
+        placed.moveTop(std::clamp(placed.top(), room.top(), std::max(room.top(), room.bottom() - size.height() + 1)));
+        move(placed.topLeft() - QPoint(frame.left(), frame.top()));
+    }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

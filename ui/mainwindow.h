@@ -87,6 +87,7 @@ private:
     void showError(const QString& message);
     void updateTitle();
     void restoreLayout();
+    void fitToScreen();
 
     RunSession* m_session = nullptr;
     CandidatesPanel* m_candidates = nullptr;

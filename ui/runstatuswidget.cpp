@@ -1,10 +1,10 @@
 #include "runstatuswidget.h"
 
+#include "elidedlabel.h"
 #include "runsession.h"
 #include "store/runexport.h"
 
 #include <QHBoxLayout>
-#include <QLabel>
 #include <QProgressBar>
 
 #include <cmath>
@@ -26,19 +26,19 @@ RunStatusWidget::RunStatusWidget(RunSession* session, QWidget* parent) : QWidget
     auto* layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(14);
-    m_state = new QLabel;
-    m_evaluations = new QLabel;
-    m_rate = new QLabel;
-    m_best = new QLabel;
-    m_pytorch = new QLabel;
-    m_cost = new QLabel;
-    m_eta = new QLabel;
-    m_evaluations->setToolTip(tr("Evaluations counted against the budget (re-measurements included)"));
-    m_rate->setToolTip(tr("Evaluations per second in this session"));
-    m_best->setToolTip(tr("The confirmed best: verified, and re-measured against its yardstick in the same run "
-                          "(the task's baseline kernel, or PyTorch eager for a task that has none)"));
-    m_cost->setToolTip(tr("Language-model calls, tokens and known cost so far"));
-    m_eta->setToolTip(tr("Time until the evaluation budget is spent, at the current rate"));
+    m_state = new ElidedLabel;
+    m_evaluations = new ElidedLabel;
+    m_rate = new ElidedLabel;
+    m_best = new ElidedLabel;
+    m_pytorch = new ElidedLabel;
+    m_cost = new ElidedLabel;
+    m_eta = new ElidedLabel;
+    m_evaluations->setHint(tr("Evaluations counted against the budget (re-measurements included)"));
+    m_rate->setHint(tr("Evaluations per second in this session"));
+    m_best->setHint(tr("The confirmed best: verified, and re-measured against its yardstick in the same run "
+                       "(the task's baseline kernel, or PyTorch eager for a task that has none)"));
+    m_cost->setHint(tr("Language-model calls, tokens and known cost so far"));
+    m_eta->setHint(tr("Time until the evaluation budget is spent, at the current rate"));
     m_loading = new QProgressBar;
     m_loading->setMaximumWidth(180);
     m_loading->setFormat(tr("loading %v / %m"));
@@ -60,16 +60,16 @@ RunStatusWidget::RunStatusWidget(RunSession* session, QWidget* parent) : QWidget
 void RunStatusWidget::update() {
     const RunData* data = m_session->data();
     if (!data->hasRun() && !m_session->isLive()) {
-        m_state->setText(tr("No run open — File ▸ New Run (Ctrl+N) or Open Run (Ctrl+O)"));
-        for (QLabel* l : {m_evaluations, m_rate, m_best, m_pytorch, m_cost, m_eta})
-            l->clear();
+        m_state->setFullText(tr("No run open — File ▸ New Run (Ctrl+N) or Open Run (Ctrl+O)"));
+        for (ElidedLabel* l : {m_evaluations, m_rate, m_best, m_pytorch, m_cost, m_eta})
+            l->setFullText({});
         m_loading->hide();
         return;
     }
     const auto& run = data->run();
     const auto& p = data->progress();
     const bool live = m_session->isLive();
-    m_state->setText(
+    m_state->setFullText(
         live ? tr("<b>%1</b>, generation %2").arg(search::runStateName(m_session->state())).arg(p.generation)
              : (run.generation == 0 ? tr("<b>%1</b> (stored), 1 generation").arg(model::runStateName(run.state))
                                     : tr("<b>%1</b> (stored), %2 generations")
@@ -78,16 +78,16 @@ void RunStatusWidget::update() {
     const qint64 evaluations = live ? p.evaluations : run.evaluations;
     const qint64 budget =
         live ? p.budgetEvaluations : run.config.value(QStringLiteral("budget_evaluations")).toInteger();
-    m_evaluations->setText(budget > 0 ? tr("%1 / %2 evaluations").arg(evaluations).arg(budget)
-                                      : tr("%1 evaluations").arg(evaluations));
-    m_rate->setText(live ? tr("%1 evals/s").arg(p.evaluationsPerSecond, 0, 'f', 2)
-                         : tr("%1 of wall time").arg(formatDuration(run.wallSeconds)));
+    m_evaluations->setFullText(budget > 0 ? tr("%1 / %2 evaluations").arg(evaluations).arg(budget)
+                                          : tr("%1 evaluations").arg(evaluations));
+    m_rate->setFullText(live ? tr("%1 evals/s").arg(p.evaluationsPerSecond, 0, 'f', 2)
+                             : tr("%1 of wall time").arg(formatDuration(run.wallSeconds)));
     const qint64 best = live && p.bestCandidate ? p.bestCandidate : run.bestCandidate;
     const double speedup = live && p.bestCandidate ? p.bestSpeedup : run.bestSpeedup;
     const auto& pytorch = data->pytorch();
     const QString base = live ? p.speedupBase : pytorch.speedupBase;
-    m_best->setText(best ? tr("best <b>%1×</b> over %2 (#%3)").arg(speedup, 0, 'f', 3).arg(base).arg(best)
-                         : tr("no confirmed best yet"));
+    m_best->setFullText(best ? tr("best <b>%1×</b> over %2 (#%3)").arg(speedup, 0, 'f', 3).arg(base).arg(best)
+                             : tr("no confirmed best yet"));
     // Against PyTorch: the best's last comparison, else eager and torch.compile as timed at the start.
     if (pytorch.bestVsEager || pytorch.bestVsCompile) {
         QStringList parts;
@@ -97,35 +97,35 @@ void RunStatusWidget::update() {
             parts << tr("%1× torch.compile").arg(*pytorch.bestVsCompile, 0, 'f', 2);
         if (pytorch.bestFractionOfBound)
             parts << tr("%1% of roofline bound").arg(*pytorch.bestFractionOfBound * 100.0, 0, 'f', 0);
-        m_pytorch->setText(tr("PyTorch: %1").arg(parts.join(QStringLiteral(", "))));
+        m_pytorch->setFullText(tr("PyTorch: %1").arg(parts.join(QStringLiteral(", "))));
     } else if (pytorch.startEagerUs) {
-        m_pytorch->setText(
+        m_pytorch->setFullText(
             tr("PyTorch: eager %1 µs, torch.compile %2 (compared with the best at the end)")
                 .arg(*pytorch.startEagerUs, 0, 'f', 1)
                 .arg(pytorch.startCompileUs ? tr("%1 µs").arg(*pytorch.startCompileUs, 0, 'f', 1) : tr("not timed")));
     } else {
-        m_pytorch->setText(data->complete() ? tr("PyTorch: no comparison") : QString());
+        m_pytorch->setFullText(data->complete() ? tr("PyTorch: no comparison") : QString());
     }
-    m_pytorch->setToolTip(pytorch.text().trimmed());
+    m_pytorch->setHint(pytorch.text().trimmed());
     if (live) {
-        m_cost->setText(p.llmCalls
-                            ? tr("LLM: %1 calls, %2 tokens, $%3%4")
-                                  .arg(p.llmCalls)
-                                  .arg(p.llmTokens)
-                                  .arg(p.llmUsd, 0, 'f', 4)
-                                  .arg(p.llmUnknownCost ? tr(" (+%1 unpriced)").arg(p.llmUnknownCost) : QString())
-                            : tr("LLM: none"));
-        m_eta->setText(p.etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(p.etaSeconds)) : QString());
+        m_cost->setFullText(p.llmCalls
+                                ? tr("LLM: %1 calls, %2 tokens, $%3%4")
+                                      .arg(p.llmCalls)
+                                      .arg(p.llmTokens)
+                                      .arg(p.llmUsd, 0, 'f', 4)
+                                      .arg(p.llmUnknownCost ? tr(" (+%1 unpriced)").arg(p.llmUnknownCost) : QString())
+                                : tr("LLM: none"));
+        m_eta->setFullText(p.etaSeconds >= 0 ? tr("ETA %1").arg(formatDuration(p.etaSeconds)) : QString());
     } else {
         const auto spend = store::LlmSpend::of(data->llmCalls());
-        m_cost->setText(spend.calls
-                            ? tr("LLM: %1 calls, %2 tokens, $%3%4")
-                                  .arg(spend.calls)
-                                  .arg(spend.inputTokens + spend.outputTokens)
-                                  .arg(spend.usd, 0, 'f', 4)
-                                  .arg(spend.unknownCost ? tr(" (+%1 unpriced)").arg(spend.unknownCost) : QString())
-                            : tr("LLM: none"));
-        m_eta->clear();
+        m_cost->setFullText(spend.calls
+                                ? tr("LLM: %1 calls, %2 tokens, $%3%4")
+                                      .arg(spend.calls)
+                                      .arg(spend.inputTokens + spend.outputTokens)
+                                      .arg(spend.usd, 0, 'f', 4)
+                                      .arg(spend.unknownCost ? tr(" (+%1 unpriced)").arg(spend.unknownCost) : QString())
+                                : tr("LLM: none"));
+        m_eta->setFullText({});
     }
     m_loading->setVisible(data->loading());
     if (data->loading()) {
@@ -136,9 +136,9 @@ void RunStatusWidget::update() {
 
 QString RunStatusWidget::text() const {
     QStringList parts;
-    for (QLabel* l : {m_state, m_evaluations, m_rate, m_best, m_pytorch, m_cost, m_eta})
-        if (!l->text().isEmpty())
-            parts << l->text();
+    for (ElidedLabel* l : {m_state, m_evaluations, m_rate, m_best, m_pytorch, m_cost, m_eta})
+        if (!l->fullText().isEmpty())
+            parts << l->fullText();
     return parts.join(QStringLiteral("  "));
 }
 

@@ -2,15 +2,16 @@
 // The status bar's run summary: state and generation, evaluations against the budget, evaluations
 // per second, the confirmed best speedup, what the language models cost so far, and the time left;
 // a progress bar while a large stored run is still loading. Live figures come from the engine's
-// progress; a stored run shows what its record and LLM calls say.
+// progress; a stored run shows what its record and LLM calls say. On a narrow screen the figures
+// are cut short ("…", the whole text as a tooltip) rather than widening the window.
 
 #include <QWidget>
 
-class QLabel;
 class QProgressBar;
 
 namespace kforge::ui {
 
+class ElidedLabel;
 class RunSession;
 
 class RunStatusWidget : public QWidget {
@@ -24,13 +25,13 @@ private:
     void update();
 
     RunSession* m_session;
-    QLabel* m_state = nullptr;
-    QLabel* m_evaluations = nullptr;
-    QLabel* m_rate = nullptr;
-    QLabel* m_best = nullptr;
-    QLabel* m_pytorch = nullptr; // speedups over PyTorch eager and torch.compile
-    QLabel* m_cost = nullptr;
-    QLabel* m_eta = nullptr;
+    ElidedLabel* m_state = nullptr;
+    ElidedLabel* m_evaluations = nullptr;
+    ElidedLabel* m_rate = nullptr;
+    ElidedLabel* m_best = nullptr;
+    ElidedLabel* m_pytorch = nullptr; // speedups over PyTorch eager and torch.compile
+    ElidedLabel* m_cost = nullptr;
+    ElidedLabel* m_eta = nullptr;
     QProgressBar* m_loading = nullptr;
 };
 

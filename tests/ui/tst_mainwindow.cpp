@@ -11,10 +11,14 @@
 #include "codeview.h"
 #include "diagnosticsview.h"
 #include "experience/experiencelibrary.h"
+#include "experiencebrowser.h"
 #include "heatmapmodel.h"
 #include "heatmapview.h"
+#include "insightmodel.h"
+#include "islandsview.h"
 #include "kerneleditordialog.h"
 #include "mainwindow.h"
+#include "progressplot.h"
 #include "runsession.h"
 #include "runsetupdialog.h"
 #include "runstatuswidget.h"
@@ -30,9 +34,14 @@
 #include <QDockWidget>
 #include <QFile>
 #include <QFileInfo>
+#include <QGuiApplication>
+#include <QLabel>
+#include <QLayout>
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
+#include <QScreen>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardPaths>
@@ -98,6 +107,157 @@ private slots:
         QVERIFY(!action(w, "pin")->isEnabled());
         // Steering without a run says why instead of doing nothing.
         QVERIFY(!w.pinSelected());
+    }
+
+    // The window fits a 1366x768 screen at scale 1 and a 1920x1080 one at scale 1.5 (less a panel
+    // and the window's frame): with a real run's long labels in the code header, the lineage, the
+    // compared kernels' titles, the diagnostics and the status bar, and whichever tab is in front,
+    // it neither asks for more nor grows past it.
+    void windowFitsSmallScreens() {
+        const QSize laptop(1366 - 8, 768 - 32 - 30);
+        const QSize scaled((1920 - 12) * 2 / 3, (1080 - 48 - 45) * 2 / 3);
+        const QSize room = laptop.boundedTo(scaled);
+        const QString store = m_dir.filePath(QStringLiteral("h200-llm.kforge"));
+        QVERIFY(QFile::copy(QStringLiteral(KFORGE_SOURCE_DIR "/tests/gpu/runs/h200-llm-2026-11-30.kforge"), store));
+        MainWindow w;
+        w.resize(room);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openRun(store));
+        RunData* data = w.session()->data();
+        QTRY_VERIFY(data->hasRun() && data->complete() && data->candidateCount() > 40);
+        // The run's best is shown at once, in every view.
+        QTRY_COMPARE(w.session()->selection()->current(), data->run().bestCandidate);
+
+        const auto fits = [&w, room](const char* step) {
+            QCoreApplication::sendPostedEvents();
+            w.layout()->activate();
+            const QString what = QStringLiteral("%1: window %2x%3, asks for at least %4x%5, room %6x%7")
+                                     .arg(QLatin1String(step))
+                                     .arg(w.width())
+                                     .arg(w.height())
+                                     .arg(w.minimumSizeHint().width())
+                                     .arg(w.minimumSizeHint().height())
+                                     .arg(room.width())
+                                     .arg(room.height());
+            QVERIFY2(w.minimumSizeHint().width() <= room.width() && w.minimumSizeHint().height() <= room.height(),
+                     qPrintable(what));
+            QVERIFY2(w.width() <= room.width() && w.height() <= room.height(), qPrintable(what));
+        };
+        fits("opened");
+        // The longest label, and the longest result line (a failure's message).
+        qint64 longLabel = 0, longMessage = 0;
+        for (int r = 0, label = 0, message = 0; r < data->candidateCount(); ++r) {
+            const CandidateRow& row = data->candidateAt(r);
+            if (row.label.size() > label)
+                label = static_cast<int>(row.label.size()), longLabel = row.id;
+            if (row.message.size() > message && !row.correct)
+                message = static_cast<int>(row.message.size()), longMessage = row.id;
+        }
+        QVERIFY(longLabel && longMessage);
+        for (qint64 id : {longLabel, longMessage}) {
+            w.session()->selection()->select(id);
+            QTRY_COMPARE_WITH_TIMEOUT(w.codeView()->shownCandidate(), id, 30000);
+            fits("a candidate with a long label or message");
+        }
+        w.session()->selection()->compare(longMessage, longLabel);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            w.codeView()->mode() == CodeView::Mode::Compare && w.codeView()->placeholderText().isEmpty(), 30000);
+        fits("two kernels compared");
+        for (QDockWidget* dock : w.docks()) {
+            dock->raise();
+            fits(qPrintable(dock->objectName()));
+        }
+    }
+
+    // A geometry saved on a larger screen is not restored past the edges of this one.
+    void restoredGeometryFitsTheScreen() {
+        const QRect available = QGuiApplication::primaryScreen()->availableGeometry();
+        {
+            MainWindow large;
+            large.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&large));
+            large.resize(available.width() + 1200, available.height() + 900);
+            QTRY_VERIFY(large.width() > available.width());
+            QVERIFY(large.close()); // saves the geometry and the docks
+        }
+        QSettings settings;
+        QVERIFY(settings.contains(QStringLiteral("mainwindow/geometry")));
+        MainWindow w;
+        const QSize least = w.minimumSizeHint();
+        QVERIFY2(w.width() <= std::max(available.width(), least.width()) && w.width() < available.width() + 1200,
+                 qPrintable(QStringLiteral("%1 on a screen %2 wide").arg(w.width()).arg(available.width())));
+        QVERIFY2(w.height() <= std::max(available.height(), least.height()),
+                 qPrintable(QStringLiteral("%1 on a screen %2 high").arg(w.height()).arg(available.height())));
+        settings.remove(QStringLiteral("mainwindow")); // the other tests start with the default layout
+    }
+
+    // The views show the run that is open: the tab in front when a run opens draws it without being
+    // clicked (Islands), a plot in front follows another run opened (Progress), and a tab brought to
+    // the front later catches up.
+    void viewsFollowTheRunShown() {
+        const QString first = m_dir.filePath(QStringLiteral("follow-2.kforge"));
+        const QString second = m_dir.filePath(QStringLiteral("follow-4.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(first, 60, 2));
+        QVERIFY(kforgetest::writeSyntheticRun(second, 200, 4));
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const auto raise = [&w](const char* name) {
+            for (QDockWidget* dock : w.docks())
+                if (dock->objectName() == QLatin1String(name))
+                    dock->raise();
+        };
+        raise("islands");
+        QVERIFY(w.openRun(first));
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 60);
+        QTRY_COMPARE(w.islandsView()->laneLabels().size(), 2);
+        QVERIFY(w.islandsView()->laneLabels().first().contains(QStringLiteral("30 cand.")));
+        QTRY_VERIFY(w.session()->selection()->current() != 0); // a kernel is shown at once
+
+        raise("progress");
+        QTRY_COMPARE(w.progressPlot()->plot()->graphCount(), 3 + 2 * 2);
+        QVERIFY(w.openRun(second));
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 200);
+        QTRY_COMPARE(w.progressPlot()->plot()->graphCount(), 3 + 2 * 4);
+        QVERIFY(w.progressPlot()->islandBest(3) > 0.0);
+
+        raise("islands");
+        QTRY_COMPARE(w.islandsView()->laneLabels().size(), 4);
+        QVERIFY(w.islandsView()->laneLabels().first().contains(QStringLiteral("50 cand.")));
+    }
+
+    // The experience panel said there was no library; a run creates one (when it first learns
+    // something) and reports progress: the panel reads it without a restart.
+    void experiencePanelSeesALibraryARunCreates() {
+        const QString library = m_dir.filePath(QStringLiteral("created-by-a-run.kforge-library"));
+        MainWindow w;
+        w.setExperienceLibrary(library);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        ExperienceBrowser* browser = w.experienceBrowser();
+        QTRY_VERIFY(browser->findChild<QLabel*>(QStringLiteral("message"))
+                        ->text()
+                        .contains(QStringLiteral("no experience library yet")));
+        {
+            auto created = experience::ExperienceLibrary::open(library);
+            QVERIFY(created);
+            experience::Insight insight;
+            insight.kind = model::InsightKind::Helped;
+            insight.task = QStringLiteral("vector_add");
+            insight.backend = QStringLiteral("opencl");
+            insight.transformation = QStringLiteral("float4 loads");
+            insight.summary = QStringLiteral("vector loads helped");
+            insight.speedup = 1.3;
+            QVERIFY((*created)->add(insight));
+        }
+        QSignalSpy loaded(browser, &ExperienceBrowser::loaded);
+        search::RunProgress progress;
+        progress.state = search::RunState::Running;
+        w.session()->data()->setProgress(progress); // as the engine's progress arrives
+        QTRY_COMPARE(loaded.size(), 1);
+        QCOMPARE(loaded.first().first().toInt(), 1);
+        QCOMPARE(browser->model()->rowCount(), 1);
     }
 
     void setupDialogNamesWhatIsWrong() {

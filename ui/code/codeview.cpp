@@ -71,6 +71,7 @@ CodeView::CodeView(RunData* data, CandidateDetails* details, CandidateSelection*
     m_header = new QLabel(sourceContent);
     m_header->setTextFormat(Qt::RichText);
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_header->setWordWrap(true); // a long label wraps instead of widening the window
     m_header->setContentsMargins(4, 2, 4, 2);
     m_editButton = new QToolButton(sourceContent);
     m_editButton->setObjectName(QStringLiteral("editAsChild"));
@@ -286,9 +287,14 @@ void CodeView::updateHeader() {
             ids << QStringLiteral("#%1").arg(parent);
         facts << tr("from %1").arg(ids.join(QStringLiteral(", ")));
     }
-    if (row && row->evaluated())
-        facts << (row->correct && row->speedup > 0 ? tr("%1, %2\u00d7").arg(row->status).arg(row->speedup, 0, 'f', 2)
-                                                   : row->status);
+    if (row && row->evaluated() && row->correct && row->speedup > 0)
+        facts << (row->confirmed() ? tr("%1, %2\u00d7, confirmed %3\u00d7")
+                                         .arg(row->status)
+                                         .arg(row->speedup, 0, 'f', 2)
+                                         .arg(row->confirmedSpeedup, 0, 'f', 2)
+                                   : tr("%1, %2\u00d7 unconfirmed").arg(row->status).arg(row->speedup, 0, 'f', 2));
+    else if (row && row->evaluated())
+        facts << row->status;
     else if (row)
         facts << tr("not evaluated yet");
     if (row && row->findings > 0)

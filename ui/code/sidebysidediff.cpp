@@ -1,6 +1,7 @@
 #include "sidebysidediff.h"
 
 #include "editorfactory.h"
+#include "elidedlabel.h"
 #include "util/textdiff.h"
 
 #include <Qsci/qsciscintilla.h>
@@ -16,12 +17,11 @@ namespace kforge::ui {
 
 namespace {
 
-QWidget* pane(QLabel* title, QsciScintilla* editor, QWidget* parent) {
+QWidget* pane(ElidedLabel* title, QsciScintilla* editor, QWidget* parent) {
     auto* widget = new QWidget(parent);
     auto* layout = new QVBoxLayout(widget);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(2);
-    title->setTextFormat(Qt::PlainText);
     title->setContentsMargins(4, 2, 4, 2);
     QFont font = title->font();
     font.setBold(true);
@@ -36,8 +36,8 @@ QWidget* pane(QLabel* title, QsciScintilla* editor, QWidget* parent) {
 SideBySideDiff::SideBySideDiff(QWidget* parent) : QWidget(parent) {
     m_left = makeEditor(this, spec::Dialect::Cuda, true);
     m_right = makeEditor(this, spec::Dialect::Cuda, true);
-    m_leftTitle = new QLabel(this);
-    m_rightTitle = new QLabel(this);
+    m_leftTitle = new ElidedLabel(this);
+    m_rightTitle = new ElidedLabel(this);
     m_summary = new QLabel(this);
 
     m_nextAction = new QAction(tr("Next Change"), this);
@@ -84,8 +84,8 @@ SideBySideDiff::SideBySideDiff(QWidget* parent) : QWidget(parent) {
 
 void SideBySideDiff::setTexts(const QString& leftTitle, const QString& left, const QString& rightTitle,
                               const QString& right, spec::Dialect dialect) {
-    m_leftTitle->setText(leftTitle);
-    m_rightTitle->setText(rightTitle);
+    m_leftTitle->setFullText(leftTitle, Qt::PlainText);
+    m_rightTitle->setFullText(rightTitle, Qt::PlainText);
     setDialect(m_left, dialect);
     setDialect(m_right, dialect);
     clearMarks(m_left);

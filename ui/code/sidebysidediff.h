@@ -14,6 +14,8 @@ class QsciScintilla;
 
 namespace kforge::ui {
 
+class ElidedLabel;
+
 class SideBySideDiff : public QWidget {
     Q_OBJECT
 public:
@@ -49,8 +51,8 @@ private:
     void goToChange(int index);
     void updateSummary();
 
-    QLabel* m_leftTitle = nullptr;
-    QLabel* m_rightTitle = nullptr;
+    ElidedLabel* m_leftTitle = nullptr; // cut short rather than widening the window
+    ElidedLabel* m_rightTitle = nullptr;
     QLabel* m_summary = nullptr;
     QsciScintilla* m_left = nullptr;
     QsciScintilla* m_right = nullptr;

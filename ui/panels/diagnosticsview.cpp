@@ -99,6 +99,7 @@ DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, Candi
     : QWidget(parent), m_data(data), m_details(details) {
     m_title = new QLabel;
     m_title->setTextFormat(Qt::PlainText);
+    m_title->setWordWrap(true); // a long label wraps instead of widening the window
     QFont bold = m_title->font();
     bold.setBold(true);
     m_title->setFont(bold);

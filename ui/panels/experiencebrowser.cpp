@@ -9,6 +9,7 @@
 
 #include <QComboBox>
 #include <QDir>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -130,6 +131,13 @@ void ExperienceBrowser::refresh() {
         m_worker, [worker, request, path, query] { worker->load(request, path, query); }, Qt::QueuedConnection);
 }
 
+void ExperienceBrowser::refreshIfCreated() {
+    if (!m_missing || !QFileInfo::exists(m_path))
+        return;
+    m_missing = false; // asked once; the answer says again if it is still unreadable
+    refresh();
+}
+
 void ExperienceBrowser::showEvent(QShowEvent* event) {
     QWidget::showEvent(event);
     if (!m_requested)
@@ -139,6 +147,7 @@ void ExperienceBrowser::showEvent(QShowEvent* event) {
 void ExperienceBrowser::onLoaded(qint64 request, const QList<experience::Insight>& insights, int total) {
     if (request != m_request)
         return; // a newer search is under way
+    m_missing = false;
     m_total = total;
     m_received = static_cast<int>(insights.size());
     m_model->setInsights(insights);
@@ -159,6 +168,7 @@ void ExperienceBrowser::onLoaded(qint64 request, const QList<experience::Insight
 void ExperienceBrowser::onMissing(qint64 request, const QString& path) {
     if (request != m_request)
         return;
+    m_missing = true;
     m_model->setInsights({});
     m_total = m_received = 0;
     showMessage(
@@ -173,6 +183,7 @@ void ExperienceBrowser::onMissing(qint64 request, const QString& path) {
 void ExperienceBrowser::onFailed(qint64 request, const QString& message) {
     if (request != m_request)
         return;
+    m_missing = false;
     m_model->setInsights({});
     m_total = m_received = 0;
     showMessage(tr("The experience library could not be read.\n\n%1").arg(message));

@@ -45,6 +45,9 @@ public:
 public slots:
     // Reads the library again with the current search words.
     void refresh();
+    // Reads the library if the last read found none and the file exists now (a run has just
+    // created it); cheap enough to call on every progress of a run.
+    void refreshIfCreated();
 
 signals:
     void loaded(int count); // an answer arrived and is shown: `count` insights before the kind filter
@@ -66,6 +69,7 @@ private:
     QString m_path;
     qint64 m_request = 0;     // the newest request; answers to older ones are stale
     bool m_requested = false; // anything asked yet (the first show asks)
+    bool m_missing = false;   // the last answer: no library at m_path
     int m_total = 0;
     int m_received = 0;
     QPointer<QThread> m_thread;

@@ -24,6 +24,7 @@ QLabel* factLabel() {
     auto* label = new QLabel;
     label->setTextFormat(Qt::PlainText);
     label->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    label->setWordWrap(true); // a long result or parameter list wraps instead of widening the window
     return label;
 }
 
@@ -33,6 +34,8 @@ QListView* candidateList(CandidateListModel* model, const QString& placeholder) 
     view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     view->setUniformItemSizes(true);
     view->setToolTip(placeholder);
+    // Two rows at least; a short screen scrolls the lists rather than the window growing taller.
+    view->setMinimumHeight(2 * (view->fontMetrics().height() + 4) + 2 * view->frameWidth());
     return view;
 }
 
@@ -71,7 +74,7 @@ LineageView::LineageView(RunData* data, CandidateSelection* selection, QWidget* 
     m_flags = factLabel();
 
     auto* facts = new QFormLayout;
-    facts->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+    facts->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow); // wrapped facts take the width there is
     facts->addRow(tr("Origin:"), m_origin);
     facts->addRow(tr("Place:"), m_place);
     facts->addRow(tr("Parameters:"), m_params);
@@ -174,8 +177,10 @@ void LineageView::updateFacts() {
         if (const auto eager = pytorch.overEager(row->speedup);
             eager && pytorch.speedupBase == QLatin1String("the baseline"))
             result += tr(", ≈%1 over PyTorch eager").arg(formatSpeedup(*eager));
-        if (row->confirmedSpeedup > 0.0)
+        if (row->confirmed())
             result += tr(" (confirmed %1)").arg(formatSpeedup(row->confirmedSpeedup));
+        else if (row->correct && row->speedup > 0.0)
+            result += tr(" (unconfirmed: measured once)");
         if (!row->message.isEmpty() && row->status != QLatin1String("ok"))
             result += QStringLiteral(" — ") + row->message;
     }

@@ -55,6 +55,7 @@ LlmLogView::LlmLogView(RunData* data, CandidateSelection* selection, QWidget* pa
                           Qt::ToolTipRole);
     m_totals = new QLabel;
     m_totals->setTextFormat(Qt::PlainText);
+    m_totals->setWordWrap(true); // wraps instead of widening the window
 
     m_view = makeRecordTable(m_textFilter, QStringLiteral("llmCalls"));
     m_view->sortByColumn(LlmCallModel::CallColumn, Qt::AscendingOrder);

@@ -137,6 +137,12 @@ QSplitter* makeMasterDetail(QWidget* master, QWidget* title, QWidget* body) {
     detailLayout->addWidget(title);
     detailLayout->addWidget(body, 1);
 
+    // A few lines each at least: a short screen shrinks the halves (they scroll) rather than the
+    // window growing taller than the screen.
+    const int lines = master->fontMetrics().height();
+    master->setMinimumHeight(3 * lines);
+    body->setMinimumHeight(2 * lines);
+
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(master);
     splitter->addWidget(detail);

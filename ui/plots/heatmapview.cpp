@@ -1,6 +1,7 @@
 #include "heatmapview.h"
 
 #include "candidateselection.h"
+#include "elidedlabel.h"
 #include "heatmapmodel.h"
 #include "plotexport.h"
 #include "plotstyle.h"
@@ -51,10 +52,14 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     m_xCombo = new QComboBox(this);
     m_yCombo = new QComboBox(this);
     m_islandCombo = new QComboBox(this);
-    m_summary = new QLabel(this);
+    m_summary = new ElidedLabel(this);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    for (QComboBox* combo : {m_xCombo, m_yCombo, m_islandCombo})
+    for (QComboBox* combo : {m_xCombo, m_yCombo, m_islandCombo}) {
         combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+        // As wide as the longest title when there is room; cut short (by the style) when there is
+        // not, rather than widening the window.
+        combo->setMinimumWidth(combo->fontMetrics().averageCharWidth() * 8 + 32);
+    }
 
     auto* bar = new QHBoxLayout;
     bar->setContentsMargins(6, 4, 6, 0);
@@ -65,9 +70,9 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     bar->addWidget(new QLabel(tr("Island:"), this));
     bar->addWidget(m_islandCombo);
     bar->addStretch(1);
-    bar->addWidget(m_summary);
+    bar->addWidget(m_summary, 1);
 
-    m_plot = plotstyle::createPlot(this, QSize(320, 240), plotstyle::Hover::On);
+    m_plot = plotstyle::createPlot(this, QSize(300, 180), plotstyle::Hover::On);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -118,7 +123,7 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     }
     for (int at = 0; at < kLevels * kLevels; ++at) {
         auto* text = new QCPItemText(m_plot);
-        text->position->setCoords(at % kLevels, at / kLevels);
+        text->position->setCoords(at % kLevels, static_cast<double>(at / kLevels)); // a cell: column, row
         text->setPositionAlignment(Qt::AlignCenter);
         text->setTextAlignment(Qt::AlignCenter);
         text->setSelectable(false);
@@ -139,8 +144,7 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     m_emptyNote->setSelectable(false);
     addExportMenu(m_plot, QStringLiteral("heatmap"));
 
-    m_refresh = new plotstyle::RefreshTimer(this, 50);
-    connect(m_refresh, &QTimer::timeout, this, &HeatmapView::refresh);
+    m_refresh = new plotstyle::RefreshTimer(this, 50, [this] { refresh(); });
 
     connect(m_model, &QAbstractItemModel::dataChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
     connect(m_model, &QAbstractItemModel::modelReset, m_refresh, &plotstyle::RefreshTimer::schedule);
@@ -224,6 +228,7 @@ void HeatmapView::refresh() {
 
     double lo = std::numeric_limits<double>::max();
     double hi = std::numeric_limits<double>::lowest();
+    qint64 top = 0; // the elite with the highest speedup
     int filled = 0;
     int candidates = 0;
     for (int at = 0; at < kLevels * kLevels; ++at) {
@@ -233,6 +238,8 @@ void HeatmapView::refresh() {
             continue;
         const double s = index.data(HeatmapModel::SpeedupRole).toDouble();
         lo = std::min(lo, s);
+        if (s > hi)
+            top = index.data(HeatmapModel::EliteRole).toLongLong();
         hi = std::max(hi, s);
         ++filled;
     }
@@ -291,9 +298,15 @@ void HeatmapView::refresh() {
     labelAxis(m_plot->yAxis, y, Qt::Vertical);
 
     m_emptyNote->setVisible(candidates == 0);
-    m_summary->setText(
-        filled ? tr("%1 of %2 cells filled, best %3").arg(filled).arg(kLevels * kLevels).arg(plotstyle::speedup(best))
-               : tr("no elites yet"));
+    // Cells show first measurements, as the archive ranks them; the top one says whether a
+    // re-measurement confirmed it (the run's best is judged by confirmed speedups only).
+    const CandidateRow* topRow = m_data && top ? m_data->candidate(top) : nullptr;
+    const QString topText = topRow && topRow->confirmed()
+                                ? tr("top elite %1, confirmed %2")
+                                      .arg(plotstyle::speedup(best), plotstyle::speedup(topRow->confirmedSpeedup))
+                                : tr("top elite %1 unconfirmed").arg(plotstyle::speedup(best));
+    m_summary->setFullText(filled ? tr("%1 of %2 cells filled, %3").arg(filled).arg(kLevels * kLevels).arg(topText)
+                                  : tr("no elites yet"));
     updateOutline();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -19,12 +19,12 @@ class QCPItemRect;
 class QCPItemText;
 class QComboBox;
 class QCustomPlot;
-class QLabel;
 class QMouseEvent;
 
 namespace kforge::ui {
 
 class CandidateSelection;
+class ElidedLabel;
 class HeatmapModel;
 class RunData;
 
@@ -56,7 +56,7 @@ private:
     QComboBox* m_xCombo = nullptr;
     QComboBox* m_yCombo = nullptr;
     QComboBox* m_islandCombo = nullptr;
-    QLabel* m_summary = nullptr;
+    ElidedLabel* m_summary = nullptr;
     QCustomPlot* m_plot = nullptr;
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;

@@ -67,7 +67,7 @@ double jitter(qint64 id, unsigned salt) {
 
 IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* parent)
     : QWidget(parent), m_data(data), m_selection(selection) {
-    m_plot = plotstyle::createSolePlot(this, QSize(320, 200), plotstyle::Hover::On);
+    m_plot = plotstyle::createSolePlot(this, QSize(280, 160), plotstyle::Hover::On);
 
     m_plot->xAxis->setLabel(tr("generation"));
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
@@ -105,14 +105,15 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
     m_plot->axisRect()->insetLayout()->take(m_plot->legend);
     m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
     m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    m_plot->legend->setWrap(kBands + 2);
+    // Two rows of four, so that a narrow dock still shows every entry (the wrap applies when the
+    // fill order lays the entries out again).
+    m_plot->legend->setWrap((kBands + 3) / 2);
+    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
     m_plot->legend->setBorderPen(Qt::NoPen);
     m_plot->legend->setMargins(QMargins(4, 0, 4, 2));
     addExportMenu(m_plot, QStringLiteral("islands"));
 
-    m_refresh = new plotstyle::RefreshTimer(this, 150);
-    connect(m_refresh, &QTimer::timeout, this, &IslandsView::refresh);
+    m_refresh = new plotstyle::RefreshTimer(this, 150, [this] { refresh(); });
     connect(data, &RunData::cleared, this, &IslandsView::onCleared);
     m_refresh->followCandidates(data);
     connect(data, &RunData::archivesChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
@@ -160,8 +161,19 @@ void IslandsView::refresh() {
     struct Lane {
         int count = 0;
         int correct = 0;
-        qint64 best = 0;
+        qint64 best = 0; // confirmed: re-measured before promotion, as the run's best is judged
         double bestSpeedup = 0.0;
+        qint64 top = 0; // the highest first measurement never re-measured, when above the best
+        double topSpeedup = 0.0;
+        void consider(const CandidateRow& r) {
+            if (r.confirmed() && r.confirmedSpeedup > bestSpeedup) {
+                bestSpeedup = r.confirmedSpeedup;
+                best = r.id;
+            } else if (!r.confirmed() && r.correct && r.speedup > topSpeedup) {
+                topSpeedup = r.speedup;
+                top = r.id;
+            }
+        }
     };
     QList<Lane> lanes(m_lanes);
     QList<QVector<double>> bx(kBands), by(kBands);
@@ -171,12 +183,14 @@ void IslandsView::refresh() {
     m_points.reserve(n);
     // A lane's best is the best elite of the island's archive as the engine stored it (a migrant
     // included); runs recorded before archives were stored derive it from the island's kernels.
+    // Either way it is judged as the run's best is, by confirmed speedups; a higher first
+    // measurement that was never re-measured is shown beside it, called unconfirmed.
     const bool archivesStored = m_data && m_data->archives().has_value();
     if (archivesStored)
         for (const auto& m : *m_data->archives())
-            if (m.island >= 0 && m.island < m_lanes && m.speedup > lanes[m.island].bestSpeedup) {
-                lanes[m.island].bestSpeedup = m.speedup;
-                lanes[m.island].best = m.candidateId;
+            if (m.island >= 0 && m.island < m_lanes) {
+                if (const CandidateRow* r = m_data->candidate(m.candidateId))
+                    lanes[m.island].consider(*r);
             }
     double best = 0.0;
     for (int row = 0; row < n; ++row)
@@ -206,10 +220,8 @@ void IslandsView::refresh() {
             const int band = bandOf(limits, r.speedup);
             bx[band].push_back(x);
             by[band].push_back(y);
-            if (!archivesStored && plotstyle::isArchiveCandidate(r) && r.speedup > lane.bestSpeedup) {
-                lane.bestSpeedup = r.speedup;
-                lane.best = r.id;
-            }
+            if (!archivesStored && plotstyle::isArchiveCandidate(r))
+                lane.consider(r);
         }
     }
     for (int band = 0; band < kBands; ++band)
@@ -219,12 +231,18 @@ void IslandsView::refresh() {
 
     auto ticker = qSharedPointerCast<QCPAxisTickerText>(m_plot->yAxis->ticker());
     ticker->clear();
+    m_laneLabels.clear();
     for (int i = 0; i < m_lanes; ++i) {
         const Lane& lane = lanes[i];
         QString label = tr("island %1\n%2 cand., %3 correct").arg(i).arg(lane.count).arg(lane.correct);
-        label += lane.best ? tr("\nbest %1 (#%2)").arg(plotstyle::speedup(lane.bestSpeedup)).arg(lane.best)
-                           : tr("\nno best yet");
+        // As many digits as the status bar's best, so that close values read apart.
+        const auto speedup = [](double s) { return QStringLiteral("%1×").arg(s, 0, 'f', s >= 100 ? 1 : 3); };
+        label +=
+            lane.best ? tr("\nbest %1 (#%2)").arg(speedup(lane.bestSpeedup)).arg(lane.best) : tr("\nno confirmed best");
+        if (lane.top && lane.topSpeedup > lane.bestSpeedup)
+            label += tr("\n%1 unconfirmed (#%2)").arg(speedup(lane.topSpeedup)).arg(lane.top);
         ticker->addTick(laneY(i), label);
+        m_laneLabels << label;
     }
     m_plot->xAxis->setRange(-0.7, std::max(lastGeneration, 1) + 0.7);
     m_plot->yAxis->setRange(-0.5, m_lanes - 0.5);

@@ -1,8 +1,9 @@
 #pragma once
 // The islands of a run side by side: a lane per island with its candidates as dots along the
 // generations (coloured by speedup, grey when they failed, hollow while pending), its counts and
-// best candidate on the lane's label, and migrations as arrows between lanes at their generation,
-// the latest ones emphasised. Clicking a dot selects the candidate.
+// confirmed best (and a higher unconfirmed measurement) on the lane's label, and migrations as
+// arrows between lanes at their generation, the latest ones emphasised. Clicking a dot selects the
+// candidate.
 
 #include <QPointer>
 #include <QVector>
@@ -33,6 +34,9 @@ public:
     // The candidate whose dot is nearest `pos` (plot() coordinates) within `radius` pixels; 0: none.
     qint64 candidateAt(const QPoint& pos, double radius = 10.0) const;
     int migrationCount() const { return static_cast<int>(m_migrations.size()); }
+    // Each lane's label as drawn, island 0 first: counts, the island's confirmed best, and a higher
+    // first measurement marked unconfirmed.
+    const QStringList& laneLabels() const { return m_laneLabels; }
 
 private:
     struct Migration {
@@ -64,6 +68,7 @@ private:
     QList<QCPItemRect*> m_laneBands;        // behind every other lane
     QVector<plotstyle::PlotPoint> m_points; // every dot drawn, for picking
     int m_lanes = 0;
+    QStringList m_laneLabels;
     plotstyle::RefreshTimer* m_refresh = nullptr;
 };
 

@@ -94,8 +94,21 @@ QCustomPlot* createSolePlot(QWidget* view, QSize minimum, Hover hover) {
 }
 
 bool hiddenInShownWindow(const QWidget* widget) {
-    // QMainWindow moves dock tabs in the background off-screen rather than hiding them.
-    return widget->window()->isVisible() && (!widget->isVisible() || widget->visibleRegion().isEmpty());
+    if (!widget->window()->isVisible())
+        return false;
+    if (!widget->isVisible())
+        return true;
+    // QMainWindow moves dock tabs in the background off-screen rather than hiding them: what is
+    // left of the widget once every parent has clipped it. (visibleRegion() cannot tell: it leaves
+    // out what children cover, so a view filled by its plot would always count as hidden.)
+    QRect shown = widget->rect();
+    for (const QWidget* w = widget; !w->isWindow(); w = w->parentWidget()) {
+        shown.translate(w->pos());
+        shown &= w->parentWidget()->rect();
+        if (shown.isEmpty())
+            return true;
+    }
+    return false;
 }
 
 ShowWatcher::ShowWatcher(QWidget* widget, std::function<void()> shown)
@@ -129,10 +142,25 @@ bool ShowWatcher::eventFilter(QObject* watched, QEvent* event) {
     return QObject::eventFilter(watched, event);
 }
 
-RefreshTimer::RefreshTimer(QWidget* view, int intervalMs)
-    : QTimer(view), m_view(view), m_watcher(new ShowWatcher(view, [this] { start(); })) {
+RefreshTimer::RefreshTimer(QWidget* view, int intervalMs, std::function<void()> refresh)
+    : QTimer(view), m_view(view), m_watcher(new ShowWatcher(view, [this] { start(); })), m_refresh(std::move(refresh)) {
     setSingleShot(true);
     setInterval(intervalMs);
+    connect(this, &QTimer::timeout, view, [this] { m_refresh(); });
+}
+
+void RefreshTimer::flush() {
+    if (!pending())
+        return;
+    m_watcher->disarm();
+    stop();
+    m_refresh();
+}
+
+void flushRefreshes(QWidget* root) {
+    QList<RefreshTimer*> timers = root->findChildren<RefreshTimer*>();
+    for (RefreshTimer* timer : timers)
+        timer->flush();
 }
 
 void RefreshTimer::schedule() {

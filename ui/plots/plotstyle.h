@@ -64,6 +64,7 @@ class ShowWatcher : public QObject {
 public:
     ShowWatcher(QWidget* widget, std::function<void()> shown);
     void arm();
+    void disarm() { m_armed = false; }
     bool armed() const { return m_armed; }
 
 protected:
@@ -78,14 +79,17 @@ private:
     bool m_armed = false;
 };
 
-// Coalesces a view's refreshes; a refresh asked for while the view (the timer's parent) is hidden
-// in a shown window waits until the view is shown.
+// Coalesces a view's refreshes: `refresh` runs on the timeout; a refresh asked for while the view
+// (the timer's parent) is hidden in a shown window waits until the view is shown.
 class RefreshTimer : public QTimer {
+    Q_OBJECT
 public:
-    RefreshTimer(QWidget* view, int intervalMs);
+    RefreshTimer(QWidget* view, int intervalMs, std::function<void()> refresh);
 
     void schedule();
     bool pending() const { return isActive() || m_watcher->armed(); }
+    // Runs a pending refresh now, shown or not (a view about to be exported or grabbed).
+    void flush();
     QWidget* view() const { return m_view; }
     // Schedules on every new or changed candidate of `data` and when its run changes.
     void followCandidates(RunData* data);
@@ -93,7 +97,12 @@ public:
 private:
     QWidget* m_view;
     ShowWatcher* m_watcher;
+    std::function<void()> m_refresh;
 };
+
+// Runs every pending refresh of the views under `root` (root included), so that what is exported
+// or grabbed is what the run holds now even for a view in a background tab.
+void flushRefreshes(QWidget* root);
 
 // A candidate drawn as a point, in plot coordinates, for picking.
 struct PlotPoint {

@@ -28,8 +28,18 @@ double median(std::vector<double>& values) {
 
 } // namespace
 
+double ProgressPlot::islandBest(int island) const {
+    if (island < 0 || island >= m_best.size() || m_best[island]->dataCount() == 0)
+        return 0.0;
+    return (m_best[island]->data()->constEnd() - 1)->value;
+}
+
+int ProgressPlot::unconfirmedSteps() const {
+    return m_unconfirmed->dataCount();
+}
+
 ProgressPlot::ProgressPlot(RunData* data, QWidget* parent) : QWidget(parent), m_data(data) {
-    m_plot = plotstyle::createSolePlot(this, QSize(320, 200), plotstyle::Hover::Off);
+    m_plot = plotstyle::createSolePlot(this, QSize(280, 160), plotstyle::Hover::Off);
 
     m_plot->xAxis->setLabel(tr("generation"));
     m_plot->yAxis->setLabel(tr("speedup over baseline (×)"));
@@ -45,13 +55,20 @@ ProgressPlot::ProgressPlot(RunData* data, QWidget* parent) : QWidget(parent), m_
     m_medianKey = m_plot->addGraph();
     m_medianKey->setName(tr("generation median"));
     m_medianKey->setPen(QPen(QColor(90, 90, 90), 1.5, Qt::DashLine));
+    m_unconfirmed = m_plot->addGraph();
+    m_unconfirmed->setName(tr("unconfirmed best (measured once)"));
+    m_unconfirmed->setLineStyle(QCPGraph::lsNone);
+    m_unconfirmed->setScatterStyle(
+        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(60, 60, 60), 1.2), QColor(255, 255, 255), 7));
+    // Above the island lines, which are added later.
+    m_plot->addLayer(QStringLiteral("marks"), m_plot->layer(QStringLiteral("main")), QCustomPlot::limAbove);
+    m_unconfirmed->setLayer(QStringLiteral("marks"));
 
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
     addExportMenu(m_plot, QStringLiteral("progress"));
 
-    m_refresh = new plotstyle::RefreshTimer(this, 150);
-    connect(m_refresh, &QTimer::timeout, this, &ProgressPlot::refresh);
+    m_refresh = new plotstyle::RefreshTimer(this, 150, [this] { refresh(); });
     connect(data, &RunData::cleared, m_refresh, &plotstyle::RefreshTimer::schedule);
     m_refresh->followCandidates(data);
     refresh();
@@ -89,7 +106,13 @@ void ProgressPlot::refresh() {
 
     // speedups[island][generation] of the correct candidates; best of archive members only.
     std::vector<std::vector<std::vector<double>>> speedups(static_cast<size_t>(islands));
-    std::vector<std::vector<double>> bestOf(static_cast<size_t>(islands));
+    // An island's best as the run judges a best: the confirmed speedup where a candidate was
+    // re-measured, else its first measurement, whose steps are marked unconfirmed.
+    struct Best {
+        double speedup = 0.0;
+        bool confirmed = false;
+    };
+    std::vector<std::vector<Best>> bestOf(static_cast<size_t>(islands));
     int lastGeneration = 0;
     const int n = m_data ? m_data->candidateCount() : 0;
     for (int row = 0; row < n; ++row) {
@@ -107,21 +130,29 @@ void ProgressPlot::refresh() {
             auto& best = bestOf[static_cast<size_t>(i)];
             if (gens.size() <= g) {
                 gens.resize(g + 1);
-                best.resize(g + 1, 0.0);
+                best.resize(g + 1);
             }
             gens[g].push_back(r.speedup);
-            if (plotstyle::isArchiveCandidate(r))
-                best[g] = std::max(best[g], r.speedup);
+            if (plotstyle::isArchiveCandidate(r) && r.judgedSpeedup() > best[g].speedup)
+                best[g] = {r.judgedSpeedup(), r.confirmed()};
         }
     }
 
     double yMax = 1.0;
+    QVector<double> ux, uy;
     for (int i = 0; i < islands; ++i) {
         QVector<double> bx, by, mx, my;
         double best = 0.0;
         const auto& gens = speedups[static_cast<size_t>(i)];
         for (size_t g = 0; g < gens.size(); ++g) {
-            best = std::max(best, bestOf[static_cast<size_t>(i)][g]);
+            const Best& step = bestOf[static_cast<size_t>(i)][g];
+            if (step.speedup > best) {
+                best = step.speedup;
+                if (!step.confirmed) {
+                    ux.push_back(static_cast<double>(g));
+                    uy.push_back(best);
+                }
+            }
             if (best > 0.0) {
                 bx.push_back(static_cast<double>(g));
                 by.push_back(best);
@@ -141,6 +172,11 @@ void ProgressPlot::refresh() {
         m_best[i]->setData(bx, by, true);
         m_median[i]->setData(mx, my, true);
     }
+    m_unconfirmed->setData(ux, uy);
+    if (ux.isEmpty())
+        m_unconfirmed->removeFromLegend();
+    else
+        m_unconfirmed->addToLegend();
     const double xMax = std::max(lastGeneration, 1);
     m_baseline->setData({0.0, xMax}, {1.0, 1.0}, true);
     m_plot->xAxis->setRange(0, xMax);

@@ -44,7 +44,7 @@ QString intensityText(double flopsPerByte) {
 
 RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget* parent)
     : QWidget(parent), m_data(data), m_selection(selection) {
-    m_plot = plotstyle::createSolePlot(this, QSize(320, 240), plotstyle::Hover::On);
+    m_plot = plotstyle::createSolePlot(this, QSize(280, 180), plotstyle::Hover::On);
 
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
         axis->setScaleType(QCPAxis::stLogarithmic);
@@ -93,14 +93,17 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
     addExportMenu(m_plot, QStringLiteral("roofline"));
 
-    m_refresh = new plotstyle::RefreshTimer(this, 100);
-    connect(m_refresh, &QTimer::timeout, this, &RooflineView::refresh);
+    m_refresh = new plotstyle::RefreshTimer(this, 100, [this] { refresh(); });
     connect(data, &RunData::cleared, m_refresh, &plotstyle::RefreshTimer::schedule);
     m_refresh->followCandidates(data);
     plotstyle::followSelection(m_plot, selection, [this] { updateSelected(); });
     connect(m_plot, &QCustomPlot::mouseMove, this, &RooflineView::onMouseMove);
     plotstyle::selectOnClick(m_plot, selection, [this](const QPoint& pos) { return candidateAt(pos); });
     refresh();
+}
+
+QString RooflineView::note() const {
+    return m_note->visible() ? m_note->text() : QString();
 }
 
 void RooflineView::refresh() {
@@ -116,8 +119,11 @@ void RooflineView::refresh() {
     const diagnose::Ceilings ceilings = m_data ? m_data->ceilings() : diagnose::Ceilings{};
     const bool mixed = m_data && m_data->deviceModels().size() > 1 && ceilings.valid();
     int elsewhere = 0;
+    int timed = 0;
     for (int row = 0; row < n; ++row) {
         const CandidateRow& r = m_data->candidateAt(row);
+        if (r.candidateUs > 0.0)
+            ++timed;
         // Log axes cannot show zeros; a point without both figures is not a point.
         if (!r.hasRoofline || !(r.intensity > 0.0) || !(r.achievedFlops > 0.0))
             continue;
@@ -175,15 +181,26 @@ void RooflineView::refresh() {
     m_plot->xAxis->setRange(xLo, xHi);
     m_plot->yAxis->setRange(yLo / 2.0, yHi * 3.0);
     refreshCeilings(xLo, xHi);
-    if (!ceilings.valid())
-        m_note->setText(tr("no measured ceilings: points only"));
-    else if (elsewhere > 0) {
+    QStringList note;
+    if (m_points.isEmpty() && elsewhere == 0 && n > 0) {
+        // An empty plot says why: nothing timed yet, or results without FLOP and byte figures.
+        note << (timed == 0 ? tr("no candidate has been timed yet")
+                            : tr("no roofline data: none of the %n timed candidates has FLOP and byte figures", nullptr,
+                                 timed));
+        if (timed > 0)
+            note << tr("(the task declares no FLOP or byte formulas, or the run was stored without them)");
+        if (!ceilings.valid())
+            note << tr("no measured ceilings either");
+    } else if (!ceilings.valid()) {
+        note << tr("no measured ceilings: points only");
+    } else if (elsewhere > 0) {
         QStringList others = m_data->deviceModels();
         others.removeAll(ceilings.device);
-        m_note->setText(tr("%1's roofs and candidates; %n more timed on %2", nullptr, elsewhere)
-                            .arg(ceilings.device, others.join(QStringLiteral(", "))));
+        note << tr("%1's roofs and candidates; %n more timed on %2", nullptr, elsewhere)
+                    .arg(ceilings.device, others.join(QStringLiteral(", ")));
     }
-    m_note->setVisible(!ceilings.valid() || elsewhere > 0);
+    m_note->setText(note.join(QLatin1Char('\n')));
+    m_note->setVisible(!note.isEmpty());
     updateSelected();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

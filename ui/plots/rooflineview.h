@@ -31,6 +31,8 @@ public:
     QPoint pointPosition(qint64 candidate);
     // The candidate whose point is nearest `pos` (plot() coordinates) within `radius` pixels; 0: none.
     qint64 candidateAt(const QPoint& pos, double radius = 16.0) const;
+    // What the plot says in its corner (why it is empty, which roofs it draws); empty when nothing.
+    QString note() const;
 
 private:
     void refresh();

@@ -97,6 +97,10 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
             if (sort)
                 return r.correct ? r.speedup : -1.0;
             return r.correct && r.speedup > 0 ? QStringLiteral("%1×").arg(r.speedup, 0, 'f', 3) : QString();
+        case Confirmed:
+            if (sort)
+                return r.confirmed() ? r.confirmedSpeedup : -1.0;
+            return r.confirmed() ? QStringLiteral("%1×").arg(r.confirmedSpeedup, 0, 'f', 3) : QString();
         case VsEager: {
             const auto x = overEager(r);
             if (sort)
@@ -135,12 +139,21 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
             return r.topFinding;
         if (index.column() == Device && !r.device.isEmpty())
             return r.device; // the whole name, which the column may elide
+        if (index.column() == Speedup && r.correct && r.speedup > 0)
+            return r.confirmed() ? tr("Measured %1× in the search; re-measured %2× before promotion")
+                                       .arg(r.speedup, 0, 'f', 3)
+                                       .arg(r.confirmedSpeedup, 0, 'f', 3)
+                                 : tr("Unconfirmed: measured once in the search, never re-measured");
+        if (index.column() == Confirmed && r.confirmed())
+            return m_data->run().bestCandidate == r.id ? tr("The run's best: re-measured before promotion")
+                                                       : tr("Re-measured before promotion; not the run's best");
         if (index.column() == Time && r.candidateUs > 0 && !r.device.isEmpty())
             return tr("Median on %1, with the baseline timed in the same evaluation").arg(r.device);
         return {};
     case Qt::TextAlignmentRole:
         if (index.column() == Id || index.column() == Island || index.column() == Generation
-            || index.column() == Speedup || index.column() == VsEager || index.column() == Time)
+            || index.column() == Speedup || index.column() == Confirmed || index.column() == VsEager
+            || index.column() == Time)
             return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
         return {};
     case Qt::ForegroundRole:
@@ -149,13 +162,17 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Status && r.evaluated())
             return r.correct ? QColor(0x2e, 0x7d, 0x32) : QColor(0xc6, 0x28, 0x28);
         return {};
-    case Qt::FontRole:
-        if (r.pinned || m_data->run().bestCandidate == r.id) {
-            QFont font;
-            font.setBold(true);
-            return font;
-        }
-        return {};
+    case Qt::FontRole: {
+        // An unconfirmed speedup is set in italics: a single measurement, not what the best is judged by.
+        const bool unconfirmed = index.column() == Speedup && r.correct && r.speedup > 0 && !r.confirmed();
+        const bool bold = r.pinned || m_data->run().bestCandidate == r.id;
+        if (!unconfirmed && !bold)
+            return {};
+        QFont font;
+        font.setBold(bold);
+        font.setItalic(unconfirmed);
+        return font;
+    }
     default:
         return {};
     }
@@ -170,7 +187,12 @@ std::optional<double> CandidateTableModel::overEager(const CandidateRow& r) cons
 QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
     if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
         if (section == Speedup)
-            return tr("Speedup over %1, timed in the candidate's own evaluation").arg(m_data->pytorch().speedupBase);
+            return tr("Speedup over %1, timed in the candidate's own evaluation; in italics while unconfirmed (never "
+                      "re-measured)")
+                .arg(m_data->pytorch().speedupBase);
+        if (section == Confirmed)
+            return tr("Speedup re-measured before promotion: the run's best is the highest of these, not of the "
+                      "first measurements");
         if (section == VsEager)
             return m_data->pytorch().speedupBase == QLatin1String("PyTorch eager")
                        ? tr("Speedup over PyTorch eager, timed in the candidate's own evaluation")
@@ -197,6 +219,8 @@ QVariant CandidateTableModel::headerData(int section, Qt::Orientation orientatio
         return tr("Status");
     case Speedup:
         return m_data->pytorch().speedupBase == QLatin1String("PyTorch eager") ? tr("Speedup (eager)") : tr("Speedup");
+    case Confirmed:
+        return tr("Confirmed");
     case VsEager:
         return tr("vs eager");
     case Time:

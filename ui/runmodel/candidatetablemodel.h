@@ -21,8 +21,9 @@ public:
         Label,
         Params,
         Status,
-        Speedup,
-        VsEager, // over PyTorch eager: measured (a task without a baseline), or through the baseline
+        Speedup,   // the search's measurement; unconfirmed unless re-measured
+        Confirmed, // re-measured before promotion: what the run's best is judged by
+        VsEager,   // over PyTorch eager: measured (a task without a baseline), or through the baseline
         Time,
         Device, // the model it was timed on (the candidate list shows it when a run mixes models)
         Cell,

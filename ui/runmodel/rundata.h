@@ -56,6 +56,12 @@ struct CandidateRow {
     std::optional<model::ReviewState> review; // none when it never needed one
 
     bool evaluated() const { return !status.isEmpty(); }
+    // Re-measured before promotion. A run's best is judged by such confirmed speedups only (the
+    // status bar's best); a first measurement alone is unconfirmed, and views say so.
+    bool confirmed() const { return confirmedSpeedup > 0.0; }
+    // The speedup the run judges it by: the confirmed one when there is one, else the first
+    // measurement (0 when not timed or not correct).
+    double judgedSpeedup() const { return confirmed() ? confirmedSpeedup : correct ? speedup : 0.0; }
 };
 
 // For people: "seed", "tuner", "LLM", ...; with how the tuner found it: "tuner (model)".

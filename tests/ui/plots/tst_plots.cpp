@@ -12,8 +12,10 @@
 
 #include <QAbstractItemModelTester>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QJsonObject>
+#include <QMainWindow>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -162,6 +164,9 @@ private slots:
     void rooflineClickSelects();
     void islandsClickSelects();
     void progressPlotDraws();
+    void bestsAreConfirmedSpeedups();
+    void rooflineSaysWhyItIsEmpty();
+    void exportDrawsAViewInABackgroundTab();
     void largeRun();
     void exportFormats();
     void exportRejectsUnknownSuffix();
@@ -434,10 +439,11 @@ void TestPlots::progressPlotDraws() {
     ProgressPlot plot(&data);
     plot.resize(800, 420);
     data.apply(syntheticRun(2000, 4));
-    // Best-so-far and median per island, behind the baseline line and the legend's median key.
-    QTRY_COMPARE(plot.plot()->graphCount(), 2 + 2 * 4);
-    QTRY_VERIFY(plot.plot()->graph(2)->dataCount() > 0);
-    const auto best = plot.plot()->graph(2)->data();
+    // Best-so-far and median per island, behind the baseline line, the legend's median key and
+    // the marks of unconfirmed steps.
+    QTRY_COMPARE(plot.plot()->graphCount(), 3 + 2 * 4);
+    QTRY_VERIFY(plot.plot()->graph(3)->dataCount() > 0);
+    const auto best = plot.plot()->graph(3)->data();
     for (auto it = best->begin(); it + 1 != best->end(); ++it)
         QVERIFY((it + 1)->value >= it->value); // never falls
     snapshot(&plot, QStringLiteral("progress"));
@@ -518,6 +524,112 @@ void TestPlots::exportRejectsUnknownSuffix() {
     QVERIFY(!QFileInfo::exists(file));
     QWidget widget;
     QVERIFY(!exportWidget(&widget, dir.filePath(QStringLiteral("noformat"))).ok());
+}
+
+// One meaning of "best", the status bar's: a candidate re-measured before promotion counts by its
+// confirmed speedup, and a first measurement alone is marked unconfirmed wherever it shows.
+void TestPlots::bestsAreConfirmedSpeedups() {
+    RunData data;
+    IslandsView islands(&data, nullptr);
+    ProgressPlot progress(&data);
+    for (QWidget* view : std::initializer_list<QWidget*>{&islands, &progress}) {
+        view->resize(700, 420);
+        view->show();
+        QVERIFY(QTest::qWaitForWindowExposed(view));
+    }
+    RunDelta d = delta(true);
+    d.islands = 3;
+    d.added << row(1, {0, 0, 0}, 1.0, true, 0, 0);
+    CandidateRow remeasuredLower = row(2, {1, 0, 0}, 11.85, true, 0, 1); // 11.85x first, 8.48x confirmed
+    remeasuredLower.confirmedSpeedup = 8.48;
+    CandidateRow best = row(3, {2, 0, 0}, 9.90, true, 1, 2); // the run's best, confirmed at 10.03x
+    best.confirmedSpeedup = 10.03;
+    CandidateRow onceOnly = row(4, {3, 0, 0}, 10.50, true, 1, 3); // never re-measured
+    CandidateRow lowerOnce = row(5, {0, 1, 0}, 6.0, true, 0, 3);
+    CandidateRow unconfirmedIsland = row(6, {1, 1, 0}, 4.0, true, 2, 3);
+    d.added << remeasuredLower << best << onceOnly << lowerOnce << unconfirmedIsland;
+    d.run.bestCandidate = 3;
+    d.run.bestSpeedup = 10.03;
+    data.apply(d);
+    QVERIFY(drawn(&islands) && drawn(&progress));
+
+    const QStringList lanes = islands.laneLabels();
+    QCOMPARE(lanes.size(), 3);
+    QVERIFY2(lanes[0].contains(QStringLiteral("best 8.480× (#2)")), qPrintable(lanes[0]));
+    QVERIFY2(!lanes[0].contains(QStringLiteral("11.85")), qPrintable(lanes[0]));
+    QVERIFY2(!lanes[0].contains(QStringLiteral("unconfirmed")), qPrintable(lanes[0])); // 6x is below 8.48x
+    QVERIFY2(lanes[1].contains(QStringLiteral("best 10.030× (#3)")), qPrintable(lanes[1]));
+    QVERIFY2(lanes[1].contains(QStringLiteral("10.500× unconfirmed (#4)")), qPrintable(lanes[1]));
+    QVERIFY2(lanes[2].contains(QStringLiteral("no confirmed best")), qPrintable(lanes[2]));
+    QVERIFY2(lanes[2].contains(QStringLiteral("4.000× unconfirmed (#6)")), qPrintable(lanes[2]));
+
+    // The progress lines judge the same way: island 0 ends at its confirmed 8.48x, not 11.85x;
+    // the steps standing on a first measurement alone are marked (island 1's 10.5x, island 2's 4x,
+    // and the seed's 1x, which nothing re-measures).
+    QCOMPARE(progress.islandBest(0), 8.48);
+    QCOMPARE(progress.islandBest(1), 10.50);
+    QCOMPARE(progress.islandBest(2), 4.0);
+    QCOMPARE(progress.unconfirmedSteps(), 5);
+}
+
+// A stored run without roofline figures does not show an empty plot without a word.
+void TestPlots::rooflineSaysWhyItIsEmpty() {
+    RunData data;
+    RooflineView view(&data, nullptr);
+    view.resize(600, 400);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    RunDelta d = delta(true);
+    for (qint64 id = 1; id <= 3; ++id) {
+        CandidateRow r = row(id, {0, 0, 0}, 1.0 + static_cast<double>(id) / 10.0);
+        r.candidateUs = 40.0;
+        d.added << r; // timed, but without FLOP and byte figures
+    }
+    data.apply(d);
+    QVERIFY(drawn(&view));
+    QVERIFY2(view.note().contains(QStringLiteral("no roofline data")), qPrintable(view.note()));
+    QVERIFY2(view.note().contains(QStringLiteral("3 timed candidates")), qPrintable(view.note()));
+
+    // With points, the note is about the roofs only.
+    data.apply(syntheticRun(60, 2));
+    QVERIFY(drawn(&view));
+    QVERIFY2(!view.note().contains(QStringLiteral("no roofline data")), qPrintable(view.note()));
+}
+
+// A view in a background dock tab redraws only when shown; exporting it draws what the run holds
+// first, so the picture is not empty or of an earlier run.
+void TestPlots::exportDrawsAViewInABackgroundTab() {
+    QMainWindow window;
+    RunData data;
+    auto* front = new QDockWidget(QStringLiteral("front"), &window);
+    front->setWidget(new QWidget);
+    auto* back = new QDockWidget(QStringLiteral("back"), &window);
+    auto* progress = new ProgressPlot(&data);
+    back->setWidget(progress);
+    window.addDockWidget(Qt::RightDockWidgetArea, front);
+    window.tabifyDockWidget(front, back);
+    window.resize(900, 600);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    front->raise();
+    QTRY_VERIFY(plotstyle::hiddenInShownWindow(progress));
+
+    data.apply(syntheticRun(400, 4));
+    // The refresh waits for the tab to come to the front: the plot is still that of no run.
+    QVERIFY(progress->findChild<plotstyle::RefreshTimer*>()->pending());
+    QVERIFY(!progress->findChild<plotstyle::RefreshTimer*>()->isActive());
+    QCOMPARE(progress->plot()->graphCount(), 3 + 2 * 1);
+    plotstyle::flushRefreshes(back);
+    QCOMPARE(progress->plot()->graphCount(), 3 + 2 * 4);
+    QVERIFY(progress->islandBest(0) > 1.0);
+    QTemporaryDir dir;
+    const QString file = dir.filePath(QStringLiteral("progress.png"));
+    QVERIFY(exportPlot(progress->plot(), file));
+    QVERIFY(!QImage(file).isNull());
+
+    // Brought to the front, a plot filled edge to edge by its QCustomPlot counts as shown.
+    back->raise();
+    QTRY_VERIFY(!plotstyle::hiddenInShownWindow(progress));
 }
 
 QTEST_MAIN(TestPlots)
