@@ -4,6 +4,7 @@
 
 #include "llm/endpoints.h"
 #include "task/taskcatalog.h"
+#include "theme.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -89,8 +90,9 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     m_migration = spin(0, 1000, defaults.migrationInterval, tr("Generations between migrations (0: never)"));
     m_seed = spin(0, 1 << 30, static_cast<int>(defaults.seed), tr("The same seed and results give the same run"));
     m_workers = spin(1, 64, defaults.workers,
-                     tr("Worker processes. Several can share a GPU (4 give 2.7x the evaluations on an H200, timings as "
-                        "repeatable); on a CPU OpenCL device they slow each other's timings"));
+                     tr("Worker processes. Several can share a GPU: they take turns at it for each timed run, so "
+                        "timings stay as repeatable (4 give 1.9x the small evaluations of one on an H200); on a CPU "
+                        "OpenCL device they compete for the cores the kernels run on"));
     auto* searchBox = new QGroupBox(tr("Search"));
     auto* searchForm = new QFormLayout(searchBox);
     searchForm->addRow(tr("&Islands:"), m_islands);
@@ -187,7 +189,12 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
 
     m_problem = new QLabel;
     m_problem->setWordWrap(true);
-    m_problem->setStyleSheet(QStringLiteral("color: #c62828"));
+    const auto styleProblem = [this] {
+        m_problem->setStyleSheet(theme::isDark(palette()) ? QStringLiteral("color: #ff7b72")
+                                                          : QStringLiteral("color: #c62828"));
+    };
+    styleProblem();
+    theme::onPaletteChange(this, styleProblem);
     m_problem->hide();
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);

@@ -168,12 +168,12 @@ int runCommand(const QStringList& args) {
     p.addOption({QStringLiteral("seed"),
                  QStringLiteral("Random seed; the same seed and results give the same run (default 1)."),
                  QStringLiteral("S")});
-    p.addOption(
-        {QStringLiteral("workers"),
-         QStringLiteral("Worker processes (default 1). Several can share a GPU: on an H200, 4 evaluate 2.7x as many "
-                        "candidates as one, with timings as repeatable; on a CPU OpenCL device they "
-                        "compete for the cores the kernels run on."),
-         QStringLiteral("N")});
+    p.addOption({QStringLiteral("workers"),
+                 QStringLiteral("Worker processes (default 1). Several can share a GPU: they take turns at it for "
+                                "each timed run, so timings stay as repeatable, and on an H200 4 evaluate 1.9x as "
+                                "many small candidates as one; on a CPU OpenCL device they compete for the cores "
+                                "the kernels run on."),
+                 QStringLiteral("N")});
     p.addOption({QStringLiteral("device"), QStringLiteral("Device index within the backend (default 0)."),
                  QStringLiteral("N")});
     p.addOption({QStringLiteral("worker"),
