@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 #include <utility>
 
 #include <fcntl.h>
@@ -28,10 +29,24 @@ int openLockFile(const std::string& path, std::string& problem) {
     return fd;
 }
 
-void lockFd(int fd, int operation) {
+void unlockFd(int fd) {
+    if (fd >= 0)
+        ::flock(fd, LOCK_UN);
+}
+
+// Takes `fd` under `operation` unless `deadline` passes first. Polls: a blocking flock cannot be
+// given a deadline. The pause grows from 50 us to 2 ms, so a short wait costs little latency.
+bool lockFdBefore(int fd, int operation, std::chrono::steady_clock::time_point deadline) {
     if (fd < 0)
-        return;
-    while (::flock(fd, operation) != 0 && errno == EINTR) {
+        return true;
+    for (auto pause = std::chrono::microseconds(50);; pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
+        if (::flock(fd, operation | LOCK_NB) == 0)
+            return true;
+        if (errno != EWOULDBLOCK && errno != EINTR)
+            return true; // the file cannot be locked at all: go on unguarded, as without files
+        if (std::chrono::steady_clock::now() >= deadline)
+            return false;
+        std::this_thread::sleep_for(pause);
     }
 }
 
@@ -46,7 +61,8 @@ std::string DeviceLock::defaultDirectory() {
     return std::filesystem::temp_directory_path(ec).string();
 }
 
-DeviceLock::DeviceLock(const std::string& deviceKey, std::string directory) {
+DeviceLock::DeviceLock(const std::string& deviceKey, std::string directory, std::chrono::milliseconds patience)
+    : m_patience(patience) {
     if (deviceKey.empty())
         return;
     Sha256 h;
@@ -82,34 +98,38 @@ DeviceLock::Hold DeviceLock::exclusive() {
 
 DeviceLock::Hold DeviceLock::acquire(bool exclusive) {
     if (m_depth++ > 0)
-        return Hold(this);
+        return Hold(this, m_granted);
     m_exclusive = exclusive;
-    lockFd(m_turnstileFd, LOCK_EX);
-    if (exclusive) {
-        // The turnstile is kept until release: no new user gets in while this timer waits or times.
-        lockFd(m_lockFd, LOCK_EX);
-    } else {
-        // Through the turnstile: a timer waiting for the device holds it, so this user queues behind.
-        lockFd(m_lockFd, LOCK_SH);
-        lockFd(m_turnstileFd, LOCK_UN);
+    const auto deadline = std::chrono::steady_clock::now() + m_patience;
+    m_turnstileHeld = lockFdBefore(m_turnstileFd, LOCK_EX, deadline);
+    m_granted = m_turnstileHeld && lockFdBefore(m_lockFd, exclusive ? LOCK_EX : LOCK_SH, deadline);
+    // A timer keeps the turnstile until release, so no new user gets in while it waits or times;
+    // a user only passes through it (a waiting timer holds it, so users queue behind that timer).
+    if (m_turnstileHeld && (!exclusive || !m_granted)) {
+        unlockFd(m_turnstileFd);
+        m_turnstileHeld = false;
     }
-    return Hold(this);
+    return Hold(this, m_granted);
 }
 
 void DeviceLock::unlock() {
     if (--m_depth > 0)
         return;
-    lockFd(m_lockFd, LOCK_UN);
-    if (m_exclusive)
-        lockFd(m_turnstileFd, LOCK_UN);
+    if (m_granted)
+        unlockFd(m_lockFd);
+    if (m_turnstileHeld)
+        unlockFd(m_turnstileFd);
+    m_granted = m_turnstileHeld = false;
 }
 
-DeviceLock::Hold::Hold(Hold&& other) noexcept : m_lock(std::exchange(other.m_lock, nullptr)) {}
+DeviceLock::Hold::Hold(Hold&& other) noexcept
+    : m_lock(std::exchange(other.m_lock, nullptr)), m_granted(other.m_granted) {}
 
 DeviceLock::Hold& DeviceLock::Hold::operator=(Hold&& other) noexcept {
     if (this != &other) {
         release();
         m_lock = std::exchange(other.m_lock, nullptr);
+        m_granted = other.m_granted;
     }
     return *this;
 }

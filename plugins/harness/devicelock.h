@@ -14,7 +14,13 @@
 //                                        users to leave is not starved by users that keep coming.
 // <dir> is $KFORGE_LOCK_DIR, else /dev/shm, else the temporary directory. <key> names the device
 // (UUID, or platform and device name) as a SHA-256 digest, so any key makes a valid file name.
+//
+// Waits are bounded (`patience`, 30 s by default): a worker whose kernel never finishes holds the
+// device until its pool stops it, and the others must not stall with it. A wait that runs out is
+// not granted (Hold::granted() is false): the work goes on without the device to itself, and a
+// timer says so in its result.
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,25 +40,29 @@ public:
         ~Hold() { release(); }
         void release();
         bool held() const { return m_lock != nullptr; }
+        // False when the wait ran out and this hold guards nothing.
+        bool granted() const { return m_granted; }
 
     private:
         friend class DeviceLock;
-        explicit Hold(DeviceLock* lock) : m_lock(lock) {}
+        Hold(DeviceLock* lock, bool granted) : m_lock(lock), m_granted(granted) {}
         DeviceLock* m_lock = nullptr;
+        bool m_granted = false;
     };
 
     // An empty key makes a lock that never blocks (a backend with no device identity).
-    explicit DeviceLock(const std::string& deviceKey, std::string directory = defaultDirectory());
+    explicit DeviceLock(const std::string& deviceKey, std::string directory = defaultDirectory(),
+                        std::chrono::milliseconds patience = std::chrono::seconds(30));
     ~DeviceLock();
     DeviceLock(const DeviceLock&) = delete;
     DeviceLock& operator=(const DeviceLock&) = delete;
 
     static std::string defaultDirectory();
 
-    // Blocks until granted. A lock whose files cannot be opened grants at once and says why in
-    // problem(): timing goes on, only unguarded. A hold asked for while this lock already holds
-    // (device work inside device work) is granted at once under the hold already there, whose
-    // mode stands; the files are let go with the outermost hold.
+    // Waits until granted or out of patience. A lock whose files cannot be opened grants at once and
+    // says why in problem(): timing goes on, only unguarded. A hold asked for while this lock
+    // already holds (device work inside device work) comes at once under the hold already there,
+    // whose mode and grant stand; the files are let go with the outermost hold.
     Hold shared();
     Hold exclusive();
 
@@ -67,8 +77,11 @@ private:
     std::string m_problem;
     int m_lockFd = -1;
     int m_turnstileFd = -1;
+    std::chrono::milliseconds m_patience;
     int m_depth = 0;          // holds given out and not yet released
     bool m_exclusive = false; // the outermost hold's mode
+    bool m_granted = false;   // whether the outermost hold got its locks
+    bool m_turnstileHeld = false;
 };
 
 // One DeviceLock per device key, made at first use: what an evaluator keeps across evaluations.

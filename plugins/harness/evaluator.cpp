@@ -302,13 +302,27 @@ private:
     Backend& m_backend;
     SeedCache& m_cache;
     DeviceLocks& m_locks;
-    DeviceLock* m_lock = nullptr; // the open device's
+    DeviceLock* m_lock = nullptr;  // the open device's
+    bool m_deviceNotAlone = false; // a wait for the device ran out
 
     // Holds the device for kernel work: shared with other workers' device work, or alone for a
-    // timed run. The wait is the step "wait for device" of the current phase.
+    // timed run. The wait is the step "wait for device" of the current phase. A wait that runs out
+    // (another worker's kernel that never finishes holds the device) leaves this evaluation to
+    // time without waiting again, and its result says so.
     DeviceLock::Hold holdDevice(bool alone) {
+        if (m_deviceNotAlone)
+            return {};
         const Step step(*this, "wait for device");
-        return alone ? m_lock->exclusive() : m_lock->shared();
+        DeviceLock::Hold hold = alone ? m_lock->exclusive() : m_lock->shared();
+        if (!hold.granted()) {
+            m_deviceNotAlone = true;
+            m_result.diagnostics.push_back(
+                {"timing", "warning",
+                 "another worker on this device held it for longer than the wait allows (a kernel that does not "
+                 "finish?), so this evaluation ran and was timed beside other workers' kernels",
+                 "", 0, 0});
+        }
+        return hold;
     }
     const EvaluateRequest& m_req;
     EvaluateResult m_result;

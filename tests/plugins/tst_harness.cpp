@@ -92,6 +92,27 @@ private slots:
         newcomer.join();
     }
 
+    // A worker whose kernel never finishes holds the device until its pool stops it; the others
+    // wait for it only so long, then work without the device to themselves.
+    void deviceLockWaitsAreBounded() {
+        QTemporaryDir dir;
+        harness::DeviceLock stuck("GPU-1234", dir.path().toStdString());
+        harness::DeviceLock timer("GPU-1234", dir.path().toStdString(), std::chrono::milliseconds(200));
+        harness::DeviceLock user("GPU-1234", dir.path().toStdString(), std::chrono::milliseconds(200));
+        auto hung = stuck.shared();
+        auto timed = timer.exclusive();
+        QVERIFY(timed.held());
+        QVERIFY(!timed.granted());
+        QVERIFY(!lockedByOther(turnstileOf(timer))); // a timer that gave up does not block users
+        auto used = user.shared();
+        QVERIFY(used.granted());
+        timed.release();
+        used.release();
+        hung.release();
+        auto again = timer.exclusive();
+        QVERIFY(again.granted());
+    }
+
     void deviceLockWithoutFilesOrKeyNeverWaits() {
         harness::DeviceLock nowhere("GPU-1234", "/nonexistent/kforge-lock-dir");
         QVERIFY(QString::fromStdString(nowhere.problem()).contains(QStringLiteral("/nonexistent/kforge-lock-dir")));
