@@ -123,7 +123,8 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     }
     for (int at = 0; at < kLevels * kLevels; ++at) {
         auto* text = new QCPItemText(m_plot);
-        text->position->setCoords(at % kLevels, static_cast<double>(at / kLevels)); // a cell: column, row
+        const int column = at % kLevels, row = at / kLevels;
+        text->position->setCoords(column, row);
         text->setPositionAlignment(Qt::AlignCenter);
         text->setTextAlignment(Qt::AlignCenter);
         text->setSelectable(false);
