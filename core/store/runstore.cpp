@@ -290,12 +290,32 @@ std::string number(qint64 n) {
     return std::to_string(n);
 }
 
-// Binds a Slice to the placeholders "id > ? AND (? = 0 OR x = ?) ... LIMIT ?" starting at `first`.
-void bindSlice(Statement& query, const Slice& slice, int first) {
-    query.bindInt(first, slice.afterId)
-        .bindInt(first + 1, slice.candidate)
-        .bindInt(first + 2, slice.candidate)
-        .bindInt(first + 3, slice.limit);
+// The end of a query that reads a Slice of a run's rows, from "WHERE": `run` (the run id column) and
+// `candidate` (what names the candidate) are the table's. Reading one candidate's rows and reading
+// every row after an id are different query texts, so that SQLite picks an index for each: one text
+// for both ("(? = 0 OR candidate_id = ?)") can use no index for the candidate, and left SQLite
+// walking every row of the run, then sorting, for each chunk a reader took of a big run.
+std::string sliceWhere(const Slice& slice, const char* run, const char* candidate) {
+    std::string where = std::string(" WHERE ") + run + " = ?";
+    if (slice.candidate != 0)
+        where += std::string(" AND ") + candidate + " = ?";
+    return where + " AND id > ? ORDER BY id LIMIT ?";
+}
+
+// Evaluations have no index on (run_id, id): a run's rows after an id are read by walking the table
+// by its integer key, which stops after `limit` rows (the unary + keeps SQLite from taking all of
+// the run's rows out of the candidate index and sorting them instead); one candidate's rows come
+// out of that index, in id order.
+const char* evaluationsRun(const Slice& slice) {
+    return slice.candidate == 0 ? "+run_id" : "run_id";
+}
+
+// Binds the run and a Slice to the placeholders of sliceWhere(), the run's at `first`.
+void bindSlice(Statement& query, qint64 runId, const Slice& slice, int first) {
+    query.bindInt(first++, runId);
+    if (slice.candidate != 0)
+        query.bindInt(first++, slice.candidate);
+    query.bindInt(first, slice.afterId).bindInt(first + 1, slice.limit);
 }
 
 QString now() {
@@ -835,11 +855,11 @@ Status RunStore::setCandidateFlags(qint64 runId, qint64 candidateId, bool pinned
     });
 }
 
-Expected<qint64> RunStore::candidateCount(qint64 runId) {
+Expected<qint64> RunStore::candidateCount(qint64 runId, qint64 afterId) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT COUNT(*) FROM candidates WHERE run_id = ?");
-    query.bindInt(1, runId);
+    Statement query(m_db, "SELECT COUNT(*) FROM candidates WHERE run_id = ? AND id > ?");
+    query.bindInt(1, runId).bindInt(2, afterId);
     if (query.step() != SQLITE_ROW)
         return failure(where(), "cannot count the candidates of run " + number(runId), query);
     return query.int64(0);
@@ -870,10 +890,10 @@ Expected<QList<model::Candidate>> RunStore::candidates(qint64 runId, const Slice
     QList<model::Candidate> result;
     Statement query(
         m_db, "SELECT id, CASE WHEN ? THEN source ELSE '' END, params_json, island, generation, origin, label, key, "
-              "pinned, vetoed, llm_operator, tuner_strategy FROM candidates "
-              "WHERE run_id = ? AND id > ? AND (? = 0 OR id = ?) ORDER BY id LIMIT ?");
+              "pinned, vetoed, llm_operator, tuner_strategy FROM candidates"
+                  + sliceWhere(slice, "run_id", "id"));
     query.bindInt(1, slice.withSource ? 1 : 0);
-    bindSlice(query.bindInt(2, runId), slice, 3);
+    bindSlice(query, runId, slice, 2);
     int rc = SQLITE_OK;
     while ((rc = query.step()) == SQLITE_ROW) {
         model::Candidate c;
@@ -995,9 +1015,9 @@ Expected<QList<EvaluationRecord>> RunStore::evaluations(qint64 runId, const Slic
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
     Statement query(m_db, "SELECT id, candidate_id, purpose, result_json, at, findings_json, roofline_json, cell "
-                          "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) "
-                          "ORDER BY id LIMIT ?");
-    bindSlice(query.bindInt(1, runId), slice, 2);
+                          "FROM evaluations"
+                              + sliceWhere(slice, evaluationsRun(slice), "candidate_id"));
+    bindSlice(query, runId, slice, 1);
     return readEvaluations(query, runId);
 }
 
@@ -1038,8 +1058,9 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
     Statement query(
         m_db, "SELECT id, candidate_id, purpose, status, speedup, candidate_us, baseline_us, message, findings_json, "
               "roofline_json, cell, CASE WHEN cell IS NULL THEN result_json END, device "
-              "FROM evaluations WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
-    bindSlice(query.bindInt(1, runId), slice, 2);
+              "FROM evaluations"
+                  + sliceWhere(slice, evaluationsRun(slice), "candidate_id"));
+    bindSlice(query, runId, slice, 1);
     const auto read = [&](const Statement& row) -> Expected<EvaluationSummary> {
         auto head = readEvaluationHead<EvaluationSummary>(row, where(), runId);
         if (!head)
@@ -1269,8 +1290,9 @@ Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId, const Slice& sli
         "SELECT id, generation, island, operator, stage, endpoint, model, strategy_id, parents_json, candidate_id, "
         "status, message, input_tokens, output_tokens, cost_usd, latency_s, attempts, system_prompt, prompt, answer, "
         "at "
-        "FROM llm_calls WHERE run_id = ? AND id > ? AND (? = 0 OR candidate_id = ?) ORDER BY id LIMIT ?");
-    bindSlice(query.bindInt(1, runId), slice, 2);
+        "FROM llm_calls"
+            + sliceWhere(slice, "run_id", "candidate_id"));
+    bindSlice(query, runId, slice, 1);
     const auto read = [&](const Statement& row) -> Expected<LlmCallRecord> {
         LlmCallRecord c;
         c.id = row.int64(0);
@@ -1390,9 +1412,9 @@ Expected<qint64> RunStore::insertEvent(qint64 runId, int generation, model::Even
 Expected<QList<EventRecord>> RunStore::events(qint64 runId, const Slice& slice) {
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
-    Statement query(m_db, "SELECT id, generation, kind, data_json, at FROM events WHERE run_id = ? AND id > ? "
-                          "AND (? = 0 OR json_extract(data_json, '$.candidate') = ?) ORDER BY id LIMIT ?");
-    bindSlice(query.bindInt(1, runId), slice, 2);
+    Statement query(m_db, "SELECT id, generation, kind, data_json, at FROM events"
+                              + sliceWhere(slice, "run_id", "json_extract(data_json, '$.candidate')"));
+    bindSlice(query, runId, slice, 1);
     const auto read = [&](const Statement& row) -> Expected<EventRecord> {
         EventRecord e;
         e.id = row.int64(0);

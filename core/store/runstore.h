@@ -217,7 +217,9 @@ public:
     // Candidates. Ids are assigned by the engine and unique within a run.
     Status insertCandidate(qint64 runId, const model::Candidate& candidate);
     Status setCandidateFlags(qint64 runId, qint64 candidateId, bool pinned, bool vetoed);
-    Expected<qint64> candidateCount(qint64 runId);
+    // The run's candidates with an id above `afterId` (all of them by default): a reader that
+    // follows a run counts only what it has not read, which is cheap however big the run is.
+    Expected<qint64> candidateCount(qint64 runId, qint64 afterId = 0);
     // Ids of the pinned and of the vetoed candidates (small sets, read often by live views).
     Expected<std::pair<QList<qint64>, QList<qint64>>> flaggedCandidates(qint64 runId);
     Expected<QList<model::Candidate>> candidates(qint64 runId, const Slice& slice = {}); // in id order

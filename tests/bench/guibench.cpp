@@ -2,7 +2,8 @@
 // long search leaves it: lineage, results, findings, roofline points) opened in the real window,
 // side by side in one process. Prints, for each size, the time until every candidate is in the
 // views, how long the GUI thread was busy at most in one go while it loaded (what a user feels
-// as stutter), and the time a selection takes to reach every view; then the 100k/10k ratios.
+// as stutter), the time a selection takes to reach every view, and the process's peak resident
+// memory while it opened; then the 100k/10k ratios (`kforge-guibench SMALL LARGE` for other sizes).
 // Runs under the offscreen platform when there is no display.
 
 #include "mainwindow.h"
@@ -29,7 +30,27 @@ struct Figures {
     double openSeconds = 0;
     double longestStallMs = 0; // the longest the GUI thread did not get back to its event loop
     double selectMs = 0;
+    double peakMiB = 0; // the process's peak resident memory while the run opened and was selected in
 };
+
+// The process's peak resident set (VmHWM) in MiB; 0 where /proc does not say.
+double peakResidentMiB() {
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (!status.open(QIODevice::ReadOnly))
+        return 0;
+    for (const QByteArray& line : status.readAll().split('\n'))
+        if (line.startsWith("VmHWM:"))
+            return line.mid(6).trimmed().split(' ').value(0).toDouble() / 1024.0;
+    return 0;
+}
+
+// Starts the peak over (Linux resets VmHWM to the current resident set), so that each size's peak
+// is its own and not the one before's.
+void resetPeakResident() {
+    QFile clear(QStringLiteral("/proc/self/clear_refs"));
+    if (clear.open(QIODevice::WriteOnly))
+        clear.write("5");
+}
 
 // Measures the gaps between event-loop iterations while `done` is false.
 template <typename Done> double runUntil(Done&& done, double* longestStallMs) {
@@ -70,6 +91,7 @@ Figures measure(int n) {
     }
     f.writeSeconds = t.nsecsElapsed() / 1e9;
 
+    resetPeakResident();
     ui::MainWindow window;
     window.resize(1600, 1000);
     window.show();
@@ -89,6 +111,7 @@ Figures measure(int n) {
     window.session()->selection()->select(n / 2);
     QCoreApplication::processEvents();
     f.selectMs = select.nsecsElapsed() / 1e6;
+    f.peakMiB = peakResidentMiB();
     return f;
 }
 
@@ -125,13 +148,16 @@ int main(int argc, char** argv) {
     const Figures small = measure(args.size() > 2 ? args[1].toInt() : 10000);
     const Figures large = measure(args.size() > 2 ? args[2].toInt() : 100000);
     std::printf(
-        "| candidates | write store s | open until every view has all s | longest GUI stall ms | select ms |\n");
-    std::printf("|---|---|---|---|---|\n");
+        "| candidates | write store s | open until every view has all s | longest GUI stall ms | select ms | peak "
+        "memory MiB |\n");
+    std::printf("|---|---|---|---|---|---|\n");
     for (const Figures& f : {small, large})
-        std::printf("| %d | %.2f | %.2f | %.1f | %.1f |\n", f.candidates, f.writeSeconds, f.openSeconds,
-                    f.longestStallMs, f.selectMs);
-    std::printf("\nratios large / small: open %.2f (%.0f = linear), longest stall %.2f, select %.2f\n",
-                large.openSeconds / small.openSeconds, double(large.candidates) / small.candidates,
-                large.longestStallMs / small.longestStallMs, large.selectMs / std::max(0.001, small.selectMs));
+        std::printf("| %d | %.2f | %.2f | %.1f | %.1f | %.0f |\n", f.candidates, f.writeSeconds, f.openSeconds,
+                    f.longestStallMs, f.selectMs, f.peakMiB);
+    std::printf(
+        "\nratios large / small: open %.2f (%.0f = linear), longest stall %.2f, select %.2f, peak memory %.2f\n",
+        large.openSeconds / small.openSeconds, double(large.candidates) / small.candidates,
+        large.longestStallMs / small.longestStallMs, large.selectMs / std::max(0.001, small.selectMs),
+        large.peakMiB / std::max(1.0, small.peakMiB));
     return 0;
 }

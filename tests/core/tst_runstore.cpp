@@ -183,6 +183,7 @@ private slots:
     void llmCallStoredWhenSentCompletedWhenEnded();
     void analysisRoundTrips();
     void slicesSummariesAndCells();
+    void slicesKeepToTheirRun();
     void upgradesEmptyFile_data();
     void upgradesEmptyFile();
     void refusesForeignFile_data();
@@ -745,6 +746,56 @@ void TestRunStore::slicesSummariesAndCells() {
     QCOMPARE(store->evaluationSummaries(run, {summaries->at(0).id, -1, 0})->size(), 1);
     QCOMPARE(store->evaluationSummaries(run, {0, -1, 3})->first().candidateId, qint64(3));
     QVERIFY(store->evaluations(run, {0, -1, 2})->first().cell == cell);
+}
+
+// Slices of one run of a store whose runs' rows are interleaved (two runs recorded side by side):
+// rows after an id, with a limit, one candidate's rows, and counts after an id never include
+// another run's rows, and come in id order.
+void TestRunStore::slicesKeepToTheirRun() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    const qint64 first = *store->createRun(makeRun());
+    const qint64 second = *store->createRun(makeRun());
+    kforge::protocol::EvaluateResult ok;
+    ok.status = kforge::protocol::Status::Ok;
+    for (qint64 id = 1; id <= 6; ++id)
+        for (const qint64 run : {first, second}) {
+            QVERIFY(store->insertCandidate(run, makeCandidate(id)));
+            for (int repeat = 0; repeat < 2; ++repeat)
+                QVERIFY(store->insertEvaluation(run, id, kforge::model::EvaluationPurpose::Search, ok));
+        }
+    QCOMPARE(*store->candidateCount(first), qint64(6));
+    QCOMPARE(*store->candidateCount(first, 4), qint64(2));
+    QCOMPARE(*store->candidateCount(second, 6), qint64(0));
+
+    const auto ids = [](const auto& rows) {
+        QList<qint64> list;
+        for (const auto& r : rows)
+            list.push_back(r.candidateId);
+        return list;
+    };
+    auto all = store->evaluationSummaries(second);
+    QVERIFY(all);
+    QCOMPARE(ids(*all), (QList<qint64>{1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6}));
+    for (qsizetype i = 1; i < all->size(); ++i)
+        QVERIFY(all->at(i - 1).id < all->at(i).id);
+    auto page = store->evaluationSummaries(second, {all->at(3).id, 4, 0, false});
+    QVERIFY(page);
+    QCOMPARE(ids(*page), (QList<qint64>{3, 3, 4, 4}));
+    QCOMPARE(page->first().id, all->at(4).id);
+    auto one = store->evaluations(second, {0, -1, 5});
+    QVERIFY(one);
+    QCOMPARE(one->size(), 2);
+    QCOMPARE(one->at(0).id, all->at(8).id);
+    QCOMPARE(one->at(1).id, all->at(9).id);
+    QCOMPARE(store->evaluations(second, {all->at(8).id, -1, 5})->size(), 1);
+    QCOMPARE(store->evaluations(first, {0, 1, 5})->size(), 1);
+    auto candidates = store->candidates(first, {2, 3, 0, false});
+    QVERIFY(candidates);
+    QCOMPARE(candidates->size(), 3);
+    QCOMPARE(candidates->at(0).id, qint64(3));
+    QCOMPARE(store->candidates(second, {0, -1, 6})->size(), 1);
+    QVERIFY(store->candidates(second, {6, -1, 6})->isEmpty());
 }
 
 void TestRunStore::upgradesEmptyFile_data() {

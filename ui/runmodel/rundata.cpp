@@ -97,6 +97,12 @@ void RunData::apply(const RunDelta& delta) {
 
     if (!delta.added.isEmpty()) {
         const int first = static_cast<int>(m_rows.size());
+        // Room for every candidate the store holds, once: growing a list of a million rows (and
+        // rehashing their index) chunk by chunk would copy them all, on the GUI thread, each time.
+        if (delta.total > m_rows.capacity()) {
+            m_rows.reserve(delta.total);
+            m_rowOf.reserve(delta.total);
+        }
         for (const auto& row : delta.added) {
             m_rowOf.insert(row.id, static_cast<int>(m_rows.size()));
             for (qint64 parent : row.parents)

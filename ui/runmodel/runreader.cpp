@@ -29,8 +29,9 @@ void RunReader::close() {
     m_store.reset();
     m_run = 0;
     m_reading = m_refreshAgain = false;
-    m_lastCandidate = m_lastEvaluation = m_lastEvent = m_lastLlmCall = 0;
+    m_lastCandidate = m_lastEvaluation = m_lastEvent = m_lastLlmCall = m_firstCandidate = 0;
     m_rows.clear();
+    m_readAhead.clear();
     m_unlinkedCalls.clear();
     m_pinned.clear();
     m_vetoed.clear();
@@ -88,6 +89,7 @@ void RunReader::refresh() {
         return;
     }
     m_reading = true;
+    m_total = -1;
     readMore();
 }
 
@@ -198,6 +200,8 @@ bool RunReader::readChunk(RunDelta& delta) {
             m_pinned.insert(c.id);
         if (c.vetoed)
             m_vetoed.insert(c.id);
+        if (m_rows.empty())
+            m_firstCandidate = row.id; // the run's first: candidates are read in id order
         m_rows.emplace(row.id, row);
         addedIds.push_back(row.id);
         m_lastCandidate = row.id;
@@ -205,18 +209,26 @@ bool RunReader::readChunk(RunDelta& delta) {
     QSet<qint64> changed;
 
     // Their evaluations, and evaluations of earlier candidates; never past the last candidate read.
+    // Those read beyond it wait in m_readAhead for the next chunk instead of being read again.
     for (;;) {
-        auto evaluations = m_store->evaluationSummaries(m_run, {m_lastEvaluation, 2 * kChunk, 0, false});
-        if (!evaluations) {
-            reportFailure(q(evaluations.error()));
-            return false;
-        }
-        bool stopped = false;
-        for (const auto& e : *evaluations) {
-            if (e.candidateId > m_lastCandidate) {
-                stopped = true;
-                break;
+        QList<store::EvaluationSummary> evaluations;
+        bool exhausted = false; // nothing more in the store after these
+        if (!m_readAhead.isEmpty()) {
+            evaluations.swap(m_readAhead);
+        } else {
+            auto read = m_store->evaluationSummaries(m_run, {m_lastEvaluation, 2 * kChunk, 0, false});
+            if (!read) {
+                reportFailure(q(read.error()));
+                return false;
             }
+            evaluations = std::move(*read);
+            exhausted = evaluations.size() < 2 * kChunk;
+        }
+        qsizetype used = 0;
+        for (; used < evaluations.size(); ++used) {
+            const auto& e = evaluations.at(used);
+            if (e.candidateId > m_lastCandidate)
+                break;
             m_lastEvaluation = e.id;
             auto row = m_rows.find(e.candidateId);
             if (row == m_rows.end())
@@ -224,32 +236,42 @@ bool RunReader::readChunk(RunDelta& delta) {
             applyEvaluation(e, row->second);
             changed.insert(e.candidateId);
         }
-        if (stopped || evaluations->size() < 2 * kChunk)
+        if (used < evaluations.size()) {
+            m_readAhead = evaluations.mid(used);
+            break;
+        }
+        if (exhausted)
             break;
     }
 
-    // Flags and reviews change on earlier candidates too.
-    auto flagged = m_store->flaggedCandidates(m_run);
-    if (!flagged) {
-        reportFailure(q(flagged.error()));
-        return false;
-    }
-    const QSet<qint64> pinned(flagged->first.begin(), flagged->first.end());
-    const QSet<qint64> vetoed(flagged->second.begin(), flagged->second.end());
-    for (const QSet<qint64>* sets : std::initializer_list<const QSet<qint64>*>{&pinned, &m_pinned, &vetoed, &m_vetoed})
-        for (qint64 id : *sets) {
-            auto row = m_rows.find(id);
-            if (row == m_rows.end())
-                continue;
-            const bool p = pinned.contains(id), v = vetoed.contains(id);
-            if (row->second.pinned != p || row->second.vetoed != v) {
-                row->second.pinned = p;
-                row->second.vetoed = v;
-                changed.insert(id);
-            }
+    // Flags and reviews change on earlier candidates too. Finding the flagged ones walks every
+    // candidate of the run, so it is done once a read has caught up (the candidates of the chunks
+    // before carry their flags as they were read), not once a chunk.
+    delta.complete = candidates->size() < kChunk;
+    if (delta.complete) {
+        auto flagged = m_store->flaggedCandidates(m_run);
+        if (!flagged) {
+            reportFailure(q(flagged.error()));
+            return false;
         }
-    m_pinned = pinned;
-    m_vetoed = vetoed;
+        const QSet<qint64> pinned(flagged->first.begin(), flagged->first.end());
+        const QSet<qint64> vetoed(flagged->second.begin(), flagged->second.end());
+        for (const QSet<qint64>* sets :
+             std::initializer_list<const QSet<qint64>*>{&pinned, &m_pinned, &vetoed, &m_vetoed})
+            for (qint64 id : *sets) {
+                auto row = m_rows.find(id);
+                if (row == m_rows.end())
+                    continue;
+                const bool p = pinned.contains(id), v = vetoed.contains(id);
+                if (row->second.pinned != p || row->second.vetoed != v) {
+                    row->second.pinned = p;
+                    row->second.vetoed = v;
+                    changed.insert(id);
+                }
+            }
+        m_pinned = pinned;
+        m_vetoed = vetoed;
+    }
     auto reviews = m_store->reviews(m_run);
     if (!reviews) {
         reportFailure(q(reviews.error()));
@@ -272,10 +294,15 @@ bool RunReader::readChunk(RunDelta& delta) {
         if (!added.contains(id))
             delta.changed.push_back(m_rows.at(id));
 
-    auto total = m_store->candidateCount(m_run);
-    delta.total = total ? *total : m_lastCandidate;
+    // How many there are is counted once a read (counting only those not read yet, so a live run's
+    // refresh counts the few new ones): counting on every chunk would walk the rest of a big run
+    // each time.
     delta.loaded = static_cast<qint64>(m_rows.size());
-    delta.complete = candidates->size() < kChunk;
+    if (m_total < 0) {
+        auto unread = m_store->candidateCount(m_run, m_lastCandidate);
+        m_total = delta.loaded + (unread ? *unread : 0);
+    }
+    delta.total = std::max(m_total, delta.loaded);
     m_fresh = false;
     if (!delta.complete)
         return true; // events, calls and strategies come with the last chunk
@@ -336,12 +363,27 @@ bool RunReader::readChunk(RunDelta& delta) {
         delta.strategiesChanged = true;
     }
 
-    auto pytorch = m_store->pytorchEvaluations(m_run);
-    if (!pytorch) {
-        reportFailure(q(pytorch.error()));
-        return false;
+    // What the run measured of PyTorch comes from two candidates' evaluations: the first
+    // candidate's search (PyTorch is timed beside it) and the best's yardstick evaluations. Read by
+    // candidate, through an index; RunStore::pytorchEvaluations would walk every evaluation.
+    QList<store::EvaluationRecord> pytorch;
+    QList<qint64> measured;
+    for (const qint64 candidate : {m_firstCandidate, delta.run.bestCandidate})
+        if (candidate != 0 && !measured.contains(candidate))
+            measured.push_back(candidate);
+    for (const qint64 candidate : measured) {
+        auto evaluations = m_store->evaluations(m_run, {0, -1, candidate});
+        if (!evaluations) {
+            reportFailure(q(evaluations.error()));
+            return false;
+        }
+        for (auto& e : *evaluations)
+            if ((e.candidateId == m_firstCandidate && e.purpose == model::EvaluationPurpose::Search)
+                || (e.candidateId == delta.run.bestCandidate && e.purpose == model::EvaluationPurpose::Yardstick))
+                pytorch.push_back(std::move(e));
     }
-    delta.pytorch = store::yardstickFigures(*pytorch, delta.run.bestCandidate);
+    std::sort(pytorch.begin(), pytorch.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    delta.pytorch = store::yardstickFigures(pytorch, delta.run.bestCandidate);
 
     auto archives = m_store->archive(m_run);
     if (!archives) {

@@ -49,6 +49,7 @@ private:
     bool m_fresh = false;
     bool m_reading = false; // a chunked read is under way
     bool m_refreshAgain = false;
+    qint64 m_total = -1; // candidates in the store when this read began; -1: not counted yet
     search::DescriptorSpace m_space;
     spec::Dialect m_dialect = spec::Dialect::OpenCL;
     int m_islands = 0;
@@ -57,7 +58,9 @@ private:
     qint64 m_lastEvaluation = 0;
     qint64 m_lastEvent = 0;
     qint64 m_lastLlmCall = 0;
+    qint64 m_firstCandidate = 0; // the run's first, which PyTorch was timed beside
     std::unordered_map<qint64, CandidateRow> m_rows;
+    QList<store::EvaluationSummary> m_readAhead;                 // read past the last candidate: the next chunk's
     QSet<qint64> m_unlinkedCalls;                                // ok calls sent before their candidate was linked
     std::optional<QList<store::ArchiveMemberRecord>> m_archives; // as last sent
     QSet<qint64> m_pinned;

@@ -34,7 +34,15 @@ private slots:
         QTemporaryDir dir;
         const QString path = dir.filePath(QStringLiteral("big.kforge"));
         const int n = RunReader::kChunk * 2 + 500;
-        QVERIFY(kforgetest::writeSyntheticRun(path, n, 4));
+        qint64 runId = 0;
+        QVERIFY(kforgetest::writeSyntheticRun(path, n, 4, &runId));
+        {
+            // Flags on candidates of the first chunk and of the last: each row shows its own.
+            auto store = store::RunStore::open(path);
+            QVERIFY(store);
+            QVERIFY((*store)->setCandidateFlags(runId, 5, true, false));
+            QVERIFY((*store)->setCandidateFlags(runId, n - 1, false, true));
+        }
 
         RunSession session;
         CandidateTableModel table(session.data());
@@ -48,6 +56,27 @@ private slots:
         QVERIFY(added.count() >= 3); // arrived in chunks
         QCOMPARE(table.rowCount(), n);
         QCOMPARE(session.data()->loaded(), qint64(n));
+        QCOMPARE(session.data()->total(), qint64(n));
+        // Every candidate once, in id order, with its own evaluation.
+        for (int row = 0; row < n; ++row) {
+            const CandidateRow& r = session.data()->candidateAt(row);
+            QCOMPARE(r.id, qint64(row + 1));
+            QVERIFY2(r.evaluated(), qPrintable(QStringLiteral("candidate %1 has no result").arg(r.id)));
+            QCOMPARE(r.correct, r.id % 7 != 3);
+            QCOMPARE(r.pinned, r.id == 5);
+            QCOMPARE(r.vetoed, r.id == n - 1);
+        }
+        {
+            // What the views say of PyTorch is what the store says.
+            auto store = store::RunStore::open(path, store::OpenMode::ReadOnly);
+            QVERIFY(store);
+            auto records = (*store)->pytorchEvaluations(runId);
+            QVERIFY(records);
+            const auto expected = store::yardstickFigures(*records, session.data()->run().bestCandidate);
+            QCOMPARE(session.data()->pytorch().note, expected.note);
+            QCOMPARE(session.data()->pytorch().speedupBase, expected.speedupBase);
+            QCOMPARE(session.data()->pytorch().timed(), expected.timed());
+        }
         QCOMPARE(session.data()->islands(), 4);
         QVERIFY(session.data()->ceilings().valid());
         QVERIFY(!session.data()->events().isEmpty());
@@ -84,6 +113,10 @@ private slots:
         filter.setIsland(-1);
         filter.sort(CandidateTableModel::Speedup, Qt::DescendingOrder);
         QVERIFY(filter.index(0, 0).data(CandidateTableModel::CorrectRole).toBool());
+        QCOMPARE(filter.rowCount(), n);
+        for (int r = 1; r < filter.rowCount(); ++r)
+            QVERIFY(filter.index(r - 1, CandidateTableModel::Speedup).data(CandidateTableModel::SortRole).toDouble()
+                    >= filter.index(r, CandidateTableModel::Speedup).data(CandidateTableModel::SortRole).toDouble());
 
         // Details on demand.
         QSignalSpy loaded(session.details(), &CandidateDetails::loaded);
@@ -94,6 +127,11 @@ private slots:
         QVERIFY(detail->error.isEmpty());
         QVERIFY(detail->candidate.source.contains(QStringLiteral("__global__")));
         QVERIFY(detail->searchEvaluation());
+        // A candidate of the last chunk, read through its own slice of the store.
+        QVERIFY(!session.details()->details(n - 2));
+        QVERIFY(loaded.wait());
+        QCOMPARE(session.details()->details(n - 2)->candidate.id, qint64(n - 2));
+        QVERIFY(session.details()->details(n - 2)->searchEvaluation());
         QVERIFY(!session.details()->details(n + 50)); // unknown: an error, not a hang
         QVERIFY(loaded.wait());
         QVERIFY(!session.details()->details(n + 50)->error.isEmpty());
