@@ -4,6 +4,7 @@
 #include "cli/cliio.h"
 #include "mainwindow.h"
 #include "protocol.h"
+#include "theme.h"
 #include "viewrenderer.h"
 #include "workerthread.h"
 
@@ -46,6 +47,8 @@ QString demoStorePath() {
 int runGui(int argc, char** argv, bool demo, const QString& runFile) {
     QApplication app(argc, argv);
     setIdentity();
+    if (const auto chosen = ui::theme::savedChoice(); chosen != ui::theme::Choice::System)
+        ui::theme::apply(chosen);
     ui::MainWindow window;
     window.setExperienceLibrary({});
     window.show();
@@ -81,6 +84,10 @@ int renderViews(int argc, char** argv) {
         {QStringLiteral("out"), QStringLiteral("The folder to write the PNG files to."), QStringLiteral("DIR")});
     p.addOption({QStringLiteral("experience"), QStringLiteral("The experience library to show (default: yours)."),
                  QStringLiteral("FILE")});
+    p.addOption({QStringLiteral("theme"),
+                 QStringLiteral("The colours: system (the platform's palette), light or dark (default: the "
+                                "workbench's View > Theme choice)."),
+                 QStringLiteral("THEME")});
     QStringList args = QCoreApplication::arguments();
     args.removeAt(1);
     p.process(args);
@@ -100,6 +107,13 @@ int renderViews(int argc, char** argv) {
     if (!ok)
         return cli::fail(cli::ExitUsage, QStringLiteral("--run and --candidate take a number"));
     o.experiencePath = p.value(QStringLiteral("experience"));
+    const QString themeName = p.value(QStringLiteral("theme"));
+    const auto chosen = themeName.isEmpty() ? ui::theme::savedChoice() : ui::theme::choiceFromName(themeName);
+    if (!chosen)
+        return cli::fail(cli::ExitUsage,
+                         QStringLiteral("--theme takes system, light or dark, not '%1'").arg(themeName));
+    if (*chosen != ui::theme::Choice::System)
+        ui::theme::apply(*chosen);
     auto written = ui::renderViews(o);
     if (!written)
         return cli::fail(cli::ExitSetup, QString::fromStdString(written.error()));

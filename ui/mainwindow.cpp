@@ -19,8 +19,10 @@
 #include "runsession.h"
 #include "runsetupdialog.h"
 #include "runstatuswidget.h"
+#include "theme.h"
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
@@ -41,6 +43,8 @@
 #include <QToolBar>
 
 #include <qcustomplot.h>
+
+#include <tuple>
 
 namespace kforge::ui {
 
@@ -273,6 +277,24 @@ void MainWindow::createActions() {
                         m_candidates->filterField()->selectAll();
                     })
         ->setShortcut(QKeySequence::Find);
+    view->addSeparator();
+    // For platforms whose theme has no dark palette: the choice is kept for the next start.
+    auto* themeMenu = view->addMenu(tr("&Theme"));
+    auto* themes = new QActionGroup(themeMenu);
+    for (const auto& [choice, title, name] : {std::tuple{theme::Choice::System, tr("&System"), "themeSystem"},
+                                              std::tuple{theme::Choice::Light, tr("&Light"), "themeLight"},
+                                              std::tuple{theme::Choice::Dark, tr("&Dark"), "themeDark"}}) {
+        QAction* action = themeMenu->addAction(title, this, [choice = choice] {
+            theme::apply(choice);
+            theme::saveChoice(choice);
+        });
+        action->setObjectName(QLatin1String(name));
+        action->setCheckable(true);
+        action->setChecked(theme::applied() == choice);
+        themes->addAction(action);
+    }
+    themeMenu->menuAction()->setStatusTip(
+        tr("Colours of the platform theme, or a light or dark theme of kforge's own"));
 
     auto* help = menuBar()->addMenu(tr("&Help"));
     auto* shortcuts = help->addAction(tr("&Keyboard Shortcuts"), this, &MainWindow::showShortcuts);

@@ -25,6 +25,7 @@
 #include "scriptedllm.h"
 #include "sidebysidediff.h"
 #include "syntheticrun.h"
+#include "theme.h"
 #include "viewrenderer.h"
 #include "workerthread.h"
 
@@ -62,6 +63,26 @@ namespace {
 
 QAction* action(QWidget& window, const char* name) {
     return window.findChild<QAction*>(QLatin1String(name));
+}
+
+// The mean lightness of what a widget shows (0 black, 1 white), from a coarse sample of its pixels.
+double meanLightness(QWidget* widget) {
+    const QImage image = widget->grab().toImage();
+    double sum = 0.0;
+    int n = 0;
+    for (int y = 0; y < image.height(); y += 7)
+        for (int x = 0; x < image.width(); x += 7, ++n)
+            sum += image.pixelColor(x, y).lightnessF();
+    return n ? sum / n : 0.0;
+}
+
+// The paper and text colours of an editor's default style (Scintilla keeps 0xBBGGRR).
+QColor editorColour(QsciScintilla* editor, bool paper) {
+    const long bgr =
+        editor->SendScintilla(paper ? QsciScintillaBase::SCI_STYLEGETBACK : QsciScintillaBase::SCI_STYLEGETFORE,
+                              QsciScintillaBase::STYLE_DEFAULT);
+    return QColor(static_cast<int>(bgr & 0xff), static_cast<int>((bgr >> 8) & 0xff),
+                  static_cast<int>((bgr >> 16) & 0xff));
 }
 
 // Fills the New Run dialog: vector_add on OpenCL, two islands, a budget, one model on the fake server.
@@ -225,6 +246,52 @@ private slots:
         raise("islands");
         QTRY_COMPARE(w.islandsView()->laneLabels().size(), 4);
         QVERIFY(w.islandsView()->laneLabels().first().contains(QStringLiteral("50 cand.")));
+    }
+
+    // View > Theme switches the open window between the platform's colours, light and dark at once,
+    // and the choice is kept for the next start.
+    void themeMenuRestylesTheOpenWindow() {
+        const QString store = m_dir.filePath(QStringLiteral("theme.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(store, 120, 2));
+        MainWindow w;
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openRun(store));
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 120);
+        QTRY_VERIFY(w.codeView()->shownCandidate() != 0);
+        QVERIFY(action(w, "themeSystem")->isChecked());
+        const double light = meanLightness(&w);
+        QVERIFY2(light > 0.6, qPrintable(QString::number(light)));
+
+        action(w, "themeDark")->trigger();
+        QCoreApplication::processEvents(); // Qt posts a palette change to each window
+        QVERIFY(theme::isDark(QGuiApplication::palette()));
+        QVERIFY(action(w, "themeDark")->isChecked());
+        QCOMPARE(QSettings().value(QStringLiteral("appearance/theme")).toString(), QStringLiteral("dark"));
+        QCOMPARE(theme::savedChoice(), theme::Choice::Dark);
+        QsciScintilla* editor = w.codeView()->sourceEditor();
+        QVERIFY(editorColour(editor, true).lightnessF() < 0.3);
+        QVERIFY(editorColour(editor, false).lightnessF() > 0.6);
+        QCustomPlot* heatmap = w.heatmapView()->plot();
+        QVERIFY(heatmap->toPixmap(200, 150).toImage().pixelColor(1, 1).lightnessF() < 0.3);
+        QVERIFY(heatmap->xAxis->tickLabelColor().lightnessF() > 0.6);
+        QCoreApplication::processEvents();
+        const double dark = meanLightness(&w);
+        QVERIFY2(dark < 0.3, qPrintable(QString::number(dark)));
+
+        action(w, "themeLight")->trigger();
+        QCoreApplication::processEvents(); // Qt posts a palette change to each window
+        QVERIFY(!theme::isDark(QGuiApplication::palette()));
+        QVERIFY(editorColour(editor, true).lightnessF() > 0.7);
+        QVERIFY(editorColour(editor, false).lightnessF() < 0.3);
+        QVERIFY(heatmap->xAxis->tickLabelColor().lightnessF() < 0.4);
+
+        action(w, "themeSystem")->trigger();
+        QCoreApplication::processEvents();
+        QCOMPARE(theme::savedChoice(), theme::Choice::System);
+        QVERIFY(!theme::isDark(QGuiApplication::palette())); // the offscreen platform's palette is light
+        QVERIFY(meanLightness(&w) > 0.6);
     }
 
     // The experience panel said there was no library; a run creates one (when it first learns

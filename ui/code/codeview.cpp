@@ -8,6 +8,7 @@
 #include "editorfactory.h"
 #include "rundata.h"
 #include "sidebysidediff.h"
+#include "theme.h"
 
 #include <Qsci/qsciscintilla.h>
 
@@ -140,6 +141,9 @@ CodeView::CodeView(RunData* data, CandidateDetails* details, CandidateSelection*
         if (mode() == Mode::Source && m_selection->current() && m_sourceShown.right == m_selection->current())
             updateHeader();
     });
+
+    // The header's secondary colour is written into its markup.
+    theme::onPaletteChange(this, [this] { updateHeader(); });
 
     refresh();
 }
@@ -300,9 +304,10 @@ void CodeView::updateHeader() {
     if (row && row->findings > 0)
         facts << (row->findings == 1 ? tr("1 finding") : tr("%1 findings").arg(row->findings));
 
-    m_header->setText(QStringLiteral("<b>#%1</b> %2 &nbsp;<span style=\"color:#57606a\">%3</span>")
+    m_header->setText(QStringLiteral("<b>#%1</b> %2 &nbsp;<span style=\"color:%3\">%4</span>")
                           .arg(id)
-                          .arg(label.toHtmlEscaped(), facts.join(QStringLiteral(" \u00b7 ")).toHtmlEscaped()));
+                          .arg(label.toHtmlEscaped(), theme::ink(palette(), 0.6).name(),
+                               facts.join(QStringLiteral(" \u00b7 ")).toHtmlEscaped()));
 }
 
 void CodeView::refreshDiff() {

@@ -1,6 +1,7 @@
 #include "kerneleditordialog.h"
 
 #include "editorfactory.h"
+#include "theme.h"
 
 #include <Qsci/qsciscintilla.h>
 
@@ -51,7 +52,13 @@ KernelEditorDialog::KernelEditorDialog(qint64 parentId, const QString& source, s
     m_error->setWordWrap(true);
     m_error->setTextFormat(Qt::PlainText);
     m_error->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_error->setStyleSheet(QStringLiteral("QLabel { color: #b3261e; background: #fde7e4; padding: 4px; }"));
+    const auto styleError = [this] {
+        m_error->setStyleSheet(theme::isDark(palette())
+                                   ? QStringLiteral("QLabel { color: #ffdcd7; background: #5a1e22; padding: 4px; }")
+                                   : QStringLiteral("QLabel { color: #b3261e; background: #fde7e4; padding: 4px; }"));
+    };
+    styleError();
+    theme::onPaletteChange(this, styleError);
     m_error->hide();
 
     auto* buttons = new QDialogButtonBox(this);

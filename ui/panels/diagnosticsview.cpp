@@ -8,6 +8,7 @@
 #include "panelstyle.h"
 #include "recordtableview.h"
 #include "rundata.h"
+#include "theme.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -177,6 +178,13 @@ DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, Candi
     });
     connect(data, &RunData::candidatesChanged, this, &DiagnosticsView::onCandidatesChanged);
     connect(data, &RunData::cleared, this, [this] { setCandidate(0); });
+    // The status line and the check results hold their colours: they are made again for a new
+    // palette, on the tab that was open.
+    theme::onPaletteChange(this, [this] {
+        QWidget* open = m_tabs->currentWidget();
+        showEvaluation(m_evaluation->currentIndex());
+        m_tabs->setCurrentWidget(open);
+    });
     setCandidate(selection->current());
 }
 
@@ -260,7 +268,7 @@ void DiagnosticsView::showEvaluation(int index) {
 
     const QString status = q(std::string(protocol::statusName(result.status)));
     QString line = QStringLiteral("<b style=\"color:%1\">%2</b>")
-                       .arg(statusColor(status).name(), statusTitle(status).toHtmlEscaped());
+                       .arg(statusColor(status, palette()).name(), statusTitle(status).toHtmlEscaped());
     if (result.speedup)
         line += QStringLiteral(" · %1").arg(formatSpeedup(*result.speedup));
     if (!result.message.empty())

@@ -70,7 +70,7 @@ ExperienceBrowser::ExperienceBrowser(QWidget* parent)
     m_summary = makeDetailTitle();
     m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
     m_diff = makeCodePane(tr("No diff: a pin or veto records one kernel, not a change"));
-    new DiffHighlighter(m_diff->document());
+    new DiffHighlighter(m_diff->document(), m_diff);
     QSplitter* splitter = makeMasterDetail(m_view, m_summary, m_diff);
 
     m_message = new QLabel;

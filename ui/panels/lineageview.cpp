@@ -4,6 +4,7 @@
 #include "candidateselection.h"
 #include "panelstyle.h"
 #include "rundata.h"
+#include "theme.h"
 
 #include <QFormLayout>
 #include <QGroupBox>
@@ -126,6 +127,7 @@ LineageView::LineageView(RunData* data, CandidateSelection* selection, QWidget* 
     connect(data, &RunData::candidatesAdded, this, &LineageView::onCandidatesAdded);
     connect(data, &RunData::candidatesChanged, this, &LineageView::onCandidatesChanged);
     connect(data, &RunData::cleared, this, [this] { setCandidate(0); });
+    theme::onPaletteChange(this, [this] { updateFacts(); }); // the result's colour is the palette's
     setCandidate(selection->current());
 }
 
@@ -186,7 +188,7 @@ void LineageView::updateFacts() {
     }
     m_result->setText(result);
     QPalette palette = m_result->palette();
-    const QColor color = statusColor(row->status);
+    const QColor color = statusColor(row->status, this->palette());
     palette.setColor(QPalette::WindowText, color.isValid() ? color : this->palette().color(QPalette::WindowText));
     m_result->setPalette(palette);
 

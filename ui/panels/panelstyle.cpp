@@ -1,9 +1,11 @@
 #include "panelstyle.h"
 
 #include "recordtableview.h"
+#include "theme.h"
 
 #include <QApplication>
 #include <QFontDatabase>
+#include <QGuiApplication>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPlainTextEdit>
@@ -41,28 +43,36 @@ QIcon severityIcon(const QString& severity) {
 }
 
 QColor severityColor(const QString& severity) {
-    // Mid-saturation tones stay legible on both light and dark palettes.
+    return severityColor(severity, QGuiApplication::palette());
+}
+
+QColor severityColor(const QString& severity, const QPalette& palette) {
+    // Mid-saturation tones on a light base, lighter ones on a dark base.
     switch (severityRank(severity)) {
     case 2:
-        return QColor(0xd3, 0x2f, 0x2f);
+        return theme::pick(palette, QColor(0xd3, 0x2f, 0x2f), QColor(0xff, 0x7b, 0x72));
     case 1:
-        return QColor(0xc7, 0x7c, 0x02);
+        return theme::pick(palette, QColor(0xc7, 0x7c, 0x02), QColor(0xe3, 0xb3, 0x41));
     case 0:
-        return QColor(0x1e, 0x78, 0xc8);
+        return theme::pick(palette, QColor(0x1e, 0x78, 0xc8), QColor(0x6c, 0xb6, 0xff));
     default:
         return {};
     }
 }
 
 QColor statusColor(const QString& status) {
+    return statusColor(status, QGuiApplication::palette());
+}
+
+QColor statusColor(const QString& status, const QPalette& palette) {
     if (status == QLatin1String("ok"))
-        return QColor(0x2e, 0x8b, 0x3e);
+        return theme::pick(palette, QColor(0x2e, 0x8b, 0x3e), QColor(0x56, 0xd3, 0x64));
     if (status == QLatin1String("timeout") || status == QLatin1String("rejected")
         || status == QLatin1String("duplicate") || status == QLatin1String("unparsable"))
-        return QColor(0xc7, 0x7c, 0x02);
+        return severityColor(QStringLiteral("warning"), palette);
     if (status.isEmpty())
         return {};
-    return QColor(0xd3, 0x2f, 0x2f);
+    return severityColor(QStringLiteral("error"), palette);
 }
 
 QString statusTitle(const QString& status) {

@@ -6,6 +6,7 @@
 #include <QFont>
 #include <QIcon>
 #include <QList>
+#include <QPalette>
 #include <QString>
 
 class QAbstractItemModel;
@@ -19,10 +20,13 @@ namespace kforge::ui {
 // Higher is more severe: error 2, warning 1, info 0, anything else -1. Sorting uses it.
 int severityRank(const QString& severity);
 QIcon severityIcon(const QString& severity);
-QColor severityColor(const QString& severity); // a foreground readable on light and dark bases
+// A foreground readable on `palette`'s base (a light/dark pair); the application's palette by default.
+QColor severityColor(const QString& severity);
+QColor severityColor(const QString& severity, const QPalette& palette);
 
 // ok green, incorrect/compile_error/... red, timeout/rejected amber; invalid for unknown ones.
 QColor statusColor(const QString& status);
+QColor statusColor(const QString& status, const QPalette& palette);
 QString statusTitle(const QString& status); // "compile error" for compile_error
 
 QString formatSpeedup(double speedup); // "1.82×", "" when 0 (not timed)

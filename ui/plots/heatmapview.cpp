@@ -6,6 +6,7 @@
 #include "plotexport.h"
 #include "plotstyle.h"
 #include "rundata.h"
+#include "theme.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -100,18 +101,18 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     m_scale->axis()->setLabel(tr("speedup ×"));
     m_map->setColorScale(m_scale);
     // The scale imposes its gradient on the map, so the gradient goes on the scale.
-    m_scale->setGradient(plotstyle::speedupGradient());
+    m_scale->setGradient(plotstyle::speedupGradient(m_plot->palette()));
     // The scale's height follows the plot's, not the plot's tick labels.
     auto* margins = new QCPMarginGroup(m_plot);
     m_plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
     m_scale->setMarginGroup(QCP::msBottom | QCP::msTop, margins);
 
-    // White separators make neighbouring cells of similar colour tell apart.
+    // Separators in the background's colour make neighbouring cells of similar colour tell apart.
     for (int i = 1; i < kLevels; ++i) {
         for (bool vertical : {true, false}) {
             auto* line = new QCPItemStraightLine(m_plot);
-            line->setPen(QPen(Qt::white, 2));
             line->setSelectable(false);
+            m_separators.push_back(line);
             if (vertical) {
                 line->point1->setCoords(i - 0.5, 0);
                 line->point2->setCoords(i - 0.5, 1);
@@ -139,11 +140,15 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     m_emptyNote->position->setType(QCPItemPosition::ptAxisRectRatio);
     m_emptyNote->position->setCoords(0.5, 0.5);
     m_emptyNote->setText(tr("No candidate has a behaviour cell yet"));
-    m_emptyNote->setColor(QColor(90, 90, 90));
-    m_emptyNote->setBrush(QColor(255, 255, 255, 230));
     m_emptyNote->setPadding(QMargins(8, 4, 8, 4));
     m_emptyNote->setSelectable(false);
     addExportMenu(m_plot, QStringLiteral("heatmap"));
+    applyPalette();
+    // The cells' texts take their colours on the refresh.
+    theme::onPaletteChange(m_plot, [this] {
+        applyPalette();
+        m_refresh->schedule();
+    });
 
     m_refresh = new plotstyle::RefreshTimer(this, 50, [this] { refresh(); });
 
@@ -165,6 +170,18 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
 
     updateCombos();
     refresh();
+}
+
+void HeatmapView::applyPalette() {
+    const QPalette palette = m_plot->palette();
+    m_scale->setGradient(plotstyle::speedupGradient(palette));
+    for (QCPItemStraightLine* line : m_separators)
+        line->setPen(QPen(palette.color(QPalette::Base), 2));
+    m_emptyNote->setColor(theme::ink(palette, 0.7));
+    QColor noteBrush = palette.color(QPalette::Base);
+    noteBrush.setAlpha(230);
+    m_emptyNote->setBrush(noteBrush);
+    plotstyle::applyPalette(m_plot); // the colour scale came after setUp
 }
 
 void HeatmapView::setAxes(int x, int y) {
@@ -281,7 +298,7 @@ void HeatmapView::refresh() {
         } else {
             // With nothing anywhere, the note in the middle says it once instead.
             text->setText(count ? tr("no correct\n%n cand.", nullptr, count) : candidates ? tr("empty") : QString());
-            text->setColor(QColor(110, 110, 110));
+            text->setColor(theme::ink(m_plot->palette(), 0.55));
             text->setFont(m_plot->font());
         }
     }

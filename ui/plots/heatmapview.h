@@ -16,6 +16,7 @@
 class QCPColorMap;
 class QCPColorScale;
 class QCPItemRect;
+class QCPItemStraightLine;
 class QCPItemText;
 class QComboBox;
 class QCustomPlot;
@@ -41,6 +42,7 @@ public:
     QPoint cellCenter(int xLevel, int yLevel) const;
 
 private:
+    void applyPalette(); // colours that are not the cells' texts, for the plot's palette
     void refresh();
     void updateCombos();
     void updateOutline();
@@ -62,6 +64,7 @@ private:
     QCPColorScale* m_scale = nullptr;
     QCPItemRect* m_outline = nullptr;
     QCPItemText* m_emptyNote = nullptr;
+    QList<QCPItemStraightLine*> m_separators;
     std::array<QCPItemText*, search::kLevels * search::kLevels> m_texts{}; // [yLevel * kLevels + xLevel]
     plotstyle::RefreshTimer* m_refresh = nullptr;
     bool m_updatingCombos = false;

@@ -4,6 +4,7 @@
 #include "plotexport.h"
 #include "plotstyle.h"
 #include "rundata.h"
+#include "theme.h"
 
 #include <qcustomplot.h>
 
@@ -79,8 +80,6 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
     m_pending = m_plot->addGraph();
     m_pending->setName(tr("pending"));
     m_pending->setLineStyle(QCPGraph::lsNone);
-    m_pending->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(120, 120, 120), 1), Qt::NoBrush, 6));
     m_failed = m_plot->addGraph();
     m_failed->setName(tr("failed"));
     m_failed->setLineStyle(QCPGraph::lsNone);
@@ -90,10 +89,22 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
         QCPGraph* g = m_plot->addGraph();
         g->setName(bandName(kBandLimits, band));
         g->setLineStyle(QCPGraph::lsNone);
-        const QColor color = QColor::fromRgb(QCPColorGradient(gradient).color(band, QCPRange(0, kBands - 1)));
-        g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(color.darker(140), 0.8), color, 6));
         m_bands.push_back(g);
     }
+    // Dots keep the speedup colours on either palette; their rims set the dark ones apart from a
+    // dark background.
+    const auto stylePoints = [this, gradient] {
+        const QPalette palette = m_plot->palette();
+        const bool dark = theme::isDark(palette);
+        m_pending->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(theme::ink(palette, 0.5), 1), Qt::NoBrush, 6));
+        for (int band = 0; band < kBands; ++band) {
+            const QColor color = QColor::fromRgb(QCPColorGradient(gradient).color(band, QCPRange(0, kBands - 1)));
+            const QColor rim = dark ? color.lighter(220) : color.darker(140);
+            m_bands[band]->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(rim, 0.8), color, 6));
+        }
+    };
+    stylePoints();
     m_selected = m_plot->addGraph();
     m_selected->setLineStyle(QCPGraph::lsNone);
     m_selected->setScatterStyle(
@@ -114,6 +125,11 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
     addExportMenu(m_plot, QStringLiteral("islands"));
 
     m_refresh = new plotstyle::RefreshTimer(this, 150, [this] { refresh(); });
+    // Lane bands and migration arrows take their colours on the refresh.
+    theme::onPaletteChange(m_plot, [this, stylePoints] {
+        stylePoints();
+        m_refresh->schedule();
+    });
     connect(data, &RunData::cleared, this, &IslandsView::onCleared);
     m_refresh->followCandidates(data);
     connect(data, &RunData::archivesChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
@@ -253,13 +269,14 @@ void IslandsView::refresh() {
         auto* band = new QCPItemRect(m_plot);
         band->setLayer(QStringLiteral("background"));
         band->setPen(Qt::NoPen);
-        band->setBrush(QColor(240, 243, 248));
         band->setSelectable(false);
         band->topLeft->setTypeX(QCPItemPosition::ptAxisRectRatio);
         band->bottomRight->setTypeX(QCPItemPosition::ptAxisRectRatio);
         m_laneBands.push_back(band);
     }
+    const QColor laneBand = theme::pick(m_plot->palette(), QColor(240, 243, 248), theme::ink(m_plot->palette(), 0.05));
     for (qsizetype k = 0; k < m_laneBands.size(); ++k) {
+        m_laneBands[k]->setBrush(laneBand);
         const double y = laneY(static_cast<int>(2 * k + 1));
         m_laneBands[k]->topLeft->setCoords(0, y + 0.5);
         m_laneBands[k]->bottomRight->setCoords(1, y - 0.5);
@@ -287,6 +304,8 @@ void IslandsView::refreshMigrations(int islands) {
     for (int i = static_cast<int>(m_migrations.size()) - 1; i >= 0 && recentGenerations.size() < kRecentRounds; --i)
         if (!recentGenerations.contains(m_migrations[i].generation))
             recentGenerations.push_back(m_migrations[i].generation);
+    QColor older = theme::ink(m_plot->palette(), 0.65);
+    older.setAlpha(110);
     int previousGeneration = -1;
     int previousFrom = -1;
     int slot = 0;
@@ -305,7 +324,7 @@ void IslandsView::refreshMigrations(int islands) {
         arrow->start->setCoords(x, laneY(from) + 0.3 * direction);
         arrow->end->setCoords(x, laneY(to) - 0.3 * direction);
         const bool recent = recentGenerations.contains(m.generation);
-        QColor color = recent ? QColor(230, 85, 13) : QColor(90, 90, 90, 110);
+        QColor color = recent ? QColor(230, 85, 13) : older;
         QPen pen(color, recent ? 2.2 : 1.0, m.accepted ? Qt::SolidLine : Qt::DashLine);
         arrow->setPen(pen);
     }

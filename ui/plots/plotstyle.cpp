@@ -4,7 +4,9 @@
 
 #include "candidateselection.h"
 #include "rundata.h"
+#include "theme.h"
 
+#include <QGuiApplication>
 #include <QMouseEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -24,6 +26,10 @@ bool onIsland(const CandidateRow& row, int island) {
 }
 
 QCPColorGradient speedupGradient() {
+    return speedupGradient(QGuiApplication::palette());
+}
+
+QCPColorGradient speedupGradient(const QPalette& palette) {
     // Viridis-like: ordered in lightness, readable by the colour blind, grey stays apart from it.
     QCPColorGradient g;
     g.clearColorStops();
@@ -34,7 +40,7 @@ QCPColorGradient speedupGradient() {
     g.setColorStopAt(1.0, QColor(253, 231, 37));
     g.setColorInterpolation(QCPColorGradient::ciRGB);
     g.setNanHandling(QCPColorGradient::nhNanColor);
-    g.setNanColor(QColor(232, 232, 232));
+    g.setNanColor(theme::pick(palette, QColor(232, 232, 232), theme::ink(palette, 0.12)));
     return g;
 }
 
@@ -73,7 +79,50 @@ void setUp(QCustomPlot* plot) {
     QFont small = plot->font();
     small.setPointSizeF(small.pointSizeF() * 0.9);
     plot->legend->setFont(small);
-    plot->legend->setBrush(QColor(255, 255, 255, 220));
+    applyPalette(plot);
+    theme::onPaletteChange(plot, [plot] {
+        applyPalette(plot);
+        replotWhenShown(plot);
+    });
+}
+
+void applyPalette(QCustomPlot* plot) {
+    const QPalette palette = plot->palette();
+    const QColor text = palette.color(QPalette::Text);
+    const QColor axisColor = theme::ink(palette, 0.7);
+    const auto recolour = [](QPen pen, const QColor& color) {
+        pen.setColor(color);
+        return pen;
+    };
+    const auto styleAxis = [&](QCPAxis* axis) {
+        axis->setBasePen(recolour(axis->basePen(), axisColor));
+        axis->setTickPen(recolour(axis->tickPen(), axisColor));
+        axis->setSubTickPen(recolour(axis->subTickPen(), axisColor));
+        axis->setTickLabelColor(text);
+        axis->setLabelColor(text);
+        QCPGrid* grid = axis->grid();
+        grid->setPen(recolour(grid->pen(), theme::ink(palette, 0.2)));
+        grid->setSubGridPen(recolour(grid->subGridPen(), theme::ink(palette, 0.1)));
+        grid->setZeroLinePen(recolour(grid->zeroLinePen(), theme::ink(palette, 0.2)));
+    };
+    plot->setBackground(palette.color(QPalette::Base));
+    for (QCPAxisRect* rect : plot->axisRects())
+        for (QCPAxis* axis : rect->axes())
+            styleAxis(axis);
+    QColor legendBrush = palette.color(QPalette::Base);
+    legendBrush.setAlpha(220);
+    for (QCPLayoutElement* element : plot->plotLayout()->elements(true)) {
+        if (auto* scale = qobject_cast<QCPColorScale*>(element)) {
+            // The bar's frame is the other axes of the scale's own axis rect.
+            for (QCPAxis* axis : scale->axis()->axisRect()->axes())
+                styleAxis(axis);
+        } else if (auto* legend = qobject_cast<QCPLegend*>(element)) {
+            legend->setBrush(legendBrush);
+            legend->setTextColor(text);
+            if (legend->borderPen().style() != Qt::NoPen)
+                legend->setBorderPen(recolour(legend->borderPen(), theme::ink(palette, 0.45)));
+        }
+    }
 }
 
 QCustomPlot* createPlot(QWidget* parent, QSize minimum, Hover hover) {

@@ -4,6 +4,7 @@
 // and the progress plot tell the same story about the same candidate.
 
 #include <QColor>
+#include <QPalette>
 #include <QPoint>
 #include <QSize>
 #include <QString>
@@ -34,16 +35,23 @@ bool isArchiveCandidate(const CandidateRow& row);
 // Seeds (the baseline) belong to every island, as in Engine::admit; the rest to their own.
 bool onIsland(const CandidateRow& row, int island);
 
-// Dark low speedups to bright high ones; NaN (no candidate) is a light grey.
+// Dark low speedups to bright high ones, alike on light and dark palettes; NaN (no candidate) is
+// a grey just off the palette's base.
 QCPColorGradient speedupGradient();
+QCPColorGradient speedupGradient(const QPalette& palette);
 QColor islandColor(int island);
 QColor failedColor();
 
 QString speedup(double value);                       // "1.84×"
 QString rate(double perSecond, const QString& unit); // "4.00 TB/s", "60.0 TFLOP/s"
 
-// Antialiasing and the legend's look, shared by every plot.
+// Antialiasing and the legend's look, shared by every plot; the plot follows its palette (see
+// applyPalette) from then on, restyled and replotted whenever the palette changes.
 void setUp(QCustomPlot* plot);
+// Colours the plot's background, every axis (colour scales' included), grid and legend from the
+// plot's palette: Base behind, Text for labels, greys between the two for axes and grids. setUp
+// does it; a view that adds axes or colour scales afterwards calls it again.
+void applyPalette(QCustomPlot* plot);
 
 enum class Hover { Off, On };
 // A plot with setUp's look, at least `minimum` large; Hover::On reports mouse moves without a

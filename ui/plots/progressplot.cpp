@@ -3,6 +3,7 @@
 #include "plotexport.h"
 #include "plotstyle.h"
 #include "rundata.h"
+#include "theme.h"
 
 #include <qcustomplot.h>
 
@@ -50,16 +51,22 @@ ProgressPlot::ProgressPlot(RunData* data, QWidget* parent) : QWidget(parent), m_
     m_plot->yAxis->setRange(0, 2);
 
     m_baseline = m_plot->addGraph();
-    m_baseline->setPen(QPen(QColor(150, 150, 150), 1, Qt::DotLine));
     m_baseline->removeFromLegend();
     m_medianKey = m_plot->addGraph();
     m_medianKey->setName(tr("generation median"));
-    m_medianKey->setPen(QPen(QColor(90, 90, 90), 1.5, Qt::DashLine));
     m_unconfirmed = m_plot->addGraph();
     m_unconfirmed->setName(tr("unconfirmed best (measured once)"));
     m_unconfirmed->setLineStyle(QCPGraph::lsNone);
-    m_unconfirmed->setScatterStyle(
-        QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(60, 60, 60), 1.2), QColor(255, 255, 255), 7));
+    // Greys between the palette's base and text; hollow dots filled with the base.
+    const auto applyPalette = [this] {
+        const QPalette palette = m_plot->palette();
+        m_baseline->setPen(QPen(theme::ink(palette, 0.45), 1, Qt::DotLine));
+        m_medianKey->setPen(QPen(theme::ink(palette, 0.65), 1.5, Qt::DashLine));
+        m_unconfirmed->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(theme::ink(palette, 0.8), 1.2),
+                                                       palette.color(QPalette::Base), 7));
+    };
+    applyPalette();
+    theme::onPaletteChange(m_plot, applyPalette);
     // Above the island lines, which are added later.
     m_plot->addLayer(QStringLiteral("marks"), m_plot->layer(QStringLiteral("main")), QCustomPlot::limAbove);
     m_unconfirmed->setLayer(QStringLiteral("marks"));

@@ -4,6 +4,7 @@
 #include "plotexport.h"
 #include "plotstyle.h"
 #include "rundata.h"
+#include "theme.h"
 
 #include <qcustomplot.h>
 
@@ -18,10 +19,11 @@ namespace {
 constexpr std::array kOrigins = {model::Origin::Seed, model::Origin::Tuner, model::Origin::Expert,
                                  model::Origin::Llm,  model::Origin::Human, model::Origin::Experience};
 
-QColor originColor(model::Origin origin) {
+// Seeds take the palette's text colour; the other origins' hues read on light and dark bases.
+QColor originColor(model::Origin origin, const QPalette& palette) {
     switch (origin) {
     case model::Origin::Seed:
-        return QColor(40, 40, 40);
+        return theme::ink(palette, 0.85);
     case model::Origin::Tuner:
         return QColor(31, 119, 180);
     case model::Origin::Expert:
@@ -33,7 +35,7 @@ QColor originColor(model::Origin origin) {
     case model::Origin::Experience:
         return QColor(23, 190, 207);
     }
-    return Qt::black;
+    return palette.color(QPalette::Text);
 }
 
 QString intensityText(double flopsPerByte) {
@@ -67,10 +69,6 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
         QCPGraph* g = m_plot->addGraph();
         g->setName(originTitle(origin));
         g->setLineStyle(QCPGraph::lsNone);
-        QColor fill = originColor(origin);
-        fill.setAlpha(150);
-        g->setScatterStyle(
-            QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(originColor(origin).darker(130), 0.8), fill, 6));
         m_originGraphs.push_back(g);
     }
     m_selected = m_plot->addGraph();
@@ -85,15 +83,34 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
     m_note->position->setCoords(0.02, 0.03);
     m_note->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_note->setText(tr("no measured ceilings: points only"));
-    m_note->setColor(QColor(90, 90, 90));
-    m_note->setBrush(QColor(255, 255, 255, 220));
     m_note->setPadding(QMargins(6, 3, 6, 3));
+    const auto applyPalette = [this] {
+        const QPalette palette = m_plot->palette();
+        for (size_t k = 0; k < kOrigins.size(); ++k) {
+            const QColor color = originColor(kOrigins[k], palette);
+            QColor fill = color;
+            fill.setAlpha(150);
+            const QColor edge = theme::isDark(palette) ? color.lighter(130) : color.darker(130);
+            m_originGraphs[static_cast<qsizetype>(k)]->setScatterStyle(
+                QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(edge, 0.8), fill, 6));
+        }
+        m_note->setColor(theme::ink(palette, 0.7));
+        QColor noteBrush = palette.color(QPalette::Base);
+        noteBrush.setAlpha(220);
+        m_note->setBrush(noteBrush);
+    };
+    applyPalette();
 
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
     addExportMenu(m_plot, QStringLiteral("roofline"));
 
     m_refresh = new plotstyle::RefreshTimer(this, 100, [this] { refresh(); });
+    // The roofs and their labels take their colours on the refresh.
+    theme::onPaletteChange(m_plot, [this, applyPalette] {
+        applyPalette();
+        m_refresh->schedule();
+    });
     connect(data, &RunData::cleared, m_refresh, &plotstyle::RefreshTimer::schedule);
     m_refresh->followCandidates(data);
     plotstyle::followSelection(m_plot, selection, [this] { updateSelected(); });
@@ -216,7 +233,7 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
     if (!c.valid())
         return;
     const double peak = c.fastestFlops();
-    const QColor roof(60, 60, 60);
+    const QColor roof = theme::ink(m_plot->palette(), 0.78);
 
     auto addRoof = [this](const QVector<double>& x, const QVector<double>& y, const QPen& pen) {
         QCPGraph* g = m_plot->addGraph();

@@ -1,7 +1,10 @@
 #include "candidatetablemodel.h"
 
+#include "theme.h"
+
 #include <QColor>
 #include <QFont>
+#include <QGuiApplication>
 
 namespace kforge::ui {
 
@@ -160,7 +163,9 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
         if (r.vetoed)
             return QColor(Qt::gray);
         if (index.column() == Status && r.evaluated())
-            return r.correct ? QColor(0x2e, 0x7d, 0x32) : QColor(0xc6, 0x28, 0x28);
+            return r.correct
+                       ? theme::pick(QGuiApplication::palette(), QColor(0x2e, 0x7d, 0x32), QColor(0x56, 0xd3, 0x64))
+                       : theme::pick(QGuiApplication::palette(), QColor(0xc6, 0x28, 0x28), QColor(0xff, 0x7b, 0x72));
         return {};
     case Qt::FontRole: {
         // An unconfirmed speedup is set in italics: a single measurement, not what the best is judged by.

@@ -2,6 +2,7 @@
 // the code view following the selection as details arrive, and the kernel editor's checks.
 // With KFORGE_TEST_SNAPSHOTS naming a folder, the views are also saved there as PNGs to look at.
 
+#include "appliedpalette.h"
 #include "candidatedetails.h"
 #include "candidateselection.h"
 #include "codeview.h"
@@ -10,9 +11,11 @@
 #include "kernellexer.h"
 #include "rundata.h"
 #include "sidebysidediff.h"
+#include "theme.h"
 
 #include <Qsci/qsciscintilla.h>
 
+#include <QApplication>
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
@@ -97,6 +100,48 @@ CandidateRow row(qint64 id, QList<qint64> parents, model::Origin origin, const Q
     r.label = label;
     return r;
 }
+
+// Scintilla keeps colours as 0xBBGGRR.
+QColor scintillaColour(long bgr) {
+    return QColor(static_cast<int>(bgr & 0xff), static_cast<int>((bgr >> 8) & 0xff),
+                  static_cast<int>((bgr >> 16) & 0xff));
+}
+
+QColor paperOf(QsciScintilla* editor, int style) {
+    return scintillaColour(editor->SendScintilla(QsciScintillaBase::SCI_STYLEGETBACK, style));
+}
+
+QColor inkOf(QsciScintilla* editor, int style) {
+    return scintillaColour(editor->SendScintilla(QsciScintillaBase::SCI_STYLEGETFORE, style));
+}
+
+// Whether the editor's paper and text read as the palette says: dark paper and light text under
+// a dark palette, the reverse under a light one.
+void verifyEditorColours(QsciScintilla* editor, bool dark) {
+    for (int style : {int(QsciLexerCPP::Default), int(QsciLexerCPP::Identifier), int(QsciLexerCPP::Keyword),
+                      int(QsciLexerCPP::Comment), int(QsciScintillaBase::STYLE_DEFAULT)}) {
+        const double paper = paperOf(editor, style).lightnessF();
+        const double ink = inkOf(editor, style).lightnessF();
+        if (dark) {
+            QVERIFY2(paper < 0.3, qPrintable(QStringLiteral("style %1: paper lightness %2").arg(style).arg(paper)));
+            QVERIFY2(ink > 0.5, qPrintable(QStringLiteral("style %1: text lightness %2").arg(style).arg(ink)));
+        } else {
+            QVERIFY2(paper > 0.7, qPrintable(QStringLiteral("style %1: paper lightness %2").arg(style).arg(paper)));
+            QVERIFY2(ink < 0.5, qPrintable(QStringLiteral("style %1: text lightness %2").arg(style).arg(ink)));
+        }
+    }
+    const QColor text = inkOf(editor, QsciLexerCPP::Default);
+    QVERIFY(dark ? text.lightnessF() > 0.6 : text.lightnessF() < 0.3);
+    // A note under the first line, where there is one, is a tint of the paper too.
+    if (!editor->annotation(0).isEmpty()) {
+        const int note = static_cast<int>(editor->SendScintilla(QsciScintillaBase::SCI_ANNOTATIONGETSTYLE, 0L)
+                                          + editor->SendScintilla(QsciScintillaBase::SCI_ANNOTATIONGETSTYLEOFFSET));
+        QVERIFY(dark ? paperOf(editor, note).lightnessF() < 0.3 : paperOf(editor, note).lightnessF() > 0.7);
+        QVERIFY(dark ? inkOf(editor, note).lightnessF() > 0.6 : inkOf(editor, note).lightnessF() < 0.4);
+    }
+}
+
+using kforgetest::AppliedPalette;
 
 CandidateDetail detail(qint64 id, const QString& source, QList<qint64> parents = {}) {
     CandidateDetail d;
@@ -242,6 +287,54 @@ private slots:
         setDialect(editor, spec::Dialect::OpenCL);
         QCOMPARE(styleAt(editor, QStringLiteral("__syncthreads")), int(QsciLexerCPP::Identifier));
         QCOMPARE(styleAt(editor, QStringLiteral("get_global_id")), int(QsciLexerCPP::KeywordSet2));
+    }
+
+    void editorFollowsThePalette_data() {
+        QTest::addColumn<bool>("dark");
+        QTest::newRow("light") << false;
+        QTest::newRow("dark") << true;
+    }
+
+    void editorFollowsThePalette() {
+        QFETCH(bool, dark);
+        AppliedPalette applied(dark ? theme::darkPalette() : theme::lightPalette());
+        QWidget parent;
+        QsciScintilla* editor = makeEditor(&parent, spec::Dialect::Cuda, true);
+        setEditorText(editor, QStringLiteral("__global__ void k() { int i = 1; } // note\n"));
+        annotateLine(editor, 0, QStringLiteral("error: a note"), Marker::Error);
+        QCOMPARE(editor->annotation(0), QStringLiteral("error: a note"));
+        verifyEditorColours(editor, dark);
+        const double margin = scintillaColour(editor->SendScintilla(QsciScintillaBase::SCI_STYLEGETBACK,
+                                                                    QsciScintillaBase::STYLE_LINENUMBER))
+                                  .lightnessF();
+        QVERIFY(dark ? margin < 0.3 : margin > 0.7);
+    }
+
+    void openEditorsRestyleWhenThePaletteChanges() {
+        AppliedPalette light(theme::lightPalette());
+        SideBySideDiff diff;
+        diff.setTexts(QStringLiteral("before"), numbered(5), QStringLiteral("after"), numbered(6), spec::Dialect::Cuda);
+        diff.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&diff));
+        annotateLine(diff.leftEditor(), 0, QStringLiteral("warning: a note"), Marker::Warning);
+        verifyEditorColours(diff.leftEditor(), false);
+        verifyEditorColours(diff.rightEditor(), false);
+        {
+            AppliedPalette dark(theme::darkPalette());
+            verifyEditorColours(diff.leftEditor(), true);
+            verifyEditorColours(diff.rightEditor(), true);
+            // The diff's titles and summary follow the palette too.
+            for (const QLabel* label : diff.findChildren<QLabel*>())
+                QVERIFY(label->palette().color(label->foregroundRole()).lightnessF() > 0.6);
+            // Still after the editors have handled the change themselves.
+            QCoreApplication::processEvents();
+            verifyEditorColours(diff.leftEditor(), true);
+            // The caret line stays a tint, so that a marked line under the caret keeps its colour.
+            QCOMPARE(diff.leftEditor()->SendScintilla(QsciScintillaBase::SCI_GETCARETLINEBACKALPHA), 40L);
+            snapshot(&diff, QStringLiteral("diff-dark"));
+        }
+        verifyEditorColours(diff.leftEditor(), false);
+        verifyEditorColours(diff.rightEditor(), false);
     }
 
     void diffMarksExactlyTheChangedLines() {

@@ -5,6 +5,7 @@
 #include "candidatelistmodel.h"
 #include "candidateselection.h"
 #include "diagnosticsview.h"
+#include "diffhighlighter.h"
 #include "eventlogview.h"
 #include "eventmodel.h"
 #include "experiencebrowser.h"
@@ -14,6 +15,7 @@
 #include "llmcallmodel.h"
 #include "llmlogview.h"
 #include "rundata.h"
+#include "theme.h"
 #include "workerthread.h"
 
 #include <QAbstractItemModelTester>
@@ -26,12 +28,15 @@
 #include <QLineEdit>
 #include <QListView>
 #include <QMenu>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTabWidget>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTextBlock>
+#include <QTextLayout>
 
 using namespace kforge;
 using namespace kforge::ui;
@@ -154,6 +159,32 @@ class TestPanels : public QObject {
 private slots:
     void cleanupTestCase() {
         QVERIFY2(joinWorkerThreads(), "the experience browser's thread ends once its work is done");
+    }
+
+    // Added and removed lines of a stored diff read on a light and a dark base, and a pane already
+    // open takes the new colours when the palette changes.
+    void diffHighlighterFollowsThePalette() {
+        QPlainTextEdit pane;
+        new DiffHighlighter(pane.document(), &pane);
+        pane.setPlainText(QStringLiteral("@@ -1 +1 @@\n-int a;\n+int b;\n"));
+        pane.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&pane));
+        const auto lightness = [&pane](int block) {
+            const auto formats = pane.document()->findBlockByNumber(block).layout()->formats();
+            return formats.isEmpty() ? -1.0 : formats.first().format.foreground().color().lightnessF();
+        };
+        QApplication::setPalette(theme::lightPalette());
+        QCoreApplication::processEvents();
+        for (int block : {0, 1, 2})
+            QVERIFY2(lightness(block) >= 0.0 && lightness(block) < 0.55, qPrintable(QString::number(lightness(block))));
+        QApplication::setPalette(theme::darkPalette());
+        QCoreApplication::processEvents();
+        for (int block : {0, 1, 2})
+            QVERIFY2(lightness(block) > 0.6, qPrintable(QString::number(lightness(block))));
+        QApplication::setPalette(QPalette());
+        QCoreApplication::processEvents();
+        for (int block : {0, 1, 2})
+            QVERIFY(lightness(block) < 0.55);
     }
 
     void findingItemsMostSevereFirst() {

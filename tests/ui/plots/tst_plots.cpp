@@ -1,6 +1,7 @@
 // The plot views of a run: the heatmap model's elites and incremental updates, clicks that select
 // candidates, and image export.
 
+#include "appliedpalette.h"
 #include "candidateselection.h"
 #include "heatmapmodel.h"
 #include "heatmapview.h"
@@ -9,8 +10,10 @@
 #include "progressplot.h"
 #include "rooflineview.h"
 #include "rundata.h"
+#include "theme.h"
 
 #include <QAbstractItemModelTester>
+#include <QApplication>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -21,6 +24,8 @@
 #include <QTest>
 #include <qcustomplot.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 using namespace kforge;
@@ -150,6 +155,45 @@ void snapshot(QWidget* widget, const QString& name) {
     widget->grab().save(QDir(dir).filePath(name + QStringLiteral(".png")));
 }
 
+using kforgetest::AppliedPalette;
+
+// Whether a plot reads as its palette says: a dark background with light axes, labels, legend
+// text and colour scale under a dark palette, the reverse under a light one.
+void verifyPlotColours(QCustomPlot* plot, bool dark) {
+    const auto background = [&](double lightness) { return dark ? lightness < 0.3 : lightness > 0.7; };
+    const auto foreground = [&](double lightness) { return dark ? lightness > 0.6 : lightness < 0.4; };
+    const auto check = [&](bool ok, const QString& what, const QColor& color) {
+        QVERIFY2(ok, qPrintable(QStringLiteral("%1 is %2 (lightness %3) under the %4 palette")
+                                    .arg(what, color.name())
+                                    .arg(color.lightnessF())
+                                    .arg(dark ? QStringLiteral("dark") : QStringLiteral("light"))));
+    };
+    // What is drawn in a corner, outside the axes, is the background.
+    const QColor corner = plot->toPixmap(plot->width(), plot->height()).toImage().pixelColor(1, 1);
+    check(background(corner.lightnessF()), QStringLiteral("the background"), corner);
+    QList<QCPAxis*> axes = plot->axisRect()->axes();
+    for (QCPLayoutElement* element : plot->plotLayout()->elements(true))
+        if (auto* scale = qobject_cast<QCPColorScale*>(element))
+            axes << scale->axis();
+    for (QCPAxis* axis : axes) {
+        if (!axis->visible())
+            continue;
+        check(foreground(axis->basePen().color().lightnessF()), QStringLiteral("an axis"), axis->basePen().color());
+        check(foreground(axis->tickLabelColor().lightnessF()), QStringLiteral("tick labels"), axis->tickLabelColor());
+        check(foreground(axis->labelColor().lightnessF()), QStringLiteral("an axis label"), axis->labelColor());
+    }
+    if (plot->legend->visible()) {
+        check(foreground(plot->legend->textColor().lightnessF()), QStringLiteral("the legend's text"),
+              plot->legend->textColor());
+        check(background(plot->legend->brush().color().lightnessF()), QStringLiteral("the legend's background"),
+              plot->legend->brush().color());
+    }
+    for (int i = 0; i < plot->itemCount(); ++i)
+        if (auto* text = qobject_cast<QCPItemText*>(plot->item(i));
+            text && text->visible() && !text->text().isEmpty() && text->brush().style() != Qt::NoBrush)
+            check(foreground(text->color().lightnessF()), QStringLiteral("a note"), text->color());
+}
+
 } // namespace
 
 class TestPlots : public QObject {
@@ -170,6 +214,9 @@ private slots:
     void largeRun();
     void exportFormats();
     void exportRejectsUnknownSuffix();
+    void plotsFollowThePalette_data();
+    void plotsFollowThePalette();
+    void plotsRestyleWhenThePaletteChanges();
 };
 
 void TestPlots::heatmapModelUpdatesIncrementally() {
@@ -634,3 +681,77 @@ void TestPlots::exportDrawsAViewInABackgroundTab() {
 
 QTEST_MAIN(TestPlots)
 #include "tst_plots.moc"
+
+void TestPlots::plotsFollowThePalette_data() {
+    QTest::addColumn<bool>("dark");
+    QTest::newRow("light") << false;
+    QTest::newRow("dark") << true;
+}
+
+void TestPlots::plotsFollowThePalette() {
+    QFETCH(bool, dark);
+    AppliedPalette applied(dark ? theme::darkPalette() : theme::lightPalette());
+    RunData data;
+    CandidateSelection selection;
+    HeatmapView heatmap(&data, &selection);
+    IslandsView islands(&data, &selection);
+    ProgressPlot progress(&data);
+    RooflineView roofline(&data, &selection);
+    const QList<QWidget*> views{&heatmap, &islands, &progress, &roofline};
+    for (QWidget* view : views)
+        view->resize(800, 420);
+    // Empty first: the notes that say so are drawn.
+    for (QWidget* view : views)
+        verifyPlotColours(view->findChild<QCustomPlot*>(), dark);
+    data.apply(syntheticRun(300, 3));
+    for (QWidget* view : views) {
+        QVERIFY(drawn(view));
+        verifyPlotColours(view->findChild<QCustomPlot*>(), dark);
+    }
+    // Empty cells stay apart from the background: their grey is a step off it.
+    const QColor nan =
+        plotstyle::speedupGradient(heatmap.palette()).color(std::numeric_limits<double>::quiet_NaN(), QCPRange(0, 1));
+    const double base = heatmap.palette().color(QPalette::Base).lightnessF();
+    QVERIFY(std::abs(nan.lightnessF() - base) > 0.04);
+    QVERIFY(std::abs(nan.lightnessF() - base) < 0.2);
+    snapshot(&heatmap, dark ? QStringLiteral("heatmap-dark") : QStringLiteral("heatmap-light"));
+    snapshot(&roofline, dark ? QStringLiteral("roofline-dark") : QStringLiteral("roofline-light"));
+}
+
+void TestPlots::plotsRestyleWhenThePaletteChanges() {
+    AppliedPalette light(theme::lightPalette());
+    RunData data;
+    CandidateSelection selection;
+    QMainWindow window;
+    auto* heatmap = new HeatmapView(&data, &selection);
+    auto* islands = new IslandsView(&data, &selection);
+    auto* progress = new ProgressPlot(&data);
+    auto* roofline = new RooflineView(&data, &selection);
+    // Two views in view, two in background tabs: both kinds follow.
+    QList<QDockWidget*> docks;
+    for (QWidget* view : QList<QWidget*>{heatmap, islands, progress, roofline}) {
+        auto* dock = new QDockWidget(&window);
+        dock->setWidget(view);
+        window.addDockWidget(Qt::RightDockWidgetArea, dock);
+        docks << dock;
+    }
+    window.tabifyDockWidget(docks[0], docks[1]);
+    window.tabifyDockWidget(docks[2], docks[3]);
+    window.resize(1000, 800);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    data.apply(syntheticRun(200, 2));
+    QVERIFY(drawn(&window));
+    for (QCustomPlot* plot : window.findChildren<QCustomPlot*>())
+        verifyPlotColours(plot, false);
+    {
+        AppliedPalette dark(theme::darkPalette());
+        for (QCustomPlot* plot : window.findChildren<QCustomPlot*>())
+            verifyPlotColours(plot, true);
+        plotstyle::flushRefreshes(&window);
+        for (QCustomPlot* plot : window.findChildren<QCustomPlot*>())
+            verifyPlotColours(plot, true);
+    }
+    for (QCustomPlot* plot : window.findChildren<QCustomPlot*>())
+        verifyPlotColours(plot, false);
+}
