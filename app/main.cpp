@@ -55,7 +55,7 @@ int runGui(int argc, char** argv, bool demo, const QString& runFile) {
     if (demo)
         window.startDemo(kDemoTask, demoStorePath());
     else if (!runFile.isEmpty())
-        window.openRun(runFile);
+        window.openStoreFile(runFile);
     const int code = QApplication::exec();
     // The event loop is over: let the reader and any engine still stopping its workers end.
     ui::joinWorkerThreads();

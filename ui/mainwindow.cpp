@@ -16,9 +16,11 @@
 #include "plotstyle.h"
 #include "progressplot.h"
 #include "rooflineview.h"
+#include "runpickerdialog.h"
 #include "runsession.h"
 #include "runsetupdialog.h"
 #include "runstatuswidget.h"
+#include "task/taskcatalog.h"
 #include "theme.h"
 
 #include <QAction>
@@ -63,6 +65,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_session, &RunSession::notice, this,
             [this](const QString& message) { statusBar()->showMessage(message, 15000); });
     connect(m_session, &RunSession::opened, this, &MainWindow::updateTitle);
+    connect(m_session, &RunSession::runsListed, this, &MainWindow::pickRun);
     connect(m_session, &RunSession::stateChanged, this, &MainWindow::updateActions);
     connect(m_session, &RunSession::finished, this, [this](const search::RunSummary& s) {
         m_experience->refresh(); // what the run learned; it may have created the library
@@ -167,6 +170,9 @@ void MainWindow::createActions() {
                                  &MainWindow::openRunDialog);
     m_open->setShortcut(QKeySequence::Open);
     m_open->setStatusTip(tr("Show a stored run (a .kforge file); no GPU is needed"));
+    m_switchRun = fileMenu->addAction(tr("S&witch Run…"), this, &MainWindow::switchRun);
+    m_switchRun->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+    m_switchRun->setStatusTip(tr("Show another run of the open run file"));
     m_resume = fileMenu->addAction(tr("&Resume Run"), this, &MainWindow::resumeRun);
     m_resume->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     m_resume->setStatusTip(tr("Go on with the open run where it stopped"));
@@ -252,6 +258,7 @@ void MainWindow::createActions() {
 
     for (auto [action, name] : std::initializer_list<std::pair<QAction*, const char*>>{{m_newRun, "newRun"},
                                                                                        {m_open, "openRun"},
+                                                                                       {m_switchRun, "switchRun"},
                                                                                        {m_resume, "resumeRun"},
                                                                                        {m_pause, "pause"},
                                                                                        {m_stop, "stop"},
@@ -323,6 +330,7 @@ void MainWindow::updateActions() {
     const auto* row = m_session->data()->candidate(m_session->selection()->current());
     m_newRun->setEnabled(!live);
     m_open->setEnabled(!live);
+    m_switchRun->setEnabled(!live && m_session->data()->hasRun());
     m_resume->setEnabled(!live && m_session->data()->hasRun());
     m_pause->setEnabled(live);
     m_pause->setText(state == search::RunState::Paused || state == search::RunState::Pausing ? tr("&Continue")
@@ -389,7 +397,38 @@ void MainWindow::openRunDialog() {
     if (file.isEmpty())
         return;
     settings.setValue(QStringLiteral("mainwindow/lastRunDir"), QFileInfo(file).absolutePath());
-    openRun(file);
+    openStoreFile(file);
+}
+
+void MainWindow::openStoreFile(const QString& storePath) {
+    statusBar()->showMessage(tr("Reading the runs of %1…").arg(QFileInfo(storePath).fileName()), 10000);
+    m_session->listRuns(storePath);
+}
+
+void MainWindow::switchRun() {
+    if (m_session->isLive() || !m_session->data()->hasRun())
+        return;
+    openStoreFile(m_session->storePath());
+}
+
+void MainWindow::pickRun(const QString& storePath, const QList<store::RunRecord>& runs) {
+    statusBar()->clearMessage();
+    if (runs.isEmpty()) {
+        showError(tr("%1 holds no runs yet").arg(storePath));
+        return;
+    }
+    if (runs.size() == 1) {
+        openRun(storePath, runs.front().id);
+        return;
+    }
+    const bool shown = QFileInfo(storePath) == QFileInfo(m_session->storePath());
+    auto* dialog = new RunPickerDialog(storePath, runs, shown ? m_session->runId() : 0, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    connect(dialog, &QDialog::accepted, this, [this, dialog, storePath] {
+        if (const qint64 run = dialog->chosenRun())
+            openRun(storePath, run);
+    });
+    dialog->open();
 }
 
 void MainWindow::resumeRun() {
@@ -469,9 +508,17 @@ void MainWindow::openEditor(qint64 candidate, const QString& source) {
         showError(tr("Resume the run (Ctrl+R) to submit edits: an edit is evaluated by the running search."));
         return;
     }
-    const auto dialect = m_session->data()->run().backend;
-    auto* dialog = new KernelEditorDialog(candidate, source, dialect, this);
+    const auto& run = m_session->data()->run();
+    auto* dialog = new KernelEditorDialog(candidate, source, run.backend, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
+    // The run's task, to check the edit's names and launch plan before it costs an evaluation.
+    auto task = task::TaskCatalog::load(run.taskDir.isEmpty() ? run.task : run.taskDir);
+    if (!task && !run.taskDir.isEmpty())
+        task = task::TaskCatalog::load(run.task);
+    if (task) {
+        if (auto sizes = task->spec.sizesFor(run.variant.toStdString()))
+            dialog->setTask(task->spec, *sizes);
+    }
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
         if (m_session->submitEdit(dialog->parentId(), dialog->source(), dialog->note()))
             statusBar()->showMessage(

@@ -11,6 +11,8 @@
 #include <QMainWindow>
 #include <QPointer>
 
+#include "store/runstore.h"
+
 class QAction;
 class QDockWidget;
 class QLabel;
@@ -44,6 +46,9 @@ public:
     // The demo: a short search of a built-in task on OpenCL (PoCL on any machine) into `storePath`.
     void startDemo(const QString& task, const QString& storePath);
     bool openRun(const QString& storePath, qint64 run = 0);
+    // Opens a store as File > Open Run does once the file is chosen: its one run, or, when it holds
+    // several, the run picker (RunPickerDialog) to choose one.
+    void openStoreFile(const QString& storePath);
     void setExperienceLibrary(const QString& path);
 
     // The views, for tests and the renderer.
@@ -78,6 +83,8 @@ private:
     void updateActions();
     void newRun();
     void openRunDialog();
+    void switchRun();
+    void pickRun(const QString& storePath, const QList<store::RunRecord>& runs);
     void resumeRun();
     void exportView();
     void decideReview(bool accept);
@@ -109,6 +116,7 @@ private:
 
     QAction* m_newRun = nullptr;
     QAction* m_open = nullptr;
+    QAction* m_switchRun = nullptr;
     QAction* m_resume = nullptr;
     QAction* m_pause = nullptr;
     QAction* m_stop = nullptr;

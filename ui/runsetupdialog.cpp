@@ -2,6 +2,8 @@
 
 #include "util/text.h"
 
+#include "eval/workerlocator.h"
+#include "eval/workerpool.h"
 #include "llm/endpoints.h"
 #include "task/taskcatalog.h"
 #include "theme.h"
@@ -198,7 +200,8 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     m_problem->hide();
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel);
-    buttons->button(QDialogButtonBox::Ok)->setText(tr("&Start Run"));
+    m_start = buttons->button(QDialogButtonBox::Ok);
+    m_start->setText(tr("&Start Run"));
     connect(buttons, &QDialogButtonBox::accepted, this, &RunSetupDialog::accept);
     connect(buttons, &QDialogButtonBox::rejected, this, &RunSetupDialog::reject);
 
@@ -412,10 +415,74 @@ bool RunSetupDialog::check() {
 }
 
 void RunSetupDialog::accept() {
-    if (!check())
+    if (m_deviceCheck || !check())
         return;
+    if (needsDeviceCheck()) {
+        checkDevices();
+        return;
+    }
+    finishAccept();
+}
+
+void RunSetupDialog::finishAccept() {
     saveChoices();
     QDialog::accept();
+}
+
+bool RunSetupDialog::needsDeviceCheck() const {
+    if (m_setup.config.backend != model::Backend::Cuda)
+        return false;
+    // Workers elsewhere (ssh://, slurm) are checked by the run where they start.
+    const QStringList& places = m_setup.config.workerPlaces;
+    return std::all_of(places.begin(), places.end(), [](const QString& p) { return p == QLatin1String("local"); });
+}
+
+void RunSetupDialog::checkDevices() {
+    const QString backend = model::backendName(model::Backend::Cuda);
+    auto worker = eval::WorkerLocator::find(backend);
+    if (!worker) {
+        devicesChecked(tr("CUDA runs need kforge's CUDA worker: %1").arg(q(worker.error())));
+        return;
+    }
+    m_problem->hide();
+    m_start->setEnabled(false);
+    m_start->setText(tr("Looking for a GPU…"));
+    auto* pool = new eval::WorkerPool(backend, *worker, {}, 1, this);
+    pool->setProbeTimeout(std::chrono::seconds(60));
+    m_deviceCheck = pool;
+    const auto done = [this, pool](const QString& problem) {
+        if (m_deviceCheck != pool)
+            return;
+        m_deviceCheck.clear();
+        connect(pool, &eval::Executor::shutDown, pool, &QObject::deleteLater);
+        pool->shutdown();
+        devicesChecked(problem);
+    };
+    connect(pool, &eval::Executor::probed, this, [done](const protocol::ProbeResult& p) {
+        if (p.available && !p.devices.empty())
+            return done({});
+        QStringList problems;
+        for (const auto& problem : p.problems)
+            problems << q(problem);
+        done(problems.isEmpty() ? tr("the CUDA worker found no device it can use")
+                                : problems.join(QStringLiteral("; ")));
+    });
+    connect(pool, &eval::Executor::probeFailed, this,
+            [done](const QString& why) { done(tr("the CUDA worker did not answer: %1").arg(why)); });
+    pool->probe();
+}
+
+void RunSetupDialog::devicesChecked(const QString& problem) {
+    m_start->setEnabled(true);
+    m_start->setText(tr("&Start Run"));
+    if (problem.isEmpty()) {
+        finishAccept();
+        return;
+    }
+    m_problem->setText(tr("This machine cannot run CUDA kernels: %1. Choose the opencl backend, or run the workers "
+                          "on a GPU host (Workers on: ssh://host or slurm). kforge doctor says more.")
+                           .arg(problem));
+    m_problem->show();
 }
 
 void RunSetupDialog::restoreChoices() {

@@ -8,14 +8,20 @@
 #include "search/engine.h"
 
 #include <QDialog>
+#include <QPointer>
 
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
+class QPushButton;
 class QListWidget;
 class QSpinBox;
+
+namespace kforge::eval {
+class WorkerPool;
+}
 
 namespace kforge::ui {
 
@@ -45,6 +51,13 @@ private:
     void restoreChoices();
     void saveChoices() const;
     QString defaultStorePath() const;
+    // A CUDA run whose workers all run here needs a GPU here: the CUDA worker is asked for its
+    // devices (the GUI itself never touches the driver) before the dialog closes, so that a machine
+    // without the driver is told so now, not by the run's first evaluations failing.
+    bool needsDeviceCheck() const;
+    void checkDevices();
+    void devicesChecked(const QString& problem);
+    void finishAccept();
 
     QListWidget* m_tasks = nullptr;
     QLabel* m_taskInfo = nullptr;
@@ -72,6 +85,8 @@ private:
     QSpinBox* m_llmBudgetTokens = nullptr;
     QLineEdit* m_store = nullptr;
     QLabel* m_problem = nullptr;
+    QPushButton* m_start = nullptr;
+    QPointer<eval::WorkerPool> m_deviceCheck; // while this machine's GPUs are being looked for
     QString m_experiencePath;
     search::Engine::Setup m_setup;
 };

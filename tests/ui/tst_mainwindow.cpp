@@ -19,6 +19,7 @@
 #include "kerneleditordialog.h"
 #include "mainwindow.h"
 #include "progressplot.h"
+#include "runpickerdialog.h"
 #include "runsession.h"
 #include "runsetupdialog.h"
 #include "runstatuswidget.h"
@@ -41,6 +42,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QMessageBox>
+#include <QScopeGuard>
 #include <QScreen>
 #include <QSettings>
 #include <QSignalSpy>
@@ -49,6 +51,7 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QTreeWidget>
 
 #include <Qsci/qsciscintilla.h>
 #include <qcustomplot.h>
@@ -356,6 +359,46 @@ private slots:
         QCOMPARE(d.setup().config.llm.models.size(), 1);
     }
 
+    // A CUDA run whose workers run here is checked for a GPU before the dialog closes: without the
+    // driver the dialog stays open and says why (the GUI never touches the driver: the CUDA worker,
+    // here the fake one in no-device mode, is asked); with a device it starts. OpenCL is not asked.
+    void aCudaRunIsCheckedForAGpuBeforeItStarts() {
+        qputenv("KFORGE_WORKER_CUDA", KFORGE_FAKE_WORKER);
+        qputenv("KFORGE_FAKE_BACKEND", "cuda");
+        qputenv("KFORGE_FAKE_MODE", "no-device");
+        const auto restore = qScopeGuard([] {
+            for (const char* name : {"KFORGE_WORKER_CUDA", "KFORGE_FAKE_BACKEND", "KFORGE_FAKE_MODE"})
+                qunsetenv(name);
+        });
+        RunSetupDialog d;
+        fillSetup(d, m_dir.filePath(QStringLiteral("cuda.kforge")), m_port, 10);
+        d.choose(QStringLiteral("vector_add"), QStringLiteral("cuda"), 10);
+        QSignalSpy accepted(&d, &QDialog::accepted);
+        d.accept();
+        auto* problem = d.findChild<QLabel*>(QStringLiteral("problem"));
+        QTRY_VERIFY(!problem->isHidden());
+        QVERIFY2(problem->text().contains(QStringLiteral("cannot run CUDA kernels")), qPrintable(problem->text()));
+        QVERIFY2(problem->text().contains(QStringLiteral("libcuda.so.1")), qPrintable(problem->text()));
+        QCOMPARE(accepted.size(), 0);
+
+        // Workers on another host are that host's business: no local check.
+        d.findChild<QLineEdit*>(QStringLiteral("workersOn"))->setText(QStringLiteral("ssh://me@gpu1"));
+        d.accept();
+        QCOMPARE(accepted.size(), 1);
+        QCOMPARE(d.setup().config.backend, model::Backend::Cuda);
+
+        // Here, with a device: starts.
+        qputenv("KFORGE_FAKE_MODE", "ok");
+        RunSetupDialog ok;
+        fillSetup(ok, m_dir.filePath(QStringLiteral("cuda.kforge")), m_port, 10);
+        ok.choose(QStringLiteral("vector_add"), QStringLiteral("cuda"), 10);
+        ok.findChild<QLineEdit*>(QStringLiteral("workersOn"))->clear();
+        QSignalSpy started(&ok, &QDialog::accepted);
+        ok.accept();
+        QTRY_COMPARE(started.size(), 1);
+        QVERIFY(ok.findChild<QLabel*>(QStringLiteral("problem"))->isHidden());
+    }
+
     // F1 lists each shortcut once, and Quit has Ctrl+Q whatever the platform theme gives.
     void shortcutsAreListedOnceAndQuitHasCtrlQ() {
         MainWindow w;
@@ -438,6 +481,61 @@ private slots:
         QVERIFY(w.openRun(second));
         QTRY_COMPARE(table->model()->rowCount(), 50);
         QVERIFY(w.candidatesPanel()->filterField()->text().isEmpty());
+    }
+
+    // A store of several runs opens with a picker (newest first, filterable); the run chosen is
+    // the one shown, and File > Switch Run offers the others of that store. A store of one run
+    // opens it directly.
+    void aStoreOfSeveralRunsOpensWithAPicker() {
+        const QString store = m_dir.filePath(QStringLiteral("several.kforge"));
+        qint64 first = 0, second = 0, third = 0;
+        QVERIFY(kforgetest::writeSyntheticRun(store, 12, 2, &first));
+        QVERIFY(kforgetest::writeSyntheticRun(store, 20, 2, &second));
+        QVERIFY(kforgetest::writeSyntheticRun(store, 31, 2, &third));
+        {
+            auto opened = store::RunStore::open(store);
+            QVERIFY(opened);
+            auto run = (*opened)->run(second);
+            QVERIFY(run);
+            run->name = QStringLiteral("the layernorm sweep");
+            QVERIFY((*opened)->updateRun(*run));
+        }
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        w.openStoreFile(store);
+        RunPickerDialog* picker = nullptr;
+        QTRY_VERIFY((picker = w.findChild<RunPickerDialog*>()) != nullptr);
+        QCOMPARE(picker->list()->topLevelItemCount(), 3);
+        QCOMPARE(picker->chosenRun(), third); // the newest, first
+        QCOMPARE(picker->list()->topLevelItem(0)->text(0), QString::number(third));
+        // The filter narrows the list and the choice follows it.
+        QTest::keyClicks(picker->filterField(), QStringLiteral("layernorm"));
+        QCOMPARE(picker->chosenRun(), second);
+        QVERIFY(!w.session()->data()->hasRun()); // nothing is opened before the choice
+        picker->accept();
+        QTRY_COMPARE(w.session()->runId(), second);
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 20);
+        QTRY_VERIFY(w.findChildren<RunPickerDialog*>().isEmpty()); // closed, and gone
+
+        // Switch Run lists the same store with the run shown chosen; Enter on another opens it.
+        QVERIFY(action(w, "switchRun")->isEnabled());
+        action(w, "switchRun")->trigger();
+        RunPickerDialog* again = nullptr;
+        QTRY_VERIFY((again = w.findChild<RunPickerDialog*>()) != nullptr);
+        QCOMPARE(again->chosenRun(), second);
+        again->choose(first);
+        QTest::keyClick(again->list(), Qt::Key_Return);
+        QTRY_COMPARE(w.session()->runId(), first);
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 12);
+
+        // One run: no picker.
+        const QString single = m_dir.filePath(QStringLiteral("single.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(single, 9));
+        QTRY_VERIFY(w.findChildren<RunPickerDialog*>().isEmpty());
+        w.openStoreFile(single);
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 9);
+        QVERIFY(w.findChildren<RunPickerDialog*>().isEmpty());
     }
 
     // A file that is empty or no run store is refused with its name, left as it was, and the window

@@ -1,6 +1,7 @@
 #include "kerneleditordialog.h"
 
 #include "editorfactory.h"
+#include "launchplan.h"
 #include "theme.h"
 
 #include <Qsci/qsciscintilla.h>
@@ -97,6 +98,11 @@ QString KernelEditorDialog::errorText() const {
     return m_error->isHidden() ? QString() : m_error->text();
 }
 
+void KernelEditorDialog::setTask(spec::TaskSpec task, spec::Sizes sizes) {
+    m_task = std::move(task);
+    m_sizes = std::move(sizes);
+}
+
 bool KernelEditorDialog::submit() {
     clearMarks(m_editor);
     const QString text = source();
@@ -114,6 +120,23 @@ bool KernelEditorDialog::submit() {
         showError(tr("The kernel file does not parse: %1").arg(message),
                   match.hasMatch() ? match.captured(1).toInt() : 0);
         return false;
+    }
+    if (m_task) {
+        // The device's own limits are the worker's to check; these only keep what no device
+        // allows (the largest shared memory, block and grid of current GPUs) from passing here.
+        spec::DeviceLimits limits;
+        limits.maxSharedBytes = 227 * 1024;
+        limits.multiprocessors = 132;
+        limits.tensorMaps = m_dialect == spec::Dialect::Cuda;
+        const auto plan = spec::LaunchPlan::resolve(*parsed, *m_task, m_sizes, {}, limits);
+        if (!plan) {
+            const QString message = QString::fromStdString(plan.error());
+            static const QRegularExpression lineOf(QStringLiteral("line (\\d+)"));
+            const QRegularExpressionMatch match = lineOf.match(message);
+            showError(tr("The kernel does not fit task %1: %2").arg(QString::fromStdString(m_task->name), message),
+                      match.hasMatch() ? match.captured(1).toInt() : 0);
+            return false;
+        }
     }
     m_error->hide();
     accept();

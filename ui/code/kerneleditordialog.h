@@ -5,6 +5,9 @@
 // the worker. The caller submits source() and note() to the engine.
 
 #include "kernelfile.h"
+#include "taskspec.h"
+
+#include <optional>
 
 #include <QDialog>
 
@@ -26,8 +29,14 @@ public:
     QsciScintilla* editor() const { return m_editor; }
     QString errorText() const; // why the last submit() refused; empty after none did
 
+    // The run's task at its sizes: submit() then also resolves the launch plan against it (every
+    // kernel argument and launch expression names something the task has, parameters within
+    // their choices), as the worker would before compiling. Without it only the file is parsed.
+    void setTask(spec::TaskSpec task, spec::Sizes sizes);
+
 public slots:
-    // Checks the kernel file and accepts the dialog if it parses and differs from the parent's.
+    // Checks the kernel file (and its launch plan against the task, when set) and accepts the
+    // dialog if it passes and differs from the parent's.
     bool submit();
 
 private:
@@ -36,6 +45,8 @@ private:
     qint64 m_parentId;
     QString m_original;
     spec::Dialect m_dialect;
+    std::optional<spec::TaskSpec> m_task;
+    spec::Sizes m_sizes;
     QsciScintilla* m_editor = nullptr;
     QLineEdit* m_note = nullptr;
     QLabel* m_error = nullptr;

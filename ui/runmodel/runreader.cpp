@@ -40,6 +40,16 @@ void RunReader::close() {
     m_archives.reset();
 }
 
+void RunReader::listRuns(qint64 token, const QString& storePath) {
+    auto opened = store::RunStore::open(storePath, store::OpenMode::ReadOnly);
+    if (!opened)
+        return emit listFailed(token, q(opened.error()));
+    auto runs = (*opened)->runs();
+    if (!runs)
+        return emit listFailed(token, q(runs.error()));
+    emit runsListed(token, storePath, *runs);
+}
+
 void RunReader::open(qint64 token, const QString& storePath, qint64 run) {
     // The run shown so far stays open (and readable) until the new one is known to be readable: a
     // file that is no run store leaves the views as they were.

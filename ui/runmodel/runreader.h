@@ -31,11 +31,15 @@ public slots:
     void refresh();
     void loadDetail(qint64 candidate);
     void close();
+    // The runs of a store, newest first, for a picker: what is being read is left as it is.
+    void listRuns(qint64 token, const QString& storePath);
 
 signals:
     void delta(const kforge::ui::RunDelta& delta);
     void detailLoaded(qint64 token, const kforge::ui::CandidateDetail& detail);
     void failed(qint64 token, const QString& message);
+    void runsListed(qint64 token, const QString& storePath, const QList<kforge::store::RunRecord>& runs);
+    void listFailed(qint64 token, const QString& message);
 
 private:
     void readMore(); // one chunk; queues itself again while rows remain

@@ -27,6 +27,7 @@ RunSession::RunSession(QObject* parent)
     qRegisterMetaType<search::RunProgress>();
     qRegisterMetaType<search::RunSummary>();
     qRegisterMetaType<search::EngineCommand>();
+    qRegisterMetaType<QList<store::RunRecord>>();
     m_reader = new RunReader;
     connect(m_reader, &RunReader::delta, this, &RunSession::onDelta);
     connect(m_reader, &RunReader::detailLoaded, m_details, &CandidateDetails::deliver);
@@ -36,6 +37,15 @@ RunSession::RunSession(QObject* parent)
         else if (token != m_token)
             return;
         emit failed(message);
+    });
+    connect(m_reader, &RunReader::runsListed, this,
+            [this](qint64 token, const QString& path, const QList<store::RunRecord>& runs) {
+                if (token == m_listToken)
+                    emit runsListed(path, runs);
+            });
+    connect(m_reader, &RunReader::listFailed, this, [this](qint64 token, const QString& message) {
+        if (token == m_listToken)
+            emit failed(message);
     });
     connect(m_details, &CandidateDetails::requested, m_reader, &RunReader::loadDetail);
     m_readerThread = startWorkerThread(m_reader, QStringLiteral("kforge-run-reader"));
@@ -79,6 +89,17 @@ bool RunSession::openStored(const QString& storePath, qint64 run) {
     setState(search::RunState::Finished);
     openReader(storePath, run);
     return true;
+}
+
+void RunSession::listRuns(const QString& storePath) {
+    const QString path = QFileInfo(storePath).absoluteFilePath();
+    if (!QFileInfo::exists(path)) {
+        emit failed(tr("%1 does not exist").arg(storePath));
+        return;
+    }
+    QMetaObject::invokeMethod(
+        m_reader, [reader = m_reader, token = ++m_listToken, path] { reader->listRuns(token, path); },
+        Qt::QueuedConnection);
 }
 
 void RunSession::refresh() {

@@ -41,6 +41,9 @@ public:
     // keep the run they show until the new one has been read; one that cannot be read (not a run
     // store, no such run) leaves them as they were and reports failed().
     bool openStored(const QString& storePath, qint64 run = 0);
+    // Lists the runs of a store (newest first) in the reader's thread: runsListed(), or failed()
+    // naming what is wrong with the file. Only the newest request is answered.
+    void listRuns(const QString& storePath);
     // Reads what is new in the store now (the engine's progress does this for a live run).
     void refresh();
     // Starts a new run (setup.resumeRun -1) or resumes a stored one in a new engine thread.
@@ -59,6 +62,7 @@ public:
 signals:
     void opened(qint64 run, const QString& storePath);
     void failed(const QString& message);
+    void runsListed(const QString& storePath, const QList<kforge::store::RunRecord>& runs);
     void notice(const QString& message);
     void stateChanged(kforge::search::RunState state);
     void finished(const kforge::search::RunSummary& summary);
@@ -78,6 +82,7 @@ private:
     RunReader* m_reader = nullptr; // lives in m_readerThread
     qint64 m_token = 0;            // which open() the views show
     qint64 m_lastToken = 0;        // the newest open() asked for
+    qint64 m_listToken = 0;        // the newest listRuns() asked for
     qint64 m_pending = 0;          // an open() not yet read: the views keep the run they show until it is
     QString m_pendingPath;
     bool m_announced = false;

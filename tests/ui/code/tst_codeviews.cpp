@@ -622,6 +622,42 @@ private slots:
         QCOMPARE(dialog.note(), QStringLiteral("smaller work-groups"));
         QVERIFY(dialog.errorText().isEmpty());
     }
+    // With the run's task set, names are checked as the worker would bind them: a kernel argument
+    // the task does not have, or a launch expression over an unknown size, is refused before it
+    // costs an evaluation, naming it; a fitting edit is accepted.
+    void editorChecksAnEditAgainstTheTask() {
+        const QString dir = qEnvironmentVariable("KFORGE_TASKS_DIR", QStringLiteral(KFORGE_SOURCE_DIR "/tasks"));
+        auto bundle = spec::loadTaskDir((QDir(dir).filePath(QStringLiteral("vector_add"))).toStdString());
+        QVERIFY2(bundle, bundle ? "" : bundle.error().c_str());
+        auto sizes = bundle->spec.sizesFor("small");
+        QVERIFY(sizes);
+        const QString source = taskFile(QStringLiteral("vector_add/baseline.cu"));
+        KernelEditorDialog dialog(4, source, spec::Dialect::Cuda);
+        dialog.setTask(bundle->spec, *sizes);
+        dialog.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&dialog));
+
+        QString wrongArgument = source;
+        wrongArgument.replace(QStringLiteral("float* __restrict__ z, int N"),
+                              QStringLiteral("float* __restrict__ out, int N"));
+        setEditorText(dialog.editor(), wrongArgument);
+        QVERIFY(!dialog.submit());
+        QVERIFY2(dialog.errorText().contains(QStringLiteral("vector_add")), qPrintable(dialog.errorText()));
+        QVERIFY2(dialog.errorText().contains(QStringLiteral("out")), qPrintable(dialog.errorText()));
+
+        QString unknownSize = source;
+        unknownSize.replace(QStringLiteral("grid=(cdiv(N, BLOCK))"), QStringLiteral("grid=(cdiv(M, BLOCK))"));
+        setEditorText(dialog.editor(), unknownSize);
+        QVERIFY(!dialog.submit());
+        QVERIFY2(dialog.errorText().contains(QStringLiteral("M")), qPrintable(dialog.errorText()));
+        QCOMPARE(dialog.result(), int(QDialog::Rejected));
+
+        QString fits = source;
+        fits.replace(QStringLiteral("= 256"), QStringLiteral("= 512"));
+        setEditorText(dialog.editor(), fits);
+        QVERIFY2(dialog.submit(), qPrintable(dialog.errorText()));
+        QCOMPARE(dialog.result(), int(QDialog::Accepted));
+    }
 };
 
 QTEST_MAIN(TestCodeViews)
