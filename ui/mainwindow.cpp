@@ -37,6 +37,7 @@
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QPushButton>
 #include <QScreen>
 #include <QSettings>
 #include <QStandardPaths>
@@ -66,6 +67,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
             [this](const QString& message) { statusBar()->showMessage(message, 15000); });
     connect(m_session, &RunSession::opened, this, &MainWindow::updateTitle);
     connect(m_session, &RunSession::runsListed, this, &MainWindow::pickRun);
+    connect(m_session, &RunSession::queued, this, &MainWindow::offerResume);
     connect(m_session, &RunSession::stateChanged, this, &MainWindow::updateActions);
     connect(m_session, &RunSession::finished, this, [this](const search::RunSummary& s) {
         m_experience->refresh(); // what the run learned; it may have created the library
@@ -336,12 +338,14 @@ void MainWindow::updateActions() {
     m_pause->setText(state == search::RunState::Paused || state == search::RunState::Pausing ? tr("&Continue")
                                                                                              : tr("&Pause"));
     m_stop->setEnabled(live);
-    m_pin->setEnabled(live && row && !row->vetoed);
+    // A stored run is steered too: what is done there waits in its store for the run to resume.
+    const bool steerable = live || (m_session->data()->hasRun() && !m_session->isWindingDown());
+    m_pin->setEnabled(steerable && row && !row->vetoed);
     m_pin->setText(row && row->pinned ? tr("Un&pin") : tr("&Pin"));
-    m_veto->setEnabled(live && row && !row->vetoed);
-    m_edit->setEnabled(live && row);
+    m_veto->setEnabled(steerable && row && !row->vetoed);
+    m_edit->setEnabled(steerable && row);
     m_compareParent->setEnabled(row && !row->parents.isEmpty());
-    m_accept->setEnabled(live && row && row->review == model::ReviewState::Pending);
+    m_accept->setEnabled(steerable && row && row->review == model::ReviewState::Pending);
     m_reject->setEnabled(m_accept->isEnabled());
 }
 
@@ -431,6 +435,25 @@ void MainWindow::pickRun(const QString& storePath, const QList<store::RunRecord>
     dialog->open();
 }
 
+void MainWindow::offerResume(int waiting) {
+    const QString what = tr("%1 steering action(s) are kept with run %2 and apply when it resumes.")
+                             .arg(waiting)
+                             .arg(m_session->runId());
+    statusBar()->showMessage(what, 15000);
+    if (m_resumeOffer) // one offer at a time: it names how many wait now
+        m_resumeOffer->close();
+    auto* box = new QMessageBox(QMessageBox::Question, tr("Resume the Run?"),
+                                what + QLatin1Char(' ') + tr("Resume it now?"), QMessageBox::NoButton, this);
+    box->setObjectName(QStringLiteral("resumeOffer"));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    QPushButton* resume = box->addButton(tr("&Resume Now"), QMessageBox::AcceptRole);
+    box->addButton(tr("&Later"), QMessageBox::RejectRole);
+    box->setDefaultButton(resume);
+    connect(resume, &QPushButton::clicked, this, &MainWindow::resumeRun);
+    m_resumeOffer = box;
+    box->open(); // never blocks
+}
+
 void MainWindow::resumeRun() {
     if (!m_session->data()->hasRun())
         return;
@@ -449,9 +472,10 @@ bool MainWindow::pinSelected() {
     }
     if (!m_session->pin(id, !row->pinned))
         return false;
-    statusBar()->showMessage(row->pinned ? tr("Candidate %1 will be unpinned at the next generation").arg(id)
-                                         : tr("Candidate %1 will be pinned at the next generation").arg(id),
-                             10000);
+    if (m_session->isLive()) // a stored run's is kept for its resumption: offerResume() says so
+        statusBar()->showMessage(row->pinned ? tr("Candidate %1 will be unpinned at the next generation").arg(id)
+                                             : tr("Candidate %1 will be pinned at the next generation").arg(id),
+                                 10000);
     return true;
 }
 
@@ -477,7 +501,8 @@ bool MainWindow::vetoSelected(const QString& givenReason) {
     }
     if (!m_session->veto(id, reason))
         return false;
-    statusBar()->showMessage(tr("Candidate %1 will be vetoed at the next generation").arg(id), 10000);
+    if (m_session->isLive())
+        statusBar()->showMessage(tr("Candidate %1 will be vetoed at the next generation").arg(id), 10000);
     return true;
 }
 
@@ -504,10 +529,6 @@ void MainWindow::editSelected() {
 }
 
 void MainWindow::openEditor(qint64 candidate, const QString& source) {
-    if (!m_session->isLive()) {
-        showError(tr("Resume the run (Ctrl+R) to submit edits: an edit is evaluated by the running search."));
-        return;
-    }
     const auto& run = m_session->data()->run();
     auto* dialog = new KernelEditorDialog(candidate, source, run.backend, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
@@ -520,7 +541,7 @@ void MainWindow::openEditor(qint64 candidate, const QString& source) {
             dialog->setTask(task->spec, *sizes);
     }
     connect(dialog, &QDialog::accepted, this, [this, dialog] {
-        if (m_session->submitEdit(dialog->parentId(), dialog->source(), dialog->note()))
+        if (m_session->submitEdit(dialog->parentId(), dialog->source(), dialog->note()) && m_session->isLive())
             statusBar()->showMessage(
                 tr("Edit of %1 submitted: it is evaluated in the next generation").arg(dialog->parentId()), 15000);
     });

@@ -16,6 +16,7 @@
 class QAction;
 class QDockWidget;
 class QLabel;
+class QMessageBox;
 
 namespace kforge::ui {
 
@@ -86,6 +87,7 @@ private:
     void switchRun();
     void pickRun(const QString& storePath, const QList<store::RunRecord>& runs);
     void resumeRun();
+    void offerResume(int waiting);
     void exportView();
     void decideReview(bool accept);
     void openEditor(qint64 candidate, const QString& source);
@@ -117,6 +119,7 @@ private:
     QAction* m_newRun = nullptr;
     QAction* m_open = nullptr;
     QAction* m_switchRun = nullptr;
+    QPointer<QMessageBox> m_resumeOffer;
     QAction* m_resume = nullptr;
     QAction* m_pause = nullptr;
     QAction* m_stop = nullptr;

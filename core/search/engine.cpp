@@ -97,6 +97,9 @@ spec::Status Engine::open() {
     const bool resuming = loaded->stored.has_value();
     if (resuming)
         replayStored(std::move(*loaded->stored));
+    if (resuming)
+        if (auto queued = postQueuedCommands(); !queued)
+            return queued;
 
     Offspring::Sources sources;
     sources.config = &m_config;
@@ -133,6 +136,32 @@ spec::Status Engine::open() {
                                  resuming ? model::EventKind::RunResumed : model::EventKind::RunStarted, data);
         !stored)
         return spec::fail(stored.error());
+    return spec::success();
+}
+
+spec::Status Engine::postQueuedCommands() {
+    auto queued = m_store->queuedCommands(m_run.id);
+    if (!queued)
+        return spec::fail(queued.error());
+    int posted = 0;
+    for (const auto& record : *queued) {
+        auto command = Steering::fromJson(record.command);
+        if (!command) {
+            emit notice(QStringLiteral("steering queued on the stored run (command %1) left out: %2")
+                            .arg(record.id)
+                            .arg(q(command.error())));
+            if (auto marked = m_store->markCommandApplied(m_run.id, record.id); !marked)
+                return marked;
+            continue;
+        }
+        command->queuedId = record.id;
+        m_steering.post(std::move(*command));
+        ++posted;
+    }
+    if (posted > 0)
+        emit notice(
+            QStringLiteral("%1 steering action(s) made on the stored run apply at the first generation boundary")
+                .arg(posted));
     return spec::success();
 }
 
@@ -620,6 +649,9 @@ void Engine::apply(const EngineCommand& c) {
     } else if (m_curation.apply(c, m_completedGeneration)) {
         bestMoved();
     }
+    if (c.queuedId != 0)
+        if (auto marked = m_store->markCommandApplied(m_run.id, c.queuedId); !marked)
+            emit notice(q(marked.error()));
     if (m_record.attached() && !m_finished)
         m_record.archives(archives()); // a veto or a review decision may have changed them
     scheduleProgress();

@@ -86,6 +86,8 @@ private:
     spec::Status open();
     spec::Status connectExecutor();
     spec::Status openLlm();
+    // Steering made on the run while it was stored, posted to apply at the first boundary.
+    spec::Status postQueuedCommands();
     void replayStored(StoredRun stored);
     void fail(const QString& message);
 

@@ -24,6 +24,7 @@ struct EngineCommand {
     model::Candidate injected;     // inject: source, params, island, parents (the edited kernel), label
     qint64 budgetEvaluations = -1; // set budget: -1 leaves it
     double budgetSeconds = -1.0;
+    qint64 queuedId = 0; // made on the stored run and kept in its store until applied (0: posted live)
 };
 
 struct RunProgress {

@@ -1,5 +1,6 @@
 #include "search/steering.h"
 
+#include <QJsonArray>
 #include <QMutexLocker>
 
 #include <algorithm>
@@ -77,6 +78,73 @@ QString Steering::refusal(const EngineCommand& c, const Population& population, 
     default:
         return {};
     }
+}
+
+namespace {
+
+const std::pair<EngineCommand::Kind, const char*> kQueuedKinds[] = {
+    {EngineCommand::Kind::Pin, "pin"},
+    {EngineCommand::Kind::Unpin, "unpin"},
+    {EngineCommand::Kind::Veto, "veto"},
+    {EngineCommand::Kind::Inject, "inject"},
+    {EngineCommand::Kind::AcceptReview, "accept_review"},
+    {EngineCommand::Kind::RejectReview, "reject_review"},
+};
+
+} // namespace
+
+QJsonObject Steering::toJson(const EngineCommand& c) {
+    QJsonObject json;
+    for (const auto& [kind, name] : kQueuedKinds)
+        if (kind == c.kind)
+            json.insert(QStringLiteral("kind"), QLatin1String(name));
+    json.insert(QStringLiteral("candidate"), c.candidate);
+    if (!c.reason.isEmpty())
+        json.insert(QStringLiteral("reason"), c.reason);
+    if (c.kind == EngineCommand::Kind::Inject) {
+        QJsonArray parents;
+        for (qint64 p : c.injected.parents)
+            parents.append(p);
+        QJsonObject params;
+        for (const auto& [name, value] : c.injected.params)
+            params.insert(QString::fromStdString(name), static_cast<qint64>(value));
+        json.insert(QStringLiteral("injected"), QJsonObject{{QStringLiteral("source"), c.injected.source},
+                                                            {QStringLiteral("label"), c.injected.label},
+                                                            {QStringLiteral("island"), c.injected.island},
+                                                            {QStringLiteral("parents"), parents},
+                                                            {QStringLiteral("params"), params}});
+    }
+    return json;
+}
+
+spec::Expected<EngineCommand> Steering::fromJson(const QJsonObject& json) {
+    EngineCommand c;
+    const QString kind = json.value(QStringLiteral("kind")).toString();
+    const auto known = std::find_if(std::begin(kQueuedKinds), std::end(kQueuedKinds),
+                                    [&](const auto& k) { return kind == QLatin1String(k.second); });
+    if (known == std::end(kQueuedKinds))
+        return spec::fail("a queued command of kind '" + kind.toStdString()
+                          + "' (pin, unpin, veto, inject, accept_review or reject_review)");
+    c.kind = known->first;
+    c.candidate = json.value(QStringLiteral("candidate")).toInteger();
+    c.reason = json.value(QStringLiteral("reason")).toString();
+    if (c.kind == EngineCommand::Kind::Inject) {
+        const QJsonObject injected = json.value(QStringLiteral("injected")).toObject();
+        c.injected.source = injected.value(QStringLiteral("source")).toString();
+        if (c.injected.source.trimmed().isEmpty())
+            return spec::fail("a queued inject command without a kernel source");
+        c.injected.label = injected.value(QStringLiteral("label")).toString();
+        c.injected.island = injected.value(QStringLiteral("island")).toInt();
+        for (const auto& p : injected.value(QStringLiteral("parents")).toArray())
+            c.injected.parents.push_back(p.toInteger());
+        const QJsonObject params = injected.value(QStringLiteral("params")).toObject();
+        for (auto it = params.begin(); it != params.end(); ++it)
+            c.injected.params[it.key().toStdString()] = it.value().toInteger();
+        c.injected.origin = model::Origin::Human;
+    } else if (c.candidate <= 0) {
+        return spec::fail("a queued " + kind.toStdString() + " command without a candidate");
+    }
+    return c;
 }
 
 model::Candidate Steering::injectedCandidate(const EngineCommand& inject, int islands) {

@@ -49,6 +49,11 @@ public:
     // "human edit of #<parent>" (or "human") unless the command names it.
     static model::Candidate injectedCandidate(const EngineCommand& inject, int islands);
 
+    // Steering made on a stored run, as its store keeps it until the run resumes: pin, unpin, veto,
+    // inject and review decisions (the run-level commands are never queued).
+    static QJsonObject toJson(const EngineCommand& command);
+    static spec::Expected<EngineCommand> fromJson(const QJsonObject& json);
+
     // A resumed run's pin, unpin and veto events, by the generation they were made in.
     void setStoredActions(std::map<int, std::vector<store::EventRecord>> actions) { m_stored = std::move(actions); }
     struct FlagChange {

@@ -242,6 +242,18 @@ END WHERE origin = 'llm';
     R"sql(
 ALTER TABLE candidates ADD COLUMN tuner_strategy TEXT;
 )sql",
+    // 8: steering made on a stored run (pin, veto, an edited kernel, a review decision), kept until
+    // the run is resumed and the engine applies it; `applied` is when it did.
+    R"sql(
+CREATE TABLE queued_commands (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    command_json TEXT NOT NULL,
+    queued TEXT NOT NULL,
+    applied TEXT
+);
+CREATE INDEX queued_commands_by_run ON queued_commands(run_id, applied);
+)sql",
 };
 
 std::optional<qint64> optionalInt(const Statement& row, int column) {
@@ -1430,6 +1442,49 @@ Expected<QList<EventRecord>> RunStore::events(qint64 runId, const Slice& slice) 
         return e;
     };
     return readRows<EventRecord>(query, where(), "cannot read the events of run " + number(runId), read);
+}
+
+Expected<qint64> RunStore::queueCommand(qint64 runId, const QJsonObject& command) {
+    return write<qint64>([&]() -> Expected<qint64> {
+        if (auto s = requireRun(runId); !s)
+            return Error{s.error()};
+        Statement insert(m_db, "INSERT INTO queued_commands(run_id, command_json, queued) VALUES (?, ?, ?)");
+        insert.bindInt(1, runId).bindText(2, compactJson(command)).bindText(3, now());
+        if (!insert.run())
+            return failure(where(), "cannot queue a command for run " + number(runId), insert);
+        return sqlite3_last_insert_rowid(m_db);
+    });
+}
+
+Expected<QList<QueuedCommandRecord>> RunStore::queuedCommands(qint64 runId) {
+    if (auto s = requireRun(runId); !s)
+        return Error{s.error()};
+    Statement query(m_db, "SELECT id, command_json, queued FROM queued_commands WHERE run_id = ? AND applied IS NULL "
+                          "ORDER BY id");
+    query.bindInt(1, runId);
+    const auto read = [&](const Statement& row) -> Expected<QueuedCommandRecord> {
+        QueuedCommandRecord c;
+        c.id = row.int64(0);
+        auto command = parseObject(row.utf8(1));
+        if (!command)
+            return fail(where() + ": queued command " + number(c.id) + " of run " + number(runId)
+                        + ": it is not a JSON object");
+        c.command = *command;
+        c.queued = parseTimestamp(row.text(2));
+        return c;
+    };
+    return readRows<QueuedCommandRecord>(query, where(), "cannot read the queued commands of run " + number(runId),
+                                         read);
+}
+
+Status RunStore::markCommandApplied(qint64 runId, qint64 commandId) {
+    return write<spec::Done>([&]() -> Status {
+        Statement update(m_db, "UPDATE queued_commands SET applied = ? WHERE run_id = ? AND id = ?");
+        update.bindText(1, now()).bindInt(2, runId).bindInt(3, commandId);
+        if (!update.run())
+            return failure(where(), "cannot mark queued command " + number(commandId) + " applied", update);
+        return success();
+    });
 }
 
 // --- RunLock ---

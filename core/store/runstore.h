@@ -96,6 +96,14 @@ struct EventRecord {
     QDateTime at;
 };
 
+// Steering made while a run was not live, waiting for the run to resume (search::EngineCommand as
+// JSON).
+struct QueuedCommandRecord {
+    qint64 id = 0;
+    QJsonObject command;
+    QDateTime queued;
+};
+
 // One call to a language model, whatever came of it: the answer became a candidate, could not be
 // parsed, duplicated a known kernel, or the call failed. Tokens and cost are unknown (not zero)
 // when the server never reported usage. Keys are never part of a record. A call is stored when it
@@ -263,6 +271,11 @@ public:
 
     Expected<qint64> insertEvent(qint64 runId, int generation, model::EventKind kind, const QJsonObject& data);
     Expected<QList<EventRecord>> events(qint64 runId, const Slice& slice = {}); // in insertion order
+
+    // Steering of a run that is not live: kept until the engine applies it when the run resumes.
+    Expected<qint64> queueCommand(qint64 runId, const QJsonObject& command);
+    Expected<QList<QueuedCommandRecord>> queuedCommands(qint64 runId); // not applied yet, oldest first
+    Status markCommandApplied(qint64 runId, qint64 commandId);
 
     // Groups writes into one IMMEDIATE transaction that rolls back unless committed. Writes made
     // outside a Transaction each run in their own.

@@ -9,6 +9,7 @@
 #include "experience/experiencelibrary.h"
 #include "rawdb.h"
 #include "search/engine.h"
+#include "search/steering.h"
 #include "search/tuningmemory.h"
 #include "store/runstore.h"
 
@@ -967,6 +968,85 @@ private slots:
         const Stored s = readStore(db);
         QVERIFY(s.evaluations.size() <= 40);
         QCOMPARE(countEvents(s, QStringLiteral("run_resumed")), 1);
+    }
+
+    // Steering made on a stored run waits in its store and is applied, once, when the run resumes:
+    // the pin, the veto (with its reason) and the edited kernel (a human child of its parent) as
+    // if they had been made live; a queued command that cannot be read is named and left out.
+    void steeringQueuedOnAStoredRunAppliesWhenItResumes() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        {
+            auto engine = std::make_unique<Engine>(testSetup(db, testConfig(60)));
+            connect(engine.get(), &Engine::generationCompleted, this, [&](int generation) {
+                if (generation == 1) {
+                    EngineCommand stop;
+                    stop.kind = EngineCommand::Kind::Stop;
+                    engine->post(stop);
+                }
+            });
+            QCOMPARE(runToEnd(*engine).state, RunState::Stopped);
+        }
+        const Stored before = readStore(db);
+        QVERIFY(before.candidates.size() >= 3);
+        const Candidate& pinned = before.candidates.at(1);
+        const Candidate& vetoed = before.candidates.at(2);
+        {
+            auto store = store::RunStore::open(db);
+            QVERIFY(store);
+            EngineCommand pin;
+            pin.kind = EngineCommand::Kind::Pin;
+            pin.candidate = pinned.id;
+            EngineCommand veto;
+            veto.kind = EngineCommand::Kind::Veto;
+            veto.candidate = vetoed.id;
+            veto.reason = QStringLiteral("reads out of bounds on odd sizes");
+            EngineCommand edit;
+            edit.kind = EngineCommand::Kind::Inject;
+            edit.candidate = pinned.id;
+            edit.reason = QStringLiteral("unrolled by hand");
+            edit.injected.source = pinned.source;
+            edit.injected.source.replace(QStringLiteral("y[i] = 2.0f * x[i];"), QStringLiteral("y[i] = x[i] + x[i];"));
+            edit.injected.parents = {pinned.id};
+            edit.injected.island = pinned.island;
+            for (const EngineCommand& c : {pin, veto, edit}) {
+                const auto json = Steering::toJson(c);
+                auto back = Steering::fromJson(json);
+                QVERIFY(back);
+                QCOMPARE(Steering::toJson(*back), json); // kept as it was made
+                QVERIFY((*store)->queueCommand(before.run.id, json));
+            }
+            QVERIFY(
+                (*store)->queueCommand(before.run.id, QJsonObject{{QStringLiteral("kind"), QStringLiteral("shrug")}}));
+            QCOMPARE((*store)->queuedCommands(before.run.id)->size(), 4);
+        }
+
+        Engine::Setup again = testSetup(db, {});
+        again.resumeRun = 0;
+        Engine resumed(again);
+        QStringList notices;
+        connect(&resumed, &Engine::notice, this, [&](const QString& n) { notices << n; });
+        QCOMPARE(runToEnd(resumed).state, RunState::Finished);
+        QVERIFY2(notices.join(QLatin1Char('\n')).contains(QStringLiteral("'shrug'")),
+                 qPrintable(notices.join(QLatin1Char('\n'))));
+
+        const Stored after = readStore(db);
+        QCOMPARE(countEvents(after, QStringLiteral("pin")), 1);
+        QCOMPARE(countEvents(after, QStringLiteral("veto")), 1);
+        QCOMPARE(countEvents(after, QStringLiteral("inject")), 1);
+        bool humanChild = false;
+        for (const Candidate& c : after.candidates)
+            if (c.origin == model::Origin::Human && c.parents == QList<qint64>{pinned.id}
+                && c.source.contains(QStringLiteral("x[i] + x[i]")))
+                humanChild = true;
+        QVERIFY(humanChild);
+        auto store = store::RunStore::open(db);
+        QVERIFY(store);
+        QVERIFY((*store)->queuedCommands(after.run.id)->isEmpty()); // applied once, not again
+        auto flagged = (*store)->flaggedCandidates(after.run.id);
+        QVERIFY(flagged);
+        QVERIFY(flagged->first.contains(pinned.id));
+        QVERIFY(flagged->second.contains(vetoed.id));
     }
 
     void resumeAfterKillNineGivesTheSameRun() {

@@ -244,7 +244,7 @@ void TestRunStore::createOpenReopen() {
 void TestRunStore::schema() {
     const QString path = newPath();
     QVERIFY(openStore(path));
-    QCOMPARE(RunStore::schemaVersion(), 7);
+    QCOMPARE(RunStore::schemaVersion(), 8);
     RawDb db(path);
     QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
@@ -315,6 +315,7 @@ void TestRunStore::llmOperatorIsStoredAndDerivedForOlderRuns() {
         RawDb db(path);
         QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN llm_operator"));
         QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN tuner_strategy"));
+        QVERIFY(db.exec("DROP TABLE queued_commands"));
         QVERIFY(db.exec("UPDATE schema_version SET version = 5"));
     }
     auto store = openStore(path);
@@ -361,6 +362,7 @@ void TestRunStore::tunerStrategyIsStoredAndUnknownForOlderRuns() {
         // As schema 6 wrote it: no column.
         RawDb db(path);
         QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN tuner_strategy"));
+        QVERIFY(db.exec("DROP TABLE queued_commands"));
         QVERIFY(db.exec("UPDATE schema_version SET version = 6"));
     }
     {
@@ -841,7 +843,7 @@ void TestRunStore::refusesForeignFile_data() {
     QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
                                        << QStringLiteral("belongs to another application, id 0x000004d2");
     QTest::newRow("newer kforge") << QByteArray("newer")
-                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 7)");
+                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 8)");
     QTest::newRow("damaged kforge") << QByteArray("damaged")
                                     << QStringLiteral("damaged kforge run store (no schema_version table)");
     QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");

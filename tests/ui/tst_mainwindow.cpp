@@ -538,6 +538,51 @@ private slots:
         QVERIFY(w.findChildren<RunPickerDialog*>().isEmpty());
     }
 
+    // A stored run is steered as a live one: pin and veto are kept in its store at once (nothing
+    // else in it changes), the window offers to resume the run, and the engine applies them then.
+    void steersAStoredRun() {
+        const QString store = m_dir.filePath(QStringLiteral("stored-steering.kforge"));
+        qint64 runId = 0;
+        QVERIFY(kforgetest::writeSyntheticRun(store, 40, 4, &runId));
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(w.openRun(store));
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 40);
+        QVERIFY(!w.session()->isLive());
+        w.session()->selection()->select(12);
+        QTRY_VERIFY(action(w, "pin")->isEnabled());
+        QVERIFY(action(w, "veto")->isEnabled());
+        QVERIFY(action(w, "edit")->isEnabled());
+
+        QVERIFY(w.pinSelected());
+        QMessageBox* offer = nullptr;
+        QTRY_VERIFY((offer = w.findChild<QMessageBox*>(QStringLiteral("resumeOffer"))) != nullptr);
+        QVERIFY2(offer->text().contains(QStringLiteral("1 steering action")), qPrintable(offer->text()));
+        w.session()->selection()->select(13);
+        QVERIFY(w.vetoSelected(QStringLiteral("wrong on odd sizes")));
+        QTRY_VERIFY((offer = w.findChild<QMessageBox*>(QStringLiteral("resumeOffer"))) != nullptr
+                    && offer->text().contains(QStringLiteral("2 steering action")));
+        offer->close();
+
+        auto opened = store::RunStore::open(store, store::OpenMode::ReadOnly);
+        QVERIFY(opened);
+        auto queued = (*opened)->queuedCommands(runId);
+        QVERIFY(queued);
+        QCOMPARE(queued->size(), 2);
+        QCOMPARE(queued->at(0).command.value(QStringLiteral("kind")).toString(), QStringLiteral("pin"));
+        QCOMPARE(queued->at(0).command.value(QStringLiteral("candidate")).toInteger(), 12);
+        QCOMPARE(queued->at(1).command.value(QStringLiteral("kind")).toString(), QStringLiteral("veto"));
+        QCOMPARE(queued->at(1).command.value(QStringLiteral("reason")).toString(),
+                 QStringLiteral("wrong on odd sizes"));
+        // The run itself is as it was until it resumes.
+        auto flagged = (*opened)->flaggedCandidates(runId);
+        QVERIFY(flagged);
+        QVERIFY(flagged->first.isEmpty() && flagged->second.isEmpty());
+        // Pause, stop and resume stay the live run's.
+        QVERIFY(!w.session()->pause());
+    }
+
     // A file that is empty or no run store is refused with its name, left as it was, and the window
     // goes on showing the run it showed.
     void aFileThatIsNoRunStoreIsRefusedAndLeftAlone() {

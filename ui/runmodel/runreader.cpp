@@ -40,6 +40,19 @@ void RunReader::close() {
     m_archives.reset();
 }
 
+void RunReader::queueCommand(qint64 token, const QString& storePath, qint64 run, const QJsonObject& command) {
+    // Its own connection, for writing: the reader's own stays read-only.
+    auto opened = store::RunStore::open(storePath);
+    if (!opened)
+        return emit failed(token, q(opened.error()));
+    if (auto queued = (*opened)->queueCommand(run, command); !queued)
+        return emit failed(token, q(queued.error()));
+    auto waiting = (*opened)->queuedCommands(run);
+    if (!waiting)
+        return emit failed(token, q(waiting.error()));
+    emit commandQueued(token, static_cast<int>(waiting->size()));
+}
+
 void RunReader::listRuns(qint64 token, const QString& storePath) {
     auto opened = store::RunStore::open(storePath, store::OpenMode::ReadOnly);
     if (!opened)

@@ -9,6 +9,7 @@
 #include "rundata.h"
 #include "search/descriptors.h"
 
+#include <QJsonObject>
 #include <QObject>
 #include <QSet>
 
@@ -31,6 +32,9 @@ public slots:
     void refresh();
     void loadDetail(qint64 candidate);
     void close();
+    // Keeps steering of a stored run in its store (search::Steering's JSON) until the run resumes:
+    // commandQueued() with how many wait now, or failed() naming what went wrong.
+    void queueCommand(qint64 token, const QString& storePath, qint64 run, const QJsonObject& command);
     // The runs of a store, newest first, for a picker: what is being read is left as it is.
     void listRuns(qint64 token, const QString& storePath);
 
@@ -40,6 +44,7 @@ signals:
     void failed(qint64 token, const QString& message);
     void runsListed(qint64 token, const QString& storePath, const QList<kforge::store::RunRecord>& runs);
     void listFailed(qint64 token, const QString& message);
+    void commandQueued(qint64 token, int waiting);
 
 private:
     void readMore(); // one chunk; queues itself again while rows remain

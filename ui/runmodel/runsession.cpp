@@ -1,6 +1,7 @@
 #include "runsession.h"
 
 #include "runreader.h"
+#include "search/steering.h"
 
 #include "workerthread.h"
 
@@ -37,6 +38,12 @@ RunSession::RunSession(QObject* parent)
         else if (token != m_token)
             return;
         emit failed(message);
+    });
+    connect(m_reader, &RunReader::commandQueued, this, [this](qint64 token, int waiting) {
+        if (token != m_token)
+            return;
+        emit queued(waiting);
+        refresh(); // the store's events and flags as they are now
     });
     connect(m_reader, &RunReader::runsListed, this,
             [this](qint64 token, const QString& path, const QList<store::RunRecord>& runs) {
@@ -168,11 +175,20 @@ void RunSession::setState(search::RunState state) {
 }
 
 bool RunSession::post(const search::EngineCommand& command, const QString& what) {
-    if (!m_engine) {
+    if (m_engine) {
+        m_engine->post(command);
+        return true;
+    }
+    // A stored run keeps steering in its store, for the engine to apply when the run resumes.
+    if (search::Steering::immediate(command.kind) || !m_data->hasRun()) {
         emit failed(tr("Cannot %1: no run is in progress. Resume the run to steer it.").arg(what));
         return false;
     }
-    m_engine->post(command);
+    QMetaObject::invokeMethod(
+        m_reader,
+        [reader = m_reader, token = m_token, path = m_storePath, run = m_data->run().id,
+         json = search::Steering::toJson(command)] { reader->queueCommand(token, path, run, json); },
+        Qt::QueuedConnection);
     return true;
 }
 

@@ -49,7 +49,10 @@ public:
     // Starts a new run (setup.resumeRun -1) or resumes a stored one in a new engine thread.
     bool start(search::Engine::Setup setup);
 
-    // Steering; each is refused (false, with failed()) when no run is live.
+    // Steering. A live run's engine takes them at its next generation boundary; on a stored run pin,
+    // unpin, veto, edits and review decisions are queued in its store at once (queued() follows)
+    // and applied when the run resumes; pause, resume and stop are refused (false, with failed())
+    // when no run is live.
     bool pause();
     bool resume();
     bool stop();
@@ -63,6 +66,9 @@ signals:
     void opened(qint64 run, const QString& storePath);
     void failed(const QString& message);
     void runsListed(const QString& storePath, const QList<kforge::store::RunRecord>& runs);
+    // Steering of the stored run shown was kept in its store: `waiting` commands now wait for the
+    // run to resume.
+    void queued(int waiting);
     void notice(const QString& message);
     void stateChanged(kforge::search::RunState state);
     void finished(const kforge::search::RunSummary& summary);
