@@ -21,6 +21,15 @@ namespace {
 using BandLimits = std::array<double, 5>;
 constexpr BandLimits kBandLimits = {1.0, 1.25, 1.5, 2.0, 3.0};
 constexpr int kBands = static_cast<int>(kBandLimits.size()) + 1;
+// The latest migration rounds' arrows, and the earlier ones' (a grey between the palette's base
+// and text, half transparent).
+const QColor kRecentArrow(230, 85, 13);
+QColor olderArrowColor(const QPalette& palette) {
+    QColor older = theme::ink(palette, 0.65);
+    older.setAlpha(110);
+    return older;
+}
+
 // Arrows are items, one per migration: a long run shows only its latest ones.
 constexpr int kMaxArrows = 400;
 // Migrations of this many latest migration generations are drawn emphasised.
@@ -111,23 +120,26 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
         QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(220, 30, 60), 2.5), QColor(220, 30, 60, 60), 14));
     m_selected->removeFromLegend();
 
-    // The legend goes in a row of its own under the lanes, where it hides no dot.
-    m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->take(m_plot->legend);
-    m_plot->plotLayout()->addElement(1, 0, m_plot->legend);
-    m_plot->plotLayout()->setRowStretchFactor(1, 0.001);
-    // Two rows of four, so that a narrow dock still shows every entry (the wrap applies when the
-    // fill order lays the entries out again).
-    m_plot->legend->setWrap((kBands + 3) / 2);
-    m_plot->legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
-    m_plot->legend->setBorderPen(Qt::NoPen);
-    m_plot->legend->setMargins(QMargins(4, 0, 4, 2));
+    // What the arrows mean: legend entries only (no data), styled as refresh() draws arrows.
+    const auto arrowKey = [this](const QString& name) {
+        QCPGraph* key = m_plot->addGraph();
+        key->setName(name);
+        key->setSelectable(QCP::stNone);
+        return key;
+    };
+    m_recentKey = arrowKey(tr("latest migrations"));
+    m_olderKey = arrowKey(tr("earlier migrations"));
+    m_refusedKey = arrowKey(tr("migrant not taken (dashed)"));
+    // The legend goes in rows of its own under the lanes, where it hides no dot.
+    plotstyle::legendBelow(m_plot);
+    styleArrowKeys();
     addExportMenu(m_plot, QStringLiteral("islands"));
 
     m_refresh = new plotstyle::RefreshTimer(this, 150, [this] { refresh(); });
     // Lane bands and migration arrows take their colours on the refresh.
     theme::onPaletteChange(m_plot, [this, stylePoints] {
         stylePoints();
+        styleArrowKeys();
         m_refresh->schedule();
     });
     connect(data, &RunData::cleared, this, &IslandsView::onCleared);
@@ -304,8 +316,7 @@ void IslandsView::refreshMigrations(int islands) {
     for (int i = static_cast<int>(m_migrations.size()) - 1; i >= 0 && recentGenerations.size() < kRecentRounds; --i)
         if (!recentGenerations.contains(m_migrations[i].generation))
             recentGenerations.push_back(m_migrations[i].generation);
-    QColor older = theme::ink(m_plot->palette(), 0.65);
-    older.setAlpha(110);
+    const QColor older = olderArrowColor(m_plot->palette());
     int previousGeneration = -1;
     int previousFrom = -1;
     int slot = 0;
@@ -324,10 +335,16 @@ void IslandsView::refreshMigrations(int islands) {
         arrow->start->setCoords(x, laneY(from) + 0.3 * direction);
         arrow->end->setCoords(x, laneY(to) - 0.3 * direction);
         const bool recent = recentGenerations.contains(m.generation);
-        QColor color = recent ? QColor(230, 85, 13) : older;
+        const QColor color = recent ? kRecentArrow : older;
         QPen pen(color, recent ? 2.2 : 1.0, m.accepted ? Qt::SolidLine : Qt::DashLine);
         arrow->setPen(pen);
     }
+}
+
+void IslandsView::styleArrowKeys() {
+    m_recentKey->setPen(QPen(kRecentArrow, 2.2));
+    m_olderKey->setPen(QPen(olderArrowColor(m_plot->palette()), 1.0));
+    m_refusedKey->setPen(QPen(theme::ink(m_plot->palette(), 0.65), 1.0, Qt::DashLine));
 }
 
 void IslandsView::updateSelected() {

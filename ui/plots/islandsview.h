@@ -50,6 +50,7 @@ private:
 
     void refresh();
     void refreshMigrations(int islands);
+    void styleArrowKeys();
     void updateSelected();
     void onEventsAdded(int first, int last);
     void onCleared();
@@ -63,8 +64,11 @@ private:
     QCPGraph* m_failed = nullptr;
     QCPGraph* m_pending = nullptr;
     QCPGraph* m_selected = nullptr;
-    QList<Migration> m_migrations;          // every migration event of the run, in order
-    QList<QCPItemLine*> m_arrows;           // for the most recent ones
+    QList<Migration> m_migrations;   // every migration event of the run, in order
+    QList<QCPItemLine*> m_arrows;    // for the most recent ones
+    QCPGraph* m_recentKey = nullptr; // legend entries that say what the arrows mean
+    QCPGraph* m_olderKey = nullptr;
+    QCPGraph* m_refusedKey = nullptr;
     QList<QCPItemRect*> m_laneBands;        // behind every other lane
     QVector<plotstyle::PlotPoint> m_points; // every dot drawn, for picking
     int m_lanes = 0;

@@ -8,6 +8,8 @@
 #include <QSvgGenerator>
 #include <qcustomplot.h>
 
+#include <utility>
+
 namespace kforge::ui {
 
 namespace {
@@ -109,17 +111,22 @@ spec::Status exportWidget(QWidget* widget, const QString& file) {
     return unknownFormat(file);
 }
 
-void addExportMenu(QCustomPlot* plot, const QString& baseName) {
+void addExportMenu(QCustomPlot* plot, const QString& baseName, std::function<void(QMenu*)> viewActions) {
     plot->setContextMenuPolicy(Qt::CustomContextMenu);
-    QObject::connect(plot, &QWidget::customContextMenuRequested, plot, [plot, baseName](const QPoint& pos) {
-        auto* menu = new QMenu(plot);
-        menu->setAttribute(Qt::WA_DeleteOnClose);
-        menu->addAction(QObject::tr("Export as PNG…"), plot,
-                        [plot, baseName] { exportFromMenu(plot, baseName, Format::Png); });
-        menu->addAction(QObject::tr("Export as SVG…"), plot,
-                        [plot, baseName] { exportFromMenu(plot, baseName, Format::Svg); });
-        menu->popup(plot->mapToGlobal(pos));
-    });
+    QObject::connect(plot, &QWidget::customContextMenuRequested, plot,
+                     [plot, baseName, viewActions = std::move(viewActions)](const QPoint& pos) {
+                         auto* menu = new QMenu(plot);
+                         menu->setAttribute(Qt::WA_DeleteOnClose);
+                         if (viewActions) {
+                             viewActions(menu);
+                             menu->addSeparator();
+                         }
+                         menu->addAction(QObject::tr("Export as PNG…"), plot,
+                                         [plot, baseName] { exportFromMenu(plot, baseName, Format::Png); });
+                         menu->addAction(QObject::tr("Export as SVG…"), plot,
+                                         [plot, baseName] { exportFromMenu(plot, baseName, Format::Svg); });
+                         menu->popup(plot->mapToGlobal(pos));
+                     });
 }
 
 } // namespace kforge::ui

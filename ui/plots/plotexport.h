@@ -6,7 +6,10 @@
 
 #include <QString>
 
+#include <functional>
+
 class QCustomPlot;
+class QMenu;
 class QWidget;
 
 namespace kforge::ui {
@@ -16,7 +19,8 @@ spec::Status exportPlot(QCustomPlot* plot, const QString& file, int width = 0, i
 // Writes any widget as it looks now (.png through grab(), .svg through render()).
 spec::Status exportWidget(QWidget* widget, const QString& file);
 // Adds "Export as PNG…" and "Export as SVG…" to the plot's context menu; `baseName` is the file
-// name the dialog proposes, without suffix.
-void addExportMenu(QCustomPlot* plot, const QString& baseName);
+// name the dialog proposes, without suffix. `viewActions` adds the view's own actions above them
+// each time the menu opens (Reset Zoom, say).
+void addExportMenu(QCustomPlot* plot, const QString& baseName, std::function<void(QMenu*)> viewActions = {});
 
 } // namespace kforge::ui

@@ -300,4 +300,30 @@ void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::func
     });
 }
 
+void legendBelow(QCustomPlot* plot) {
+    QCPLegend* legend = plot->legend;
+    legend->setVisible(true);
+    plot->axisRect()->insetLayout()->take(legend);
+    plot->plotLayout()->addElement(1, 0, legend);
+    plot->plotLayout()->setRowStretchFactor(1, 0.001);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setMargins(QMargins(4, 0, 4, 2));
+    legend->setColumnSpacing(12);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    // Before each replot: the widest entry decides how many fit a row.
+    QObject::connect(plot, &QCustomPlot::beforeReplot, legend, [plot, legend] {
+        int widest = 1;
+        for (int i = 0; i < legend->itemCount(); ++i)
+            if (QCPAbstractLegendItem* item = legend->item(i))
+                widest = std::max(widest, item->minimumOuterSizeHint().width());
+        const QMargins m = legend->margins();
+        const int room = plot->width() - m.left() - m.right();
+        const int columns = std::max(1, (room + legend->columnSpacing()) / (widest + legend->columnSpacing()));
+        if (columns != legend->wrap()) {
+            legend->setWrap(columns);
+            legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true); // lays the entries out again
+        }
+    });
+}
+
 } // namespace kforge::ui::plotstyle

@@ -136,5 +136,10 @@ void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::func
 // Replots now, or when the plot is next shown if it is hidden in a shown window.
 void replotWhenShown(QCustomPlot* plot);
 
+// Moves the legend out of the axis rect into a row of its own under it, where it covers no data,
+// with as many entries a row as the plot's width holds (more rows as it narrows), so that no entry
+// is clipped; kept so as entries come and go and the plot is resized.
+void legendBelow(QCustomPlot* plot);
+
 } // namespace plotstyle
 } // namespace kforge::ui

@@ -14,7 +14,8 @@ namespace kforge::ui {
 
 namespace {
 
-// Beyond this many islands the legend would cover the plot; the colours still tell them apart.
+// Beyond this many islands the legend would take more room than the plot; the colours still tell
+// them apart.
 constexpr int kLegendIslands = 8;
 
 double median(std::vector<double>& values) {
@@ -71,8 +72,8 @@ ProgressPlot::ProgressPlot(RunData* data, QWidget* parent) : QWidget(parent), m_
     m_plot->addLayer(QStringLiteral("marks"), m_plot->layer(QStringLiteral("main")), QCustomPlot::limAbove);
     m_unconfirmed->setLayer(QStringLiteral("marks"));
 
-    m_plot->legend->setVisible(true);
-    m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignTop | Qt::AlignLeft);
+    // Under the plot, where it covers no line.
+    plotstyle::legendBelow(m_plot);
     addExportMenu(m_plot, QStringLiteral("progress"));
 
     m_refresh = new plotstyle::RefreshTimer(this, 150, [this] { refresh(); });

@@ -6,6 +6,8 @@
 #include "rundata.h"
 #include "theme.h"
 
+#include <QMenu>
+
 #include <qcustomplot.h>
 
 #include <array>
@@ -103,7 +105,20 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
 
     m_plot->legend->setVisible(true);
     m_plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
-    addExportMenu(m_plot, QStringLiteral("roofline"));
+    // Wheel zooms and dragging pans, both axes; the view stays where the user put it while points
+    // arrive, until a double-click (or the menu's Reset Zoom) fits it to the run again.
+    m_plot->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    m_plot->axisRect()->setRangeZoomFactor(0.8);
+    connect(m_plot, &QCustomPlot::mouseWheel, this, [this] { m_userRange = true; });
+    connect(m_plot, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+        if (event->buttons() & Qt::LeftButton)
+            m_userRange = true;
+    });
+    connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
+    addExportMenu(m_plot, QStringLiteral("roofline"), [this](QMenu* menu) {
+        QAction* reset = menu->addAction(tr("Reset Zoom (double-click)"), this, &RooflineView::resetZoom);
+        reset->setEnabled(m_userRange);
+    });
 
     m_refresh = new plotstyle::RefreshTimer(this, 100, [this] { refresh(); });
     // The roofs and their labels take their colours on the refresh.
@@ -117,6 +132,12 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
     connect(m_plot, &QCustomPlot::mouseMove, this, &RooflineView::onMouseMove);
     plotstyle::selectOnClick(m_plot, selection, [this](const QPoint& pos) { return candidateAt(pos); });
     refresh();
+}
+
+void RooflineView::resetZoom() {
+    m_userRange = false;
+    refresh();
+    plotstyle::replotWhenShown(m_plot);
 }
 
 QString RooflineView::note() const {
@@ -195,9 +216,12 @@ void RooflineView::refresh() {
     xHi *= 4.0;
     if (ceilings.valid())
         yLo = std::min(yLo, ceilings.dramBytes * xLo);
-    m_plot->xAxis->setRange(xLo, xHi);
-    m_plot->yAxis->setRange(yLo / 2.0, yHi * 3.0);
-    refreshCeilings(xLo, xHi);
+    if (!m_userRange) {
+        m_plot->xAxis->setRange(xLo, xHi);
+        m_plot->yAxis->setRange(yLo / 2.0, yHi * 3.0);
+    }
+    // The roofs span whatever is in view, zoomed or panned.
+    refreshCeilings(std::min(xLo, m_plot->xAxis->range().lower), std::max(xHi, m_plot->xAxis->range().upper));
     QStringList note;
     if (m_points.isEmpty() && elsewhere == 0 && n > 0) {
         // An empty plot says why: nothing timed yet, or results without FLOP and byte figures.

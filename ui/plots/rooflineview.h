@@ -33,6 +33,10 @@ public:
     qint64 candidateAt(const QPoint& pos, double radius = 16.0) const;
     // What the plot says in its corner (why it is empty, which roofs it draws); empty when nothing.
     QString note() const;
+    // Whether the user has zoomed or panned (wheel, drag): the view then keeps its ranges as the
+    // run goes on, until resetZoom() (a double-click, or the context menu) fits it to the run again.
+    bool userRange() const { return m_userRange; }
+    void resetZoom();
 
 private:
     void refresh();
@@ -51,6 +55,7 @@ private:
     QCPItemText* m_note = nullptr;
     QVector<plotstyle::PlotPoint> m_points; // every point drawn, for picking
     plotstyle::RefreshTimer* m_refresh = nullptr;
+    bool m_userRange = false;
 };
 
 } // namespace kforge::ui

@@ -22,6 +22,7 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+#include <QWheelEvent>
 #include <qcustomplot.h>
 
 #include <cmath>
@@ -208,6 +209,8 @@ private slots:
     void rooflineClickSelects();
     void islandsClickSelects();
     void progressPlotDraws();
+    void rooflineZoomsAndPans();
+    void legendsSitBelowAndFit();
     void bestsAreConfirmedSpeedups();
     void rooflineSaysWhyItIsEmpty();
     void exportDrawsAViewInABackgroundTab();
@@ -494,6 +497,86 @@ void TestPlots::progressPlotDraws() {
     for (auto it = best->begin(); it + 1 != best->end(); ++it)
         QVERIFY((it + 1)->value >= it->value); // never falls
     snapshot(&plot, QStringLiteral("progress"));
+}
+
+// The wheel zooms the roofline, the view stays where the user put it while candidates arrive, and
+// a double-click fits it to the run again.
+void TestPlots::rooflineZoomsAndPans() {
+    RunData data;
+    CandidateSelection selection;
+    RooflineView view(&data, &selection);
+    view.resize(800, 560);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    data.apply(syntheticRun(300, 4));
+    plotstyle::flushRefreshes(&view);
+    const QCPRange fitted = view.plot()->xAxis->range();
+    const auto span = [](const QCPRange& r) { return r.upper / r.lower; }; // a log axis
+    QVERIFY(!view.userRange());
+
+    const QPoint centre = view.plot()->axisRect()->rect().center();
+    QWheelEvent wheel(centre, view.plot()->mapToGlobal(centre), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier,
+                      Qt::NoScrollPhase, false);
+    QApplication::sendEvent(view.plot(), &wheel);
+    QVERIFY(view.userRange());
+    const QCPRange zoomed = view.plot()->xAxis->range();
+    QVERIFY2(span(zoomed) < span(fitted) / 1.5,
+             qPrintable(QStringLiteral("%1 .. %2").arg(zoomed.lower).arg(zoomed.upper)));
+
+    // A candidate far outside the view arrives: the view stays.
+    RunDelta more = delta();
+    more.islands = 4;
+    CandidateRow far = row(5000, {0, 0, 0}, 1.2);
+    far.hasRoofline = true;
+    far.intensity = 5000.0;
+    far.achievedFlops = 1e13;
+    more.added = {far};
+    data.apply(more);
+    plotstyle::flushRefreshes(&view);
+    QCOMPARE(view.plot()->xAxis->range().lower, zoomed.lower);
+    QCOMPARE(view.plot()->xAxis->range().upper, zoomed.upper);
+
+    // A double-click fits the whole run again, the new point included.
+    QTest::mouseDClick(view.plot(), Qt::LeftButton, {}, centre);
+    QVERIFY(!view.userRange());
+    QVERIFY(view.plot()->xAxis->range().contains(5000.0));
+    QVERIFY(view.plot()->xAxis->range().lower <= fitted.lower * 1.0001);
+}
+
+// The progress and islands legends sit under their plots (covering no line or dot) and, however
+// narrow the dock, every entry stays inside the plot; the islands legend says what the migration
+// arrows' colours and dashes mean.
+void TestPlots::legendsSitBelowAndFit() {
+    RunData data;
+    CandidateSelection selection;
+    ProgressPlot progress(&data);
+    IslandsView islands(&data, &selection);
+    data.apply(syntheticRun(400, 4));
+    QStringList names;
+    for (int i = 0; i < islands.plot()->legend->itemCount(); ++i)
+        if (auto* item = qobject_cast<QCPPlottableLegendItem*>(islands.plot()->legend->item(i)))
+            names << item->plottable()->name();
+    QVERIFY2(names.contains(QStringLiteral("latest migrations")), qPrintable(names.join(QStringLiteral(", "))));
+    QVERIFY(names.contains(QStringLiteral("earlier migrations")));
+    QVERIFY(names.contains(QStringLiteral("migrant not taken (dashed)")));
+    for (QCustomPlot* plot : {progress.plot(), islands.plot()})
+        for (const int width : {900, 420, 260}) {
+            plot->window()->resize(width, 460);
+            plot->replot(QCustomPlot::rpImmediateRefresh);
+            plot->replot(QCustomPlot::rpImmediateRefresh); // the legend's rows follow the width
+            const QRect axes = plot->axisRect()->outerRect();
+            for (int i = 0; i < plot->legend->itemCount(); ++i) {
+                const QRect entry = plot->legend->item(i)->outerRect();
+                QVERIFY2(entry.top() >= axes.bottom() - 1,
+                         qPrintable(QStringLiteral("entry %1 overlaps the axes at width %2").arg(i).arg(width)));
+                QVERIFY2(plot->rect().contains(entry),
+                         qPrintable(QStringLiteral("entry %1 (%2 px from the left, %3 wide) is clipped at width %4")
+                                        .arg(i)
+                                        .arg(entry.left())
+                                        .arg(entry.width())
+                                        .arg(width)));
+            }
+        }
 }
 
 void TestPlots::largeRun() {
