@@ -3,6 +3,7 @@
 #include "candidatespanel.h"
 #include "candidatetablemodel.h"
 #include "codeview.h"
+#include "costplot.h"
 #include "diagnosticsview.h"
 #include "eventlogview.h"
 #include "experience/experiencelibrary.h"
@@ -121,6 +122,7 @@ void MainWindow::createViews() {
     m_roofline = new RooflineView(data, selection);
     m_progress = new ProgressPlot(data);
     m_islands = new IslandsView(data, selection);
+    m_cost = new CostPlot(data);
     m_diagnostics = new DiagnosticsView(data, details, selection);
     m_llmLog = new LlmLogView(data, selection);
     m_events = new EventLogView(data, selection);
@@ -133,6 +135,7 @@ void MainWindow::createViews() {
     tabifyDockWidget(heatmap, addDock(m_islands, tr("Islands"), QStringLiteral("islands"), Qt::RightDockWidgetArea));
     tabifyDockWidget(heatmap, addDock(m_progress, tr("Progress"), QStringLiteral("progress"), Qt::RightDockWidgetArea));
     tabifyDockWidget(heatmap, addDock(m_roofline, tr("Roofline"), QStringLiteral("roofline"), Qt::RightDockWidgetArea));
+    tabifyDockWidget(heatmap, addDock(m_cost, tr("LLM Cost"), QStringLiteral("cost"), Qt::RightDockWidgetArea));
     heatmap->raise();
     auto* diagnostics =
         addDock(m_diagnostics, tr("Diagnostics"), QStringLiteral("diagnostics"), Qt::BottomDockWidgetArea);
@@ -201,6 +204,7 @@ void MainWindow::createActions() {
     addExport(tr("Roofline"), m_roofline);
     addExport(tr("Progress"), m_progress);
     addExport(tr("Islands"), m_islands);
+    addExport(tr("LLM Cost"), m_cost);
     addExport(tr("Code"), m_code);
     addExport(tr("Window"), this);
     fileMenu->addSeparator();

@@ -22,6 +22,7 @@ namespace kforge::ui {
 
 class CandidatesPanel;
 class CodeView;
+class CostPlot;
 class DiagnosticsView;
 class EventLogView;
 class ExperienceBrowser;
@@ -57,6 +58,7 @@ public:
     CodeView* codeView() const { return m_code; }
     HeatmapView* heatmapView() const { return m_heatmap; }
     IslandsView* islandsView() const { return m_islands; }
+    CostPlot* costPlot() const { return m_cost; }
     ProgressPlot* progressPlot() const { return m_progress; }
     RooflineView* rooflineView() const { return m_roofline; }
     LineageView* lineageView() const { return m_lineage; }
@@ -103,6 +105,7 @@ private:
     CodeView* m_code = nullptr;
     HeatmapView* m_heatmap = nullptr;
     IslandsView* m_islands = nullptr;
+    CostPlot* m_cost = nullptr;
     ProgressPlot* m_progress = nullptr;
     RooflineView* m_roofline = nullptr;
     LineageView* m_lineage = nullptr;

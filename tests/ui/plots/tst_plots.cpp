@@ -3,6 +3,7 @@
 
 #include "appliedpalette.h"
 #include "candidateselection.h"
+#include "costplot.h"
 #include "heatmapmodel.h"
 #include "heatmapview.h"
 #include "islandsview.h"
@@ -211,6 +212,7 @@ private slots:
     void progressPlotDraws();
     void rooflineZoomsAndPans();
     void legendsSitBelowAndFit();
+    void costPlotSumsSpendAndTokensPerGeneration();
     void bestsAreConfirmedSpeedups();
     void rooflineSaysWhyItIsEmpty();
     void exportDrawsAViewInABackgroundTab();
@@ -577,6 +579,52 @@ void TestPlots::legendsSitBelowAndFit() {
                                         .arg(width)));
             }
         }
+}
+
+// The LLM cost chart: money and tokens per generation from the calls as they arrive, the totals
+// written above, calls without a price or token counts named instead of counted as free, calls
+// still in flight left out; a run without language models says so.
+void TestPlots::costPlotSumsSpendAndTokensPerGeneration() {
+    RunData data;
+    CostPlot plot(&data);
+    plot.resize(700, 420);
+    RunDelta d = delta(true);
+    const auto call = [](qint64 id, int generation, std::optional<double> usd, std::optional<qint64> in,
+                         std::optional<qint64> out, const char* status = "ok") {
+        store::LlmCallRecord c;
+        c.id = id;
+        c.generation = generation;
+        c.status = QString::fromLatin1(status);
+        c.costUsd = usd;
+        c.inputTokens = in;
+        c.outputTokens = out;
+        return c;
+    };
+    d.llmCalls = {call(1, 0, 0.010, 1000, 200), call(2, 0, 0.005, 500, 100), call(3, 1, std::nullopt, 800, 300),
+                  call(4, 2, 0.020, std::nullopt, std::nullopt),
+                  call(5, 2, std::nullopt, std::nullopt, std::nullopt, "in-flight")};
+    data.apply(d);
+    plotstyle::flushRefreshes(&plot);
+    const auto spend = plot.spendByGeneration();
+    QCOMPARE(spend.keys(), (QList<int>{0, 1, 2}));
+    QVERIFY(qFuzzyCompare(spend.value(0), 0.015));
+    QCOMPARE(spend.value(1), 0.0);
+    QVERIFY(qFuzzyCompare(spend.value(2), 0.020));
+    const auto tokens = plot.tokensByGeneration();
+    QCOMPARE(tokens.value(0), 1800.0);
+    QCOMPARE(tokens.value(1), 1100.0);
+    QCOMPARE(tokens.value(2), 0.0);
+    QVERIFY2(plot.note().contains(QStringLiteral("4 calls, $0.0350 spent")), qPrintable(plot.note()));
+    QVERIFY2(plot.note().contains(QStringLiteral("1 without a known price")), qPrintable(plot.note()));
+    QVERIFY2(plot.note().contains(QStringLiteral("1 without token counts")), qPrintable(plot.note()));
+    snapshot(&plot, QStringLiteral("llm-cost"));
+
+    RunData offline;
+    offline.apply(delta(true));
+    CostPlot none(&offline);
+    plotstyle::flushRefreshes(&none);
+    QCOMPARE(none.note(), QStringLiteral("no language model calls in this run"));
+    QVERIFY(none.spendByGeneration().isEmpty());
 }
 
 void TestPlots::largeRun() {
