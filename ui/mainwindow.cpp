@@ -11,6 +11,7 @@
 #include "heatmapview.h"
 #include "islandsview.h"
 #include "kerneleditordialog.h"
+#include "lineagegraph.h"
 #include "lineageview.h"
 #include "llmlogview.h"
 #include "plotexport.h"
@@ -123,6 +124,7 @@ void MainWindow::createViews() {
     m_progress = new ProgressPlot(data);
     m_islands = new IslandsView(data, selection);
     m_cost = new CostPlot(data);
+    m_lineageGraph = new LineageGraph(data, selection);
     m_diagnostics = new DiagnosticsView(data, details, selection);
     m_llmLog = new LlmLogView(data, selection);
     m_events = new EventLogView(data, selection);
@@ -136,6 +138,8 @@ void MainWindow::createViews() {
     tabifyDockWidget(heatmap, addDock(m_progress, tr("Progress"), QStringLiteral("progress"), Qt::RightDockWidgetArea));
     tabifyDockWidget(heatmap, addDock(m_roofline, tr("Roofline"), QStringLiteral("roofline"), Qt::RightDockWidgetArea));
     tabifyDockWidget(heatmap, addDock(m_cost, tr("LLM Cost"), QStringLiteral("cost"), Qt::RightDockWidgetArea));
+    tabifyDockWidget(
+        heatmap, addDock(m_lineageGraph, tr("Lineage Graph"), QStringLiteral("lineagegraph"), Qt::RightDockWidgetArea));
     heatmap->raise();
     auto* diagnostics =
         addDock(m_diagnostics, tr("Diagnostics"), QStringLiteral("diagnostics"), Qt::BottomDockWidgetArea);

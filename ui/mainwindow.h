@@ -23,6 +23,7 @@ namespace kforge::ui {
 class CandidatesPanel;
 class CodeView;
 class CostPlot;
+class LineageGraph;
 class DiagnosticsView;
 class EventLogView;
 class ExperienceBrowser;
@@ -59,6 +60,7 @@ public:
     HeatmapView* heatmapView() const { return m_heatmap; }
     IslandsView* islandsView() const { return m_islands; }
     CostPlot* costPlot() const { return m_cost; }
+    LineageGraph* lineageGraph() const { return m_lineageGraph; }
     ProgressPlot* progressPlot() const { return m_progress; }
     RooflineView* rooflineView() const { return m_roofline; }
     LineageView* lineageView() const { return m_lineage; }
@@ -106,6 +108,7 @@ private:
     HeatmapView* m_heatmap = nullptr;
     IslandsView* m_islands = nullptr;
     CostPlot* m_cost = nullptr;
+    LineageGraph* m_lineageGraph = nullptr;
     ProgressPlot* m_progress = nullptr;
     RooflineView* m_roofline = nullptr;
     LineageView* m_lineage = nullptr;

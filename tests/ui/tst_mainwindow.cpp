@@ -124,7 +124,7 @@ private slots:
         MainWindow w;
         w.show();
         QVERIFY(QTest::qWaitForWindowExposed(&w));
-        QCOMPARE(w.docks().size(), 11);
+        QCOMPARE(w.docks().size(), 12);
         QVERIFY(w.statusWidget()->text().contains(QStringLiteral("No run open")));
         QVERIFY(action(w, "newRun")->isEnabled());
         QVERIFY(!action(w, "pause")->isEnabled());
@@ -791,7 +791,7 @@ private slots:
         o.experiencePath = m_dir.filePath(QStringLiteral("experience.kforge-library"));
         auto written = renderViews(o);
         QVERIFY2(written, written ? "" : written.error().c_str());
-        QCOMPARE(written->size(), 15);
+        QCOMPARE(written->size(), 16);
         for (const QString& file : *written) {
             QImage image(file);
             QVERIFY2(!image.isNull() && image.width() > 300 && image.height() > 200, qPrintable(file));

@@ -7,6 +7,7 @@
 #include "heatmapmodel.h"
 #include "heatmapview.h"
 #include "islandsview.h"
+#include "lineagegraph.h"
 #include "plotexport.h"
 #include "progressplot.h"
 #include "rooflineview.h"
@@ -213,6 +214,8 @@ private slots:
     void rooflineZoomsAndPans();
     void legendsSitBelowAndFit();
     void costPlotSumsSpendAndTokensPerGeneration();
+    void lineageGraphSelectsZoomsAndWalks();
+    void lineageGraphOfAHugeRunShowsANeighbourhood();
     void bestsAreConfirmedSpeedups();
     void rooflineSaysWhyItIsEmpty();
     void exportDrawsAViewInABackgroundTab();
@@ -625,6 +628,92 @@ void TestPlots::costPlotSumsSpendAndTokensPerGeneration() {
     plotstyle::flushRefreshes(&none);
     QCOMPARE(none.note(), QStringLiteral("no language model calls in this run"));
     QVERIFY(none.spendByGeneration().isEmpty());
+}
+
+// A chain-and-fan lineage: candidate n's parent is n - 4 (two islands, four a generation).
+RunDelta lineageRun(int candidates) {
+    RunDelta d = delta(true);
+    d.islands = 2;
+    for (int n = 1; n <= candidates; ++n) {
+        CandidateRow r = row(n, {0, 0, 0}, 0.8 + (n % 9) * 0.2, n % 13 != 5, (n - 1) % 2, (n - 1) / 4);
+        if (n > 4)
+            r.parents = {n - 4};
+        r.pinned = n == 9;
+        r.vetoed = n == 11;
+        d.added.push_back(r);
+    }
+    return d;
+}
+
+// The lineage graph: a node per candidate and an edge per parent; a click selects, the arrow keys
+// walk parent and child and the generation's column, the wheel zooms and Ctrl+0 fits again.
+void TestPlots::lineageGraphSelectsZoomsAndWalks() {
+    RunData data;
+    CandidateSelection selection;
+    LineageGraph graph(&data, &selection);
+    graph.resize(800, 500);
+    graph.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&graph));
+    data.apply(lineageRun(40));
+    plotstyle::flushRefreshes(&graph);
+    QCOMPARE(graph.nodeCount(), 40);
+    QCOMPARE(graph.edgeCount(), 36);
+    QVERIFY(!graph.showsNeighbourhood());
+
+    const QPoint at = graph.nodePosition(10);
+    QVERIFY(graph.viewport()->rect().contains(at));
+    QTest::mouseClick(graph.viewport(), Qt::LeftButton, {}, at);
+    QCOMPARE(selection.current(), 10);
+    graph.setFocus();
+    QTest::keyClick(&graph, Qt::Key_Left);
+    QCOMPARE(selection.current(), 6);
+    QTest::keyClick(&graph, Qt::Key_Left);
+    QCOMPARE(selection.current(), 2);
+    QTest::keyClick(&graph, Qt::Key_Left); // a seed: nowhere further
+    QCOMPARE(selection.current(), 2);
+    QTest::keyClick(&graph, Qt::Key_Right);
+    QCOMPARE(selection.current(), 6);
+    // Up and down stay in generation 1's column (candidates 5 to 8).
+    QTest::keyClick(&graph, Qt::Key_Down);
+    QVERIFY2(selection.current() >= 5 && selection.current() <= 8 && selection.current() != 6,
+             qPrintable(QString::number(selection.current())));
+    const qint64 below = selection.current();
+    QTest::keyClick(&graph, Qt::Key_Up);
+    QCOMPARE(selection.current(), 6);
+    QVERIFY(graph.nodePosition(below).y() > graph.nodePosition(6).y());
+
+    const double before = graph.zoom();
+    const QPoint centre = graph.viewport()->rect().center();
+    QWheelEvent wheel(centre, graph.viewport()->mapToGlobal(centre), QPoint(), QPoint(0, 240), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(graph.viewport(), &wheel);
+    QVERIFY2(graph.zoom() > before * 1.2, qPrintable(QStringLiteral("%1 -> %2").arg(before).arg(graph.zoom())));
+    QTest::keyClick(&graph, Qt::Key_0, Qt::ControlModifier);
+    QVERIFY(std::abs(graph.zoom() - before) < 1e-6);
+    snapshot(&graph, QStringLiteral("lineage-graph"));
+}
+
+// Beyond kMaxNodes the graph draws the selected candidate's ancestry and descendants, says so, and
+// follows the selection.
+void TestPlots::lineageGraphOfAHugeRunShowsANeighbourhood() {
+    RunData data;
+    CandidateSelection selection;
+    LineageGraph graph(&data, &selection);
+    graph.resize(600, 400);
+    const int n = LineageGraph::kMaxNodes + 200;
+    data.apply(lineageRun(n));
+    selection.select(2001);
+    plotstyle::flushRefreshes(&graph);
+    QVERIFY(graph.showsNeighbourhood());
+    // Its ancestry (2001, 1997, ..., 1: 501 nodes) and its descendants three generations on (3).
+    QCOMPARE(graph.nodeCount(), 501 + 3);
+    QVERIFY2(graph.note().contains(QStringLiteral("#2001's ancestry")), qPrintable(graph.note()));
+    QVERIFY(graph.nodePosition(2001) != QPoint(-1, -1));
+    QCOMPARE(graph.nodePosition(2002), QPoint(-1, -1)); // another line of descent
+    selection.select(2002);
+    plotstyle::flushRefreshes(&graph);
+    QVERIFY(graph.nodePosition(2002) != QPoint(-1, -1));
+    QVERIFY(graph.note().contains(QStringLiteral("#2002's ancestry")));
 }
 
 void TestPlots::largeRun() {
