@@ -94,7 +94,21 @@ CodeView::CodeView(RunData* data, CandidateDetails* details, CandidateSelection*
     m_compare = new SideBySideDiff(this);
     m_sourcePage = stackedPage(sourceContent, this);
     m_diffPage = stackedPage(m_diff, this);
-    m_comparePage = stackedPage(m_compare, this);
+    // The Compare tab: the two kernels' figures side by side above their code.
+    auto* compareContent = new QWidget(this);
+    m_compareMetrics = new QLabel(compareContent);
+    m_compareMetrics->setObjectName(QStringLiteral("compareMetrics"));
+    m_compareMetrics->setTextFormat(Qt::RichText);
+    m_compareMetrics->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_compareMetrics->setContentsMargins(4, 2, 4, 2);
+    m_compareMetrics->hide();
+    auto* compareLayout = new QVBoxLayout(compareContent);
+    compareLayout->setContentsMargins(0, 0, 0, 0);
+    compareLayout->setSpacing(2);
+    compareLayout->addWidget(m_compareMetrics);
+    compareLayout->addWidget(m_compare, 1);
+    m_comparePage = stackedPage(compareContent, this);
+    theme::onPaletteChange(m_compareMetrics, [this] { showCompareMetrics(); });
 
     // Tab order follows Mode.
     m_tabs = new QTabWidget(this);
@@ -392,7 +406,15 @@ void CodeView::refreshCompare() {
     }
     m_compare->setTexts(titleOf(left, *before), before->candidate.source, titleOf(right, *after),
                         after->candidate.source, m_dialect);
+    m_metricRows = ui::compareMetrics(*before, *after);
+    showCompareMetrics();
     showContent(m_comparePage);
+}
+
+void CodeView::showCompareMetrics() {
+    const QString html = metricsTable(m_metricRows, m_compareShown.left, m_compareShown.right, palette());
+    m_compareMetrics->setText(html);
+    m_compareMetrics->setVisible(!html.isEmpty());
 }
 
 bool CodeView::showsCandidate(qint64 id) const {

@@ -3,6 +3,7 @@
 // their lines; the candidate against its first parent; and any two candidates side by side. Sources
 // arrive on demand from CandidateDetails: a tab says "Loading kernel N…" until they do.
 
+#include "comparemetrics.h"
 #include "kernelfile.h"
 
 #include <QWidget>
@@ -34,6 +35,8 @@ public:
     QsciScintilla* sourceEditor() const { return m_editor; }
     SideBySideDiff* diffView() const { return m_diff; }
     SideBySideDiff* compareView() const { return m_compare; }
+    // The compared kernels' figures (time, registers, occupancy, memory, roofline) and their changes.
+    QLabel* compareMetrics() const { return m_compareMetrics; }
     // The candidate whose source the Source tab shows; 0 while none is (nothing selected, loading).
     qint64 shownCandidate() const;
     // What the current tab says instead of code ("Loading kernel 7…"); empty while it shows code.
@@ -63,6 +66,7 @@ private:
     void refreshSource();
     void refreshDiff();
     void refreshCompare();
+    void showCompareMetrics();
     void fillSource(const CandidateDetail& detail);
     void updateHeader();
     bool showsCandidate(qint64 id) const; // whether the current tab needs this candidate
@@ -87,6 +91,8 @@ private:
     QsciScintilla* m_editor = nullptr;
     SideBySideDiff* m_diff = nullptr;
     SideBySideDiff* m_compare = nullptr;
+    QLabel* m_compareMetrics = nullptr;
+    QList<MetricRow> m_metricRows; // of the pair shown
     Shown m_sourceShown;
     Shown m_diffShown;
     Shown m_compareShown;

@@ -6,6 +6,7 @@
 #include "candidatedetails.h"
 #include "candidateselection.h"
 #include "codeview.h"
+#include "comparemetrics.h"
 #include "editorfactory.h"
 #include "kerneleditordialog.h"
 #include "kernellexer.h"
@@ -533,6 +534,67 @@ private slots:
         // A seed has nothing to diff against.
         f.selection.select(1);
         QVERIFY2(view.placeholderText().contains(QStringLiteral("seed")), qPrintable(view.placeholderText()));
+    }
+
+    // Compare puts the two kernels' figures above their code: time, speedup, registers, occupancy,
+    // memory and the roofline fraction, each with the right one's change, better and worse told
+    // apart; a figure only one side has shows a dash on the other and no change.
+    void compareShowsMetricDeltas() {
+        const auto evaluated = [](qint64 id, double us, double speedup, double registers, double occupancy,
+                                  std::optional<double> dramBytes, double fraction) {
+            CandidateDetail d = detail(id, QStringLiteral("// kernel %1\n").arg(id));
+            store::EvaluationRecord e;
+            e.candidateId = id;
+            e.purpose = model::EvaluationPurpose::Search;
+            e.result.status = protocol::Status::Ok;
+            protocol::TimingStats t;
+            t.medianUs = us;
+            e.result.candidateTiming = t;
+            e.result.speedup = speedup;
+            protocol::CompileInfo c;
+            c.role = "candidate";
+            c.ok = true;
+            c.resources = {{"sgemm.registers", registers}, {"sgemm.occupancy", occupancy}, {"cache_hit", 0.0}};
+            e.result.compile = {c};
+            if (dramBytes) {
+                protocol::ProfileResult p;
+                p.status = "ok";
+                p.metrics = {{"dram_bytes", *dramBytes}};
+                e.result.profile = p;
+            }
+            e.roofline = QJsonObject{{QStringLiteral("fraction_of_bound"), fraction}};
+            d.evaluations = {e};
+            return d;
+        };
+        const CandidateDetail a = evaluated(1, 50.0, 1.0, 32, 1.0, 8.0e6, 0.40);
+        const CandidateDetail b = evaluated(2, 40.0, 1.25, 40, 0.75, std::nullopt, 0.55);
+        const QList<MetricRow> rows = compareMetrics(a, b);
+        QMap<QString, MetricRow> by;
+        for (const MetricRow& m : rows)
+            by.insert(m.name, m);
+        QCOMPARE(by.value(QStringLiteral("kernel time (median)")).change, QStringLiteral("-20.0%"));
+        QCOMPARE(by.value(QStringLiteral("kernel time (median)")).better, 1);
+        QCOMPARE(by.value(QStringLiteral("speedup over the baseline")).change, QStringLiteral("1.250×"));
+        QCOMPARE(by.value(QStringLiteral("registers per thread (most)")).change, QStringLiteral("+8"));
+        QCOMPARE(by.value(QStringLiteral("registers per thread (most)")).better, -1);
+        QCOMPARE(by.value(QStringLiteral("occupancy (theoretical, least)")).change, QStringLiteral("-25.0 pts"));
+        QCOMPARE(by.value(QStringLiteral("occupancy (theoretical, least)")).better, -1);
+        QCOMPARE(by.value(QStringLiteral("of the roofline bound")).change, QStringLiteral("+15.0 pts"));
+        const MetricRow dram = by.value(QStringLiteral("DRAM bytes (measured)"));
+        QCOMPARE(dram.right, QStringLiteral("–"));
+        QVERIFY(dram.change.isEmpty());
+        QVERIFY(!by.contains(QStringLiteral("occupancy (achieved)"))); // neither side measured it
+
+        Fixture f;
+        CodeView view(&f.data, &f.details, &f.selection);
+        view.resize(1200, 700);
+        view.show();
+        f.selection.compare(1, 2);
+        f.details.deliver(0, a);
+        f.details.deliver(0, b);
+        QVERIFY(!view.compareMetrics()->isHidden());
+        QVERIFY(view.compareMetrics()->text().contains(QStringLiteral("-20.0%")));
+        QVERIFY(view.compareMetrics()->text().contains(QStringLiteral("#2 vs #1")));
     }
 
     void compareRequestShowsBoth() {
