@@ -18,6 +18,7 @@
 #include "plotstyle.h"
 #include "progressplot.h"
 #include "rooflineview.h"
+#include "runcomparedialog.h"
 #include "runpickerdialog.h"
 #include "runsession.h"
 #include "runsetupdialog.h"
@@ -50,6 +51,7 @@
 #include <qcustomplot.h>
 
 #include <tuple>
+#include <utility>
 
 namespace kforge::ui {
 
@@ -182,6 +184,9 @@ void MainWindow::createActions() {
     m_switchRun = fileMenu->addAction(tr("S&witch Run…"), this, &MainWindow::switchRun);
     m_switchRun->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
     m_switchRun->setStatusTip(tr("Show another run of the open run file"));
+    m_compareRuns = fileMenu->addAction(tr("Compare with &Run…"), this, &MainWindow::compareWithRunDialog);
+    m_compareRuns->setStatusTip(
+        tr("Open another run (of any run file) beside this one: both bests, both progress curves, their kernels"));
     m_resume = fileMenu->addAction(tr("&Resume Run"), this, &MainWindow::resumeRun);
     m_resume->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_R));
     m_resume->setStatusTip(tr("Go on with the open run where it stopped"));
@@ -269,6 +274,7 @@ void MainWindow::createActions() {
     for (auto [action, name] : std::initializer_list<std::pair<QAction*, const char*>>{{m_newRun, "newRun"},
                                                                                        {m_open, "openRun"},
                                                                                        {m_switchRun, "switchRun"},
+                                                                                       {m_compareRuns, "compareRuns"},
                                                                                        {m_resume, "resumeRun"},
                                                                                        {m_pause, "pause"},
                                                                                        {m_stop, "stop"},
@@ -341,6 +347,7 @@ void MainWindow::updateActions() {
     m_newRun->setEnabled(!live);
     m_open->setEnabled(!live);
     m_switchRun->setEnabled(!live && m_session->data()->hasRun());
+    m_compareRuns->setEnabled(m_session->data()->hasRun());
     m_resume->setEnabled(!live && m_session->data()->hasRun());
     m_pause->setEnabled(live);
     m_pause->setText(state == search::RunState::Paused || state == search::RunState::Pausing ? tr("&Continue")
@@ -412,6 +419,22 @@ void MainWindow::openRunDialog() {
     openStoreFile(file);
 }
 
+void MainWindow::compareWithRunDialog() {
+    const QString file =
+        QFileDialog::getOpenFileName(this, tr("Compare with Run"), QFileInfo(m_session->storePath()).absolutePath(),
+                                     tr("kforge runs (*.kforge);;All files (*)"));
+    if (file.isEmpty())
+        return;
+    m_pickForComparison = true;
+    openStoreFile(file);
+}
+
+void MainWindow::openComparison(const QString& storePath, qint64 run) {
+    auto* dialog = new RunCompareDialog(m_session, storePath, run, this);
+    dialog->setAttribute(Qt::WA_DeleteOnClose);
+    dialog->show();
+}
+
 void MainWindow::openStoreFile(const QString& storePath) {
     statusBar()->showMessage(tr("Reading the runs of %1…").arg(QFileInfo(storePath).fileName()), 10000);
     m_session->listRuns(storePath);
@@ -425,20 +448,28 @@ void MainWindow::switchRun() {
 
 void MainWindow::pickRun(const QString& storePath, const QList<store::RunRecord>& runs) {
     statusBar()->clearMessage();
+    const bool forComparison = std::exchange(m_pickForComparison, false);
     if (runs.isEmpty()) {
         showError(tr("%1 holds no runs yet").arg(storePath));
         return;
     }
     if (runs.size() == 1) {
-        openRun(storePath, runs.front().id);
+        if (forComparison)
+            openComparison(storePath, runs.front().id);
+        else
+            openRun(storePath, runs.front().id);
         return;
     }
     const bool shown = QFileInfo(storePath) == QFileInfo(m_session->storePath());
     auto* dialog = new RunPickerDialog(storePath, runs, shown ? m_session->runId() : 0, this);
     dialog->setAttribute(Qt::WA_DeleteOnClose);
-    connect(dialog, &QDialog::accepted, this, [this, dialog, storePath] {
-        if (const qint64 run = dialog->chosenRun())
-            openRun(storePath, run);
+    connect(dialog, &QDialog::accepted, this, [this, dialog, storePath, forComparison] {
+        if (const qint64 run = dialog->chosenRun()) {
+            if (forComparison)
+                openComparison(storePath, run);
+            else
+                openRun(storePath, run);
+        }
     });
     dialog->open();
 }

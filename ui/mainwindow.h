@@ -52,6 +52,8 @@ public:
     // Opens a store as File > Open Run does once the file is chosen: its one run, or, when it holds
     // several, the run picker (RunPickerDialog) to choose one.
     void openStoreFile(const QString& storePath);
+    // Opens another run beside the one shown (File > Compare with Run once it is chosen).
+    void openComparison(const QString& storePath, qint64 run);
     void setExperienceLibrary(const QString& path);
 
     // The views, for tests and the renderer.
@@ -89,6 +91,7 @@ private:
     void newRun();
     void openRunDialog();
     void switchRun();
+    void compareWithRunDialog();
     void pickRun(const QString& storePath, const QList<store::RunRecord>& runs);
     void resumeRun();
     void offerResume(int waiting);
@@ -125,6 +128,8 @@ private:
     QAction* m_newRun = nullptr;
     QAction* m_open = nullptr;
     QAction* m_switchRun = nullptr;
+    QAction* m_compareRuns = nullptr;
+    bool m_pickForComparison = false; // the next run picked is compared, not opened
     QPointer<QMessageBox> m_resumeOffer;
     QAction* m_resume = nullptr;
     QAction* m_pause = nullptr;

@@ -19,6 +19,7 @@
 #include "kerneleditordialog.h"
 #include "mainwindow.h"
 #include "progressplot.h"
+#include "runcomparedialog.h"
 #include "runpickerdialog.h"
 #include "runsession.h"
 #include "runsetupdialog.h"
@@ -49,6 +50,7 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 #include <QTableView>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTreeWidget>
@@ -581,6 +583,40 @@ private slots:
         QVERIFY(flagged->first.isEmpty() && flagged->second.isEmpty());
         // Pause, stop and resume stay the live run's.
         QVERIFY(!w.session()->pause());
+    }
+
+    // Another run beside the one shown: both runs summarised, both best-so-far curves, and the two
+    // best kernels' code with their figures.
+    void comparesTwoRuns() {
+        const QString first = m_dir.filePath(QStringLiteral("compare-a.kforge"));
+        const QString second = m_dir.filePath(QStringLiteral("compare-b.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(first, 60, 2));
+        QVERIFY(kforgetest::writeSyntheticRun(second, 90, 4));
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QVERIFY(!action(w, "compareRuns")->isEnabled()); // nothing to compare with yet
+        QVERIFY(w.openRun(first));
+        QTRY_COMPARE(w.session()->data()->candidateCount(), 60);
+        QTRY_VERIFY(action(w, "compareRuns")->isEnabled());
+        w.openComparison(second, 0);
+        RunCompareDialog* dialog = nullptr;
+        QTRY_VERIFY((dialog = w.findChild<RunCompareDialog*>()) != nullptr);
+        QTRY_COMPARE(dialog->other()->data()->candidateCount(), 90);
+        QTRY_COMPARE(dialog->summary()->item(4, 0)->text(), QStringLiteral("60"));
+        QTRY_COMPARE(dialog->summary()->item(4, 1)->text(), QStringLiteral("90"));
+        QVERIFY(dialog->summary()->horizontalHeaderItem(1)->text().contains(QStringLiteral("compare-b.kforge")));
+        QCOMPARE(dialog->progress()->graphCount(), 2);
+        QVERIFY(dialog->progress()->graph(0)->dataCount() > 0);
+        QVERIFY(dialog->progress()->graph(1)->dataCount() > 0);
+        QVERIFY(dialog->bestOf(0) != 0 && dialog->bestOf(1) != 0);
+        QTRY_VERIFY(!dialog->kernels()->leftEditor()->text().isEmpty());
+        QVERIFY(!dialog->kernels()->rightEditor()->text().isEmpty());
+        QVERIFY2(dialog->metrics()->text().contains(QStringLiteral("kernel time")),
+                 qPrintable(dialog->metrics()->text()));
+        if (const QString dir = qEnvironmentVariable("KFORGE_RENDER_DIR"); !dir.isEmpty() && QDir().mkpath(dir))
+            dialog->grab().save(dir + QStringLiteral("/run-compare.png"));
+        dialog->close();
     }
 
     // A file that is empty or no run store is refused with its name, left as it was, and the window

@@ -1,0 +1,200 @@
+#include "runcomparedialog.h"
+
+#include "candidatedetails.h"
+#include "plotexport.h"
+#include "plotstyle.h"
+#include "rundata.h"
+#include "runsession.h"
+#include "sidebysidediff.h"
+
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <map>
+
+namespace kforge::ui {
+
+namespace {
+
+const CandidateRow* bestRow(const RunData& data) {
+    if (const qint64 best = data.run().bestCandidate)
+        if (const CandidateRow* r = data.candidate(best))
+            return r;
+    const CandidateRow* best = nullptr;
+    for (int i = 0; i < data.candidateCount(); ++i) {
+        const CandidateRow& r = data.candidateAt(i);
+        if (r.correct && (!best || r.judgedSpeedup() > best->judgedSpeedup()))
+            best = &r;
+    }
+    return best;
+}
+
+QString runName(const RunSession& s) {
+    const auto& run = s.data()->run();
+    return QObject::tr("run %1 of %2").arg(run.id).arg(QFileInfo(s.storePath()).fileName());
+}
+
+} // namespace
+
+RunCompareDialog::RunCompareDialog(RunSession* shown, const QString& otherStore, qint64 otherRun, QWidget* parent)
+    : QDialog(parent), m_shown(shown) {
+    setObjectName(QStringLiteral("runCompare"));
+    setWindowTitle(tr("Compare Runs"));
+    m_other = new RunSession(this);
+
+    m_problem = new QLabel(this);
+    m_problem->setWordWrap(true);
+    m_problem->hide();
+    m_summary = new QTableWidget(this);
+    m_summary->setObjectName(QStringLiteral("runSummary"));
+    m_summary->setColumnCount(2);
+    m_summary->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    m_summary->horizontalHeader()->setSectionResizeMode(QHeaderView::Stretch);
+    m_summary->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+
+    m_plot = plotstyle::createPlot(this, QSize(260, 160), plotstyle::Hover::Off);
+    m_plot->xAxis->setLabel(tr("generation"));
+    m_plot->yAxis->setLabel(tr("best speedup so far (×)"));
+    for (int side = 0; side < 2; ++side) {
+        m_curves[side] = m_plot->addGraph();
+        m_curves[side]->setLineStyle(QCPGraph::lsStepLeft);
+        m_curves[side]->setPen(QPen(plotstyle::islandColor(side), 2));
+    }
+    plotstyle::legendBelow(m_plot);
+    addExportMenu(m_plot, QStringLiteral("runs-progress"));
+
+    m_metrics = new QLabel(this);
+    m_metrics->setObjectName(QStringLiteral("runCompareMetrics"));
+    m_metrics->setTextFormat(Qt::RichText);
+    m_metrics->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_diff = new SideBySideDiff(this);
+
+    auto* top = new QSplitter(Qt::Horizontal, this);
+    top->addWidget(m_summary);
+    top->addWidget(m_plot);
+    auto* kernels = new QWidget(this);
+    auto* kernelLayout = new QVBoxLayout(kernels);
+    kernelLayout->setContentsMargins(0, 0, 0, 0);
+    kernelLayout->addWidget(m_metrics);
+    kernelLayout->addWidget(m_diff, 1);
+    auto* split = new QSplitter(Qt::Vertical, this);
+    split->addWidget(top);
+    split->addWidget(kernels);
+    split->setStretchFactor(1, 1);
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(m_problem);
+    layout->addWidget(split, 1);
+    resize(1100, 760);
+
+    for (RunSession* s : {m_shown.data(), m_other}) {
+        if (!s)
+            continue;
+        connect(s->data(), &RunData::candidatesAdded, this, &RunCompareDialog::refresh);
+        connect(s->data(), &RunData::candidatesChanged, this, &RunCompareDialog::refresh);
+        connect(s, &RunSession::opened, this, &RunCompareDialog::refresh);
+        connect(s->details(), &CandidateDetails::loaded, this, &RunCompareDialog::refreshKernels);
+    }
+    connect(m_other, &RunSession::failed, this, [this](const QString& message) {
+        m_problem->setText(tr("Cannot show the other run: %1").arg(message));
+        m_problem->show();
+    });
+    m_other->openStored(otherStore, otherRun);
+    refresh();
+}
+
+RunSession* RunCompareDialog::session(int side) const {
+    return side == 0 ? m_shown.data() : m_other;
+}
+
+qint64 RunCompareDialog::bestOf(int side) const {
+    const RunSession* s = session(side);
+    const CandidateRow* r = s ? bestRow(*s->data()) : nullptr;
+    return r ? r->id : 0;
+}
+
+void RunCompareDialog::refresh() {
+    const QStringList names = {
+        tr("Run"),         tr("Task"), tr("Backend"),          tr("Device"),           tr("Candidates"),
+        tr("Evaluations"), tr("Best"), tr("Best kernel time"), tr("Speedups are over")};
+    m_summary->setRowCount(static_cast<int>(names.size()));
+    m_summary->setVerticalHeaderLabels(names);
+    QStringList headers;
+    for (int side = 0; side < 2; ++side) {
+        const RunSession* s = session(side);
+        const RunData* data = s ? s->data() : nullptr;
+        const bool has = data && data->hasRun();
+        headers << (has ? runName(*s) : tr("(reading…)"));
+        const CandidateRow* best = has ? bestRow(*data) : nullptr;
+        const bool confirmed = has && best && data->run().bestCandidate == best->id;
+        const QStringList values = {
+            has ? data->run().name : QString(),
+            has ? data->run().task
+                      + (data->run().variant.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(data->run().variant))
+                : QString(),
+            has ? model::backendName(data->run().backend) : QString(),
+            has ? data->deviceModels().join(QStringLiteral(", ")) : QString(),
+            has ? QString::number(data->candidateCount()) : QString(),
+            has ? QString::number(data->run().evaluations) : QString(),
+            best ? tr("%1 (#%2%3)")
+                       .arg(plotstyle::speedup(best->judgedSpeedup()))
+                       .arg(best->id)
+                       .arg(confirmed ? QString() : tr(", unconfirmed"))
+                 : tr("none yet"),
+            best && best->candidateUs > 0 ? tr("%1 µs").arg(best->candidateUs, 0, 'f', 2) : QString(),
+            has ? data->pytorch().speedupBase : QString()};
+        for (int row = 0; row < values.size(); ++row)
+            m_summary->setItem(row, side, new QTableWidgetItem(values[row]));
+
+        // Best so far by generation: the judged (confirmed where re-measured) speedup.
+        std::map<int, double> bestAt;
+        if (has)
+            for (int i = 0; i < data->candidateCount(); ++i) {
+                const CandidateRow& r = data->candidateAt(i);
+                if (r.correct && r.generation >= 0)
+                    bestAt[r.generation] = std::max(bestAt[r.generation], r.judgedSpeedup());
+            }
+        QVector<double> xs, ys;
+        double running = 0.0;
+        for (const auto& [generation, value] : bestAt) {
+            running = std::max(running, value);
+            xs << generation;
+            ys << running;
+        }
+        m_curves[side]->setData(xs, ys, true);
+        m_curves[side]->setName(side == 0 ? tr("%1 (shown)").arg(headers.last()) : headers.last());
+    }
+    m_summary->setHorizontalHeaderLabels(headers);
+    m_plot->rescaleAxes();
+    m_plot->yAxis->setRangeLower(0.0);
+    m_plot->yAxis->setRangeUpper(std::max(1.5, m_plot->yAxis->range().upper * 1.1));
+    plotstyle::replotWhenShown(m_plot);
+    refreshKernels();
+}
+
+void RunCompareDialog::refreshKernels() {
+    const CandidateDetail* details[2] = {nullptr, nullptr};
+    qint64 ids[2] = {bestOf(0), bestOf(1)};
+    for (int side = 0; side < 2; ++side) {
+        RunSession* s = session(side);
+        if (!s || !ids[side])
+            return;
+        details[side] = s->details()->details(ids[side]); // asks for it when not read yet
+    }
+    if (!details[0] || !details[1] || (ids[0] == m_kernelsShown[0] && ids[1] == m_kernelsShown[1]))
+        return;
+    m_kernelsShown[0] = ids[0];
+    m_kernelsShown[1] = ids[1];
+    const auto title = [this](int side, qint64 id) { return tr("%1: best #%2").arg(runName(*session(side))).arg(id); };
+    m_diff->setTexts(title(0, ids[0]), details[0]->candidate.source, title(1, ids[1]), details[1]->candidate.source,
+                     session(0)->data()->run().backend);
+    m_metrics->setText(metricsTable(compareMetrics(*details[0], *details[1]), ids[0], ids[1], palette()));
+}
+
+} // namespace kforge::ui
