@@ -11,6 +11,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 
@@ -70,6 +71,32 @@ RunCompareDialog::RunCompareDialog(RunSession* shown, const QString& otherStore,
     plotstyle::legendBelow(m_plot);
     addExportMenu(m_plot, QStringLiteral("runs-progress"));
 
+    m_roofline = plotstyle::createPlot(this, QSize(260, 160), plotstyle::Hover::Off);
+    m_roofline->xAxis->setLabel(tr("arithmetic intensity (FLOP/byte)"));
+    m_roofline->yAxis->setLabel(tr("achieved FLOP/s"));
+    for (QCPAxis* axis : {m_roofline->xAxis, m_roofline->yAxis}) {
+        axis->setScaleType(QCPAxis::stLogarithmic);
+        axis->setTicker(QSharedPointer<QCPAxisTickerLog>::create());
+    }
+    m_roofs = m_roofline->addGraph();
+    m_roofs->setName(tr("roofs of the shown run's device"));
+    m_roofs->setPen(QPen(plotstyle::failedColor().darker(150), 1.2));
+    for (int side = 0; side < 2; ++side) {
+        m_points[side] = m_roofline->addGraph();
+        m_points[side]->setLineStyle(QCPGraph::lsNone);
+        QColor fill = plotstyle::islandColor(side);
+        fill.setAlpha(150);
+        m_points[side]->setScatterStyle(
+            QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(plotstyle::islandColor(side).darker(130), 0.8), fill, 6));
+    }
+    m_roofline->setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
+    plotstyle::legendBelow(m_roofline);
+    addExportMenu(m_roofline, QStringLiteral("runs-roofline"));
+    auto* plots = new QTabWidget(this);
+    plots->setDocumentMode(true);
+    plots->addTab(m_plot, tr("Progress"));
+    plots->addTab(m_roofline, tr("Roofline"));
+
     m_metrics = new QLabel(this);
     m_metrics->setObjectName(QStringLiteral("runCompareMetrics"));
     m_metrics->setTextFormat(Qt::RichText);
@@ -78,7 +105,7 @@ RunCompareDialog::RunCompareDialog(RunSession* shown, const QString& otherStore,
 
     auto* top = new QSplitter(Qt::Horizontal, this);
     top->addWidget(m_summary);
-    top->addWidget(m_plot);
+    top->addWidget(plots);
     auto* kernels = new QWidget(this);
     auto* kernelLayout = new QVBoxLayout(kernels);
     kernelLayout->setContentsMargins(0, 0, 0, 0);
@@ -169,13 +196,61 @@ void RunCompareDialog::refresh() {
         }
         m_curves[side]->setData(xs, ys, true);
         m_curves[side]->setName(side == 0 ? tr("%1 (shown)").arg(headers.last()) : headers.last());
+
+        QVector<double> ix, fy;
+        if (has)
+            for (int i = 0; i < data->candidateCount(); ++i) {
+                const CandidateRow& r = data->candidateAt(i);
+                if (r.correct && r.hasRoofline) {
+                    ix << r.intensity;
+                    fy << r.achievedFlops;
+                }
+            }
+        m_points[side]->setData(ix, fy);
+        m_points[side]->setName(m_curves[side]->name());
     }
+    refreshRoofline();
     m_summary->setHorizontalHeaderLabels(headers);
     m_plot->rescaleAxes();
     m_plot->yAxis->setRangeLower(0.0);
     m_plot->yAxis->setRangeUpper(std::max(1.5, m_plot->yAxis->range().upper * 1.1));
     plotstyle::replotWhenShown(m_plot);
     refreshKernels();
+}
+
+void RunCompareDialog::refreshRoofline() {
+    bool found = false;
+    QCPRange xs, ys;
+    for (QCPGraph* g : m_points) {
+        bool ok = false;
+        const QCPRange x = g->getKeyRange(ok, QCP::sdPositive);
+        if (!ok)
+            continue;
+        const QCPRange y = g->getValueRange(ok, QCP::sdPositive);
+        xs = found ? QCPRange(std::min(xs.lower, x.lower), std::max(xs.upper, x.upper)) : x;
+        ys = found ? QCPRange(std::min(ys.lower, y.lower), std::max(ys.upper, y.upper)) : y;
+        found = true;
+    }
+    if (!found) {
+        xs = QCPRange(0.1, 100.0);
+        ys = QCPRange(1e9, 1e13);
+    }
+    xs = QCPRange(xs.lower / 4.0, xs.upper * 4.0);
+    // The shown run's roofs: DRAM bandwidth times intensity, up to the fastest compute peak.
+    const diagnose::Ceilings c = m_shown ? m_shown->data()->ceilings() : diagnose::Ceilings{};
+    QVector<double> rx, ry;
+    if (c.valid()) {
+        const double peak = c.fastestFlops();
+        const double ridge = peak / c.dramBytes;
+        xs = QCPRange(std::min(xs.lower, ridge / 8.0), std::max(xs.upper, ridge * 4.0));
+        rx << xs.lower << ridge << xs.upper;
+        ry << c.dramBytes * xs.lower << peak << peak;
+        ys = QCPRange(std::min(ys.lower, c.dramBytes * xs.lower), std::max(ys.upper, peak));
+    }
+    m_roofs->setData(rx, ry, true);
+    m_roofline->xAxis->setRange(xs);
+    m_roofline->yAxis->setRange(ys.lower / 2.0, ys.upper * 3.0);
+    plotstyle::replotWhenShown(m_roofline);
 }
 
 void RunCompareDialog::refreshKernels() {

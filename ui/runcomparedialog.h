@@ -28,6 +28,9 @@ public:
     RunSession* other() const { return m_other; }
     QTableWidget* summary() const { return m_summary; }
     QCustomPlot* progress() const { return m_plot; }
+    // Both runs' timed candidates by arithmetic intensity and achieved FLOP/s, under the shown
+    // run's memory and compute roofs.
+    QCustomPlot* roofline() const { return m_roofline; }
     SideBySideDiff* kernels() const { return m_diff; }
     QLabel* metrics() const { return m_metrics; }
     // The candidate each side's kernel is: the run's confirmed best, else its best measured one.
@@ -36,6 +39,7 @@ public:
 private:
     void refresh();
     void refreshKernels();
+    void refreshRoofline();
     RunSession* session(int side) const;
 
     QPointer<RunSession> m_shown;
@@ -43,6 +47,9 @@ private:
     QTableWidget* m_summary = nullptr;
     QCustomPlot* m_plot = nullptr;
     QCPGraph* m_curves[2] = {nullptr, nullptr};
+    QCustomPlot* m_roofline = nullptr;
+    QCPGraph* m_points[2] = {nullptr, nullptr};
+    QCPGraph* m_roofs = nullptr;
     SideBySideDiff* m_diff = nullptr;
     QLabel* m_metrics = nullptr;
     QLabel* m_problem = nullptr;

@@ -609,13 +609,20 @@ private slots:
         QCOMPARE(dialog->progress()->graphCount(), 2);
         QVERIFY(dialog->progress()->graph(0)->dataCount() > 0);
         QVERIFY(dialog->progress()->graph(1)->dataCount() > 0);
+        // The roofline: both runs' timed candidates, under the shown run's roofs.
+        QCOMPARE(dialog->roofline()->graphCount(), 3);
+        QVERIFY(dialog->roofline()->graph(1)->dataCount() > 0);
+        QVERIFY(dialog->roofline()->graph(2)->dataCount() > dialog->roofline()->graph(1)->dataCount());
+        QCOMPARE(dialog->roofline()->graph(0)->dataCount(), 3);
         QVERIFY(dialog->bestOf(0) != 0 && dialog->bestOf(1) != 0);
         QTRY_VERIFY(!dialog->kernels()->leftEditor()->text().isEmpty());
         QVERIFY(!dialog->kernels()->rightEditor()->text().isEmpty());
         QVERIFY2(dialog->metrics()->text().contains(QStringLiteral("kernel time")),
                  qPrintable(dialog->metrics()->text()));
-        if (const QString dir = qEnvironmentVariable("KFORGE_RENDER_DIR"); !dir.isEmpty() && QDir().mkpath(dir))
+        if (const QString dir = qEnvironmentVariable("KFORGE_RENDER_DIR"); !dir.isEmpty() && QDir().mkpath(dir)) {
             dialog->grab().save(dir + QStringLiteral("/run-compare.png"));
+            dialog->roofline()->grab().save(dir + QStringLiteral("/run-compare-roofline.png"));
+        }
         dialog->close();
     }
 
