@@ -1068,8 +1068,14 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
     if (auto s = requireRun(runId); !s)
         return Error{s.error()};
     Statement query(
-        m_db, "SELECT id, candidate_id, purpose, status, speedup, candidate_us, baseline_us, message, findings_json, "
-              "roofline_json, cell, CASE WHEN cell IS NULL THEN result_json END, device "
+        m_db, "SELECT id, candidate_id, purpose, status, speedup, candidate_us, baseline_us, message, "
+              "CASE WHEN json_valid(findings_json) THEN json_array_length(findings_json) END, "
+              "CASE WHEN json_valid(findings_json) THEN json_extract(findings_json, '$[0].message') END, "
+              "cell, CASE WHEN cell IS NULL THEN result_json END, device, "
+              "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.intensity') END, "
+              "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.achieved_flops_per_s') END, "
+              "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.achieved_bytes_per_s') END, "
+              "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.bound') END "
               "FROM evaluations"
                   + sliceWhere(slice, evaluationsRun(slice), "candidate_id"));
     bindSlice(query, runId, slice, 1);
@@ -1083,8 +1089,8 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         e.candidateUs = optionalReal(row, 5);
         e.baselineUs = optionalReal(row, 6);
         e.message = row.text(7);
-        e.findings = QJsonDocument::fromJson(row.text(8).toUtf8()).array();
-        e.roofline = QJsonDocument::fromJson(row.text(9).toUtf8()).object();
+        e.findingCount = static_cast<int>(optionalInt(row, 8).value_or(0));
+        e.topFinding = row.text(9);
         if (!row.isNull(10)) {
             e.cell = parseCell(row.text(10));
         } else {
@@ -1094,6 +1100,10 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
             e.result = std::move(*decoded);
         }
         e.device = row.text(12);
+        e.intensity = optionalReal(row, 13).value_or(0.0);
+        e.achievedFlops = optionalReal(row, 14).value_or(0.0);
+        e.achievedBytes = optionalReal(row, 15).value_or(0.0);
+        e.bound = row.text(16);
         return std::move(e);
     };
     return readRows<EvaluationSummary>(query, where(), "cannot read the evaluations of run " + number(runId), read);

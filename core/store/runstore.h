@@ -166,8 +166,15 @@ struct EvaluationSummary {
     std::optional<double> candidateUs;
     std::optional<double> baselineUs;
     QString message;
-    QJsonArray findings;
-    QJsonObject roofline;
+    // Of its findings and roofline point, what a list of a million candidates shows, taken out of
+    // their JSON by SQLite (evaluations() gives them whole): how many findings and the most severe
+    // one's message; the point's intensity, achieved rates and bound (zero and empty when none).
+    int findingCount = 0;
+    QString topFinding;
+    double intensity = 0.0;
+    double achievedFlops = 0.0;
+    double achievedBytes = 0.0;
+    QString bound;
     std::optional<model::Cell> cell;
     std::optional<protocol::EvaluateResult> result; // only for rows without a stored cell
     QString device;                                 // the model it ran on; empty when none answered

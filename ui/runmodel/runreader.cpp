@@ -154,17 +154,13 @@ void RunReader::applyEvaluation(const store::EvaluationSummary& e, CandidateRow&
     row.candidateUs = e.candidateUs.value_or(0.0);
     row.device = e.device;
     row.baselineUs = e.baselineUs.value_or(0.0);
-    if (!e.roofline.isEmpty()) {
-        const auto roofline = diagnose::Roofline::fromJson(e.roofline);
-        row.hasRoofline = roofline.intensity > 0.0 && roofline.achievedFlops > 0.0;
-        row.intensity = roofline.intensity;
-        row.achievedFlops = roofline.achievedFlops;
-        row.achievedBytes = roofline.achievedBytes;
-        row.bound = roofline.bound;
-    }
-    row.findings = static_cast<int>(e.findings.size());
-    if (!e.findings.isEmpty())
-        row.topFinding = e.findings.first().toObject().value(QStringLiteral("message")).toString();
+    row.hasRoofline = e.intensity > 0.0 && e.achievedFlops > 0.0;
+    row.intensity = e.intensity;
+    row.achievedFlops = e.achievedFlops;
+    row.achievedBytes = e.achievedBytes;
+    row.bound = e.bound;
+    row.findings = e.findingCount;
+    row.topFinding = e.topFinding;
     if (e.cell) {
         row.cell = e.cell;
         return;

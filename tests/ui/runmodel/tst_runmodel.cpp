@@ -316,7 +316,14 @@ private slots:
         QTRY_COMPARE(session.data()->candidateCount(), int(summary.candidates));
         QTRY_VERIFY(session.data()->candidate(pinned)->pinned);
         QVERIFY(session.data()->progress().evaluations > 0);
-        QVERIFY(!session.pin(pinned)); // nothing live to steer
+        // Steering the stored run waits in its store for the run to resume; pause and stop need
+        // a live run.
+        QSignalSpy queued(&session, &RunSession::queued);
+        QVERIFY(session.pin(pinned, false));
+        QTRY_COMPARE(queued.count(), 1);
+        QCOMPARE(queued.first().first().toInt(), 1);
+        QVERIFY(!session.pause());
+        QVERIFY(!session.stop());
     }
 };
 
