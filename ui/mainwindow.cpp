@@ -139,9 +139,6 @@ void MainWindow::createViews() {
     tabifyDockWidget(heatmap, addDock(m_islands, tr("Islands"), QStringLiteral("islands"), Qt::RightDockWidgetArea));
     tabifyDockWidget(heatmap, addDock(m_progress, tr("Progress"), QStringLiteral("progress"), Qt::RightDockWidgetArea));
     tabifyDockWidget(heatmap, addDock(m_roofline, tr("Roofline"), QStringLiteral("roofline"), Qt::RightDockWidgetArea));
-    tabifyDockWidget(heatmap, addDock(m_cost, tr("LLM Cost"), QStringLiteral("cost"), Qt::RightDockWidgetArea));
-    tabifyDockWidget(
-        heatmap, addDock(m_lineageGraph, tr("Lineage Graph"), QStringLiteral("lineagegraph"), Qt::RightDockWidgetArea));
     heatmap->raise();
     auto* diagnostics =
         addDock(m_diagnostics, tr("Diagnostics"), QStringLiteral("diagnostics"), Qt::BottomDockWidgetArea);
@@ -149,6 +146,11 @@ void MainWindow::createViews() {
     tabifyDockWidget(diagnostics, addDock(m_events, tr("Events"), QStringLiteral("events"), Qt::BottomDockWidgetArea));
     tabifyDockWidget(diagnostics,
                      addDock(m_experience, tr("Experience"), QStringLiteral("experience"), Qt::BottomDockWidgetArea));
+    // The wide views along the bottom: the lineage grows by generation, the cost chart beside the
+    // LLM log it sums up.
+    tabifyDockWidget(diagnostics, addDock(m_lineageGraph, tr("Lineage Graph"), QStringLiteral("lineagegraph"),
+                                          Qt::BottomDockWidgetArea));
+    tabifyDockWidget(diagnostics, addDock(m_cost, tr("LLM Cost"), QStringLiteral("cost"), Qt::BottomDockWidgetArea));
     diagnostics->raise();
 
     connect(m_diagnostics, &DiagnosticsView::lineActivated, this, [this](int line) {
