@@ -9,12 +9,14 @@
 #include "theme.h"
 
 #include <QComboBox>
+#include <QFontMetrics>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -165,6 +167,32 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
         if (!m_updatingCombos)
             m_model->setIsland(m_islandCombo->currentData().toInt());
     });
+    // The level names under the columns wrap to the columns' width, so that neighbours never run
+    // into each other however narrow the dock.
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
+        if (m_xLevelNames.size() != kLevels)
+            return;
+        const int column = m_plot->axisRect()->width() / kLevels;
+        // A word wider than a column ("vectorised") sets the labels smaller, down to a legible size.
+        QFont font = m_plot->font();
+        int longest = 1;
+        const QFontMetrics base(font);
+        for (const QString& name : std::as_const(m_xLevelNames))
+            for (const QString& word : name.split(QLatin1Char(' '), Qt::SkipEmptyParts))
+                longest = std::max(longest, base.horizontalAdvance(word));
+        if (longest > column - 4 && font.pointSizeF() > 0)
+            font.setPointSizeF(std::max(6.5, font.pointSizeF() * (column - 4) / longest));
+        const QFontMetrics metrics(font);
+        const int wrap = std::clamp(column / std::max(1, metrics.averageCharWidth()) - 1, 6, 18);
+        if (wrap == m_xWrap && font == m_plot->xAxis->tickLabelFont())
+            return;
+        m_xWrap = wrap;
+        m_plot->xAxis->setTickLabelFont(font);
+        auto ticker = qSharedPointerCast<QCPAxisTickerText>(m_plot->xAxis->ticker());
+        ticker->clear();
+        for (int level = 0; level < kLevels; ++level)
+            ticker->addTick(level, wrapped(m_xLevelNames[level], m_xWrap));
+    });
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);
 
@@ -306,9 +334,14 @@ void HeatmapView::refresh() {
     auto labelAxis = [this](QCPAxis* axis, int dimension, Qt::Orientation orientation) {
         auto ticker = qSharedPointerCast<QCPAxisTickerText>(axis->ticker());
         ticker->clear();
+        if (orientation == Qt::Horizontal)
+            m_xLevelNames.clear();
         for (int level = 0; level < kLevels; ++level) {
             const int section = orientation == Qt::Horizontal ? level : kLevels - 1 - level;
-            ticker->addTick(level, wrapped(m_model->headerData(section, orientation).toString()));
+            const QString name = m_model->headerData(section, orientation).toString();
+            if (orientation == Qt::Horizontal)
+                m_xLevelNames << name;
+            ticker->addTick(level, wrapped(name, orientation == Qt::Horizontal ? m_xWrap : 18));
         }
         axis->setLabel(dimensionTitle(m_data, dimension));
     };

@@ -6,6 +6,7 @@
 
 #include <QPoint>
 #include <QPointer>
+#include <QStringList>
 #include <QWidget>
 
 #include "plotstyle.h"
@@ -60,6 +61,8 @@ private:
     QComboBox* m_islandCombo = nullptr;
     ElidedLabel* m_summary = nullptr;
     QCustomPlot* m_plot = nullptr;
+    QStringList m_xLevelNames; // as the model names them; wrapped to the columns' width
+    int m_xWrap = 18;          // characters a line of them holds
     QCPColorMap* m_map = nullptr;
     QCPColorScale* m_scale = nullptr;
     QCPItemRect* m_outline = nullptr;
