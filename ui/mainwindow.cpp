@@ -406,25 +406,26 @@ void MainWindow::newRun() {
     dialog->open();
 }
 
-void MainWindow::openRunDialog() {
+QString MainWindow::chooseRunFile(const QString& title) {
     QSettings settings;
     const QString dir = settings
                             .value(QStringLiteral("mainwindow/lastRunDir"),
                                    QDir(QStandardPaths::writableLocation(QStandardPaths::AppDataLocation))
                                        .filePath(QStringLiteral("runs")))
                             .toString();
-    const QString file =
-        QFileDialog::getOpenFileName(this, tr("Open Run"), dir, tr("kforge runs (*.kforge);;All files (*)"));
-    if (file.isEmpty())
-        return;
-    settings.setValue(QStringLiteral("mainwindow/lastRunDir"), QFileInfo(file).absolutePath());
-    openStoreFile(file);
+    QString file = QFileDialog::getOpenFileName(this, title, dir, tr("kforge runs (*.kforge);;All files (*)"));
+    if (!file.isEmpty())
+        settings.setValue(QStringLiteral("mainwindow/lastRunDir"), QFileInfo(file).absolutePath());
+    return file;
+}
+
+void MainWindow::openRunDialog() {
+    if (const QString file = chooseRunFile(tr("Open Run")); !file.isEmpty())
+        openStoreFile(file);
 }
 
 void MainWindow::compareWithRunDialog() {
-    const QString file =
-        QFileDialog::getOpenFileName(this, tr("Compare with Run"), QFileInfo(m_session->storePath()).absolutePath(),
-                                     tr("kforge runs (*.kforge);;All files (*)"));
+    const QString file = chooseRunFile(tr("Compare with Run"));
     if (file.isEmpty())
         return;
     m_pickForComparison = true;

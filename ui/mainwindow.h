@@ -89,6 +89,8 @@ private:
     void createActions();
     void updateActions();
     void newRun();
+    // A run file chosen in a file dialog, starting where the last one was; empty when cancelled.
+    QString chooseRunFile(const QString& title);
     void openRunDialog();
     void switchRun();
     void compareWithRunDialog();

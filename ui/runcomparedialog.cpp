@@ -120,12 +120,13 @@ RunCompareDialog::RunCompareDialog(RunSession* shown, const QString& otherStore,
     layout->addWidget(split, 1);
     resize(1100, 760);
 
+    m_refresh = new plotstyle::RefreshTimer(this, 200, [this] { refresh(); });
     for (RunSession* s : {m_shown.data(), m_other}) {
         if (!s)
             continue;
-        connect(s->data(), &RunData::candidatesAdded, this, &RunCompareDialog::refresh);
-        connect(s->data(), &RunData::candidatesChanged, this, &RunCompareDialog::refresh);
-        connect(s, &RunSession::opened, this, &RunCompareDialog::refresh);
+        // Rebuilt from whole runs: once per burst of chunks, not once per chunk.
+        m_refresh->followCandidates(s->data());
+        connect(s, &RunSession::opened, m_refresh, &plotstyle::RefreshTimer::schedule);
         connect(s->details(), &CandidateDetails::loaded, this, &RunCompareDialog::refreshKernels);
     }
     connect(m_other, &RunSession::failed, this, [this](const QString& message) {
@@ -147,6 +148,7 @@ qint64 RunCompareDialog::bestOf(int side) const {
 }
 
 void RunCompareDialog::refresh() {
+    m_refresh->stop();
     const QStringList names = {
         tr("Run"),         tr("Task"), tr("Backend"),          tr("Device"),           tr("Candidates"),
         tr("Evaluations"), tr("Best"), tr("Best kernel time"), tr("Speedups are over")};

@@ -17,6 +17,10 @@ class QTableWidget;
 
 namespace kforge::ui {
 
+namespace plotstyle {
+class RefreshTimer;
+}
+
 class RunSession;
 class SideBySideDiff;
 
@@ -54,6 +58,7 @@ private:
     QLabel* m_metrics = nullptr;
     QLabel* m_problem = nullptr;
     qint64 m_kernelsShown[2] = {0, 0};
+    plotstyle::RefreshTimer* m_refresh = nullptr;
 };
 
 } // namespace kforge::ui

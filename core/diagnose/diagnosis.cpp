@@ -261,20 +261,11 @@ std::optional<std::vector<std::int64_t>> dimsOf(const spec::TensorSpec& t, const
 
 } // namespace
 
-Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task, const spec::Sizes& sizes,
-              const std::optional<Roofline>& roofline) {
-    using protocol::Status;
-    Facts facts;
-    setFlag(facts, "status_ok", result.status == Status::Ok);
-    setFlag(facts, "status_compile_error", result.status == Status::CompileError);
-    setFlag(facts, "status_runtime_error", result.status == Status::RuntimeError);
-    setFlag(facts, "status_timeout", result.status == Status::Timeout);
-    setFlag(facts, "status_incorrect", result.status == Status::Incorrect);
-    setFlag(facts, "status_rejected", result.status == Status::Rejected);
-
+Facts limitingResources(const protocol::EvaluateResult& result) {
     // Resources come per program ("registers") or per kernel ("row_max.registers"); the worst
     // kernel is the one that limits.
     static const std::vector<std::string> resourceFacts{"registers", "shared_bytes", "local_bytes", "occupancy"};
+    Facts facts;
     for (const auto& c : result.compile) {
         if (c.role != "candidate")
             continue;
@@ -293,6 +284,21 @@ Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task
             }
         }
     }
+    return facts;
+}
+
+Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task, const spec::Sizes& sizes,
+              const std::optional<Roofline>& roofline) {
+    using protocol::Status;
+    Facts facts;
+    setFlag(facts, "status_ok", result.status == Status::Ok);
+    setFlag(facts, "status_compile_error", result.status == Status::CompileError);
+    setFlag(facts, "status_runtime_error", result.status == Status::RuntimeError);
+    setFlag(facts, "status_timeout", result.status == Status::Timeout);
+    setFlag(facts, "status_incorrect", result.status == Status::Incorrect);
+    setFlag(facts, "status_rejected", result.status == Status::Rejected);
+
+    facts.merge(limitingResources(result));
 
     if (!result.outputs.empty()) {
         double checked = 0, mismatches = 0, unwritten = 0, nonFinite = 0, maxAbs = 0, maxRel = 0;

@@ -35,6 +35,11 @@ using Facts = std::map<std::string, double>;
 Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task, const spec::Sizes& sizes,
               const std::optional<Roofline>& roofline);
 
+// The candidate's compiled resources as its limiting kernel has them, under the names factsOf()
+// gives them: registers, shared_bytes and local_bytes the largest, occupancy the smallest over its
+// kernels (workers report them per program, "registers", or per kernel, "row_max.registers").
+Facts limitingResources(const protocol::EvaluateResult& result);
+
 struct Rule; // defined in diagnosis.cpp
 
 class Diagnosis {

@@ -1,5 +1,6 @@
 #include "comparemetrics.h"
 
+#include "diagnose/diagnosis.h"
 #include "theme.h"
 
 #include <QJsonObject>
@@ -15,20 +16,11 @@ namespace {
 
 using Value = std::optional<double>;
 
-// A resource over the candidate's kernels (keys "<kernel>.<name>"): the largest, or the smallest.
-Value resource(const protocol::EvaluateResult& r, const std::string& name, bool smallest = false) {
-    Value out;
-    for (const auto& c : r.compile) {
-        if (c.role != "candidate")
-            continue;
-        for (const auto& [key, value] : c.resources) {
-            if (key.size() <= name.size() + 1 || key.compare(key.size() - name.size(), name.size(), name) != 0
-                || key[key.size() - name.size() - 1] != '.')
-                continue;
-            out = out ? (smallest ? std::min(*out, value) : std::max(*out, value)) : value;
-        }
-    }
-    return out;
+// A resource as the candidate's limiting kernel has it (diagnose::limitingResources).
+Value resource(const protocol::EvaluateResult& r, const char* name) {
+    const diagnose::Facts resources = diagnose::limitingResources(r);
+    const auto it = resources.find(name);
+    return it == resources.end() ? Value{} : Value{it->second};
 }
 
 Value profiled(const protocol::EvaluateResult& r, const char* metric) {
@@ -111,7 +103,7 @@ QList<MetricRow> compareMetrics(const CandidateDetail& left, const CandidateDeta
         [](double v) { return QStringLiteral("%1×").arg(number(v, 3)); }, Change::Ratio, false));
     auto [ra, rb] = either([](const store::EvaluationRecord& e) { return resource(e.result, "registers"); });
     add(row(QStringLiteral("registers per thread (most)"), ra, rb, count, Change::Difference, true));
-    auto [oa, ob] = either([](const store::EvaluationRecord& e) { return resource(e.result, "occupancy", true); });
+    auto [oa, ob] = either([](const store::EvaluationRecord& e) { return resource(e.result, "occupancy"); });
     add(row(QStringLiteral("occupancy (theoretical, least)"), oa, ob, percent, Change::Points, false));
     auto [ma, mb] = either([](const store::EvaluationRecord& e) { return profiled(e.result, "achieved_occupancy"); });
     add(row(QStringLiteral("occupancy (achieved)"), ma, mb, percent, Change::Points, false));

@@ -19,6 +19,12 @@ namespace kforge::ui {
 
 namespace {
 
+// The source line a message names by `pattern` (its first group), or 0.
+int lineNamed(const QString& message, const QRegularExpression& pattern) {
+    const QRegularExpressionMatch match = pattern.match(message);
+    return match.hasMatch() ? match.captured(1).toInt() : 0;
+}
+
 // Text compared for "unchanged": line endings and trailing blanks of the file do not count.
 QString normalized(QString text) {
     text.replace(QLatin1String("\r\n"), QLatin1String("\n"));
@@ -115,10 +121,8 @@ bool KernelEditorDialog::submit() {
     const auto parsed = spec::KernelFile::parse(text.toStdString(), m_dialect);
     if (!parsed) {
         const QString message = QString::fromStdString(parsed.error());
-        static const QRegularExpression lineOf(QStringLiteral("^line (\\d+):"));
-        const QRegularExpressionMatch match = lineOf.match(message);
-        showError(tr("The kernel file does not parse: %1").arg(message),
-                  match.hasMatch() ? match.captured(1).toInt() : 0);
+        static const QRegularExpression leading(QStringLiteral("^line (\\d+):"));
+        showError(tr("The kernel file does not parse: %1").arg(message), lineNamed(message, leading));
         return false;
     }
     if (m_task) {
@@ -131,10 +135,9 @@ bool KernelEditorDialog::submit() {
         const auto plan = spec::LaunchPlan::resolve(*parsed, *m_task, m_sizes, {}, limits);
         if (!plan) {
             const QString message = QString::fromStdString(plan.error());
-            static const QRegularExpression lineOf(QStringLiteral("line (\\d+)"));
-            const QRegularExpressionMatch match = lineOf.match(message);
+            static const QRegularExpression anywhere(QStringLiteral("line (\\d+)"));
             showError(tr("The kernel does not fit task %1: %2").arg(QString::fromStdString(m_task->name), message),
-                      match.hasMatch() ? match.captured(1).toInt() : 0);
+                      lineNamed(message, anywhere));
             return false;
         }
     }
