@@ -2,7 +2,8 @@
 # Installs every system package kforge needs to build, run and test, on Debian 12 or Ubuntu 24.04.
 # With --torch, also a Python environment with PyTorch in .venv at the top of the tree (about 5 GB
 # from PyPI; PyPI's wheels carry CUDA's libraries, and run on the CPU where there is no GPU): the
-# PyTorch references of imported tasks and `kforge import` use it, and the tests need it.
+# PyTorch references of imported tasks and `kforge import` use it, and the tests need it; and NVIDIA's
+# SASS disassembler (nvdisasm) there, for the SASS view where the CUDA toolkit lacks one.
 # Idempotent: what is present already is left as it is.
 set -euo pipefail
 
@@ -62,5 +63,11 @@ if [ "$with_torch" -eq 1 ]; then
     /usr/bin/python3 -m venv "$venv"
     "$venv/bin/python3" -m pip install -q --disable-pip-version-check torch numpy
     echo "kforge: PyTorch $("$venv/bin/python3" -c 'import torch; print(torch.__version__)') installed in $venv"
+  fi
+  # NVIDIA's SASS disassembler (5 MB), for the workbench's SASS view where the CUDA toolkit has no
+  # nvdisasm of its own; the CUDA worker finds it through the build.
+  if ! compgen -G "$venv/lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm" >/dev/null; then
+    echo "kforge: installing nvdisasm into $venv"
+    "$venv/bin/python3" -m pip install -q --disable-pip-version-check nvidia-cuda-nvdisasm
   fi
 fi

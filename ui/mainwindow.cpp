@@ -13,6 +13,7 @@
 #include "kerneleditordialog.h"
 #include "lineagegraph.h"
 #include "lineageview.h"
+#include "listingservice.h"
 #include "llmlogview.h"
 #include "plotexport.h"
 #include "plotstyle.h"
@@ -117,7 +118,7 @@ void MainWindow::createViews() {
     auto* data = m_session->data();
     auto* details = m_session->details();
     auto* selection = m_session->selection();
-    m_code = new CodeView(data, details, selection);
+    m_code = new CodeView(data, details, selection, new ListingService(m_session, this));
     setCentralWidget(m_code);
     m_candidates = new CandidatesPanel(data, selection);
     m_lineage = new LineageView(data, selection);
@@ -258,6 +259,11 @@ void MainWindow::createActions() {
     m_compareParent =
         candidate->addAction(tr("Diff with &Parent"), this, [this] { m_code->setMode(CodeView::Mode::DiffParent); });
     m_compareParent->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_D));
+    m_showListing =
+        candidate->addAction(tr("Show PTX and &SASS"), this, [this] { m_code->setMode(CodeView::Mode::Listing); });
+    m_showListing->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_L));
+    m_showListing->setStatusTip(
+        tr("What the compiler made of a CUDA kernel, beside its source; the caret's line marks its instructions"));
     m_compareTwo = candidate->addAction(tr("&Compare Two Selected"), this, &MainWindow::compareSelected);
     m_compareTwo->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_D));
     m_compareTwo->setStatusTip(tr("Select two rows in the candidate list (Ctrl+click) to see them side by side"));
@@ -286,6 +292,7 @@ void MainWindow::createActions() {
                                                                                        {m_edit, "edit"},
                                                                                        {m_compareParent, "diffParent"},
                                                                                        {m_compareTwo, "compareTwo"},
+                                                                                       {m_showListing, "showListing"},
                                                                                        {m_accept, "acceptReview"},
                                                                                        {m_reject, "rejectReview"},
                                                                                        {m_nextBest, "goToBest"}})
@@ -362,6 +369,7 @@ void MainWindow::updateActions() {
     m_veto->setEnabled(steerable && row && !row->vetoed);
     m_edit->setEnabled(steerable && row);
     m_compareParent->setEnabled(row && !row->parents.isEmpty());
+    m_showListing->setEnabled(m_session->data()->hasRun() && m_session->data()->run().backend == model::Backend::Cuda);
     m_accept->setEnabled(steerable && row && row->review == model::ReviewState::Pending);
     m_reject->setEnabled(m_accept->isEnabled());
 }

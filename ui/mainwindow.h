@@ -141,6 +141,7 @@ private:
     QAction* m_veto = nullptr;
     QAction* m_edit = nullptr;
     QAction* m_compareParent = nullptr;
+    QAction* m_showListing = nullptr;
     QAction* m_compareTwo = nullptr;
     QAction* m_accept = nullptr;
     QAction* m_reject = nullptr;

@@ -2,11 +2,14 @@
 
 #include "candidatespanel.h"
 #include "codeview.h"
+#include "listingservice.h"
+#include "listingview.h"
 #include "llmlogview.h"
 #include "mainwindow.h"
 #include "plotstyle.h"
 #include "runsession.h"
 
+#include <Qsci/qsciscintilla.h>
 #include <qcustomplot.h>
 
 #include <QCoreApplication>
@@ -67,6 +70,22 @@ bool drawn(QWidget* root, const QDeadlineTimer& deadline) {
         if (plot->isVisible())
             plot->replot(QCustomPlot::rpImmediateRefresh);
     return idle;
+}
+
+// The line (0-based) of the first statement inside the first kernel's body, so that a rendered
+// listing shows some instructions marked.
+int firstKernelLine(const QString& source) {
+    const QStringList lines = source.split(QLatin1Char('\n'));
+    bool inKernel = false;
+    for (int i = 0; i < lines.size(); ++i) {
+        const QString line = lines[i].trimmed();
+        if (line.contains(QStringLiteral("__global__")))
+            inKernel = true;
+        else if (inKernel && !line.isEmpty() && !line.startsWith(QStringLiteral("//")) && line != QStringLiteral("{")
+                 && line.contains(QLatin1Char(';')))
+            return i;
+    }
+    return 0;
 }
 
 } // namespace
@@ -182,9 +201,37 @@ spec::Expected<QStringList> renderViews(const RenderOptions& options) {
     session->selection()->compare(baseline, shown);
     waiter.until([&] { return loaded(baseline) && loaded(shown); }, deadline);
     const auto compared = grabCode(CodeView::Mode::Compare, QStringLiteral("compare-baseline"));
-    restore();
-    if (!compared)
+    if (!compared) {
+        restore();
         return spec::Error{compared.error()};
+    }
+    // A CUDA run's PTX and SASS of the shown kernel, listed by a CUDA worker of this machine (or
+    // read from the store), with the caret on the kernel's first line of code.
+    if (ListingView* listing = code->listingView(); listing && data->run().backend == model::Backend::Cuda) {
+        ListingService* listings = code->listings();
+        waiter.wakeOn(listings, &ListingService::changed);
+        code->setMode(CodeView::Mode::Listing);
+        const auto listed = [&] {
+            const ListingService::Entry* entry = listings->entry(shown, listing->target());
+            return entry && entry->state == ListingService::Entry::State::Done;
+        };
+        waiter.until(listed, deadline);
+        for (ListingFormat format : {ListingFormat::Ptx, ListingFormat::Sass}) {
+            listing->setFormat(format);
+            listing->refresh();
+            if (listing->sourceEditor()->lines() > 0) {
+                const int firstCode = firstKernelLine(listing->sourceEditor()->text());
+                listing->sourceEditor()->setCursorPosition(firstCode, 0);
+            }
+            const QString what = format == ListingFormat::Ptx ? QStringLiteral("ptx") : QStringLiteral("sass");
+            if (auto s = grabCode(CodeView::Mode::Listing, what); !s) {
+                restore();
+                return spec::Error{s.error()};
+            }
+        }
+        listing->setFormat(ListingFormat::Ptx);
+    }
+    restore();
     return written;
 }
 

@@ -12,6 +12,7 @@
 Q_DECLARE_METATYPE(kforge::protocol::EvaluateResult)
 Q_DECLARE_METATYPE(kforge::protocol::ProbeResult)
 Q_DECLARE_METATYPE(kforge::protocol::CeilingsResult)
+Q_DECLARE_METATYPE(kforge::protocol::DisassembleResult)
 
 namespace kforge::eval {
 

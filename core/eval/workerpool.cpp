@@ -101,6 +101,7 @@ WorkerPool::WorkerPool(QString backend, QString program, QStringList arguments, 
     qRegisterMetaType<kforge::protocol::EvaluateResult>();
     qRegisterMetaType<kforge::protocol::ProbeResult>();
     qRegisterMetaType<kforge::protocol::CeilingsResult>();
+    qRegisterMetaType<kforge::protocol::DisassembleResult>();
 }
 
 WorkerPool::~WorkerPool() {
@@ -190,17 +191,25 @@ int WorkerPool::requestCeilings(int device, bool refresh) {
     return 1;
 }
 
+qint64 WorkerPool::requestDisassembly(protocol::DisassembleRequest request) {
+    Job job;
+    job.kind = Job::Kind::Disassemble;
+    job.disassemble = std::make_shared<const protocol::DisassembleRequest>(std::move(request));
+    return enqueueFirst(std::move(job));
+}
+
 void WorkerPool::probe() {
     Job job;
     job.kind = Job::Kind::Probe;
     enqueueFirst(std::move(job));
 }
 
-void WorkerPool::enqueueFirst(Job job) {
+qint64 WorkerPool::enqueueFirst(Job job) {
     job.id = m_nextId++;
+    const qint64 id = job.id;
     if (m_shutDown) {
         failJob(job, Status::RuntimeError, QStringLiteral("the %1 worker pool has been shut down").arg(m_backend), {});
-        return;
+        return id;
     }
     if (m_gaveUp) {
         m_gaveUp = false;
@@ -208,6 +217,7 @@ void WorkerPool::enqueueFirst(Job job) {
     }
     m_queue.push_front(std::move(job));
     schedulePump();
+    return id;
 }
 
 void WorkerPool::shutdown() {
@@ -366,6 +376,10 @@ void WorkerPool::dispatch(Worker& w, Job job) {
         line = protocol::encode(protocol::Request{job.request});
     } else if (job.kind == Job::Kind::Ceilings) {
         line = protocol::encode(protocol::Request{protocol::CeilingsRequest{job.id, job.device, job.refresh}});
+    } else if (job.kind == Job::Kind::Disassemble) {
+        protocol::DisassembleRequest request = *job.disassemble;
+        request.id = job.id;
+        line = protocol::encode(protocol::Request{std::move(request)});
     } else {
         line = protocol::encode(protocol::Request{protocol::ProbeRequest{job.id}});
     }
@@ -502,6 +516,17 @@ bool WorkerPool::handleLine(Worker& w, const QByteArray& line) {
         auto job = takeJob(w);
         w.state = Worker::State::Idle;
         deliver(*job, std::move(*result));
+    } else if (w.job->kind == Job::Kind::Disassemble) {
+        auto* result = std::get_if<protocol::DisassembleResult>(&*response);
+        if (!result) {
+            protocolViolation(w, QStringLiteral("it sent another kind of answer to a disassemble request"), line);
+            return false;
+        }
+        auto job = takeJob(w);
+        w.state = Worker::State::Idle;
+        QMetaObject::invokeMethod(
+            this, [this, ticket = job->id, listing = std::move(*result)] { emit disassembled(ticket, listing); },
+            Qt::QueuedConnection);
     } else if (w.job->kind == Job::Kind::Ceilings) {
         auto* result = std::get_if<protocol::CeilingsResult>(&*response);
         if (!result) {
@@ -644,7 +669,9 @@ void WorkerPool::onTimer(int serial) {
         stop(*w);
         const QString what = job->kind == Job::Kind::Evaluate ? QStringLiteral("no answer")
                              : job->kind == Job::Kind::Probe  ? QStringLiteral("no answer to the probe")
-                                                              : QStringLiteral("no answer to the ceilings request");
+                             : job->kind == Job::Kind::Disassemble
+                                 ? QStringLiteral("no listing")
+                                 : QStringLiteral("no answer to the ceilings request");
         failJob(*job, Status::Timeout,
                 QStringLiteral("%1 within %2: the worker was stopped and restarted").arg(what, describe(limit)),
                 std::move(diagnostics));
@@ -714,8 +741,9 @@ void WorkerPool::onFinished(int serial, int exitCode, bool crashed) {
             break;
         }
         qCWarning(lcWorker).noquote() << workerName(*w) << what << "while request" << job->id << "was in flight";
-        const QString doing =
-            job->kind == Job::Kind::Evaluate ? QStringLiteral("evaluating") : QStringLiteral("probing");
+        const QString doing = job->kind == Job::Kind::Evaluate      ? QStringLiteral("evaluating")
+                              : job->kind == Job::Kind::Disassemble ? QStringLiteral("compiling a listing")
+                                                                    : QStringLiteral("probing");
         std::vector<Diagnostic> diagnostics{workerDiagnostic(
             QStringLiteral("%1 %2 while %3 (request %4)").arg(workerName(*w), what, doing).arg(job->id))};
         if (auto err = stderrDiagnostic(*w); !err.message.empty())
@@ -815,6 +843,16 @@ void WorkerPool::failJob(const Job& job, Status status, const QString& what, std
     if (job.kind == Job::Kind::Ceilings) {
         QMetaObject::invokeMethod(
             this, [this, message] { emit ceilingsFailed(message); }, Qt::QueuedConnection);
+        return;
+    }
+    if (job.kind == Job::Kind::Disassemble) {
+        protocol::DisassembleResult listing;
+        listing.id = job.id;
+        listing.message = message.toStdString();
+        for (const auto& d : diagnostics)
+            listing.log += (listing.log.empty() ? "" : "\n") + d.message;
+        QMetaObject::invokeMethod(
+            this, [this, ticket = job.id, listing] { emit disassembled(ticket, listing); }, Qt::QueuedConnection);
         return;
     }
     if (job.kind == Job::Kind::Probe) {

@@ -82,19 +82,27 @@ public:
     // Asks a worker for the device's measured ceilings (measured once per device and cached by the
     // worker). Goes ahead of queued evaluations. One place: one answer.
     int requestCeilings(int device, bool refresh = false) override;
+    // Asks a worker for a kernel's compiled code (PTX, SASS): answered by one `disassembled` with
+    // the returned ticket, whatever happens to the worker (a failure is a result with `ok` false
+    // and a message). Goes ahead of queued evaluations; limited by the probe timeout.
+    qint64 requestDisassembly(protocol::DisassembleRequest request);
 
     // Fails everything pending as cancelled, asks idle workers to exit, stops busy ones, and kills
     // whatever has not exited after a grace period. Later submits fail at once.
     void shutdown() override;
 
+signals:
+    void disassembled(qint64 ticket, const kforge::protocol::DisassembleResult& result);
+
 private:
     struct Job {
-        enum class Kind { Evaluate, Probe, Ceilings };
+        enum class Kind { Evaluate, Probe, Ceilings, Disassemble };
         Kind kind = Kind::Evaluate;
         int device = 0; // ceilings
         bool refresh = false;
-        qint64 id = 0; // on the wire; the ticket for evaluations
+        qint64 id = 0; // on the wire; the ticket for evaluations and disassemblies
         protocol::EvaluateRequest request;
+        std::shared_ptr<const protocol::DisassembleRequest> disassemble;
         std::chrono::milliseconds timeout{0};
         int attempts = 0;
         QElapsedTimer clock; // since it was written to a worker; invalid while queued
@@ -126,7 +134,7 @@ private:
     QString workerName(const Worker& w) const;
     int count(Worker::State state) const;
 
-    void enqueueFirst(Job job); // probes and ceilings go ahead of evaluations
+    qint64 enqueueFirst(Job job); // probes, ceilings and listings go ahead of evaluations; returns the id
     void schedulePump();
     void pump();
     void spawn();

@@ -254,6 +254,19 @@ CREATE TABLE queued_commands (
 );
 CREATE INDEX queued_commands_by_run ON queued_commands(run_id, applied);
 )sql",
+    // 9: what the compiler made of a candidate (PTX, SASS) for a target, as a worker listed it,
+    // kept so that it is listed once.
+    R"sql(
+CREATE TABLE listings (
+    run_id INTEGER NOT NULL,
+    candidate_id INTEGER NOT NULL,
+    target INTEGER NOT NULL, -- the compute capability asked for, e.g. 90
+    listing_json TEXT NOT NULL,
+    made TEXT NOT NULL,
+    PRIMARY KEY (run_id, candidate_id, target),
+    FOREIGN KEY (run_id, candidate_id) REFERENCES candidates(run_id, id) ON DELETE CASCADE
+);
+)sql",
 };
 
 std::optional<qint64> optionalInt(const Statement& row, int column) {
@@ -1495,6 +1508,37 @@ Status RunStore::markCommandApplied(qint64 runId, qint64 commandId) {
             return failure(where(), "cannot mark queued command " + number(commandId) + " applied", update);
         return success();
     });
+}
+
+Status RunStore::storeListing(qint64 runId, qint64 candidateId, int target,
+                              const protocol::DisassembleResult& listing) {
+    return write<spec::Done>([&]() -> Status {
+        if (auto s = requireCandidate(runId, candidateId); !s)
+            return s;
+        Statement insert(m_db, "INSERT OR REPLACE INTO listings(run_id, candidate_id, target, listing_json, made) "
+                               "VALUES (?, ?, ?, ?, ?)");
+        insert.bindInt(1, runId).bindInt(2, candidateId).bindInt(3, target).bindText(4, protocol::encode(listing));
+        insert.bindText(5, now());
+        if (!insert.run())
+            return failure(where(), "cannot keep the listing of candidate " + number(candidateId), insert);
+        return success();
+    });
+}
+
+Expected<std::optional<protocol::DisassembleResult>> RunStore::listing(qint64 runId, qint64 candidateId, int target) {
+    Statement query(m_db, "SELECT listing_json FROM listings WHERE run_id = ? AND candidate_id = ? AND target = ?");
+    query.bindInt(1, runId).bindInt(2, candidateId).bindInt(3, target);
+    const int rc = query.step();
+    if (rc == SQLITE_DONE)
+        return std::optional<protocol::DisassembleResult>();
+    if (rc != SQLITE_ROW)
+        return failure(where(), "cannot read the listing of candidate " + number(candidateId), query);
+    auto decoded = protocol::decodeResponse(query.utf8(0));
+    const auto* listing = decoded ? std::get_if<protocol::DisassembleResult>(&*decoded) : nullptr;
+    if (!listing)
+        return fail(where() + ": the stored listing of candidate " + number(candidateId) + " of run " + number(runId)
+                    + " cannot be read" + (decoded ? std::string() : " (" + decoded.error() + ")"));
+    return std::optional<protocol::DisassembleResult>(*listing);
 }
 
 // --- RunLock ---

@@ -284,6 +284,11 @@ public:
     Expected<QList<QueuedCommandRecord>> queuedCommands(qint64 runId); // not applied yet, oldest first
     Status markCommandApplied(qint64 runId, qint64 commandId);
 
+    // What the compiler made of a candidate for compute capability `target` (PTX, SASS), as a
+    // worker listed it; nothing until one was kept.
+    Status storeListing(qint64 runId, qint64 candidateId, int target, const protocol::DisassembleResult& listing);
+    Expected<std::optional<protocol::DisassembleResult>> listing(qint64 runId, qint64 candidateId, int target);
+
     // Groups writes into one IMMEDIATE transaction that rolls back unless committed. Writes made
     // outside a Transaction each run in their own.
     class Transaction {

@@ -4,6 +4,7 @@
 
 #include "ceilings.h"
 #include "ceilingscache.h"
+#include "cudalisting.h"
 #include "cudastaticcheck.h"
 #include "cuptitimer.h"
 #include "digest.h"
@@ -563,6 +564,16 @@ harness::CompileOutput CudaBackend::compile(const std::string& source, const std
                           "(// kforge:scratch) for working memory";
     out.program = std::move(program);
     return out;
+}
+
+protocol::DisassembleResult CudaBackend::disassemble(const std::string& source, const std::vector<std::string>& defines,
+                                                     int arch, bool machineCode) {
+    int cc = arch;
+    if (cc == 0)
+        cc = m_cc.load();
+    if (cc == 0)
+        cc = defaultComputeCapability();
+    return listKernel(m_compiler, source, defines, cc, machineCode);
 }
 
 spec::Status CudaBackend::load(CudaProgram& program) {

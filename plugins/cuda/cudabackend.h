@@ -188,6 +188,10 @@ public:
                                     const harness::Bindings& bindings) override;
     // Micro-kernel ceilings of the open device (ceilings.h), cached per device name, UUID and driver.
     protocol::CeilingsResult ceilings(bool refresh) override;
+    // PTX and, where the toolkit's disassembler is installed, SASS (cudalisting.h); for the open
+    // device's architecture when `arch` is 0.
+    protocol::DisassembleResult disassemble(const std::string& source, const std::vector<std::string>& defines,
+                                            int arch, bool machineCode) override;
 
     std::string deviceKey() const override { return m_deviceName.empty() ? std::string() : ceilingsKey(); }
     bool deviceLost() const override { return m_state && m_state->lost; }

@@ -93,7 +93,7 @@ std::string withDefines(const std::string& source, const std::vector<std::string
         for (char& c : value)
             if (c == '\n' || c == '\r' || c == '\\')
                 c = ' ';
-        block += "#define " + name + " " + value + "\n";
+        block.append("#define ").append(name).append(" ").append(value).append("\n");
     }
     if (block.empty())
         return source;
@@ -166,14 +166,7 @@ std::string NvrtcCompiler::archFor(int cc) const {
     return "sm_" + std::to_string(cc) + (specific ? "a" : "");
 }
 
-NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<std::string>& defines,
-                                   const std::string& programName, const std::vector<std::string>& kernels,
-                                   int cc) const {
-    const auto start = std::chrono::steady_clock::now();
-    const auto seconds = [&] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-
+NvrtcOutput NvrtcCompiler::targetFor(int cc) const {
     NvrtcOutput out;
     out.arch = archFor(cc);
     if (out.arch.empty()) {
@@ -182,21 +175,52 @@ NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<
             list += (list.empty() ? "" : ", ") + std::to_string(a);
         out.log = "NVRTC " + versionText() + " cannot compile for compute capability " + std::to_string(cc / 10) + "."
                   + std::to_string(cc % 10) + " (it supports " + list + "); use a CUDA toolkit that supports this GPU";
-        return out;
     }
+    return out;
+}
 
-    std::vector<std::string> options{"-arch=" + out.arch, "-lineinfo", "--std=c++17"};
+std::vector<std::string> NvrtcCompiler::optionsFor(const std::string& arch) const {
+    std::vector<std::string> options{"-arch=" + arch, "-lineinfo", "--std=c++17"};
     for (const auto& dir : m_includeDirs)
         options.push_back("-I" + dir);
-    // Plans give "-DNAME=value". On the command line such a define would also rewrite NVRTC's
-    // built-in and toolkit headers (a parameter named T breaks their templates), so the defines
-    // go into the source after its #include lines instead.
-    const std::string program = withDefines(source, defines);
     if (hasPch()) {
         // Automatic precompiled headers take heavy headers (cub, cuda_bf16.h) from ~1.5 s to ~0.14 s;
         // their messages would only clutter the log users read.
         options.insert(options.end(), {"-pch", "-pch-messages=false", "-pch-verbose=false"});
     }
+    return options;
+}
+
+NvrtcOutput NvrtcCompiler::compileForTarget(const std::string& source, std::vector<std::string> options,
+                                            const std::string& programName, const std::vector<std::string>& kernels,
+                                            const std::string& arch, bool withPtx) const {
+    NvrtcOutput built = compileUncached(source, options, programName, kernels, withPtx);
+    built.arch = arch;
+    if (!built.ok && arch.back() == 'a' && built.log.find("NVRTC_ERROR_INVALID_OPTION") != std::string::npos) {
+        // An NVRTC that does not know the architecture-specific target still builds the generic one.
+        options.front() = "-arch=" + arch.substr(0, arch.size() - 1);
+        built = compileUncached(source, options, programName, kernels, withPtx);
+        built.arch = options.front().substr(6);
+    }
+    return built;
+}
+
+NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<std::string>& defines,
+                                   const std::string& programName, const std::vector<std::string>& kernels,
+                                   int cc) const {
+    const auto start = std::chrono::steady_clock::now();
+    const auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+
+    NvrtcOutput out = targetFor(cc);
+    if (out.arch.empty())
+        return out;
+    const std::vector<std::string> options = optionsFor(out.arch);
+    // Plans give "-DNAME=value". On the command line such a define would also rewrite NVRTC's
+    // built-in and toolkit headers (a parameter named T breaks their templates), so the defines
+    // go into the source after its #include lines instead.
+    const std::string program = withDefines(source, defines);
 
     harness::Sha256 key;
     key.updateField(kKeyVersion);
@@ -225,14 +249,7 @@ NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<
         }
     }
 
-    NvrtcOutput built = compileUncached(program, options, programName, kernels);
-    built.arch = out.arch;
-    if (!built.ok && out.arch.back() == 'a' && built.log.find("NVRTC_ERROR_INVALID_OPTION") != std::string::npos) {
-        // An NVRTC that does not know the architecture-specific target still builds the generic one.
-        options.front() = "-arch=" + out.arch.substr(0, out.arch.size() - 1);
-        built = compileUncached(program, options, programName, kernels);
-        built.arch = options.front().substr(6);
-    }
+    NvrtcOutput built = compileForTarget(program, options, programName, kernels, out.arch, false);
     if (built.ok) {
         CubinEntry entry;
         entry.cubin = built.cubin;
@@ -244,9 +261,22 @@ NvrtcOutput NvrtcCompiler::compile(const std::string& source, const std::vector<
     return built;
 }
 
+NvrtcOutput NvrtcCompiler::compileWithPtx(const std::string& source, const std::vector<std::string>& defines,
+                                          const std::string& programName, const std::vector<std::string>& kernels,
+                                          int cc) const {
+    const auto start = std::chrono::steady_clock::now();
+    NvrtcOutput out = targetFor(cc);
+    if (out.arch.empty())
+        return out;
+    NvrtcOutput built =
+        compileForTarget(withDefines(source, defines), optionsFor(out.arch), programName, kernels, out.arch, true);
+    built.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return built;
+}
+
 NvrtcOutput NvrtcCompiler::compileUncached(const std::string& source, const std::vector<std::string>& options,
-                                           const std::string& programName,
-                                           const std::vector<std::string>& kernels) const {
+                                           const std::string& programName, const std::vector<std::string>& kernels,
+                                           bool withPtx) const {
     NvrtcOutput out;
     ProgramHandle program(new nvrtcProgram(nullptr));
     if (const nvrtcResult r =
@@ -263,6 +293,7 @@ NvrtcOutput NvrtcCompiler::compileUncached(const std::string& source, const std:
     }
 
     std::vector<const char*> argv;
+    argv.reserve(options.size());
     for (const auto& o : options)
         argv.push_back(o.c_str());
     const nvrtcResult r = nvrtcCompileProgram(*program, static_cast<int>(argv.size()), argv.data());
@@ -286,9 +317,9 @@ NvrtcOutput NvrtcCompiler::compileUncached(const std::string& source, const std:
         const char* lowered = nullptr;
         if (const nvrtcResult lr = nvrtcGetLoweredName(*program, k.c_str(), &lowered);
             lr != NVRTC_SUCCESS || !lowered) {
-            out.log += std::string(out.log.empty() ? "" : "\n") + programName + ": the launch plan's kernel '" + k
-                       + "' has no lowered name (" + nvrtcError(lr)
-                       + "); is it a __global__ function of that exact name, and not a template?";
+            out.log.append(out.log.empty() ? "" : "\n").append(programName).append(": the launch plan's kernel '");
+            out.log.append(k).append("' has no lowered name (").append(nvrtcError(lr));
+            out.log.append("); is it a __global__ function of that exact name, and not a template?");
             return out;
         }
         out.loweredNames[k] = lowered;
@@ -305,6 +336,16 @@ NvrtcOutput NvrtcCompiler::compileUncached(const std::string& source, const std:
         out.log += std::string(out.log.empty() ? "" : "\n") + "nvrtcGetCUBIN failed with " + nvrtcError(cr);
         out.cubin.clear();
         return out;
+    }
+    if (withPtx) {
+        std::size_t ptxSize = 0;
+        if (const nvrtcResult pr = nvrtcGetPTXSize(*program, &ptxSize); pr == NVRTC_SUCCESS && ptxSize > 1) {
+            out.ptx.assign(ptxSize, '\0');
+            if (nvrtcGetPTX(*program, out.ptx.data()) != NVRTC_SUCCESS)
+                out.ptx.clear();
+            while (!out.ptx.empty() && out.ptx.back() == '\0')
+                out.ptx.pop_back();
+        }
     }
     out.ok = true;
     return out;

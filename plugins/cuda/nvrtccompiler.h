@@ -19,6 +19,7 @@ struct NvrtcOutput {
     bool cacheHit = false;
     std::string arch; // the -arch value used, e.g. "sm_90a"
     std::string cubin;
+    std::string ptx;                                 // from compileWithPtx() only
     std::map<std::string, std::string> loweredNames; // kernel name as written -> symbol in the CUBIN
 };
 
@@ -48,9 +49,24 @@ public:
     NvrtcOutput compile(const std::string& source, const std::vector<std::string>& defines,
                         const std::string& programName, const std::vector<std::string>& kernels, int cc) const;
 
+    // compile() that also keeps the PTX (with .loc line annotations), bypassing the CUBIN cache,
+    // for showing what the compiler made of a kernel.
+    NvrtcOutput compileWithPtx(const std::string& source, const std::vector<std::string>& defines,
+                               const std::string& programName, const std::vector<std::string>& kernels, int cc) const;
+
 private:
     NvrtcOutput compileUncached(const std::string& source, const std::vector<std::string>& options,
-                                const std::string& programName, const std::vector<std::string>& kernels) const;
+                                const std::string& programName, const std::vector<std::string>& kernels,
+                                bool withPtx = false) const;
+    // The options for `arch`: -arch, line info, the standard, include dirs, precompiled headers.
+    std::vector<std::string> optionsFor(const std::string& arch) const;
+    // The architecture `cc` compiles for, or the log that says it cannot.
+    NvrtcOutput targetFor(int cc) const;
+    // compileUncached(), retried for the generic target when NVRTC does not know the
+    // architecture-specific one.
+    NvrtcOutput compileForTarget(const std::string& source, std::vector<std::string> options,
+                                 const std::string& programName, const std::vector<std::string>& kernels,
+                                 const std::string& arch, bool withPtx) const;
 
     int m_major = 0;
     int m_minor = 0;

@@ -243,6 +243,21 @@ public:
         return r;
     }
 
+    // What the compiler makes of one kernel file with the plan's `defines`, for compute target
+    // `arch` (a compute capability; 0: the open device's): the intermediate code and, where the
+    // tools exist and `machineCode`, the machine code, with the source lines they came from.
+    // Compiles only; nothing is launched. Called from the worker's request loop.
+    virtual protocol::DisassembleResult disassemble(const std::string& source, const std::vector<std::string>& defines,
+                                                    int arch, bool machineCode) {
+        (void)source;
+        (void)defines;
+        (void)arch;
+        (void)machineCode;
+        protocol::DisassembleResult r;
+        r.message = "the " + name() + " backend cannot show the code its compiler makes";
+        return r;
+    }
+
     // True once an error has left the device unusable for this process (e.g. a sticky CUDA error):
     // the worker answers the request and exits so that the pool starts a fresh one.
     virtual bool deviceLost() const { return false; }

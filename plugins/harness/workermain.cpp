@@ -1,5 +1,6 @@
 #include "workermain.h"
 
+#include "disassembly.h"
 #include "evaluator.h"
 #include "safeio.h"
 
@@ -47,7 +48,9 @@ void printUsage(const Backend& backend) {
               << "  KFORGE_WORKER_HOST_MEMORY  host memory an evaluation's input sets may hold at once (e.g. 64G,\n"
               << "                             512M; default half of the available memory). Sets that do not all\n"
               << "                             fit are made one at a time and timing uses fewer of them.\n"
-              << "  KFORGE_PYTHON              the Python with PyTorch for tasks whose reference is PyTorch.\n";
+              << "  KFORGE_PYTHON              the Python with PyTorch for tasks whose reference is PyTorch.\n"
+              << "  KFORGE_NVDISASM            (CUDA) the nvdisasm program for SASS listings, where it is not in the\n"
+              << "                             toolkit's bin folder or on PATH.\n";
 }
 
 } // namespace
@@ -119,6 +122,10 @@ int runWorker(Backend& backend, int argc, char** argv) {
             }
             c.id = ceil->id;
             writeLine(protocol::encode(c));
+        } else if (const auto* dis = std::get_if<protocol::DisassembleRequest>(&*request)) {
+            auto d = disassemble(backend, *dis);
+            d.id = dis->id;
+            writeLine(protocol::encode(d));
         } else {
             const auto& eval = std::get<protocol::EvaluateRequest>(*request);
             writeLine(protocol::encode(evaluator.evaluate(eval)));

@@ -198,6 +198,7 @@ private slots:
     void evaluationsAndDiagnostics();
     void pytorchFigures();
     void events();
+    void listingsAreKeptPerCandidateAndTarget();
     void transactionRollsBack();
     void nestedTransactions();
     void failedWriteSpoilsTransaction();
@@ -244,7 +245,7 @@ void TestRunStore::createOpenReopen() {
 void TestRunStore::schema() {
     const QString path = newPath();
     QVERIFY(openStore(path));
-    QCOMPARE(RunStore::schemaVersion(), 8);
+    QCOMPARE(RunStore::schemaVersion(), 9);
     RawDb db(path);
     QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
@@ -316,6 +317,7 @@ void TestRunStore::llmOperatorIsStoredAndDerivedForOlderRuns() {
         QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN llm_operator"));
         QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN tuner_strategy"));
         QVERIFY(db.exec("DROP TABLE queued_commands"));
+        QVERIFY(db.exec("DROP TABLE listings"));
         QVERIFY(db.exec("UPDATE schema_version SET version = 5"));
     }
     auto store = openStore(path);
@@ -363,6 +365,7 @@ void TestRunStore::tunerStrategyIsStoredAndUnknownForOlderRuns() {
         RawDb db(path);
         QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN tuner_strategy"));
         QVERIFY(db.exec("DROP TABLE queued_commands"));
+        QVERIFY(db.exec("DROP TABLE listings"));
         QVERIFY(db.exec("UPDATE schema_version SET version = 6"));
     }
     {
@@ -843,7 +846,7 @@ void TestRunStore::refusesForeignFile_data() {
     QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
                                        << QStringLiteral("belongs to another application, id 0x000004d2");
     QTest::newRow("newer kforge") << QByteArray("newer")
-                                  << QStringLiteral("written by a newer kforge (schema 9, this build reads up to 8)");
+                                  << QStringLiteral("written by a newer kforge (schema 10, this build reads up to 9)");
     QTest::newRow("damaged kforge") << QByteArray("damaged")
                                     << QStringLiteral("damaged kforge run store (no schema_version table)");
     QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");
@@ -858,7 +861,7 @@ void TestRunStore::refusesForeignFile() {
     } else if (content == "newer" || content == "damaged") {
         QVERIFY(openStore(path));
         RawDb db(path);
-        QVERIFY(db.exec(content == "newer" ? "UPDATE schema_version SET version = 9" : "DROP TABLE schema_version"));
+        QVERIFY(db.exec(content == "newer" ? "UPDATE schema_version SET version = 10" : "DROP TABLE schema_version"));
     } else if (content.startsWith("sql:")) {
         RawDb db(path);
         QVERIFY(db.exec(content.mid(4).constData()));
@@ -1178,6 +1181,40 @@ void TestRunStore::events() {
     QCOMPARE(list->at(1).data, migration);
     QCOMPARE(list->at(2).kind, kforge::model::EventKind::Pin);
     QVERIFY(list->at(2).at.isValid());
+}
+
+void TestRunStore::listingsAreKeptPerCandidateAndTarget() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    auto run = store->createRun(makeRun());
+    QVERIFY(run);
+    QVERIFY(store->insertCandidate(*run, makeCandidate(1)));
+    auto none = store->listing(*run, 1, 90);
+    QVERIFY2(none, why(none));
+    QVERIFY(!none->has_value());
+
+    kforge::protocol::DisassembleResult listing;
+    listing.ok = true;
+    listing.arch = "sm_90a";
+    listing.intermediate = ".version 9.0\n\t.loc\t1 9 0\n";
+    listing.machineCodeNote = "no nvdisasm here";
+    QVERIFY(store->storeListing(*run, 1, 90, listing));
+    auto kept = store->listing(*run, 1, 90);
+    QVERIFY2(kept && kept->has_value(), kept ? "none" : why(kept));
+    QCOMPARE((*kept)->arch, std::string("sm_90a"));
+    QCOMPARE((*kept)->intermediate, listing.intermediate);
+    QCOMPARE((*kept)->machineCodeNote, listing.machineCodeNote);
+    QVERIFY(!store->listing(*run, 1, 80)->has_value()); // another target is another listing
+
+    // Listed again (a newer toolkit): replaced.
+    listing.arch = "sm_90";
+    QVERIFY(store->storeListing(*run, 1, 90, listing));
+    QCOMPARE((*store->listing(*run, 1, 90))->arch, std::string("sm_90"));
+
+    const auto missing = store->storeListing(*run, 7, 90, listing);
+    QVERIFY(!missing);
+    QVERIFY2(QString::fromStdString(missing.error()).contains(QStringLiteral("has no candidate 7")),
+             missing.error().c_str());
 }
 
 void TestRunStore::transactionRollsBack() {

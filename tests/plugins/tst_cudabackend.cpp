@@ -4,6 +4,9 @@
 #include "compilelog.h"
 #include "cudabackend.h"
 #include "cudastaticcheck.h"
+#include "disassembly.h"
+
+#include <nlohmann/json.hpp>
 
 #include <QFile>
 
@@ -176,6 +179,72 @@ private slots:
         QCOMPARE(error->line, line);
         QVERIFY2(QString::fromStdString(error->message).contains(mentions), error->message.c_str());
         QCOMPARE(error->kind, std::string("integrity"));
+    }
+
+    // PTX with its source lines, and SASS where nvdisasm is installed, for a kernel under a task's
+    // launch plan: the plan's parameters become the defines, as in an evaluation. No driver needed.
+    void listsPtxAndSass() {
+        const QString dir = qEnvironmentVariable("KFORGE_TASKS_DIR") + QStringLiteral("/vector_add");
+        QFile taskFile(dir + QStringLiteral("/task.json"));
+        QFile kernelFile(dir + QStringLiteral("/baseline.cu"));
+        QVERIFY(taskFile.open(QIODevice::ReadOnly) && kernelFile.open(QIODevice::ReadOnly));
+        auto task = spec::TaskSpec::fromJson(nlohmann::json::parse(taskFile.readAll().toStdString()), "task.json");
+        QVERIFY2(task, task ? "" : task.error().c_str());
+        protocol::DisassembleRequest request;
+        request.task = *task;
+        request.kernel.file = "baseline.cu";
+        request.kernel.source = kernelFile.readAll().toStdString();
+        request.arch = 90;
+        cuda::CudaBackend backend;
+        const auto listing = harness::disassemble(backend, request);
+        QVERIFY2(listing.ok, listing.message.c_str());
+        QCOMPARE(listing.arch.substr(0, 5), std::string("sm_90"));
+        QVERIFY(listing.compiler.rfind("NVRTC ", 0) == 0);
+        QVERIFY(listing.intermediate.find(".entry vector_add") != std::string::npos);
+        // The body's first statement is line 10 of the file.
+        QVERIFY2(listing.intermediate.find(".loc\t1 10 ") != std::string::npos, listing.intermediate.c_str());
+        // Another block size is another program: BLOCK reaches the compiler as a define.
+        request.kernel.params = {{"BLOCK", 128}};
+        const auto other = harness::disassemble(backend, request);
+        QVERIFY2(other.ok, other.message.c_str());
+        QVERIFY(other.intermediate != listing.intermediate);
+#ifdef KFORGE_VENV_NVDISASM
+        const bool haveNvdisasm = true;
+#else
+        const bool haveNvdisasm = QFile::exists(QStringLiteral("/usr/local/cuda/bin/nvdisasm"));
+#endif
+        if (haveNvdisasm) {
+            QCOMPARE(listing.machineTool, std::string("nvdisasm"));
+            QVERIFY2(listing.machineCode.find("//## File \"") != std::string::npos, listing.machineCode.c_str());
+            QVERIFY(listing.machineCode.find("EXIT") != std::string::npos);
+        } else if (listing.machineCode.empty()) {
+            QVERIFY2(listing.machineCodeNote.find("nvdisasm") != std::string::npos, listing.machineCodeNote.c_str());
+        }
+        request.machineCode = false;
+        QVERIFY(harness::disassemble(backend, request).machineCode.empty());
+
+        // What is wrong is named: a launch plan the task does not fit, a kernel that does not compile.
+        request.kernel.params.clear();
+        request.kernel.source = "// kforge:launch vector_add grid=(cdiv(M, 256)) block=(256)\n"
+                                "extern \"C\" __global__ void vector_add(float* z, int M) {}\n";
+        const auto unfit = harness::disassemble(backend, request);
+        QVERIFY(!unfit.ok);
+        QVERIFY2(unfit.message.find("baseline.cu") != std::string::npos && unfit.message.find("M") != std::string::npos,
+                 unfit.message.c_str());
+        request.kernel.source = "// kforge:launch vector_add grid=(1) block=(32)\n"
+                                "extern \"C\" __global__ void vector_add(const float* x, const float* y, float* z, "
+                                "int N) { undeclared = 1; }\n";
+        const auto broken = harness::disassemble(backend, request);
+        QVERIFY(!broken.ok);
+        QVERIFY2(broken.message.find("does not compile") != std::string::npos
+                     && broken.log.find("undeclared") != std::string::npos,
+                 broken.message.c_str());
+        if (!driverPresent()) {
+            request.arch = 0; // the device's: there is none
+            const auto noDevice = harness::disassemble(backend, request);
+            QVERIFY(!noDevice.ok);
+            QVERIFY2(noDevice.message.find("name the target") != std::string::npos, noDevice.message.c_str());
+        }
     }
 
     void paramNamedLikeATemplateArgument() {

@@ -215,6 +215,54 @@ private slots:
         QVERIFY2(QString::fromStdString(r.error()).contains(mentions), r.error().c_str());
     }
 
+    void disassembleRoundTrip() {
+        protocol::DisassembleRequest request;
+        request.id = 5;
+        request.task = *spec::TaskSpec::fromJson(json::parse(kTask), "test");
+        request.kernel = {"candidate", "candidate 7", "// kernel\n", {{"BLOCK", 64}}};
+        request.arch = 90;
+        request.machineCode = false;
+        auto decoded = protocol::decodeRequest(protocol::encode(protocol::Request{request}));
+        QVERIFY2(decoded.ok(), decoded.ok() ? "" : decoded.error().c_str());
+        const auto& d = std::get<protocol::DisassembleRequest>(*decoded);
+        QCOMPARE(d.id, 5);
+        QCOMPARE(d.arch, 90);
+        QVERIFY(!d.machineCode);
+        QCOMPARE(d.kernel.params.at("BLOCK"), 64);
+        QCOMPARE(d.task.name, std::string("t"));
+
+        // What is wrong is named.
+        json bad = json::parse(protocol::encode(protocol::Request{request}));
+        bad["arch"] = "sm_90";
+        auto wrongArch = protocol::decodeRequest(bad.dump());
+        QVERIFY(!wrongArch.ok());
+        QVERIFY2(wrongArch.error().find("disassemble.arch") != std::string::npos, wrongArch.error().c_str());
+        bad = json::parse(protocol::encode(protocol::Request{request}));
+        bad.erase("kernel");
+        auto noKernel = protocol::decodeRequest(bad.dump());
+        QVERIFY(!noKernel.ok());
+        QVERIFY2(noKernel.error().find("'kernel' is missing") != std::string::npos, noKernel.error().c_str());
+
+        protocol::DisassembleResult result;
+        result.id = 5;
+        result.ok = true;
+        result.arch = "sm_90a";
+        result.compiler = "NVRTC 13.0";
+        result.intermediate = ".version 9.0\n\t.loc\t1 3 0\n";
+        result.machineCodeNote = "no nvdisasm";
+        auto back = protocol::decodeResponse(protocol::encode(result));
+        QVERIFY(back.ok());
+        QCOMPARE(protocol::responseId(*back).value(), 5);
+        const auto& r = std::get<protocol::DisassembleResult>(*back);
+        QCOMPARE(r.intermediate, result.intermediate);
+        QCOMPARE(r.machineCodeNote, result.machineCodeNote);
+        QCOMPARE(r.intermediateFormat, std::string("ptx"));
+        // "ok" without code is not a listing.
+        json empty = json::parse(protocol::encode(result));
+        empty["intermediate"] = "";
+        QVERIFY(!protocol::decodeResponse(empty.dump()).ok());
+    }
+
     void ceilingsAndProfile() {
         auto req = protocol::decodeRequest(protocol::encode(protocol::Request{protocol::CeilingsRequest{9, 1, true}}));
         QVERIFY(req.ok());

@@ -17,6 +17,7 @@
 #include "insightmodel.h"
 #include "islandsview.h"
 #include "kerneleditordialog.h"
+#include "listingview.h"
 #include "mainwindow.h"
 #include "progressplot.h"
 #include "runcomparedialog.h"
@@ -190,10 +191,119 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(
             w.codeView()->mode() == CodeView::Mode::Compare && w.codeView()->placeholderText().isEmpty(), 30000);
         fits("two kernels compared");
+        w.codeView()->setMode(CodeView::Mode::Listing);
+        fits("PTX and SASS");
+        w.codeView()->setMode(CodeView::Mode::Source);
         for (QDockWidget* dock : w.docks()) {
             dock->raise();
             fits(qPrintable(dock->objectName()));
         }
+    }
+
+    // PTX and SASS of a CUDA kernel of the stored H200 run, made here by the CUDA worker (NVRTC;
+    // nvdisasm where installed) without a GPU: the caret's source line marks its instructions and
+    // the other way round, the listing is kept in the run's store and read from there next time,
+    // and Compare sets two kernels' PTX side by side.
+    void ptxAndSassOfAStoredH200Run() {
+        if (!QFileInfo::exists(qEnvironmentVariable("KFORGE_WORKER_DIR") + QStringLiteral("/kforge-worker-cuda")))
+            QSKIP("this build has no CUDA worker (no CUDA toolkit)");
+        const QString store = m_dir.filePath(QStringLiteral("h200-listing.kforge"));
+        QVERIFY(QFile::copy(QStringLiteral(KFORGE_SOURCE_DIR "/tests/gpu/runs/h200-llm-2026-11-30.kforge"), store));
+        QFile::setPermissions(store, QFile::ReadOwner | QFile::WriteOwner);
+        qint64 best = 0;
+        qint64 runId = 0;
+        {
+            MainWindow w;
+            w.resize(1300, 700);
+            w.show();
+            QVERIFY(w.openRun(store));
+            RunData* data = w.session()->data();
+            QTRY_VERIFY(data->hasRun() && data->complete());
+            best = data->run().bestCandidate;
+            runId = data->run().id;
+            QTRY_COMPARE(w.session()->selection()->current(), best);
+            QVERIFY(action(w, "showListing")->isEnabled());
+            action(w, "showListing")->trigger();
+            QCOMPARE(w.codeView()->mode(), CodeView::Mode::Listing);
+            ListingView* view = w.codeView()->listingView();
+            QVERIFY(view);
+            QCOMPARE(view->target(), 90); // the run's GPU, an H200
+            QTRY_VERIFY_WITH_TIMEOUT(view->shownCandidate() == best, 60000);
+            QVERIFY2(view->placeholderText().isEmpty(), qPrintable(view->placeholderText()));
+            QVERIFY(view->listingEditor()->text().contains(QStringLiteral(".target sm_90")));
+            QVERIFY2(view->statusText().contains(QStringLiteral("NVRTC")), qPrintable(view->statusText()));
+
+            // The caret on a line of code marks that line's instructions, and an instruction's
+            // line marks its source line.
+            // (QScintilla reports caret moves when it next updates, from the event loop.)
+            QsciScintilla* source = view->sourceEditor();
+            const auto moveCaret = [](QsciScintilla* editor, int line) {
+                editor->setCursorPosition(line, 0);
+                editor->viewport()->repaint();
+                QCoreApplication::processEvents();
+            };
+            int codeLine = -1;
+            for (int line = 0; line < source->lines() && codeLine < 0; ++line) {
+                moveCaret(source, line);
+                if (!view->relatedListingLines().isEmpty())
+                    codeLine = line;
+            }
+            QVERIFY2(codeLine >= 0, "no source line has instructions");
+            QCOMPARE(view->relatedSourceLines(), QList<int>{codeLine});
+            const int instruction = view->relatedListingLines().first();
+            QVERIFY(!view->listingEditor()->text(instruction).trimmed().startsWith(QLatin1Char('.')));
+            moveCaret(view->listingEditor(), instruction);
+            QCOMPARE(view->relatedSourceLines(), QList<int>{codeLine});
+            QVERIFY(view->relatedListingLines().contains(instruction));
+
+            view->setFormat(ListingFormat::Sass);
+            if (view->statusText().contains(QStringLiteral("nvdisasm"))
+                && !view->statusText().contains(QStringLiteral("no SASS"))) {
+                QVERIFY(view->placeholderText().isEmpty());
+                QVERIFY(view->listingEditor()->text().contains(QStringLiteral("//## File")));
+                moveCaret(source, 0);
+                moveCaret(source, codeLine);
+                QVERIFY(!view->relatedListingLines().isEmpty());
+            } else {
+                QVERIFY2(view->placeholderText().contains(QStringLiteral("nvdisasm")),
+                         qPrintable(view->placeholderText()));
+            }
+            view->setFormat(ListingFormat::Ptx);
+
+            // Compare: the best against the run's first kernel, as PTX.
+            const qint64 first = data->candidateAt(0).id;
+            w.codeView()->setCompareWhat(CodeView::CompareWhat::Ptx);
+            w.session()->selection()->compare(first, best);
+            QTRY_VERIFY_WITH_TIMEOUT(
+                w.codeView()->mode() == CodeView::Mode::Compare && w.codeView()->placeholderText().isEmpty(), 60000);
+            QVERIFY(w.codeView()->compareView()->leftEditor()->text().contains(QStringLiteral(".entry")));
+            QVERIFY(w.codeView()->compareView()->rightEditor()->text().contains(QStringLiteral(".entry")));
+        }
+        // Kept in the store, for this run's candidate and target.
+        {
+            auto opened = store::RunStore::open(store, store::OpenMode::ReadOnly);
+            QVERIFY(opened);
+            auto kept = (*opened)->listing(runId, best, 90);
+            QVERIFY2(kept && kept->has_value(), "the listing was not kept");
+            QVERIFY((*kept)->intermediate.find(".entry") != std::string::npos);
+        }
+        // Read from there next time: no worker is needed.
+        qputenv("KFORGE_WORKER_CUDA", m_dir.filePath(QStringLiteral("no-such-worker")).toLocal8Bit());
+        const auto restore = qScopeGuard([] { qunsetenv("KFORGE_WORKER_CUDA"); });
+        MainWindow again;
+        again.show();
+        QVERIFY(again.openRun(store));
+        QTRY_COMPARE(again.session()->selection()->current(), best);
+        again.codeView()->setMode(CodeView::Mode::Listing);
+        QTRY_COMPARE_WITH_TIMEOUT(again.codeView()->listingView()->shownCandidate(), best, 30000);
+        // A kernel whose listing was not kept, and without a worker the tab says why.
+        RunData* data = again.session()->data();
+        qint64 other = 0;
+        for (int r = data->candidateCount() - 1; r > 0 && !other; --r)
+            if (data->candidateAt(r).id != best)
+                other = data->candidateAt(r).id;
+        again.session()->selection()->select(other);
+        QTRY_VERIFY(again.codeView()->listingView()->placeholderText().contains(QStringLiteral("CUDA worker")));
     }
 
     // A geometry saved on a larger screen is not restored past the edges of this one.
@@ -834,7 +944,7 @@ private slots:
         o.experiencePath = m_dir.filePath(QStringLiteral("experience.kforge-library"));
         auto written = renderViews(o);
         QVERIFY2(written, written ? "" : written.error().c_str());
-        QCOMPARE(written->size(), 16);
+        QCOMPARE(written->size(), 18); // a CUDA run: PTX and SASS too
         for (const QString& file : *written) {
             QImage image(file);
             QVERIFY2(!image.isNull() && image.width() > 300 && image.height() > 200, qPrintable(file));

@@ -6,12 +6,15 @@
 #include "candidateselection.h"
 #include "diagnose/finding.h"
 #include "editorfactory.h"
+#include "listingservice.h"
+#include "listingview.h"
 #include "rundata.h"
 #include "sidebysidediff.h"
 #include "theme.h"
 
 #include <Qsci/qsciscintilla.h>
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QJsonObject>
 #include <QLabel>
@@ -63,8 +66,9 @@ using util::q;
 
 } // namespace
 
-CodeView::CodeView(RunData* data, CandidateDetails* details, CandidateSelection* selection, QWidget* parent)
-    : QWidget(parent), m_data(data), m_details(details), m_selection(selection) {
+CodeView::CodeView(RunData* data, CandidateDetails* details, CandidateSelection* selection, ListingService* listings,
+                   QWidget* parent)
+    : QWidget(parent), m_data(data), m_details(details), m_selection(selection), m_listings(listings) {
     m_dialect = dialect();
 
     // Source tab: a header line over the editor.
@@ -107,7 +111,25 @@ CodeView::CodeView(RunData* data, CandidateDetails* details, CandidateSelection*
     compareLayout->setSpacing(2);
     compareLayout->addWidget(m_compareMetrics);
     compareLayout->addWidget(m_compare, 1);
-    m_comparePage = stackedPage(compareContent, this);
+    // What to compare sits above the page, so that it stays while a listing is being made.
+    auto* compareOuter = new QWidget(this);
+    m_compareWhat = new QComboBox(compareOuter);
+    m_compareWhat->setObjectName(QStringLiteral("compareWhat"));
+    m_compareWhat->addItem(tr("Source"));
+    m_compareWhat->addItem(tr("PTX"));
+    m_compareWhat->addItem(tr("SASS"));
+    m_compareWhat->setToolTip(tr("Compare the kernels' sources, or what the compiler made of them"));
+    m_compareWhat->setVisible(m_listings != nullptr);
+    m_comparePage = stackedPage(compareContent, compareOuter);
+    auto* outerLayout = new QVBoxLayout(compareOuter);
+    outerLayout->setContentsMargins(0, 0, 0, 0);
+    outerLayout->setSpacing(0);
+    auto* whatRow = new QHBoxLayout;
+    whatRow->setContentsMargins(4, 2, 4, 0);
+    whatRow->addWidget(m_compareWhat);
+    whatRow->addStretch(1);
+    outerLayout->addLayout(whatRow);
+    outerLayout->addWidget(m_comparePage, 1);
     theme::onPaletteChange(m_compareMetrics, [this] { showCompareMetrics(); });
 
     // Tab order follows Mode.
@@ -115,7 +137,19 @@ CodeView::CodeView(RunData* data, CandidateDetails* details, CandidateSelection*
     m_tabs->setDocumentMode(true);
     m_tabs->addTab(m_sourcePage, tr("Source"));
     m_tabs->addTab(m_diffPage, tr("Diff vs Parent"));
-    m_tabs->addTab(m_comparePage, tr("Compare"));
+    m_tabs->addTab(compareOuter, tr("Compare"));
+    if (m_listings) {
+        m_listingView = new ListingView(data, details, selection, listings, this);
+        m_tabs->addTab(m_listingView, tr("PTX / SASS"));
+        connect(m_compareWhat, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+        connect(m_listings, &ListingService::changed, this, [this](qint64 candidate) {
+            if (mode() == Mode::Compare && compareWhat() != CompareWhat::Source
+                && (candidate == m_selection->compareLeft() || candidate == m_selection->compareRight())) {
+                m_compareShown = {};
+                refresh();
+            }
+        });
+    }
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(m_tabs);
@@ -175,8 +209,20 @@ qint64 CodeView::shownCandidate() const {
 }
 
 QString CodeView::placeholderText() const {
-    const auto* page = static_cast<const QStackedWidget*>(m_tabs->currentWidget());
+    if (mode() == Mode::Listing)
+        return m_listingView->placeholderText();
+    const QStackedWidget* page = mode() == Mode::Source       ? m_sourcePage
+                                 : mode() == Mode::DiffParent ? m_diffPage
+                                                              : m_comparePage;
     return page->currentIndex() == kPlaceholderPage ? placeholderOf(page)->text() : QString();
+}
+
+void CodeView::setCompareWhat(CompareWhat what) {
+    m_compareWhat->setCurrentIndex(m_listings ? static_cast<int>(what) : 0);
+}
+
+CodeView::CompareWhat CodeView::compareWhat() const {
+    return static_cast<CompareWhat>(m_compareWhat->currentIndex());
 }
 
 void CodeView::showLine(int line) {
@@ -194,9 +240,17 @@ spec::Dialect CodeView::dialect() const {
 }
 
 void CodeView::refresh() {
+    if (mode() == Mode::Listing) {
+        m_listingView->refresh();
+        return;
+    }
     if (!m_data->hasRun()) {
         forgetShown();
-        setPlaceholder(static_cast<QStackedWidget*>(m_tabs->currentWidget()), tr("No run is open."));
+        const Mode shown = mode();
+        setPlaceholder(shown == Mode::Source       ? m_sourcePage
+                       : shown == Mode::DiffParent ? m_diffPage
+                                                   : m_comparePage,
+                       tr("No run is open."));
         return;
     }
     switch (mode()) {
@@ -208,6 +262,8 @@ void CodeView::refresh() {
         break;
     case Mode::Compare:
         refreshCompare();
+        break;
+    case Mode::Listing:
         break;
     }
 }
@@ -383,7 +439,7 @@ void CodeView::refreshCompare() {
                        tr("Choose two kernels to compare, e.g. from the candidate table or the lineage."));
         return;
     }
-    if (m_compareShown.shows(left, right))
+    if (m_compareShown.shows(left, right) && m_compareShownWhat == compareWhat())
         return;
     const CandidateDetail* before = m_details->details(left);
     const CandidateDetail* after = m_details->details(right);
@@ -404,11 +460,54 @@ void CodeView::refreshCompare() {
             return;
         }
     }
-    m_compare->setTexts(titleOf(left, *before), before->candidate.source, titleOf(right, *after),
-                        after->candidate.source, m_dialect);
+    m_compareShownWhat = compareWhat();
+    if (m_compareShownWhat == CompareWhat::Source)
+        m_compare->setTexts(titleOf(left, *before), before->candidate.source, titleOf(right, *after),
+                            after->candidate.source, m_dialect);
+    else if (!compareListings(*before, *after))
+        return;
     m_metricRows = ui::compareMetrics(*before, *after);
     showCompareMetrics();
     showContent(m_comparePage);
+}
+
+bool CodeView::compareListings(const CandidateDetail& before, const CandidateDetail& after) {
+    const bool sass = m_compareShownWhat == CompareWhat::Sass;
+    const QString what = sass ? tr("SASS") : tr("PTX");
+    if (m_dialect != spec::Dialect::Cuda) {
+        m_compareShown = {};
+        setPlaceholder(m_comparePage, tr("%1 is shown for CUDA runs only.").arg(what));
+        return false;
+    }
+    // Both for the target the PTX / SASS tab shows for the left kernel.
+    const int target = m_listingView->target();
+    QStringList texts;
+    for (const CandidateDetail* detail : {&before, &after}) {
+        const ListingService::Entry* entry = m_listings->entry(detail->id, target);
+        if (!entry) {
+            m_listings->request(detail->id, target);
+            entry = m_listings->entry(detail->id, target);
+        }
+        if (!entry || entry->state != ListingService::Entry::State::Done) {
+            m_compareShown = {};
+            setPlaceholder(m_comparePage, tr("Compiling kernel %1 for %2 with the CUDA worker…")
+                                              .arg(detail->id)
+                                              .arg(ListingService::targetName(target)));
+            return false;
+        }
+        const protocol::DisassembleResult& listing = entry->listing;
+        const std::string& text = sass ? listing.machineCode : listing.intermediate;
+        if (!listing.ok || text.empty()) {
+            const std::string& why = !listing.ok ? listing.message : listing.machineCodeNote;
+            setPlaceholder(m_comparePage, tr("No %1 of kernel %2: %3").arg(what).arg(detail->id).arg(q(why)));
+            return false;
+        }
+        texts << q(text);
+    }
+    const QString suffix = QStringLiteral("  (%1, %2)").arg(what, ListingService::targetName(target));
+    m_compare->setTexts(titleOf(before.id, before) + suffix, texts[0], titleOf(after.id, after) + suffix, texts[1],
+                        spec::Dialect::Cuda);
+    return true;
 }
 
 void CodeView::showCompareMetrics() {
@@ -429,6 +528,8 @@ bool CodeView::showsCandidate(qint64 id) const {
     }
     case Mode::Compare:
         return id == m_selection->compareLeft() || id == m_selection->compareRight();
+    case Mode::Listing:
+        return id == m_selection->current();
     }
     return false;
 }

@@ -1,13 +1,15 @@
 #pragma once
 // The kernel source of the selected candidate, with its findings and compiler diagnostics marked on
-// their lines; the candidate against its first parent; and any two candidates side by side. Sources
-// arrive on demand from CandidateDetails: a tab says "Loading kernel N…" until they do.
+// their lines; the candidate against its first parent; any two candidates side by side (source,
+// PTX or SASS); and, for CUDA runs, the candidate's PTX and SASS beside its source (ListingView).
+// Sources arrive on demand from CandidateDetails: a tab says "Loading kernel N…" until they do.
 
 #include "comparemetrics.h"
 #include "kernelfile.h"
 
 #include <QWidget>
 
+class QComboBox;
 class QLabel;
 class QStackedWidget;
 class QTabWidget;
@@ -18,6 +20,8 @@ namespace kforge::ui {
 
 class CandidateDetails;
 class CandidateSelection;
+class ListingService;
+class ListingView;
 class RunData;
 class SideBySideDiff;
 struct CandidateDetail;
@@ -25,9 +29,13 @@ struct CandidateDetail;
 class CodeView : public QWidget {
     Q_OBJECT
 public:
-    enum class Mode { Source, DiffParent, Compare };
+    enum class Mode { Source, DiffParent, Compare, Listing };
+    // What the Compare tab sets side by side.
+    enum class CompareWhat { Source, Ptx, Sass };
 
-    CodeView(RunData* data, CandidateDetails* details, CandidateSelection* selection, QWidget* parent = nullptr);
+    // Without `listings` there is no PTX / SASS tab, and Compare compares sources only.
+    CodeView(RunData* data, CandidateDetails* details, CandidateSelection* selection,
+             ListingService* listings = nullptr, QWidget* parent = nullptr);
 
     void setMode(Mode mode);
     Mode mode() const;
@@ -37,6 +45,10 @@ public:
     SideBySideDiff* compareView() const { return m_compare; }
     // The compared kernels' figures (time, registers, occupancy, memory, roofline) and their changes.
     QLabel* compareMetrics() const { return m_compareMetrics; }
+    ListingView* listingView() const { return m_listingView; }
+    ListingService* listings() const { return m_listings; }
+    void setCompareWhat(CompareWhat what);
+    CompareWhat compareWhat() const;
     // The candidate whose source the Source tab shows; 0 while none is (nothing selected, loading).
     qint64 shownCandidate() const;
     // What the current tab says instead of code ("Loading kernel 7…"); empty while it shows code.
@@ -66,6 +78,9 @@ private:
     void refreshSource();
     void refreshDiff();
     void refreshCompare();
+    // The two candidates' listings for Compare's PTX or SASS: false (with the placeholder set)
+    // until both are there.
+    bool compareListings(const CandidateDetail& before, const CandidateDetail& after);
     void showCompareMetrics();
     void fillSource(const CandidateDetail& detail);
     void updateHeader();
@@ -92,6 +107,10 @@ private:
     SideBySideDiff* m_diff = nullptr;
     SideBySideDiff* m_compare = nullptr;
     QLabel* m_compareMetrics = nullptr;
+    QComboBox* m_compareWhat = nullptr;
+    CompareWhat m_compareShownWhat = CompareWhat::Source;
+    ListingService* m_listings = nullptr;
+    ListingView* m_listingView = nullptr;
     QList<MetricRow> m_metricRows; // of the pair shown
     Shown m_sourceShown;
     Shown m_diffShown;

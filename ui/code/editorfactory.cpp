@@ -17,7 +17,7 @@ namespace kforge::ui {
 
 namespace {
 
-constexpr int kMarkerKinds = 6;
+constexpr int kMarkerKinds = 7;
 constexpr int kSymbolBase = kMarkerKinds; // symbol markers follow the line backgrounds
 constexpr int kNumberMargin = 0;
 constexpr int kSymbolMargin = 1;
@@ -51,6 +51,9 @@ MarkerLook lookOf(Marker marker, bool dark) {
     case Marker::Info:
         return dark ? MarkerLook{QsciScintilla::SmallRectangle, QColor(0x1c, 0x2e, 0x4a), QColor(0x58, 0xa6, 0xff)}
                     : MarkerLook{QsciScintilla::SmallRectangle, QColor(0xe2, 0xec, 0xfb), QColor(0x09, 0x69, 0xda)};
+    case Marker::Related:
+        return dark ? MarkerLook{QsciScintilla::RightArrow, QColor(0x33, 0x29, 0x52), QColor(0xa3, 0x71, 0xf7)}
+                    : MarkerLook{QsciScintilla::RightArrow, QColor(0xec, 0xe4, 0xfc), QColor(0x82, 0x50, 0xdf)};
     }
     return {};
 }
@@ -355,6 +358,11 @@ void focusLine(QsciScintilla* editor, int line) {
     const int onScreen = static_cast<int>(editor->SendScintilla(QsciScintillaBase::SCI_LINESONSCREEN));
     editor->setFirstVisibleLine(qMax(0, line - onScreen / 3));
     editor->ensureLineVisible(line);
+}
+
+void clearMarker(QsciScintilla* editor, Marker marker) {
+    editor->markerDeleteAll(markerNumber(marker));
+    editor->markerDeleteAll(kSymbolBase + markerNumber(marker));
 }
 
 void clearMarks(QsciScintilla* editor) {

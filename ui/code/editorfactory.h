@@ -14,7 +14,8 @@ namespace kforge::ui {
 
 // Line marks. Each kind has a line background (its markerNumber(), the bit tests read from
 // markersAtLine) and a symbol in the marker margin.
-enum class Marker { Added, Removed, Changed, Error, Warning, Info };
+// Related: lines that belong to the line the caret is on in another view (source and PTX/SASS).
+enum class Marker { Added, Removed, Changed, Error, Warning, Info, Related };
 
 // Indicators drawn over text ranges.
 enum class Indicator {
@@ -41,6 +42,8 @@ void markColumn(QsciScintilla* editor, int line, int column);
 void annotateLine(QsciScintilla* editor, int line, const QString& text, Marker severity);
 // Moves the caret to `line`, selects it, scrolls it into view and boxes it (until the next call).
 void focusLine(QsciScintilla* editor, int line);
+// Removes every mark of one kind.
+void clearMarker(QsciScintilla* editor, Marker marker);
 // Removes markers, diagnostic and focus indicators, and annotations (not the directive colouring).
 void clearMarks(QsciScintilla* editor);
 

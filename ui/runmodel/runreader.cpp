@@ -1,5 +1,6 @@
 #include "runreader.h"
 
+#include "util/logging.h"
 #include "util/text.h"
 
 #include "diagnose/roofline.h"
@@ -51,6 +52,29 @@ void RunReader::queueCommand(qint64 token, const QString& storePath, qint64 run,
     if (!waiting)
         return emit failed(token, q(waiting.error()));
     emit commandQueued(token, static_cast<int>(waiting->size()));
+}
+
+void RunReader::readListing(qint64 token, qint64 candidate, int target) {
+    std::optional<protocol::DisassembleResult> kept;
+    if (m_store && token == m_token) {
+        auto read = m_store->listing(m_run, candidate, target);
+        if (read)
+            kept = std::move(*read);
+        else
+            qCWarning(lcStore).noquote() << q(read.error());
+    }
+    emit listingRead(token, candidate, target, kept.has_value(), kept.value_or(protocol::DisassembleResult{}));
+}
+
+void RunReader::keepListing(const QString& storePath, qint64 run, qint64 candidate, int target,
+                            const protocol::DisassembleResult& listing) {
+    auto opened = store::RunStore::open(storePath);
+    if (!opened) {
+        qCInfo(lcStore).noquote() << "the listing of candidate" << candidate << "was not kept:" << q(opened.error());
+        return;
+    }
+    if (auto kept = (*opened)->storeListing(run, candidate, target, listing); !kept)
+        qCInfo(lcStore).noquote() << "the listing of candidate" << candidate << "was not kept:" << q(kept.error());
 }
 
 void RunReader::listRuns(qint64 token, const QString& storePath) {

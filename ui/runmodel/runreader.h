@@ -6,6 +6,7 @@
 // same file through its own connection; WAL lets this reader run beside it.
 
 #include "candidatedetails.h"
+#include "eval/executor.h" // DisassembleResult as a signal argument
 #include "rundata.h"
 #include "search/descriptors.h"
 
@@ -37,6 +38,13 @@ public slots:
     void queueCommand(qint64 token, const QString& storePath, qint64 run, const QJsonObject& command);
     // The runs of a store, newest first, for a picker: what is being read is left as it is.
     void listRuns(qint64 token, const QString& storePath);
+    // A listing (PTX, SASS) of a candidate of the open run kept in its store: listingRead(), with
+    // `found` false when none is (or it cannot be read, which is logged).
+    void readListing(qint64 token, qint64 candidate, int target);
+    // Keeps a listing in the store, through a connection of its own; a store that cannot be
+    // written (read-only file) is logged and left as it is: the listing was shown all the same.
+    void keepListing(const QString& storePath, qint64 run, qint64 candidate, int target,
+                     const kforge::protocol::DisassembleResult& listing);
 
 signals:
     void delta(const kforge::ui::RunDelta& delta);
@@ -45,6 +53,8 @@ signals:
     void runsListed(qint64 token, const QString& storePath, const QList<kforge::store::RunRecord>& runs);
     void listFailed(qint64 token, const QString& message);
     void commandQueued(qint64 token, int waiting);
+    void listingRead(qint64 token, qint64 candidate, int target, bool found,
+                     const kforge::protocol::DisassembleResult& listing);
 
 private:
     void readMore(); // one chunk; queues itself again while rows remain

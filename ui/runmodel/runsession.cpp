@@ -28,6 +28,7 @@ RunSession::RunSession(QObject* parent)
     qRegisterMetaType<search::RunProgress>();
     qRegisterMetaType<search::RunSummary>();
     qRegisterMetaType<search::EngineCommand>();
+    qRegisterMetaType<protocol::DisassembleResult>();
     qRegisterMetaType<QList<store::RunRecord>>();
     m_reader = new RunReader;
     connect(m_reader, &RunReader::delta, this, &RunSession::onDelta);
@@ -54,6 +55,11 @@ RunSession::RunSession(QObject* parent)
         if (token == m_listToken)
             emit failed(message);
     });
+    connect(m_reader, &RunReader::listingRead, this,
+            [this](qint64 token, qint64 candidate, int target, bool found, const protocol::DisassembleResult& listing) {
+                if (token == m_token)
+                    emit listingRead(candidate, target, found, listing);
+            });
     connect(m_details, &CandidateDetails::requested, m_reader, &RunReader::loadDetail);
     m_readerThread = startWorkerThread(m_reader, QStringLiteral("kforge-run-reader"));
 }
@@ -190,6 +196,24 @@ bool RunSession::post(const search::EngineCommand& command, const QString& what)
          json = search::Steering::toJson(command)] { reader->queueCommand(token, path, run, json); },
         Qt::QueuedConnection);
     return true;
+}
+
+void RunSession::readListing(qint64 candidate, int target) {
+    QMetaObject::invokeMethod(
+        m_reader,
+        [reader = m_reader, token = m_token, candidate, target] { reader->readListing(token, candidate, target); },
+        Qt::QueuedConnection);
+}
+
+void RunSession::keepListing(qint64 candidate, int target, const protocol::DisassembleResult& listing) {
+    if (!m_data->hasRun())
+        return;
+    QMetaObject::invokeMethod(
+        m_reader,
+        [reader = m_reader, path = m_storePath, run = m_data->run().id, candidate, target, listing] {
+            reader->keepListing(path, run, candidate, target, listing);
+        },
+        Qt::QueuedConnection);
 }
 
 bool RunSession::pause() {

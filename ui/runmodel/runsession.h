@@ -7,6 +7,7 @@
 
 #include "candidatedetails.h"
 #include "candidateselection.h"
+#include "eval/executor.h" // DisassembleResult as a signal argument
 #include "rundata.h"
 #include "search/engine.h"
 
@@ -62,6 +63,11 @@ public:
     bool submitEdit(qint64 parent, const QString& source, const QString& note);
     bool decideReview(qint64 candidate, bool accept, const QString& note);
 
+    // Listings (PTX, SASS) of the shown run's candidates kept in its store (ListingService):
+    // readListing() is answered by listingRead(); keepListing() writes through its own connection.
+    void readListing(qint64 candidate, int target);
+    void keepListing(qint64 candidate, int target, const protocol::DisassembleResult& listing);
+
 signals:
     void opened(qint64 run, const QString& storePath);
     void failed(const QString& message);
@@ -69,6 +75,7 @@ signals:
     // Steering of the stored run shown was kept in its store: `waiting` commands now wait for the
     // run to resume.
     void queued(int waiting);
+    void listingRead(qint64 candidate, int target, bool found, const kforge::protocol::DisassembleResult& listing);
     void notice(const QString& message);
     void stateChanged(kforge::search::RunState state);
     void finished(const kforge::search::RunSummary& summary);

@@ -206,6 +206,16 @@ std::string encode(const Request& r) {
                     .dump();
             } else if constexpr (std::is_same_v<T, ShutdownRequest>) {
                 return json{{"id", req.id}, {"type", "shutdown"}}.dump();
+            } else if constexpr (std::is_same_v<T, DisassembleRequest>) {
+                return json{{"id", req.id},
+                            {"type", "disassemble"},
+                            {"task", req.task.toJson()},
+                            {"variant", req.variant},
+                            {"kernel", kernelToJson(req.kernel)},
+                            {"arch", req.arch},
+                            {"device", req.device},
+                            {"machine_code", req.machineCode}}
+                    .dump(-1, ' ', false, json::error_handler_t::replace);
             } else {
                 json j{{"id", req.id},
                        {"type", "evaluate"},
@@ -343,6 +353,54 @@ std::string encode(const CeilingsResult& r) {
         .dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+json toJson(const DisassembleResult& r) {
+    return {{"id", r.id},
+            {"type", "disassembly"},
+            {"ok", r.ok},
+            {"message", r.message},
+            {"log", r.log},
+            {"file", r.file},
+            {"arch", r.arch},
+            {"compiler", r.compiler},
+            {"intermediate_format", r.intermediateFormat},
+            {"intermediate", r.intermediate},
+            {"machine_format", r.machineFormat},
+            {"machine_code", r.machineCode},
+            {"machine_tool", r.machineTool},
+            {"machine_code_note", r.machineCodeNote},
+            {"seconds", r.seconds}};
+}
+
+std::string encode(const DisassembleResult& r) {
+    return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Expected<DisassembleResult> disassembleResultFromJson(const json& j) {
+    if (!j.is_object())
+        return Error{"disassembly: not a JSON object"};
+    DisassembleResult r;
+    auto id = j.find("id");
+    if (id == j.end() || !id->is_number_integer())
+        return Error{"disassembly: 'id' is missing or not an integer"};
+    r.id = id->get<std::int64_t>();
+    r.ok = value(j, "ok", false);
+    r.message = value<std::string>(j, "message", "");
+    r.log = value<std::string>(j, "log", "");
+    r.file = value<std::string>(j, "file", "");
+    r.arch = value<std::string>(j, "arch", "");
+    r.compiler = value<std::string>(j, "compiler", "");
+    r.intermediateFormat = value<std::string>(j, "intermediate_format", "ptx");
+    r.intermediate = value<std::string>(j, "intermediate", "");
+    r.machineFormat = value<std::string>(j, "machine_format", "sass");
+    r.machineCode = value<std::string>(j, "machine_code", "");
+    r.machineTool = value<std::string>(j, "machine_tool", "");
+    r.machineCodeNote = value<std::string>(j, "machine_code_note", "");
+    r.seconds = value(j, "seconds", 0.0);
+    if (r.ok && r.intermediate.empty())
+        return Error{"disassembly " + std::to_string(r.id) + ": 'ok' but no intermediate code"};
+    return r;
+}
+
 std::string encodeError(std::optional<std::int64_t> id, const std::string& message) {
     json j{{"type", "error"}, {"message", message}};
     j["id"] = id ? json(*id) : json(nullptr);
@@ -368,6 +426,49 @@ Expected<Hello> decodeHello(const std::string& line) {
     return h;
 }
 
+namespace {
+
+// A request's task and variant ("evaluate.task: ...", "evaluate.variant: ...").
+spec::Status readTask(const json& j, const std::string& request, spec::TaskSpec& task, std::string& variant) {
+    auto it = j.find("task");
+    if (it == j.end())
+        return spec::fail(request + ": 'task' is missing");
+    auto spec = spec::TaskSpec::fromJson(*it, request + ".task");
+    if (!spec)
+        return spec::fail(spec.error());
+    task = std::move(*spec);
+    variant = value<std::string>(j, "variant", "default");
+    if (auto sizes = task.sizesFor(variant); !sizes)
+        return spec::fail(request + ".variant: " + sizes.error());
+    return spec::success();
+}
+
+Expected<Request> decodeDisassemble(const json& j, std::int64_t id) {
+    DisassembleRequest r;
+    r.id = id;
+    if (auto s = readTask(j, "disassemble", r.task, r.variant); !s)
+        return Error{s.error()};
+    auto kernel = j.find("kernel");
+    if (kernel == j.end())
+        return Error{"disassemble: 'kernel' is missing"};
+    auto k = kernelFromJson(*kernel, "disassemble.kernel");
+    if (!k)
+        return Error{k.error()};
+    if (k->form != "kernel")
+        return Error{"disassemble.kernel.form: must be a kernel, not '" + k->form + "'"};
+    r.kernel = std::move(*k);
+    auto arch = j.find("arch");
+    if (arch != j.end()
+        && (!arch->is_number_integer() || arch->get<std::int64_t>() < 0 || arch->get<std::int64_t>() > 1000))
+        return Error{"disassemble.arch: must be a compute capability such as 90 (for 9.0), or 0 for the device's"};
+    r.arch = arch == j.end() ? 0 : arch->get<int>();
+    r.device = value(j, "device", 0);
+    r.machineCode = value(j, "machine_code", true);
+    return Request{std::move(r)};
+}
+
+} // namespace
+
 Expected<Request> decodeRequest(const std::string& line) {
     auto parsed = parseLine(line);
     if (!parsed)
@@ -384,22 +485,16 @@ Expected<Request> decodeRequest(const std::string& line) {
         return Request{ShutdownRequest{id}};
     if (type == "ceilings")
         return Request{CeilingsRequest{id, value(j, "device", 0), value(j, "refresh", false)}};
+    if (type == "disassemble")
+        return decodeDisassemble(j, id);
     if (type != "evaluate")
         return Error{"request " + std::to_string(id) + ": unknown type '" + type
-                     + "' (known: probe, evaluate, ceilings, shutdown)"};
+                     + "' (known: probe, evaluate, ceilings, disassemble, shutdown)"};
 
     EvaluateRequest r;
     r.id = id;
-    auto task = j.find("task");
-    if (task == j.end())
-        return Error{"evaluate: 'task' is missing"};
-    auto spec = spec::TaskSpec::fromJson(*task, "evaluate.task");
-    if (!spec)
-        return Error{spec.error()};
-    r.task = std::move(*spec);
-    r.variant = value<std::string>(j, "variant", "default");
-    if (auto sizes = r.task.sizesFor(r.variant); !sizes)
-        return Error{"evaluate.variant: " + sizes.error()};
+    if (auto s = readTask(j, "evaluate", r.task, r.variant); !s)
+        return Error{s.error()};
     for (auto [key, target] : {std::pair{"reference", &r.reference}, std::pair{"candidate", &r.candidate}}) {
         auto it = j.find(key);
         if (it == j.end())
@@ -585,6 +680,12 @@ Expected<Response> decodeResponse(const std::string& line) {
         c.ceilings = value(j, "ceilings", std::map<std::string, double>{});
         return Response{std::move(c)};
     }
+    if (type == "disassembly") {
+        auto r = disassembleResultFromJson(j);
+        if (!r)
+            return Error{r.error()};
+        return Response{std::move(*r)};
+    }
     if (type == "error") {
         ErrorResponse e;
         if (auto id = j.find("id"); id != j.end() && id->is_number_integer())
@@ -592,7 +693,7 @@ Expected<Response> decodeResponse(const std::string& line) {
         e.message = value<std::string>(j, "message", "(no message)");
         return Response{e};
     }
-    return Error{"response: unknown type '" + type + "' (expected result, probe, ceilings or error)"};
+    return Error{"response: unknown type '" + type + "' (expected result, probe, ceilings, disassembly or error)"};
 }
 
 std::optional<std::int64_t> responseId(const Response& r) {
@@ -602,6 +703,8 @@ std::optional<std::int64_t> responseId(const Response& r) {
         return p->id;
     if (const auto* c = std::get_if<CeilingsResult>(&r))
         return c->id;
+    if (const auto* d = std::get_if<DisassembleResult>(&r))
+        return d->id;
     return std::get<ErrorResponse>(r).id;
 }
 

@@ -121,7 +121,22 @@ struct ShutdownRequest {
     std::int64_t id = 0;
 };
 
-using Request = std::variant<ProbeRequest, EvaluateRequest, ShutdownRequest, CeilingsRequest>;
+// Asks for what the compiler makes of one kernel file under the task's launch plan: the
+// intermediate code (PTX for CUDA) and, where the toolkit's disassembler is present, the machine
+// code (SASS), both with the source lines they came from. Nothing runs, so a worker answers it on
+// a machine without a GPU driver when `arch` names the target.
+struct DisassembleRequest {
+    std::int64_t id = 0;
+    spec::TaskSpec task;
+    std::string variant = "default";
+    KernelInput kernel;
+    // The target as a compute capability (major * 10 + minor, e.g. 90); 0: the worker's device.
+    int arch = 0;
+    int device = 0;
+    bool machineCode = true; // also the disassembled machine code, where the tools exist
+};
+
+using Request = std::variant<ProbeRequest, EvaluateRequest, ShutdownRequest, CeilingsRequest, DisassembleRequest>;
 
 struct CompileInfo {
     std::string role;
@@ -229,6 +244,25 @@ struct CeilingsResult {
     std::map<std::string, double> ceilings; // dram_bytes_per_s, fp32_flops_per_s, fp16_tensor_flops_per_s, ...
 };
 
+// The answer to a DisassembleRequest. `ok` once the intermediate code is there; the machine code
+// may still be missing, and `machineCodeNote` then says why (no disassembler in the toolkit...).
+struct DisassembleResult {
+    std::int64_t id = 0;
+    bool ok = false;
+    std::string message;  // why it failed, one line for people
+    std::string log;      // the compiler's messages
+    std::string file;     // the name the compiler gave the source, as line annotations name it
+    std::string arch;     // the target, e.g. "sm_90a"
+    std::string compiler; // e.g. "NVRTC 13.0"
+    std::string intermediateFormat = "ptx";
+    std::string intermediate; // with .loc line annotations
+    std::string machineFormat = "sass";
+    std::string machineCode; // with "//## File ..., line N" annotations where the tool gives them
+    std::string machineTool; // e.g. "nvdisasm"
+    std::string machineCodeNote;
+    double seconds = 0.0;
+};
+
 struct DeviceInfo {
     std::string name;
     std::string vendor;
@@ -253,6 +287,7 @@ std::string encode(const Request& r);
 std::string encode(const EvaluateResult& r);
 std::string encode(const ProbeResult& r);
 std::string encode(const CeilingsResult& r);
+std::string encode(const DisassembleResult& r);
 std::string encodeError(std::optional<std::int64_t> id, const std::string& message);
 
 // Decoders name what is wrong: "line is not JSON: ...", "evaluate.task: ...".
@@ -264,7 +299,7 @@ struct ErrorResponse {
     std::optional<std::int64_t> id;
     std::string message;
 };
-using Response = std::variant<EvaluateResult, ProbeResult, ErrorResponse, CeilingsResult>;
+using Response = std::variant<EvaluateResult, ProbeResult, ErrorResponse, CeilingsResult, DisassembleResult>;
 spec::Expected<Response> decodeResponse(const std::string& line);
 std::optional<std::int64_t> responseId(const Response& r);
 
@@ -273,6 +308,8 @@ spec::Expected<EvaluateResult> evaluateResultFromJson(const nlohmann::json& j);
 // A result as `encode` wrote it (the run store keeps results in the wire format).
 spec::Expected<EvaluateResult> decodeEvaluateResult(const std::string& text);
 nlohmann::json toJson(const ProbeResult& r);
+nlohmann::json toJson(const DisassembleResult& r);
+spec::Expected<DisassembleResult> disassembleResultFromJson(const nlohmann::json& j);
 
 } // namespace kforge::protocol
 

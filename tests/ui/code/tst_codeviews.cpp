@@ -10,6 +10,7 @@
 #include "editorfactory.h"
 #include "kerneleditordialog.h"
 #include "kernellexer.h"
+#include "listingview.h"
 #include "rundata.h"
 #include "sidebysidediff.h"
 #include "theme.h"
@@ -419,6 +420,54 @@ private slots:
         QCOMPARE(diff.currentChange(), 0);
         QTest::keyClick(diff.leftEditor(), Qt::Key_F8, Qt::ShiftModifier);
         QCOMPARE(diff.currentChange(), 1);
+    }
+
+    // Which source line each listing line came from: PTX through .file/.loc (another file's
+    // lines, e.g. an inlined toolkit header, belong to no source line), SASS through nvdisasm's
+    // comments; directives, labels and comments belong to none.
+    void listingLinesMapToTheSource() {
+        const QString ptx = QStringLiteral(".version 9.0\n"                     // 0
+                                           "\t.file\t1 \"/tmp/candidate.cu\"\n" // 1
+                                           "\t.file\t2 \"/usr/local/cuda/include/cuda_fp16.hpp\"\n"
+                                           ".visible .entry k(\n" // 3
+                                           ")\n"
+                                           "{\n"             // 5
+                                           "\t.loc\t1 7 5\n" // 6
+                                           "\tld.param.u64 \t%rd1, [k_param_0];\n"
+                                           "\tmov.u32 \t%r1, %tid.x;\n"
+                                           "\t.loc\t2 120 3\n" // 9
+                                           "\tadd.f16 \t%h1, %h2, %h3;\n"
+                                           "$L__BB0_2:\n" // 11
+                                           "\t.loc\t1 9 1\n"
+                                           "\tret;\n" // 13
+                                           "}\n");
+        const QVector<int> p = listingSourceLines(ptx, ListingFormat::Ptx, QStringLiteral("candidate.cu"));
+        QCOMPARE(p.size(), ptx.count(QLatin1Char('\n')) + 1);
+        QCOMPARE(p[7], 7);
+        QCOMPARE(p[8], 7);
+        QCOMPARE(p[10], 0); // the header's
+        QCOMPARE(p[11], 0); // a label
+        QCOMPARE(p[13], 9);
+        for (int i : {0, 1, 2, 3, 5, 6, 9, 12, 14})
+            QCOMPARE(p[i], 0);
+
+        const QString sass = QStringLiteral("\t.target\tsm_90a\n"
+                                            "//--------------------- .text.k --------------------------\n"
+                                            "k:\n"
+                                            "\t//## File \"/tmp/candidate.cu\", line 7\n" // 3
+                                            "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+                                            "        /*0010*/                   S2R R0, SR_TID.X ;\n"
+                                            "\t//## File \"/usr/include/header.h\", line 40\n"
+                                            "        /*0020*/                   IADD3 R2, R0, 0x1, RZ ;\n" // 7
+                                            "\t//## File \"/tmp/candidate.cu\", line 9\n"
+                                            "        /*0030*/                   EXIT ;\n"); // 9
+        const QVector<int> q = listingSourceLines(sass, ListingFormat::Sass, QStringLiteral("candidate.cu"));
+        QCOMPARE(q[4], 7);
+        QCOMPARE(q[5], 7);
+        QCOMPARE(q[7], 0);
+        QCOMPARE(q[9], 9);
+        for (int i : {0, 1, 2, 3, 6, 8})
+            QCOMPARE(q[i], 0);
     }
 
     void codeViewShowsSourceOnceLoaded() {
