@@ -176,7 +176,7 @@ struct EvaluationSummary {
     double achievedBytes = 0.0;
     QString bound;
     std::optional<model::Cell> cell;
-    std::optional<protocol::EvaluateResult> result; // only for rows without a stored cell
+    std::optional<protocol::EvaluateResult> result; // only for rows without a stored cell, compile errors aside
     QString device;                                 // the model it ran on; empty when none answered
 };
 

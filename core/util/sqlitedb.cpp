@@ -82,6 +82,24 @@ QString Statement::text(int column) const {
     return text ? QString::fromUtf8(text, sqlite3_column_bytes(m_stmt, column)) : QString();
 }
 
+QString Statement::text(int column, TextPool& pool) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(m_stmt, column));
+    return text ? pool.get(text, sqlite3_column_bytes(m_stmt, column)) : QString();
+}
+
+QString TextPool::get(const char* utf8, int bytes) {
+    if (bytes > kLongest)
+        return QString::fromUtf8(utf8, bytes);
+    // A view of the bytes for the lookup; the key is copied only for a text not seen yet.
+    const QByteArray key = QByteArray::fromRawData(utf8, bytes);
+    if (const auto found = m_texts.constFind(key); found != m_texts.constEnd())
+        return *found;
+    QString text = QString::fromUtf8(utf8, bytes);
+    if (m_texts.size() < kMostTexts)
+        m_texts.insert(QByteArray(utf8, bytes), text);
+    return text;
+}
+
 Statement& Statement::check(int rc) {
     if (rc != SQLITE_OK && m_rc == SQLITE_OK) {
         m_rc = rc;

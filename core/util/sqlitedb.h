@@ -3,7 +3,9 @@
 
 #include "expected.h"
 
+#include <QByteArray>
 #include <QDateTime>
+#include <QHash>
 #include <QList>
 #include <QString>
 
@@ -25,6 +27,8 @@ struct FileKind {
     std::string name;    // "run store"
     std::string article; // "a"
 };
+
+class TextPool;
 
 // A prepared statement that finalizes itself. Binding keeps the first error and step() reports
 // it, so a caller checks once, after stepping.
@@ -57,6 +61,8 @@ public:
     double real(int column) const;
     std::string utf8(int column) const;
     QString text(int column) const;
+    // The same, shared with earlier rows' equal texts in `pool` (see TextPool).
+    QString text(int column, TextPool& pool) const;
 
     int code() const { return m_rc; }
     const std::string& error() const { return m_error; }
@@ -68,6 +74,20 @@ private:
     sqlite3_stmt* m_stmt = nullptr;
     int m_rc = 0; // SQLITE_OK
     std::string m_error;
+};
+
+// Texts read from many rows that repeat (a status, a device, a finding's message): one QString per
+// distinct text, shared by every row that holds it, instead of a new allocation and UTF-8 decoding
+// per row. Reading a million evaluations allocated and kept a million copies of "ok". Texts longer
+// than kLongest, and any once the pool holds kMostTexts, are not pooled.
+class TextPool {
+public:
+    QString get(const char* utf8, int bytes);
+
+private:
+    static constexpr int kLongest = 256;
+    static constexpr qsizetype kMostTexts = 4096;
+    QHash<QByteArray, QString> m_texts;
 };
 
 // The path as messages show it.

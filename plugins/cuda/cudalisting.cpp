@@ -69,8 +69,8 @@ bool disassembleWith(const std::string& tool, const std::vector<std::string>& ar
         return false;
     }
     if (ran->timedOut) {
-        result.machineCodeNote = name + " did not finish within " + std::to_string(static_cast<int>(kToolSeconds))
-                                 + " s";
+        result.machineCodeNote =
+            name + " did not finish within " + std::to_string(static_cast<int>(kToolSeconds)) + " s";
         return false;
     }
     if (ran->exitCode != 0 || ran->out.empty()) {

@@ -15,6 +15,11 @@
 // <dir> is $KFORGE_LOCK_DIR, else /dev/shm, else the temporary directory. <key> names the device
 // (UUID, or platform and device name) as a SHA-256 digest, so any key makes a valid file name.
 //
+// A waiter blocks in flock(2) and gets the lock the moment its holder lets go (one hand-over per
+// timed run: polling with pauses would leave the device idle between turns). To keep to its
+// deadline the waiting thread is woken every 50 ms by a signal, SIGRTMIN + 7, whose handler this
+// installs and which does nothing.
+//
 // Waits are bounded (`patience`, 30 s by default): a worker whose kernel never finishes holds the
 // device until its pool stops it, and the others must not stall with it. A wait that runs out is
 // not granted (Hold::granted() is false): the work goes on without the device to itself, and a

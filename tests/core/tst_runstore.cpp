@@ -720,6 +720,11 @@ void TestRunStore::slicesSummariesAndCells() {
     QVERIFY(store->insertEvaluation(run, 2, kforge::model::EvaluationPurpose::Search, ok, {}, {}, cell));
     QVERIFY(
         store->insertEvaluation(run, 3, kforge::model::EvaluationPurpose::Search, ok)); // as before cells were stored
+    kforge::protocol::EvaluateResult broken;
+    broken.status = kforge::protocol::Status::CompileError;
+    broken.message = "error: expected ';'";
+    QVERIFY(store->insertEvaluation(run, 4, kforge::model::EvaluationPurpose::Search, broken));
+    QVERIFY(store->insertEvaluation(run, 5, kforge::model::EvaluationPurpose::Search, ok, {}, {}, cell));
     QVERIFY(store->setCandidateFlags(run, 4, true, false));
     QVERIFY(store->setCandidateFlags(run, 5, false, true));
 
@@ -739,7 +744,7 @@ void TestRunStore::slicesSummariesAndCells() {
 
     auto summaries = store->evaluationSummaries(run);
     QVERIFY(summaries);
-    QCOMPARE(summaries->size(), 2);
+    QCOMPARE(summaries->size(), 4);
     QCOMPARE(summaries->at(0).candidateId, qint64(2));
     QCOMPARE(summaries->at(0).status, QStringLiteral("ok"));
     QCOMPARE(*summaries->at(0).speedup, 1.5);
@@ -748,7 +753,14 @@ void TestRunStore::slicesSummariesAndCells() {
     QVERIFY(!summaries->at(0).result);
     QVERIFY(!summaries->at(1).cell);
     QVERIFY(summaries->at(1).result); // no cell: the whole result, to place it
-    QCOMPARE(store->evaluationSummaries(run, {summaries->at(0).id, -1, 0})->size(), 1);
+    QCOMPARE(summaries->at(2).status, QStringLiteral("compile_error"));
+    QCOMPARE(summaries->at(2).message, QStringLiteral("error: expected ';'"));
+    QVERIFY(!summaries->at(2).cell);
+    QVERIFY(!summaries->at(2).result); // nothing compiled, nothing to place: the result is not decoded
+    // Texts that repeat from row to row are one string, not a copy per row.
+    QCOMPARE(summaries->at(3).status, QStringLiteral("ok"));
+    QCOMPARE(summaries->at(3).status.constData(), summaries->at(0).status.constData());
+    QCOMPARE(store->evaluationSummaries(run, {summaries->at(0).id, -1, 0})->size(), 3);
     QCOMPARE(store->evaluationSummaries(run, {0, -1, 3})->first().candidateId, qint64(3));
     QVERIFY(store->evaluations(run, {0, -1, 2})->first().cell == cell);
 }

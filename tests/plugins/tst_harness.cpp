@@ -113,6 +113,46 @@ private slots:
         QVERIFY(again.granted());
     }
 
+    // A waiter blocks in flock and is woken by its own timer to look at the deadline: across many
+    // of its ticks it still gets the lock once let go, and after the wait no tick is left to
+    // interrupt what the thread blocks in next.
+    void deviceLockWaitBlocksAcrossTicksAndLeavesNoneBehind() {
+        QTemporaryDir dir;
+        harness::DeviceLock holder("GPU-1234", dir.path().toStdString());
+        harness::DeviceLock waiter("GPU-1234", dir.path().toStdString(), std::chrono::seconds(20));
+        auto held = holder.exclusive();
+        std::atomic<bool> granted{false};
+        std::thread waiting([&] {
+            auto hold = waiter.exclusive();
+            granted = hold.granted();
+        });
+        QTest::qWait(300); // six ticks of the wake timer
+        QVERIFY(!granted);
+        held.release();
+        waiting.join();
+        QVERIFY(granted);
+
+        harness::DeviceLock impatient("GPU-1234", dir.path().toStdString(), std::chrono::milliseconds(120));
+        auto again = holder.exclusive();
+        int pipeFds[2];
+        QCOMPARE(::pipe(pipeFds), 0);
+        std::thread writer([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            const char byte = 'k';
+            [[maybe_unused]] const auto written = ::write(pipeFds[1], &byte, 1);
+        });
+        {
+            auto refused = impatient.exclusive();
+            QVERIFY(!refused.granted());
+        }
+        char got = 0;
+        QCOMPARE(::read(pipeFds[0], &got, 1), ssize_t(1)); // not EINTR from a late tick
+        QCOMPARE(got, 'k');
+        writer.join();
+        ::close(pipeFds[0]);
+        ::close(pipeFds[1]);
+    }
+
     void deviceLockWithoutFilesOrKeyNeverWaits() {
         harness::DeviceLock nowhere("GPU-1234", "/nonexistent/kforge-lock-dir");
         QVERIFY(QString::fromStdString(nowhere.problem()).contains(QStringLiteral("/nonexistent/kforge-lock-dir")));

@@ -229,8 +229,8 @@ void ListingView::refresh() {
     if (entry->state == ListingService::Entry::State::Compiling)
         return setPlaceholder(tr("Compiling kernel %1 for %2 with the CUDA worker\u2026").arg(id).arg(targetName));
     if (!entry->listing.ok)
-        return setPlaceholder(tr("No listing of kernel %1 for %2: %3").arg(id).arg(targetName, q(entry->listing.message)),
-                              true);
+        return setPlaceholder(
+            tr("No listing of kernel %1 for %2: %3").arg(id).arg(targetName, q(entry->listing.message)), true);
     const CandidateDetail* detail = m_details->details(id);
     if (!detail)
         return setPlaceholder(tr("Loading kernel %1\u2026").arg(id));
@@ -269,10 +269,10 @@ void ListingView::fill(qint64 candidate, int cc, const protocol::DisassembleResu
     facts.removeAll(QString());
     m_status->setText(facts.join(QStringLiteral(" \u00b7 ")));
     if (text.isEmpty()) {
-        m_placeholder->setText(tr("No SASS of kernel %1: %2")
-                                   .arg(candidate)
-                                   .arg(listing.machineCodeNote.empty() ? tr("the worker gave none")
-                                                                        : q(listing.machineCodeNote)));
+        m_placeholder->setText(
+            tr("No SASS of kernel %1: %2")
+                .arg(candidate)
+                .arg(listing.machineCodeNote.empty() ? tr("the worker gave none") : q(listing.machineCodeNote)));
         m_pages->setCurrentIndex(kPlaceholderPage);
         m_lineOfListing.clear();
         return;

@@ -271,15 +271,26 @@ void LineageView::compareWithParent() {
 
 QList<qint64> LineageView::ancestryOf(qint64 candidate) const {
     QList<qint64> chain;
-    QSet<qint64> seen{candidate};
+    QSet<qint64> seen;
     const CandidateRow* row = m_data->candidate(candidate);
-    // First parents only: a crossover's chain follows the parent it was built on. The seen set
-    // guards against a damaged store whose lineage loops.
+    // First parents only: a crossover's chain follows the parent it was built on. A parent is
+    // stored before its children, so ids fall along a chain and it cannot loop; only a step that
+    // does not fall (a damaged store) is checked against the ids seen, so that a loop ends. A
+    // million-candidate run's chains are thousands long, walked on every selection.
+    bool guarded = false;
     while (row && !row->parents.isEmpty()) {
         const qint64 parent = row->parents.constFirst();
-        if (seen.contains(parent))
-            break;
-        seen.insert(parent);
+        if (!guarded && parent >= row->id) {
+            guarded = true;
+            seen.insert(candidate);
+            for (qint64 id : std::as_const(chain))
+                seen.insert(id);
+        }
+        if (guarded) {
+            if (seen.contains(parent))
+                break;
+            seen.insert(parent);
+        }
         chain.push_back(parent);
         row = m_data->candidate(parent);
     }

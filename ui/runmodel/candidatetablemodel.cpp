@@ -267,7 +267,20 @@ void CandidateFilterModel::setIsland(int island) {
     invalidateRowsFilter();
 }
 
+bool CandidateFilterModel::lessThan(const QModelIndex& left, const QModelIndex& right) const {
+    // The table's rows are in id order: sorted by id (the default), rows compare by position, with
+    // no QVariant per comparison. A chunk of a big run's rows sorted into a table of a million made
+    // tens of thousands of comparisons on the GUI thread.
+    if (left.column() == CandidateTableModel::Id && right.column() == CandidateTableModel::Id
+        && qobject_cast<const CandidateTableModel*>(sourceModel()))
+        return left.row() < right.row();
+    return QSortFilterProxyModel::lessThan(left, right);
+}
+
 bool CandidateFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& sourceParent) const {
+    // Unfiltered, every row is in: a run's rows arrive thousands at a time and are each asked here.
+    if (m_origin < 0 && m_island < 0 && m_state == State::Any && m_text.isEmpty())
+        return true;
     const auto* model = sourceModel();
     const auto at = [&](int column, int role = Qt::DisplayRole) {
         return model->index(sourceRow, column, sourceParent).data(role);
@@ -276,8 +289,6 @@ bool CandidateFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& so
         return false;
     if (m_island >= 0 && at(CandidateTableModel::Island).toInt() != m_island)
         return false;
-    const QString status = at(0, CandidateTableModel::StatusRole).toString();
-    const QString flags = at(CandidateTableModel::Flags).toString();
     switch (m_state) {
     case State::Any:
         break;
@@ -286,19 +297,20 @@ bool CandidateFilterModel::filterAcceptsRow(int sourceRow, const QModelIndex& so
             return false;
         break;
     case State::Failed:
-        if (status.isEmpty() || at(0, CandidateTableModel::CorrectRole).toBool())
+        if (at(0, CandidateTableModel::StatusRole).toString().isEmpty()
+            || at(0, CandidateTableModel::CorrectRole).toBool())
             return false;
         break;
     case State::Pending:
-        if (!status.isEmpty())
+        if (!at(0, CandidateTableModel::StatusRole).toString().isEmpty())
             return false;
         break;
     case State::Pinned:
-        if (!flags.contains(tr("pinned")))
+        if (!at(CandidateTableModel::Flags).toString().contains(tr("pinned")))
             return false;
         break;
     case State::Vetoed:
-        if (!flags.contains(tr("vetoed")))
+        if (!at(CandidateTableModel::Flags).toString().contains(tr("vetoed")))
             return false;
         break;
     }

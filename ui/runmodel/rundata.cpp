@@ -102,6 +102,7 @@ void RunData::apply(const RunDelta& delta) {
         if (delta.total > m_rows.capacity()) {
             m_rows.reserve(delta.total);
             m_rowOf.reserve(delta.total);
+            m_children.reserve(delta.total);
         }
         for (const auto& row : delta.added) {
             m_rowOf.insert(row.id, static_cast<int>(m_rows.size()));

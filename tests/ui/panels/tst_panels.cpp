@@ -399,6 +399,16 @@ private slots:
 
         selection.select(1);
         QVERIFY(!view.compareButton()->isEnabled()); // a seed has no parent
+
+        // A damaged store whose lineage loops (9 -> 7 -> 8 -> 7 ...): the ancestry ends where it
+        // would repeat itself.
+        auto looped = delta();
+        looped.added = {row(7, {8}), row(8, {7}), row(9, {7})};
+        data.apply(looped);
+        selection.select(9);
+        QCOMPARE(view.ancestryModel()->candidates(), (QList<qint64>{7, 8}));
+        selection.select(8);
+        QCOMPARE(view.ancestryModel()->candidates(), QList<qint64>{7});
     }
 
     void eventLogFiltersAndSelects() {

@@ -117,6 +117,18 @@ private slots:
         for (int r = 1; r < filter.rowCount(); ++r)
             QVERIFY(filter.index(r - 1, CandidateTableModel::Speedup).data(CandidateTableModel::SortRole).toDouble()
                     >= filter.index(r, CandidateTableModel::Speedup).data(CandidateTableModel::SortRole).toDouble());
+        // By id, both ways (rows compare by position: the table is in id order).
+        for (const Qt::SortOrder order : {Qt::DescendingOrder, Qt::AscendingOrder}) {
+            filter.sort(CandidateTableModel::Id, order);
+            QCOMPARE(filter.rowCount(), n);
+            for (int r = 1; r < filter.rowCount(); ++r) {
+                const qint64 before =
+                    filter.index(r - 1, CandidateTableModel::Id).data(CandidateTableModel::SortRole).toLongLong();
+                const qint64 after =
+                    filter.index(r, CandidateTableModel::Id).data(CandidateTableModel::SortRole).toLongLong();
+                QVERIFY(order == Qt::AscendingOrder ? before < after : before > after);
+            }
+        }
 
         // Details on demand.
         QSignalSpy loaded(session.details(), &CandidateDetails::loaded);
