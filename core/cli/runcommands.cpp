@@ -226,8 +226,13 @@ int runCommand(const QStringList& args) {
                                 "(the times earlier runs measured for the same task, sizes, device and kernel "
                                 "template; `kforge experience forget-tuning` clears it).")});
     p.addOption({QStringLiteral("review-ceiling"),
-                 QStringLiteral("Throughput above this share of the measured roof that binds the task waits for review "
-                                "instead of being accepted (default 0.9; 0: never)."),
+                 QStringLiteral("Compute throughput above this share of the measured compute roof that binds the task "
+                                "waits for review instead of being accepted (default 0.9; 0: never)."),
+                 QStringLiteral("F")});
+    p.addOption({QStringLiteral("memory-review-ceiling"),
+                 QStringLiteral("Memory throughput above this share of the measured DRAM bandwidth waits for review "
+                                "(default 1.0: only a kernel faster than the measurement; well-tuned memory-bound "
+                                "kernels reach 90-98% of it; 0: never)."),
                  QStringLiteral("F")});
     p.addOption({QStringLiteral("reject-ceiling"),
                  QStringLiteral("Throughput above this multiple of that roof is impossible: the kernel is rejected "
@@ -322,6 +327,7 @@ int runCommand(const QStringList& args) {
         if (!parseNonNegative(p,
                               {{QStringLiteral("review-speedup"), &c.reviewSpeedup},
                                {QStringLiteral("review-ceiling"), &c.reviewCeiling},
+                               {QStringLiteral("memory-review-ceiling"), &c.memoryReviewCeiling},
                                {QStringLiteral("reject-ceiling"), &c.rejectCeiling}},
                               error))
             return fail(ExitUsage, error);

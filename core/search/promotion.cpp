@@ -14,7 +14,8 @@ QString reviewReason(const Entry& entry, const diagnose::Ceilings& ceilings, con
                 return QStringLiteral("it is markedly faster on repeated inputs than on fresh ones%1")
                     .arg(check.detail.empty() ? QString()
                                               : QStringLiteral(" (%1)").arg(QString::fromStdString(check.detail)));
-    if (const auto roofs = judgeRoofs(entry.roofline, ceilings, config.reviewCeiling, config.rejectCeiling);
+    if (const auto roofs = judgeRoofs(entry.roofline, ceilings, config.reviewCeiling, config.rejectCeiling,
+                                      config.memoryReviewCeiling);
         roofs.kind != RoofVerdict::Kind::Plausible)
         return roofs
             .reason; // an impossible result was rejected when it arrived; a replayed one may still be accepted by hand
@@ -27,7 +28,8 @@ QString reviewReason(const Entry& entry, const diagnose::Ceilings& ceilings, con
 
 std::optional<QString> impossibleTiming(const std::optional<diagnose::Roofline>& roofline,
                                         const diagnose::Ceilings& ceilings, const RunConfig& config) {
-    const auto roofs = judgeRoofs(roofline, ceilings, config.reviewCeiling, config.rejectCeiling);
+    const auto roofs =
+        judgeRoofs(roofline, ceilings, config.reviewCeiling, config.rejectCeiling, config.memoryReviewCeiling);
     if (roofs.kind != RoofVerdict::Kind::Impossible)
         return std::nullopt;
     return roofs.reason;

@@ -13,7 +13,7 @@ QString percent(double fraction) {
 } // namespace
 
 RoofVerdict judgeRoofs(const std::optional<diagnose::Roofline>& roofline, const diagnose::Ceilings& ceilings,
-                       double reviewCeiling, double rejectCeiling) {
+                       double reviewCeiling, double rejectCeiling, double memoryReviewCeiling) {
     RoofVerdict verdict;
     if (!roofline || !ceilings.valid())
         return verdict;
@@ -36,7 +36,7 @@ RoofVerdict judgeRoofs(const std::optional<diagnose::Roofline>& roofline, const 
                       .arg(bytes, 0, 'g', 6)
                       .arg(percent(memory), where)
                       .arg(memory, 0, 'f', 2));
-        else if (reviewCeiling > 0.0 && memory > reviewCeiling)
+        else if (memoryReviewCeiling > 0.0 && memory > memoryReviewCeiling)
             raise(RoofVerdict::Kind::Review,
                   QStringLiteral("it moves the task's bytes at %1 of %2").arg(percent(memory), where));
     }

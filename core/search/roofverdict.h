@@ -29,7 +29,8 @@ struct RoofVerdict {
 // inputs' type (FP32, or tensor cores for half precision); exceeding it only goes to review while
 // the device has a faster unit (FP32 inputs on tensor cores), and is impossible above the fastest
 // unless that is a tensor unit, whose measured roof may fall short of the hardware.
+// `reviewCeiling` applies to the compute roofs, `memoryReviewCeiling` to the DRAM roof.
 RoofVerdict judgeRoofs(const std::optional<diagnose::Roofline>& roofline, const diagnose::Ceilings& ceilings,
-                       double reviewCeiling, double rejectCeiling);
+                       double reviewCeiling, double rejectCeiling, double memoryReviewCeiling);
 
 } // namespace kforge::search

@@ -33,6 +33,7 @@ QJsonObject RunConfig::toJson() const {
         {QStringLiteral("descriptors"), descriptors},
         {QStringLiteral("review_speedup"), reviewSpeedup},
         {QStringLiteral("review_ceiling"), reviewCeiling},
+        {QStringLiteral("memory_review_ceiling"), memoryReviewCeiling},
         {QStringLiteral("reject_ceiling"), rejectCeiling},
         {QStringLiteral("pytorch"), pytorch},
         {QStringLiteral("seed_kernels"), QJsonArray::fromStringList(seedKernels)},
@@ -84,6 +85,7 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         && readNumber(json, "device", c.device, e) && readNumber(json, "eval_timeout_seconds", c.evalTimeoutSeconds, e)
         && readString(json, "descriptors", c.descriptors, e) && readNumber(json, "review_speedup", c.reviewSpeedup, e)
         && readNumber(json, "review_ceiling", c.reviewCeiling, e)
+        && readNumber(json, "memory_review_ceiling", c.memoryReviewCeiling, e)
         && readNumber(json, "reject_ceiling", c.rejectCeiling, e) && readString(json, "devices", c.devices, e)
         && readString(json, "slurm_args", c.slurmArgs, e);
     if (!ok)
@@ -187,7 +189,7 @@ spec::Status RunConfig::validate() const {
     if (!devices.isEmpty() && devices != QLatin1String("all"))
         if (auto d = eval::parseDevices(devices, -1); !d)
             return bad(d.error());
-    if (reviewSpeedup < 0.0 || reviewCeiling < 0.0)
+    if (reviewSpeedup < 0.0 || reviewCeiling < 0.0 || memoryReviewCeiling < 0.0)
         return bad("review thresholds cannot be negative");
     if (rejectCeiling < 1.0)
         return bad("the reject ceiling must be at least 1 (a share of a measured roof that no kernel can reach)");

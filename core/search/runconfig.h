@@ -44,10 +44,15 @@ struct RunConfig {
     // a naive one at a few per cent of the device's roof), so by default it never sends a kernel
     // to review; a user may still ask for that (0: never).
     double reviewSpeedup = 0.0;
-    // Physics does: throughput above this share of the measured roof that binds waits for a
-    // person (0: never), and above rejectCeiling times that roof it is impossible and the kernel
-    // is rejected. The margin over 1 allows for the roof being a measurement itself.
+    // Physics does: compute throughput above reviewCeiling of the measured compute roof, and memory
+    // throughput above memoryReviewCeiling of the measured DRAM bandwidth, wait for a person (0:
+    // never); above rejectCeiling times the roof that binds it is impossible and the kernel is
+    // rejected. The margin over 1 allows for the roof being a measurement itself. Well-tuned
+    // memory-bound kernels (PyTorch's own among them) move their bytes at 90-98% of the measured
+    // DRAM bandwidth, so only a kernel faster than that measurement is suspicious; FP32 and tensor
+    // kernels rarely come within 10% of their measured peaks.
     double reviewCeiling = 0.9;
+    double memoryReviewCeiling = 1.0;
     double rejectCeiling = 1.1;
     // Time the task's PyTorch form (eager and torch.compile) beside the first seed and, at the end,
     // beside the best: the run's speedups over PyTorch. Only for tasks that have a PyTorch form.

@@ -477,12 +477,13 @@ private slots:
         qint64 suspicious = 0;
         connect(&engine, &Engine::generationCompleted, this, [&](int generation) {
             if (generation == 0) {
-                // 8 KiB in 8.5 us: 96 % of the fake's 1 GB/s DRAM roof (its working set is four
-                // times the fake's cache, so the roof binds).
+                // 8 KiB in 7.8 us: 105 % of the fake's 1 GB/s DRAM roof, faster than the
+                // measurement but within its margin (its working set is four times the fake's
+                // cache, so the roof binds).
                 EngineCommand inject;
                 inject.kind = EngineCommand::Kind::Inject;
                 inject.injected.source =
-                    QStringLiteral("// fake:time_us=8.5+(BLOCK-64)\n// kforge:param BLOCK in {64, 128} = 64\n"
+                    QStringLiteral("// fake:time_us=7.8+(BLOCK-64)\n// kforge:param BLOCK in {64, 128} = 64\n"
                                    "// kforge:launch scale grid=(cdiv(N, BLOCK)) block=(BLOCK)\n"
                                    "__kernel void scale(__global const float* x, __global float* y, int N)\n"
                                    "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
@@ -521,7 +522,7 @@ private slots:
         QCOMPARE(reviews.size(), 1);
         QCOMPARE(reviews.first().candidateId, suspicious);
         QVERIFY(reviews.first().state == model::ReviewState::Accepted);
-        QVERIFY2(reviews.first().reason.contains(QStringLiteral("96% of the measured DRAM bandwidth")),
+        QVERIFY2(reviews.first().reason.contains(QStringLiteral("105% of the measured DRAM bandwidth")),
                  qPrintable(reviews.first().reason));
         QCOMPARE(countEvents(s, QStringLiteral("review_requested")), 1);
         QCOMPARE(countEvents(s, QStringLiteral("review_accepted")), 1);

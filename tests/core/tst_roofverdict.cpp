@@ -55,8 +55,12 @@ private slots:
         QTest::addColumn<QString>("reason");
         // Memory: the working set far above the cache binds DRAM.
         QTest::newRow("half the DRAM roof") << point(1e9, 0.5, 1e9, 0.01) << false << int(Kind::Plausible) << QString();
+        // A well-tuned memory-bound kernel moves its bytes at 90-98% of the measured bandwidth:
+        // only faster than the measurement is worth a look, and beyond its margin impossible.
         QTest::newRow("near the DRAM roof")
-            << point(1e9, 0.95, 1e9, 0.01) << false << int(Kind::Review) << QStringLiteral("95% of the measured DRAM");
+            << point(1e9, 0.95, 1e9, 0.01) << false << int(Kind::Plausible) << QString();
+        QTest::newRow("above the measured DRAM roof, within its margin")
+            << point(1e9, 1.05, 1e9, 0.01) << false << int(Kind::Review) << QStringLiteral("105% of the measured DRAM");
         QTest::newRow("above the DRAM roof")
             << point(1e9, 1.5, 1e9, 0.01) << false << int(Kind::Impossible) << QStringLiteral("1.50x the roof");
         // Up to twice the cache, part of the working set may stay cached: a look, not a verdict.
@@ -84,7 +88,7 @@ private slots:
         QFETCH(bool, gpu);
         QFETCH(int, kind);
         QFETCH(QString, reason);
-        const auto v = judgeRoofs(typed(roofline), gpu ? hopper() : cpu(), 0.9, 1.1);
+        const auto v = judgeRoofs(typed(roofline), gpu ? hopper() : cpu(), 0.9, 1.1, 1.0);
         QVERIFY2(int(v.kind) == kind, qPrintable(v.reason));
         QVERIFY2(v.reason.contains(reason), qPrintable(v.reason));
     }
@@ -95,25 +99,36 @@ private slots:
         c.fp16WgmmaFlops = 940e12;
         c.bf16WgmmaFlops = 940e12;
         const auto honest =
-            judgeRoofs(typed(point(1e9, 0.01, 720e12, 720.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1);
+            judgeRoofs(typed(point(1e9, 0.01, 720e12, 720.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1, 1.0);
         QVERIFY2(honest.kind == Kind::Plausible, qPrintable(honest.reason));
         const auto near =
-            judgeRoofs(typed(point(1e9, 0.01, 900e12, 900.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1);
+            judgeRoofs(typed(point(1e9, 0.01, 900e12, 900.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1, 1.0);
         QVERIFY2(near.kind == Kind::Review && near.reason.contains(u"bf16_wgmma"), qPrintable(near.reason));
-        const auto impossible =
-            judgeRoofs(typed(point(1e9, 0.01, 1500e12, 1500.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1);
+        const auto impossible = judgeRoofs(
+            typed(point(1e9, 0.01, 1500e12, 1500.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1, 1.0);
         QVERIFY2(impossible.kind == Kind::Impossible && impossible.reason.contains(u"fastest measured peak"),
                  qPrintable(impossible.reason));
     }
     void noCeilingsNoVerdict() {
-        QCOMPARE(int(judgeRoofs(typed(point(1e9, 5.0, 1e15, 50.0)), diagnose::Ceilings{}, 0.9, 1.1).kind),
+        QCOMPARE(int(judgeRoofs(typed(point(1e9, 5.0, 1e15, 50.0)), diagnose::Ceilings{}, 0.9, 1.1, 1.0).kind),
                  int(Kind::Plausible));
-        QCOMPARE(int(judgeRoofs(std::nullopt, cpu(), 0.9, 1.1).kind), int(Kind::Plausible));
+        QCOMPARE(int(judgeRoofs(std::nullopt, cpu(), 0.9, 1.1, 1.0).kind), int(Kind::Plausible));
     }
     void reviewOff() {
-        // --review-ceiling 0: nothing waits for a person; the impossible is still rejected.
-        QCOMPARE(int(judgeRoofs(typed(point(1e9, 0.95, 1e9, 0.01)), cpu(), 0.0, 1.1).kind), int(Kind::Plausible));
-        QCOMPARE(int(judgeRoofs(typed(point(1e9, 1.5, 1e9, 0.01)), cpu(), 0.0, 1.1).kind), int(Kind::Impossible));
+        // --review-ceiling 0 --memory-review-ceiling 0: nothing waits for a person; the impossible
+        // is still rejected.
+        QCOMPARE(int(judgeRoofs(typed(point(1e9, 1.05, 1e9, 0.01)), cpu(), 0.0, 1.1, 0.0).kind), int(Kind::Plausible));
+        QCOMPARE(int(judgeRoofs(typed(point(1e9, 0.01, 190e9, 0.95)), cpu(), 0.0, 1.1, 0.0).kind),
+                 int(Kind::Plausible));
+        QCOMPARE(int(judgeRoofs(typed(point(1e9, 1.5, 1e9, 0.01)), cpu(), 0.0, 1.1, 0.0).kind), int(Kind::Impossible));
+    }
+    void memoryAndComputeCeilingsApart() {
+        // A stricter memory ceiling asks for a look at 95% of DRAM; the compute ceiling leaves it be.
+        const auto memory = judgeRoofs(typed(point(1e9, 0.95, 1e9, 0.01)), cpu(), 0.9, 1.1, 0.9);
+        QVERIFY2(memory.kind == Kind::Review && memory.reason.contains(u"95% of the measured DRAM"),
+                 qPrintable(memory.reason));
+        const auto compute = judgeRoofs(typed(point(1e6, 0.01, 190e9, 0.95)), cpu(), 0.99, 1.1, 0.9);
+        QCOMPARE(int(compute.kind), int(Kind::Plausible));
     }
 };
 
