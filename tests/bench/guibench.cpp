@@ -37,6 +37,12 @@ struct Figures {
     double peakMiB = 0;         // the process's peak resident memory while the run opened and was selected in
 };
 
+// A positive whole number from the environment variable `name`, else `fallback`.
+int positiveFromEnvironment(const char* name, int fallback) {
+    const int value = qEnvironmentVariableIntValue(name);
+    return value > 0 ? value : fallback;
+}
+
 // The process's peak resident set (VmHWM) in MiB; 0 where /proc does not say.
 double peakResidentMiB() {
     QFile status(QStringLiteral("/proc/self/status"));
@@ -112,9 +118,7 @@ Figures measure(int n) {
         nullptr);
     // Several candidates spread over the run, each a selection of its own: the median is what a
     // click costs, the longest what the slowest one did (KFORGE_GUIBENCH_SELECTIONS: how many, 9).
-    const int selections = std::max(1, qEnvironmentVariableIntValue("KFORGE_GUIBENCH_SELECTIONS") > 0
-                                           ? qEnvironmentVariableIntValue("KFORGE_GUIBENCH_SELECTIONS")
-                                           : 9);
+    const int selections = positiveFromEnvironment("KFORGE_GUIBENCH_SELECTIONS", 9);
     std::vector<double> selectMs;
     for (int i = 0; i < selections; ++i) {
         QElapsedTimer select;
@@ -153,9 +157,7 @@ public:
 
 private:
     bool m_report = !qEnvironmentVariableIsEmpty("KFORGE_GUIBENCH_SLOW");
-    qint64 m_threshold = qEnvironmentVariableIntValue("KFORGE_GUIBENCH_SLOW") > 0
-                             ? qEnvironmentVariableIntValue("KFORGE_GUIBENCH_SLOW")
-                             : 100;
+    qint64 m_threshold = positiveFromEnvironment("KFORGE_GUIBENCH_SLOW", 100);
 };
 
 int main(int argc, char** argv) {

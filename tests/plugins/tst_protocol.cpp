@@ -194,7 +194,13 @@ private slots:
         QTest::newRow("bad status") << R"({"id": 1, "type": "result", "status": "great"})"
                                     << "unknown status 'great'";
         QTest::newRow("no id") << R"({"type": "result", "status": "ok"})"
-                               << "'id'";
+                               << "result: 'id' is missing";
+        QTest::newRow("probe, id a string") << R"({"id": "1", "type": "probe"})"
+                                            << "probe: 'id' is missing or not an integer";
+        QTest::newRow("ceilings, no id") << R"({"type": "ceilings", "ok": true})"
+                                         << "ceilings: 'id' is missing";
+        QTest::newRow("disassembly, no id") << R"({"type": "disassembly", "ok": true})"
+                                            << "disassembly: 'id' is missing";
         QTest::newRow("1e999") << R"({"id": 1, "type": "result", "status": "ok", "x": 1e999})"
                                << "not JSON";
         QTest::newRow("-1e999") << R"({"id": -1e999, "type": "result"})"

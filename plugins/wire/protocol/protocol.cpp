@@ -50,6 +50,14 @@ template <typename T> T value(const json& j, const char* key, T fallback) {
     }
 }
 
+// A message's "id", which every request and response carries; `what` names the message in the error.
+Expected<std::int64_t> idOf(const json& j, const char* what) {
+    auto id = j.find("id");
+    if (id == j.end() || !id->is_number_integer())
+        return Error{std::string(what) + ": 'id' is missing or not an integer"};
+    return id->get<std::int64_t>();
+}
+
 json kernelToJson(const KernelInput& k) {
     json j{{"role", k.role}, {"file", k.file}, {"source", k.source}, {"params", k.params}};
     if (k.form != "kernel")
@@ -379,10 +387,10 @@ Expected<DisassembleResult> disassembleResultFromJson(const json& j) {
     if (!j.is_object())
         return Error{"disassembly: not a JSON object"};
     DisassembleResult r;
-    auto id = j.find("id");
-    if (id == j.end() || !id->is_number_integer())
-        return Error{"disassembly: 'id' is missing or not an integer"};
-    r.id = id->get<std::int64_t>();
+    auto id = idOf(j, "disassembly");
+    if (!id)
+        return Error{id.error()};
+    r.id = *id;
     r.ok = value(j, "ok", false);
     r.message = value<std::string>(j, "message", "");
     r.log = value<std::string>(j, "log", "");
@@ -474,10 +482,10 @@ Expected<Request> decodeRequest(const std::string& line) {
     if (!parsed)
         return Error{parsed.error()};
     const json& j = *parsed;
-    auto idIt = j.find("id");
-    if (idIt == j.end() || !idIt->is_number_integer())
-        return Error{"request: 'id' is missing or not an integer"};
-    const std::int64_t id = idIt->get<std::int64_t>();
+    auto readId = idOf(j, "request");
+    if (!readId)
+        return Error{readId.error()};
+    const std::int64_t id = *readId;
     const std::string type = value<std::string>(j, "type", "");
     if (type == "probe")
         return Request{ProbeRequest{id}};
@@ -531,10 +539,10 @@ Expected<Request> decodeRequest(const std::string& line) {
 
 Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
     EvaluateResult r;
-    auto id = j.find("id");
-    if (id == j.end() || !id->is_number_integer())
-        return Error{"result: 'id' is missing or not an integer"};
-    r.id = id->get<std::int64_t>();
+    auto id = idOf(j, "result");
+    if (!id)
+        return Error{id.error()};
+    r.id = *id;
     auto status = parseStatus(value<std::string>(j, "status", ""));
     if (!status)
         return Error{"result " + std::to_string(r.id) + ": unknown status '" + value<std::string>(j, "status", "")
@@ -646,10 +654,10 @@ Expected<Response> decodeResponse(const std::string& line) {
     }
     if (type == "probe") {
         ProbeResult p;
-        auto id = j.find("id");
-        if (id == j.end() || !id->is_number_integer())
-            return Error{"probe: 'id' is missing or not an integer"};
-        p.id = id->get<std::int64_t>();
+        auto id = idOf(j, "probe");
+        if (!id)
+            return Error{id.error()};
+        p.id = *id;
         p.backend = value<std::string>(j, "backend", "");
         p.available = value(j, "available", false);
         p.problems = value(j, "problems", std::vector<std::string>{});
@@ -668,10 +676,10 @@ Expected<Response> decodeResponse(const std::string& line) {
     }
     if (type == "ceilings") {
         CeilingsResult c;
-        auto id = j.find("id");
-        if (id == j.end() || !id->is_number_integer())
-            return Error{"ceilings: 'id' is missing or not an integer"};
-        c.id = id->get<std::int64_t>();
+        auto id = idOf(j, "ceilings");
+        if (!id)
+            return Error{id.error()};
+        c.id = *id;
         c.ok = value(j, "ok", false);
         c.message = value<std::string>(j, "message", "");
         c.device = value<std::string>(j, "device", "");
