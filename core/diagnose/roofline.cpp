@@ -133,7 +133,8 @@ QJsonObject Roofline::toJson() const {
             {QStringLiteral("compute_fraction"), computeFraction},
             {QStringLiteral("memory_fraction"), memoryFraction},
             {QStringLiteral("bound"), bound},
-            {QStringLiteral("from_profile"), fromProfile}};
+            {QStringLiteral("from_profile"), fromProfile},
+            {QStringLiteral("written_bytes"), writtenBytes}};
 }
 
 Roofline Roofline::fromJson(const QJsonObject& j) {
@@ -153,6 +154,7 @@ Roofline Roofline::fromJson(const QJsonObject& j) {
     r.memoryFraction = j.value(QStringLiteral("memory_fraction")).toDouble();
     r.bound = j.value(QStringLiteral("bound")).toString();
     r.fromProfile = j.value(QStringLiteral("from_profile")).toBool();
+    r.writtenBytes = j.value(QStringLiteral("written_bytes")).toDouble();
     return r;
 }
 
@@ -172,6 +174,10 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
         return spec::fail("no roofline: the task's byte formula: " + bytes.error());
     r.flops = *flops;
     r.bytes = *bytes;
+    for (const auto& output : task.outputs)
+        if (const auto n = task.elementCount(output, sizes))
+            r.writtenBytes += static_cast<double>(*n) * static_cast<double>(spec::dtypeSize(output.dtype));
+    r.writtenBytes = std::min(r.writtenBytes, r.bytes);
     // Measured traffic and work replace the formulas when the candidate was profiled.
     if (result.profile && result.profile->status == "ok") {
         const auto& m = result.profile->metrics;
@@ -180,6 +186,7 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
             get(m, "fp32_flops") + get(m, "fp64_flops") + get(m, "fp16_flops") + get(m, "tensor_flops");
         if (dram > 0.0) {
             r.bytes = dram;
+            r.writtenBytes = 0.0; // what reached DRAM while the kernel ran
             r.fromProfile = true;
         }
         if (measuredFlops > 0.0) {

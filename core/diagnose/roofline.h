@@ -63,6 +63,8 @@ struct Roofline {
     double memoryFraction = 0.0;  // achievedBytes / peakBytes
     QString bound;                // "memory", "compute" or "latency" (far below both roofs)
     bool fromProfile = false;     // bytes and flops measured by CUPTI rather than from the formulas
+    double writtenBytes = 0.0;    // of `bytes`, what the outputs take (formula bytes only; 0 when measured):
+                                  // writes may still sit in the cache when the kernel ends
 
     QJsonObject toJson() const;
     static Roofline fromJson(const QJsonObject& json);

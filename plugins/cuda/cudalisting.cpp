@@ -59,6 +59,23 @@ std::string firstLine(const std::string& text) {
 }
 
 // Runs one disassembler; fills the result's machine code or says why not.
+// The listings name the kernel's file as the compiler saw it, inside the worker's folder
+// ("/tmp/candidate.cu"): a quoted path that ends in the program's name loses its folder, which
+// says nothing to the reader and differs from host to host.
+void dropWorkerFolder(std::string& listing) {
+    const std::string tail = std::string("/") + kProgramName + "\"";
+    for (std::size_t at = listing.find(tail); at != std::string::npos; at = listing.find(tail, at)) {
+        const std::size_t lineStart = listing.rfind('\n', at);
+        const std::size_t open = listing.rfind('"', at);
+        if (open == std::string::npos || (lineStart != std::string::npos && open < lineStart)) {
+            at += tail.size();
+            continue;
+        }
+        listing.erase(open + 1, at + 1 - (open + 1));
+        at = open + 1 + tail.size() - 1;
+    }
+}
+
 bool disassembleWith(const std::string& tool, const std::vector<std::string>& args, const std::string& name,
                      protocol::DisassembleResult& result) {
     std::vector<std::string> argv{tool};
@@ -79,6 +96,7 @@ bool disassembleWith(const std::string& tool, const std::vector<std::string>& ar
         return false;
     }
     result.machineCode = std::move(ran->out);
+    dropWorkerFolder(result.machineCode);
     result.machineTool = name;
     if (ran->truncated)
         result.machineCodeNote = "the listing was cut at " + std::to_string(kMaxListingBytes >> 20) + " MiB";
@@ -138,6 +156,7 @@ protocol::DisassembleResult listKernel(const NvrtcCompiler& compiler, const std:
     }
     result.ok = true;
     result.intermediate = std::move(built.ptx);
+    dropWorkerFolder(result.intermediate);
     if (!machineCode)
         return result;
 

@@ -103,6 +103,19 @@ private slots:
         QVERIFY(r->fromProfile);
         QCOMPARE(r->bytes, 8e6);
         QCOMPARE(r->flops, 2e6);
+        QCOMPARE(r->writtenBytes, 0.0); // measured traffic crossed DRAM already
+    }
+
+    void outputsBytesAreTheWrittenShare() {
+        // The output y holds N floats: 4000 of the formula's bytes are writes, which the roof
+        // verdict lets sit in the cache. Never more than the formula's bytes.
+        const auto t = task("float32", "N", "N * 12");
+        auto r = computeRoofline(t, t.sizes, timed(10.0), ceilings());
+        QVERIFY(r);
+        QCOMPARE(r->writtenBytes, 4000.0);
+        QCOMPARE(Roofline::fromJson(r->toJson()).writtenBytes, 4000.0);
+        const auto small = task("float32", "N", "N");
+        QCOMPARE(computeRoofline(small, small.sizes, timed(10.0), ceilings())->writtenBytes, 1000.0);
     }
 
     void withoutCeilingsOnlyAchievedFigures() {

@@ -21,6 +21,17 @@ QJsonObject point(double bytes, double memoryFraction, double achievedFlops, dou
                        {QStringLiteral("peak_name"), peak}};
 }
 
+// A timed point from the task's formulas: `written` of its `bytes` are outputs.
+QJsonObject timed(double bytes, double written, double seconds, double dramBytesPerSecond) {
+    return QJsonObject{{QStringLiteral("bytes"), bytes},
+                       {QStringLiteral("written_bytes"), written},
+                       {QStringLiteral("seconds"), seconds},
+                       {QStringLiteral("memory_fraction"), bytes / seconds / dramBytesPerSecond},
+                       {QStringLiteral("achieved_flops_per_s"), bytes / 12.0 / seconds},
+                       {QStringLiteral("compute_fraction"), 0.001},
+                       {QStringLiteral("peak_name"), QStringLiteral("fp32")}};
+}
+
 std::optional<diagnose::Roofline> typed(const QJsonObject& json) {
     return json.isEmpty() ? std::nullopt : std::optional(diagnose::Roofline::fromJson(json));
 }
@@ -121,6 +132,25 @@ private slots:
         QCOMPARE(int(judgeRoofs(typed(point(1e9, 0.01, 190e9, 0.95)), cpu(), 0.0, 1.1, 0.0).kind),
                  int(Kind::Plausible));
         QCOMPARE(int(judgeRoofs(typed(point(1e9, 1.5, 1e9, 0.01)), cpu(), 0.0, 1.1, 0.0).kind), int(Kind::Impossible));
+    }
+    void outputsMayStayInTheCache() {
+        // A vector add of 16M floats (134 MB read, 67 MB written) on a GPU with a 60 MB L2: PyTorch's
+        // add takes 43.9 us, 102% of the DRAM roof for all 201 MB. Up to the cache's size of the
+        // outputs may still be on their way to DRAM when it ends: the rest moves at 71%.
+        const diagnose::Ceilings c = hopper();
+        const double bytes = 3.0 * 16777216 * 4, written = 16777216.0 * 4;
+        const auto honest = judgeRoofs(typed(timed(bytes, written, 43.9e-6, c.dramBytes)), c, 0.9, 1.1, 1.0);
+        QVERIFY2(honest.kind == Kind::Plausible, qPrintable(honest.reason));
+        // Even with every cacheable output left in the cache, 20 us is beyond DRAM: impossible, and
+        // the reason says which bytes it counted.
+        const auto fast = judgeRoofs(typed(timed(bytes, written, 20e-6, c.dramBytes)), c, 0.9, 1.1, 1.0);
+        QVERIFY2(fast.kind == Kind::Impossible && fast.reason.contains(u"may still sit in the 57 MiB cache"),
+                 qPrintable(fast.reason));
+        // Bytes measured by the profiler crossed DRAM already: nothing is taken off.
+        QJsonObject profiled = timed(bytes, written, 43.9e-6, c.dramBytes);
+        profiled.insert(QStringLiteral("written_bytes"), 0.0);
+        const auto measured = judgeRoofs(typed(profiled), c, 0.9, 1.1, 1.0);
+        QVERIFY2(measured.kind == Kind::Review && measured.reason.contains(u"the task's"), qPrintable(measured.reason));
     }
     void memoryAndComputeCeilingsApart() {
         // A stricter memory ceiling asks for a look at 95% of DRAM; the compute ceiling leaves it be.

@@ -216,6 +216,9 @@ private slots:
         if (haveNvdisasm) {
             QCOMPARE(listing.machineTool, std::string("nvdisasm"));
             QVERIFY2(listing.machineCode.find("//## File \"") != std::string::npos, listing.machineCode.c_str());
+            // The kernel's file is named without the worker's folder.
+            QVERIFY2(listing.machineCode.find("//## File \"candidate.cu\", line 10") != std::string::npos,
+                     listing.machineCode.c_str());
             QVERIFY(listing.machineCode.find("EXIT") != std::string::npos);
         } else if (listing.machineCode.empty()) {
             QVERIFY2(listing.machineCodeNote.find("nvdisasm") != std::string::npos, listing.machineCodeNote.c_str());

@@ -737,7 +737,7 @@ private slots:
     }
 
     // A file that is empty or no run store is refused with its name, left as it was, and the window
-    // goes on showing the run it showed.
+    // goes on showing the run it showed; no run picker opens for it.
     void aFileThatIsNoRunStoreIsRefusedAndLeftAlone() {
         const QString store = m_dir.filePath(QStringLiteral("shown.kforge"));
         QVERIFY(kforgetest::writeSyntheticRun(store, 25));
@@ -758,10 +758,16 @@ private slots:
         QVERIFY(title.contains(QStringLiteral("shown.kforge")));
         const qint64 selected = w.session()->selection()->current();
 
-        for (const QString& path : {empty, text}) {
+        // Straight to a run, and through File > Open, which lists the store's runs for the picker.
+        const std::pair<QString, bool> attempts[] = {{empty, false}, {text, false}, {empty, true}, {text, true}};
+        for (const auto& [path, throughPicker] : attempts) {
             QSignalSpy failed(w.session(), &RunSession::failed);
-            w.openRun(path);
+            if (throughPicker)
+                w.openStoreFile(path);
+            else
+                w.openRun(path);
             QTRY_COMPARE(failed.size(), 1);
+            QVERIFY(w.findChildren<RunPickerDialog*>().isEmpty());
             const QString message = failed.first().first().toString();
             QVERIFY2(message.contains(QFileInfo(path).fileName()), qPrintable(message));
             QVERIFY2(message.contains(QStringLiteral("not a kforge run store")), qPrintable(message));

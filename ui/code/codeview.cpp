@@ -6,6 +6,7 @@
 #include "candidateselection.h"
 #include "diagnose/finding.h"
 #include "editorfactory.h"
+#include "elidedlabel.h"
 #include "listingservice.h"
 #include "listingview.h"
 #include "rundata.h"
@@ -73,10 +74,10 @@ CodeView::CodeView(RunData* data, CandidateDetails* details, CandidateSelection*
 
     // Source tab: a header line over the editor.
     auto* sourceContent = new QWidget(this);
-    m_header = new QLabel(sourceContent);
-    m_header->setTextFormat(Qt::RichText);
+    // One line that elides (the whole in its tooltip) rather than wrapping: a long label neither
+    // widens the window nor, by changing height with each selection, lays the window out again.
+    m_header = new ElidedLabel(sourceContent);
     m_header->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_header->setWordWrap(true); // a long label wraps instead of widening the window
     m_header->setContentsMargins(4, 2, 4, 2);
     m_editButton = new QToolButton(sourceContent);
     m_editButton->setObjectName(QStringLiteral("editAsChild"));
@@ -374,10 +375,11 @@ void CodeView::updateHeader() {
     if (row && row->findings > 0)
         facts << (row->findings == 1 ? tr("1 finding") : tr("%1 findings").arg(row->findings));
 
-    m_header->setText(QStringLiteral("<b>#%1</b> %2 &nbsp;<span style=\"color:%3\">%4</span>")
-                          .arg(id)
-                          .arg(label.toHtmlEscaped(), theme::ink(palette(), 0.6).name(),
-                               facts.join(QStringLiteral(" \u00b7 ")).toHtmlEscaped()));
+    m_header->setFullText(QStringLiteral("<b>#%1</b> %2 &nbsp;<span style=\"color:%3\">%4</span>")
+                              .arg(id)
+                              .arg(label.toHtmlEscaped(), theme::ink(palette(), 0.6).name(),
+                                   facts.join(QStringLiteral(" \u00b7 ")).toHtmlEscaped()),
+                          Qt::RichText);
 }
 
 void CodeView::refreshDiff() {

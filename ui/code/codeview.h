@@ -20,6 +20,7 @@ namespace kforge::ui {
 
 class CandidateDetails;
 class CandidateSelection;
+class ElidedLabel;
 class ListingService;
 class ListingView;
 class RunData;
@@ -101,7 +102,7 @@ private:
     QStackedWidget* m_sourcePage = nullptr;
     QStackedWidget* m_diffPage = nullptr;
     QStackedWidget* m_comparePage = nullptr;
-    QLabel* m_header = nullptr;
+    ElidedLabel* m_header = nullptr;
     QToolButton* m_editButton = nullptr;
     QsciScintilla* m_editor = nullptr;
     SideBySideDiff* m_diff = nullptr;

@@ -4,10 +4,12 @@
 
 #include "candidatedetails.h"
 #include "candidateselection.h"
+#include "elidedlabel.h"
 #include "findingmodel.h"
 #include "panelstyle.h"
 #include "recordtableview.h"
 #include "rundata.h"
+#include "showwatcher.h"
 #include "theme.h"
 
 #include <QComboBox>
@@ -98,9 +100,9 @@ QString compileText(const std::vector<protocol::CompileInfo>& compile) {
 DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, CandidateSelection* selection,
                                  QWidget* parent)
     : QWidget(parent), m_data(data), m_details(details) {
-    m_title = new QLabel;
-    m_title->setTextFormat(Qt::PlainText);
-    m_title->setWordWrap(true); // a long label wraps instead of widening the window
+    // One line that elides (the whole in its tooltip): a long label neither widens the window nor,
+    // by changing height with each selection, lays the window out again.
+    m_title = new ElidedLabel;
     QFont bold = m_title->font();
     bold.setBold(true);
     m_title->setFont(bold);
@@ -171,7 +173,10 @@ DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, Candi
     layout->addWidget(m_stack, 1);
 
     connect(m_evaluation, &QComboBox::currentIndexChanged, this, &DiagnosticsView::showEvaluation);
-    connect(selection, &CandidateSelection::currentChanged, this, &DiagnosticsView::setCandidate);
+    // Behind another tab it catches up when shown.
+    connect(selection, &CandidateSelection::currentChanged, this, [this, selection = QPointer(selection)] {
+        whenShown(this, [this, selection] { setCandidate(selection ? selection->current() : 0); });
+    });
     connect(details, &CandidateDetails::loaded, this, [this](qint64 candidate) {
         if (candidate == m_candidate)
             refresh();
@@ -201,7 +206,7 @@ void DiagnosticsView::refresh() {
     m_shownEvaluations = -1;
     m_shownConfirmed = false;
     if (m_candidate == 0 || !m_details) {
-        m_title->setText(tr("Diagnostics"));
+        m_title->setFullText(tr("Diagnostics"), Qt::PlainText);
         showPlaceholder(tr("Select a candidate to see its findings, verification and compile log."));
         return;
     }
@@ -349,8 +354,9 @@ void DiagnosticsView::onCandidatesChanged(const QList<int>& rows) {
 
 void DiagnosticsView::updateTitle() {
     const CandidateRow* row = m_data ? m_data->candidate(m_candidate) : nullptr;
-    m_title->setText(row && !row->label.isEmpty() ? tr("Candidate #%1 — %2").arg(m_candidate).arg(row->label)
-                                                  : tr("Candidate #%1").arg(m_candidate));
+    m_title->setFullText(row && !row->label.isEmpty() ? tr("Candidate #%1 — %2").arg(m_candidate).arg(row->label)
+                                                      : tr("Candidate #%1").arg(m_candidate),
+                         Qt::PlainText);
 }
 
 void DiagnosticsView::activateFinding(const QModelIndex& index) {

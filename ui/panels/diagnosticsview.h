@@ -24,6 +24,7 @@ namespace kforge::ui {
 
 class CandidateDetails;
 class CandidateSelection;
+class ElidedLabel;
 class FindingModel;
 class RunData;
 struct CandidateDetail;
@@ -56,7 +57,7 @@ private:
     int m_shownEvaluations = -1; // of the detail on screen; -1 when none is
     bool m_shownConfirmed = false;
 
-    QLabel* m_title = nullptr;
+    ElidedLabel* m_title = nullptr;
     QLabel* m_status = nullptr;
     QComboBox* m_evaluation = nullptr;
     QStackedWidget* m_stack = nullptr;

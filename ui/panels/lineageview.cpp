@@ -4,6 +4,7 @@
 #include "candidateselection.h"
 #include "panelstyle.h"
 #include "rundata.h"
+#include "showwatcher.h"
 #include "theme.h"
 
 #include <QFormLayout>
@@ -123,7 +124,9 @@ LineageView::LineageView(RunData* data, CandidateSelection* selection, QWidget* 
     connect(m_parentsView->selectionModel(), &QItemSelectionModel::currentChanged, this,
             &LineageView::updateCompareButton);
     connect(m_compare, &QPushButton::clicked, this, &LineageView::compareWithParent);
-    connect(selection, &CandidateSelection::currentChanged, this, &LineageView::setCandidate);
+    // Behind another tab (the Candidates table, by default) it catches up when shown.
+    connect(selection, &CandidateSelection::currentChanged, this,
+            [this] { whenShown(this, [this] { setCandidate(m_selection ? m_selection->current() : 0); }); });
     connect(data, &RunData::candidatesAdded, this, &LineageView::onCandidatesAdded);
     connect(data, &RunData::candidatesChanged, this, &LineageView::onCandidatesChanged);
     connect(data, &RunData::cleared, this, [this] { setCandidate(0); });

@@ -4,6 +4,7 @@
 #include "llmcallmodel.h"
 #include "panelstyle.h"
 #include "rundata.h"
+#include "showwatcher.h"
 
 #include <QComboBox>
 #include <QHBoxLayout>
@@ -118,7 +119,9 @@ LlmLogView::LlmLogView(RunData* data, CandidateSelection* selection, QWidget* pa
     connect(data, &RunData::cleared, this, &LlmLogView::resetTotals);
     connect(data, &RunData::cleared, this, &LlmLogView::updatePage);
     connect(data, &RunData::runChanged, this, &LlmLogView::updatePage);
-    connect(selection, &CandidateSelection::currentChanged, this, &LlmLogView::followSelection);
+    // Behind another tab it catches up when shown.
+    connect(selection, &CandidateSelection::currentChanged, this,
+            [this] { whenShown(this, [this] { followSelection(m_selection ? m_selection->current() : 0); }); });
 
     resetTotals();
     updatePage();

@@ -33,13 +33,7 @@ CostPlot::CostPlot(RunData* data, QWidget* parent) : QWidget(parent), m_data(dat
     m_tokens->setName(tr("tokens per generation (input + output)"));
     m_tokens->setLineStyle(QCPGraph::lsLine);
 
-    m_note = new QCPItemText(m_plot);
-    m_note->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_note->position->setCoords(0.02, 0.03);
-    m_note->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    m_note->setTextAlignment(Qt::AlignLeft);
-    m_note->setPadding(QMargins(6, 3, 6, 3));
-    m_note->setClipToAxisRect(true);
+    m_note = plotstyle::cornerNote(m_plot);
 
     const auto applyPalette = [this] {
         const QPalette palette = m_plot->palette();
@@ -51,10 +45,6 @@ CostPlot::CostPlot(RunData* data, QWidget* parent) : QWidget(parent), m_data(dat
         m_tokens->setPen(QPen(tokens, 1.8));
         m_tokens->setScatterStyle(
             QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(tokens, 1.2), palette.color(QPalette::Base), 5));
-        m_note->setColor(theme::ink(palette, 0.8));
-        QColor noteBrush = palette.color(QPalette::Base);
-        noteBrush.setAlpha(220);
-        m_note->setBrush(noteBrush);
     };
     applyPalette();
     theme::onPaletteChange(m_plot, applyPalette);

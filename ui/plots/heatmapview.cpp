@@ -159,8 +159,8 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     connect(m_model, &QAbstractItemModel::headerDataChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
     connect(data, &RunData::runChanged, this, &HeatmapView::updateCombos);
     connect(data, &RunData::cleared, this, &HeatmapView::updateCombos);
-    if (selection)
-        connect(selection, &CandidateSelection::currentChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
+    // A selection moves the outline at once; the cells stay as they are.
+    plotstyle::followSelection(m_plot, selection, [this] { updateOutline(); });
     connect(m_xCombo, &QComboBox::currentIndexChanged, this, [this] { onAxisChosen(true); });
     connect(m_yCombo, &QComboBox::currentIndexChanged, this, [this] { onAxisChosen(false); });
     connect(m_islandCombo, &QComboBox::currentIndexChanged, this, [this] {
@@ -192,6 +192,32 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
         ticker->clear();
         for (int level = 0; level < kLevels; ++level)
             ticker->addTick(level, wrapped(m_xLevelNames[level], m_xWrap));
+    });
+    // The cells' own texts ("1.84×", "14 cand.") shrink with the cells, down to a legible size,
+    // rather than being cut at their edges.
+    connect(m_plot, &QCustomPlot::beforeReplot, this, [this] {
+        if (m_plot->font().pointSizeF() <= 0)
+            return; // a font sized in pixels: left as it is
+        const QRect rect = m_plot->axisRect()->rect();
+        const double cellWidth = double(rect.width()) / kLevels - 4.0;
+        const double cellHeight = double(rect.height()) / kLevels - 2.0;
+        double scale = 1.0;
+        for (QCPItemText* text : m_texts) {
+            if (text->text().isEmpty())
+                continue;
+            QFont font = text->font();
+            font.setPointSizeF(m_plot->font().pointSizeF());
+            const QSize size = QFontMetrics(font).size(0, text->text());
+            scale = std::min({scale, cellWidth / std::max(1, size.width()), cellHeight / std::max(1, size.height())});
+        }
+        const double points = std::max(6.0, m_plot->font().pointSizeF() * scale);
+        for (QCPItemText* text : m_texts) {
+            if (qFuzzyCompare(text->font().pointSizeF(), points))
+                continue;
+            QFont font = text->font();
+            font.setPointSizeF(points);
+            text->setFont(font);
+        }
     });
     connect(m_plot, &QCustomPlot::mouseMove, this, &HeatmapView::onMouseMove);
     connect(m_plot, &QCustomPlot::mousePress, this, &HeatmapView::onMousePress);

@@ -1,7 +1,5 @@
 #include "plotstyle.h"
 
-#include <QDockWidget>
-
 #include "candidateselection.h"
 #include "rundata.h"
 #include "theme.h"
@@ -76,6 +74,9 @@ QString rate(double perSecond, const QString& unit) {
 void setUp(QCustomPlot* plot) {
     plot->setAntialiasedElements(QCP::aePlottables | QCP::aeItems | QCP::aeLegend | QCP::aeLegendItems);
     plot->setNoAntialiasingOnDrag(true);
+    // A replot marks the plot for the window's next paint instead of painting the whole window's
+    // dirty parts at once: several plots that follow one selection then cost one paint.
+    plot->setPlottingHint(QCP::phImmediateRefresh, false);
     QFont small = plot->font();
     small.setPointSizeF(small.pointSizeF() * 0.9);
     plot->legend->setFont(small);
@@ -142,55 +143,6 @@ QCustomPlot* createSolePlot(QWidget* view, QSize minimum, Hover hover) {
     return plot;
 }
 
-bool hiddenInShownWindow(const QWidget* widget) {
-    if (!widget->window()->isVisible())
-        return false;
-    if (!widget->isVisible())
-        return true;
-    // QMainWindow moves dock tabs in the background off-screen rather than hiding them: what is
-    // left of the widget once every parent has clipped it. (visibleRegion() cannot tell: it leaves
-    // out what children cover, so a view filled by its plot would always count as hidden.)
-    QRect shown = widget->rect();
-    for (const QWidget* w = widget; !w->isWindow(); w = w->parentWidget()) {
-        shown.translate(w->pos());
-        shown &= w->parentWidget()->rect();
-        if (shown.isEmpty())
-            return true;
-    }
-    return false;
-}
-
-ShowWatcher::ShowWatcher(QWidget* widget, std::function<void()> shown)
-    : QObject(widget), m_widget(widget), m_shown(std::move(shown)) {
-    widget->installEventFilter(this);
-}
-
-void ShowWatcher::arm() {
-    m_armed = true;
-    if (m_dock)
-        return;
-    for (QWidget* w = m_widget->parentWidget(); w && !m_dock; w = w->parentWidget())
-        m_dock = qobject_cast<QDockWidget*>(w);
-    if (m_dock)
-        connect(m_dock, &QDockWidget::visibilityChanged, this, [this](bool visible) {
-            if (visible)
-                fire();
-        });
-}
-
-void ShowWatcher::fire() {
-    if (!m_armed)
-        return;
-    m_armed = false;
-    m_shown();
-}
-
-bool ShowWatcher::eventFilter(QObject* watched, QEvent* event) {
-    if (watched == m_widget && event->type() == QEvent::Show)
-        fire();
-    return QObject::eventFilter(watched, event);
-}
-
 RefreshTimer::RefreshTimer(QWidget* view, int intervalMs, std::function<void()> refresh)
     : QTimer(view), m_view(view), m_watcher(new ShowWatcher(view, [this] { start(); })), m_refresh(std::move(refresh)) {
     setSingleShot(true);
@@ -232,6 +184,26 @@ void replotWhenShown(QCustomPlot* plot) {
         watcher->setObjectName(QStringLiteral("replotWhenShown"));
     }
     watcher->arm();
+}
+
+QCPItemText* cornerNote(QCustomPlot* plot) {
+    auto* note = new QCPItemText(plot);
+    note->position->setType(QCPItemPosition::ptAxisRectRatio);
+    note->position->setCoords(0.02, 0.03);
+    note->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    note->setTextAlignment(Qt::AlignLeft);
+    note->setPadding(QMargins(6, 3, 6, 3));
+    note->setClipToAxisRect(true);
+    const auto applyPalette = [plot, note] {
+        const QPalette& palette = plot->palette();
+        note->setColor(theme::ink(palette, 0.75));
+        QColor plate = palette.color(QPalette::Base);
+        plate.setAlpha(220);
+        note->setBrush(plate);
+    };
+    applyPalette();
+    theme::onPaletteChange(plot, applyPalette);
+    return note;
 }
 
 void RefreshTimer::followCandidates(RunData* data) {

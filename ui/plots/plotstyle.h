@@ -12,13 +12,14 @@
 #include <QTimer>
 #include <QVector>
 
+#include "showwatcher.h"
+
 #include <functional>
 
 class QCPColorGradient;
+class QCPItemText;
 class QCustomPlot;
 class QWidget;
-
-class QDockWidget;
 
 namespace kforge::ui {
 
@@ -60,35 +61,9 @@ QCustomPlot* createPlot(QWidget* parent, QSize minimum, Hover hover);
 // The same, filling `view` alone from edge to edge.
 QCustomPlot* createSolePlot(QWidget* view, QSize minimum, Hover hover);
 
-// Coalesces redraws: schedule() as often as data arrives, the timeout comes once, `intervalMs`
-// after the first request. The plots rebuild from whole arrays on the timeout.
-// Whether `widget` sits hidden in a shown window (a dock tab in the background): such a view need
-// not redraw until it is shown; its plots may hold 100k points.
-bool hiddenInShownWindow(const QWidget* widget);
-
-// Calls back, once per arm(), when a widget becomes visible: it is shown, or the dock tab holding it
-// comes to the front.
-class ShowWatcher : public QObject {
-public:
-    ShowWatcher(QWidget* widget, std::function<void()> shown);
-    void arm();
-    void disarm() { m_armed = false; }
-    bool armed() const { return m_armed; }
-
-protected:
-    bool eventFilter(QObject* watched, QEvent* event) override;
-
-private:
-    void fire();
-
-    QWidget* m_widget;
-    std::function<void()> m_shown;
-    QDockWidget* m_dock = nullptr;
-    bool m_armed = false;
-};
-
-// Coalesces a view's refreshes: `refresh` runs on the timeout; a refresh asked for while the view
-// (the timer's parent) is hidden in a shown window waits until the view is shown.
+// Coalesces a view's refreshes: schedule() as often as data arrives, `refresh` runs once,
+// `intervalMs` after the first request (the plots rebuild from whole arrays then); a refresh asked
+// for while the view (the timer's parent) is hidden in a shown window waits until it is shown.
 class RefreshTimer : public QTimer {
     Q_OBJECT
 public:
@@ -111,6 +86,10 @@ private:
 // Runs every pending refresh of the views under `root` (root included), so that what is exported
 // or grabbed is what the run holds now even for a view in a background tab.
 void flushRefreshes(QWidget* root);
+
+// A note in the top left corner of the axis rect, on a translucent plate of the palette's base
+// colour, left-aligned and clipped to the axis rect; its colours follow the palette.
+QCPItemText* cornerNote(QCustomPlot* plot);
 
 // A candidate drawn as a point, in plot coordinates, for picking.
 struct PlotPoint {

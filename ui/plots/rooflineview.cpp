@@ -80,12 +80,8 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
         QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(QColor(220, 30, 60), 2.5), QColor(220, 30, 60, 60), 15));
     m_selected->removeFromLegend();
 
-    m_note = new QCPItemText(m_plot);
-    m_note->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_note->position->setCoords(0.02, 0.03);
-    m_note->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+    m_note = plotstyle::cornerNote(m_plot);
     m_note->setText(tr("no measured ceilings: points only"));
-    m_note->setPadding(QMargins(6, 3, 6, 3));
     const auto applyPalette = [this] {
         const QPalette palette = m_plot->palette();
         for (size_t k = 0; k < kOrigins.size(); ++k) {
@@ -96,10 +92,6 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
             m_originGraphs[static_cast<qsizetype>(k)]->setScatterStyle(
                 QCPScatterStyle(QCPScatterStyle::ssCircle, QPen(edge, 0.8), fill, 6));
         }
-        m_note->setColor(theme::ink(palette, 0.7));
-        QColor noteBrush = palette.color(QPalette::Base);
-        noteBrush.setAlpha(220);
-        m_note->setBrush(noteBrush);
     };
     applyPalette();
 

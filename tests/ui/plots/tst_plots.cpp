@@ -879,7 +879,7 @@ void TestPlots::exportDrawsAViewInABackgroundTab() {
     window.show();
     QVERIFY(QTest::qWaitForWindowExposed(&window));
     front->raise();
-    QTRY_VERIFY(plotstyle::hiddenInShownWindow(progress));
+    QTRY_VERIFY(hiddenInShownWindow(progress));
 
     data.apply(syntheticRun(400, 4));
     // The refresh waits for the tab to come to the front: the plot is still that of no run.
@@ -896,7 +896,7 @@ void TestPlots::exportDrawsAViewInABackgroundTab() {
 
     // Brought to the front, a plot filled edge to edge by its QCustomPlot counts as shown.
     back->raise();
-    QTRY_VERIFY(!plotstyle::hiddenInShownWindow(progress));
+    QTRY_VERIFY(!hiddenInShownWindow(progress));
 }
 
 QTEST_MAIN(TestPlots)
