@@ -162,6 +162,7 @@ void flushRefreshes(QWidget* root) {
     QList<RefreshTimer*> timers = root->findChildren<RefreshTimer*>();
     for (RefreshTimer* timer : timers)
         timer->flush();
+    flushWhenShown(root); // the panels that follow the selection from a background tab
 }
 
 void RefreshTimer::schedule() {

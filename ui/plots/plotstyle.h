@@ -83,8 +83,9 @@ private:
     std::function<void()> m_refresh;
 };
 
-// Runs every pending refresh of the views under `root` (root included), so that what is exported
-// or grabbed is what the run holds now even for a view in a background tab.
+// Runs every pending refresh of the views under `root` (root included), and every update
+// whenShown() keeps waiting there, so that what is exported or grabbed is what the run holds now
+// even for a view in a background tab.
 void flushRefreshes(QWidget* root);
 
 // A note in the top left corner of the axis rect, on a translucent plate of the palette's base

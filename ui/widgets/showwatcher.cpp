@@ -70,4 +70,11 @@ void whenShown(QWidget* view, const std::function<void()>& update) {
     watcher->arm();
 }
 
+void flushWhenShown(QWidget* root) {
+    const QList<QObject*> watchers = root->findChildren<QObject*>(QStringLiteral("whenShown"));
+    for (QObject* object : watchers)
+        if (auto* watcher = dynamic_cast<ShowWatcher*>(object))
+            watcher->flush();
+}
+
 } // namespace kforge::ui

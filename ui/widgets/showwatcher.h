@@ -24,7 +24,7 @@ public:
     void arm();
     void disarm() { m_armed = false; }
     bool armed() const { return m_armed; }
-    // Calls back now if armed (a view about to be exported or read), then disarms.
+    // Calls back now if armed (a view about to be exported or grabbed), then disarms.
     void flush() { fire(); }
 
 protected:
@@ -43,5 +43,8 @@ private:
 // it waits, it still runs once. For a view that follows the selection from a background tab.
 // `update` is kept from the first call: pass the same work each time.
 void whenShown(QWidget* view, const std::function<void()>& update);
+// Runs every update whenShown() keeps waiting under `root` (root included), shown or not: a view
+// about to be exported or grabbed shows what it would show in front.
+void flushWhenShown(QWidget* root);
 
 } // namespace kforge::ui

@@ -15,6 +15,7 @@
 #include "llmcallmodel.h"
 #include "llmlogview.h"
 #include "rundata.h"
+#include "showwatcher.h"
 #include "theme.h"
 #include "workerthread.h"
 
@@ -22,11 +23,13 @@
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
+#include <QDockWidget>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QMainWindow>
 #include <QMenu>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -351,6 +354,48 @@ private slots:
         auto* filter = view.findChild<QLineEdit*>();
         filter->setText(QStringLiteral("#3"));
         QCOMPARE(table->model()->rowCount(), 1);
+    }
+
+    // Behind another dock tab the lineage does not follow each selection; it shows the one of the
+    // moment when it comes to the front, or when it is about to be exported.
+    void lineageInABackgroundTabCatchesUpWhenShown() {
+        RunData data;
+        CandidateSelection selection;
+        QMainWindow window;
+        auto* front = new QDockWidget(QStringLiteral("front"), &window);
+        front->setWidget(new QWidget);
+        auto* back = new QDockWidget(QStringLiteral("back"), &window);
+        auto* lineage = new LineageView(&data, &selection);
+        back->setWidget(lineage);
+        window.addDockWidget(Qt::LeftDockWidgetArea, front);
+        window.tabifyDockWidget(front, back);
+        window.resize(800, 600);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        front->raise();
+        QTRY_VERIFY(hiddenInShownWindow(lineage));
+        auto d = delta(true);
+        d.added = {row(1, {}), row(2, {1}), row(3, {2}), row(4, {2, 1})};
+        data.apply(d);
+
+        selection.select(2);
+        selection.select(3);
+        QCOMPARE(lineage->candidate(), 0); // waits
+        back->raise();
+        QTRY_COMPARE(lineage->candidate(), 3);
+        QCOMPARE(lineage->parentsModel()->candidates(), QList<qint64>{2});
+
+        front->raise();
+        QTRY_VERIFY(hiddenInShownWindow(lineage));
+        selection.select(4);
+        QCOMPARE(lineage->candidate(), 3);
+        flushWhenShown(&window); // as Export View does
+        QCOMPARE(lineage->candidate(), 4);
+        QCOMPARE(lineage->parentsModel()->candidates(), (QList<qint64>{2, 1}));
+        // Shown later, it does not run the update again for nothing.
+        back->raise();
+        QTRY_VERIFY(!hiddenInShownWindow(lineage));
+        QCOMPARE(lineage->candidate(), 4);
     }
 
     void lineageListsParentsChildrenAndCompares() {
