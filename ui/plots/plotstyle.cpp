@@ -175,16 +175,7 @@ void RefreshTimer::schedule() {
 }
 
 void replotWhenShown(QCustomPlot* plot) {
-    if (!hiddenInShownWindow(plot)) {
-        plot->replot(QCustomPlot::rpQueuedReplot);
-        return;
-    }
-    auto* watcher = plot->findChild<ShowWatcher*>(QStringLiteral("replotWhenShown"), Qt::FindDirectChildrenOnly);
-    if (!watcher) {
-        watcher = new ShowWatcher(plot, [plot] { plot->replot(QCustomPlot::rpQueuedReplot); });
-        watcher->setObjectName(QStringLiteral("replotWhenShown"));
-    }
-    watcher->arm();
+    whenShown(plot, [plot] { plot->replot(QCustomPlot::rpQueuedReplot); });
 }
 
 QCPItemText* cornerNote(QCustomPlot* plot) {
