@@ -29,6 +29,7 @@ Ceilings Ceilings::fromWorker(const std::map<std::string, double>& c, const QStr
     out.fp32Flops = get(c, "fp32_flops_per_s");
     out.fp16TensorFlops = get(c, "fp16_tensor_flops_per_s");
     out.bf16TensorFlops = get(c, "bf16_tensor_flops_per_s");
+    out.tf32TensorFlops = get(c, "tf32_tensor_flops_per_s");
     out.fp16WgmmaFlops = get(c, "fp16_wgmma_flops_per_s");
     out.bf16WgmmaFlops = get(c, "bf16_wgmma_flops_per_s");
     out.cacheBytes = get(c, "cache_bytes");
@@ -42,6 +43,8 @@ QJsonObject Ceilings::toJson() const {
                      {QStringLiteral("fp32_flops_per_s"), fp32Flops},
                      {QStringLiteral("fp16_tensor_flops_per_s"), fp16TensorFlops},
                      {QStringLiteral("bf16_tensor_flops_per_s"), bf16TensorFlops}};
+    if (tf32TensorFlops > 0.0)
+        json.insert(QStringLiteral("tf32_tensor_flops_per_s"), tf32TensorFlops);
     if (fp16WgmmaFlops > 0.0)
         json.insert(QStringLiteral("fp16_wgmma_flops_per_s"), fp16WgmmaFlops);
     if (bf16WgmmaFlops > 0.0)
@@ -52,13 +55,13 @@ QJsonObject Ceilings::toJson() const {
 }
 
 double Ceilings::fastestFlops() const {
-    return std::max({fp32Flops, fp16TensorFlops, bf16TensorFlops, fp16WgmmaFlops, bf16WgmmaFlops});
+    return std::max({fp32Flops, tf32TensorFlops, fp16TensorFlops, bf16TensorFlops, fp16WgmmaFlops, bf16WgmmaFlops});
 }
 
-TensorInstructions tensorInstructionsOf(const QString& source) {
-    if (source.isEmpty())
-        return TensorInstructions::Unknown;
-    // The code without its comments: a comment that mentions wgmma does not make a kernel use it.
+namespace {
+
+// The code without its comments: a comment that mentions wgmma does not make a kernel use it.
+QString withoutComments(const QString& source) {
     QString code;
     code.reserve(source.size());
     for (qsizetype i = 0; i < source.size(); ++i) {
@@ -73,12 +76,34 @@ TensorInstructions tensorInstructionsOf(const QString& source) {
         if (i < source.size())
             code += source[i];
     }
+    return code;
+}
+
+TensorInstructions tensorInstructionsOfCode(const QString& code) {
     if (code.contains(QStringLiteral("wgmma.mma_async")))
         return TensorInstructions::Wgmma;
     if (code.contains(QStringLiteral("mma.sync")) || code.contains(QStringLiteral("wmma::"))
         || code.contains(QStringLiteral("mma_sync(")))
         return TensorInstructions::MmaSync;
     return TensorInstructions::None;
+}
+
+} // namespace
+
+TensorInstructions tensorInstructionsOf(const QString& source) {
+    if (source.isEmpty())
+        return TensorInstructions::Unknown;
+    return tensorInstructionsOfCode(withoutComments(source));
+}
+
+bool usesTf32TensorCores(const QString& source) {
+    const QString code = withoutComments(source);
+    const TensorInstructions instructions = tensorInstructionsOfCode(code);
+    if (instructions != TensorInstructions::MmaSync && instructions != TensorInstructions::Wgmma)
+        return false;
+    // PTX names the operand type (mma.sync...f32.tf32.tf32.f32, wgmma...f32.tf32.tf32), WMMA the
+    // fragment precision (wmma::precision::tf32).
+    return code.contains(QStringLiteral(".tf32")) || code.contains(QStringLiteral("precision::tf32"));
 }
 
 QString Ceilings::summary() const {
@@ -93,6 +118,8 @@ QString Ceilings::summary() const {
     if (fp32Flops > 0.0)
         parts << QStringLiteral("FP32 ") + rate(fp32Flops, QStringLiteral("FLOP/s"));
     const QString mma = hasWgmmaRoofs() ? QStringLiteral(" (mma.sync)") : QString();
+    if (tf32TensorFlops > 0.0)
+        parts << QStringLiteral("tf32 tensor%1 ").arg(mma) + rate(tf32TensorFlops, QStringLiteral("FLOP/s"));
     if (fp16TensorFlops > 0.0)
         parts << QStringLiteral("fp16 tensor%1 ").arg(mma) + rate(fp16TensorFlops, QStringLiteral("FLOP/s"));
     if (bf16TensorFlops > 0.0)
@@ -112,6 +139,7 @@ Ceilings Ceilings::fromJson(const QJsonObject& j) {
     c.fp32Flops = j.value(QStringLiteral("fp32_flops_per_s")).toDouble();
     c.fp16TensorFlops = j.value(QStringLiteral("fp16_tensor_flops_per_s")).toDouble();
     c.bf16TensorFlops = j.value(QStringLiteral("bf16_tensor_flops_per_s")).toDouble();
+    c.tf32TensorFlops = j.value(QStringLiteral("tf32_tensor_flops_per_s")).toDouble();
     c.fp16WgmmaFlops = j.value(QStringLiteral("fp16_wgmma_flops_per_s")).toDouble();
     c.bf16WgmmaFlops = j.value(QStringLiteral("bf16_wgmma_flops_per_s")).toDouble();
     c.cacheBytes = j.value(QStringLiteral("cache_bytes")).toDouble();
@@ -160,7 +188,7 @@ Roofline Roofline::fromJson(const QJsonObject& j) {
 
 spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec::Sizes& sizes,
                                          const protocol::EvaluateResult& result, const Ceilings& ceilings,
-                                         TensorInstructions instructions) {
+                                         TensorInstructions instructions, bool tf32) {
     if (result.status != protocol::Status::Ok || !result.candidateTiming || result.candidateTiming->medianUs <= 0.0)
         return spec::fail("no roofline: the candidate was not timed");
     Roofline r;
@@ -199,9 +227,14 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
     r.achievedBytes = r.bytes / r.seconds;
 
     // The compute roof that applies: tensor cores for half-precision inputs (the roof of the
-    // kernel's instructions, else the faster one), FP32 otherwise.
+    // kernel's instructions, else the faster one), TF32's for float32 inputs the kernel puts on the
+    // tensor cores, FP32 otherwise.
     r.peakName = QStringLiteral("fp32");
     r.peakFlops = ceilings.fp32Flops;
+    if (tf32 && ceilings.tf32TensorFlops > 0.0) {
+        r.peakName = QStringLiteral("tf32_tensor");
+        r.peakFlops = ceilings.tf32TensorFlops;
+    }
     const auto tensorRoof = [&](const char* type, double mma, double wgmma) {
         const bool useWgmma = wgmma > 0.0
                               && (instructions == TensorInstructions::Wgmma

@@ -24,6 +24,7 @@ struct Ceilings {
     double fp32Flops = 0.0;
     double fp16TensorFlops = 0.0;
     double bf16TensorFlops = 0.0; // mma.sync / WMMA
+    double tf32TensorFlops = 0.0; // mma.sync m16n8k8 with float32 data as TF32; 0 where not measured
     double fp16WgmmaFlops = 0.0;  // Hopper's wgmma (compute capability 9.0); 0 where not measured
     double bf16WgmmaFlops = 0.0;
     double cacheBytes = 0.0; // the last-level cache a working set may fit in; 0 when unknown (not a rate)
@@ -45,6 +46,10 @@ struct Ceilings {
 // reach what wgmma does on Hopper.
 enum class TensorInstructions { Unknown, None, MmaSync, Wgmma };
 TensorInstructions tensorInstructionsOf(const QString& source);
+// Whether a kernel's tensor-core instructions take TF32 operands (read as above): float32 data on
+// the tensor cores, whose roof is the TF32 one rather than FP32's (e.g. 3xTF32 kernels, which keep
+// float32 accuracy with three TF32 products per product).
+bool usesTf32TensorCores(const QString& source);
 
 struct Roofline {
     double flops = 0.0;           // per run of the launch plan
@@ -55,7 +60,8 @@ struct Roofline {
     double achievedBytes = 0.0;   // per second
     double peakFlops = 0.0;       // the compute ceiling that applies (FP32 or tensor, by the inputs' dtype and
                                   // the kernel's tensor instructions)
-    QString peakName;             // "fp32", "fp16_tensor", "bf16_tensor" (mma.sync), "fp16_wgmma", "bf16_wgmma"
+    QString peakName;             // "fp32", "tf32_tensor", "fp16_tensor", "bf16_tensor" (mma.sync), "fp16_wgmma",
+                                  // "bf16_wgmma"
     double peakBytes = 0.0;       // DRAM ceiling
     double boundSeconds = 0.0;    // max(flops / peakFlops, bytes / peakBytes)
     double fractionOfBound = 0.0; // boundSeconds / seconds: 1 means on the roofline
@@ -74,9 +80,12 @@ struct Roofline {
 // result has no timing or the formulas do not evaluate. Without valid ceilings the achieved
 // figures are filled and the fractions stay 0. For half-precision inputs the roof is the tensor roof
 // of the kernel's instructions (mma.sync or wgmma); where they are unknown, or the kernel uses
-// neither, the faster of the two measured.
+// neither, the faster of the two measured. For float32 inputs it is the TF32 tensor roof when the
+// kernel puts them on the tensor cores (`tf32`, see usesTf32TensorCores) and that roof was
+// measured, FP32's otherwise.
 spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec::Sizes& sizes,
                                          const protocol::EvaluateResult& result, const Ceilings& ceilings,
-                                         TensorInstructions instructions = TensorInstructions::Unknown);
+                                         TensorInstructions instructions = TensorInstructions::Unknown,
+                                         bool tf32 = false);
 
 } // namespace kforge::diagnose

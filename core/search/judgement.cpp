@@ -10,7 +10,7 @@ Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& 
     Judgement j;
     j.result = result;
     if (auto r = diagnose::computeRoofline(context.task->spec, context.sizes, result, context.ceilings,
-                                           context.instructions))
+                                           context.instructions, context.tf32))
         j.roofline = *r;
     if (result.status == protocol::Status::Ok)
         j.impossible = impossibleTiming(j.roofline, context.ceilings, *context.config);

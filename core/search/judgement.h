@@ -31,6 +31,7 @@ struct JudgementContext {
     const RunConfig* config = nullptr;
     // The candidate's tensor instructions, which pick its compute roof (diagnose::tensorInstructionsOf).
     diagnose::TensorInstructions instructions = diagnose::TensorInstructions::Unknown;
+    bool tf32 = false; // its tensor instructions take float32 data as TF32 (diagnose::usesTf32TensorCores)
 };
 
 Judgement judge(const protocol::EvaluateResult& result, const JudgementContext& context);

@@ -98,6 +98,26 @@ extern "C" __global__ void NAME(float* out, unsigned a, unsigned b, int iters) {
     _Pragma("unroll") for (int k = 0; k < 8; ++k) s += (d[k][0] + d[k][1]) + (d[k][2] + d[k][3]);                   \
     out[blockIdx.x * blockDim.x + threadIdx.x] = s;                                                                 \
 }
+// TF32 (float32 inputs on the tensor cores): m16n8k8, four A and two B registers as above.
+extern "C" __global__ void kf_mma_tf32(float* out, unsigned a, unsigned b, int iters) {
+#if __CUDA_ARCH__ >= 800
+    float d[8][4];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) { d[k][0] = d[k][1] = d[k][2] = d[k][3] = 0.0f; }
+    for (int i = 0; i < iters; ++i) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k)
+            asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+                         "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+                         : "+f"(d[k][0]), "+f"(d[k][1]), "+f"(d[k][2]), "+f"(d[k][3])
+                         : "r"(a), "r"(a), "r"(a), "r"(a), "r"(b), "r"(b));
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) s += (d[k][0] + d[k][1]) + (d[k][2] + d[k][3]);
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+#endif
+}
 #if __CUDA_ARCH__ >= 800
 KF_MMA_KERNEL(kf_mma_f16, "f16")
 KF_MMA_KERNEL(kf_mma_bf16, "bf16")
@@ -164,8 +184,8 @@ extern "C" __global__ void kf_wgmma_bf16(float*, unsigned, int) {}
 #endif
 )";
 
-const std::vector<std::string> kKernels{"kf_copy",     "kf_l2_read",   "kf_ffma",      "kf_mma_f16",
-                                        "kf_mma_bf16", "kf_wgmma_f16", "kf_wgmma_bf16"};
+const std::vector<std::string> kKernels{"kf_copy",     "kf_l2_read",  "kf_ffma",      "kf_mma_f16",
+                                        "kf_mma_bf16", "kf_mma_tf32", "kf_wgmma_f16", "kf_wgmma_bf16"};
 
 // ---- driver objects -----------------------------------------------------------------------------------
 
@@ -398,10 +418,11 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
                           + std::to_string(block));
         });
 
-        const auto tensor = [&](const char* key, const char* kernel, const char* type, unsigned a, unsigned b) {
+        // `k`: the MMA shape's depth (m16n8k16 for 16-bit inputs, m16n8k8 for TF32).
+        const auto tensor = [&](const char* key, const char* kernel, const char* type, unsigned a, unsigned b, int k) {
             attempt(key, [&] {
                 if (dev.computeCapability < 80)
-                    throw std::runtime_error("mma.sync m16n8k16 needs compute capability 8.0");
+                    throw std::runtime_error("mma.sync m16n8k" + std::to_string(k) + " needs compute capability 8.0");
                 CUfunction f = function(kernel);
                 const unsigned block = 128;
                 const unsigned grid = bench.fullGrid(f, block);
@@ -417,14 +438,17 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
                     },
                     5e-3, kReps);
                 const double warps = static_cast<double>(grid) * block / 32.0;
-                const double flops = warps * used * 8 * (2.0 * 16 * 8 * 16);
+                const double flops = warps * used * 8 * (2.0 * 16 * 8 * k);
                 m.result.ceilings[key] = flops / seconds;
-                how.push_back(std::string(type) + " tensor: mma.sync.aligned.m16n8k16 with FP32 accumulation");
+                how.push_back(std::string(type) + " tensor: mma.sync.aligned.m16n8k" + std::to_string(k)
+                              + " with FP32 accumulation");
             });
         };
-        // Operands 1.0 and 1/256 in both halves of each register: finite sums, never zeros.
-        tensor("fp16_tensor_flops_per_s", "kf_mma_f16", "FP16", 0x3c003c00u, 0x1c001c00u);
-        tensor("bf16_tensor_flops_per_s", "kf_mma_bf16", "BF16", 0x3f803f80u, 0x3b803b80u);
+        // Operands 1.0 and 1/256 (in both halves of each register for 16-bit types): finite sums, never zeros.
+        tensor("fp16_tensor_flops_per_s", "kf_mma_f16", "FP16", 0x3c003c00u, 0x1c001c00u, 16);
+        tensor("bf16_tensor_flops_per_s", "kf_mma_bf16", "BF16", 0x3f803f80u, 0x3b803b80u, 16);
+        // The roof of kernels that put float32 data on the tensor cores as TF32 (1 to 3 MMAs per product).
+        tensor("tf32_tensor_flops_per_s", "kf_mma_tf32", "TF32", 0x3f800000u, 0x3b800000u, 8);
 
         // Hopper's own tensor path, which mma.sync does not reach: the roof for kernels that use wgmma.
         const auto warpgroup = [&](const char* key, const char* kernel, const char* type, unsigned bits) {

@@ -159,6 +159,48 @@ private slots:
                  9e14);
     }
 
+    void float32OnTheTensorCoresHasTheTf32Roof() {
+        // A float32 task's kernel that puts its data on the tensor cores as TF32 (3xTF32) is held
+        // to the TF32 roof, not FP32's; where that roof was not measured, FP32's still applies.
+        Ceilings c = ceilings();
+        c.tf32TensorFlops = 5e13;
+        const auto t = task("float32", "N * 1000000", "N");
+        auto r = computeRoofline(t, t.sizes, timed(100.0), c, TensorInstructions::MmaSync, true);
+        QVERIFY(r);
+        QCOMPARE(r->peakName, QStringLiteral("tf32_tensor"));
+        QCOMPARE(r->peakFlops, 5e13);
+        QCOMPARE(r->computeFraction, 1e9 / 1e-4 / 5e13);
+        QCOMPARE(computeRoofline(t, t.sizes, timed(100.0), c, TensorInstructions::MmaSync, false)->peakName,
+                 QStringLiteral("fp32"));
+        c.tf32TensorFlops = 0.0;
+        QCOMPARE(computeRoofline(t, t.sizes, timed(100.0), c, TensorInstructions::MmaSync, true)->peakName,
+                 QStringLiteral("fp32"));
+        // The worker's key survives the store, and counts among the device's roofs.
+        const auto stored = Ceilings::fromJson(
+            Ceilings::fromWorker(
+                {{"dram_bytes_per_s", 1e12}, {"fp32_flops_per_s", 1e13}, {"tf32_tensor_flops_per_s", 2e14}},
+                QStringLiteral("H200"))
+                .toJson());
+        QCOMPARE(stored.tf32TensorFlops, 2e14);
+        QCOMPARE(stored.fastestFlops(), 2e14);
+        QVERIFY(stored.summary().contains(QStringLiteral("tf32 tensor 200.00 TFLOP/s")));
+    }
+
+    void tf32ReadFromTheCode() {
+        QVERIFY(usesTf32TensorCores(
+            QStringLiteral("asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0}, ...\");")));
+        QVERIFY(usesTf32TensorCores(
+            QStringLiteral("wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;\n"
+                           "wmma::mma_sync(c, a, b, c);")));
+        // Half-precision MMAs, a conversion without any MMA, and a comment are not TF32 tensor work.
+        QVERIFY(!usesTf32TensorCores(
+            QStringLiteral("asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0}, ...\");")));
+        QVERIFY(!usesTf32TensorCores(QStringLiteral("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x));")));
+        QVERIFY(!usesTf32TensorCores(
+            QStringLiteral("// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 would be faster\nx[0] = 1.0f;")));
+        QVERIFY(!usesTf32TensorCores(QString()));
+    }
+
     void instructionsReadFromTheCode() {
         QCOMPARE(tensorInstructionsOf(QString()), TensorInstructions::Unknown);
         QCOMPARE(tensorInstructionsOf(QStringLiteral("__global__ void k(float* x) { x[0] = 1.0f; }")),

@@ -290,8 +290,9 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
     const bool sameTensorPeak = same(c.fp16TensorFlops, c.bf16TensorFlops);
     const bool sameWgmmaPeak = same(c.fp16WgmmaFlops, c.bf16WgmmaFlops);
     const QString mma = c.hasWgmmaRoofs() ? tr(" (mma.sync)") : QString();
-    const std::array<Compute, 5> computes = {
+    const std::array<Compute, 6> computes = {
         Compute{c.fp32Flops, tr("FP32"), Qt::SolidLine},
+        Compute{c.tf32TensorFlops, tr("TF32 tensor") + mma, Qt::DotLine},
         Compute{c.fp16TensorFlops, (sameTensorPeak ? tr("FP16/BF16 tensor") : tr("FP16 tensor")) + mma, Qt::DashLine},
         Compute{sameTensorPeak ? 0.0 : c.bf16TensorFlops, tr("BF16 tensor") + mma, Qt::DashDotLine},
         Compute{c.fp16WgmmaFlops, sameWgmmaPeak ? tr("FP16/BF16 tensor (wgmma)") : tr("FP16 tensor (wgmma)"),

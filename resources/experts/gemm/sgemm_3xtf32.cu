@@ -1,0 +1,240 @@
+// expert:name sgemm_3xtf32
+// expert:tasks sgemm
+// expert:pattern float32 GEMM on the TF32 tensor cores at float32 accuracy: each operand split into a TF32 high part and its remainder, three mma.sync m16n8k8 per product (small x big, big x small, big x big), 64 x 32 warp tiles, a STAGES-deep cp.async pipeline over padded shared-memory tiles, A fragments read as pairs by permuting k within each k8 step
+
+// SGEMM on the tensor cores without giving up float32 accuracy ("3xTF32"). TF32 keeps 10 of
+// float32's 23 mantissa bits, so one TF32 product misses a float32 tolerance (relative error
+// 2^-11 per input). Splitting x = big + small with big = tf32(x) and small = tf32(x - big) keeps
+// about 21 bits; a * b = big_a big_b + big_a small_b + small_a big_b + small_a small_b, and the
+// last term (2^-21 relative) is dropped. The three products run on the tensor cores, which on
+// Hopper do TF32 several times faster than the FP32 pipes do FFMA, so three of them beat one FFMA.
+//  - Each warp computes a WTM x WTN tile of C as (WTM / 16) x (WTN / 8) m16n8k8 MMAs (fp32
+//    accumulators in registers); a block of (BM / WTM) x (BN / WTN) warps a BM x BN tile.
+//  - K advances in BK-wide tiles through a ring of STAGES shared-memory buffers filled by 16-byte
+//    cp.async: while the warps work on tile k, tiles k + 1 .. k + STAGES - 1 are in flight. One
+//    barrier per tile.
+//  - The split costs two instructions per value: big = x with its low 13 mantissa bits cleared
+//    (exact, so small = x - big is exact too), and small goes to the MMA as it is (the tensor
+//    cores read only a TF32's bits of it). Values are split as the fragments are read from shared
+//    memory; the small products go first so the big one adds last.
+//  - Within each k8 step, k is permuted the same way for A and B (physical column 2t holds
+//    logical k = t, column 2t + 1 holds k = t + 4, t = lane % 4), so a thread's two A values of a
+//    row are adjacent and come in one 8-byte load. Rows are padded (A by 8 floats, B by 4) so the
+//    reads of a warp hit different banks.
+//  - Edges: 16-byte copies past A or B copy what is inside and zero-fill the rest (cp.async's
+//    src-size), so ragged M, N and K tiles need no other code. When K or N is not a multiple of 4
+//    the rows are not 16-byte aligned; then every element is copied on its own (4-byte cp.async,
+//    zero-filled outside).
+// Tuning: the larger the warp tile, the fewer fragment loads and splits per MMA (64 x 64: a third
+// of a value per MMA; 32 x 32: two thirds) but the more registers, so the fewer warps an SM holds
+// to hide latency. 128 x 128 block tiles have the most reuse; at 1024^3 they make only 64 blocks
+// for 132 SMs, so 64 x 128 or 128 x 64 fill the machine better there. BK 32 halves the barriers
+// per FLOP. Shared memory: STAGES * (BM * (BK + 8) + BK * (BN + 4)) * 4 bytes.
+// Measured on an H200 (2026-12-03, 1024^3): 50.9 us for 128 x 64 blocks of 32 x 32 warp tiles,
+// BK 32, 3 stages (1.2x cuBLAS's FP32 SGEMM through PyTorch); 65.7 us with 64 x 32 warp tiles.
+
+// kforge:param BM in {64, 128} = 128
+// kforge:param BN in {64, 128} = 64
+// kforge:param WTM in {32, 64} = 32
+// kforge:param WTN in {32, 64} = 32
+// kforge:param BK in {16, 32} = 32
+// kforge:param STAGES in {2, 3, 4} = 3
+// kforge:launch sgemm grid=(cdiv(N, BN), cdiv(M, BM)) block=(BM / WTM * (BN / WTN) * 32, 1) smem=STAGES * (BM * (BK + 8) + BK * (BN + 4)) * 4
+
+#define WARPS_N (BN / WTN)
+#define NT (BM / WTM * WARPS_N * 32)
+#define REGS (WTM * WTN / 32 + 104)   // registers a thread needs: its accumulators and about 104 more
+#define MINB (NT * REGS >= 65536 ? 1 : 65536 / (NT * REGS))   // blocks per SM with REGS registers each
+#define MI (WTM / 16)           // m16 tiles per warp
+#define NJ (WTN / 8)            // n8 tiles per warp
+#define LDA (BK + 8)            // padded rows, in floats
+#define LDB (BN + 4)
+#define A_STAGE (BM * LDA)      // floats per stage
+#define B_STAGE (BK * LDB)
+#define A_CHUNKS (BM * BK / 4)  // 16-byte chunks per tile
+#define B_CHUNKS (BK * BN / 4)
+
+// ---- PTX helpers
+__device__ __forceinline__ unsigned smem_u32(const void* p)
+{
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// 16-byte global -> shared copy of the first `bytes` bytes (0 to 16); the rest is zero-filled.
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, int bytes)
+{
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(bytes));
+}
+
+// 4-byte global -> shared copy; zero-fills the destination when !valid (nothing is read).
+__device__ __forceinline__ void cp_async4(void* dst, const void* src, bool valid)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(valid ? 4 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit()
+{
+    asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// x = big + small exactly: big is x truncated to TF32, small the rest (the MMA reads its TF32 part).
+__device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& small)
+{
+    big = __float_as_uint(x) & 0xffffe000u;
+    small = __float_as_uint(x - __uint_as_float(big));
+}
+
+// c += a * b for one m16n8k8 tile, TF32 inputs, fp32 accumulators.
+__device__ __forceinline__ void mma1688(float* c, const unsigned* a, const unsigned* b)
+{
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// ---- end of PTX helpers
+
+extern "C" __global__ void __launch_bounds__(NT, MINB)
+sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restrict__ C, int M, int N, int K)
+{
+    extern __shared__ __align__(16) float smem[];
+    float* As = smem;                       // [STAGES][BM][LDA]
+    float* Bs = smem + STAGES * A_STAGE;    // [STAGES][BK][LDB]
+
+    const int tid = threadIdx.x;
+    const int lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int wm = warp / WARPS_N, wn = warp % WARPS_N;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const bool vec = (K & 3) == 0 && (N & 3) == 0;   // every row of A and B is 16-byte aligned
+    const int ktiles = (K + BK - 1) / BK;
+
+    // Global -> shared for K tile kt into ring buffer `stage`.
+    auto load_tile = [&](int stage, int kt) {
+        const int k0 = kt * BK;
+        float* as = As + stage * A_STAGE;
+        float* bs = Bs + stage * B_STAGE;
+#pragma unroll
+        for (int i = 0; i < (A_CHUNKS + NT - 1) / NT; ++i) {
+            const int e = tid + i * NT;
+            if (A_CHUNKS % NT == 0 || e < A_CHUNKS) {
+                const int r = e / (BK / 4), c = (e % (BK / 4)) * 4;
+                const int gr = m0 + r, gk = k0 + c;
+                float* dst = as + r * LDA + c;
+                if (vec) {
+                    const bool in = gr < M && gk < K;
+                    cp_async16(dst, in ? A + (size_t)gr * K + gk : A, in ? min(4, K - gk) * 4 : 0);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const bool in = gr < M && gk + j < K;
+                        cp_async4(dst + j, in ? A + (size_t)gr * K + gk + j : A, in);
+                    }
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < (B_CHUNKS + NT - 1) / NT; ++i) {
+            const int e = tid + i * NT;
+            if (B_CHUNKS % NT == 0 || e < B_CHUNKS) {
+                const int r = e / (BN / 4), c = (e % (BN / 4)) * 4;
+                const int gk = k0 + r, gc = n0 + c;
+                float* dst = bs + r * LDB + c;
+                if (vec) {
+                    const bool in = gk < K && gc < N;
+                    cp_async16(dst, in ? B + (size_t)gk * N + gc : B, in ? min(4, N - gc) * 4 : 0);
+                } else {
+#pragma unroll
+                    for (int j = 0; j < 4; ++j) {
+                        const bool in = gk < K && gc + j < N;
+                        cp_async4(dst + j, in ? B + (size_t)gk * N + gc + j : B, in);
+                    }
+                }
+            }
+        }
+    };
+
+    float acc[MI][NJ][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NJ; ++j)
+            acc[i][j][0] = acc[i][j][1] = acc[i][j][2] = acc[i][j][3] = 0.0f;
+
+    // Prologue: tiles 0 .. STAGES - 2 in flight (one commit group each, empty past the end).
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < ktiles)
+            load_tile(s, s);
+        cp_async_commit();
+    }
+
+    for (int kt = 0; kt < ktiles; ++kt) {
+        cp_async_wait<STAGES - 2>();   // this thread's copies of tile kt have landed
+        __syncthreads();               // everyone's have, and everyone is done with tile kt - 1
+        if (kt + STAGES - 1 < ktiles)
+            load_tile((kt + STAGES - 1) % STAGES, kt + STAGES - 1);   // into tile kt - 1's buffer
+        cp_async_commit();
+
+        const float* as = As + (kt % STAGES) * A_STAGE + (wm * WTM) * LDA;
+        const float* bs = Bs + (kt % STAGES) * B_STAGE + wn * WTN;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 8) {
+            unsigned bBig[NJ][2], bSmall[NJ][2];
+#pragma unroll
+            for (int j = 0; j < NJ; ++j) {
+                split_tf32(bs[(kk + 2 * t) * LDB + j * 8 + g], bBig[j][0], bSmall[j][0]);
+                split_tf32(bs[(kk + 2 * t + 1) * LDB + j * 8 + g], bBig[j][1], bSmall[j][1]);
+            }
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+                const float* ap = as + (i * 16 + g) * LDA + kk + 2 * t;
+                const float2 lo = *reinterpret_cast<const float2*>(ap);             // row g: k = t, t + 4
+                const float2 hi = *reinterpret_cast<const float2*>(ap + 8 * LDA);   // row g + 8
+                unsigned aBig[4], aSmall[4];
+                split_tf32(lo.x, aBig[0], aSmall[0]);
+                split_tf32(hi.x, aBig[1], aSmall[1]);
+                split_tf32(lo.y, aBig[2], aSmall[2]);
+                split_tf32(hi.y, aBig[3], aSmall[3]);
+#pragma unroll
+                for (int j = 0; j < NJ; ++j) {
+                    mma1688(acc[i][j], aSmall, bBig[j]);
+                    mma1688(acc[i][j], aBig, bSmall[j]);
+                    mma1688(acc[i][j], aBig, bBig[j]);
+                }
+            }
+        }
+    }
+    cp_async_wait<0>();   // nothing in flight at exit (the last groups are empty)
+
+    // Epilogue: c0, c1 at (row g, columns 2t, 2t + 1) of each m16n8 tile, c2, c3 eight rows below.
+    const bool pairs = (N & 1) == 0;
+#pragma unroll
+    for (int i = 0; i < MI; ++i) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+            const int row = m0 + wm * WTM + i * 16 + g + h * 8;
+            if (row >= M)
+                continue;
+#pragma unroll
+            for (int j = 0; j < NJ; ++j) {
+                const int col = n0 + wn * WTN + j * 8 + 2 * t;
+                float* cp = C + (size_t)row * N + col;
+                const float v0 = acc[i][j][2 * h], v1 = acc[i][j][2 * h + 1];
+                if (pairs && col + 1 < N) {
+                    *reinterpret_cast<float2*>(cp) = make_float2(v0, v1);
+                } else {
+                    if (col < N)
+                        cp[0] = v0;
+                    if (col + 1 < N)
+                        cp[1] = v1;
+                }
+            }
+        }
+    }
+}
