@@ -91,6 +91,11 @@ private slots:
             << QStringLiteral("mma.sync");
         QTest::newRow("fp32 inputs on tensor cores")
             << point(1e9, 0.01, 200e12, 3.0) << true << int(Kind::Review) << QStringLiteral("fp32 peak");
+        // Float32 data on the tensor cores as TF32 (a 3xTF32 GEMM at 56 TFLOP/s of the task's FLOPs):
+        // held to the TF32 roof its MMAs have, 18% of it.
+        QTest::newRow("3xTF32 under the tf32 tensor roof")
+            << point(1e9, 0.01, 56e12, 56.0 / 316.0, QStringLiteral("tf32_tensor")) << true << int(Kind::Plausible)
+            << QString();
         QTest::newRow("gpu half the fp32 peak")
             << point(1e9, 0.01, 30e12, 0.46) << true << int(Kind::Plausible) << QString();
     }

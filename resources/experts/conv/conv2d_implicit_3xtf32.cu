@@ -97,7 +97,7 @@ __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& sma
 // c += a * b for one m16n8k8 tile, TF32 inputs, fp32 accumulators.
 __device__ __forceinline__ void mma1688(float* c, const unsigned* a, const unsigned* b)
 {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
@@ -210,24 +210,35 @@ conv2d(const float* __restrict__ x, const float* __restrict__ weight, float* __r
                 split_tf32(b.x, bBig[j][0], bSmall[j][0]);
                 split_tf32(b.y, bBig[j][1], bSmall[j][1]);
             }
+            unsigned aBig[MI][4], aSmall[MI][4];
 #pragma unroll
             for (int i = 0; i < MI; ++i) {
                 // rows g, g + 8 <- pixels 2g, 2g + 1; k slots t, t + 4 <- taps 2t, 2t + 1
                 const float* ap = xs + (kk + 2 * t) * LDX + i * 16 + 2 * g;
                 const float2 lo = *reinterpret_cast<const float2*>(ap);
                 const float2 hi = *reinterpret_cast<const float2*>(ap + LDX);
-                unsigned aBig[4], aSmall[4];
-                split_tf32(lo.x, aBig[0], aSmall[0]);
-                split_tf32(lo.y, aBig[1], aSmall[1]);
-                split_tf32(hi.x, aBig[2], aSmall[2]);
-                split_tf32(hi.y, aBig[3], aSmall[3]);
-#pragma unroll
-                for (int j = 0; j < NJ; ++j) {
-                    mma1688(acc[i][j], aSmall, bBig[j]);
-                    mma1688(acc[i][j], aBig, bSmall[j]);
-                    mma1688(acc[i][j], aBig, bBig[j]);
-                }
+                split_tf32(lo.x, aBig[i][0], aSmall[i][0]);
+                split_tf32(lo.y, aBig[i][1], aSmall[i][1]);
+                split_tf32(hi.x, aBig[i][2], aSmall[i][2]);
+                split_tf32(hi.y, aBig[i][3], aSmall[i][3]);
             }
+            // The three products in three passes over the warp tile, so that an accumulator's next
+            // MMA comes MI * NJ MMAs after its last one and never waits for it.
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NJ; ++j)
+                    mma1688(acc[i][j], aSmall[i], bBig[j]);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NJ; ++j)
+                    mma1688(acc[i][j], aBig[i], bSmall[j]);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NJ; ++j)
+                    mma1688(acc[i][j], aBig[i], bBig[j]);
         }
     }
     cp_async_wait<0>();   // nothing in flight at exit (the last groups are empty)

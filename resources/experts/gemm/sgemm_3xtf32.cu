@@ -16,7 +16,8 @@
 //  - The split costs two instructions per value: big = x with its low 13 mantissa bits cleared
 //    (exact, so small = x - big is exact too), and small goes to the MMA as it is (the tensor
 //    cores read only a TF32's bits of it). Values are split as the fragments are read from shared
-//    memory; the small products go first so the big one adds last.
+//    memory; the small products go first so the big one adds last, each product as one pass over
+//    the warp tile so no MMA waits for the one before it on the same accumulator.
 //  - Within each k8 step, k is permuted the same way for A and B (physical column 2t holds
 //    logical k = t, column 2t + 1 holds k = t + 4, t = lane % 4), so a thread's two A values of a
 //    row are adjacent and come in one 8-byte load. Rows are padded (A by 8 floats, B by 4) so the
@@ -30,7 +31,7 @@
 // to hide latency. 128 x 128 block tiles have the most reuse; at 1024^3 they make only 64 blocks
 // for 132 SMs, so 64 x 128 or 128 x 64 fill the machine better there. BK 32 halves the barriers
 // per FLOP. Shared memory: STAGES * (BM * (BK + 8) + BK * (BN + 4)) * 4 bytes.
-// Measured on an H200 (2026-12-03, 1024^3): 50.9 us for 128 x 64 blocks of 32 x 32 warp tiles,
+// Measured on an H200 (2026-12-03, 1024^3): 50.8 us for 128 x 64 blocks of 32 x 32 warp tiles,
 // BK 32, 3 stages (1.2x cuBLAS's FP32 SGEMM through PyTorch); 65.7 us with 64 x 32 warp tiles.
 
 // kforge:param BM in {64, 128} = 128
@@ -93,7 +94,7 @@ __device__ __forceinline__ void split_tf32(float x, unsigned& big, unsigned& sma
 // c += a * b for one m16n8k8 tile, TF32 inputs, fp32 accumulators.
 __device__ __forceinline__ void mma1688(float* c, const unsigned* a, const unsigned* b)
 {
-    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
@@ -191,23 +192,34 @@ sgemm(const float* __restrict__ A, const float* __restrict__ B, float* __restric
                 split_tf32(bs[(kk + 2 * t) * LDB + j * 8 + g], bBig[j][0], bSmall[j][0]);
                 split_tf32(bs[(kk + 2 * t + 1) * LDB + j * 8 + g], bBig[j][1], bSmall[j][1]);
             }
+            unsigned aBig[MI][4], aSmall[MI][4];
 #pragma unroll
             for (int i = 0; i < MI; ++i) {
                 const float* ap = as + (i * 16 + g) * LDA + kk + 2 * t;
                 const float2 lo = *reinterpret_cast<const float2*>(ap);             // row g: k = t, t + 4
                 const float2 hi = *reinterpret_cast<const float2*>(ap + 8 * LDA);   // row g + 8
-                unsigned aBig[4], aSmall[4];
-                split_tf32(lo.x, aBig[0], aSmall[0]);
-                split_tf32(hi.x, aBig[1], aSmall[1]);
-                split_tf32(lo.y, aBig[2], aSmall[2]);
-                split_tf32(hi.y, aBig[3], aSmall[3]);
-#pragma unroll
-                for (int j = 0; j < NJ; ++j) {
-                    mma1688(acc[i][j], aSmall, bBig[j]);
-                    mma1688(acc[i][j], aBig, bSmall[j]);
-                    mma1688(acc[i][j], aBig, bBig[j]);
-                }
+                split_tf32(lo.x, aBig[i][0], aSmall[i][0]);
+                split_tf32(hi.x, aBig[i][1], aSmall[i][1]);
+                split_tf32(lo.y, aBig[i][2], aSmall[i][2]);
+                split_tf32(hi.y, aBig[i][3], aSmall[i][3]);
             }
+            // The three products in three passes over the warp tile, so that an accumulator's next
+            // MMA comes MI * NJ MMAs after its last one and never waits for it.
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NJ; ++j)
+                    mma1688(acc[i][j], aSmall[i], bBig[j]);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NJ; ++j)
+                    mma1688(acc[i][j], aBig[i], bSmall[j]);
+#pragma unroll
+            for (int i = 0; i < MI; ++i)
+#pragma unroll
+                for (int j = 0; j < NJ; ++j)
+                    mma1688(acc[i][j], aBig[i], bBig[j]);
         }
     }
     cp_async_wait<0>();   // nothing in flight at exit (the last groups are empty)
