@@ -2,9 +2,10 @@
 // expert:tasks attention
 // expert:pattern FlashAttention on CUDA cores with GEMM-style register blocking: each thread an 8-query x (BKV/8)-key block of scores and an 8-query x 8-dim block of the output, online softmax shared by 8-lane shuffles, float4 shared-memory operands
 
-// FlashAttention-style fused attention in fp32 (the tolerance rules out TF32 / fp16 tensor
-// cores), organised like a register-blocked SGEMM. A block of BQ threads owns BQ query rows of one
-// (batch, head) slice and streams the keys and values past them in tiles of BKV:
+// FlashAttention-style fused attention in fp32 on the CUDA cores (the tolerance rules out plain
+// TF32 and fp16 tensor cores; attention_3xtf32 keeps float32 accuracy on them with three TF32
+// products per product), organised like a register-blocked SGEMM. A block of BQ threads owns BQ
+// query rows of one (batch, head) slice and streams the keys and values past them in tiles of BKV:
 //  - Q (scaled by 1/sqrt(D) * log2(e), so scores are in the exp2 domain) is staged once,
 //    transposed (Qs[d][q]); each K tile is staged transposed (Ks[d][key]) and each V tile as is.
 //  - Scores S = Q K^T: thread (ty, tx) computes 8 query rows x BKV / 8 keys; per d it reads two
