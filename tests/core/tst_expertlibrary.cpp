@@ -2,6 +2,7 @@
 // size variant and every parameter combination; broken files are reported with file and line and
 // skipped; user folders add (and override) experts.
 
+#include "diagnose/roofline.h"
 #include "launchplan.h"
 #include "propose/expertlibrary.h"
 #include "util/resourcelocator.h"
@@ -111,6 +112,19 @@ private slots:
         // The priority tasks have OpenCL experts.
         for (const char* task : {"sgemm", "softmax", "row_sum", "layernorm", "bias_gelu", "vector_add"})
             QVERIFY2(!lib.forTask(QLatin1String(task), model::Backend::OpenCL).isEmpty(), task);
+    }
+
+    void float32TensorCoreExpertsAreHeldToTheTf32Roof() {
+        // The 3xTF32 experts put float32 data on the tensor cores: the roofline must see their TF32
+        // MMAs, or their honest speed (above 90% of FP32's roof) would be held for review.
+        const auto lib = ExpertLibrary::load({builtInRoot()});
+        QStringList tf32;
+        for (const auto& e : lib.experts())
+            if (diagnose::usesTf32TensorCores(e.source))
+                tf32 << e.name;
+        tf32.sort();
+        QCOMPARE(tf32, (QStringList{QStringLiteral("attention_3xtf32"), QStringLiteral("conv2d_implicit_3xtf32"),
+                                    QStringLiteral("gemm_bias_relu_3xtf32"), QStringLiteral("sgemm_3xtf32")}));
     }
 
     void builtInExpertBindsToItsTasks_data() {
