@@ -26,6 +26,15 @@
 
 using namespace kforge;
 
+// Under `valgrind --tool=callgrind --instr-atstart=no` only the selections are counted: their
+// instructions are a figure that a busy machine does not change (tests/bench/RESULTS.md).
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_START_INSTRUMENTATION
+#define CALLGRIND_STOP_INSTRUMENTATION
+#endif
+
 namespace {
 
 struct Figures {
@@ -127,6 +136,7 @@ Figures measure(int n) {
     const auto settled = [&] {
         return std::none_of(refreshes.begin(), refreshes.end(), [](const QTimer* timer) { return timer->isActive(); });
     };
+    CALLGRIND_START_INSTRUMENTATION;
     for (int i = 0; i < selections; ++i) {
         QElapsedTimer select;
         select.start();
@@ -141,6 +151,7 @@ Figures measure(int n) {
             std::fprintf(stderr, "selection %d: %.1f ms in the signal's receivers, %.1f ms in all\n", i, direct,
                          selectMs.back());
     }
+    CALLGRIND_STOP_INSTRUMENTATION;
     f.longestSelectMs = *std::max_element(selectMs.begin(), selectMs.end());
     std::nth_element(selectMs.begin(), selectMs.begin() + selectMs.size() / 2, selectMs.end());
     f.selectMs = selectMs[selectMs.size() / 2];

@@ -24,6 +24,7 @@
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QTableView>
+#include <QTimer>
 #include <QTreeView>
 #include <QVBoxLayout>
 
@@ -106,10 +107,10 @@ DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, Candi
     QFont bold = m_title->font();
     bold.setBold(true);
     m_title->setFont(bold);
-    m_status = new QLabel;
-    m_status->setTextFormat(Qt::RichText);
-    m_status->setWordWrap(true);
-    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    // The verdict and where it was measured, a line each that elides (the whole in the tooltip): a
+    // status that wrapped would change height, and lay the window out again, with each selection.
+    m_status = new ElidedLabel;
+    m_where = new ElidedLabel;
     m_evaluation = new QComboBox;
     m_evaluation->setToolTip(tr("The first evaluation, or a re-measurement made before promotion"));
     m_evaluation->setVisible(false);
@@ -164,12 +165,21 @@ DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, Candi
     m_stack->addWidget(m_placeholder);
     m_stack->addWidget(m_tabs);
 
+    m_loading = new QTimer(this);
+    m_loading->setSingleShot(true);
+    m_loading->setInterval(kLoadingDelayMs);
+    connect(m_loading, &QTimer::timeout, this, [this] {
+        if (m_candidate != 0 && m_details && !m_details->details(m_candidate))
+            showPlaceholder(tr("Loading…"));
+    });
+
     auto* head = new QHBoxLayout;
     head->addWidget(m_title, 1);
     head->addWidget(m_evaluation);
     auto* layout = new QVBoxLayout(this);
     layout->addLayout(head);
     layout->addWidget(m_status);
+    layout->addWidget(m_where);
     layout->addWidget(m_stack, 1);
 
     connect(m_evaluation, &QComboBox::currentIndexChanged, this, &DiagnosticsView::showEvaluation);
@@ -206,6 +216,7 @@ void DiagnosticsView::refresh() {
     m_shownEvaluations = -1;
     m_shownConfirmed = false;
     if (m_candidate == 0 || !m_details) {
+        m_loading->stop();
         m_title->setFullText(tr("Diagnostics"), Qt::PlainText);
         showPlaceholder(tr("Select a candidate to see its findings, verification and compile log."));
         return;
@@ -213,9 +224,13 @@ void DiagnosticsView::refresh() {
     updateTitle();
     const CandidateDetail* detail = m_details->details(m_candidate);
     if (!detail) {
-        showPlaceholder(tr("Loading…"));
+        if (m_stack->currentWidget() == m_tabs)
+            m_loading->start(); // the previous candidate's detail stays a moment
+        else
+            showPlaceholder(tr("Loading…"));
         return;
     }
+    m_loading->stop();
     if (!detail->error.isEmpty()) {
         showPlaceholder(tr("The candidate could not be read: %1").arg(detail->error));
         return;
@@ -226,8 +241,10 @@ void DiagnosticsView::refresh() {
 void DiagnosticsView::showPlaceholder(const QString& text) {
     m_placeholder->setText(text);
     m_stack->setCurrentWidget(m_placeholder);
-    m_status->clear();
+    m_status->setFullText(QString());
     m_status->hide();
+    m_where->setFullText(QString());
+    m_where->hide();
     m_evaluation->hide();
     m_findings->clear();
     m_checks->clear();
@@ -287,9 +304,10 @@ void DiagnosticsView::showEvaluation(int index) {
         const QString where = result.wallSeconds > 0.0
                                   ? tr("on %1, %2 s").arg(device).arg(result.wallSeconds, 0, 'f', 2)
                                   : tr("on %1").arg(device);
-        line += QStringLiteral("<br>") + where.toHtmlEscaped();
+        m_where->setFullText(where, Qt::PlainText);
     }
-    m_status->setText(line);
+    m_where->setVisible(!result.device.empty());
+    m_status->setFullText(line, Qt::RichText);
     m_status->show();
 
     const auto items = FindingItem::fromEvaluation(evaluation);

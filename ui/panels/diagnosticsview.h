@@ -17,6 +17,7 @@ class QSortFilterProxyModel;
 class QStackedWidget;
 class QStandardItemModel;
 class QTabWidget;
+class QTimer;
 class QTableView;
 class QTreeView;
 
@@ -35,6 +36,8 @@ public:
     DiagnosticsView(RunData* data, CandidateDetails* details, CandidateSelection* selection, QWidget* parent = nullptr);
 
     qint64 candidate() const { return m_candidate; }
+    // How long the candidate on screen stays while the next one's detail loads.
+    static constexpr int kLoadingDelayMs = 250;
     QAbstractItemView* findingsView() const;
 
 signals:
@@ -58,7 +61,8 @@ private:
     bool m_shownConfirmed = false;
 
     ElidedLabel* m_title = nullptr;
-    QLabel* m_status = nullptr;
+    ElidedLabel* m_status = nullptr;
+    ElidedLabel* m_where = nullptr;
     QComboBox* m_evaluation = nullptr;
     QStackedWidget* m_stack = nullptr;
     QLabel* m_placeholder = nullptr;
@@ -70,6 +74,10 @@ private:
     QTreeView* m_checksView = nullptr;
     QPlainTextEdit* m_compileLog = nullptr;
     QList<store::EvaluationRecord> m_evaluations;
+    // While the next candidate's detail loads, the one on screen stays (under the new title) for a
+    // moment before "Loading…" replaces it: flipping to the placeholder and back on every click
+    // would lay the window out twice per selection, for a load that usually takes milliseconds.
+    QTimer* m_loading = nullptr;
 };
 
 } // namespace kforge::ui

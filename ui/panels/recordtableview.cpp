@@ -1,11 +1,14 @@
 #include "recordtableview.h"
 
+#include "celltextdelegate.h"
+
 #include <QHeaderView>
 
 namespace kforge::ui {
 
 RecordTableView::RecordTableView(QWidget* parent) : QTableView(parent) {
     setTabKeyNavigation(false);
+    setItemDelegate(new CellTextDelegate(this));
 }
 
 QModelIndex RecordTableView::moveCursor(CursorAction action, Qt::KeyboardModifiers modifiers) {

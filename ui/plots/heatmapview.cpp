@@ -160,7 +160,7 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     connect(data, &RunData::runChanged, this, &HeatmapView::updateCombos);
     connect(data, &RunData::cleared, this, &HeatmapView::updateCombos);
     // A selection moves the outline at once; the cells stay as they are.
-    plotstyle::followSelection(m_plot, selection, [this] { updateOutline(); });
+    plotstyle::followSelection(m_plot, selection, [this] { updateOutline(); }, {m_outline});
     connect(m_xCombo, &QComboBox::currentIndexChanged, this, [this] { onAxisChosen(true); });
     connect(m_yCombo, &QComboBox::currentIndexChanged, this, [this] { onAxisChosen(false); });
     connect(m_islandCombo, &QComboBox::currentIndexChanged, this, [this] {

@@ -146,7 +146,7 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
     m_refresh->followCandidates(data);
     connect(data, &RunData::archivesChanged, m_refresh, &plotstyle::RefreshTimer::schedule);
     connect(data, &RunData::eventsAdded, this, &IslandsView::onEventsAdded);
-    plotstyle::followSelection(m_plot, selection, [this] { updateSelected(); });
+    plotstyle::followSelection(m_plot, selection, [this] { updateSelected(); }, {m_selected});
     connect(m_plot, &QCustomPlot::mouseMove, this, &IslandsView::onMouseMove);
     plotstyle::selectOnClick(m_plot, selection, [this](const QPoint& pos) { return candidateAt(pos); });
     if (!data->events().isEmpty())

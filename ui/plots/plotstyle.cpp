@@ -6,6 +6,7 @@
 
 #include <QGuiApplication>
 #include <QMouseEvent>
+#include <QPointer>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <qcustomplot.h>
@@ -255,13 +256,29 @@ void selectOnClick(QCustomPlot* plot, CandidateSelection* selection, std::functi
                      });
 }
 
-void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::function<void()> update) {
+void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::function<void()> update,
+                     const QList<QCPLayerable*>& markers) {
     if (!selection)
         return;
-    QObject::connect(selection, &CandidateSelection::currentChanged, plot, [plot, update = std::move(update)] {
-        update();
-        replotWhenShown(plot);
-    });
+    const QString name = QStringLiteral("selection");
+    if (!plot->layer(name)) {
+        plot->addLayer(name, plot->layer(QStringLiteral("main")), QCustomPlot::limAbove);
+        plot->layer(name)->setMode(QCPLayer::lmBuffered);
+    }
+    QCPLayer* layer = plot->layer(name);
+    for (QCPLayerable* marker : markers)
+        marker->setLayer(layer);
+    QObject::connect(selection, &CandidateSelection::currentChanged, plot,
+                     [plot, layer = QPointer<QCPLayer>(layer), update = std::move(update)] {
+                         update();
+                         // On screen the layer's own buffer is redrawn alone (QCPLayer::replot
+                         // replots the whole plot while its buffers are not drawn yet); behind
+                         // another tab the plot is replotted whole when it is shown.
+                         if (layer && !hiddenInShownWindow(plot))
+                             layer->replot();
+                         else
+                             replotWhenShown(plot);
+                     });
 }
 
 void legendBelow(QCustomPlot* plot) {

@@ -18,6 +18,7 @@
 
 class QCPColorGradient;
 class QCPItemText;
+class QCPLayerable;
 class QCustomPlot;
 class QWidget;
 
@@ -111,8 +112,11 @@ void showCandidateTip(QCustomPlot* plot, const RunData* data, qint64 id, const Q
 
 // Clicking `plot` with the left button selects the candidate `pick` finds at the click, if any.
 void selectOnClick(QCustomPlot* plot, CandidateSelection* selection, std::function<qint64(const QPoint&)> pick);
-// Calls `update` and redraws `plot` whenever the selection's current candidate changes.
-void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::function<void()> update);
+// Calls `update` and redraws `plot` whenever the selection's current candidate changes. The
+// `markers` that show the selection are moved to a layer of their own with its own paint buffer, so
+// that a new selection redraws them alone rather than every point of the plot.
+void followSelection(QCustomPlot* plot, CandidateSelection* selection, std::function<void()> update,
+                     const QList<QCPLayerable*>& markers);
 // Replots now, or when the plot is next shown if it is hidden in a shown window.
 void replotWhenShown(QCustomPlot* plot);
 

@@ -120,7 +120,7 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
     });
     connect(data, &RunData::cleared, m_refresh, &plotstyle::RefreshTimer::schedule);
     m_refresh->followCandidates(data);
-    plotstyle::followSelection(m_plot, selection, [this] { updateSelected(); });
+    plotstyle::followSelection(m_plot, selection, [this] { updateSelected(); }, {m_selected});
     connect(m_plot, &QCustomPlot::mouseMove, this, &RooflineView::onMouseMove);
     plotstyle::selectOnClick(m_plot, selection, [this](const QPoint& pos) { return candidateAt(pos); });
     refresh();

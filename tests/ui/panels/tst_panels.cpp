@@ -311,6 +311,31 @@ private slots:
         findings->setCurrentIndex(findings->model()->index(withoutLine, 0));
         QTest::keyClick(findings, Qt::Key_Return);
         QCOMPARE(lines.size(), 2);
+
+        // The next candidate: what is on screen stays under the new title while its detail loads
+        // (no flip to the placeholder and back for a quick load), then "Loading…" if it takes long.
+        details.invalidate(1); // what was delivered for it above
+        selection.select(1);
+        QCOMPARE(requested.size(), 2);
+        QVERIFY(!placeholder->isVisible());
+        QCOMPARE(findings->model()->rowCount(), 3);
+        QTRY_VERIFY_WITH_TIMEOUT(placeholder->isVisible(), DiagnosticsView::kLoadingDelayMs * 20);
+        QCOMPARE(placeholder->text(), QStringLiteral("Loading…"));
+        CandidateDetail first;
+        first.id = 1;
+        first.evaluations = {evaluation(1)};
+        details.deliver(0, first);
+        QVERIFY(!placeholder->isVisible());
+        // A load that is quick: the new detail replaces the old one, and no "Loading…" comes later.
+        selection.select(5);
+        QVERIFY(!placeholder->isVisible());
+        details.invalidate(1);
+        selection.select(1);
+        QVERIFY(!placeholder->isVisible());
+        details.deliver(0, first);
+        QTest::qWait(DiagnosticsView::kLoadingDelayMs * 2);
+        QVERIFY(!placeholder->isVisible());
+        QCOMPARE(view.candidate(), 1);
     }
 
     void llmLogShowsCallsAndSelectsCandidates() {

@@ -19,6 +19,7 @@
 #include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
+#include <QHBoxLayout>
 #include <QJsonObject>
 #include <QMainWindow>
 #include <QSignalSpy>
@@ -210,6 +211,7 @@ private slots:
     void heatmapClickSelectsElite();
     void rooflineClickSelects();
     void islandsClickSelects();
+    void selectionRedrawsItsLayerAlone();
     void progressPlotDraws();
     void rooflineZoomsAndPans();
     void legendsSitBelowAndFit();
@@ -487,6 +489,54 @@ void TestPlots::islandsClickSelects() {
 
     data.clear();
     QCOMPARE(view.migrationCount(), 0);
+}
+
+// A new selection redraws the markers' own layer, not the whole plot: what shows is what a whole
+// replot would show, and the points' layers are not drawn again.
+void TestPlots::selectionRedrawsItsLayerAlone() {
+    RunData data;
+    CandidateSelection selection;
+    QWidget window;
+    auto* islands = new IslandsView(&data, &selection);
+    auto* roofline = new RooflineView(&data, &selection);
+    auto* heatmap = new HeatmapView(&data, &selection);
+    auto* layout = new QHBoxLayout(&window);
+    for (QWidget* w : {static_cast<QWidget*>(islands), static_cast<QWidget*>(roofline), static_cast<QWidget*>(heatmap)})
+        layout->addWidget(w);
+    window.resize(1500, 500);
+    window.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&window));
+    data.apply(syntheticRun(600, 4));
+    const QList<plotstyle::RefreshTimer*> refreshes = window.findChildren<plotstyle::RefreshTimer*>();
+    QTRY_VERIFY(std::none_of(refreshes.begin(), refreshes.end(), [](const QTimer* t) { return t->isActive(); }));
+    selection.select(202);
+    for (QCustomPlot* plot : {islands->plot(), roofline->plot(), heatmap->plot()}) {
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+        QCPLayer* layer = plot->layer(QStringLiteral("selection"));
+        QVERIFY(layer);
+        QCOMPARE(layer->mode(), QCPLayer::lmBuffered);
+        QVERIFY(!layer->children().isEmpty());
+    }
+    int fullReplots = 0;
+    for (QCustomPlot* plot : {islands->plot(), roofline->plot(), heatmap->plot()})
+        connect(plot, &QCustomPlot::beforeReplot, this, [&fullReplots] { ++fullReplots; });
+    const auto images = [&] {
+        QList<QImage> all;
+        for (QCustomPlot* plot : {islands->plot(), roofline->plot(), heatmap->plot()})
+            all << plot->grab().toImage();
+        return all;
+    };
+    const QList<QImage> before = images();
+    selection.select(123);
+    const QList<QImage> after = images();
+    QCOMPARE(fullReplots, 0);
+    for (QCustomPlot* plot : {islands->plot(), roofline->plot(), heatmap->plot()})
+        plot->replot(QCustomPlot::rpImmediateRefresh);
+    const QList<QImage> whole = images();
+    for (int i = 0; i < 3; ++i) {
+        QVERIFY2(after[i] != before[i], qPrintable(QStringLiteral("plot %1 did not move its marker").arg(i)));
+        QVERIFY2(after[i] == whole[i], qPrintable(QStringLiteral("plot %1 differs from a whole replot").arg(i)));
+    }
 }
 
 void TestPlots::progressPlotDraws() {
