@@ -90,20 +90,25 @@ TensorInstructions tensorInstructionsOfCode(const QString& code) {
 
 } // namespace
 
-TensorInstructions tensorInstructionsOf(const QString& source) {
+TensorUse tensorUseOf(const QString& source) {
     if (source.isEmpty())
-        return TensorInstructions::Unknown;
-    return tensorInstructionsOfCode(withoutComments(source));
+        return {};
+    const QString code = withoutComments(source);
+    TensorUse use;
+    use.instructions = tensorInstructionsOfCode(code);
+    // PTX names the operand type (mma.sync...f32.tf32.tf32.f32, wgmma...f32.tf32.tf32), WMMA the
+    // fragment precision (wmma::precision::tf32).
+    use.tf32 = (use.instructions == TensorInstructions::MmaSync || use.instructions == TensorInstructions::Wgmma)
+               && (code.contains(QStringLiteral(".tf32")) || code.contains(QStringLiteral("precision::tf32")));
+    return use;
+}
+
+TensorInstructions tensorInstructionsOf(const QString& source) {
+    return tensorUseOf(source).instructions;
 }
 
 bool usesTf32TensorCores(const QString& source) {
-    const QString code = withoutComments(source);
-    const TensorInstructions instructions = tensorInstructionsOfCode(code);
-    if (instructions != TensorInstructions::MmaSync && instructions != TensorInstructions::Wgmma)
-        return false;
-    // PTX names the operand type (mma.sync...f32.tf32.tf32.f32, wgmma...f32.tf32.tf32), WMMA the
-    // fragment precision (wmma::precision::tf32).
-    return code.contains(QStringLiteral(".tf32")) || code.contains(QStringLiteral("precision::tf32"));
+    return tensorUseOf(source).tf32;
 }
 
 QString Ceilings::summary() const {

@@ -50,6 +50,12 @@ TensorInstructions tensorInstructionsOf(const QString& source);
 // the tensor cores, whose roof is the TF32 one rather than FP32's (e.g. 3xTF32 kernels, which keep
 // float32 accuracy with three TF32 products per product).
 bool usesTf32TensorCores(const QString& source);
+// Both of the above from one reading of the source.
+struct TensorUse {
+    TensorInstructions instructions = TensorInstructions::Unknown;
+    bool tf32 = false;
+};
+TensorUse tensorUseOf(const QString& source);
 
 struct Roofline {
     double flops = 0.0;           // per run of the launch plan

@@ -180,8 +180,9 @@ void Evaluations::onEvaluated(qint64 ticket, const protocol::EvaluateResult& res
 void Evaluations::judgeAndSettle(const Pending& pending, const protocol::EvaluateResult& result) {
     JudgementContext context{m_c.task, m_c.sizes, ceilingsFor(result.device), m_c.diagnosis, m_c.config};
     if (const Entry* entry = m_c.population->find(pending.candidate)) {
-        context.instructions = diagnose::tensorInstructionsOf(entry->candidate.source);
-        context.tf32 = diagnose::usesTf32TensorCores(entry->candidate.source);
+        const diagnose::TensorUse use = diagnose::tensorUseOf(entry->candidate.source);
+        context.instructions = use.instructions;
+        context.tf32 = use.tf32;
     }
     const Judgement j = judge(result, context);
     if (j.impossible)
