@@ -63,6 +63,12 @@ const std::set<std::string>& knownFacts() {
     return facts;
 }
 
+// Every label labelsOf() can give.
+const std::set<std::string>& knownLabels() {
+    static const std::set<std::string> labels{"peak"};
+    return labels;
+}
+
 const QStringList& knownKinds() {
     static const QStringList kinds{QStringLiteral("compile"),   QStringLiteral("correctness"),
                                    QStringLiteral("integrity"), QStringLiteral("resources"),
@@ -126,18 +132,20 @@ QString formatPercent(double fraction) {
     return QString::number(p, 'g', 2) + QLatin1Char('%');
 }
 
-QString render(const QString& text, const Facts& facts) {
+QString render(const QString& text, const Facts& facts, const Labels& labels) {
     QString out;
     qsizetype last = 0;
     auto it = placeholder().globalMatch(text);
     while (it.hasNext()) {
         const auto m = it.next();
         out += text.mid(last, m.capturedStart() - last);
-        const auto fact = facts.find(m.captured(1).toStdString());
-        if (fact == facts.end())
-            out += QStringLiteral("?");
-        else
+        const std::string name = m.captured(1).toStdString();
+        if (const auto fact = facts.find(name); fact != facts.end())
             out += m.captured(2).isEmpty() ? formatNumber(fact->second) : formatPercent(fact->second);
+        else if (const auto label = labels.find(name); label != labels.end() && m.captured(2).isEmpty())
+            out += label->second;
+        else
+            out += QStringLiteral("?");
         last = m.capturedEnd();
     }
     out += text.mid(last);
@@ -153,7 +161,13 @@ public:
     std::optional<spec::Error> templateFacts(const QString& text, const QString& path, const QString& key) const {
         auto it = placeholder().globalMatch(text);
         while (it.hasNext()) {
-            const QString name = it.next().captured(1);
+            const auto m = it.next();
+            const QString name = m.captured(1);
+            if (knownLabels().count(name.toStdString())) {
+                if (!m.captured(2).isEmpty())
+                    return error(path, QStringLiteral("%1: {%2%} makes a percentage of a word").arg(key, name));
+                continue;
+            }
             if (!knownFacts().count(name.toStdString()))
                 return error(path, QStringLiteral("%1: unknown fact \"%2\" in {%2}").arg(key, name));
         }
@@ -481,7 +495,7 @@ QStringList Diagnosis::ruleIds() const {
     return ids;
 }
 
-Findings Diagnosis::apply(const Facts& facts) const {
+Findings Diagnosis::apply(const Facts& facts, const Labels& labels) const {
     Findings findings;
     for (const Rule& rule : m_rules) {
         const bool known = std::all_of(rule.needs.begin(), rule.needs.end(),
@@ -495,8 +509,8 @@ Findings Diagnosis::apply(const Facts& facts) const {
         f.rule = rule.id;
         f.kind = rule.kind;
         f.severity = rule.severity;
-        f.message = render(rule.message, facts);
-        f.direction = render(rule.direction, facts);
+        f.message = render(rule.message, facts, labels);
+        f.direction = render(rule.direction, facts, labels);
         QStringList evidence;
         for (const QString& name : rule.evidence)
             if (auto it = facts.find(name.toStdString()); it != facts.end())
@@ -508,6 +522,13 @@ Findings Diagnosis::apply(const Facts& facts) const {
         return severityRank(a.severity) < severityRank(b.severity);
     });
     return findings;
+}
+
+Labels labelsOf(const std::optional<Roofline>& roofline) {
+    Labels labels;
+    if (roofline && roofline->peakFlops > 0.0 && !roofline->peakName.isEmpty())
+        labels["peak"] = peakTitle(roofline->peakName);
+    return labels;
 }
 
 Findings Diagnosis::diagnose(const protocol::EvaluateResult& result, const spec::TaskSpec& task,
@@ -524,7 +545,7 @@ Findings Diagnosis::diagnose(const protocol::EvaluateResult& result, const spec:
         f.line = d.line;
         findings << f;
     }
-    findings << apply(factsOf(result, task, sizes, roofline));
+    findings << apply(factsOf(result, task, sizes, roofline), labelsOf(roofline));
     return findings;
 }
 

@@ -24,6 +24,9 @@ namespace kforge::diagnose {
 
 // Named numbers a rule's condition and message can use. factsOf() documents every name.
 using Facts = std::map<std::string, double>;
+// Named words a rule's message can use beside the numbers (never its condition). labelsOf()
+// documents every name.
+using Labels = std::map<std::string, QString>;
 
 // The facts of one evaluation: status_ok, status_compile_error, ..., registers, shared_bytes,
 // local_bytes (spill), occupancy, mismatches, unwritten, unwritten_fraction, non_finite,
@@ -34,6 +37,10 @@ using Facts = std::map<std::string, double>;
 // a rule that needs it does not fire.
 Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task, const spec::Sizes& sizes,
               const std::optional<Roofline>& roofline);
+
+// The words of one evaluation: peak, the name of the compute roof the roofline holds the kernel to
+// ("FP32", "TF32 tensor (mma.sync)"...). Absent where unknown; a message names it "?".
+Labels labelsOf(const std::optional<Roofline>& roofline);
 
 // The candidate's compiled resources as its limiting kernel has them, under the names factsOf()
 // gives them: registers, shared_bytes and local_bytes the largest, occupancy the smallest over its
@@ -63,7 +70,7 @@ public:
     Findings diagnose(const protocol::EvaluateResult& result, const spec::TaskSpec& task, const spec::Sizes& sizes,
                       const std::optional<Roofline>& roofline) const;
     // The rules alone over given facts (for tests and for tools).
-    Findings apply(const Facts& facts) const;
+    Findings apply(const Facts& facts, const Labels& labels = {}) const;
 
 private:
     std::vector<Rule> m_rules;

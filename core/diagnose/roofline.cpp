@@ -111,6 +111,19 @@ bool usesTf32TensorCores(const QString& source) {
     return tensorUseOf(source).tf32;
 }
 
+QString peakTitle(const QString& peakName) {
+    if (peakName == QLatin1String("fp32"))
+        return QStringLiteral("FP32");
+    for (const char* type : {"tf32", "fp16", "bf16"}) {
+        const QString upper = QString::fromLatin1(type).toUpper();
+        if (peakName == QLatin1String(type) + QStringLiteral("_tensor"))
+            return upper + QStringLiteral(" tensor (mma.sync)");
+        if (peakName == QLatin1String(type) + QStringLiteral("_wgmma"))
+            return upper + QStringLiteral(" tensor (wgmma)");
+    }
+    return peakName;
+}
+
 QString Ceilings::summary() const {
     QStringList parts;
     auto rate = [](double v, const QString& unit) {

@@ -57,6 +57,10 @@ struct TensorUse {
 };
 TensorUse tensorUseOf(const QString& source);
 
+// The name of a compute roof (Roofline::peakName) for people: "FP32", "TF32 tensor (mma.sync)",
+// "FP16 tensor (wgmma)"...; a name it does not know as it is.
+QString peakTitle(const QString& peakName);
+
 struct Roofline {
     double flops = 0.0;           // per run of the launch plan
     double bytes = 0.0;           // compulsory DRAM traffic (task formula) or measured (profile)

@@ -188,7 +188,7 @@ llm::KernelContext LlmChildren::contextOf(const Entry& e) {
                          .arg(r->bound)
                          .arg(r->memoryFraction * 100.0, 0, 'f', 0)
                          .arg(r->computeFraction * 100.0, 0, 'f', 0)
-                         .arg(r->peakName);
+                         .arg(diagnose::peakTitle(r->peakName));
     return k;
 }
 

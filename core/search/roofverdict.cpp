@@ -81,8 +81,8 @@ RoofVerdict judgeRoofs(const std::optional<diagnose::Roofline>& roofline, const 
                   .arg(percent(achieved / fastest))
                   .arg(fastest / 1e9, 0, 'f', 1));
     else if (reviewCeiling > 0.0 && compute > reviewCeiling)
-        raise(RoofVerdict::Kind::Review,
-              QStringLiteral("it does the task's FLOPs at %1 of the measured %2 peak").arg(percent(compute), peakName));
+        raise(RoofVerdict::Kind::Review, QStringLiteral("it does the task's FLOPs at %1 of the measured %2 peak")
+                                             .arg(percent(compute), diagnose::peakTitle(peakName)));
     return verdict;
 }
 

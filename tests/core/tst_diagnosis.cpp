@@ -178,13 +178,13 @@ const std::vector<RuleCase>& ruleCases() {
              roof.computeFraction = 0.3;
              roof.achievedFlops = 1.8e13;
          },
-         QStringLiteral("compute-bound at 30% of peak (18000 of 60000 GFLOP/s)")},
+         QStringLiteral("compute-bound at 30% of the FP32 peak (18000 of 60000 GFLOP/s)")},
         {QStringLiteral("compute-bound-near-roof"),
          [](EvaluateResult&, Roofline& roof) {
              roof.bound = QStringLiteral("compute");
              roof.computeFraction = 0.92;
          },
-         QStringLiteral("compute-bound at 92% of peak: little left")},
+         QStringLiteral("compute-bound at 92% of the FP32 peak: little left")},
         {QStringLiteral("latency-bound"),
          [](EvaluateResult&, Roofline& roof) {
              roof.bound = QStringLiteral("latency");
@@ -263,6 +263,7 @@ private slots:
     void workerDiagnosticsFirstThenBySeverity();
     void userFileReplacesRule();
     void builtInReadsUserFile();
+    void computeFindingsNameTheirPeak();
     void badRules_data();
     void badRules();
     void badFiles();
@@ -510,6 +511,29 @@ void TestDiagnosis::userFileReplacesRule() {
     QVERIFY(findRule(findings, QStringLiteral("big-blocks")));
 }
 
+// A compute-bound finding says which roof the kernel is held to: FP32, or the tensor roof its
+// instructions have (a 3xTF32 GEMM is judged against TF32's, not FP32's).
+void TestDiagnosis::computeFindingsNameTheirPeak() {
+    Roofline roof = healthyRoofline();
+    roof.bound = QStringLiteral("compute");
+    roof.computeFraction = 0.3;
+    roof.achievedFlops = 9.48e13;
+    roof.peakFlops = 3.16e14;
+    roof.peakName = QStringLiteral("tf32_tensor");
+    const Findings findings = m_builtIn.diagnose(healthyResult(), m_task, m_sizes, roof);
+    const Finding* f = findRule(findings, QStringLiteral("compute-bound-low"));
+    QVERIFY2(f, qPrintable(describe(findings)));
+    QCOMPARE(f->message,
+             QStringLiteral("compute-bound at 30% of the TF32 tensor (mma.sync) peak (94800 of 316000 GFLOP/s)"));
+    QCOMPARE(kforge::diagnose::labelsOf(roof).at("peak"), QStringLiteral("TF32 tensor (mma.sync)"));
+    QVERIFY(kforge::diagnose::labelsOf(std::nullopt).empty());
+    // A label the evaluation does not have reads "?", as an unknown number does.
+    QCOMPARE(m_builtIn.apply({{"bound_compute", 1.0}, {"compute_fraction", 0.95}, {"achieved_gflop_per_s", 1.0}})
+                 .value(0)
+                 .message,
+             QStringLiteral("compute-bound at 95% of the ? peak: little left but doing fewer operations"));
+}
+
 void TestDiagnosis::builtInReadsUserFile() {
     const QString userDir = kforge::util::ResourceLocator::userDir();
     QVERIFY(!userDir.isEmpty());
@@ -565,6 +589,11 @@ void TestDiagnosis::badRules_data() {
     QTest::newRow("unknown fact in message")
         << rule(R"("when": "spread > 1", "message": "{sped}")")
         << QStringLiteral("bad.json: rules[0] (x): message: unknown fact \"sped\"");
+    QTest::newRow("a word as a percentage")
+        << rule(R"("when": "spread > 1", "message": "{peak%}")")
+        << QStringLiteral("bad.json: rules[0] (x): message: {peak%} makes a percentage of a word");
+    QTest::newRow("a word in the condition") << rule(R"("when": "peak > 1", "message": "m")")
+                                             << QStringLiteral("bad.json: rules[0] (x): when: unknown fact \"peak\"");
     QTest::newRow("unknown evidence") << rule(R"("when": "spread > 1", "message": "m", "evidence": ["spread", "x"])")
                                       << QStringLiteral("bad.json: rules[0] (x): evidence[1]: unknown fact \"x\"");
     QTest::newRow("empty message") << rule(R"("when": "spread > 1", "message": " ")")

@@ -168,6 +168,11 @@ private slots:
         auto r = computeRoofline(t, t.sizes, timed(100.0), c, TensorInstructions::MmaSync, true);
         QVERIFY(r);
         QCOMPARE(r->peakName, QStringLiteral("tf32_tensor"));
+        QCOMPARE(peakTitle(r->peakName), QStringLiteral("TF32 tensor (mma.sync)"));
+        QCOMPARE(peakTitle(QStringLiteral("fp32")), QStringLiteral("FP32"));
+        QCOMPARE(peakTitle(QStringLiteral("bf16_wgmma")), QStringLiteral("BF16 tensor (wgmma)"));
+        QCOMPARE(peakTitle(QStringLiteral("fp16_tensor")), QStringLiteral("FP16 tensor (mma.sync)"));
+        QCOMPARE(peakTitle(QStringLiteral("int8_dp4a")), QStringLiteral("int8_dp4a")); // not known: as it is
         QCOMPARE(r->peakFlops, 5e13);
         QCOMPARE(r->computeFraction, 1e9 / 1e-4 / 5e13);
         QCOMPARE(computeRoofline(t, t.sizes, timed(100.0), c, TensorInstructions::MmaSync, false)->peakName,

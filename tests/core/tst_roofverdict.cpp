@@ -81,7 +81,7 @@ private slots:
             << point(20e6, 3.0, 1e9, 0.01) << false << int(Kind::Plausible) << QString();
         // Compute on a device without tensor units: FMA chains measure the real peak.
         QTest::newRow("cpu near the FP32 peak")
-            << point(1e6, 0.01, 190e9, 0.95) << false << int(Kind::Review) << QStringLiteral("fp32 peak");
+            << point(1e6, 0.01, 190e9, 0.95) << false << int(Kind::Review) << QStringLiteral("FP32 peak");
         QTest::newRow("cpu above the FP32 peak") << point(1e6, 0.01, 300e9, 1.5) << false << int(Kind::Impossible)
                                                  << QStringLiteral("fastest measured peak");
         // With tensor units, above the measured (mma.sync) peak is a person's call, never a rejection:
@@ -90,7 +90,7 @@ private slots:
             << point(1e9, 0.01, 750e12, 750.0 / 631.0, QStringLiteral("fp16_tensor")) << true << int(Kind::Review)
             << QStringLiteral("mma.sync");
         QTest::newRow("fp32 inputs on tensor cores")
-            << point(1e9, 0.01, 200e12, 3.0) << true << int(Kind::Review) << QStringLiteral("fp32 peak");
+            << point(1e9, 0.01, 200e12, 3.0) << true << int(Kind::Review) << QStringLiteral("FP32 peak");
         // Float32 data on the tensor cores as TF32 (a 3xTF32 GEMM at 56 TFLOP/s of the task's FLOPs):
         // held to the TF32 roof its MMAs have, 18% of it.
         QTest::newRow("3xTF32 under the tf32 tensor roof")
@@ -119,7 +119,8 @@ private slots:
         QVERIFY2(honest.kind == Kind::Plausible, qPrintable(honest.reason));
         const auto near =
             judgeRoofs(typed(point(1e9, 0.01, 900e12, 900.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1, 1.0);
-        QVERIFY2(near.kind == Kind::Review && near.reason.contains(u"bf16_wgmma"), qPrintable(near.reason));
+        QVERIFY2(near.kind == Kind::Review && near.reason.contains(u"BF16 tensor (wgmma) peak"),
+                 qPrintable(near.reason));
         const auto impossible = judgeRoofs(
             typed(point(1e9, 0.01, 1500e12, 1500.0 / 940.0, QStringLiteral("bf16_wgmma"))), c, 0.9, 1.1, 1.0);
         QVERIFY2(impossible.kind == Kind::Impossible && impossible.reason.contains(u"fastest measured peak"),
