@@ -1076,7 +1076,11 @@ void Evaluation::timePyTorch() {
         return;
     }
     enterPhase("pytorch");
-    const SeedData& set = m_timing.empty() ? m_seeds.front() : m_timing.front();
+    SeedData& set = m_timing.empty() ? m_seeds.front() : m_timing.front();
+    if (!materialise(set)) { // made again where sets are made one at a time and it was let go
+        m_result.pytorchNote = "PyTorch could not be timed: its input set could not be made again";
+        return;
+    }
     // The second half of the calls, after the kernel's timed runs; with the first half, from
     // before them, the figures bracket the kernel's.
     const int calls = m_torchBefore ? kPyTorchCalls - kPyTorchCalls / 2 : kPyTorchCalls;
@@ -1551,6 +1555,10 @@ std::optional<std::vector<double>> Evaluation::recheckFirstRuns(const std::funct
             || !build(*m_reference, m_backend.compile(m_reference->source, m_reference->plan.defines, "reference")))
             return std::nullopt;
     }
+    // Where sets are made one at a time, the timed sets (checked and done with) make room for the
+    // new ones; PyTorch's timing, later, makes its set again.
+    for (SeedData& s : m_timing)
+        release(s);
     std::set<std::uint64_t> used(m_result.seeds.begin(), m_result.seeds.end());
     used.insert(m_result.timingSeeds.begin(), m_result.timingSeeds.end());
     std::vector<double> firstUs;

@@ -252,6 +252,30 @@ private slots:
         QVERIFY(steady.speedup.has_value());
     }
 
+    // Where sets are made one at a time (little host memory), the further sets take the timed
+    // sets' place: the judgements are the same.
+    void recheckWithSetsMadeOneAtATime() {
+        qputenv("KFORGE_WORKER_HOST_MEMORY", "1K");
+        struct Unset {
+            ~Unset() { qunsetenv("KFORGE_WORKER_HOST_MEMORY"); }
+        } unset;
+        ScriptedBackend backend;
+        harness::Evaluator evaluator(backend, 0);
+        const auto unlucky = evaluator.evaluate(request("unlucky", false));
+        QVERIFY2(unlucky.status == protocol::Status::Ok, unlucky.message.c_str());
+        bool oneAtATime = false;
+        for (const auto& d : unlucky.diagnostics)
+            oneAtATime = oneAtATime || d.message.find("made one at a time") != std::string::npos;
+        QVERIFY(oneAtATime);
+        const auto* c = check(unlucky, "fresh_inputs_speed");
+        QVERIFY(c);
+        QVERIFY2(c->passed, c->detail.c_str());
+        const auto keeper = evaluator.evaluate(request("keeper", false));
+        const auto* k = check(keeper, "fresh_inputs_speed");
+        QVERIFY(k);
+        QVERIFY2(!k->passed, k->detail.c_str());
+    }
+
     // A kernel that keys what it keeps on its buffers rather than on their contents gives stale
     // results when further unseen inputs arrive in the same buffers: it is incorrect.
     void staleResultsOnFurtherSetsAreIncorrect() {
