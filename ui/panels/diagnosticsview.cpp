@@ -224,9 +224,12 @@ void DiagnosticsView::refresh() {
     updateTitle();
     const CandidateDetail* detail = m_details->details(m_candidate);
     if (!detail) {
-        if (m_stack->currentWidget() == m_tabs)
-            m_loading->start(); // the previous candidate's detail stays a moment
-        else
+        if (m_stack->currentWidget() == m_tabs) {
+            // The tabs stay, emptied: nothing of the previous candidate can be read or activated
+            // (its findings' lines are in another kernel) while the next one loads.
+            clearShown();
+            m_loading->start();
+        } else
             showPlaceholder(tr("Loading…"));
         return;
     }
@@ -241,11 +244,19 @@ void DiagnosticsView::refresh() {
 void DiagnosticsView::showPlaceholder(const QString& text) {
     m_placeholder->setText(text);
     m_stack->setCurrentWidget(m_placeholder);
-    m_status->setFullText(QString());
+    clearShown();
     m_status->hide();
-    m_where->setFullText(QString());
     m_where->hide();
     m_evaluation->hide();
+}
+
+void DiagnosticsView::clearShown() {
+    m_status->setFullText(QString());
+    m_where->setFullText(QString());
+    {
+        const QSignalBlocker blocker(m_evaluation);
+        m_evaluation->clear();
+    }
     m_findings->clear();
     m_checks->clear();
     m_compileLog->clear();

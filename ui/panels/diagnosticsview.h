@@ -49,6 +49,8 @@ private:
     void refresh();
     void updateTitle();
     void showPlaceholder(const QString& text);
+    // Empties what the tabs and status lines show, leaving which of them are shown as it is.
+    void clearShown();
     void showDetail(const CandidateDetail& detail);
     void showEvaluation(int index);
     void onCandidatesChanged(const QList<int>& rows);
@@ -74,8 +76,8 @@ private:
     QTreeView* m_checksView = nullptr;
     QPlainTextEdit* m_compileLog = nullptr;
     QList<store::EvaluationRecord> m_evaluations;
-    // While the next candidate's detail loads, the one on screen stays (under the new title) for a
-    // moment before "Loading…" replaces it: flipping to the placeholder and back on every click
+    // While the next candidate's detail loads, the tabs stay (emptied, under the new title) for a
+    // moment before "Loading…" replaces them: flipping to the placeholder and back on every click
     // would lay the window out twice per selection, for a load that usually takes milliseconds.
     QTimer* m_loading = nullptr;
 };
