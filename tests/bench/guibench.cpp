@@ -27,7 +27,8 @@
 using namespace kforge;
 
 // Under `valgrind --tool=callgrind --instr-atstart=no` only the selections are counted: their
-// instructions are a figure that a busy machine does not change (tests/bench/RESULTS.md).
+// instructions are a figure other processes on the machine do not change, though timers and
+// background loads still move it by some 10% (tests/bench/RESULTS.md).
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
 #else
