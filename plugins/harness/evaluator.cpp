@@ -1505,16 +1505,16 @@ void Evaluation::timeCandidate() {
             for (double t : *again)
                 times += (times.empty() ? "" : ", ") + formatNumber(t);
             suspicious = !again->empty() && slow(again->back());
-            if (suspicious)
+            if (suspicious) {
                 detail = "much faster on inputs it has seen before: " + detail + "; first runs on "
                          + std::to_string(again->size()) + " further unseen input sets were as slow (" + times
                          + " us). It may keep results between calls";
-            else
+                m_result.diagnostics.push_back({"integrity", "warning", detail, "candidate", 0, 0});
+            } else {
                 detail += ", but a first run on a further unseen input set took " + formatNumber(again->back())
                           + " us (" + std::to_string(again->size())
                           + " tried): the slow first runs were the device's, not results kept";
-            if (suspicious)
-                m_result.diagnostics.push_back({"integrity", "warning", detail, "candidate", 0, 0});
+            }
         }
         addCheck("fresh_inputs_speed", !suspicious, detail);
     }

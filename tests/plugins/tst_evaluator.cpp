@@ -175,6 +175,13 @@ protocol::EvaluateRequest request(const char* script, bool baseline) {
     return r;
 }
 
+// One evaluation of a scripted candidate on a backend and evaluator of its own.
+protocol::EvaluateResult evaluate(const char* script, bool baseline) {
+    ScriptedBackend backend;
+    harness::Evaluator evaluator(backend, 0);
+    return evaluator.evaluate(request(script, baseline));
+}
+
 const protocol::IntegrityCheck* check(const protocol::EvaluateResult& r, const std::string& name) {
     for (const auto& c : r.checks)
         if (c.name == name)
@@ -188,9 +195,7 @@ class TestEvaluator : public QObject {
     Q_OBJECT
 private slots:
     void steadyKernelPasses() {
-        ScriptedBackend backend;
-        harness::Evaluator evaluator(backend, 0);
-        const auto r = evaluator.evaluate(request("steady", false));
+        const auto r = evaluate("steady", false);
         QVERIFY2(r.status == protocol::Status::Ok, r.message.c_str());
         const auto* c = check(r, "fresh_inputs_speed");
         QVERIFY(c);
@@ -201,9 +206,7 @@ private slots:
     // One slow first run, and only one, is the device's: a first run on a further unseen input
     // set clears the kernel, and the check says so.
     void oneSlowFirstRunIsCleared() {
-        ScriptedBackend backend;
-        harness::Evaluator evaluator(backend, 0);
-        const auto r = evaluator.evaluate(request("unlucky", false));
+        const auto r = evaluate("unlucky", false);
         QVERIFY2(r.status == protocol::Status::Ok, r.message.c_str());
         const auto* c = check(r, "fresh_inputs_speed");
         QVERIFY(c);
@@ -217,9 +220,7 @@ private slots:
     // A kernel slow on every first sight of inputs and fast on repeats keeps something between
     // calls: the further unseen sets confirm it, and the check fails naming them.
     void keptResultsAreConfirmed() {
-        ScriptedBackend backend;
-        harness::Evaluator evaluator(backend, 0);
-        const auto r = evaluator.evaluate(request("keeper", false));
+        const auto r = evaluate("keeper", false);
         QVERIFY2(r.status == protocol::Status::Ok, r.message.c_str()); // correct, but not to be trusted
         const auto* c = check(r, "fresh_inputs_speed");
         QVERIFY(c);
@@ -237,15 +238,13 @@ private slots:
     // The baseline's own gain from repeats is the control: a kernel that gains no more than it is
     // not suspected at all, however slow its first runs.
     void theBaselineIsTheControl() {
-        ScriptedBackend backend;
-        harness::Evaluator evaluator(backend, 0);
-        const auto r = evaluator.evaluate(request("keeper", true));
+        const auto r = evaluate("keeper", true);
         QVERIFY2(r.status == protocol::Status::Ok, r.message.c_str());
         const auto* c = check(r, "fresh_inputs_speed");
         QVERIFY(c);
         QVERIFY2(!c->passed, c->detail.c_str()); // 4x against the baseline's 2x: still suspicious
         QVERIFY2(c->detail.find("the baseline 2x") != std::string::npos, c->detail.c_str());
-        const auto steady = evaluator.evaluate(request("unlucky", true));
+        const auto steady = evaluate("unlucky", true);
         const auto* s = check(steady, "fresh_inputs_speed");
         QVERIFY(s);
         QVERIFY2(s->passed, s->detail.c_str());
@@ -259,9 +258,7 @@ private slots:
         struct Unset {
             ~Unset() { qunsetenv("KFORGE_WORKER_HOST_MEMORY"); }
         } unset;
-        ScriptedBackend backend;
-        harness::Evaluator evaluator(backend, 0);
-        const auto unlucky = evaluator.evaluate(request("unlucky", false));
+        const auto unlucky = evaluate("unlucky", false);
         QVERIFY2(unlucky.status == protocol::Status::Ok, unlucky.message.c_str());
         bool oneAtATime = false;
         for (const auto& d : unlucky.diagnostics)
@@ -270,7 +267,7 @@ private slots:
         const auto* c = check(unlucky, "fresh_inputs_speed");
         QVERIFY(c);
         QVERIFY2(c->passed, c->detail.c_str());
-        const auto keeper = evaluator.evaluate(request("keeper", false));
+        const auto keeper = evaluate("keeper", false);
         const auto* k = check(keeper, "fresh_inputs_speed");
         QVERIFY(k);
         QVERIFY2(!k->passed, k->detail.c_str());
@@ -279,9 +276,7 @@ private slots:
     // A kernel that keys what it keeps on its buffers rather than on their contents gives stale
     // results when further unseen inputs arrive in the same buffers: it is incorrect.
     void staleResultsOnFurtherSetsAreIncorrect() {
-        ScriptedBackend backend;
-        harness::Evaluator evaluator(backend, 0);
-        const auto r = evaluator.evaluate(request("stale", false));
+        const auto r = evaluate("stale", false);
         QVERIFY2(r.status == protocol::Status::Incorrect, r.message.c_str());
         QVERIFY2(r.message.find("further unseen input set") != std::string::npos, r.message.c_str());
         QVERIFY2(r.message.find("wrong elements") != std::string::npos, r.message.c_str());

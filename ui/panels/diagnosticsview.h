@@ -36,7 +36,7 @@ public:
     DiagnosticsView(RunData* data, CandidateDetails* details, CandidateSelection* selection, QWidget* parent = nullptr);
 
     qint64 candidate() const { return m_candidate; }
-    // How long the candidate on screen stays while the next one's detail loads.
+    // How long the tabs stay (emptied) while the next candidate's detail loads, before "Loading…".
     static constexpr int kLoadingDelayMs = 250;
     QAbstractItemView* findingsView() const;
 
