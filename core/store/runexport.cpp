@@ -405,11 +405,15 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
                         return QJsonArray{static_cast<double>(d[0]), static_cast<double>(d[1]),
                                           static_cast<double>(d[2])};
                     };
-                    launches.append(QJsonObject{{QStringLiteral("kernel"), q(la.kernel)},
-                                                {QStringLiteral("grid"), dims(la.grid)},
-                                                {QStringLiteral("block"), dims(la.block)},
-                                                {QStringLiteral("shared_bytes"), static_cast<double>(la.smemBytes)},
-                                                {QStringLiteral("args"), args}});
+                    QJsonObject launch{{QStringLiteral("kernel"), q(la.kernel)},
+                                       {QStringLiteral("grid"), dims(la.grid)},
+                                       {QStringLiteral("block"), dims(la.block)},
+                                       {QStringLiteral("shared_bytes"), static_cast<double>(la.smemBytes)},
+                                       {QStringLiteral("args"), args}};
+                    // Blocks per thread block cluster, only for launches in clusters (cluster=).
+                    if (la.clusterBlocks() > 1)
+                        launch.insert(QStringLiteral("cluster"), dims(la.cluster));
+                    launches.append(launch);
                 }
                 plan.insert(QStringLiteral("launches"), launches);
                 if (!resolved->tensorMaps.empty()) {

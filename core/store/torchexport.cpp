@@ -54,8 +54,14 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
     auto plan = spec::LaunchPlan::resolve(kf, task.spec, *sizes, candidate.params, exportLimits());
     if (!plan)
         return spec::fail(plan.error());
-    // ModelNew launches through CuPy or cuda-python, which encode no TMA descriptors.
-    for (const auto& la : plan->launches)
+    // ModelNew launches through CuPy or cuda-python, which encode no TMA descriptors, and through
+    // CuPy, which launches no thread block clusters.
+    for (const auto& la : plan->launches) {
+        if (la.clusterBlocks() > 1)
+            return spec::fail("line " + std::to_string(la.line) + ": launch " + la.kernel
+                              + " runs in thread block clusters of " + std::to_string(la.clusterBlocks())
+                              + " blocks (cluster=), which ModelNew cannot launch: --torch exports only launches "
+                                "without clusters");
         for (const auto& a : la.args)
             if (a.kind == spec::ArgBinding::Kind::TensorMap)
                 return spec::fail("line " + std::to_string(la.line) + ": launch " + la.kernel + " takes the tensor map "
@@ -63,6 +69,7 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
                                   + std::to_string(plan->tensorMaps[static_cast<std::size_t>(a.index)].line)
                                   + "), which ModelNew cannot encode: --torch exports only launches without "
                                     "tensor maps");
+    }
     const auto vars = task.spec.variables(*sizes);
     QJsonObject sizesJson;
     for (const auto& [name, value] : *sizes)
@@ -133,8 +140,10 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
 spec::DeviceLimits exportLimits() {
     spec::DeviceLimits limits;
     limits.maxSharedBytes = 227 * 1024;
-    // Plans with tensor maps resolve (launch-plan.json lists them); ModelNew refuses them.
+    // Plans with tensor maps and clusters resolve (launch-plan.json lists them); ModelNew refuses
+    // them.
     limits.tensorMaps = true;
+    limits.maxClusterBlocks = spec::kPortableClusterBlocks;
     return limits;
 }
 

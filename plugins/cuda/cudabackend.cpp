@@ -81,6 +81,28 @@ template <typename T> std::string listText(const std::vector<T>& v) {
     return "(" + s + ")";
 }
 
+// cuLaunchKernelEx's configuration of launch `l` on `stream`, with its thread block cluster as the
+// one attribute, held in `cluster` (which must outlive the configuration).
+CUlaunchConfig clusterLaunchConfig(const spec::ResolvedLaunch& l, CUstream stream, CUlaunchAttribute& cluster) {
+    cluster = CUlaunchAttribute{};
+    cluster.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    cluster.value.clusterDim.x = static_cast<unsigned>(l.cluster[0]);
+    cluster.value.clusterDim.y = static_cast<unsigned>(l.cluster[1]);
+    cluster.value.clusterDim.z = static_cast<unsigned>(l.cluster[2]);
+    CUlaunchConfig config{};
+    config.gridDimX = static_cast<unsigned>(l.grid[0]);
+    config.gridDimY = static_cast<unsigned>(l.grid[1]);
+    config.gridDimZ = static_cast<unsigned>(l.grid[2]);
+    config.blockDimX = static_cast<unsigned>(l.block[0]);
+    config.blockDimY = static_cast<unsigned>(l.block[1]);
+    config.blockDimZ = static_cast<unsigned>(l.block[2]);
+    config.sharedMemBytes = static_cast<unsigned>(l.smemBytes);
+    config.hStream = stream;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    return config;
+}
+
 std::string launchList(const spec::LaunchPlan& plan) {
     std::string s;
     for (const auto& l : plan.launches)
@@ -446,6 +468,9 @@ spec::Status CudaBackend::open(int device) {
            + attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0);
     // TMA tensor maps (// kforge:tensormap): Hopper and newer, with a driver that encodes them.
     l.tensorMaps = m_cc >= 90 && m_driver.tensorMapEncodeTiled != nullptr;
+    // Thread block clusters (cluster=): Hopper and newer, up to the portable size. A driver without
+    // cuLaunchKernelEx still resolves them; run() says why it cannot launch them.
+    l.maxClusterBlocks = m_cc >= 90 ? spec::kPortableClusterBlocks : 0;
     l.multiprocessors = static_cast<std::uint64_t>(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
     m_limits = l;
     m_maxThreadsPerSm = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048);
@@ -705,13 +730,29 @@ std::map<std::string, double> CudaBackend::launchResources(harness::Program& pro
         int blocks = 0;
         if (m_driver.occupancyMaxActiveBlocksPerMultiprocessor(&blocks, (*k)->function, static_cast<int>(threads),
                                                                static_cast<std::size_t>(launch.smemBytes))
-                == CUDA_SUCCESS
-            && m_maxThreadsPerSm > 0) {
-            // Counted in warps, as the hardware schedules them: a block of 48 threads occupies two.
-            const double warps = std::ceil(static_cast<double>(threads) / 32.0);
-            out[key + "blocks_per_sm"] = blocks;
-            out[key + "occupancy"] = std::min(1.0, blocks * warps * 32.0 / m_maxThreadsPerSm);
+                != CUDA_SUCCESS
+            || m_maxThreadsPerSm <= 0)
+            continue;
+        double perSm = blocks;
+        if (const std::uint64_t clusterBlocks = launch.clusterBlocks(); clusterBlocks > 1) {
+            // The blocks of a cluster share one GPC, so fewer may be resident than each SM alone
+            // could hold: the driver counts whole clusters on the device. Without that count, the
+            // per-SM figure would overstate the occupancy and is left out.
+            out[key + "cluster_blocks"] = static_cast<double>(clusterBlocks);
+            int clusters = 0;
+            CUlaunchAttribute attribute{};
+            const CUlaunchConfig config = clusterLaunchConfig(launch, m_stream.get(), attribute);
+            if (!m_driver.occupancyMaxActiveClusters
+                || m_driver.occupancyMaxActiveClusters(&clusters, (*k)->function, &config) != CUDA_SUCCESS)
+                continue;
+            out[key + "active_clusters"] = clusters;
+            perSm = std::min(perSm, static_cast<double>(clusters) * static_cast<double>(clusterBlocks)
+                                        / static_cast<double>(m_multiprocessors));
         }
+        // Counted in warps, as the hardware schedules them: a block of 48 threads occupies two.
+        const double warps = std::ceil(static_cast<double>(threads) / 32.0);
+        out[key + "blocks_per_sm"] = perSm;
+        out[key + "occupancy"] = std::min(1.0, perSm * warps * 32.0 / m_maxThreadsPerSm);
     }
     return out;
 }
@@ -1078,24 +1119,53 @@ std::string CudaBackend::launchHint(CUresult r, CudaProgram::Kernel& k, const sp
         return v;
     };
     const std::uint64_t threads = launch.block[0] * launch.block[1] * launch.block[2];
+    std::string hint;
     if (r == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) {
         const int regs = fattr(CU_FUNC_ATTRIBUTE_NUM_REGS);
-        return ": a block of " + std::to_string(threads) + " threads at " + std::to_string(regs)
+        hint = ": a block of " + std::to_string(threads) + " threads at " + std::to_string(regs)
                + " registers per thread needs " + std::to_string(threads * static_cast<std::uint64_t>(regs))
                + " registers; a block may have " + std::to_string(m_registersPerBlock)
                + " (use a smaller block, or __launch_bounds__ to cap registers)";
-    }
-    if (r == CUDA_ERROR_INVALID_VALUE) {
+    } else if (r == CUDA_ERROR_INVALID_VALUE) {
         const int maxThreads = fattr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
         const int staticSmem = fattr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-        std::string hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is "
-                           + std::to_string(threads) + " threads (this kernel allows at most "
-                           + std::to_string(maxThreads) + "); shared memory is " + std::to_string(staticSmem)
-                           + " static + " + std::to_string(launch.smemBytes) + " dynamic bytes (the " + "device allows "
-                           + std::to_string(m_limits.maxSharedBytes) + " per block)";
+        hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is " + std::to_string(threads)
+               + " threads (this kernel allows at most " + std::to_string(maxThreads) + "); shared memory is "
+               + std::to_string(staticSmem) + " static + " + std::to_string(launch.smemBytes) + " dynamic bytes (the "
+               + "device allows " + std::to_string(m_limits.maxSharedBytes) + " per block)";
+    }
+    const std::string joint = hint.empty() ? ": " : "; ";
+    const std::uint64_t clusterBlocks = launch.clusterBlocks();
+    if (clusterBlocks <= 1) {
+        if (fattr(CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET) != 0)
+            hint += joint
+                    + "the kernel must be launched in thread block clusters (it was compiled with .explicitcluster): "
+                      "give the launch a cluster=";
         return hint;
     }
-    return {};
+    // A cluster size the kernel was not compiled for, or one whose blocks do not fit on one GPC at
+    // once, fails the launch too.
+    const std::array<std::uint64_t, 3> required{
+        static_cast<std::uint64_t>(fattr(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)),
+        static_cast<std::uint64_t>(fattr(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT)),
+        static_cast<std::uint64_t>(fattr(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH))};
+    hint += joint + "cluster=" + harness::tripleText(launch.cluster, launch.dims) + " is "
+            + std::to_string(clusterBlocks) + " blocks of " + std::to_string(threads) + " threads per cluster (at most "
+            + std::to_string(m_limits.maxClusterBlocks) + ")";
+    if (required[0] > 0 && required != launch.cluster)
+        hint += "; the kernel was compiled for clusters of " + harness::tripleText(required, 3)
+                + " (__cluster_dims__), which a launch must match or leave out";
+    int clusters = -1;
+    if (m_driver.occupancyMaxActiveClusters) {
+        CUlaunchAttribute attribute{};
+        const CUlaunchConfig config = clusterLaunchConfig(launch, m_stream.get(), attribute);
+        if (m_driver.occupancyMaxActiveClusters(&clusters, k.function, &config) != CUDA_SUCCESS)
+            clusters = -1;
+    }
+    if (clusters == 0)
+        hint += "; not one such cluster fits on the device (its blocks, with their registers and shared memory, "
+                "must be resident on one GPC at once): use smaller clusters, blocks or shared memory";
+    return hint;
 }
 
 std::string CudaBackend::bindingProblem(harness::Program& program, const spec::LaunchPlan& plan) {
@@ -1182,6 +1252,10 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
         const std::string where = launchWhere(l);
         if (l.dims < 1 || l.dims > 3)
             return spec::fail(where + std::to_string(l.dims) + " dimensions; CUDA launches have 1 to 3");
+        if (l.clusterBlocks() > 1 && !m_driver.launchKernelEx)
+            return spec::fail(where + "cluster=" + harness::tripleText(l.cluster, l.dims)
+                              + " needs cuLaunchKernelEx, which the NVIDIA driver (CUDA " + m_driver.versionText()
+                              + ") lacks: update the driver to CUDA 12.0 or newer");
         auto k = kernel(*prog, l.kernel, l.smemBytes);
         if (!k)
             return spec::fail(where + k.error());
@@ -1269,16 +1343,26 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                                   + m_driver.describe(e) + noteError(e));
             afterLaunch(li - 1);
         }
-        const CUresult e = m_driver.launchKernel(launch.kernel->function, static_cast<unsigned>(l.grid[0]),
-                                                 static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
-                                                 static_cast<unsigned>(l.block[0]), static_cast<unsigned>(l.block[1]),
-                                                 static_cast<unsigned>(l.block[2]), static_cast<unsigned>(l.smemBytes),
-                                                 stream, const_cast<void**>(launch.params.data()), nullptr);
+        const bool clustered = l.clusterBlocks() > 1;
+        CUresult e = CUDA_SUCCESS;
+        if (clustered) {
+            // Thread block clusters are a launch attribute, which only the extensible launch takes.
+            CUlaunchAttribute attribute{};
+            const CUlaunchConfig config = clusterLaunchConfig(l, stream, attribute);
+            e = m_driver.launchKernelEx(&config, launch.kernel->function, const_cast<void**>(launch.params.data()),
+                                        nullptr);
+        } else {
+            e = m_driver.launchKernel(launch.kernel->function, static_cast<unsigned>(l.grid[0]),
+                                      static_cast<unsigned>(l.grid[1]), static_cast<unsigned>(l.grid[2]),
+                                      static_cast<unsigned>(l.block[0]), static_cast<unsigned>(l.block[1]),
+                                      static_cast<unsigned>(l.block[2]), static_cast<unsigned>(l.smemBytes), stream,
+                                      const_cast<void**>(launch.params.data()), nullptr);
+        }
         if (e != CUDA_SUCCESS) {
             drain();
             const std::string hint = launchHint(e, *launch.kernel, l);
-            return spec::fail(launchWhere(l) + "cuLaunchKernel failed with " + m_driver.describe(e) + hint
-                              + noteError(e));
+            return spec::fail(launchWhere(l) + (clustered ? "cuLaunchKernelEx" : "cuLaunchKernel") + " failed with "
+                              + m_driver.describe(e) + hint + noteError(e));
         }
         queued = true;
     }
@@ -1327,13 +1411,19 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                      "worker's stream %u\n",
                      plan.launches.size(), records.size(), static_cast<unsigned long long>(dropped), eventUs,
                      m_cuptiStream);
-        for (const auto& r : records)
+        for (const auto& r : records) {
+            const std::string clusters = r.cluster[0] * r.cluster[1] * r.cluster[2] > 1
+                                             ? ", in clusters of (" + std::to_string(r.cluster[0]) + ", "
+                                                   + std::to_string(r.cluster[1]) + ", " + std::to_string(r.cluster[2])
+                                                   + ")"
+                                             : std::string();
             std::fprintf(
                 stderr,
-                "  %s stream %u: %.3f us, starts %+.3f us after the first launch, ends %+.3f us after the sync\n",
+                "  %s stream %u: %.3f us, starts %+.3f us after the first launch, ends %+.3f us after the sync%s\n",
                 r.name.c_str(), r.streamId, (static_cast<double>(r.end) - static_cast<double>(r.start)) / 1000.0,
                 (static_cast<double>(r.start) - static_cast<double>(hostBeforeLaunch)) / 1000.0,
-                (static_cast<double>(r.end) - static_cast<double>(hostAfterSync)) / 1000.0);
+                (static_cast<double>(r.end) - static_cast<double>(hostAfterSync)) / 1000.0, clusters.c_str());
+        }
     }
 
     // The late-kernel check needs the records' clock to agree with the host's. Kernels on the worker's
@@ -1371,21 +1461,31 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                 return std::array<std::int64_t, 3>{static_cast<std::int64_t>(v[0]), static_cast<std::int64_t>(v[1]),
                                                    static_cast<std::int64_t>(v[2])};
             };
+            // A cluster launch's record names its cluster (on devices that have them); an ordinary
+            // launch of a kernel compiled with __cluster_dims__ runs in clusters too, so only the
+            // plan's clusters are checked.
+            const bool clustered = l.clusterBlocks() > 1;
+            const bool sameCluster =
+                !clustered || r.cluster == std::array<std::int64_t, 3>{} || r.cluster == asSigned(l.cluster);
             const bool sameShape = r.grid == asSigned(l.grid) && r.block == asSigned(l.block)
-                                   && r.dynamicSharedBytes == static_cast<std::int64_t>(l.smemBytes);
+                                   && r.dynamicSharedBytes == static_cast<std::int64_t>(l.smemBytes) && sameCluster;
             // CUPTI caches kernel names by function handle, and the driver hands the handles of
             // unloaded modules out again: a record of the launched kernel can carry the name of a
             // kernel this worker unloaded earlier. Such a name, with the launch's exact shape, is ours.
             const bool nameMatches = r.name.empty() || r.name == expected || m_loadedKernelNames.count(r.name) > 0;
-            if (!sameShape || !nameMatches)
-                problems.push_back("kernel " + std::to_string(i + 1) + " to run was " + r.name + " with grid=("
-                                   + std::to_string(r.grid[0]) + ", " + std::to_string(r.grid[1]) + ", "
-                                   + std::to_string(r.grid[2]) + ") block=(" + std::to_string(r.block[0]) + ", "
-                                   + std::to_string(r.block[1]) + ", " + std::to_string(r.block[2])
-                                   + ") smem=" + std::to_string(r.dynamicSharedBytes) + ", but launch "
-                                   + std::to_string(i + 1) + " of the plan (line " + std::to_string(l.line) + ") is "
-                                   + expected + " with grid=" + harness::tripleText(l.grid, 3) + " block="
-                                   + harness::tripleText(l.block, 3) + " smem=" + std::to_string(l.smemBytes));
+            if (!sameShape || !nameMatches) {
+                const auto triple = [](const std::array<std::int64_t, 3>& v) {
+                    return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
+                };
+                problems.push_back(
+                    "kernel " + std::to_string(i + 1) + " to run was " + r.name + " with grid=" + triple(r.grid)
+                    + " block=" + triple(r.block) + (clustered ? " cluster=" + triple(r.cluster) : std::string())
+                    + " smem=" + std::to_string(r.dynamicSharedBytes) + ", but launch " + std::to_string(i + 1)
+                    + " of the plan (line " + std::to_string(l.line) + ") is " + expected
+                    + " with grid=" + harness::tripleText(l.grid, 3) + " block=" + harness::tripleText(l.block, 3)
+                    + (clustered ? " cluster=" + harness::tripleText(l.cluster, 3) : std::string())
+                    + " smem=" + std::to_string(l.smemBytes));
+            }
         }
         if (r.streamId != m_cuptiStream)
             problems.push_back("kernel " + r.name + " ran on stream " + std::to_string(r.streamId)

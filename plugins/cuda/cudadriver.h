@@ -52,7 +52,9 @@ namespace kforge::cuda {
     X(funcSetAttribute, cuFuncSetAttribute, false)                                                                     \
     X(funcGetParamInfo, cuFuncGetParamInfo, true)                                                                      \
     X(occupancyMaxActiveBlocksPerMultiprocessor, cuOccupancyMaxActiveBlocksPerMultiprocessor, false)                   \
+    X(occupancyMaxActiveClusters, cuOccupancyMaxActiveClusters, true)                                                  \
     X(launchKernel, cuLaunchKernel, false)                                                                             \
+    X(launchKernelEx, cuLaunchKernelEx, true)                                                                          \
     X(tensorMapEncodeTiled, cuTensorMapEncodeTiled, true)
 
 // The process's one handle on libcuda.so.1, opened on first use and never closed (CUPTI and the

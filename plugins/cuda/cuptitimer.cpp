@@ -58,6 +58,7 @@ void CuptiTimer::bufferCompleted(CUcontext context, std::uint32_t streamId, std:
         r.correlationId = k->correlationId;
         r.grid = {k->gridX, k->gridY, k->gridZ};
         r.block = {k->blockX, k->blockY, k->blockZ};
+        r.cluster = {k->clusterX, k->clusterY, k->clusterZ};
         r.dynamicSharedBytes = k->dynamicSharedMemory;
 #if CUPTI_API_VERSION >= 130000
         r.deviceLaunched = k->isDeviceLaunched != 0;

@@ -23,6 +23,7 @@ struct KernelRecord {
     std::uint32_t correlationId = 0;
     std::array<std::int64_t, 3> grid{};
     std::array<std::int64_t, 3> block{};
+    std::array<std::int64_t, 3> cluster{}; // blocks per thread block cluster; zeros where CUPTI gives none
     std::int64_t dynamicSharedBytes = 0;
     bool deviceLaunched = false;
 };

@@ -39,6 +39,7 @@ protocol::DisassembleResult disassemble(Backend& backend, const protocol::Disass
         limits.maxSharedBytes = 227 * 1024;
         limits.multiprocessors = 132;
         limits.tensorMaps = request.arch >= 90;
+        limits.maxClusterBlocks = request.arch >= 90 ? spec::kPortableClusterBlocks : 0;
     }
     auto plan = spec::LaunchPlan::resolve(*kf, request.task, *sizes, request.kernel.params, limits);
     if (!plan)

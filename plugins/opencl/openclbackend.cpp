@@ -694,6 +694,8 @@ spec::Status OpenClBackend::open(int device) {
     l.maxGridDims = {2147483647ull, 2147483647ull, 2147483647ull};
     // Dynamic shared memory (smem=) is CUDA-only; OpenCL kernels declare __local arrays instead.
     l.maxSharedBytes = 0;
+    // So are thread block clusters (cluster=).
+    l.maxClusterBlocks = 0;
     l.multiprocessors = deviceValue<cl_uint>(m_device, CL_DEVICE_MAX_COMPUTE_UNITS, 0);
     m_limits = l;
     return spec::success();

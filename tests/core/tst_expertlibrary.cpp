@@ -147,10 +147,11 @@ private slots:
         QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
         // GPU-sized work-groups; no dynamic shared memory in OpenCL; in CUDA up to the opt-in
         // limit of the largest current parts (Hopper: 227 KiB), which the worker enables itself,
-        // TMA tensor maps, which Hopper has, and Hopper's multiprocessor count.
+        // TMA tensor maps and thread block clusters, which Hopper has, and Hopper's multiprocessor count.
         spec::DeviceLimits limits;
         limits.maxSharedBytes = dialect == spec::Dialect::OpenCL ? 0 : 227 * 1024;
         limits.tensorMaps = dialect == spec::Dialect::Cuda;
+        limits.maxClusterBlocks = dialect == spec::Dialect::Cuda ? spec::kPortableClusterBlocks : 0;
         limits.multiprocessors = 132; // an H100's or H200's SMs, for grids sized to the device
         const auto configurations = allConfigurations(*kf);
         QVERIFY(configurations.size() <= 5000);

@@ -49,6 +49,29 @@ namespace {
 
 constexpr qint64 kApplicationId = 0x6b667267; // as runstore.cpp writes it
 
+// A candidate whose source is the kernel file at `path` (empty where it cannot be read).
+Candidate candidateFromFile(const QString& path) {
+    QFile file(path);
+    Candidate c;
+    if (file.open(QIODevice::ReadOnly))
+        c.source = QString::fromUtf8(file.readAll());
+    return c;
+}
+
+// Whether `kforge export --torch` refuses `c` for `task` with a message containing `expected`.
+bool torchPlanRefused(const kforge::spec::TaskBundle& task, const Candidate& c, const QString& expected) {
+    auto refused = kforge::store::torchPlan(task, c, QStringLiteral("kernel.cu"));
+    if (refused.ok()) {
+        qWarning("the plan was exported");
+        return false;
+    }
+    if (!QString::fromStdString(refused.error()).contains(expected)) {
+        qWarning("%s", refused.error().c_str());
+        return false;
+    }
+    return true;
+}
+
 std::unique_ptr<RunStore> openStore(const QString& path) {
     auto store = RunStore::open(path);
     if (!store) {
@@ -211,6 +234,7 @@ private slots:
     void runLockIsExclusive();
     void runLockOfAKilledProcessIsFree();
     void torchExportFollowsWhenAndRefusesTensorMaps();
+    void torchExportRefusesClusters();
 
 private:
     QString newPath() { return m_dir.filePath(QStringLiteral("run%1.kforge").arg(++m_files)); }
@@ -431,17 +455,12 @@ void TestRunStore::torchExportFollowsWhenAndRefusesTensorMaps() {
     const QString dir = qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/tensormap");
     auto task = kforge::spec::loadTaskDir(dir.toStdString());
     QVERIFY2(task.ok(), task.ok() ? "" : task.error().c_str());
-    QFile file(dir + QStringLiteral("/tile_add_tma.cu"));
-    QVERIFY(file.open(QIODevice::ReadOnly));
-    Candidate c;
-    c.source = QString::fromUtf8(file.readAll());
-
-    auto refused = kforge::store::torchPlan(*task, c, QStringLiteral("kernel.cu"));
-    QVERIFY(!refused.ok());
-    QVERIFY2(QString::fromStdString(refused.error())
-                 .contains(QStringLiteral("launch tile_add_tma takes the tensor map tmX (// kforge:tensormap, line 9), "
-                                          "which ModelNew cannot encode")),
-             refused.error().c_str());
+    Candidate c = candidateFromFile(dir + QStringLiteral("/tile_add_tma.cu"));
+    QVERIFY(!c.source.isEmpty());
+    QVERIFY(
+        torchPlanRefused(*task, c,
+                         QStringLiteral("launch tile_add_tma takes the tensor map tmX (// kforge:tensormap, line 9), "
+                                        "which ModelNew cannot encode")));
 
     // With the TMA launch never chosen, every variant exports its plain launch.
     c.source.replace(QStringLiteral("when=mod(N, 4) == 0"), QStringLiteral("when=N < 0"));
@@ -456,6 +475,32 @@ void TestRunStore::torchExportFollowsWhenAndRefusesTensorMaps() {
         QCOMPARE(launches.at(0).toObject().value(QStringLiteral("kernel")).toString(),
                  QStringLiteral("tile_add_plain"));
     }
+}
+
+// A launch in thread block clusters is refused too (CuPy, which ModelNew launches through, has no
+// clusters); a cluster of one block is no cluster and exports.
+void TestRunStore::torchExportRefusesClusters() {
+    auto task = kforge::spec::loadTaskDir(qEnvironmentVariable("KFORGE_TASKS_DIR").toStdString() + "/vector_add");
+    QVERIFY2(task.ok(), task.ok() ? "" : task.error().c_str());
+    Candidate c = candidateFromFile(qEnvironmentVariable("KFORGE_TEST_KERNELS")
+                                    + QStringLiteral("/cluster/vector_add_cluster.cu"));
+    QVERIFY(!c.source.isEmpty());
+    QVERIFY(torchPlanRefused(*task, c,
+                             QStringLiteral("line 9: launch vector_add_cluster runs in thread block clusters of 2 "
+                                            "blocks (cluster=), which ModelNew cannot launch")));
+
+    c.source.replace(QStringLiteral("cluster=(2)\n"), QStringLiteral("cluster=(1)\n"));
+    auto plan = kforge::store::torchPlan(*task, c, QStringLiteral("kernel.cu"));
+    QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
+    const QJsonObject launch = plan->value(QStringLiteral("variants"))
+                                   .toArray()
+                                   .at(0)
+                                   .toObject()
+                                   .value(QStringLiteral("launches"))
+                                   .toArray()
+                                   .at(0)
+                                   .toObject();
+    QCOMPARE(launch.value(QStringLiteral("kernel")).toString(), QStringLiteral("vector_add_cluster"));
 }
 
 void TestRunStore::pytorchFigures() {

@@ -4,8 +4,10 @@
 // cost one restarted worker and nothing more; every CUDA expert kernel (resources/experts) must be
 // correct on the tasks it names; a kernel file with TMA tensor maps (tests/kernels/tensormap) must
 // be correct through the worker's descriptors where its when= picks the TMA kernel, and through its
-// plain kernel elsewhere; the device's digest of a buffer (which spares the evaluator read-backs)
-// must be the host's digest of the same bytes. Qt-free, so it runs on bare GPU hosts. Exits 77 (a skip for ctest) when
+// plain kernel elsewhere; a kernel file launched in thread block clusters (tests/kernels/cluster)
+// must be correct on a GPU with clusters, fail without its cluster= and be refused on one without;
+// the device's digest of a buffer (which spares the evaluator read-backs) must be the host's digest
+// of the same bytes. Qt-free, so it runs on bare GPU hosts. Exits 77 (a skip for ctest) when
 // there is no usable CUDA device.
 
 #include "cudabackend.h"
@@ -18,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +40,7 @@ struct Options {
     fs::path kernels = KFORGE_SOURCE_DIR "/tests/kernels/cuda";
     fs::path experts = KFORGE_SOURCE_DIR "/resources/experts";
     fs::path tensorMaps = KFORGE_SOURCE_DIR "/tests/kernels/tensormap";
+    fs::path clusters = KFORGE_SOURCE_DIR "/tests/kernels/cluster";
     fs::path out;
     bool fullSizes = true;
     bool torch = true; // also check each task's PyTorch form (needs a Python with PyTorch)
@@ -127,6 +131,8 @@ int main(int argc, char** argv) {
             opt.experts = next();
         else if (a == "--tensormaps")
             opt.tensorMaps = next();
+        else if (a == "--clusters")
+            opt.clusters = next();
         else if (a == "--out")
             opt.out = next();
         else if (a == "--small-only")
@@ -135,7 +141,7 @@ int main(int argc, char** argv) {
             opt.torch = false;
         else {
             std::cout << "usage: kforge-gpucheck [--worker PATH] [--tasks DIR] [--kernels DIR] [--experts DIR] "
-                         "[--tensormaps DIR] [--out FILE.md] [--small-only] [--no-torch]\n";
+                         "[--tensormaps DIR] [--clusters DIR] [--out FILE.md] [--small-only] [--no-torch]\n";
             return a == "--help" ? 0 : 2;
         }
     }
@@ -335,6 +341,73 @@ int main(int argc, char** argv) {
             record({name, r.status == protocol::Status::Ok && ran,
                     std::string(protocol::statusName(r.status)) + ": " + r.message + "; " + c.second
                         + (ran ? " ran" : " did not run")});
+        }
+    }
+
+    // Thread block clusters end to end: vector_add in clusters of two blocks that exchange their
+    // halves through distributed shared memory (tests/kernels/cluster). With the cluster the
+    // kernel is correct; launched without it (the same file with cluster= taken out) it writes
+    // nothing and must fail verification, which shows the launch really ran in clusters. A GPU
+    // without clusters refuses the launch plan, naming cluster=.
+    if (fs::is_directory(opt.clusters)) {
+        const fs::path file = opt.clusters / "vector_add_cluster.cu";
+        auto bundle = spec::loadTaskDir(opt.tasks / "vector_add");
+        auto source = spec::readTextFile(file);
+        const std::string cc = dev.details.value("compute_capability", std::string());
+        const bool hopper = !cc.empty() && std::atoi(cc.c_str()) >= 9;
+        std::vector<std::string> variants{"small"};
+        if (opt.fullSizes && hopper)
+            variants.emplace_back("default");
+        for (const auto& variant : variants) {
+            const std::string name = "cluster " + file.filename().string() + " (" + variant + ")";
+            if (!bundle || !source) {
+                record({name, false, !bundle ? bundle.error() : source.error()});
+                continue;
+            }
+            auto req = protocol::makeEvaluateRequest(*bundle, "cuda", variant, quickOptions(), *source,
+                                                     file.filename().string());
+            if (!req) {
+                record({name, false, req.error()});
+                continue;
+            }
+            const auto r = worker.evaluate(std::move(*req), 120s);
+            const std::string detail = std::string(protocol::statusName(r.status)) + ": " + r.message;
+            if (!hopper) {
+                record({name + " refused below compute capability 9.0",
+                        r.status == protocol::Status::Rejected
+                            && r.message.find("cluster=(2) is not supported") != std::string::npos,
+                        detail});
+                continue;
+            }
+            // launchResources' cluster-aware occupancy, for the record.
+            std::string resources;
+            for (const auto& ci : r.compile)
+                if (ci.role == "candidate")
+                    for (const auto& [key, value] : ci.resources)
+                        if (key.rfind("vector_add_cluster.", 0) == 0)
+                            resources += (resources.empty() ? "; " : ", ") + key.substr(19) + " " + fmt(value);
+            record({name, r.status == protocol::Status::Ok, detail + resources});
+        }
+        if (hopper && bundle && source) {
+            std::string plain = *source;
+            const std::string key = " cluster=(2)";
+            const auto directive = plain.find("// kforge:launch ");
+            const auto at = directive == std::string::npos ? directive : plain.find(key, directive);
+            const std::string name = "cluster " + file.filename().string() + " without cluster= (small)";
+            if (at == std::string::npos) {
+                record({name, false, "the file's launch directive has no '" + key + "' to take out"});
+            } else {
+                plain.erase(at, key.size());
+                auto req = protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions(), plain,
+                                                         file.filename().string());
+                const auto r = req ? worker.evaluate(std::move(*req), 120s) : protocol::EvaluateResult{};
+                const bool failed =
+                    req && (r.status == protocol::Status::Incorrect || r.status == protocol::Status::Rejected);
+                record({name, failed,
+                        req ? "expected incorrect or rejected, got " + std::string(protocol::statusName(r.status))
+                                  + ": " + r.message
+                            : req.error()});
+            }
         }
     }
 

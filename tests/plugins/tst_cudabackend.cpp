@@ -311,6 +311,43 @@ private slots:
                  program->arch().c_str());
     }
 
+    // The cluster kernel file kforge-gpucheck runs (tests/kernels/cluster): it passes the static
+    // checks, binds to vector_add at every size with clusters of two blocks on a grid of a multiple
+    // of two, is refused where the device has no clusters, and NVRTC builds its cluster special
+    // registers, barriers and distributed shared memory loads for Hopper.
+    void clusterKernelCompiles() {
+        QFile file(qEnvironmentVariable("KFORGE_TEST_KERNELS") + QStringLiteral("/cluster/vector_add_cluster.cu"));
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const std::string src = file.readAll().toStdString();
+        for (const auto& d : cuda::staticCheckCuda(src))
+            QVERIFY2(d.severity != "error", d.message.c_str());
+        auto task = spec::loadTaskDir(qEnvironmentVariable("KFORGE_TASKS_DIR").toStdString() + "/vector_add");
+        QVERIFY2(task.ok(), task.ok() ? "" : task.error().c_str());
+        auto kf = spec::KernelFile::parse(src, spec::Dialect::Cuda);
+        QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
+        spec::DeviceLimits hopper;
+        hopper.maxClusterBlocks = spec::kPortableClusterBlocks;
+        for (const auto& variant : task->spec.variantNames()) {
+            auto plan = spec::LaunchPlan::resolve(*kf, task->spec, *task->spec.sizesFor(variant), {}, hopper);
+            QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
+            const auto& l = plan->launches.at(0);
+            QCOMPARE(l.cluster, (std::array<std::uint64_t, 3>{2, 1, 1}));
+            QCOMPARE(l.grid[0] % 2, 0u);
+            QVERIFY(l.grid[0] * l.block[0] >= static_cast<std::uint64_t>(task->spec.sizesFor(variant)->at("N")));
+        }
+        auto refused = spec::LaunchPlan::resolve(*kf, task->spec, task->spec.sizes, {}, spec::DeviceLimits{});
+        QVERIFY(!refused.ok());
+        QVERIFY2(refused.error().find("cluster=(2) is not supported by this backend") != std::string::npos,
+                 refused.error().c_str());
+
+        cuda::CudaBackend backend;
+        if (driverPresent() && backend.open(0).ok() && backend.computeCapability() < 90)
+            QSKIP("the GPU here is older than Hopper; the kernel needs sm_90");
+        auto plan = spec::LaunchPlan::resolve(*kf, task->spec, task->spec.sizes, {}, hopper);
+        auto out = backend.compile(src, plan->defines, "candidate");
+        QVERIFY2(out.ok, out.log.c_str());
+    }
+
     void compileLogQuotesOnlyTheKernel() {
         const std::string log = "candidate.cu(4): error: identifier \"q\" is undefined\n"
                                 "      y[0] = q;\n"

@@ -64,8 +64,12 @@ extern "C" __global__ void k_plain(const __half* A, float* C, int M, int K) {}
 DeviceLimits hopper() {
     DeviceLimits limits;
     limits.tensorMaps = true;
+    limits.maxClusterBlocks = kPortableClusterBlocks;
     return limits;
 }
+
+// A CUDA kernel for rowTask(): x in, y out.
+const char* kRowKernel = "__global__ void k(const float* x, float* y) {}\n";
 
 } // namespace
 
@@ -340,7 +344,7 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
                                             << "launch k: when= has no value";
         QTest::newRow("unknown launch key lists when")
             << QStringLiteral("// kforge:launch k grid=(1) block=(1) if=1\n__global__ void k(float* C) {}\n")
-            << "(known: grid, block, smem, when)";
+            << "(known: grid, block, cluster, smem, when)";
     }
     void tensorMapDirectiveErrors() {
         QFETCH(QString, source);
@@ -503,6 +507,184 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
         const TaskSpec task = tmaTask();
         auto plan = LaunchPlan::resolve(*kf, task, *task.sizesFor(variant.toStdString()), {}, hopper());
+        if (mentions.isEmpty()) {
+            QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
+            return;
+        }
+        QVERIFY(!plan.ok());
+        QVERIFY2(QString::fromStdString(plan.error()).contains(mentions), plan.error().c_str());
+    }
+
+    // ---- thread block clusters (cluster=) --------------------------------------------------------
+
+    void parsesAndResolvesClusters() {
+        auto kf = KernelFile::parse(std::string("// kforge:param CL in {1, 2, 4} = 2\n"
+                                                "// kforge:launch k grid=(round_up(M, CL), 4) block=(128, 1) "
+                                                "cluster=(CL) smem=64 when=M > 1\n"
+                                                "// kforge:launch k grid=(2, 4) block=(128, 1) cluster=(2, 2)\n"
+                                                "// kforge:launch k grid=(M) block=(128) cluster = ( 1 )\n")
+                                        + kRowKernel,
+                                    Dialect::Cuda);
+        QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
+        QCOMPARE(kf->launches.at(0).cluster, (std::vector<std::string>{"CL"}));
+        QCOMPARE(kf->launches.at(0).smem, std::string("64"));
+        QCOMPARE(kf->launches.at(0).when, std::string("M > 1"));
+        QCOMPARE(kf->launches.at(1).cluster, (std::vector<std::string>{"2", "2"}));
+        QCOMPARE(kf->launches.at(2).cluster, (std::vector<std::string>{"1"}));
+
+        auto plan = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {}, hopper());
+        QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
+        const ResolvedLaunch& first = plan->launches.at(0);
+        QCOMPARE(first.grid, (std::array<std::uint64_t, 3>{34, 4, 1}));
+        // A cluster with fewer dimensions than the grid has clusters of one block in the others.
+        QCOMPARE(first.cluster, (std::array<std::uint64_t, 3>{2, 1, 1}));
+        QCOMPARE(first.clusterBlocks(), 2u);
+        QCOMPARE(first.smemBytes, 64u);
+        QCOMPARE(plan->launches.at(1).cluster, (std::array<std::uint64_t, 3>{2, 2, 1}));
+        QCOMPARE(plan->launches.at(1).clusterBlocks(), 4u);
+        QCOMPARE(plan->launches.at(2).cluster, (std::array<std::uint64_t, 3>{1, 1, 1}));
+        // No cluster= at all is a cluster of one block.
+        auto plain =
+            KernelFile::parse(std::string("// kforge:launch k grid=(M) block=(128)\n") + kRowKernel, Dialect::Cuda);
+        QVERIFY(plain.ok());
+        QVERIFY(plain->launches.at(0).cluster.empty());
+        auto plainPlan = LaunchPlan::resolve(*plain, rowTask(), rowTask().sizes, {}, hopper());
+        QVERIFY(plainPlan.ok());
+        QCOMPARE(plainPlan->launches.at(0).cluster, (std::array<std::uint64_t, 3>{1, 1, 1}));
+        QCOMPARE(plainPlan->launches.at(0).clusterBlocks(), 1u);
+
+        // The parameter decides the cluster: 4 blocks, the grid rounded up to a multiple of 4.
+        auto four = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {{"CL", 4}}, hopper());
+        QVERIFY2(four.ok(), four.ok() ? "" : four.error().c_str());
+        QCOMPARE(four->launches.at(0).grid[0], 36u);
+        QCOMPARE(four->launches.at(0).cluster[0], 4u);
+    }
+
+    // A kernel compiled for a fixed cluster (__cluster_dims__, which may use parameters) binds like
+    // any other; its launches run in that cluster without a cluster=.
+    void parsesClusterDimsAttribute() {
+        auto kf = KernelFile::parse("// kforge:param CX = 2\n"
+                                    "// kforge:launch k grid=(round_up(M, CX)) block=(128)\n"
+                                    "extern \"C\" __global__ void __cluster_dims__(CX, 1, 1) __launch_bounds__(128)\n"
+                                    "    k(const float* x, float* y) {}\n",
+                                    Dialect::Cuda);
+        QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
+        QCOMPARE(kf->kernels.size(), 1u);
+        QCOMPARE(kf->kernels[0].name, std::string("k"));
+        QCOMPARE(kf->kernels[0].args.size(), 2u);
+        QVERIFY(LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {}, hopper()).ok());
+    }
+
+    // A backend without clusters (OpenCL, CUDA before compute capability 9.0) refuses a cluster of
+    // more than one block, and takes cluster=(1) as no cluster.
+    void clustersRefusedWithoutSupport() {
+        DeviceLimits none; // maxClusterBlocks 0, as the OpenCL worker and pre-Hopper GPUs give
+        QCOMPARE(none.maxClusterBlocks, 0u);
+        auto kf = KernelFile::parse(std::string("// kforge:launch k grid=(34) block=(128) cluster=(2)\n") + kRowKernel,
+                                    Dialect::Cuda);
+        QVERIFY(kf.ok());
+        auto plan = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {}, none);
+        QVERIFY(!plan.ok());
+        QCOMPARE(QString::fromStdString(plan.error()),
+                 QStringLiteral("line 1: launch k: cluster=(2) is not supported by this backend (thread block clusters "
+                                "need a CUDA GPU of compute capability 9.0 or newer; leave cluster= out, or give "
+                                "cluster=(1))"));
+        QVERIFY(LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {}, hopper()).ok());
+
+        for (const char* one : {"cluster=(1)", "cluster=(1, 1)", "cluster=(2 - 1, 1, 1)"}) {
+            auto ocl = KernelFile::parse(std::string("// kforge:launch k grid=(M, 1, 1) block=(64, 1, 1) ") + one
+                                             + "\n__kernel void k(__global const float* x, __global float* y) {}\n",
+                                         Dialect::OpenCL);
+            QVERIFY2(ocl.ok(), ocl.ok() ? "" : ocl.error().c_str());
+            DeviceLimits openCl;
+            openCl.maxSharedBytes = 0;
+            auto p = LaunchPlan::resolve(*ocl, rowTask(), rowTask().sizes, {}, openCl);
+            QVERIFY2(p.ok(), p.ok() ? one : p.error().c_str());
+            QCOMPARE(p->launches.at(0).clusterBlocks(), 1u);
+        }
+    }
+
+    void clusterDirectiveErrors_data() {
+        QTest::addColumn<QString>("source");
+        QTest::addColumn<QString>("mentions");
+        const QString kernel = QString::fromUtf8(kRowKernel);
+        QTest::newRow("usage names cluster") << QStringLiteral("// kforge:launch (1)\n") + kernel
+                                             << "line 1: launch: expected 'KERNEL grid=(...) block=(...) "
+                                                "[cluster=(...)] [smem=BYTES] [when=CONDITION]'";
+        QTest::newRow("cluster twice") << QStringLiteral("// kforge:launch k grid=(2) block=(1) cluster=(2) "
+                                                         "cluster=(1)\n")
+                                              + kernel
+                                       << "line 1: launch k: cluster= is given twice";
+        QTest::newRow("four dimensions") << QStringLiteral(
+                                                "// kforge:launch k grid=(2) block=(1) cluster=(1, 1, 1, 2)\n")
+                                                + kernel
+                                         << "line 1: cluster needs 1 to 3 dimensions, e.g. cluster=(2)";
+        QTest::newRow("empty cluster") << QStringLiteral("// kforge:launch k grid=(2) block=(1) cluster=()\n") + kernel
+                                       << "line 1: cluster needs 1 to 3 dimensions";
+        QTest::newRow("empty dimension") << QStringLiteral(
+                                                "// kforge:launch k grid=(2, 2) block=(1, 1) cluster=(2, )\n")
+                                                + kernel
+                                         << "line 1: cluster has an empty dimension";
+        QTest::newRow("unknown key lists cluster")
+            << QStringLiteral("// kforge:launch k grid=(2) block=(1) clusters=(2)\n") + kernel
+            << "unknown key 'clusters' (known: grid, block, cluster, smem, when)";
+    }
+    void clusterDirectiveErrors() {
+        QFETCH(QString, source);
+        QFETCH(QString, mentions);
+        auto kf = KernelFile::parse(source.toStdString(), Dialect::Cuda);
+        QVERIFY(!kf.ok());
+        QVERIFY2(QString::fromStdString(kf.error()).contains(mentions), kf.error().c_str());
+    }
+
+    void clusterPlanErrors_data() {
+        QTest::addColumn<QString>("launch");   // the directive's keys after the kernel's name
+        QTest::addColumn<QString>("mentions"); // "" = resolves
+        QTest::newRow("grid not a multiple")
+            << "grid=(M) block=(128) cluster=(4)"
+            << "line 1: launch k: grid=(33) is not a multiple of cluster=(4) (dimension 0: 33 blocks in clusters of 4; "
+               "round the grid up with round_up(..., 4) and have the kernel skip the extra blocks' work)";
+        QTest::newRow("second dimension not a multiple")
+            << "grid=(4, M) block=(32, 4) cluster=(2, 4)"
+            << "line 1: launch k: grid=(4, 33) is not a multiple of cluster=(2, 4) (dimension 1: 33 blocks in "
+               "clusters of 4";
+        QTest::newRow("rounded up") << "grid=(round_up(M, 4)) block=(128) cluster=(4)"
+                                    << "";
+        QTest::newRow("portable size") << "grid=(8, 4) block=(32, 4) cluster=(4, 2)"
+                                       << "";
+        QTest::newRow("too many blocks")
+            << "grid=(16, 4) block=(32, 4) cluster=(4, 4)"
+            << "line 1: launch k: cluster=(4, 4) is 16 blocks per cluster; the device allows at most 8 (the portable "
+               "cluster size)";
+        QTest::newRow("one dimension too large")
+            << "grid=(16) block=(32) cluster=(16)"
+            << "cluster=(16) is 16 blocks per cluster; the device allows at most 8";
+        QTest::newRow("overflowing product")
+            << "grid=(1, 1, 1) block=(1, 1, 1) cluster=(2^31, 2^31, 2^31)"
+            << "cluster=(2147483648, 2147483648, 2147483648) is more than 2^64 blocks per cluster";
+        QTest::newRow("zero") << "grid=(M) block=(128) cluster=(0)"
+                              << "line 1: launch k: cluster sizes must be positive (dimension 0 is 0)";
+        QTest::newRow("negative") << "grid=(4, 4) block=(32, 4) cluster=(2, 1 - 3)"
+                                  << "line 1: launch k: cluster sizes must be positive (dimension 1 is -2)";
+        QTest::newRow("more dimensions than the grid") << "grid=(M) block=(128) cluster=(1, 2)"
+                                                       << "line 1: launch k: cluster has 2 dimensions but grid has 1";
+        QTest::newRow("unknown name") << "grid=(M) block=(128) cluster=(CL)"
+                                      << "line 1: launch k: cluster: 'CL': unknown name 'CL'";
+        QTest::newRow("fraction") << "grid=(M) block=(128) cluster=(N / 3)"
+                                  << "line 1: launch k: cluster: 'N / 3' evaluates to";
+        QTest::newRow("typo in a launch left out")
+            << "grid=(M) block=(128) cluster=(CL) when=0\n// kforge:launch k grid=(M) block=(128)"
+            << "line 1: launch k: cluster: 'CL': unknown name 'CL'";
+        QTest::newRow("launch left out is not resolved")
+            << "grid=(M) block=(128) cluster=(4) when=mod(M, 4) == 0\n// kforge:launch k grid=(M) block=(128)"
+            << "";
+    }
+    void clusterPlanErrors() {
+        QFETCH(QString, launch);
+        QFETCH(QString, mentions);
+        auto kf = KernelFile::parse("// kforge:launch k " + launch.toStdString() + "\n" + kRowKernel, Dialect::Cuda);
+        QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
+        auto plan = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {}, hopper());
         if (mentions.isEmpty()) {
             QVERIFY2(plan.ok(), plan.ok() ? "" : plan.error().c_str());
             return;

@@ -132,6 +132,7 @@ bool KernelEditorDialog::submit() {
         limits.maxSharedBytes = 227 * 1024;
         limits.multiprocessors = 132;
         limits.tensorMaps = m_dialect == spec::Dialect::Cuda;
+        limits.maxClusterBlocks = m_dialect == spec::Dialect::Cuda ? spec::kPortableClusterBlocks : 0;
         const auto plan = spec::LaunchPlan::resolve(*parsed, *m_task, m_sizes, {}, limits);
         if (!plan) {
             const QString message = QString::fromStdString(plan.error());

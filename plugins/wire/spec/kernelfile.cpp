@@ -185,7 +185,8 @@ Expected<std::vector<std::string>> dims(const std::string& value, int line, cons
         v = v.substr(1, v.size() - 2);
     auto parts = splitTopLevel(v);
     if (parts.empty() || parts.size() > 3)
-        return lineError(line, key + " needs 1 to 3 dimensions, e.g. " + key + "=(cdiv(N, 256))");
+        return lineError(line, key + " needs 1 to 3 dimensions, e.g. " + key
+                                   + (key == "cluster" ? "=(2)" : "=(cdiv(N, 256))"));
     for (const auto& p : parts)
         if (p.empty())
             return lineError(line, key + " has an empty dimension");
@@ -306,7 +307,8 @@ Status parseLaunch(KernelFile& kf, const std::string& rest, int line) {
     LaunchDecl l;
     l.kernel = c.word();
     if (l.kernel.empty())
-        return lineError(line, "launch: expected 'KERNEL grid=(...) block=(...) [smem=BYTES] [when=CONDITION]'");
+        return lineError(line, "launch: expected 'KERNEL grid=(...) block=(...) [cluster=(...)] [smem=BYTES] "
+                               "[when=CONDITION]'");
     l.line = line;
     if (kf.launches.size() >= kMaxLaunches)
         return lineError(line, "launch " + l.kernel + ": more than " + std::to_string(kMaxLaunches)
@@ -318,14 +320,14 @@ Status parseLaunch(KernelFile& kf, const std::string& rest, int line) {
         if (!takeKeyValue(tail, key, value))
             return lineError(line,
                              "launch " + l.kernel + ": cannot read '" + shorten(trim(tail)) + "' (expected key=value)");
-        const bool known = key == "grid" || key == "block" || key == "smem" || key == "when";
+        const bool known = key == "grid" || key == "block" || key == "cluster" || key == "smem" || key == "when";
         if (known && !seen.insert(key).second)
             return lineError(line, "launch " + l.kernel + ": " + key + "= is given twice");
-        if (key == "grid" || key == "block") {
+        if (key == "grid" || key == "block" || key == "cluster") {
             auto d = dims(value, line, key);
             if (!d)
                 return Error{d.error()};
-            (key == "grid" ? l.grid : l.block) = *d;
+            (key == "grid" ? l.grid : key == "block" ? l.block : l.cluster) = *d;
         } else if (key == "smem" || key == "when") {
             const std::string v = trim(value);
             if (v.empty())
@@ -333,7 +335,7 @@ Status parseLaunch(KernelFile& kf, const std::string& rest, int line) {
             (key == "smem" ? l.smem : l.when) = v;
         } else {
             return lineError(line, "launch " + l.kernel + ": unknown key '" + shorten(key)
-                                       + "' (known: grid, block, smem, when)");
+                                       + "' (known: grid, block, cluster, smem, when)");
         }
     }
     if (l.grid.empty() || l.block.empty())
@@ -655,12 +657,12 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
 
     // A macro or a parameter (a compile-time define) named like a word of a bound signature would
     // make the compiler read another signature than the one arguments are bound from.
-    std::set<std::string> signatureWords = {"__global__", "__kernel",          "kernel",
-                                            "void",       "__launch_bounds__", "__attribute__"};
+    std::set<std::string> signatureWords = {"__global__",        "__kernel",      "kernel",          "void",
+                                            "__launch_bounds__", "__attribute__", "__cluster_dims__"};
     for (const FoundKernel* f : chosen) {
         signatureWords.insert(f->sig.name);
         for (const auto& w : wordsIn(active.substr(f->start, f->end - f->start)))
-            if (w != "__launch_bounds__" && w != "__attribute__")
+            if (w != "__launch_bounds__" && w != "__attribute__" && w != "__cluster_dims__")
                 signatureWords.insert(w);
     }
     // Argument names are bound by position; a macro over one changes nothing kforge relies on, and
@@ -672,7 +674,7 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
     std::set<std::string> attributeWords; // __launch_bounds__(BLOCK) may use parameters
     for (const FoundKernel* f : chosen) {
         const std::string head = active.substr(f->start, f->end - f->start);
-        for (const char* attr : {"__launch_bounds__", "__attribute__"})
+        for (const char* attr : {"__launch_bounds__", "__attribute__", "__cluster_dims__"})
             for (std::size_t p = head.find(attr); p != std::string::npos; p = head.find(attr, p + 1)) {
                 const std::size_t open = head.find('(', p);
                 const std::size_t close = open == std::string::npos ? open : matchingParen(head, open);

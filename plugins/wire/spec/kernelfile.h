@@ -56,8 +56,11 @@ struct LaunchDecl {
     std::string kernel;
     std::vector<std::string> grid;  // 1-3 expressions
     std::vector<std::string> block; // 1-3 expressions
-    std::string smem;               // dynamic shared memory bytes, may be empty
-    std::string when;               // the launch runs only where this is non-zero; empty: always
+    // Thread block cluster (CUDA, compute capability 9.0+): 1-3 expressions, blocks per cluster in
+    // each dimension; empty: no cluster (as cluster=(1)).
+    std::vector<std::string> cluster;
+    std::string smem; // dynamic shared memory bytes, may be empty
+    std::string when; // the launch runs only where this is non-zero; empty: always
     int line = 0;
 };
 

@@ -48,6 +48,14 @@ bool tmaSupports(DType t) {
     return false;
 }
 
+// "(130)", "(130, 4)": the first `dims` extents, as a launch directive writes them.
+std::string extentsText(const std::array<std::uint64_t, 3>& v, int dims) {
+    std::string s;
+    for (int d = 0; d < dims; ++d)
+        s += (d ? ", " : "") + std::to_string(v[static_cast<std::size_t>(d)]);
+    return "(" + s + ")";
+}
+
 std::string sizesText(const Sizes& sizes) {
     std::string s;
     for (const auto& [name, value] : sizes)
@@ -189,6 +197,48 @@ Expected<ResolvedTensorMap> resolveTensorMap(const TensorMapDecl& t, const Tenso
     return m;
 }
 
+// cluster= of launch `l` into r.cluster, once r.grid and r.dims are known: every extent positive,
+// at most the device's blocks per cluster, each grid extent a multiple of the cluster's. A cluster
+// of one block is no cluster, on every backend.
+Status resolveCluster(const LaunchDecl& l, const Variables& vars, const DeviceLimits& limits, ResolvedLaunch& r) {
+    const std::string who = "launch " + l.kernel;
+    for (std::size_t d = 0; d < l.cluster.size(); ++d) {
+        auto c = Expression::evaluateInteger(l.cluster[d], vars);
+        if (!c)
+            return lineError(l.line, who + ": cluster: " + c.error());
+        if (*c <= 0)
+            return lineError(l.line, who + ": cluster sizes must be positive (dimension " + std::to_string(d) + " is "
+                                         + std::to_string(*c) + ")");
+        r.cluster[d] = static_cast<std::uint64_t>(*c);
+    }
+    std::uint64_t blocks = 1;
+    bool overflow = false;
+    for (const std::uint64_t c : r.cluster)
+        overflow |= __builtin_mul_overflow(blocks, c, &blocks);
+    if (!overflow && blocks == 1)
+        return success();
+    const std::string text = "cluster=" + extentsText(r.cluster, r.dims);
+    if (limits.maxClusterBlocks == 0)
+        return lineError(l.line, who + ": " + text
+                                     + " is not supported by this backend (thread block clusters need a CUDA GPU of "
+                                       "compute capability 9.0 or newer; leave cluster= out, or give cluster=(1))");
+    if (overflow || blocks > limits.maxClusterBlocks)
+        return lineError(l.line, who + ": " + text + " is "
+                                     + (overflow ? std::string("more than 2^64") : std::to_string(blocks))
+                                     + " blocks per cluster; the device allows at most "
+                                     + std::to_string(limits.maxClusterBlocks) + " (the portable cluster size)");
+    std::size_t d = 0;
+    while (d < static_cast<std::size_t>(r.dims) && r.grid[d] % r.cluster[d] == 0)
+        ++d;
+    if (d == static_cast<std::size_t>(r.dims))
+        return success();
+    return lineError(l.line, who + ": grid=" + extentsText(r.grid, r.dims) + " is not a multiple of " + text
+                                 + " (dimension " + std::to_string(d) + ": " + std::to_string(r.grid[d])
+                                 + " blocks in clusters of " + std::to_string(r.cluster[d])
+                                 + "; round the grid up with round_up(..., " + std::to_string(r.cluster[d])
+                                 + ") and have the kernel skip the extra blocks' work)");
+}
+
 } // namespace
 
 Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& task, const Sizes& sizes,
@@ -284,16 +334,24 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
         if (l.grid.size() != l.block.size())
             return lineError(l.line, who + ": grid has " + std::to_string(l.grid.size()) + " dimensions but block has "
                                          + std::to_string(l.block.size()));
+        // A cluster may leave out trailing dimensions (one block in each), never add one the grid lacks.
+        if (l.cluster.size() > l.grid.size())
+            return lineError(l.line, who + ": cluster has " + std::to_string(l.cluster.size())
+                                         + " dimensions but grid has " + std::to_string(l.grid.size()));
         if (!l.when.empty()) {
             auto w = Expression::evaluate(l.when, vars);
             if (!w)
                 return lineError(l.line, who + ": when: " + w.error());
             if (*w == 0.0) {
                 // Left out at these sizes, but a typo is still an error at every size.
-                for (const auto* part : {&l.grid, &l.block})
+                for (const auto* part : {&l.grid, &l.block, &l.cluster})
                     for (const auto& e : *part)
                         if (auto st = Expression::check(e, vars); !st)
-                            return lineError(l.line, who + (part == &l.grid ? ": grid: " : ": block: ") + st.error());
+                            return lineError(l.line, who
+                                                         + (part == &l.grid    ? ": grid: "
+                                                            : part == &l.block ? ": block: "
+                                                                               : ": cluster: ")
+                                                         + st.error());
                 if (!l.smem.empty())
                     if (auto st = Expression::check(l.smem, vars); !st)
                         return lineError(l.line, who + ": smem: " + st.error());
@@ -342,6 +400,8 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
             return lineError(l.line, who + ": a block of " + std::to_string(threads)
                                          + " threads exceeds the device's limit of "
                                          + std::to_string(limits.maxBlockThreads));
+        if (auto st = resolveCluster(l, vars, limits, r); !st)
+            return Error{st.error()};
         if (!l.smem.empty() && limits.maxSharedBytes == 0)
             return lineError(l.line,
                              who

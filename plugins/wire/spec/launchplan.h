@@ -22,7 +22,14 @@ struct DeviceLimits {
     // Whether launches may take TMA tensor maps (// kforge:tensormap): a CUDA GPU of compute
     // capability 9.0 or newer whose driver can encode them.
     bool tensorMaps = false;
+    // The most blocks a thread block cluster (cluster=) may have; 0 where the backend has no
+    // clusters. CUDA GPUs of compute capability 9.0 and newer: kPortableClusterBlocks.
+    std::uint64_t maxClusterBlocks = 0;
 };
+
+// The cluster size every GPU with clusters runs (larger ones need a per-kernel opt-in that kforge
+// does not make).
+constexpr std::uint64_t kPortableClusterBlocks = 8;
 
 // Bounds no device limit gives: scratch memory per plan, and work items (grid * block threads) per
 // launch, which also keeps every product far from overflowing 64 bits.
@@ -64,10 +71,15 @@ struct ResolvedLaunch {
     std::string kernel;
     std::array<std::uint64_t, 3> grid{1, 1, 1};
     std::array<std::uint64_t, 3> block{1, 1, 1};
+    // Blocks per thread block cluster in each dimension; {1, 1, 1}: no cluster (an ordinary launch).
+    // Every grid extent is a multiple of the cluster's.
+    std::array<std::uint64_t, 3> cluster{1, 1, 1};
     int dims = 1;
     std::uint64_t smemBytes = 0;
     std::vector<ArgBinding> args;
     int line = 0;
+
+    std::uint64_t clusterBlocks() const { return cluster[0] * cluster[1] * cluster[2]; }
 };
 
 struct ResolvedScratch {

@@ -185,9 +185,9 @@ private:
             const char c = m_s[k];
             const std::size_t j = real(m_s, k + 1);
             const char nc = j < m_s.size() ? m_s[j] : '\0';
-            if ((c == 'e' || c == 'E' || c == 'p' || c == 'P') && (nc == '+' || nc == '-')) {
-                k = real(m_s, j + 1);
-            } else if (c == '\'' && m_cpp && isIdentChar(nc)) {
+            // An exponent's sign, or a digit separator: the character after it belongs to the number.
+            if (((c == 'e' || c == 'E' || c == 'p' || c == 'P') && (nc == '+' || nc == '-'))
+                || (c == '\'' && m_cpp && isIdentChar(nc))) {
                 k = real(m_s, j + 1);
             } else if (isIdentChar(c) || c == '.') {
                 k = j;
@@ -703,7 +703,7 @@ std::vector<KernelHead> findKernelHeads(const std::string& code, Dialect dialect
             const std::string t = word(p, we);
             if (t.empty())
                 break;
-            if (t == "__launch_bounds__" || t == "__attribute__") {
+            if (t == "__launch_bounds__" || t == "__attribute__" || t == "__cluster_dims__") {
                 std::size_t q = skipSpace(we);
                 if (q >= n || code[q] != '(')
                     break;
@@ -900,7 +900,12 @@ std::vector<SourceFinding> checkPreprocessor(const std::string& source, Dialect 
             const bool safeName = !header.empty() && header[0] != '/' && header.find("..") == std::string::npos
                                   && header.find('\\') == std::string::npos;
             if (close == std::string::npos || !after.empty() || !safeName || !policy.allowed || !policy.allowed(header))
-                add(l.line, column, shown + ": <" + header + "> is not an allowed header." + allowedText);
+                add(l.line, column,
+                    std::string(shown)
+                        .append(": <")
+                        .append(header)
+                        .append("> is not an allowed header.")
+                        .append(allowedText));
             continue;
         }
         if (n == "pragma") {
@@ -919,13 +924,16 @@ std::vector<SourceFinding> checkPreprocessor(const std::string& source, Dialect 
         }
         if (n == "include_next" || n == "import" || n == "embed") {
             add(l.line, column,
-                shown + ": #" + n + " is not allowed; only #include <header> of an allowed header is accepted");
+                std::string(shown).append(": #").append(n).append(
+                    " is not allowed; only #include <header> of an allowed header is accepted"));
             continue;
         }
         add(l.line, column,
-            shown + ": the directive #" + n
-                + " is not allowed (allowed: #include <...> of an allowed header, #define, #undef, "
-                  "#if/#ifdef/#ifndef/#elif/#else/#endif, #pragma of a harmless kind, #error, #warning)");
+            std::string(shown)
+                .append(": the directive #")
+                .append(n)
+                .append(" is not allowed (allowed: #include <...> of an allowed header, #define, #undef, "
+                        "#if/#ifdef/#ifndef/#elif/#else/#endif, #pragma of a harmless kind, #error, #warning)"));
     }
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.line < b.line; });
     return out;
