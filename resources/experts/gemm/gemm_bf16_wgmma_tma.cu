@@ -1,6 +1,6 @@
 // expert:name gemm_bf16_wgmma_tma
 // expert:tasks gemm_bf16
-// expert:pattern Hopper wgmma (m64 x BN x k16, both operands read by the tensor cores from 128-byte-swizzled shared memory) fed by TMA tile copies that complete on mbarriers, a STAGES-deep ring, one producer warpgroup and two consumer warpgroups (setmaxnreg), clusters of CM blocks along M sharing B's tiles by TMA multicast, persistent blocks over a banded tile order, a register-to-global bfloat16 pair epilogue; a plain tiled kernel for sizes TMA cannot describe
+// expert:pattern Hopper wgmma (m64 x BN x k16, both operands read by the tensor cores from 128-byte-swizzled shared memory) fed by TMA tile copies that complete on mbarriers, a STAGES-deep ring, one producer warpgroup and two consumer warpgroups (setmaxnreg), clusters of CM blocks along M sharing B's tiles by TMA multicast, persistent blocks over a banded tile order, an epilogue through 128-byte-swizzled shared memory and TMA stores; a plain tiled kernel for sizes TMA cannot describe
 
 // bfloat16 GEMM with fp32 accumulation the way Hopper (sm_90a) does it:
 //  - A block of 3 warpgroups computes a 128 x BN tile of C. Warpgroup 0 is the producer: one of
@@ -30,18 +30,29 @@
 //    Both blocks run the same number of ring iterations (an odd last row of tiles computes a tile
 //    of zeros past M, which TMA fills and the epilogue skips), and neither leaves before the other
 //    is done with its barriers (a cluster barrier at the end).
-//    Measured on the H200 at 4096^3 (2026-12-04, kforge eval, paired): 194.3 us with CM = 2 and
-//    194.0 us with CM = 1. L2 bandwidth is not what holds this kernel back there, so CM = 1 is the
+//    Measured on the H200 at 4096^3 (2026-12-04): 194.3 us with CM = 2 and 194.0 us with CM = 1
+//    through kforge with the epilogue of the time; 177.5 and 178.8 us with the one below, in a
+//    program of its own. L2 bandwidth is not what holds this kernel back there, so CM = 1 is the
 //    default and clusters are left to the tuner.
+//  - The epilogue: each consumer warpgroup writes its 64 x BN accumulators, rounded, into shared
+//    memory as 64 x 64 boxes laid out with the 128-byte swizzle (so the 8 rows one store
+//    instruction writes fall in 8 different bank groups), two boxes at a time, and one thread
+//    stores them with TMA (cp.async.bulk.tensor, tensor map tmC), which clips what lies past M
+//    and N. The warpgroup waits for the copies to have read the boxes only before it writes them
+//    again. Stores straight from registers (8 rows x 16 bytes an instruction) took 192.7 us of
+//    which 28 us were the epilogue; through TMA 176.4 us (H200, 4096^3, against 172.9-174.5 us
+//    for cuBLAS in the same process).
 //  - Persistent blocks: as many as make the fewest equal waves of tiles on the device's SMS
 //    multiprocessors (at 4096^3 with BN = 256, 512 tiles on 132 SMs: 128 blocks of 4 tiles each).
 //    The ring runs on from one tile to the next, so the producer loads the next tile while the
 //    consumers store the last, and tiles go in bands of GROUP_M tile rows for L2 reuse.
-// Measured on an H200 (2026-12-02, against cuBLAS in one process, 4096^3): 191 us, 720 TFLOP/s,
-// 0.91x cuBLAS for BN = 256, STAGES = 4 (the non-persistent form: 198 us, 0.88x).
+// Measured on an H200 (2026-12-04, kforge eval --pytorch, 4096^3, BN = 256, STAGES = 4, CM = 1):
+// 176.3 us, 780 TFLOP/s, 1.002x torch.compile and 0.996x eager (both cuBLAS, 176.6 and 175.7 us
+// in the same evaluation); 191 us (0.91x) with stores from registers, 198 us not persistent.
 // Tuning: BN 256 gives the most reuse per byte of shared memory; BN 128 twice the tiles for small
 // matrices. Shared memory: STAGES * (128 + BN) * 128 bytes + 1 KiB for aligning the ring to the
-// swizzle atom, 193 KiB at BN = 256 and 4 stages (227 KiB is the most a block may have).
+// swizzle atom + 32 KiB of epilogue staging, 225 KiB at BN = 256 and 4 stages (227 KiB is the
+// most a block may have).
 // Measured at 4096^3: BN 128 with 5 or 6 stages, which do fit, were no faster than BN 256 with 4.
 
 #include <cuda_bf16.h>
@@ -51,7 +62,8 @@
 // kforge:param CM in {1, 2} = 1
 // kforge:tensormap tmA A box=(128, 64) swizzle=128
 // kforge:tensormap tmB B box=(64, 64) swizzle=128
-// kforge:launch gemm_bf16 grid=(CM * cdiv(cdiv(cdiv(M, 128), CM) * cdiv(N, BN), cdiv(cdiv(cdiv(M, 128), CM) * cdiv(N, BN), floor(SMS / CM)))) block=(384) cluster=(CM) smem=STAGES * (128 + BN) * 128 + 1024 when=(mod(K, 8) == 0 && mod(N, 8) == 0)
+// kforge:tensormap tmC C box=(64, 64) swizzle=128
+// kforge:launch gemm_bf16 grid=(CM * cdiv(cdiv(cdiv(M, 128), CM) * cdiv(N, BN), cdiv(cdiv(cdiv(M, 128), CM) * cdiv(N, BN), floor(SMS / CM)))) block=(384) cluster=(CM) smem=STAGES * (128 + BN) * 128 + 1024 + 32768 when=(mod(K, 8) == 0 && mod(N, 8) == 0)
 // kforge:launch gemm_bf16_unaligned grid=(cdiv(N, 16), cdiv(M, 16)) block=(16, 16) when=(mod(K, 8) != 0 || mod(N, 8) != 0)
 
 typedef __nv_bfloat16 T;
@@ -70,6 +82,8 @@ typedef CUtensorMap_st CUtensorMap;
 #define B_BOX (BK * 128)        // one 64 x 64 box of B
 #define B_LBO 8192              // B: bytes between 64-column boxes (leading, along N)
 #define B_SBO 1024              // B: bytes between groups of 8 k rows (stride, along K)
+#define OUT_BOX 8192            // one 64 x 64 box of C in the epilogue's staging
+#define OUT_BOXES 2             // boxes of C per consumer warpgroup staged at a time
 #define GROUP_M 8               // tile rows per band of the tile order
 #define GROUP_P (GROUP_M / CM)  // rows of cluster tiles (CM tiles each) per band
 
@@ -159,6 +173,26 @@ __device__ __forceinline__ void tma_load_2d(unsigned dst, const CUtensorMap* map
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
                  ::"r"(dst), "l"(map), "r"(c0), "r"(c1), "r"(bar)
                  : "memory");
+}
+
+// TMA: the box of `map` at (c0 innermost, c1) from shared memory at src to global memory; parts
+// past the tensor's bounds are not written. Completes in this thread's bulk async-group.
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, unsigned src, int c0, int c1)
+{
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 ::"l"(map), "r"(c0), "r"(c1), "r"(src)
+                 : "memory");
+}
+
+// The 128 threads of one warpgroup, at named barrier `id` (0 is __syncthreads').
+__device__ __forceinline__ void named_sync(int id)
+{
+    asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+}
+
+__device__ __forceinline__ void st_shared_pair(unsigned addr, __nv_bfloat162 v)
+{
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(*reinterpret_cast<unsigned*>(&v)) : "memory");
 }
 
 // wgmma shared-memory descriptor: start address, leading and stride byte offsets, 128-byte swizzle.
@@ -279,7 +313,8 @@ __device__ __forceinline__ void tile_coords(int t, int rowsP, int tilesN, unsign
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1)
-gemm_bf16(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, __nv_bfloat16* __restrict__ C, int M, int N, int K)
+gemm_bf16(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+          const __grid_constant__ CUtensorMap tmC, __nv_bfloat16* __restrict__ C, int M, int N, int K)
 {
     extern __shared__ unsigned char smem_raw[];
     __shared__ __align__(8) unsigned long long full[STAGES], empty[STAGES];
@@ -385,18 +420,35 @@ gemm_bf16(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUten
                 release(smem_u32(&empty[(it - 1) % STAGES]));
 
             // Accumulator i of a thread: row 16 warp + lane / 4 (+ 8 when i % 4 >= 2), column 8 (i / 4) + 2 (lane % 4) + i % 2.
-            const int row = tm * BM + c * 64 + warp * 16 + (lane >> 2);
+            // Staged two 64-column boxes at a time; in a box, row r's 16-byte chunk k sits at chunk k ^ (r % 8).
+            const unsigned staging = ring + STAGES * STAGE_BYTES + c * OUT_BOXES * OUT_BOX;
+            const int r = warp * 16 + (lane >> 2);   // and r + 8
 #pragma unroll
-            for (int j = 0; j < BN / 8; ++j) {
-                const int col = tn * BN + j * 8 + 2 * (lane & 3);
-                if (col < N) {   // N is a multiple of 8 here, so col + 1 < N as well
-                    if (row < M)
-                        *reinterpret_cast<__nv_bfloat162*>(C + (size_t)row * N + col) = __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]);
-                    if (row + 8 < M)
-                        *reinterpret_cast<__nv_bfloat162*>(C + (size_t)(row + 8) * N + col) = __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]);
+            for (int round = 0; round < BN / (64 * OUT_BOXES); ++round) {
+                if (tid == 0)   // the previous stores have read the staging boxes
+                    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                named_sync(1 + c);
+#pragma unroll
+                for (int b = 0; b < OUT_BOXES; ++b)
+#pragma unroll
+                    for (int k = 0; k < 8; ++k) {
+                        const int j = (round * OUT_BOXES + b) * 8 + k;   // 8-column group of the tile
+                        const unsigned box = staging + b * OUT_BOX + 4 * (lane & 3);
+                        st_shared_pair(box + r * 128 + ((k ^ (r & 7)) * 16), __floats2bfloat162_rn(d[4 * j], d[4 * j + 1]));
+                        st_shared_pair(box + (r + 8) * 128 + ((k ^ ((r + 8) & 7)) * 16), __floats2bfloat162_rn(d[4 * j + 2], d[4 * j + 3]));
+                    }
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");   // visible to the TMA unit
+                named_sync(1 + c);
+                if (tid == 0) {
+#pragma unroll
+                    for (int b = 0; b < OUT_BOXES; ++b)
+                        tma_store_2d(&tmC, staging + b * OUT_BOX, tn * BN + (round * OUT_BOXES + b) * 64, tm * BM + c * 64);
+                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
                 }
             }
         }
+        if (tid == 0)   // the last stores are done before the block (and its shared memory) ends
+            asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
     }
 #if CM > 1
     cluster_sync();   // no block leaves while its neighbour may still multicast to it or arrive on its barriers
