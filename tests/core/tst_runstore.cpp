@@ -6,6 +6,7 @@
 // and `tst_runstore --lock FILE RUN` holds a run's lock until killed.
 
 #include "rawdb.h"
+#include "store/runexport.h"
 #include "store/runstore.h"
 #include "store/torchexport.h"
 #include "store/yardstick.h"
@@ -16,6 +17,7 @@
 #include <QDir>
 #include <QFile>
 #include <QJsonArray>
+#include <QJsonDocument>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QTest>
@@ -235,6 +237,7 @@ private slots:
     void runLockOfAKilledProcessIsFree();
     void torchExportFollowsWhenAndRefusesTensorMaps();
     void torchExportRefusesClusters();
+    void exportedLaunchPlanNamesClusters();
 
 private:
     QString newPath() { return m_dir.filePath(QStringLiteral("run%1.kforge").arg(++m_files)); }
@@ -501,6 +504,49 @@ void TestRunStore::torchExportRefusesClusters() {
                                    .at(0)
                                    .toObject();
     QCOMPARE(launch.value(QStringLiteral("kernel")).toString(), QStringLiteral("vector_add_cluster"));
+}
+
+// launch-plan.json lists a launch's cluster where it has one of more than one block, and only there.
+void TestRunStore::exportedLaunchPlanNamesClusters() {
+    auto store = openStore(newPath());
+    QVERIFY(store);
+    RunRecord r = makeRun(QStringLiteral("vector_add"));
+    r.taskDir = qEnvironmentVariable("KFORGE_TASKS_DIR") + QStringLiteral("/vector_add");
+    r.variant = QStringLiteral("small");
+    const qint64 run = *store->createRun(r);
+    Candidate c = candidateFromFile(qEnvironmentVariable("KFORGE_TEST_KERNELS")
+                                    + QStringLiteral("/cluster/vector_add_cluster.cu"));
+    QVERIFY(!c.source.isEmpty());
+    c.id = 1;
+    c.origin = Origin::Seed;
+    c.key = QStringLiteral("clustered");
+    QVERIFY(store->insertCandidate(run, c));
+    c.id = 2;
+    c.key = QStringLiteral("plain");
+    c.source.replace(QStringLiteral("cluster=(2)\n"), QStringLiteral("cluster=(1)\n"));
+    QVERIFY(store->insertCandidate(run, c));
+
+    const auto launchOf = [&](qint64 candidate) {
+        const QString out = m_dir.filePath(QStringLiteral("export-%1").arg(candidate));
+        auto written = kforge::store::exportCandidate(*store, run, candidate, out);
+        if (!written)
+            qWarning("%s", written.error().c_str());
+        QFile file(out + QStringLiteral("/launch-plan.json"));
+        if (!file.open(QIODevice::ReadOnly))
+            return QJsonObject();
+        return QJsonDocument::fromJson(file.readAll())
+            .object()
+            .value(QStringLiteral("launches"))
+            .toArray()
+            .at(0)
+            .toObject();
+    };
+    const QJsonObject clustered = launchOf(1);
+    QCOMPARE(clustered.value(QStringLiteral("kernel")).toString(), QStringLiteral("vector_add_cluster"));
+    QCOMPARE(clustered.value(QStringLiteral("cluster")).toArray(), (QJsonArray{2, 1, 1}));
+    const QJsonObject plain = launchOf(2);
+    QCOMPARE(plain.value(QStringLiteral("kernel")).toString(), QStringLiteral("vector_add_cluster"));
+    QVERIFY(!plain.contains(QStringLiteral("cluster")));
 }
 
 void TestRunStore::pytorchFigures() {
