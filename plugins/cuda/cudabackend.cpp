@@ -1129,7 +1129,7 @@ std::string CudaBackend::launchHint(CUresult r, CudaProgram::Kernel& k, const sp
     } else if (r == CUDA_ERROR_INVALID_VALUE) {
         const int maxThreads = fattr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
         const int staticSmem = fattr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-        hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is " + std::to_string(threads)
+        hint = ": block=" + spec::extentsText(launch.block, launch.dims) + " is " + std::to_string(threads)
                + " threads (this kernel allows at most " + std::to_string(maxThreads) + "); shared memory is "
                + std::to_string(staticSmem) + " static + " + std::to_string(launch.smemBytes) + " dynamic bytes (the "
                + "device allows " + std::to_string(m_limits.maxSharedBytes) + " per block)";
@@ -1149,11 +1149,11 @@ std::string CudaBackend::launchHint(CUresult r, CudaProgram::Kernel& k, const sp
         static_cast<std::uint64_t>(fattr(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH)),
         static_cast<std::uint64_t>(fattr(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT)),
         static_cast<std::uint64_t>(fattr(CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH))};
-    hint += joint + "cluster=" + harness::tripleText(launch.cluster, launch.dims) + " is "
-            + std::to_string(clusterBlocks) + " blocks of " + std::to_string(threads) + " threads per cluster (at most "
+    hint += joint + "cluster=" + spec::extentsText(launch.cluster, launch.dims) + " is " + std::to_string(clusterBlocks)
+            + " blocks of " + std::to_string(threads) + " threads per cluster (at most "
             + std::to_string(m_limits.maxClusterBlocks) + ")";
     if (required[0] > 0 && required != launch.cluster)
-        hint += "; the kernel was compiled for clusters of " + harness::tripleText(required, 3)
+        hint += "; the kernel was compiled for clusters of " + spec::extentsText(required)
                 + " (__cluster_dims__), which a launch must match or leave out";
     int clusters = -1;
     if (m_driver.occupancyMaxActiveClusters) {
@@ -1253,7 +1253,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
         if (l.dims < 1 || l.dims > 3)
             return spec::fail(where + std::to_string(l.dims) + " dimensions; CUDA launches have 1 to 3");
         if (l.clusterBlocks() > 1 && !m_driver.launchKernelEx)
-            return spec::fail(where + "cluster=" + harness::tripleText(l.cluster, l.dims)
+            return spec::fail(where + "cluster=" + spec::extentsText(l.cluster, l.dims)
                               + " needs cuLaunchKernelEx, which the NVIDIA driver (CUDA " + m_driver.versionText()
                               + ") lacks: update the driver to CUDA 12.0 or newer");
         auto k = kernel(*prog, l.kernel, l.smemBytes);
@@ -1413,9 +1413,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
                      m_cuptiStream);
         for (const auto& r : records) {
             const std::string clusters = r.cluster[0] * r.cluster[1] * r.cluster[2] > 1
-                                             ? ", in clusters of (" + std::to_string(r.cluster[0]) + ", "
-                                                   + std::to_string(r.cluster[1]) + ", " + std::to_string(r.cluster[2])
-                                                   + ")"
+                                             ? ", in clusters of " + spec::extentsText(r.cluster)
                                              : std::string();
             std::fprintf(
                 stderr,
@@ -1474,17 +1472,14 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
             // kernel this worker unloaded earlier. Such a name, with the launch's exact shape, is ours.
             const bool nameMatches = r.name.empty() || r.name == expected || m_loadedKernelNames.count(r.name) > 0;
             if (!sameShape || !nameMatches) {
-                const auto triple = [](const std::array<std::int64_t, 3>& v) {
-                    return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) + ")";
-                };
-                problems.push_back(
-                    "kernel " + std::to_string(i + 1) + " to run was " + r.name + " with grid=" + triple(r.grid)
-                    + " block=" + triple(r.block) + (clustered ? " cluster=" + triple(r.cluster) : std::string())
-                    + " smem=" + std::to_string(r.dynamicSharedBytes) + ", but launch " + std::to_string(i + 1)
-                    + " of the plan (line " + std::to_string(l.line) + ") is " + expected
-                    + " with grid=" + harness::tripleText(l.grid, 3) + " block=" + harness::tripleText(l.block, 3)
-                    + (clustered ? " cluster=" + harness::tripleText(l.cluster, 3) : std::string())
-                    + " smem=" + std::to_string(l.smemBytes));
+                problems.push_back("kernel " + std::to_string(i + 1) + " to run was " + r.name
+                                   + " with grid=" + spec::extentsText(r.grid) + " block=" + spec::extentsText(r.block)
+                                   + (clustered ? " cluster=" + spec::extentsText(r.cluster) : std::string()) + " smem="
+                                   + std::to_string(r.dynamicSharedBytes) + ", but launch " + std::to_string(i + 1)
+                                   + " of the plan (line " + std::to_string(l.line) + ") is " + expected
+                                   + " with grid=" + spec::extentsText(l.grid) + " block=" + spec::extentsText(l.block)
+                                   + (clustered ? " cluster=" + spec::extentsText(l.cluster) : std::string())
+                                   + " smem=" + std::to_string(l.smemBytes));
             }
         }
         if (r.streamId != m_cuptiStream)

@@ -89,11 +89,4 @@ spec::Expected<ArgValue> kernelArgValue(const std::string& declared, double valu
                         "bfloat16, float or double)");
 }
 
-std::string tripleText(const std::array<std::uint64_t, 3>& v, int dims) {
-    std::string s = "(";
-    for (int d = 0; d < dims; ++d)
-        s += (d ? ", " : "") + std::to_string(v[static_cast<std::size_t>(d)]);
-    return s + ")";
-}
-
 } // namespace kforge::harness

@@ -22,7 +22,4 @@ struct ArgValue {
 spec::Expected<ArgValue> kernelArgValue(const std::string& declared, double value, int sizeTBytes,
                                         const std::string& backend);
 
-// "(a, b, c)" for the first `dims` entries, for launch messages.
-std::string tripleText(const std::array<std::uint64_t, 3>& v, int dims);
-
 } // namespace kforge::harness

@@ -36,10 +36,7 @@ protocol::DisassembleResult disassemble(Backend& backend, const protocol::Disass
         limits = backend.limits();
     } else {
         // No device: the most any current GPU allows, so that a plan that fits some GPU resolves.
-        limits.maxSharedBytes = 227 * 1024;
-        limits.multiprocessors = 132;
-        limits.tensorMaps = request.arch >= 90;
-        limits.maxClusterBlocks = request.arch >= 90 ? spec::kPortableClusterBlocks : 0;
+        limits = spec::DeviceLimits::anyCurrentGpu(request.arch >= 90);
     }
     auto plan = spec::LaunchPlan::resolve(*kf, request.task, *sizes, request.kernel.params, limits);
     if (!plan)

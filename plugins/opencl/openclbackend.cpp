@@ -1138,13 +1138,13 @@ spec::Expected<harness::RunResult> OpenClBackend::run(harness::Program& program,
                 if (required[0] != 0 && required != local) {
                     hint = ": the kernel declares reqd_work_group_size(" + std::to_string(required[0]) + ", "
                            + std::to_string(required[1]) + ", " + std::to_string(required[2])
-                           + ") but the launch has block=" + harness::tripleText(launch.block, launch.dims);
+                           + ") but the launch has block=" + spec::extentsText(launch.block, launch.dims);
                 } else {
-                    hint = ": block=" + harness::tripleText(launch.block, launch.dims) + " is "
+                    hint = ": block=" + spec::extentsText(launch.block, launch.dims) + " is "
                            + std::to_string(groupItems) + " work-items per group; on " + m_deviceName
                            + " the driver reports a limit of " + std::to_string(kernelMax)
                            + " for this kernel (device: " + std::to_string(m_limits.maxBlockThreads)
-                           + ", per dimension " + harness::tripleText(m_limits.maxBlockDims, 3) + "), and uses "
+                           + ", per dimension " + spec::extentsText(m_limits.maxBlockDims) + "), and uses "
                            + std::to_string(localMem) + " bytes of local memory";
                 }
             } else if (err == CL_INVALID_GLOBAL_WORK_SIZE) {

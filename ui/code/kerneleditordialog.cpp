@@ -128,12 +128,8 @@ bool KernelEditorDialog::submit() {
     if (m_task) {
         // The device's own limits are the worker's to check; these only keep what no device
         // allows (the largest shared memory, block and grid of current GPUs) from passing here.
-        spec::DeviceLimits limits;
-        limits.maxSharedBytes = 227 * 1024;
-        limits.multiprocessors = 132;
-        limits.tensorMaps = m_dialect == spec::Dialect::Cuda;
-        limits.maxClusterBlocks = m_dialect == spec::Dialect::Cuda ? spec::kPortableClusterBlocks : 0;
-        const auto plan = spec::LaunchPlan::resolve(*parsed, *m_task, m_sizes, {}, limits);
+        const auto plan = spec::LaunchPlan::resolve(
+            *parsed, *m_task, m_sizes, {}, spec::DeviceLimits::anyCurrentGpu(m_dialect == spec::Dialect::Cuda));
         if (!plan) {
             const QString message = QString::fromStdString(plan.error());
             static const QRegularExpression anywhere(QStringLiteral("line (\\d+)"));

@@ -48,14 +48,6 @@ bool tmaSupports(DType t) {
     return false;
 }
 
-// "(130)", "(130, 4)": the first `dims` extents, as a launch directive writes them.
-std::string extentsText(const std::array<std::uint64_t, 3>& v, int dims) {
-    std::string s;
-    for (int d = 0; d < dims; ++d)
-        s += (d ? ", " : "") + std::to_string(v[static_cast<std::size_t>(d)]);
-    return "(" + s + ")";
-}
-
 std::string sizesText(const Sizes& sizes) {
     std::string s;
     for (const auto& [name, value] : sizes)
@@ -240,6 +232,15 @@ Status resolveCluster(const LaunchDecl& l, const Variables& vars, const DeviceLi
 }
 
 } // namespace
+
+DeviceLimits DeviceLimits::anyCurrentGpu(bool hopper) {
+    DeviceLimits limits;
+    limits.maxSharedBytes = 227 * 1024;
+    limits.multiprocessors = 132;
+    limits.tensorMaps = hopper;
+    limits.maxClusterBlocks = hopper ? kPortableClusterBlocks : 0;
+    return limits;
+}
 
 Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& task, const Sizes& sizes,
                                          const std::map<std::string, std::int64_t>& overrides,

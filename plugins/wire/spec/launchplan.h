@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 namespace kforge::spec {
 
@@ -25,7 +26,21 @@ struct DeviceLimits {
     // The most blocks a thread block cluster (cluster=) may have; 0 where the backend has no
     // clusters. CUDA GPUs of compute capability 9.0 and newer: kPortableClusterBlocks.
     std::uint64_t maxClusterBlocks = 0;
+
+    // The most any current GPU allows (227 KiB of shared memory per block, an H100's or H200's 132
+    // multiprocessors), with tensor maps and clusters where `hopper`: for resolving a plan where no
+    // device is at hand, so that a plan that fits some GPU resolves.
+    static DeviceLimits anyCurrentGpu(bool hopper);
 };
+
+// "(a, b, c)": the first `dims` extents of a grid, block or cluster, as a launch directive writes
+// them, for launch messages.
+template <typename T> std::string extentsText(const std::array<T, 3>& v, int dims = 3) {
+    std::string s = "(";
+    for (int d = 0; d < dims; ++d)
+        s += (d ? ", " : "") + std::to_string(v[static_cast<std::size_t>(d)]);
+    return s + ")";
+}
 
 // The cluster size every GPU with clusters runs (larger ones need a per-kernel opt-in that kforge
 // does not make).
