@@ -537,6 +537,16 @@ spec::Status CudaBackend::ready(const char* what) {
     return spec::success();
 }
 
+std::string deviceFaultHint(CUresult r, std::size_t tensorMaps) {
+    // Seen on the H200: a TMA tile copy whose innermost start coordinate is not on 16 bytes (a
+    // float tensor's column -1) faults as an illegal instruction; column -4, or 0, does not.
+    if (r == CUDA_ERROR_ILLEGAL_INSTRUCTION && tensorMaps > 0)
+        return "; the plan uses TMA tensor maps, and a tile copy (cp.async.bulk.tensor) whose innermost start "
+               "coordinate is not a multiple of 16 bytes (column -1 of a float tensor, say) fails this way: start "
+               "boxes on 16 bytes (negative coordinates too: what lies outside the tensor reads as zeros)";
+    return {};
+}
+
 std::string CudaBackend::noteError(CUresult r) {
     if (!m_state || m_state->lost)
         return {};
@@ -1340,7 +1350,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
             // The previous launch is finished before anyone looks at what it left.
             if (const CUresult e = m_driver.streamSynchronize(stream); e != CUDA_SUCCESS)
                 return spec::fail(launchWhere(*launches[li - 1].plan) + "the kernel failed on the device with "
-                                  + m_driver.describe(e) + noteError(e));
+                                  + m_driver.describe(e) + deviceFaultHint(e, plan.tensorMaps.size()) + noteError(e));
             afterLaunch(li - 1);
         }
         const bool clustered = l.clusterBlocks() > 1;
@@ -1374,7 +1384,8 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
         // The error surfaces at the synchronisation; with one launch it is that kernel's.
         const std::string who = plan.launches.size() == 1 ? launchWhere(plan.launches.front()) + "the kernel"
                                                           : "one of the kernels " + launchList(plan);
-        return spec::fail(who + " failed on the device with " + m_driver.describe(syncErr) + noteError(syncErr));
+        return spec::fail(who + " failed on the device with " + m_driver.describe(syncErr)
+                          + deviceFaultHint(syncErr, plan.tensorMaps.size()) + noteError(syncErr));
     }
 
     float ms = 0.0f;

@@ -142,6 +142,11 @@ private:
     std::map<std::string, Kernel> m_kernels;
 };
 
+// What a kernel that failed on the device with `r` may have done wrong that the error does not say,
+// for a launch plan with `tensorMaps` TMA tensor maps: "" when there is nothing to add, else text
+// that starts with "; ".
+std::string deviceFaultHint(CUresult r, std::size_t tensorMaps);
+
 class CudaBackend final : public harness::Backend {
 public:
     CudaBackend();

@@ -366,6 +366,17 @@ private slots:
         QVERIFY(kept.find("1 message about files other than the kernel's own left out") != std::string::npos);
     }
 
+    void tensorMapFaultsExplained() {
+        // A TMA copy started off 16 bytes faults as an illegal instruction; the message says where to look,
+        // only for plans that have tensor maps and only for that error.
+        const std::string hint = cuda::deviceFaultHint(CUDA_ERROR_ILLEGAL_INSTRUCTION, 1);
+        QVERIFY(hint.rfind("; ", 0) == 0);
+        QVERIFY(hint.find("tensor maps") != std::string::npos);
+        QVERIFY(hint.find("multiple of 16 bytes") != std::string::npos);
+        QVERIFY(cuda::deviceFaultHint(CUDA_ERROR_ILLEGAL_INSTRUCTION, 0).empty());
+        QVERIFY(cuda::deviceFaultHint(CUDA_ERROR_ILLEGAL_ADDRESS, 2).empty());
+    }
+
     void withoutDriver() {
         if (driverPresent())
             QSKIP("an NVIDIA driver is present; this checks the behaviour without one");
