@@ -380,8 +380,11 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
         auto kf = spec::KernelFile::parse(c.source.toStdString(), cuda ? spec::Dialect::Cuda : spec::Dialect::OpenCL);
         if (s && kf) {
             sizes = *s;
-            auto resolved = spec::LaunchPlan::resolve(*kf, bundle->spec, *s, c.params, exportLimits());
-            if (resolved) {
+            auto exported = resolveForExport(*kf, bundle->spec, *s, c.params);
+            if (exported) {
+                const spec::LaunchPlan* resolved = &exported->plan;
+                if (exported->assumedSms > 0) // the grids are sized for that many multiprocessors
+                    plan.insert(QStringLiteral("multiprocessors_assumed"), static_cast<double>(exported->assumedSms));
                 QJsonObject sizesJson;
                 for (const auto& [name, value] : *s)
                     sizesJson.insert(q(name), static_cast<double>(value));
@@ -437,7 +440,7 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
                     plan.insert(QStringLiteral("tensor_maps"), maps);
                 }
             } else {
-                plan.insert(QStringLiteral("error"), q(resolved.error()));
+                plan.insert(QStringLiteral("error"), q(exported.error()));
             }
         }
     } else {

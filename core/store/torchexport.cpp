@@ -51,9 +51,10 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
     auto sizes = task.spec.sizesFor(variant);
     if (!sizes)
         return spec::fail(sizes.error());
-    auto plan = spec::LaunchPlan::resolve(kf, task.spec, *sizes, candidate.params, exportLimits());
-    if (!plan)
-        return spec::fail(plan.error());
+    auto exported = resolveForExport(kf, task.spec, *sizes, candidate.params);
+    if (!exported)
+        return spec::fail(exported.error());
+    const spec::LaunchPlan* plan = &exported->plan;
     // ModelNew launches through CuPy or cuda-python, which encode no TMA descriptors, and through
     // CuPy, which launches no thread block clusters.
     for (const auto& la : plan->launches) {
@@ -129,10 +130,13 @@ spec::Expected<QJsonObject> variantPlan(const spec::TaskBundle& task, const spec
                                     {QStringLiteral("shared_bytes"), static_cast<qint64>(la.smemBytes)},
                                     {QStringLiteral("args"), args}});
     }
-    return QJsonObject{{QStringLiteral("name"), q(variant)}, {QStringLiteral("sizes"), sizesJson},
-                       {QStringLiteral("scalars"), scalars}, {QStringLiteral("inputs"), inputs},
-                       {QStringLiteral("outputs"), outputs}, {QStringLiteral("scratch"), scratch},
-                       {QStringLiteral("defines"), defines}, {QStringLiteral("launches"), launches}};
+    QJsonObject out{{QStringLiteral("name"), q(variant)}, {QStringLiteral("sizes"), sizesJson},
+                    {QStringLiteral("scalars"), scalars}, {QStringLiteral("inputs"), inputs},
+                    {QStringLiteral("outputs"), outputs}, {QStringLiteral("scratch"), scratch},
+                    {QStringLiteral("defines"), defines}, {QStringLiteral("launches"), launches}};
+    if (exported->assumedSms > 0) // grids sized for that many SMs; model_new.py runs them as they are
+        out.insert(QStringLiteral("multiprocessors_assumed"), static_cast<qint64>(exported->assumedSms));
+    return out;
 }
 
 } // namespace
@@ -145,6 +149,19 @@ spec::DeviceLimits exportLimits() {
     limits.tensorMaps = true;
     limits.maxClusterBlocks = spec::kPortableClusterBlocks;
     return limits;
+}
+
+spec::Expected<ExportPlan> resolveForExport(const spec::KernelFile& kf, const spec::TaskSpec& task,
+                                            const spec::Sizes& sizes, const model::ParamValues& params) {
+    auto plan = spec::LaunchPlan::resolve(kf, task, sizes, params, exportLimits());
+    if (plan)
+        return ExportPlan{std::move(*plan), 0};
+    spec::DeviceLimits gpu = exportLimits();
+    gpu.multiprocessors = spec::DeviceLimits::anyCurrentGpu(true).multiprocessors;
+    auto sized = spec::LaunchPlan::resolve(kf, task, sizes, params, gpu);
+    if (!sized)
+        return spec::fail(plan.error());
+    return ExportPlan{std::move(*sized), gpu.multiprocessors};
 }
 
 spec::Expected<QJsonObject> torchPlan(const spec::TaskBundle& task, const model::Candidate& candidate,

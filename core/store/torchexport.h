@@ -26,6 +26,16 @@ namespace kforge::store {
 // for it, and refuses launches that take tensor maps.
 spec::DeviceLimits exportLimits();
 
+// A plan resolved for export, with exportLimits(); where its launch expressions need the device's
+// multiprocessor count (SMS), which a run does not record, with an H100's or H200's 132, and
+// `assumedSms` says so (0 when nothing was assumed).
+struct ExportPlan {
+    spec::LaunchPlan plan;
+    std::uint64_t assumedSms = 0;
+};
+spec::Expected<ExportPlan> resolveForExport(const spec::KernelFile& kf, const spec::TaskSpec& task,
+                                            const spec::Sizes& sizes, const model::ParamValues& params);
+
 // The plan model_new.py runs: per variant the sizes, tensors, scratch, defines and launches.
 spec::Expected<QJsonObject> torchPlan(const spec::TaskBundle& task, const model::Candidate& candidate,
                                       const QString& kernelFile);

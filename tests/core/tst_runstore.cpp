@@ -238,6 +238,7 @@ private slots:
     void torchExportFollowsWhenAndRefusesTensorMaps();
     void torchExportRefusesClusters();
     void exportedLaunchPlanNamesClusters();
+    void exportedLaunchPlanAssumesSms();
 
 private:
     QString newPath() { return m_dir.filePath(QStringLiteral("run%1.kforge").arg(++m_files)); }
@@ -507,46 +508,88 @@ void TestRunStore::torchExportRefusesClusters() {
 }
 
 // launch-plan.json lists a launch's cluster where it has one of more than one block, and only there.
-void TestRunStore::exportedLaunchPlanNamesClusters() {
-    auto store = openStore(newPath());
-    QVERIFY(store);
+namespace {
+
+// launch-plan.json of each of `sources`, inserted as candidates 1, 2, ... of a vector_add run at
+// the small sizes and exported; an empty object where the export wrote none.
+std::vector<QJsonObject> exportedPlans(const QString& storePath, const QString& outDir, const QStringList& sources) {
+    std::vector<QJsonObject> plans;
+    auto store = openStore(storePath);
+    if (!store)
+        return plans;
     RunRecord r = makeRun(QStringLiteral("vector_add"));
     r.taskDir = qEnvironmentVariable("KFORGE_TASKS_DIR") + QStringLiteral("/vector_add");
     r.variant = QStringLiteral("small");
     const qint64 run = *store->createRun(r);
-    Candidate c = candidateFromFile(qEnvironmentVariable("KFORGE_TEST_KERNELS")
-                                    + QStringLiteral("/cluster/vector_add_cluster.cu"));
-    QVERIFY(!c.source.isEmpty());
-    c.id = 1;
-    c.origin = Origin::Seed;
-    c.key = QStringLiteral("clustered");
-    QVERIFY(store->insertCandidate(run, c));
-    c.id = 2;
-    c.key = QStringLiteral("plain");
-    c.source.replace(QStringLiteral("cluster=(2)\n"), QStringLiteral("cluster=(1)\n"));
-    QVERIFY(store->insertCandidate(run, c));
+    for (qsizetype i = 0; i < sources.size(); ++i) {
+        Candidate c;
+        c.id = i + 1;
+        c.origin = Origin::Seed;
+        c.key = QStringLiteral("k%1").arg(c.id);
+        c.source = sources[i];
+        QJsonObject plan;
+        if (store->insertCandidate(run, c)) {
+            const QString out = outDir + QStringLiteral("/export-%1").arg(c.id);
+            if (auto written = kforge::store::exportCandidate(*store, run, c.id, out); !written)
+                qWarning("%s", written.error().c_str());
+            QFile file(out + QStringLiteral("/launch-plan.json"));
+            if (file.open(QIODevice::ReadOnly))
+                plan = QJsonDocument::fromJson(file.readAll()).object();
+        }
+        plans.push_back(plan);
+    }
+    return plans;
+}
 
-    const auto launchOf = [&](qint64 candidate) {
-        const QString out = m_dir.filePath(QStringLiteral("export-%1").arg(candidate));
-        auto written = kforge::store::exportCandidate(*store, run, candidate, out);
-        if (!written)
-            qWarning("%s", written.error().c_str());
-        QFile file(out + QStringLiteral("/launch-plan.json"));
-        if (!file.open(QIODevice::ReadOnly))
-            return QJsonObject();
-        return QJsonDocument::fromJson(file.readAll())
-            .object()
-            .value(QStringLiteral("launches"))
-            .toArray()
-            .at(0)
-            .toObject();
-    };
-    const QJsonObject clustered = launchOf(1);
+QJsonObject firstLaunch(const QJsonObject& plan) {
+    return plan.value(QStringLiteral("launches")).toArray().at(0).toObject();
+}
+
+} // namespace
+
+void TestRunStore::exportedLaunchPlanNamesClusters() {
+    const Candidate c = candidateFromFile(qEnvironmentVariable("KFORGE_TEST_KERNELS")
+                                          + QStringLiteral("/cluster/vector_add_cluster.cu"));
+    QVERIFY(!c.source.isEmpty());
+    QString plainSource = c.source;
+    plainSource.replace(QStringLiteral("cluster=(2)\n"), QStringLiteral("cluster=(1)\n"));
+    const auto plans = exportedPlans(newPath(), m_dir.filePath(QStringLiteral("clusters")), {c.source, plainSource});
+    QCOMPARE(plans.size(), std::size_t{2});
+    const QJsonObject clustered = firstLaunch(plans[0]);
     QCOMPARE(clustered.value(QStringLiteral("kernel")).toString(), QStringLiteral("vector_add_cluster"));
     QCOMPARE(clustered.value(QStringLiteral("cluster")).toArray(), (QJsonArray{2, 1, 1}));
-    const QJsonObject plain = launchOf(2);
+    const QJsonObject plain = firstLaunch(plans[1]);
     QCOMPARE(plain.value(QStringLiteral("kernel")).toString(), QStringLiteral("vector_add_cluster"));
     QVERIFY(!plain.contains(QStringLiteral("cluster")));
+}
+
+void TestRunStore::exportedLaunchPlanAssumesSms() {
+    // A persistent kernel sizes its grid by SMS, which the run does not record: the exported plan
+    // is resolved for an H100's or H200's 132 SMs and says so; a plan without SMS assumes nothing.
+    const QString taskDir = qEnvironmentVariable("KFORGE_TASKS_DIR") + QStringLiteral("/vector_add");
+    Candidate c = candidateFromFile(taskDir + QStringLiteral("/baseline.cu"));
+    QVERIFY(c.source.contains(QStringLiteral("grid=(cdiv(N, BLOCK))")));
+    const QString plainSource = c.source;
+    c.source.replace(QStringLiteral("grid=(cdiv(N, BLOCK))"), QStringLiteral("grid=(4 * SMS)"));
+    const auto plans = exportedPlans(newPath(), m_dir.filePath(QStringLiteral("sms")), {c.source, plainSource});
+    QCOMPARE(plans.size(), std::size_t{2});
+    const QJsonObject& persistent = plans[0];
+    QVERIFY2(!persistent.contains(QStringLiteral("error")),
+             qPrintable(persistent.value(QStringLiteral("error")).toString()));
+    QCOMPARE(persistent.value(QStringLiteral("multiprocessors_assumed")).toInt(), 132);
+    QCOMPARE(firstLaunch(persistent).value(QStringLiteral("grid")), QJsonValue(QJsonArray{528, 1, 1}));
+    QVERIFY(!plans[1].contains(QStringLiteral("error")));
+    QVERIFY(!plans[1].contains(QStringLiteral("multiprocessors_assumed")));
+
+    // ModelNew's plan says the same for each size variant.
+    auto task = kforge::spec::loadTaskDir(taskDir.toStdString());
+    QVERIFY2(task.ok(), task.ok() ? "" : task.error().c_str());
+    auto torch = kforge::store::torchPlan(*task, c, QStringLiteral("kernel.cu"));
+    QVERIFY2(torch.ok(), torch.ok() ? "" : torch.error().c_str());
+    const QJsonArray variants = torch->value(QStringLiteral("variants")).toArray();
+    QVERIFY(!variants.isEmpty());
+    for (const auto& v : variants)
+        QCOMPARE(v.toObject().value(QStringLiteral("multiprocessors_assumed")).toInt(), 132);
 }
 
 void TestRunStore::pytorchFigures() {
