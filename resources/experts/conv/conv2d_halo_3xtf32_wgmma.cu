@@ -40,7 +40,7 @@
 // Tuning: at 16 x 64 x 56 x 56, R 8 makes 448 pixels (7 chunks) a block and 112 blocks, one per
 // SM; R 4 makes 224 (3.5 chunks, half of the last one wasted) and was 1.8x slower.
 // Shared memory: STAGES x 16 KiB of weights, two halo tiles of 32 (R + 2) (W + 4) floats (and 128
-// bytes each), 1 KiB to align the ring: 203 KiB at the task's sizes with 3 stages.
+// bytes each), 1 KiB to align the ring: 199 KiB at the task's sizes with 3 stages.
 // Measured on an H200 (2026-12-04, kforge eval, 16 x 64 x 56 x 56): 45.1 us (with the weight
 // split) at R 8, CW 2, 3 stages; 44.7 with 2 stages, 45.3 with 4; 81.7 at R 4. The
 // conv2d_implicit_3xtf32 expert (mma.sync, inputs gathered by 4-byte cp.async): 95.5 us. A form
