@@ -32,6 +32,7 @@ Ceilings Ceilings::fromWorker(const std::map<std::string, double>& c, const QStr
     out.tf32TensorFlops = get(c, "tf32_tensor_flops_per_s");
     out.fp16WgmmaFlops = get(c, "fp16_wgmma_flops_per_s");
     out.bf16WgmmaFlops = get(c, "bf16_wgmma_flops_per_s");
+    out.tf32WgmmaFlops = get(c, "tf32_wgmma_flops_per_s");
     out.cacheBytes = get(c, "cache_bytes");
     return out;
 }
@@ -49,13 +50,16 @@ QJsonObject Ceilings::toJson() const {
         json.insert(QStringLiteral("fp16_wgmma_flops_per_s"), fp16WgmmaFlops);
     if (bf16WgmmaFlops > 0.0)
         json.insert(QStringLiteral("bf16_wgmma_flops_per_s"), bf16WgmmaFlops);
+    if (tf32WgmmaFlops > 0.0)
+        json.insert(QStringLiteral("tf32_wgmma_flops_per_s"), tf32WgmmaFlops);
     if (cacheBytes > 0.0)
         json.insert(QStringLiteral("cache_bytes"), cacheBytes);
     return json;
 }
 
 double Ceilings::fastestFlops() const {
-    return std::max({fp32Flops, tf32TensorFlops, fp16TensorFlops, bf16TensorFlops, fp16WgmmaFlops, bf16WgmmaFlops});
+    return std::max(
+        {fp32Flops, tf32TensorFlops, fp16TensorFlops, bf16TensorFlops, fp16WgmmaFlops, bf16WgmmaFlops, tf32WgmmaFlops});
 }
 
 namespace {
@@ -146,6 +150,8 @@ QString Ceilings::summary() const {
         parts << QStringLiteral("fp16 tensor (wgmma) ") + rate(fp16WgmmaFlops, QStringLiteral("FLOP/s"));
     if (bf16WgmmaFlops > 0.0)
         parts << QStringLiteral("bf16 tensor (wgmma) ") + rate(bf16WgmmaFlops, QStringLiteral("FLOP/s"));
+    if (tf32WgmmaFlops > 0.0)
+        parts << QStringLiteral("tf32 tensor (wgmma) ") + rate(tf32WgmmaFlops, QStringLiteral("FLOP/s"));
     return parts.join(QStringLiteral(", "));
 }
 
@@ -160,6 +166,7 @@ Ceilings Ceilings::fromJson(const QJsonObject& j) {
     c.tf32TensorFlops = j.value(QStringLiteral("tf32_tensor_flops_per_s")).toDouble();
     c.fp16WgmmaFlops = j.value(QStringLiteral("fp16_wgmma_flops_per_s")).toDouble();
     c.bf16WgmmaFlops = j.value(QStringLiteral("bf16_wgmma_flops_per_s")).toDouble();
+    c.tf32WgmmaFlops = j.value(QStringLiteral("tf32_wgmma_flops_per_s")).toDouble();
     c.cacheBytes = j.value(QStringLiteral("cache_bytes")).toDouble();
     return c;
 }
@@ -244,15 +251,11 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
     r.achievedFlops = r.flops / r.seconds;
     r.achievedBytes = r.bytes / r.seconds;
 
-    // The compute roof that applies: tensor cores for half-precision inputs (the roof of the
-    // kernel's instructions, else the faster one), TF32's for float32 inputs the kernel puts on the
-    // tensor cores, FP32 otherwise.
+    // The compute roof that applies: tensor cores for half-precision inputs and for float32 inputs
+    // the kernel puts on the tensor cores as TF32 (the roof of the kernel's instructions, else the
+    // faster one), FP32 otherwise.
     r.peakName = QStringLiteral("fp32");
     r.peakFlops = ceilings.fp32Flops;
-    if (tf32 && ceilings.tf32TensorFlops > 0.0) {
-        r.peakName = QStringLiteral("tf32_tensor");
-        r.peakFlops = ceilings.tf32TensorFlops;
-    }
     const auto tensorRoof = [&](const char* type, double mma, double wgmma) {
         const bool useWgmma = wgmma > 0.0
                               && (instructions == TensorInstructions::Wgmma
@@ -265,6 +268,8 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
             r.peakFlops = mma;
         }
     };
+    if (tf32)
+        tensorRoof("tf32", ceilings.tf32TensorFlops, ceilings.tf32WgmmaFlops);
     for (const auto& input : task.inputs) {
         if (input.dtype == spec::DType::Float16)
             tensorRoof("fp16", ceilings.fp16TensorFlops, ceilings.fp16WgmmaFlops);

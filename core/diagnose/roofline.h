@@ -27,13 +27,14 @@ struct Ceilings {
     double tf32TensorFlops = 0.0; // mma.sync m16n8k8 with float32 data as TF32; 0 where not measured
     double fp16WgmmaFlops = 0.0;  // Hopper's wgmma (compute capability 9.0); 0 where not measured
     double bf16WgmmaFlops = 0.0;
-    double cacheBytes = 0.0; // the last-level cache a working set may fit in; 0 when unknown (not a rate)
+    double tf32WgmmaFlops = 0.0; // wgmma m64n256k8 with float32 data as TF32 (A in registers)
+    double cacheBytes = 0.0;     // the last-level cache a working set may fit in; 0 when unknown (not a rate)
 
     bool valid() const { return dramBytes > 0.0 && fp32Flops > 0.0; }
     // The fastest compute roof measured, whatever unit it is for.
     double fastestFlops() const;
     // Whether the tensor roofs include the wgmma ones, which sit near the hardware's peak.
-    bool hasWgmmaRoofs() const { return fp16WgmmaFlops > 0.0 || bf16WgmmaFlops > 0.0; }
+    bool hasWgmmaRoofs() const { return fp16WgmmaFlops > 0.0 || bf16WgmmaFlops > 0.0 || tf32WgmmaFlops > 0.0; }
     static Ceilings fromWorker(const std::map<std::string, double>& ceilings, const QString& device);
     QJsonObject toJson() const;
     static Ceilings fromJson(const QJsonObject& json);
@@ -70,8 +71,8 @@ struct Roofline {
     double achievedBytes = 0.0;   // per second
     double peakFlops = 0.0;       // the compute ceiling that applies (FP32 or tensor, by the inputs' dtype and
                                   // the kernel's tensor instructions)
-    QString peakName;             // "fp32", "tf32_tensor", "fp16_tensor", "bf16_tensor" (mma.sync), "fp16_wgmma",
-                                  // "bf16_wgmma"
+    QString peakName;             // "fp32", "tf32_tensor", "fp16_tensor", "bf16_tensor" (mma.sync), "tf32_wgmma",
+                                  // "fp16_wgmma", "bf16_wgmma"
     double peakBytes = 0.0;       // DRAM ceiling
     double boundSeconds = 0.0;    // max(flops / peakFlops, bytes / peakBytes)
     double fractionOfBound = 0.0; // boundSeconds / seconds: 1 means on the roofline
@@ -90,9 +91,9 @@ struct Roofline {
 // result has no timing or the formulas do not evaluate. Without valid ceilings the achieved
 // figures are filled and the fractions stay 0. For half-precision inputs the roof is the tensor roof
 // of the kernel's instructions (mma.sync or wgmma); where they are unknown, or the kernel uses
-// neither, the faster of the two measured. For float32 inputs it is the TF32 tensor roof when the
+// neither, the faster of the two measured. For float32 inputs it is a TF32 tensor roof when the
 // kernel puts them on the tensor cores (`tf32`, see usesTf32TensorCores) and that roof was
-// measured, FP32's otherwise.
+// measured, chosen by the instructions the same way, FP32's otherwise.
 spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec::Sizes& sizes,
                                          const protocol::EvaluateResult& result, const Ceilings& ceilings,
                                          TensorInstructions instructions = TensorInstructions::Unknown,

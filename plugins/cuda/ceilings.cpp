@@ -153,28 +153,68 @@ extern "C" __global__ void __launch_bounds__(128, 1) NAME(float* out, unsigned b
     _Pragma("unroll") for (int k = 0; k < 128; ++k) s += d[k];                                                      \
     out[blockIdx.x * blockDim.x + threadIdx.x] = s;                                                                 \
 }
+// The 128 FP32 accumulators of a warpgroup's m64n256 tile, as asm operands %0-%127.
+#define KF_WGMMA_D128(D) \
+    "+f"(D[0]), "+f"(D[1]), "+f"(D[2]), "+f"(D[3]), "+f"(D[4]), "+f"(D[5]), "+f"(D[6]), "+f"(D[7]), "+f"(D[8]), "+f"(D[9]), "+f"(D[10]), "+f"(D[11]), "+f"(D[12]), "+f"(D[13]), "+f"(D[14]), "+f"(D[15]), \
+    "+f"(D[16]), "+f"(D[17]), "+f"(D[18]), "+f"(D[19]), "+f"(D[20]), "+f"(D[21]), "+f"(D[22]), "+f"(D[23]), "+f"(D[24]), "+f"(D[25]), "+f"(D[26]), "+f"(D[27]), "+f"(D[28]), "+f"(D[29]), "+f"(D[30]), "+f"(D[31]), \
+    "+f"(D[32]), "+f"(D[33]), "+f"(D[34]), "+f"(D[35]), "+f"(D[36]), "+f"(D[37]), "+f"(D[38]), "+f"(D[39]), "+f"(D[40]), "+f"(D[41]), "+f"(D[42]), "+f"(D[43]), "+f"(D[44]), "+f"(D[45]), "+f"(D[46]), "+f"(D[47]), \
+    "+f"(D[48]), "+f"(D[49]), "+f"(D[50]), "+f"(D[51]), "+f"(D[52]), "+f"(D[53]), "+f"(D[54]), "+f"(D[55]), "+f"(D[56]), "+f"(D[57]), "+f"(D[58]), "+f"(D[59]), "+f"(D[60]), "+f"(D[61]), "+f"(D[62]), "+f"(D[63]), \
+    "+f"(D[64]), "+f"(D[65]), "+f"(D[66]), "+f"(D[67]), "+f"(D[68]), "+f"(D[69]), "+f"(D[70]), "+f"(D[71]), "+f"(D[72]), "+f"(D[73]), "+f"(D[74]), "+f"(D[75]), "+f"(D[76]), "+f"(D[77]), "+f"(D[78]), "+f"(D[79]), \
+    "+f"(D[80]), "+f"(D[81]), "+f"(D[82]), "+f"(D[83]), "+f"(D[84]), "+f"(D[85]), "+f"(D[86]), "+f"(D[87]), "+f"(D[88]), "+f"(D[89]), "+f"(D[90]), "+f"(D[91]), "+f"(D[92]), "+f"(D[93]), "+f"(D[94]), "+f"(D[95]), \
+    "+f"(D[96]), "+f"(D[97]), "+f"(D[98]), "+f"(D[99]), "+f"(D[100]), "+f"(D[101]), "+f"(D[102]), "+f"(D[103]), "+f"(D[104]), "+f"(D[105]), "+f"(D[106]), "+f"(D[107]), "+f"(D[108]), "+f"(D[109]), "+f"(D[110]), "+f"(D[111]), \
+    "+f"(D[112]), "+f"(D[113]), "+f"(D[114]), "+f"(D[115]), "+f"(D[116]), "+f"(D[117]), "+f"(D[118]), "+f"(D[119]), "+f"(D[120]), "+f"(D[121]), "+f"(D[122]), "+f"(D[123]), "+f"(D[124]), "+f"(D[125]), "+f"(D[126]), "+f"(D[127])
+#define KF_WGMMA_D128_REGS \
+    "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+    "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+    "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+    "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
+    "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+    "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
+    "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
+    "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 // D (64 x 256, FP32) += A (64 x 16, K-major) * B (16 x 256, N-major), operands in shared memory.
 #define KF_WGMMA_256(TYPE, D, DA, DB) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
-                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {" \
-                 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, " \
-                 "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
-                 "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, " \
-                 "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
-                 "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \
+                 "wgmma.mma_async.sync.aligned.m64n256k16.f32." TYPE "." TYPE " {" KF_WGMMA_D128_REGS \
                  "}, %128, %129, p, 1, 1, 0, 1;\n}\n" \
-                 : "+f"(D[0]), "+f"(D[1]), "+f"(D[2]), "+f"(D[3]), "+f"(D[4]), "+f"(D[5]), "+f"(D[6]), "+f"(D[7]), "+f"(D[8]), "+f"(D[9]), "+f"(D[10]), "+f"(D[11]), "+f"(D[12]), "+f"(D[13]), "+f"(D[14]), "+f"(D[15]), \
-                   "+f"(D[16]), "+f"(D[17]), "+f"(D[18]), "+f"(D[19]), "+f"(D[20]), "+f"(D[21]), "+f"(D[22]), "+f"(D[23]), "+f"(D[24]), "+f"(D[25]), "+f"(D[26]), "+f"(D[27]), "+f"(D[28]), "+f"(D[29]), "+f"(D[30]), "+f"(D[31]), \
-                   "+f"(D[32]), "+f"(D[33]), "+f"(D[34]), "+f"(D[35]), "+f"(D[36]), "+f"(D[37]), "+f"(D[38]), "+f"(D[39]), "+f"(D[40]), "+f"(D[41]), "+f"(D[42]), "+f"(D[43]), "+f"(D[44]), "+f"(D[45]), "+f"(D[46]), "+f"(D[47]), \
-                   "+f"(D[48]), "+f"(D[49]), "+f"(D[50]), "+f"(D[51]), "+f"(D[52]), "+f"(D[53]), "+f"(D[54]), "+f"(D[55]), "+f"(D[56]), "+f"(D[57]), "+f"(D[58]), "+f"(D[59]), "+f"(D[60]), "+f"(D[61]), "+f"(D[62]), "+f"(D[63]), \
-                   "+f"(D[64]), "+f"(D[65]), "+f"(D[66]), "+f"(D[67]), "+f"(D[68]), "+f"(D[69]), "+f"(D[70]), "+f"(D[71]), "+f"(D[72]), "+f"(D[73]), "+f"(D[74]), "+f"(D[75]), "+f"(D[76]), "+f"(D[77]), "+f"(D[78]), "+f"(D[79]), \
-                   "+f"(D[80]), "+f"(D[81]), "+f"(D[82]), "+f"(D[83]), "+f"(D[84]), "+f"(D[85]), "+f"(D[86]), "+f"(D[87]), "+f"(D[88]), "+f"(D[89]), "+f"(D[90]), "+f"(D[91]), "+f"(D[92]), "+f"(D[93]), "+f"(D[94]), "+f"(D[95]), \
-                   "+f"(D[96]), "+f"(D[97]), "+f"(D[98]), "+f"(D[99]), "+f"(D[100]), "+f"(D[101]), "+f"(D[102]), "+f"(D[103]), "+f"(D[104]), "+f"(D[105]), "+f"(D[106]), "+f"(D[107]), "+f"(D[108]), "+f"(D[109]), "+f"(D[110]), "+f"(D[111]), \
-                   "+f"(D[112]), "+f"(D[113]), "+f"(D[114]), "+f"(D[115]), "+f"(D[116]), "+f"(D[117]), "+f"(D[118]), "+f"(D[119]), "+f"(D[120]), "+f"(D[121]), "+f"(D[122]), "+f"(D[123]), "+f"(D[124]), "+f"(D[125]), "+f"(D[126]), "+f"(D[127]) \
+                 : KF_WGMMA_D128(D) \
                  : "l"(DA), "l"(DB), "n"(1))
+// D (64 x 256, FP32) += A (64 x 8, TF32, in registers) * B (8 x 256, K-major, in shared memory):
+// TF32 wgmma reads a shared-memory operand only K-major, and the float32 kernels keep one operand
+// in registers (where they split it into TF32 parts), so the roof is measured in that form.
+#define KF_WGMMA_TF32_256(D, A, DB) \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n" \
+                 "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" KF_WGMMA_D128_REGS \
+                 "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n" \
+                 : KF_WGMMA_D128(D) \
+                 : "r"(A), "r"(A), "r"(A), "r"(A), "l"(DB), "n"(1))
+// The TF32 form of the kernel above: B is 256 k-rows of 128 bytes (32 KiB, 128-byte swizzle).
+extern "C" __global__ void __launch_bounds__(128, 1) kf_wgmma_tf32(float* out, unsigned bits, int iters) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    __shared__ __align__(1024) unsigned tile[8192];
+    for (int i = threadIdx.x; i < 8192; i += blockDim.x) tile[i] = bits;
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    const unsigned base = (unsigned)__cvta_generic_to_shared(tile);
+    const unsigned long long db = (unsigned long long)((base & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32)
+                                  | (1ull << 62);
+    float d[128];
+#pragma unroll
+    for (int k = 0; k < 128; ++k) d[k] = 0.0f;
+    for (int i = 0; i < iters; ++i) {
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+        for (int k = 0; k < 4; ++k) KF_WGMMA_TF32_256(d, bits, db);
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+    }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 128; ++k) s += d[k];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+#endif
+}
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 KF_WGMMA_KERNEL(kf_wgmma_f16, "f16")
 KF_WGMMA_KERNEL(kf_wgmma_bf16, "bf16")
@@ -184,8 +224,8 @@ extern "C" __global__ void kf_wgmma_bf16(float*, unsigned, int) {}
 #endif
 )";
 
-const std::vector<std::string> kKernels{"kf_copy",     "kf_l2_read",  "kf_ffma",      "kf_mma_f16",
-                                        "kf_mma_bf16", "kf_mma_tf32", "kf_wgmma_f16", "kf_wgmma_bf16"};
+const std::vector<std::string> kKernels{"kf_copy",     "kf_l2_read",   "kf_ffma",       "kf_mma_f16",   "kf_mma_bf16",
+                                        "kf_mma_tf32", "kf_wgmma_f16", "kf_wgmma_bf16", "kf_wgmma_tf32"};
 
 // ---- driver objects -----------------------------------------------------------------------------------
 
@@ -451,7 +491,9 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
         tensor("tf32_tensor_flops_per_s", "kf_mma_tf32", "TF32", 0x3f800000u, 0x3b800000u, 8);
 
         // Hopper's own tensor path, which mma.sync does not reach: the roof for kernels that use wgmma.
-        const auto warpgroup = [&](const char* key, const char* kernel, const char* type, unsigned bits) {
+        // `k`: the MMA shape's depth (m64n256k16 for 16-bit inputs, m64n256k8 for TF32).
+        const auto warpgroup = [&](const char* key, const char* kernel, const char* type, unsigned bits, int k,
+                                   const char* form) {
             attempt(key, [&] {
                 if (dev.computeCapability != 90)
                     throw std::runtime_error("wgmma is an sm_90a instruction (compute capability 9.0 only)");
@@ -469,15 +511,17 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
                         return std::vector<void*>{&o, &operand, &iters};
                     },
                     5e-3, kReps);
-                const double flops = static_cast<double>(grid) * used * 4 * (2.0 * 64 * 256 * 16);
+                const double flops = static_cast<double>(grid) * used * 4 * (2.0 * 64 * 256 * k);
                 m.result.ceilings[key] = flops / seconds;
-                how.push_back(std::string(type)
-                              + " tensor (wgmma): wgmma.mma_async m64n256k16, operands in shared memory, FP32 "
-                                "accumulation");
+                how.push_back(std::string(type) + " tensor (wgmma): wgmma.mma_async m64n256k" + std::to_string(k) + ", "
+                              + form + ", FP32 accumulation");
             });
         };
-        warpgroup("fp16_wgmma_flops_per_s", "kf_wgmma_f16", "FP16", 0x3c003c00u);
-        warpgroup("bf16_wgmma_flops_per_s", "kf_wgmma_bf16", "BF16", 0x3f803f80u);
+        warpgroup("fp16_wgmma_flops_per_s", "kf_wgmma_f16", "FP16", 0x3c003c00u, 16, "operands in shared memory");
+        warpgroup("bf16_wgmma_flops_per_s", "kf_wgmma_bf16", "BF16", 0x3f803f80u, 16, "operands in shared memory");
+        // The roof of float32 kernels on wgmma (3xTF32): they keep one operand in registers.
+        warpgroup("tf32_wgmma_flops_per_s", "kf_wgmma_tf32", "TF32", 0x3f800000u, 8,
+                  "A in registers, B in shared memory");
     } catch (const CudaFailure& f) {
         m.failure = f.code;
         failed.push_back(f.what());
@@ -494,9 +538,11 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
         "measured on " + dev.name + " (" + std::to_string(dev.multiprocessors) + " SMs) by micro-kernels";
     for (const auto& h : how)
         text += "; " + h;
-    const bool warpgroupRoofs =
-        m.result.ceilings.count("fp16_wgmma_flops_per_s") || m.result.ceilings.count("bf16_wgmma_flops_per_s");
-    if (m.result.ceilings.count("fp16_tensor_flops_per_s") || m.result.ceilings.count("bf16_tensor_flops_per_s"))
+    const bool warpgroupRoofs = m.result.ceilings.count("fp16_wgmma_flops_per_s")
+                                || m.result.ceilings.count("bf16_wgmma_flops_per_s")
+                                || m.result.ceilings.count("tf32_wgmma_flops_per_s");
+    if (m.result.ceilings.count("fp16_tensor_flops_per_s") || m.result.ceilings.count("bf16_tensor_flops_per_s")
+        || m.result.ceilings.count("tf32_tensor_flops_per_s"))
         text += warpgroupRoofs ? " (the *_tensor roofs are for mma.sync/WMMA kernels, the *_wgmma roofs for kernels "
                                  "that use wgmma, which mma.sync cannot reach)"
                 : dev.computeCapability >= 90

@@ -177,6 +177,18 @@ private slots:
         QCOMPARE(r->computeFraction, 1e9 / 1e-4 / 5e13);
         QCOMPARE(computeRoofline(t, t.sizes, timed(100.0), c, TensorInstructions::MmaSync, false)->peakName,
                  QStringLiteral("fp32"));
+        // On Hopper, a kernel on TF32 wgmma has the wgmma roof, one on mma.sync keeps its own, and
+        // one whose instructions are unknown the faster of the two.
+        c.tf32WgmmaFlops = 8e13;
+        const auto tf32Roof = [&](TensorInstructions instructions) {
+            auto roof = computeRoofline(t, t.sizes, timed(100.0), c, instructions, true);
+            return roof ? std::pair(roof->peakName, roof->peakFlops) : std::pair(QString(), 0.0);
+        };
+        QCOMPARE(tf32Roof(TensorInstructions::Wgmma), std::pair(QStringLiteral("tf32_wgmma"), 8e13));
+        QCOMPARE(tf32Roof(TensorInstructions::MmaSync), std::pair(QStringLiteral("tf32_tensor"), 5e13));
+        QCOMPARE(tf32Roof(TensorInstructions::Unknown), std::pair(QStringLiteral("tf32_wgmma"), 8e13));
+        QCOMPARE(peakTitle(QStringLiteral("tf32_wgmma")), QStringLiteral("TF32 tensor (wgmma)"));
+        c.tf32WgmmaFlops = 0.0;
         c.tf32TensorFlops = 0.0;
         QCOMPARE(computeRoofline(t, t.sizes, timed(100.0), c, TensorInstructions::MmaSync, true)->peakName,
                  QStringLiteral("fp32"));
@@ -189,6 +201,18 @@ private slots:
         QCOMPARE(stored.tf32TensorFlops, 2e14);
         QCOMPARE(stored.fastestFlops(), 2e14);
         QVERIFY(stored.summary().contains(QStringLiteral("tf32 tensor 200.00 TFLOP/s")));
+        const auto hopper = Ceilings::fromJson(Ceilings::fromWorker({{"dram_bytes_per_s", 1e12},
+                                                                     {"fp32_flops_per_s", 1e13},
+                                                                     {"tf32_tensor_flops_per_s", 2e14},
+                                                                     {"tf32_wgmma_flops_per_s", 3e14}},
+                                                                    QStringLiteral("H200"))
+                                                   .toJson());
+        QCOMPARE(hopper.tf32WgmmaFlops, 3e14);
+        QCOMPARE(hopper.fastestFlops(), 3e14);
+        QVERIFY(hopper.hasWgmmaRoofs());
+        QVERIFY2(hopper.summary().contains(QStringLiteral("tf32 tensor (mma.sync) 200.00 TFLOP/s"))
+                     && hopper.summary().contains(QStringLiteral("tf32 tensor (wgmma) 300.00 TFLOP/s")),
+                 qPrintable(hopper.summary()));
     }
 
     void tf32ReadFromTheCode() {

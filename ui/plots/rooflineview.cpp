@@ -6,10 +6,12 @@
 #include "rundata.h"
 #include "theme.h"
 
+#include <QFontMetrics>
 #include <QMenu>
 
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
@@ -292,21 +294,37 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
     const bool sameTensorPeak = same(c.fp16TensorFlops, c.bf16TensorFlops);
     const bool sameWgmmaPeak = same(c.fp16WgmmaFlops, c.bf16WgmmaFlops);
     const QString mma = c.hasWgmmaRoofs() ? tr(" (mma.sync)") : QString();
-    const std::array<Compute, 6> computes = {
+    std::array<Compute, 7> computes = {
         Compute{c.fp32Flops, tr("FP32"), Qt::SolidLine},
         Compute{c.tf32TensorFlops, tr("TF32 tensor") + mma, Qt::DotLine},
+        Compute{c.tf32WgmmaFlops, tr("TF32 tensor (wgmma)"), Qt::DotLine},
         Compute{c.fp16TensorFlops, (sameTensorPeak ? tr("FP16/BF16 tensor") : tr("FP16 tensor")) + mma, Qt::DashLine},
         Compute{sameTensorPeak ? 0.0 : c.bf16TensorFlops, tr("BF16 tensor") + mma, Qt::DashDotLine},
         Compute{c.fp16WgmmaFlops, sameWgmmaPeak ? tr("FP16/BF16 tensor (wgmma)") : tr("FP16 tensor (wgmma)"),
                 Qt::DashLine},
         Compute{sameWgmmaPeak ? 0.0 : c.bf16WgmmaFlops, tr("BF16 tensor (wgmma)"), Qt::DashDotLine}};
+    // Highest first: each label sits just above its roof unless the roof above leaves too little
+    // room there (the H200's TF32 wgmma roof lies a factor 1.3 under its FP16 mma.sync one), then
+    // just below it. The room is measured in decades of the y axis as laid out now.
+    std::stable_sort(computes.begin(), computes.end(),
+                     [](const Compute& a, const Compute& b) { return a.flops > b.flops; });
+    const QCPRange yRange = m_plot->yAxis->range();
+    const int heightPx = m_plot->axisRect()->height();
+    const double labelDecades =
+        heightPx > 0 && yRange.lower > 0.0
+            ? QFontMetrics(m_plot->font()).height() * std::log10(yRange.upper / yRange.lower) / heightPx
+            : 0.1;
+    double free = std::numeric_limits<double>::infinity(); // the lowest decade a label above uses
     for (const Compute& compute : computes) {
         if (compute.flops <= 0.0)
             continue;
         addRoof({compute.flops / c.dramBytes, xHi}, {compute.flops, compute.flops}, QPen(roof, 2, compute.style));
-        addLabel(xHi / 1.1, compute.flops, Qt::AlignRight | Qt::AlignBottom,
-                 QStringLiteral("%1 %2").arg(compute.name, plotstyle::rate(compute.flops, QStringLiteral("FLOP"))),
-                 roof);
+        const QString text =
+            QStringLiteral("%1 %2").arg(compute.name, plotstyle::rate(compute.flops, QStringLiteral("FLOP")));
+        const double at = std::log10(compute.flops);
+        const bool above = free - at >= labelDecades;
+        addLabel(xHi / 1.1, compute.flops, Qt::AlignRight | (above ? Qt::AlignBottom : Qt::AlignTop), text, roof);
+        free = above ? at : at - labelDecades;
     }
 }
 

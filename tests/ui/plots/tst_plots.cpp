@@ -220,6 +220,7 @@ private slots:
     void lineageGraphOfAHugeRunShowsANeighbourhood();
     void bestsAreConfirmedSpeedups();
     void rooflineSaysWhyItIsEmpty();
+    void rooflineLabelsEveryHopperRoofApart();
     void exportDrawsAViewInABackgroundTab();
     void largeRun();
     void exportFormats();
@@ -911,6 +912,55 @@ void TestPlots::rooflineSaysWhyItIsEmpty() {
     data.apply(syntheticRun(60, 2));
     QVERIFY(drawn(&view));
     QVERIFY2(!view.note().contains(QStringLiteral("no roofline data")), qPrintable(view.note()));
+}
+
+// An H200's roofs (as its worker measures them): every compute roof is named by its precision and
+// instruction, and no two labels print over each other, though TF32 wgmma, FP16 mma.sync and the
+// wgmma roofs lie within a factor 1.3-2 of each other.
+void TestPlots::rooflineLabelsEveryHopperRoofApart() {
+    RunData data;
+    CandidateSelection selection;
+    RooflineView view(&data, &selection);
+    view.resize(640, 440);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    RunDelta run = syntheticRun(60, 2);
+    diagnose::Ceilings& c = *run.ceilings;
+    c.dramBytes = 4.6e12;
+    c.l2Bytes = 1.1e13;
+    c.fp32Flops = 6.5e13;
+    c.tf32TensorFlops = 3.18e14;
+    c.tf32WgmmaFlops = 4.9e14;
+    c.fp16TensorFlops = 6.3e14;
+    c.bf16TensorFlops = 6.3e14;
+    c.fp16WgmmaFlops = 9.72e14;
+    c.bf16WgmmaFlops = 9.32e14;
+    data.apply(run);
+    QVERIFY(drawn(&view));
+    snapshot(&view, QStringLiteral("roofline-hopper"));
+    QCustomPlot* plot = view.plot();
+    QStringList names;
+    QList<QRect> boxes;
+    for (int i = 0; i < plot->itemCount(); ++i) {
+        const auto* label = qobject_cast<QCPItemText*>(plot->item(i));
+        if (!label || label->text().isEmpty() || !label->visible())
+            continue;
+        const QPointF at = label->position->pixelPosition();
+        QRect box = QFontMetrics(label->font()).boundingRect(label->text());
+        const Qt::Alignment a = label->positionAlignment();
+        box.moveLeft(a & Qt::AlignRight ? qRound(at.x()) - box.width() : qRound(at.x()));
+        box.moveTop(a & Qt::AlignBottom ? qRound(at.y()) - box.height() : qRound(at.y()));
+        for (int j = 0; j < boxes.size(); ++j)
+            QVERIFY2(!box.intersects(boxes[j]), qPrintable(label->text() + QStringLiteral(" over ") + names[j]));
+        names << label->text();
+        boxes << box;
+    }
+    for (const QString& roof :
+         {QStringLiteral("FP32 65"), QStringLiteral("TF32 tensor (mma.sync) 318"),
+          QStringLiteral("TF32 tensor (wgmma) 490"), QStringLiteral("FP16/BF16 tensor (mma.sync) 630"),
+          QStringLiteral("FP16/BF16 tensor (wgmma) 972")})
+        QVERIFY2(names.filter(roof).size() == 1,
+                 qPrintable(roof + QStringLiteral(" in ") + names.join(QStringLiteral(" | "))));
 }
 
 // A view in a background dock tab redraws only when shown; exporting it draws what the run holds
