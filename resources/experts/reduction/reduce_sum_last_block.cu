@@ -16,12 +16,15 @@
 //  - Indices are 32-bit: fine for N < 2^31 - 8 * GRID * BLOCK.
 // Tuning: GRID is a multiple of the H200's 132 SMs; GRID * BLOCK threads should about fill the
 // machine (at most 64 registers per thread: 1024 or more resident per SM) with UNROLL float4s
-// each in flight. Blocks beyond what is resident simply run in a later wave. 64M floats are 16M
+// each in flight. Blocks beyond what is resident simply run in a later wave. OCC is the number
+// of threads per SM the registers are limited for (__launch_bounds__): 2048 lets GRID * BLOCK
+// reach 2048 a SM, at 32 registers a thread. 64M floats are 16M
 // float4s: about 120 per thread at 264 x 512.
 
 // kforge:param BLOCK in {256, 512, 1024} = 512
 // kforge:param GRID in {132, 264, 528, 1056} = 264
 // kforge:param UNROLL in {2, 4, 8} = 4
+// kforge:param OCC in {1024, 2048} = 1024
 // kforge:scratch partial float32 [GRID]
 // kforge:scratch ticket int32 [1]
 // kforge:launch reduce_sum grid=(GRID) block=(BLOCK)
@@ -49,7 +52,7 @@ __device__ __forceinline__ float block_sum(float v, float* red)
     return v;
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, 1024 / BLOCK)
+extern "C" __global__ void __launch_bounds__(BLOCK, OCC / BLOCK)
 reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __restrict__ ticket,
            float* __restrict__ y, int N)
 {
