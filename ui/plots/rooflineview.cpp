@@ -109,6 +109,13 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
             m_userRange = true;
     });
     connect(m_plot, &QCustomPlot::mouseDoubleClick, this, [this] { resetZoom(); });
+    // Zoomed or panned, the roofs span the view and their labels are placed for its scale (at its
+    // right edge, above or below their roofs as the room allows) at once, not at the next refresh.
+    for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis})
+        connect(axis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
+            if (m_userRange)
+                refreshCeilings(m_plot->xAxis->range().lower, m_plot->xAxis->range().upper);
+        });
     addExportMenu(m_plot, QStringLiteral("roofline"), [this](QMenu* menu) {
         QAction* reset = menu->addAction(tr("Reset Zoom (double-click)"), this, &RooflineView::resetZoom);
         reset->setEnabled(m_userRange);
