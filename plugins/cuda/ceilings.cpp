@@ -126,32 +126,42 @@ extern "C" __global__ void kf_mma_f16(float*, unsigned, unsigned, int) {}
 extern "C" __global__ void kf_mma_bf16(float*, unsigned, unsigned, int) {}
 #endif
 
-// Hopper's warpgroup MMA (sm_90a): one warpgroup per block issues wgmma.m64n256k16 back to back,
-// both operands read from shared memory (filled with one value, so their layout does not matter),
-// FP32 accumulators in registers; one group stays in flight while the next is issued.
-#define KF_WGMMA_KERNEL(NAME, TYPE)                                                                                 \
-extern "C" __global__ void __launch_bounds__(128, 1) NAME(float* out, unsigned bits, int iters) {                   \
-    __shared__ __align__(1024) unsigned tile[4096];   /* A: 64 rows x 128 B; B: 4 boxes of 16 k rows x 128 B */    \
-    for (int i = threadIdx.x; i < 4096; i += blockDim.x) tile[i] = bits;                                           \
+// Hopper's warpgroup MMA (sm_90a): one warpgroup per block issues wgmma back to back, FP32
+// accumulators in registers; one group stays in flight while the next is issued. The shared-memory
+// operands are filled with one value, so their layout does not matter.
+// KF_WGMMA_TILE(WORDS): the block's operand tile, filled with `bits` and made visible to the tensor
+// cores; `base` is its shared-memory address.
+#define KF_WGMMA_TILE(WORDS)                                                                                        \
+    __shared__ __align__(1024) unsigned tile[WORDS];                                                                \
+    for (int i = threadIdx.x; i < WORDS; i += blockDim.x) tile[i] = bits;                                          \
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");                                               \
     __syncthreads();                                                                                                \
-    const unsigned base = (unsigned)__cvta_generic_to_shared(tile);                                                 \
-    const unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | (1ull << 16)                        \
-                                  | (64ull << 32) | (1ull << 62);                                                   \
-    const unsigned long long db = (unsigned long long)(((base + 8192) & 0x3FFFF) >> 4) | (128ull << 16)             \
-                                  | (64ull << 32) | (1ull << 62);                                                   \
+    const unsigned base = (unsigned)__cvta_generic_to_shared(tile);
+// KF_WGMMA_RUN(MMA): `iters` rounds of four MMA (a statement on the accumulators `d`), one commit
+// group each; the accumulators' sum is stored, so that nothing is optimised away.
+#define KF_WGMMA_RUN(MMA)                                                                                           \
     float d[128];                                                                                                   \
     _Pragma("unroll") for (int k = 0; k < 128; ++k) d[k] = 0.0f;                                                    \
     for (int i = 0; i < iters; ++i) {                                                                               \
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");                                                 \
-        _Pragma("unroll") for (int k = 0; k < 4; ++k) KF_WGMMA_256(TYPE, d, da, db);                                \
+        _Pragma("unroll") for (int k = 0; k < 4; ++k) MMA;                                                          \
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");                                          \
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");                                          \
     }                                                                                                               \
     asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");                                              \
     float s = 0.0f;                                                                                                 \
     _Pragma("unroll") for (int k = 0; k < 128; ++k) s += d[k];                                                      \
-    out[blockIdx.x * blockDim.x + threadIdx.x] = s;                                                                 \
+    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+// 16-bit inputs, wgmma.m64n256k16 with both operands in shared memory. A: 64 rows x 128 B; B: 4
+// boxes of 16 k rows x 128 B.
+#define KF_WGMMA_KERNEL(NAME, TYPE)                                                                                 \
+extern "C" __global__ void __launch_bounds__(128, 1) NAME(float* out, unsigned bits, int iters) {                   \
+    KF_WGMMA_TILE(4096)                                                                                             \
+    const unsigned long long da = (unsigned long long)((base & 0x3FFFF) >> 4) | (1ull << 16)                        \
+                                  | (64ull << 32) | (1ull << 62);                                                   \
+    const unsigned long long db = (unsigned long long)(((base + 8192) & 0x3FFFF) >> 4) | (128ull << 16)             \
+                                  | (64ull << 32) | (1ull << 62);                                                   \
+    KF_WGMMA_RUN(KF_WGMMA_256(TYPE, d, da, db))                                                                     \
 }
 // The 128 FP32 accumulators of a warpgroup's m64n256 tile, as asm operands %0-%127.
 #define KF_WGMMA_D128(D) \
@@ -188,31 +198,13 @@ extern "C" __global__ void __launch_bounds__(128, 1) NAME(float* out, unsigned b
                  "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n" \
                  : KF_WGMMA_D128(D) \
                  : "r"(A), "r"(A), "r"(A), "r"(A), "l"(DB), "n"(1))
-// The TF32 form of the kernel above: B is 256 k-rows of 128 bytes (32 KiB, 128-byte swizzle).
+// The TF32 form: B is 256 k-rows of 128 bytes (32 KiB, 128-byte swizzle).
 extern "C" __global__ void __launch_bounds__(128, 1) kf_wgmma_tf32(float* out, unsigned bits, int iters) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-    __shared__ __align__(1024) unsigned tile[8192];
-    for (int i = threadIdx.x; i < 8192; i += blockDim.x) tile[i] = bits;
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-    __syncthreads();
-    const unsigned base = (unsigned)__cvta_generic_to_shared(tile);
+    KF_WGMMA_TILE(8192)
     const unsigned long long db = (unsigned long long)((base & 0x3FFFF) >> 4) | (1ull << 16) | (64ull << 32)
                                   | (1ull << 62);
-    float d[128];
-#pragma unroll
-    for (int k = 0; k < 128; ++k) d[k] = 0.0f;
-    for (int i = 0; i < iters; ++i) {
-        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-        for (int k = 0; k < 4; ++k) KF_WGMMA_TF32_256(d, bits, db);
-        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-    }
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < 128; ++k) s += d[k];
-    out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+    KF_WGMMA_RUN(KF_WGMMA_TF32_256(d, bits, db))
 #endif
 }
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -16,10 +16,10 @@
 //  - Indices are 32-bit: fine for N < 2^31 - 8 * GRID * BLOCK.
 // Tuning: GRID is a multiple of the H200's 132 SMs; GRID * BLOCK threads should about fill the
 // machine (at most 64 registers per thread: 1024 or more resident per SM) with UNROLL float4s
-// each in flight. Blocks beyond what is resident simply run in a later wave. OCC is the number
-// of threads per SM the registers are limited for (__launch_bounds__): 2048 lets GRID * BLOCK
-// reach 2048 a SM, at 32 registers a thread. 64M floats are 16M
-// float4s: about 120 per thread at 264 x 512.
+// each in flight. Blocks beyond what is resident simply run in a later wave. 64M floats are 16M
+// float4s: about 120 per thread at 264 x 512. OCC is the number of threads per SM the registers
+// are limited for (__launch_bounds__): 2048 lets GRID * BLOCK reach 2048 a SM, at 32 registers a
+// thread.
 
 // kforge:param BLOCK in {256, 512, 1024} = 512
 // kforge:param GRID in {132, 264, 528, 1056} = 264

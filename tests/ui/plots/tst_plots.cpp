@@ -575,32 +575,6 @@ void TestPlots::rooflineZoomsAndPans() {
                       Qt::NoScrollPhase, false);
     QApplication::sendEvent(view.plot(), &wheel);
     QVERIFY(view.userRange());
-    QVERIFY2(
-        span(view.plot()->xAxis->range()) < span(fitted) / 1.5,
-        qPrintable(
-            QStringLiteral("%1 .. %2").arg(view.plot()->xAxis->range().lower).arg(view.plot()->xAxis->range().upper)));
-
-    // Zoomed out past the fitted view, the roofs reach its edges at once.
-    const auto roofsReach = [&](double x) {
-        for (int i = 0; i < view.plot()->graphCount(); ++i) {
-            const QCPGraph* g = view.plot()->graph(i);
-            if (g->layer() && g->layer()->name() == QLatin1String("grid") && !g->data()->isEmpty()
-                && g->data()->constBegin()->key <= x && (g->data()->constEnd() - 1)->key >= x)
-                return true;
-        }
-        return false;
-    };
-    QWheelEvent out(centre, view.plot()->mapToGlobal(centre), QPoint(), QPoint(0, -720), Qt::NoButton, Qt::NoModifier,
-                    Qt::NoScrollPhase, false);
-    QApplication::sendEvent(view.plot(), &out);
-    const QCPRange wide = view.plot()->xAxis->range();
-    QVERIFY(span(wide) > span(fitted));
-    QVERIFY(roofsReach(wide.lower * 1.01));
-    QVERIFY(roofsReach(wide.upper / 1.2));
-    QApplication::sendEvent(view.plot(), &wheel);
-    QApplication::sendEvent(view.plot(), &wheel);
-    QApplication::sendEvent(view.plot(), &wheel);
-    QApplication::sendEvent(view.plot(), &wheel);
     const QCPRange zoomed = view.plot()->xAxis->range();
     QVERIFY2(span(zoomed) < span(fitted) / 1.5,
              qPrintable(QStringLiteral("%1 .. %2").arg(zoomed.lower).arg(zoomed.upper)));
@@ -623,6 +597,25 @@ void TestPlots::rooflineZoomsAndPans() {
     QVERIFY(!view.userRange());
     QVERIFY(view.plot()->xAxis->range().contains(5000.0));
     QVERIFY(view.plot()->xAxis->range().lower <= fitted.lower * 1.0001);
+
+    // Zoomed out past the fitted view, the roofs reach its edges at once.
+    const auto roofsReach = [&](double x) {
+        for (int i = 0; i < view.plot()->graphCount(); ++i) {
+            const QCPGraph* g = view.plot()->graph(i);
+            if (g->layer() && g->layer()->name() == QLatin1String("grid") && !g->data()->isEmpty()
+                && g->data()->constBegin()->key <= x && (g->data()->constEnd() - 1)->key >= x)
+                return true;
+        }
+        return false;
+    };
+    const double fittedSpan = span(view.plot()->xAxis->range());
+    QWheelEvent out(centre, view.plot()->mapToGlobal(centre), QPoint(), QPoint(0, -720), Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+    QApplication::sendEvent(view.plot(), &out);
+    const QCPRange wide = view.plot()->xAxis->range();
+    QVERIFY(span(wide) > fittedSpan);
+    QVERIFY(roofsReach(wide.lower * 1.01));
+    QVERIFY(roofsReach(wide.upper / 1.2));
 }
 
 // The progress and islands legends sit under their plots (covering no line or dot) and, however
