@@ -59,10 +59,32 @@ std::vector<spec::ParamDecl> tunableOf(const std::vector<spec::ParamDecl>& param
 
 } // namespace
 
-Tuner::Tuner(std::vector<spec::ParamDecl> params) : m_params(tunableOf(params)), m_model(choiceCounts(m_params)) {
+Tuner::Tuner(std::vector<spec::ParamDecl> params, const std::vector<spec::RequireDecl>& requirements)
+    : m_params(tunableOf(params)), m_model(choiceCounts(m_params)) {
     for (auto& p : params)
         if (p.choices.empty())
             m_fixed.push_back(std::move(p));
+    m_product = choiceProduct();
+    m_spaceSize = m_product;
+    if (requirements.empty())
+        return;
+    std::vector<std::string> names, conditions;
+    for (const auto* list : {&m_params, &m_fixed})
+        for (const auto& p : *list)
+            names.push_back(p.name);
+    for (const auto& r : requirements)
+        conditions.push_back(r.condition);
+    // The kernel file was parsed, so its requirements compile; one that does not (a template from
+    // an older kforge) is left out rather than taken to rule out everything.
+    if (auto compiled = spec::Conditions::compile(conditions, names))
+        m_requirements = std::move(*compiled);
+    if (m_requirements.size() == 0 || m_product > spec::kMaxParamCombinations)
+        return;
+    m_spaceSize = 0;
+    std::vector<std::size_t> digits(m_params.size(), 0);
+    do {
+        m_spaceSize += allowed(configAt(digits)) ? 1 : 0;
+    } while (advance(digits));
 }
 
 model::ParamValues Tuner::complete(const model::ParamValues& values) const {
@@ -75,7 +97,7 @@ model::ParamValues Tuner::complete(const model::ParamValues& values) const {
     return out;
 }
 
-std::uint64_t Tuner::spaceSize() const {
+std::uint64_t Tuner::choiceProduct() const {
     std::uint64_t size = 1;
     for (const auto& p : m_params) {
         const std::uint64_t n = p.choices.size();
@@ -86,6 +108,15 @@ std::uint64_t Tuner::spaceSize() const {
     return size;
 }
 
+bool Tuner::allowed(const model::ParamValues& complete) const {
+    if (m_requirements.size() == 0)
+        return true;
+    spec::Variables values;
+    for (const auto& [name, value] : complete)
+        values.emplace(name, static_cast<double>(value));
+    return m_requirements.firstFailing(values) < 0;
+}
+
 bool Tuner::inSpace(const model::ParamValues& complete) const {
     for (const auto& p : m_params)
         if (!std::binary_search(p.choices.begin(), p.choices.end(), complete.at(p.name)))
@@ -93,7 +124,7 @@ bool Tuner::inSpace(const model::ParamValues& complete) const {
     for (const auto& p : m_fixed)
         if (complete.at(p.name) != p.value)
             return false;
-    return true;
+    return allowed(complete);
 }
 
 bool Tuner::retired(const model::ParamValues& complete) const {
@@ -271,7 +302,7 @@ std::optional<model::ParamValues> Tuner::bestOf(const std::vector<model::ParamVa
 std::vector<model::ParamValues> Tuner::modelPool(std::mt19937_64& rng) const {
     std::vector<model::ParamValues> pool;
     std::vector<std::size_t> digits(m_params.size(), 0);
-    if (spaceSize() <= kEnumerateLimit) {
+    if (m_product <= kEnumerateLimit) {
         do {
             auto config = configAt(digits);
             if (available(config))
@@ -425,7 +456,7 @@ bool Tuner::advance(std::vector<std::size_t>& digits) const {
 
 std::optional<model::ParamValues> Tuner::randomUnseen(std::mt19937_64& rng) const {
     std::vector<std::size_t> digits(m_params.size(), 0);
-    if (spaceSize() <= kListLimit) {
+    if (m_product <= kListLimit) {
         std::vector<model::ParamValues> unseen;
         do {
             auto config = configAt(digits);

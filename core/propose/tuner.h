@@ -3,6 +3,9 @@
 // from the times measured. It remembers every configuration ever proposed for the template, so that
 // none is evaluated twice, and every outcome it is told of (a time, or a failure).
 //
+// Its space is every combination of the declared choices that meets the file's `// kforge:require`
+// conditions; nothing outside it is proposed or counted.
+//
 // How it proposes, deterministically for a given random engine state:
 // - First, the fastest configuration an earlier run measured on the same task, sizes and device
 //   (recall(): the tuning cache), unless this run has it already. Other configurations earlier
@@ -20,6 +23,7 @@
 //   are scored whole; larger ones score a sample of kSampleSize configurations plus the
 //   neighbourhoods of the fastest measured ones and every configuration an earlier run measured.
 
+#include "expression.h"
 #include "kernelfile.h"
 #include "model/candidate.h"
 #include "propose/tunermodel.h"
@@ -54,16 +58,18 @@ public:
     static constexpr std::size_t kSampleSize = 2048;
 
     // `params` are the declarations of one kernel file (the template); fixed parameters (no
-    // choices) are left alone.
-    explicit Tuner(std::vector<spec::ParamDecl> params);
+    // choices) are left alone. Only configurations that meet every one of `requirements` (the
+    // file's `// kforge:require` conditions) are proposed or counted in the space.
+    explicit Tuner(std::vector<spec::ParamDecl> params, const std::vector<spec::RequireDecl>& requirements = {});
 
     // Every declared parameter with its value: the default unless `values` sets it.
     model::ParamValues complete(const model::ParamValues& values) const;
 
     // Whether there is anything to tune (at least one parameter with choices).
     bool tunable() const { return !m_params.empty(); }
-    // How many distinct configurations the template has (product of choice counts, saturating).
-    std::uint64_t spaceSize() const;
+    // How many distinct configurations the template has: the product of the choice counts
+    // (saturating), less those its requirements rule out.
+    std::uint64_t spaceSize() const { return m_spaceSize; }
     std::uint64_t seenCount() const { return m_seen.size(); }
     // Nothing left worth proposing: every configuration seen, or known from an earlier run not to
     // be worth measuring again.
@@ -98,8 +104,10 @@ private:
         int failed = 0;
     };
     // Whether a complete configuration is one the tuner can propose: every tunable value among
-    // its choices, every fixed parameter at its declared value.
+    // its choices, every fixed parameter at its declared value, every requirement met.
     bool inSpace(const model::ParamValues& complete) const;
+    bool allowed(const model::ParamValues& complete) const;
+    std::uint64_t choiceProduct() const;
     // The nearest choices below and above `value`.
     static std::vector<std::int64_t> steps(const spec::ParamDecl& p, std::int64_t value);
     // Unseen configurations with `moved` (1 or 2) parameters one step away from `base`.
@@ -108,7 +116,9 @@ private:
     // An earlier run's configuration not worth measuring again (see recall()).
     bool retired(const model::ParamValues& complete) const;
     // Neither seen nor retired: one to propose.
-    bool available(const model::ParamValues& complete) const { return !m_seen.count(complete) && !retired(complete); }
+    bool available(const model::ParamValues& complete) const {
+        return !m_seen.count(complete) && !retired(complete) && allowed(complete);
+    }
     // Configurations by index: one choice index per tunable parameter, in m_params' order.
     model::ParamValues configAt(const std::vector<std::size_t>& digits) const;
     Digits digitsOf(const model::ParamValues& complete) const;
@@ -128,6 +138,9 @@ private:
 
     std::vector<spec::ParamDecl> m_params; // only the tunable ones, choices sorted and distinct
     std::vector<spec::ParamDecl> m_fixed;
+    spec::Conditions m_requirements;
+    std::uint64_t m_product = 1;              // configurations by their choices alone
+    std::uint64_t m_spaceSize = 1;            // those of them the requirements allow
     std::set<model::ParamValues> m_seen;      // complete configurations inside the space
     std::set<model::ParamValues> m_elsewhere; // marked seen but outside it (off-list values)
     std::set<model::ParamValues> m_pending;   // proposed, no outcome yet

@@ -74,7 +74,7 @@ propose::Tuner* Population::tunerFor(const Entry& entry) {
     auto kf = spec::KernelFile::parse(entry.candidate.source.toStdString(), m_dialect);
     if (!kf)
         return nullptr;
-    auto tuner = std::make_unique<propose::Tuner>(kf->params);
+    auto tuner = std::make_unique<propose::Tuner>(kf->params, kf->requirements);
     auto* raw = tuner.get();
     m_tuners.emplace(entry.templateKey, std::move(tuner));
     return raw;

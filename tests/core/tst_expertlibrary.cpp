@@ -63,8 +63,8 @@ QStringList names(const QList<Expert>& experts) {
     return out;
 }
 
-// Every combination of the declared choices (fixed parameters keep their value), so that the tuner
-// can never propose a configuration that does not even launch.
+// Every combination of the declared choices that the file's requirements allow (fixed parameters
+// keep their value), so that the tuner can never propose a configuration that does not even launch.
 std::vector<std::map<std::string, std::int64_t>> allConfigurations(const spec::KernelFile& kf) {
     std::vector<std::map<std::string, std::int64_t>> out{{}};
     for (const auto& p : kf.params) {
@@ -79,6 +79,7 @@ std::vector<std::map<std::string, std::int64_t>> allConfigurations(const spec::K
             }
         out = std::move(next);
     }
+    std::erase_if(out, [&](const auto& config) { return kf.brokenRequirement(config) != nullptr; });
     return out;
 }
 

@@ -225,6 +225,52 @@ private slots:
         QCOMPARE(Tuner(many).spaceSize(), UINT64_MAX); // 10^30 saturates
     }
 
+    // `// kforge:require` conditions shrink the space: the tuner proposes, and counts towards
+    // exhaustion, only configurations that meet them, in small spaces (listed whole) and large
+    // ones (sampled), by every strategy; ruled-out values marked seen elsewhere are not counted.
+    void requirementsLimitTheSpace() {
+        const std::vector<ParamDecl> decls = {tunable("TPR", {32, 64, 128, 256, 512}, 128),
+                                              tunable("BLOCK", {128, 256, 512}, 256), fixed("HINT", 1)};
+        kforge::spec::RequireDecl within;
+        within.condition = "TPR <= BLOCK";
+        Tuner tuner(decls, {within});
+        QCOMPARE(tuner.spaceSize(), std::uint64_t(3 + 4 + 5));
+        tuner.markSeen({{"TPR", 512}, {"BLOCK", 128}}); // as a hand edit would
+        QVERIFY(tuner.seen({{"TPR", 512}, {"BLOCK", 128}}));
+        QCOMPARE(tuner.seenCount(), std::uint64_t(0));
+        std::mt19937_64 rng(3);
+        std::set<ParamValues> proposed;
+        ParamValues around = tuner.complete({});
+        while (const auto next = tuner.propose(around, rng, 0.3)) {
+            QVERIFY2(next->params.at("TPR") <= next->params.at("BLOCK"), "a ruled-out configuration was proposed");
+            QVERIFY(proposed.insert(next->params).second);
+            // Faster with more threads per row: the model has something to fit.
+            tuner.observe(next->params, 100.0 / static_cast<double>(next->params.at("TPR")) + 1.0);
+            around = next->params;
+        }
+        QCOMPARE(proposed.size(), std::size_t(12));
+        QVERIFY(tuner.exhausted());
+
+        // 4^7 = 16384 configurations, more than are listed whole: sampled, the same rule holds.
+        std::vector<ParamDecl> large;
+        for (const char* name : {"A", "B", "C", "D", "E", "F", "G"})
+            large.push_back(tunable(name, {1, 2, 3, 4}, 2));
+        kforge::spec::RequireDecl ordered;
+        ordered.condition = "A <= B && B <= C";
+        Tuner sampled(large, {ordered});
+        QCOMPARE(sampled.spaceSize(), std::uint64_t(20 * 4 * 4 * 4 * 4)); // 20 ordered triples of 4 values
+        std::mt19937_64 rng2(5);
+        around = sampled.complete({});
+        for (int i = 0; i < 150; ++i) {
+            const auto next = sampled.propose(around, rng2, 0.5);
+            QVERIFY(next);
+            const auto& p = next->params;
+            QVERIFY2(p.at("A") <= p.at("B") && p.at("B") <= p.at("C"), "a ruled-out configuration was proposed");
+            sampled.observe(p, 10.0 + static_cast<double>(p.at("D") + p.at("E")));
+            around = p;
+        }
+    }
+
     void neverRepeatsUntilExhausted() {
         Tuner tuner(smallSpace());
         std::mt19937_64 rng(7);

@@ -2,6 +2,7 @@
 
 #include <QTest>
 
+using kforge::spec::Conditions;
 using kforge::spec::Expression;
 using kforge::spec::Variables;
 
@@ -90,6 +91,31 @@ private slots:
         QVERIFY(Expression::check("N / (M - 1)", {{"N", 0}, {"M", 0}}).ok());
         QVERIFY(!Expression::check("N / Z", {{"N", 0}}).ok());
         QVERIFY(Expression::check("mod(N, M - 1) == 0", {{"N", 0}, {"M", 0}}).ok());
+    }
+
+    // Conditions parse once and evaluate many times; a missing name counts as 0, a zero or a
+    // result that is not finite fails, and compile errors quote the condition.
+    void conditions() {
+        auto c = Conditions::compile({"A <= B", "mod(B, A) == 0"}, {"A", "B"});
+        QVERIFY2(c.ok(), c.ok() ? "" : c.error().c_str());
+        QCOMPARE(c->size(), 2u);
+        QCOMPARE(c->firstFailing({{"A", 2}, {"B", 8}}), -1);
+        QCOMPARE(c->firstFailing({{"A", 16}, {"B", 8}}), 0);
+        QCOMPARE(c->firstFailing({{"A", 3}, {"B", 8}}), 1);
+        QCOMPARE(c->firstFailing({{"A", 0}, {"B", 8}}), 1); // mod by zero is not finite
+        QCOMPARE(c->firstFailing({{"B", 8}}), 1);           // A missing: 0
+        for (int i = 0; i < 1000; ++i)
+            QCOMPARE(c->firstFailing({{"A", 1 + i % 8}, {"B", 8}}), (8 % (1 + i % 8)) == 0 ? -1 : 1);
+
+        auto unknown = Conditions::compile({"A <= C"}, {"A", "B"});
+        QVERIFY(!unknown.ok());
+        QVERIFY2(QString::fromStdString(unknown.error()).contains(QStringLiteral("unknown name 'C'")),
+                 unknown.error().c_str());
+        auto broken = Conditions::compile({"A <= (B"}, {"A", "B"});
+        QVERIFY(!broken.ok());
+        QVERIFY2(QString::fromStdString(broken.error()).startsWith(QStringLiteral("'A <= (B'")),
+                 broken.error().c_str());
+        QCOMPARE(Conditions().firstFailing({}), -1);
     }
 };
 

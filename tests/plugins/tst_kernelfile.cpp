@@ -138,6 +138,26 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
                                        << "line 1: scratch t: unknown dtype 'real'";
         QTest::newRow("directive after code")
             << QStringLiteral("int a; // kforge:launch k grid=(1) block=(1)") + kernel << "alone on its line";
+        const QString twoParams = QStringLiteral("// kforge:param TPR in {32, 64, 128} = 64\n"
+                                                 "// kforge:param BLOCK in {32, 64, 128} = 128\n");
+        const QString launch = QStringLiteral("// kforge:launch k grid=(1) block=(BLOCK)");
+        QTest::newRow("require without a condition")
+            << twoParams + QStringLiteral("// kforge:require\n") + launch + kernel
+            << "line 3: require: expected a condition over the parameters";
+        QTest::newRow("require names a size")
+            << twoParams + QStringLiteral("// kforge:require TPR <= N\n") + launch + kernel
+            << "line 3: require: 'TPR <= N': unknown name 'N' (known: BLOCK, TPR)";
+        QTest::newRow("require does not parse")
+            << twoParams + QStringLiteral("// kforge:require TPR <=\n") + launch + kernel
+            << "line 3: require: 'TPR <='";
+        QTest::newRow("require broken by the defaults")
+            << twoParams + QStringLiteral("// kforge:require BLOCK <= TPR\n") + launch + kernel
+            << "line 3: require 'BLOCK <= TPR' does not hold for the parameters' defaults (BLOCK=128, TPR=64)";
+        QString many = twoParams;
+        for (int i = 0; i < 17; ++i)
+            many += QStringLiteral("// kforge:require TPR <= BLOCK\n");
+        QTest::newRow("too many requirements")
+            << many + launch + kernel << "line 19: require: more than 16 requirements";
     }
     void directiveErrors() {
         QFETCH(QString, source);
@@ -145,6 +165,32 @@ extern "C" __global__ void __launch_bounds__(256) k(const float* __restrict__ x,
         auto kf = KernelFile::parse(source.toStdString(), Dialect::OpenCL);
         QVERIFY(!kf.ok());
         QVERIFY2(QString::fromStdString(kf.error()).contains(mentions), kf.error().c_str());
+    }
+
+    // `// kforge:require` is checked where a plan is resolved: values that break it name the line,
+    // the condition and the values, and values that meet it resolve.
+    void requirementsBindPlans() {
+        const std::string src = "// kforge:param TPR in {32, 64, 128, 256} = 64\n"
+                                "// kforge:param BLOCK in {64, 128, 256} = 128\n"
+                                "// kforge:require TPR <= BLOCK\n"
+                                "// kforge:require mod(BLOCK, TPR) == 0\n"
+                                "// kforge:launch k grid=(cdiv(M, BLOCK / TPR)) block=(BLOCK)\n"
+                                + std::string(kRowKernel);
+        auto kf = KernelFile::parse(src, Dialect::Cuda);
+        QVERIFY2(kf.ok(), kf.ok() ? "" : kf.error().c_str());
+        QCOMPARE(kf->requirements.size(), 2u);
+        QCOMPARE(kf->requirements.at(0).condition, std::string("TPR <= BLOCK"));
+        QCOMPARE(kf->requirements.at(1).line, 4);
+        QVERIFY(!kf->brokenRequirement({}));
+        QCOMPARE(kf->brokenRequirement({{"TPR", 256}}), &kf->requirements.at(0));
+
+        auto ok = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {{"TPR", 128}, {"BLOCK", 256}}, DeviceLimits{});
+        QVERIFY2(ok.ok(), ok.ok() ? "" : ok.error().c_str());
+        QCOMPARE(ok->launches.at(0).grid[0], 17u);
+        auto bad = LaunchPlan::resolve(*kf, rowTask(), rowTask().sizes, {{"TPR", 256}}, DeviceLimits{});
+        QVERIFY(!bad.ok());
+        QCOMPARE(QString::fromStdString(bad.error()),
+                 QStringLiteral("line 3: require 'TPR <= BLOCK' does not hold for BLOCK=128, TPR=256"));
     }
 
     void resolvesPlan() {

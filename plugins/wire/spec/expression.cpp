@@ -75,6 +75,15 @@ Status checkShape(const std::string& text) {
     return success();
 }
 
+// A parser with kforge's functions.
+void defineFunctions(mu::Parser& parser) {
+    parser.DefineFun("ceil", ceilFn);
+    parser.DefineFun("floor", floorFn);
+    parser.DefineFun("cdiv", cdiv);
+    parser.DefineFun("round_up", roundUp);
+    parser.DefineFun("mod", mod);
+}
+
 } // namespace
 
 Expected<double> Expression::evaluate(const std::string& text, const Variables& vars) {
@@ -86,11 +95,7 @@ Expected<double> Expression::evaluate(const std::string& text, const Variables& 
     UnknownNames unknown;
     try {
         mu::Parser parser;
-        parser.DefineFun("ceil", ceilFn);
-        parser.DefineFun("floor", floorFn);
-        parser.DefineFun("cdiv", cdiv);
-        parser.DefineFun("round_up", roundUp);
-        parser.DefineFun("mod", mod);
+        defineFunctions(parser);
         for (auto& [name, value] : values)
             parser.DefineVar(name, &value);
         parser.SetVarFactory(collectUnknown, &unknown);
@@ -130,6 +135,69 @@ Status Expression::check(const std::string& text, const Variables& vars) {
     if (!value && value.error().find("finite") == std::string::npos)
         return Error{value.error()};
     return success();
+}
+
+// Each condition's parser, bound to one slot per name; muparser evaluates through the slots'
+// addresses, so they live in a map that never moves them.
+struct Conditions::Parsed {
+    std::map<std::string, double> slots;
+    std::vector<std::unique_ptr<mu::Parser>> parsers;
+};
+
+Conditions::Conditions() = default;
+Conditions::~Conditions() = default;
+Conditions::Conditions(Conditions&&) noexcept = default;
+Conditions& Conditions::operator=(Conditions&&) noexcept = default;
+
+Expected<Conditions> Conditions::compile(const std::vector<std::string>& texts, const std::vector<std::string>& names) {
+    Variables ones;
+    for (const auto& name : names)
+        ones[name] = 1.0;
+    Conditions out;
+    out.m_parsed = std::make_unique<Parsed>();
+    for (const auto& name : names)
+        out.m_parsed->slots[name] = 0.0;
+    for (const auto& text : texts) {
+        // Syntax, names and bounds as evaluate() checks them, with its messages.
+        if (auto st = Expression::check(text, ones); !st)
+            return Error{st.error()};
+        try {
+            auto parser = std::make_unique<mu::Parser>();
+            defineFunctions(*parser);
+            for (auto& [name, slot] : out.m_parsed->slots)
+                parser->DefineVar(name, &slot);
+            parser->SetExpr(text);
+            parser->Eval(); // parses now, so that firstFailing() only evaluates
+            out.m_parsed->parsers.push_back(std::move(parser));
+        } catch (const mu::Parser::exception_type& e) {
+            return fail(quoted(text) + ": " + e.GetMsg());
+        }
+    }
+    return out;
+}
+
+int Conditions::firstFailing(const Variables& values) const {
+    if (!m_parsed)
+        return -1;
+    for (auto& [name, slot] : m_parsed->slots) {
+        const auto it = values.find(name);
+        slot = it != values.end() ? it->second : 0.0;
+    }
+    for (std::size_t i = 0; i < m_parsed->parsers.size(); ++i) {
+        double v = 0.0;
+        try {
+            v = m_parsed->parsers[i]->Eval();
+        } catch (const mu::Parser::exception_type&) {
+            return static_cast<int>(i);
+        }
+        if (!std::isfinite(v) || v == 0.0)
+            return static_cast<int>(i);
+    }
+    return -1;
+}
+
+std::size_t Conditions::size() const {
+    return m_parsed ? m_parsed->parsers.size() : 0;
 }
 
 } // namespace kforge::spec

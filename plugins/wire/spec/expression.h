@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace kforge::spec {
 
@@ -25,6 +27,29 @@ public:
     static Expected<std::int64_t> evaluateInteger(const std::string& text, const Variables& vars);
     // Checks the syntax and names without needing values (all variables taken as 1).
     static Status check(const std::string& text, const Variables& vars);
+};
+
+// Conditions over one fixed set of names, parsed once and then evaluated many times: the tuner
+// checks a kernel file's requirements on every configuration it considers. Not for use from two
+// threads at once.
+class Conditions {
+public:
+    Conditions();
+    ~Conditions();
+    Conditions(Conditions&&) noexcept;
+    Conditions& operator=(Conditions&&) noexcept;
+
+    // Fails, quoting the condition, when one does not parse or uses a name not in `names`.
+    static Expected<Conditions> compile(const std::vector<std::string>& texts, const std::vector<std::string>& names);
+
+    // The index of the first condition that is zero or not finite with these values (names not
+    // given count as 0), or -1 when every one holds.
+    int firstFailing(const Variables& values) const;
+    std::size_t size() const;
+
+private:
+    struct Parsed;
+    std::unique_ptr<Parsed> m_parsed;
 };
 
 } // namespace kforge::spec

@@ -1,5 +1,6 @@
 #include "kernelfile.h"
 
+#include "expression.h"
 #include "taskspec.h"
 
 #include <algorithm>
@@ -403,17 +404,46 @@ Status parseTensorMap(KernelFile& kf, const std::string& rest, int line) {
     return success();
 }
 
+Status parseRequire(KernelFile& kf, const std::string& rest, int line) {
+    // CONDITION (checked once every parameter is known)
+    if (rest.empty())
+        return lineError(line, "require: expected a condition over the parameters, e.g. 'TPR <= BLOCK'");
+    if (kf.requirements.size() >= kMaxRequirements)
+        return lineError(line, "require: more than " + std::to_string(kMaxRequirements)
+                                   + " requirements (the limit per kernel file)");
+    kf.requirements.push_back({rest, line});
+    return success();
+}
+
+// Every requirement names only parameters, and the defaults meet them all.
+Status checkRequirements(const KernelFile& kf) {
+    if (kf.requirements.empty())
+        return success();
+    std::vector<std::string> names;
+    for (const auto& p : kf.params)
+        names.push_back(p.name);
+    for (const auto& r : kf.requirements)
+        if (auto st = Conditions::compile({r.condition}, names); !st)
+            return lineError(r.line, "require: " + st.error());
+    if (const RequireDecl* broken = kf.brokenRequirement({}))
+        return lineError(broken->line, "require '" + shorten(broken->condition)
+                                           + "' does not hold for the parameters' defaults (" + kf.paramText({}) + ")");
+    return success();
+}
+
 Status parseDirective(KernelFile& kf, const std::string& verb, const std::string& rest, int line) {
     if (verb == "param")
         return parseParam(kf, rest, line);
+    if (verb == "require")
+        return parseRequire(kf, rest, line);
     if (verb == "scratch")
         return parseScratch(kf, rest, line);
     if (verb == "launch")
         return parseLaunch(kf, rest, line);
     if (verb == "tensormap")
         return parseTensorMap(kf, rest, line);
-    return lineError(line,
-                     "unknown directive 'kforge:" + shorten(verb) + "' (known: param, scratch, tensormap, launch)");
+    return lineError(line, "unknown directive 'kforge:" + shorten(verb)
+                               + "' (known: param, require, scratch, tensormap, launch)");
 }
 
 // Whether `text` has "//", blanks, "kforge:" anywhere.
@@ -581,6 +611,8 @@ Expected<KernelFile> KernelFile::parse(const std::string& source, Dialect dialec
             break;
         begin = end + 1;
     }
+    if (auto st = checkRequirements(kf); !st)
+        return Error{st.error()};
 
     // Kernel signatures, from what the compiler compiles: comments and literals blanked, inactive
     // preprocessor regions and directive lines (a macro body defines no kernel kforge can bind)
@@ -744,6 +776,32 @@ const ParamDecl* KernelFile::findParam(const std::string& name) const {
         if (p.name == name)
             return &p;
     return nullptr;
+}
+
+const RequireDecl* KernelFile::brokenRequirement(const std::map<std::string, std::int64_t>& values) const {
+    Variables vars;
+    for (const auto& p : params) {
+        const auto it = values.find(p.name);
+        vars[p.name] = static_cast<double>(it != values.end() ? it->second : p.value);
+    }
+    for (const auto& r : requirements) {
+        const auto v = Expression::evaluate(r.condition, vars);
+        if (!v || *v == 0.0)
+            return &r;
+    }
+    return nullptr;
+}
+
+std::string KernelFile::paramText(const std::map<std::string, std::int64_t>& values) const {
+    std::map<std::string, std::int64_t> all;
+    for (const auto& p : params) {
+        const auto it = values.find(p.name);
+        all[p.name] = it != values.end() ? it->second : p.value;
+    }
+    std::string s;
+    for (const auto& [name, value] : all)
+        s += (s.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+    return s.empty() ? "no parameters" : s;
 }
 
 const TensorMapDecl* KernelFile::findTensorMap(const std::string& name) const {

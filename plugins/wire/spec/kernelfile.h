@@ -26,11 +26,21 @@ constexpr std::size_t kMaxKernels = 64;
 constexpr std::size_t kMaxKernelArgs = 128;
 constexpr std::size_t kMaxTensorMaps = 16;
 constexpr std::size_t kMaxTensorMapRank = 5; // what the tensor memory accelerator takes
+constexpr std::size_t kMaxRequirements = 16;
 
 struct ParamDecl {
     std::string name;
     std::vector<std::int64_t> choices; // empty for a fixed parameter
     std::int64_t value = 0;            // default
+    int line = 0;
+};
+
+// `// kforge:require CONDITION`: a condition over the file's parameters that every configuration
+// must meet (non-zero), e.g. "TPR <= BLOCK" where larger values would only repeat smaller ones, or
+// where the kernel does not compile. The tuner proposes only configurations that meet them all,
+// and a launch plan resolved with parameter values that break one is an error.
+struct RequireDecl {
+    std::string condition;
     int line = 0;
 };
 
@@ -82,6 +92,7 @@ struct KernelFile {
     std::string source;
     Dialect dialect = Dialect::OpenCL;
     std::vector<ParamDecl> params;
+    std::vector<RequireDecl> requirements;
     std::vector<ScratchDecl> scratch;
     std::vector<TensorMapDecl> tensorMaps;
     std::vector<LaunchDecl> launches;
@@ -95,6 +106,11 @@ struct KernelFile {
 
     const KernelSignature* findKernel(const std::string& name) const;
     const ParamDecl* findParam(const std::string& name) const;
+    // The first requirement that these parameter values break (a parameter not given takes its
+    // default), or null when they meet every one.
+    const RequireDecl* brokenRequirement(const std::map<std::string, std::int64_t>& values) const;
+    // "BLOCK=256, TPR=512": the values a requirement's message quotes, defaults filled in.
+    std::string paramText(const std::map<std::string, std::int64_t>& values) const;
     const TensorMapDecl* findTensorMap(const std::string& name) const;
 };
 

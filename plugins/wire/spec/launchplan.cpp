@@ -266,6 +266,9 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
         vars[p.name] = static_cast<double>(value);
         plan.defines.push_back("-D" + p.name + "=" + std::to_string(value));
     }
+    if (const RequireDecl* broken = kf.brokenRequirement(plan.params))
+        return lineError(broken->line,
+                         "require '" + broken->condition + "' does not hold for " + kf.paramText(plan.params));
     // The device's multiprocessor count, for grids sized to the device (persistent kernels); a size,
     // scalar or parameter of that name keeps its own meaning.
     if (limits.multiprocessors > 0 && !vars.count("SMS"))

@@ -15,7 +15,7 @@
 //  - HINT chooses the float4 loads' cache policy: 0 the default, 1 streaming (__ldcs, evict
 //    first: x is read once), 2 read-only and not kept in L1, asking L2 to fetch 256 bytes at a
 //    time (ld.global.nc.L1::no_allocate.L2::256B), so fewer, larger DRAM requests are in flight.
-//  - A TPR above BLOCK is taken as BLOCK: one row per block.
+//  - TPR is at most BLOCK (kforge:require): TPR = BLOCK is one row per block.
 //  - OCC is the number of threads per SM the registers are limited for (__launch_bounds__):
 //    2048 keeps twice the loads in flight, at 32 registers a thread.
 // Tuning: at N = 4096 a row is 1024 float4s: TPR = 512 with UNROLL = 2 reads it in one round of
@@ -30,11 +30,11 @@
 // kforge:param UNROLL in {1, 2, 4, 8} = 2
 // kforge:param HINT in {0, 1, 2} = 1
 // kforge:param OCC in {1024, 2048} = 2048
-// kforge:launch row_sum grid=(cdiv(M, BLOCK / min(TPR, BLOCK))) block=(BLOCK)
+// kforge:require TPR <= BLOCK
+// kforge:launch row_sum grid=(cdiv(M, BLOCK / TPR)) block=(BLOCK)
 
-#define TPB (TPR < BLOCK ? TPR : BLOCK)   // threads per row
-#define ROWS (BLOCK / TPB)                // rows per block
-#define WPR (TPB / 32)                    // warps per row
+#define ROWS (BLOCK / TPR)   // rows per block
+#define WPR (TPR / 32)       // warps per row
 
 __device__ __forceinline__ float4 load4(const float4* p)
 {
@@ -63,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK, OCC / BLOCK)
 row_sum(const float* __restrict__ x, float* __restrict__ y, int M, int N)
 {
     __shared__ float red[BLOCK / 32];
-    const int r = threadIdx.x / TPB, t = threadIdx.x % TPB;
+    const int r = threadIdx.x / TPR, t = threadIdx.x % TPR;
     const int row = blockIdx.x * ROWS + r;
 
     float part[UNROLL];
@@ -78,32 +78,32 @@ row_sum(const float* __restrict__ x, float* __restrict__ y, int M, int N)
             const int n4 = N >> 2;
             int i = t;
 #pragma unroll 1   // UNROLL sets the loads in flight; no further unrolling
-            for (; i + (UNROLL - 1) * TPB < n4; i += UNROLL * TPB) {
+            for (; i + (UNROLL - 1) * TPR < n4; i += UNROLL * TPR) {
                 float4 v[UNROLL];
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u)   // all loads first: UNROLL in flight
-                    v[u] = load4(x4 + i + u * TPB);
+                    v[u] = load4(x4 + i + u * TPR);
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u)
                     part[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
             }
-            for (; i < n4; i += TPB) {
+            for (; i < n4; i += TPR) {
                 const float4 v = load4(x4 + i);
                 part[0] += (v.x + v.y) + (v.z + v.w);
             }
         } else {
             int j = t;
 #pragma unroll 1   // UNROLL sets the loads in flight; no further unrolling
-            for (; j + (UNROLL - 1) * TPB < N; j += UNROLL * TPB) {
+            for (; j + (UNROLL - 1) * TPR < N; j += UNROLL * TPR) {
                 float v[UNROLL];
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u)
-                    v[u] = xr[j + u * TPB];
+                    v[u] = xr[j + u * TPR];
 #pragma unroll
                 for (int u = 0; u < UNROLL; ++u)
                     part[u] += v[u];
             }
-            for (; j < N; j += TPB)
+            for (; j < N; j += TPR)
                 part[0] += xr[j];
         }
     }
