@@ -135,6 +135,13 @@ RooflineView::RooflineView(RunData* data, CandidateSelection* selection, QWidget
     refresh();
 }
 
+void RooflineView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    // After the plot has laid itself out for the new size (the refresh comes later, on its timer).
+    if (m_refresh)
+        m_refresh->schedule();
+}
+
 void RooflineView::resetZoom() {
     m_userRange = false;
     refresh();

@@ -14,6 +14,7 @@ class QCPGraph;
 class QCPItemText;
 class QCustomPlot;
 class QMouseEvent;
+class QResizeEvent;
 
 namespace kforge::ui {
 
@@ -37,6 +38,11 @@ public:
     // run goes on, until resetZoom() (a double-click, or the context menu) fits it to the run again.
     bool userRange() const { return m_userRange; }
     void resetZoom();
+
+protected:
+    // A new size moves the roofs' labels: whether one fits above its roof depends on the pixels a
+    // decade of the y axis takes.
+    void resizeEvent(QResizeEvent* event) override;
 
 private:
     void refresh();
