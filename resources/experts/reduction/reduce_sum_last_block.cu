@@ -25,7 +25,7 @@
 // limited for (__launch_bounds__): 2048 lets GRID * BLOCK reach 2048 a SM, at 32 registers a
 // thread. Measured on the H200 (64M floats, 2026-12-04): the defaults took 61.5 us against
 // torch.compile's 61.4 (two kernels) in one kforge evaluation; grid-strided at GRID 528, 62.3
-// against 61.1. Loads that ask L2 for 256 bytes (ld.global.nc.L2::256B) were 6-9% slower.
+// against 61.1. Loads that ask L2 for 256 bytes (ld.global.nc.L2::256B) were 8-9% slower.
 
 // kforge:param BLOCK in {256, 512, 1024} = 512
 // kforge:param GRID in {132, 264, 512, 528, 1056} = 512

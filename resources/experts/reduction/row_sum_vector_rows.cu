@@ -23,7 +23,7 @@
 // Measured on the H200 (4096 x 4096, 2026-12-04): TPR 512, BLOCK 512, UNROLL 2, OCC 2048 took
 // 16.03-16.14 us with HINT 0 (0.988-0.991x torch.compile, 15.84-16.00 us, in the same
 // evaluations) and 16.00 us with HINT 1 (1.000x; torch.compile's kernel reads evict-first too);
-// HINT 2 was 6% slower than HINT 0 when the two were timed side by side.
+// HINT 2 was 5% slower than HINT 0 when the two were timed side by side.
 
 // kforge:param BLOCK in {128, 256, 512} = 512
 // kforge:param TPR in {32, 64, 128, 256, 512} = 512
