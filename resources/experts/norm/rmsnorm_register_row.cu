@@ -21,7 +21,7 @@
 // Measured on the H200 (8192 x 4096, 2026-12-04): through kforge, 61.1-61.9 us against
 // torch.compile's 60.2-60.4 in the same evaluations (0.975x); timed side by side with
 // torch.compile's kernel in one process on the same buffers (tests/gpu/OFFLINE-SEARCH.md), the
-// two take the same time (0.996-1.015x in six runs of interleaved comparisons).
+// two take the same time (0.993-1.015x in eleven runs of interleaved comparisons).
 
 // kforge:param BLOCK in {128, 256, 512, 1024} = 512
 // kforge:param VPT in {1, 2, 4, 8} = 2
