@@ -74,8 +74,8 @@ Tuner::Tuner(std::vector<spec::ParamDecl> params, const std::vector<spec::Requir
             names.push_back(p.name);
     for (const auto& r : requirements)
         conditions.push_back(r.condition);
-    // The kernel file was parsed, so its requirements compile; one that does not (a template from
-    // an older kforge) is left out rather than taken to rule out everything.
+    // A parsed kernel file's requirements compile; were they not to, the tuner would rule out
+    // nothing rather than everything.
     if (auto compiled = spec::Conditions::compile(conditions, names))
         m_requirements = std::move(*compiled);
     if (m_requirements.size() == 0 || m_product > spec::kMaxParamCombinations)

@@ -419,11 +419,11 @@ Status parseRequire(KernelFile& kf, const std::string& rest, int line) {
 Status checkRequirements(const KernelFile& kf) {
     if (kf.requirements.empty())
         return success();
-    std::vector<std::string> names;
+    Variables names;
     for (const auto& p : kf.params)
-        names.push_back(p.name);
+        names[p.name] = 0.0;
     for (const auto& r : kf.requirements)
-        if (auto st = Conditions::compile({r.condition}, names); !st)
+        if (auto st = Expression::check(r.condition, names); !st)
             return lineError(r.line, "require: " + st.error());
     if (const RequireDecl* broken = kf.brokenRequirement({}))
         return lineError(broken->line, "require '" + shorten(broken->condition)

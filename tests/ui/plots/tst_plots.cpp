@@ -987,13 +987,13 @@ void TestPlots::rooflineLabelsEveryHopperRoofApart() {
     QVERIFY(drawn(&view));
     QCustomPlot* plot = view.plot();
     QString overlap;
-    QStringList names = roofLabels(plot, &overlap);
+    roofLabels(plot, &overlap);
     QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
 
     view.resize(640, 440);
     QTRY_VERIFY2((roofLabels(plot, &overlap), overlap.isEmpty()), qPrintable(overlap));
     snapshot(&view, QStringLiteral("roofline-hopper"));
-    names = roofLabels(plot, &overlap);
+    const QStringList names = roofLabels(plot, &overlap);
     for (const QString& roof :
          {QStringLiteral("FP32 65"), QStringLiteral("TF32 tensor (mma.sync) 318"),
           QStringLiteral("TF32 tensor (wgmma) 490"), QStringLiteral("FP16/BF16 tensor (mma.sync) 630"),
