@@ -15,10 +15,12 @@
 # Kernels are compiled by CuPy's NVRTC with the worker's options (-std=c++17 -lineinfo, each
 # parameter a -D define) and launched as their `// kforge:launch` lines say (grid, block, smem,
 # when; scratch buffers zeroed before every call). Not supported here: tensor maps and clusters
-# (use `kforge eval` for those). Outputs are checked against PyTorch's with the task's tolerances
-# before anything is timed. Runs only kernel files you trust: this is no sandbox.
+# (use `kforge eval` for those). `// kforge:require` lines are checked against the parameters, and
+# outputs against PyTorch's with the task's tolerances before anything is timed. Runs only kernel
+# files you trust: this is no sandbox.
 
 import argparse
+import inspect
 import json
 import math
 import os
@@ -88,7 +90,7 @@ def launch_keys(text, where):
 
 def parse_kernel(path, overrides):
     source = open(path).read()
-    params, launches, scratch = {}, [], []
+    params, launches, scratch, requirements = {}, [], [], []
     for n, line in enumerate(source.splitlines(), 1):
         m = re.match(r"\s*//\s*kforge:(\w+)\s*(.*)", line)
         if not m:
@@ -106,12 +108,18 @@ def parse_kernel(path, overrides):
         elif verb == "scratch":
             s = re.match(r"(\w+)\s+(\w+)\s*(?:\[(.*)\])?", rest)
             scratch.append((s.group(1), s.group(2), s.group(3) or "1", n))
+        elif verb == "require":
+            requirements.append((rest, n))
         elif verb == "tensormap":
             die("%s line %d: tensor maps are not supported here (use kforge eval)" % (path, n))
     for k, v in overrides.items():
         if k not in params:
             die("%s: no parameter %s (declared: %s)" % (path, k, ", ".join(sorted(params)) or "none"))
         params[k] = v
+    for condition, n in requirements:
+        if not evaluate(condition, params, "%s line %d" % (path, n)):
+            die("%s line %d: require '%s' does not hold for %s" % (path, n, condition,
+                                                                   ", ".join("%s=%d" % kv for kv in sorted(params.items()))))
     return source, params, launches, scratch
 
 
@@ -181,7 +189,6 @@ def main():
     namespace = {}
     exec(open(os.path.join(task_dir, spec["reference"]["torch"])).read(), namespace)  # noqa: S102 - the task's own file
     reference = namespace["reference"]
-    import inspect
     sig = inspect.signature(reference)
     kw = {k: v for k, v in {**sizes, **scalars}.items()
           if k in sig.parameters or any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())}
