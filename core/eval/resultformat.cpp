@@ -69,12 +69,16 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
         out += timingLine("pytorch eager", *r.eagerTiming);
     if (r.compileTiming)
         out += timingLine("torch.compile", *r.compileTiming);
+    if (r.besideTiming)
+        out += timingLine("candidate in PyTorch's process", *r.besideTiming);
+    const QString how = r.besideTiming ? QStringLiteral("side by side in one process") : QStringLiteral("in this run");
     if (r.speedupVsEager)
         out +=
-            QStringLiteral("  speedup  %1x over PyTorch eager, timed in this run\n").arg(*r.speedupVsEager, 0, 'f', 3);
+            QStringLiteral("  speedup  %1x over PyTorch eager, timed %2\n").arg(*r.speedupVsEager, 0, 'f', 3).arg(how);
     if (r.speedupVsCompile)
-        out += QStringLiteral("  speedup  %1x over torch.compile, timed in this run\n")
-                   .arg(*r.speedupVsCompile, 0, 'f', 3);
+        out += QStringLiteral("  speedup  %1x over torch.compile, timed %2\n")
+                   .arg(*r.speedupVsCompile, 0, 'f', 3)
+                   .arg(how);
     if (!r.pytorchNote.empty())
         out += QStringLiteral("  pytorch  %1\n").arg(q(r.pytorchNote));
     for (const auto& d : r.diagnostics) {

@@ -1220,6 +1220,67 @@ std::string CudaBackend::bindingProblem(harness::Program& program, const spec::L
     return {};
 }
 
+namespace {
+
+std::string hexOf(const void* data, std::size_t size) {
+    static const char digits[] = "0123456789abcdef";
+    const auto* p = static_cast<const unsigned char*>(data);
+    std::string text(2 * size, '0');
+    for (std::size_t i = 0; i < size; ++i) {
+        text[2 * i] = digits[p[i] >> 4];
+        text[2 * i + 1] = digits[p[i] & 15];
+    }
+    return text;
+}
+
+} // namespace
+
+spec::Expected<nlohmann::json> CudaBackend::portableLaunches(harness::Program& program, const spec::LaunchPlan& plan) {
+    auto* prog = dynamic_cast<CudaProgram*>(&program);
+    if (!prog)
+        return spec::fail("the program was not built by the CUDA backend");
+    // What run() does besides launching, another process would not: the plan is portable only
+    // without it.
+    if (!plan.tensorMaps.empty())
+        return spec::fail("the plan passes tensor maps, which are encoded for the worker's own buffers");
+    if (!prog->m_globalSections.empty())
+        return spec::fail("the program has module-scope variables, which the worker restores before every run");
+    nlohmann::json launches = nlohmann::json::array();
+    for (const spec::ResolvedLaunch& l : plan.launches) {
+        const std::string where = launchWhere(l);
+        if (l.clusterBlocks() > 1)
+            return spec::fail(where + "a thread block cluster launch");
+        const std::string symbol = prog->loweredName(l.kernel);
+        if (symbol.empty())
+            return spec::fail(where + "the compiled program has no kernel '" + l.kernel + "'");
+        nlohmann::json args = nlohmann::json::array();
+        for (const spec::ArgBinding& a : l.args) {
+            if (harness::isBufferBinding(a)) {
+                const char* kind = a.kind == spec::ArgBinding::Kind::Input    ? "input"
+                                   : a.kind == spec::ArgBinding::Kind::Output ? "output"
+                                                                              : "scratch";
+                args.push_back({{kind, a.index}});
+                continue;
+            }
+            auto value = harness::kernelArgValue(a.elementType, a.value, 8, "CUDA");
+            if (!value)
+                return spec::fail(where + "argument '" + a.name + "': " + value.error());
+            args.push_back({{"bytes", hexOf(value->bytes.data(), value->size)}});
+        }
+        launches.push_back({{"function", symbol},
+                            {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
+                            {"block", {l.block[0], l.block[1], l.block[2]}},
+                            {"smem", l.smemBytes},
+                            {"line", l.line},
+                            {"args", args}});
+    }
+    nlohmann::json scratch = nlohmann::json::array();
+    for (const auto& s : plan.scratch)
+        scratch.push_back(s.count * spec::dtypeSize(s.dtype));
+    return nlohmann::json{
+        {"image", hexOf(prog->cubin().data(), prog->cubin().size())}, {"launches", launches}, {"scratch", scratch}};
+}
+
 spec::Status CudaBackend::resetGlobals(CudaProgram& program) {
     // Queued on the worker's stream ahead of the launches (and of the start event), from host
     // copies that live as long as the program.

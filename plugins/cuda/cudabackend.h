@@ -172,6 +172,7 @@ public:
     spec::Expected<harness::BufferId> view(harness::BufferId parent, std::size_t offset, std::size_t bytes) override;
     spec::Status download(harness::BufferId id, void* data, std::size_t bytes, std::size_t offset = 0) override;
     std::string bindingProblem(harness::Program& program, const spec::LaunchPlan& plan) override;
+    spec::Expected<nlohmann::json> portableLaunches(harness::Program& program, const spec::LaunchPlan& plan) override;
     spec::Status fill(harness::BufferId id, const void* pattern, std::size_t patternSize, std::size_t bytes) override;
     // harness::digest computed on the device by a small trusted kernel: 8 bytes come back.
     spec::Expected<std::uint64_t> digest(harness::BufferId id, std::size_t bytes, std::uint64_t key) override;

@@ -169,6 +169,16 @@ public:
         return {};
     }
 
+    // The plan's launches as a process of its own can repeat them with the driver alone (see
+    // torchbridge.py's "kernel"): the compiled image in hex, and each launch's kernel symbol,
+    // extents, shared memory and arguments (buffers by task index, values as their bytes in hex).
+    // An error names what such a process could not reproduce (tensor maps, clusters, module state).
+    virtual spec::Expected<nlohmann::json> portableLaunches(Program& program, const spec::LaunchPlan& plan) {
+        (void)program;
+        (void)plan;
+        return spec::fail("the " + name() + " backend's kernels cannot be launched in another process");
+    }
+
     virtual spec::Expected<BufferId> allocate(std::size_t bytes) = 0;
     // A buffer for `bytes` bytes of `parent` from `offset` (a multiple of 4096), usable wherever a
     // buffer is; the parent must outlive it. The evaluator puts guard regions around a candidate's

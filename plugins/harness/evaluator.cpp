@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -235,6 +236,9 @@ private:
     // two rounds: half the calls before the kernel's timed runs, half after.
     void timePyTorchBefore();
     void timePyTorch();
+    // The verified candidate timed beside PyTorch in a PyTorch process of its own (see
+    // EvaluateResult::besideTiming); where it cannot be, the speedups stay those of timePyTorch().
+    void timeBesidePyTorch(const SeedData& set);
 
     // Uploads inputs, poisons outputs, zeroes scratch, runs, reads outputs back. Reports whether the
     // candidate modified its inputs through `inputsChanged`.
@@ -1121,11 +1125,62 @@ void Evaluation::timePyTorch() {
         m_result.speedupVsEager = of(*m_result.eagerTiming) / mine;
     if (mine > 0.0 && m_result.compileTiming && of(*m_result.compileTiming) > 0.0)
         m_result.speedupVsCompile = of(*m_result.compileTiming) / mine;
+    if (!means && m_req.options.pytorchBeside && m_backend.name() == "cuda")
+        timeBesidePyTorch(set);
     // A task without a baseline kernel is measured against PyTorch eager, timed here.
     if (!m_req.baseline && m_result.speedupVsEager) {
         m_result.speedup = m_result.speedupVsEager;
         m_result.speedupBase = "pytorch eager";
     }
+}
+
+void Evaluation::timeBesidePyTorch(const SeedData& set) {
+    // Two processes can run one kernel at different speeds (on an H200, the same memory-bound
+    // kernel binary 2-4% apart between a C++ process and a Python one, with the same launch, data
+    // and timer): a speedup over PyTorch is fair only when both are timed in one process. The
+    // candidate, verified, goes to a PyTorch process of its own, which ends with this evaluation:
+    // its device code never runs where references are computed later.
+    const auto skipped = [&](const std::string& why) {
+        m_result.diagnostics.push_back({"timing", "info",
+                                        "the candidate was not timed in PyTorch's process (" + why
+                                            + "): the speedups over PyTorch compare two processes' times",
+                                        "yardstick", 0, 0});
+    };
+    auto launches = m_backend.portableLaunches(*m_candidate->program, m_candidate->plan);
+    if (!launches)
+        return skipped(launches.error());
+    const auto timed = [&] {
+        TorchBridge own(m_torch->device());
+        const auto hold = holdDevice(true);
+        return own.time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, kPyTorchCalls, m_req.options.pytorchCompile,
+                        &*launches);
+    }();
+    if (!timed)
+        return skipped(timed.error());
+    if (!timed->kernel || !timed->eager || timed->kernel->medianUs <= 0.0 || timed->eager->medianUs <= 0.0)
+        return skipped("no time came back for it: " + timed->note);
+    const auto us = [](const std::optional<protocol::TimingStats>& t) {
+        if (!t)
+            return std::string("not timed");
+        char text[32];
+        std::snprintf(text, sizeof text, "%.2f us", t->medianUs);
+        return std::string(text);
+    };
+    m_result.diagnostics.push_back({"timing", "info",
+                                    "timed in separate processes: the candidate " + us(m_result.candidateTiming)
+                                        + " (the worker's), PyTorch eager " + us(m_result.eagerTiming)
+                                        + ", torch.compile " + us(m_result.compileTiming)
+                                        + " (PyTorch's); the speedups over PyTorch are from one process",
+                                    "yardstick", 0, 0});
+    m_result.besideTiming = timed->kernel;
+    m_result.eagerTiming = timed->eager;
+    m_result.compileTiming = timed->compile;
+    const double mine = timed->kernel->medianUs;
+    m_result.speedupVsEager = timed->eager->medianUs / mine;
+    m_result.speedupVsCompile.reset();
+    if (timed->compile && timed->compile->medianUs > 0.0)
+        m_result.speedupVsCompile = timed->compile->medianUs / mine;
+    m_result.pytorchNote = timed->note;
 }
 
 bool Evaluation::verifyCandidate() {

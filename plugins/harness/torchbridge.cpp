@@ -102,6 +102,18 @@ std::string executablePath(const std::string& program) {
     return {};
 }
 
+// A tensor's shape at the task's sizes, as the bridge's requests give it.
+spec::Expected<json> shapeOf(const spec::TensorSpec& t, const std::string& kind, const spec::Variables& vars) {
+    json shape = json::array();
+    for (const auto& d : t.shape) {
+        auto v = spec::Expression::evaluateInteger(d, vars);
+        if (!v)
+            return spec::fail(kind + " '" + t.name + "': " + v.error());
+        shape.push_back(*v);
+    }
+    return shape;
+}
+
 } // namespace
 
 TorchBridge::~TorchBridge() {
@@ -270,17 +282,13 @@ spec::Expected<json> TorchBridge::exchange(const protocol::KernelInput& form, co
     } cleanup{files};
     const auto describe = [&](const spec::TensorSpec& t, const std::string& kind,
                               std::size_t i) -> spec::Expected<json> {
-        json shape = json::array();
-        for (const auto& d : t.shape) {
-            auto v = spec::Expression::evaluateInteger(d, vars);
-            if (!v)
-                return spec::fail(kind + " '" + t.name + "': " + v.error());
-            shape.push_back(*v);
-        }
+        auto shape = shapeOf(t, kind, vars);
+        if (!shape)
+            return spec::Error{shape.error()};
         files.push_back(dir + "/" + std::to_string(id) + "-" + kind + "-" + std::to_string(i));
         return json{{"name", t.name},
                     {"dtype", std::string(spec::dtypeName(t.dtype))},
-                    {"shape", shape},
+                    {"shape", *shape},
                     {"path", files.back()}};
     };
     json req = std::move(extra);
@@ -344,10 +352,27 @@ spec::Expected<std::string> TorchBridge::compute(const protocol::KernelInput& re
 
 spec::Expected<TorchBridge::Timings> TorchBridge::time(const protocol::KernelInput& form, const spec::TaskSpec& task,
                                                        const spec::Sizes& sizes, const std::vector<HostTensor>& inputs,
-                                                       int repetitions, bool withCompile) {
+                                                       int repetitions, bool withCompile, const json* kernel) {
     const json modes = withCompile ? json::array({"eager", "compile"}) : json::array({"eager"});
-    auto a =
-        exchange(form, task, sizes, inputs, nullptr, json{{"op", "time"}, {"reps", repetitions}, {"modes", modes}});
+    json request{{"op", "time"}, {"reps", repetitions}, {"modes", modes}};
+    if (kernel) {
+        request["kernel"] = *kernel;
+        // The kernel's outputs are made there: their shapes, types and tolerances.
+        const auto vars = task.variables(sizes);
+        json specs = json::array();
+        for (const auto& o : task.outputs) {
+            auto shape = shapeOf(o, "output", vars);
+            if (!shape)
+                return spec::Error{shape.error()};
+            specs.push_back({{"name", o.name},
+                             {"dtype", std::string(spec::dtypeName(o.dtype))},
+                             {"shape", *shape},
+                             {"atol", o.atol},
+                             {"rtol", o.rtol}});
+        }
+        request["output_specs"] = specs;
+    }
+    auto a = exchange(form, task, sizes, inputs, nullptr, std::move(request));
     if (!a)
         return spec::Error{a.error()};
     const auto stats = [&](const char* key) -> std::optional<protocol::TimingStats> {
@@ -366,6 +391,7 @@ spec::Expected<TorchBridge::Timings> TorchBridge::time(const protocol::KernelInp
     Timings t;
     t.eager = stats("eager");
     t.compile = stats("compile");
+    t.kernel = stats("kernel");
     t.eagerSamples = samples("eager_samples");
     t.compileSamples = samples("compile_samples");
     t.note = a->value("note", std::string());

@@ -30,6 +30,8 @@ public:
     TorchBridge(const TorchBridge&) = delete;
     TorchBridge& operator=(const TorchBridge&) = delete;
 
+    const std::string& device() const { return m_device; }
+
     // The reference's outputs for `inputs` (in the task's input order) into `expected` (sized and
     // typed by the caller). Returns a note for people (PyTorch's version, the device, the precision
     // and why float64 was not possible if it was not), or an error naming the reference file and
@@ -41,15 +43,21 @@ public:
     // The task's PyTorch form timed on `inputs` in their own precision, eager and under
     // torch.compile (unless `withCompile` is false), `repetitions` calls each, as kforge times
     // kernels (see torchbridge.py). A mode that could not be timed is absent, the note says why.
+    //
+    // With `kernel` (Backend::portableLaunches of a verified kernel), the kernel is launched in the
+    // PyTorch process too, its outputs checked against eager's, and timed side by side with eager
+    // and torch.compile there, in shuffled rounds: `kernel` below. Such a request must go to a
+    // bridge of its own that is let go after it, never to one that computes references later.
     struct Timings {
         std::optional<protocol::TimingStats> eager;
         std::optional<protocol::TimingStats> compile;
+        std::optional<protocol::TimingStats> kernel;
         std::vector<double> eagerSamples, compileSamples; // every call's time, in microseconds
         std::string note;
     };
     spec::Expected<Timings> time(const protocol::KernelInput& form, const spec::TaskSpec& task,
                                  const spec::Sizes& sizes, const std::vector<HostTensor>& inputs, int repetitions,
-                                 bool withCompile = true);
+                                 bool withCompile = true, const nlohmann::json* kernel = nullptr);
 
 private:
     // One request: the inputs written, the answer read (and the outputs, when given).

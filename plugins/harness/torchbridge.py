@@ -15,6 +15,15 @@
 # timing statistics and the samples every call's time. On a GPU the time
 # is the kernels' own, from PyTorch's profiler (CUPTI), with L2 flushed by a 256 MiB read before
 # every call, as kforge times kernels; on the CPU it is wall-clock time.
+# A "time" request on a GPU may also carry "kernel": a verified CUDA kernel's launch plan as the
+# worker resolved it ({"image": CUBIN in hex, "launches": [{"function", "grid", "block", "smem",
+# "line", "args": [{"input"|"output"|"scratch": INDEX} or {"bytes": HEX}]}], "scratch": [BYTES...]})
+# and "output_specs" ([{"name", "dtype", "shape", "atol", "rtol"}]). The kernel is then launched here
+# through the driver API, its outputs checked against eager's, and it is timed side by side with
+# eager and torch.compile in one process: shuffled rounds, every call after the same flush, so that
+# the three see the same GPU. The answer adds "kernel" (STATS) and "kernel_samples". A worker sends
+# such a request to a bridge of its own that ends after it: the kernel's device code never runs
+# in a process that later computes references.
 # The reference file defines `reference(*inputs, **kw)` returning a tensor or a tuple of tensors in
 # the task's output order; `kw` holds the task's sizes and scalars that its signature names (all of
 # them when it takes **kwargs). Floating-point inputs are given in float64 where the reference runs
@@ -248,7 +257,198 @@ def time_cpu(fn, args, kw, reps):
     return statistics(samples, "wall-clock (CPU)"), samples
 
 
+CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+
+
+class Driver:
+    """The few driver API calls a kernel launch needs, in PyTorch's own context."""
+
+    def __init__(self, device):
+        import ctypes
+        self.c = ctypes
+        try:
+            self.lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as e:
+            raise RuntimeError("the NVIDIA driver's libcuda.so.1 cannot be loaded: %s" % e)
+        torch.cuda.set_device(device)
+        torch.zeros(1, device=device)  # PyTorch's context, made current on this thread
+        ctx = ctypes.c_void_p()
+        self.check(self.lib.cuCtxGetCurrent(ctypes.byref(ctx)), "cuCtxGetCurrent")
+        if not ctx.value:
+            raise RuntimeError("PyTorch made no CUDA context current")
+
+    def check(self, result, what):
+        if result != 0:
+            text = self.c.c_char_p()
+            self.lib.cuGetErrorString(result, self.c.byref(text))
+            raise RuntimeError("%s failed with %s (%d)" % (what, (text.value or b"?").decode(), result))
+
+    def load(self, image):
+        module = self.c.c_void_p()
+        self.check(self.lib.cuModuleLoadData(self.c.byref(module), self.c.c_char_p(image)), "cuModuleLoadData")
+        return module
+
+    def function(self, module, name, smem):
+        fn = self.c.c_void_p()
+        self.check(self.lib.cuModuleGetFunction(self.c.byref(fn), module, name.encode()),
+                   "cuModuleGetFunction(%s)" % name)
+        if smem > 48 * 1024:
+            self.check(self.lib.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                                   self.c.c_int(smem)), "cuFuncSetAttribute(%s)" % name)
+        return fn
+
+    def launch(self, fn, grid, block, smem, stream, params, where):
+        c = self.c
+        self.check(self.lib.cuLaunchKernel(fn, c.c_uint(grid[0]), c.c_uint(grid[1]), c.c_uint(grid[2]),
+                                           c.c_uint(block[0]), c.c_uint(block[1]), c.c_uint(block[2]),
+                                           c.c_uint(smem), c.c_void_p(stream), params, None), where)
+
+    def zero(self, ptr, count, stream):
+        self.check(self.lib.cuMemsetD8Async(self.c.c_uint64(ptr), self.c.c_ubyte(0), self.c.c_size_t(count),
+                                            self.c.c_void_p(stream)), "cuMemsetD8Async")
+
+
+def kernel_call(req, inputs, device):
+    """A function that runs the request's kernel once, and the outputs it writes."""
+    import struct
+    spec = req["kernel"]
+    drv = Driver(device)
+    module = drv.load(bytes.fromhex(spec["image"]))
+    outputs = [torch.empty(o["shape"], dtype=DTYPES[o["dtype"]], device=device) for o in req["output_specs"]]
+    scratch = [torch.empty(max(int(n), 1), dtype=torch.uint8, device=device) for n in spec.get("scratch", [])]
+    launches = []
+    for l in spec["launches"]:
+        where = "line %d, kernel %s" % (l.get("line", 0), l["function"])
+        holders = []
+        for a in l["args"]:
+            if "bytes" in a:
+                raw = bytes.fromhex(a["bytes"])
+            else:
+                kind = next(k for k in ("input", "output", "scratch") if k in a)
+                t = {"input": inputs, "output": outputs, "scratch": scratch}[kind][int(a[kind])]
+                raw = struct.pack("<Q", t.data_ptr())
+            holders.append(drv.c.create_string_buffer(raw, len(raw)))
+        params = (drv.c.c_void_p * max(len(holders), 1))(*[drv.c.addressof(h) for h in holders])
+        fn = drv.function(module, l["function"], int(l.get("smem", 0)))
+        launches.append((fn, l["grid"], l["block"], int(l.get("smem", 0)), params, holders, where))
+
+    def run():
+        stream = torch.cuda.current_stream().cuda_stream
+        for t, n in zip(scratch, spec.get("scratch", [])):
+            drv.zero(t.data_ptr(), int(n), stream)  # as the worker does before every run
+        for fn, grid, block, smem, params, _, where in launches:
+            drv.launch(fn, grid, block, smem, stream, params, "cuLaunchKernel (%s)" % where)
+
+    run.keep = (module, scratch, launches)  # alive as long as the function
+    return run, outputs
+
+
+def split_calls(kernels, order, flush_names, counts):
+    """Each call's kernel times from the profile of shuffled calls, each after the flush; None
+    when the kernels do not line up with the calls."""
+    samples = {name: [] for name in counts}
+    pos, f = 0, len(flush_names)
+    for name in order:
+        if [e.name for e in kernels[pos:pos + f]] != flush_names:
+            return None
+        pos += f
+        group = kernels[pos:pos + counts[name]]
+        if len(group) != counts[name]:
+            return None
+        samples[name].append(sum(e.time_range.elapsed_us() for e in group))
+        pos += counts[name]
+    return samples if pos == len(kernels) else None
+
+
+def time_beside(req):
+    import random
+    from torch.profiler import ProfilerActivity, profile
+    file, device, fn, kw, inputs = prepare(req)
+    if device == "cpu":
+        raise RuntimeError("a kernel is timed beside PyTorch only on a GPU, and PyTorch sees none")
+    reps = int(req.get("reps", 20))
+    # The kernel reads PyTorch's own input tensors, as the three must for one comparison (where a
+    # buffer lies in the GPU's memory moves a memory-bound kernel's time by percents); they are
+    # compared with a copy at the end, so that a kernel that wrote them is not timed beside PyTorch.
+    run, outputs = kernel_call(req, inputs, device)
+    copies = [t.clone() for t in inputs]
+    with torch.no_grad():
+        # The kernel does here what it did in the worker: its outputs against eager's, with twice the
+        # task's tolerances (both differ from the exact answer the worker checked against).
+        for t in outputs:
+            if t.is_floating_point():
+                t.fill_(float("nan"))
+        run()
+        torch.cuda.synchronize()
+        expected = call(fn, inputs, kw, False)
+        for got, want, o in zip(outputs, expected, req["output_specs"]):
+            want = want.reshape(got.shape).to(got.dtype)
+            if got.is_floating_point():
+                ok = torch.allclose(got.double(), want.double(), atol=2 * float(o.get("atol", 0)),
+                                    rtol=2 * float(o.get("rtol", 0)))
+            else:
+                ok = torch.equal(got, want)
+            if not ok:
+                diff = (got.double() - want.double()).abs()
+                raise RuntimeError("the kernel's output '%s' in PyTorch's process differs from eager's (max abs "
+                                   "error %.3g)" % (o["name"], diff.nan_to_num(float("inf")).max().item()))
+        del expected
+        calls = {"kernel": run, "eager": lambda: fn(*inputs, **kw)}
+        note = ["PyTorch %s on %s" % (torch.__version__, device)]
+        if "compile" in req.get("modes", ["eager", "compile"]):
+            try:
+                compiled = torch.compile(fn)
+                for _ in range(3):  # compiles
+                    compiled(*inputs, **kw)
+                calls["compile"] = lambda: compiled(*inputs, **kw)
+            except Exception as e:  # noqa: BLE001 - reported, not fatal
+                note.append("torch.compile failed: %s" % short_error(file, e))
+        flush_src = torch.zeros(64 << 20, dtype=torch.float32, device=device)
+
+        def flush():
+            torch.sum(flush_src)
+            torch.cuda.synchronize()
+
+        def profiled(f):
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                f()
+                torch.cuda.synchronize()
+            return gpu_kernels(prof)
+
+        for f in calls.values():
+            for _ in range(3):
+                f()
+        flush_names = [e.name for e in profiled(flush)]
+        counts = {name: len(profiled(f)) for name, f in calls.items()}
+        order = []
+        rnd = random.Random(reps)
+        for _ in range(reps):
+            names = list(calls)
+            rnd.shuffle(names)
+            order += names
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for name in order:
+                flush()
+                calls[name]()
+            torch.cuda.synchronize()
+        samples = split_calls(gpu_kernels(prof), order, flush_names, counts)
+    for t, copy, spec in zip(inputs, copies, req["inputs"]):
+        if not torch.equal(t.reshape(-1).view(torch.uint8), copy.reshape(-1).view(torch.uint8)):  # NaNs too
+            raise RuntimeError("the kernel changed input '%s' in PyTorch's process" % spec["name"])
+    if samples is None:
+        raise RuntimeError("the profile of the interleaved calls could not be told apart call by call")
+    method = "torch-profiler (CUPTI kernel time, L2 flushed), side by side in one process"
+    out = {"ok": True}
+    for name, s in samples.items():
+        out[name], out[name + "_samples"] = statistics(s, method), s
+    note.append("the kernel timed beside PyTorch in its process: %d shuffled rounds" % reps)
+    out["note"] = "; ".join(note)
+    return out
+
+
 def time_reference(req):
+    if req.get("kernel"):
+        return time_beside(req)
     file, device, fn, kw, inputs = prepare(req)
     reps = int(req.get("reps", 20))
     out = {"ok": True}

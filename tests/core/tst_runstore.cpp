@@ -5,6 +5,7 @@
 // The same executable is that writer: `tst_runstore --writer FILE` writes in a loop until killed;
 // and `tst_runstore --lock FILE RUN` holds a run's lock until killed.
 
+#include "eval/resultformat.h"
 #include "rawdb.h"
 #include "store/runexport.h"
 #include "store/runstore.h"
@@ -613,6 +614,7 @@ void TestRunStore::pytorchFigures() {
     EvaluateResult last = makeResult(2, true);
     last.speedupVsEager = 1.25;
     last.speedupVsCompile = 1.1;
+    last.besideTiming = TimingStats{"torch-profiler, side by side in one process", 20, 3.2, 3.3, 3.1, 3.6, 0.01};
     QVERIFY(store->insertEvaluation(run, 2, kforge::model::EvaluationPurpose::Yardstick, last, {},
                                     QJsonObject{{QStringLiteral("fraction_of_bound"), 0.42}}));
 
@@ -626,6 +628,16 @@ void TestRunStore::pytorchFigures() {
     QCOMPARE(f.bestVsCompile.value_or(0), 1.1);
     QCOMPARE(f.bestFractionOfBound.value_or(0), 0.42);
     QCOMPARE(f.speedupBase, QStringLiteral("the baseline"));
+    // The best was timed in PyTorch's process too: kept, and the text says where the speedups are from.
+    const auto& stored = records->at(1).result;
+    QVERIFY(stored.besideTiming);
+    QCOMPARE(stored.besideTiming->medianUs, 3.2);
+    const QString text = kforge::eval::formatResultText(stored, QStringLiteral("t"), QStringLiteral("cuda"));
+    QVERIFY2(text.contains(QStringLiteral("1.100x over torch.compile, timed side by side in one process")),
+             qPrintable(text));
+    QVERIFY2(text.contains(QStringLiteral("candidate in PyTorch's process 3.20 us median")), qPrintable(text));
+    QVERIFY(kforge::eval::formatResultText(records->at(0).result, QStringLiteral("t"), QStringLiteral("cuda"))
+                .contains(QStringLiteral("0.400x over torch.compile, timed in this run")));
     QCOMPARE(f.overEager(2.0).value_or(0), 1.0); // twice the seed, which was half as fast as eager
     QVERIFY(f.headline().contains(QStringLiteral("1.250x over PyTorch eager")));
     QVERIFY(f.headline().contains(QStringLiteral("42.0% of its roofline bound")));

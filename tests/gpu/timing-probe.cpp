@@ -2,10 +2,18 @@
 // changes a kernel's time: the rmsnorm task's kernel (a file with rmsnorm's signature: x, w, y, N,
 // eps; by default the expert) built by NVRTC with the worker's options, buffers from cuMemAlloc, a
 // non-blocking stream, the output poisoned, the worker's flush (a read of twice the L2), CUPTI
-// CONCURRENT_KERNEL records. Each variant changes one of these, interleaved round by round; one
-// loads the kernel as PTX for the driver to compile. --runtime-init first initialises CUDA through
-// the runtime API (cudaFree(0)), as PyTorch and CuPy do. Built and run by tests/gpu/timing-probe.sh.
-//   timing-probe [KERNEL_FILE] [ROUNDS] [--runtime-init]
+// CONCURRENT_KERNEL records. Each variant changes one of these, interleaved round by round: plain
+// buffers, no poison, the null stream, the kernel as PTX for the driver to compile, built as CuPy
+// builds it, the context's L2 fetch granularity limit at 32, 64 and 128 bytes, and the kernel queued
+// behind a spin so that CUDA events time it alone. Every variant prints CUPTI's median and CUDA
+// events' (the events include the launch, except for the queued variant).
+//   --runtime-init   initialise CUDA through the runtime API first (cudaFree(0)), as PyTorch does
+//   --placement      instead vary where the output lies relative to the input (one allocation)
+//   --skip-mib=N     allocate N MiB before the buffers, so that they lie elsewhere in the GPU's memory
+//   --cubin=FILE     add a variant with a cubin of the kernel built elsewhere (e.g. CuPy's cache)
+//   --no-cupti       leave CUPTI out: CUDA events only
+// Built and run by tests/gpu/timing-probe.sh (arguments are passed on).
+//   timing-probe [KERNEL_FILE] [ROUNDS] [--runtime-init] [--placement] [--skip-mib=N] [--cubin=FILE] [--no-cupti]
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
@@ -16,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -67,6 +76,14 @@ extern "C" __global__ void kforge_flush(const uint4* data, unsigned long long co
 }
 )";
 
+static const char* kSpin = R"(
+extern "C" __global__ void probe_spin(long long cycles) {
+    const long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+}
+)";
+
 static std::vector<char> compile(const std::string& src, std::vector<std::string> opts, bool ptx = false) {
     nvrtcProgram p;
     nvrtcCreateProgram(&p, src.c_str(), "k.cu", 0, nullptr, nullptr);
@@ -98,10 +115,20 @@ static std::vector<char> compile(const std::string& src, std::vector<std::string
 
 int main(int argc, char** argv) {
     std::vector<std::string> positional;
-    bool runtimeInit = false;
+    bool runtimeInit = false, placement = false, cupti = true;
+    unsigned long long skipMiB = 0;
+    std::string extraCubin; // a cubin of the kernel built elsewhere (e.g. by another NVRTC)
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--runtime-init") == 0)
             runtimeInit = true;
+        else if (std::strcmp(argv[i], "--placement") == 0)
+            placement = true;
+        else if (std::strcmp(argv[i], "--no-cupti") == 0)
+            cupti = false;
+        else if (std::strncmp(argv[i], "--cubin=", 8) == 0)
+            extraCubin = argv[i] + 8;
+        else if (std::strncmp(argv[i], "--skip-mib=", 11) == 0)
+            skipMiB = std::strtoull(argv[i] + 11, nullptr, 10);
         else
             positional.emplace_back(argv[i]);
     }
@@ -132,19 +159,61 @@ int main(int argc, char** argv) {
 
     auto cubin =
         compile(ss.str(), {"-arch=sm_90a", "-lineinfo", "--std=c++17", "-DBLOCK=512", "-DVPT=2", "-DOCC=2048"});
+    auto spinCubin = compile(kSpin, {"-arch=sm_90a"});
     auto helper = compile(kFlush, {"-arch=sm_90a", "-lineinfo", "--std=c++17"});
     const std::vector<std::string> kernelOptions = {"-arch=compute_90a", "-lineinfo", "--std=c++17",
                                                     "-DBLOCK=512",       "-DVPT=2",   "-DOCC=2048"};
     auto ptx = compile(ss.str(), kernelOptions, true);
-    CUmodule mod, hmod, pmod;
+    // sm_90 (not 90a) and no -lineinfo: how CuPy's NVRTC builds it
+    auto cubin90 = compile(ss.str(), {"-arch=sm_90", "--std=c++17", "-DBLOCK=512", "-DVPT=2", "-DOCC=2048"});
+    CUmodule mod, hmod, pmod, mod90;
     CK(cuModuleLoadData(&mod, cubin.data()));
     CK(cuModuleLoadData(&pmod, ptx.data()));
+    CK(cuModuleLoadData(&mod90, cubin90.data()));
     CK(cuModuleLoadData(&hmod, helper.data()));
-    CUfunction k, kp, flushK;
+    CUfunction k, kp, k90, flushK;
     CK(cuModuleGetFunction(&k, mod, "rmsnorm"));
     CK(cuModuleGetFunction(&kp, pmod, "rmsnorm"));
+    CK(cuModuleGetFunction(&k90, mod90, "rmsnorm"));
     CK(cuModuleGetFunction(&flushK, hmod, "kforge_flush"));
+    CUfunction kx = nullptr;
+    if (!extraCubin.empty()) {
+        std::ifstream cf(extraCubin, std::ios::binary);
+        std::vector<char> bytes((std::istreambuf_iterator<char>(cf)), std::istreambuf_iterator<char>());
+        CUmodule xmod;
+        CK(cuModuleLoadData(&xmod, bytes.data()));
+        CK(cuModuleGetFunction(&kx, xmod, "rmsnorm"));
+    }
+    {
+        int major = 0, minor = 0, driver = 0;
+        nvrtcVersion(&major, &minor);
+        cuDriverGetVersion(&driver);
+        std::printf("NVRTC %d.%d, driver API %d\n", major, minor, driver);
+    }
+    CUmodule smod;
+    CUfunction spinK;
+    CK(cuModuleLoadData(&smod, spinCubin.data()));
+    CK(cuModuleGetFunction(&spinK, smod, "probe_spin"));
+    {
+        size_t fetch = 0, persisting = 0, stack = 0;
+        unsigned flags = 0;
+        CUfunc_cache cache;
+        CK(cuCtxGetLimit(&fetch, CU_LIMIT_MAX_L2_FETCH_GRANULARITY));
+        CK(cuCtxGetLimit(&persisting, CU_LIMIT_PERSISTING_L2_CACHE_SIZE));
+        CK(cuCtxGetLimit(&stack, CU_LIMIT_STACK_SIZE));
+        CK(cuCtxGetFlags(&flags));
+        CK(cuCtxGetCacheConfig(&cache));
+        std::printf("context: L2 fetch granularity %zu B, persisting L2 %zu B, stack %zu B, flags 0x%x, cache "
+                    "config %d\n",
+                    fetch, persisting, stack, flags, int(cache));
+    }
 
+    if (skipMiB) {
+        // device memory taken before the buffers, so that they lie elsewhere in the GPU's memory
+        CUdeviceptr skip;
+        CK(cuMemAlloc(&skip, size_t(skipMiB) << 20));
+        std::printf("%llu MiB allocated before the buffers\n", skipMiB);
+    }
     const int M = 8192, N = 4096;
     const size_t bytes = size_t(M) * N * 4;
     std::vector<float> hx(size_t(M) * N), hw(N);
@@ -177,20 +246,55 @@ int main(int argc, char** argv) {
     CK(cuMemcpyHtoD(w, hw.data(), N * 4));
     CK(cuMemcpyHtoD(gw, hw.data(), N * 4));
 
-    cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (cupti) {
+        cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    }
 
     struct Variant {
-        const char* name;
-        bool guarded, poison, nullStream, ptx;
+        std::string name;
+        bool guarded, poison, nullStream;
+        CUfunction fn;
+        size_t l2Fetch = 0;  // 0: the context's own
+        CUdeviceptr py = 0;  // 0: as guarded says
+        bool queued = false; // a spin, the flush, event, kernel, event all queued: the events time the kernel alone
     };
-    std::vector<Variant> vs = {{"worker-like (guarded, poison, stream, kforge flush)", true, true, false, false},
-                               {"plain buffers", false, true, false, false},
-                               {"no poison", true, false, false, false},
-                               {"null stream", true, true, true, false},
-                               {"plain, no poison, null stream", false, false, true, false},
-                               {"the kernel from PTX (the driver's compiler)", true, true, false, true}};
-    std::map<std::string, std::vector<double>> times;
+    size_t contextFetch = 0;
+    CK(cuCtxGetLimit(&contextFetch, CU_LIMIT_MAX_L2_FETCH_GRANULARITY));
+    std::vector<Variant> vs = {
+        {"worker-like (guarded, poison, stream, kforge flush)", true, true, false, k},
+        {"plain buffers", false, true, false, k},
+        {"no poison", true, false, false, k},
+        {"null stream", true, true, true, k},
+        {"plain, no poison, null stream", false, false, true, k},
+        {"the kernel from PTX (the driver's compiler)", true, true, false, kp},
+        {"sm_90 cubin, no -lineinfo (as CuPy builds it)", true, true, false, k90},
+        {"L2 fetch granularity limit 32 B", true, true, false, k, 32},
+        {"L2 fetch granularity limit 64 B", true, true, false, k, 64},
+        {"L2 fetch granularity limit 128 B", true, true, false, k, 128},
+        {"queued behind a spin (CUDA events time the kernel alone)", true, true, false, k, 0, 0, true}};
+    if (kx)
+        vs.push_back({"the kernel from " + extraCubin, true, true, false, kx});
+    if (placement) {
+        // x at the start of one allocation, y at bytes + d past it: the output's distance from the input
+        vs.clear();
+        CUdeviceptr region;
+        const size_t gap = 64ull << 20;
+        CK(cuMemAlloc(&region, 2 * bytes + gap));
+        CK(cuMemcpyHtoD(region, hx.data(), bytes));
+        for (size_t d : {size_t(0), size_t(4096), size_t(65536), size_t(1) << 20, size_t(2) << 20,
+                         (size_t(2) << 20) + 4096, size_t(6) << 20, (size_t(16) << 20) + 2048, size_t(32) << 20}) {
+            Variant v{"y = x + size + " + std::to_string(d) + " B", true, true, false, k};
+            v.py = region + bytes + d;
+            vs.push_back(v);
+        }
+        vs.push_back({"worker-like (separate guarded allocations)", true, true, false, k});
+        gx = region; // every variant reads the one x
+    }
+    std::map<std::string, std::vector<double>> times, eventTimes;
+    CUevent before, after;
+    CK(cuEventCreate(&before, CU_EVENT_DEFAULT));
+    CK(cuEventCreate(&after, CU_EVENT_DEFAULT));
     float eps = 1e-6f;
     int n = N;
     unsigned long long fcount = fbytes / 16;
@@ -199,34 +303,54 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r) {
         for (const auto& v : vs) {
             CUstream st = v.nullStream ? nullptr : stream;
-            CUdeviceptr px = v.guarded ? gx : x, py = v.guarded ? gy : y, pw = v.guarded ? gw : w;
+            CUdeviceptr px = v.guarded ? gx : x, py = v.py ? v.py : v.guarded ? gy : y, pw = v.guarded ? gw : w;
+            CK(cuCtxSetLimit(CU_LIMIT_MAX_L2_FETCH_GRANULARITY, v.l2Fetch ? v.l2Fetch : contextFetch));
             if (v.poison)
                 CK(cuMemsetD32Async(py, 0xffc00001u, size_t(M) * N, st));
             void* fp[] = {&fb, &fcount, &sink};
+            if (v.queued) {
+                long long cycles = 400000; // about 200 us: the host queues what follows meanwhile
+                void* sp[] = {&cycles};
+                CK(cuLaunchKernel(spinK, 1, 1, 1, 1, 1, 1, 0, st, sp, nullptr));
+            }
             CK(cuLaunchKernel(flushK, 2 * sms, 1, 1, 512, 1, 1, 0, st, fp, nullptr));
-            CK(cuStreamSynchronize(st));
-            cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-            {
+            if (!v.queued)
+                CK(cuStreamSynchronize(st));
+            if (!v.queued)
+                if (cupti)
+                    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            if (!v.queued) {
                 std::lock_guard lock(g_mutex);
                 g_records.clear();
             }
             void* args[] = {&px, &pw, &py, &n, &eps};
-            CK(cuLaunchKernel(v.ptx ? kp : k, M, 1, 1, 512, 1, 1, 0, st, args, nullptr));
+            CK(cuEventRecord(before, st));
+            CK(cuLaunchKernel(v.fn, M, 1, 1, 512, 1, 1, 0, st, args, nullptr));
+            CK(cuEventRecord(after, st));
             CK(cuStreamSynchronize(st));
-            cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+            float ms = 0;
+            CK(cuEventElapsedTime(&ms, before, after));
+            eventTimes[v.name].push_back(ms * 1000.0);
+            if (cupti)
+                cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
             std::lock_guard lock(g_mutex);
             for (auto& [name, us] : g_records)
                 if (name == "rmsnorm")
                     times[v.name].push_back(us);
+            g_records.clear();
         }
     }
     for (const auto& v : vs) {
         auto t = times[v.name];
         std::sort(t.begin(), t.end());
-        if (t.empty())
+        auto e = eventTimes[v.name];
+        std::sort(e.begin(), e.end());
+        if (t.empty()) {
+            std::printf("  %-55s CUDA events %.2f us (no CUPTI)\n", v.name.c_str(), e[e.size() / 2]);
             continue;
-        std::printf("  %-55s median %.2f us  q25 %.2f q75 %.2f  (n=%zu)\n", v.name, t[t.size() / 2], t[t.size() / 4],
-                    t[3 * t.size() / 4], t.size());
+        }
+        std::printf("  %-55s median %.2f us  q25 %.2f q75 %.2f  (n=%zu); CUDA events %.2f us\n", v.name.c_str(),
+                    t[t.size() / 2], t[t.size() / 4], t[3 * t.size() / 4], t.size(), e[e.size() / 2]);
     }
     return 0;
 }

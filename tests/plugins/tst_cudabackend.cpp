@@ -90,6 +90,10 @@ private slots:
         QCOMPARE(symbols, std::size_t(3));
         QVERIFY(sawStatic);
         QVERIFY(sawHidden);
+        // Restored before every run in the worker, not in another process: not portable.
+        auto portable = backend.portableLaunches(*program, spec::LaunchPlan{});
+        QVERIFY(!portable.ok());
+        QVERIFY2(portable.error().find("module-scope") != std::string::npos, portable.error().c_str());
 
         // More than kforge restores before every run: rejected, naming the variable.
         const std::string big = "// kforge:launch k grid=(1) block=(1)\n"
@@ -309,6 +313,25 @@ private slots:
         QVERIFY(program);
         QVERIFY2(program->arch().rfind("sm_9", 0) == 0 || program->arch().rfind("sm_1", 0) == 0,
                  program->arch().c_str());
+
+        // Another process could not repeat a launch that passes tensor maps of the worker's buffers.
+        auto tma = backend.portableLaunches(*program, *plan);
+        QVERIFY(!tma.ok());
+        QVERIFY2(tma.error().find("tensor maps") != std::string::npos, tma.error().c_str());
+        // The odd sizes' plain kernel it can: the image, the kernel's symbol, its extents and its
+        // arguments (buffers by task index, the size's bytes).
+        auto plain = backend.portableLaunches(*program, *odd);
+        QVERIFY2(plain.ok(), plain.ok() ? "" : plain.error().c_str());
+        QCOMPARE((*plain)["image"].get<std::string>().size(), 2 * program->cubin().size());
+        QVERIFY((*plain)["scratch"].empty());
+        QCOMPARE((*plain)["launches"].size(), 1u);
+        const auto& l = (*plain)["launches"][0];
+        QCOMPARE(l["function"].get<std::string>(), program->loweredName("tile_add_plain"));
+        QVERIFY2(l["grid"] == nlohmann::json::array({1, 67, 1}), l.dump().c_str());
+        QVERIFY2(l["block"] == nlohmann::json::array({256, 1, 1}), l.dump().c_str());
+        QCOMPARE(l["smem"].get<int>(), 0);
+        QVERIFY2(l["args"] == nlohmann::json::parse(R"([{"input": 0}, {"output": 0}, {"bytes": "81000000"}])"),
+                 l.dump().c_str());
     }
 
     // The cluster kernel file kforge-gpucheck runs (tests/kernels/cluster): it passes the static

@@ -84,6 +84,15 @@ private slots:
         auto back = protocol::decodeRequest(protocol::encode(protocol::Request{torch}));
         QVERIFY2(back.ok(), back.ok() ? "" : back.error().c_str());
         QCOMPARE(std::get<protocol::EvaluateRequest>(*back).reference.form, std::string("torch"));
+
+        // PyTorch timed beside the candidate in a process of its own unless the request says not.
+        QVERIFY(r.options.pytorchBeside);
+        auto apart = original;
+        apart.options.pytorch = true;
+        apart.options.pytorchBeside = false;
+        auto backApart = protocol::decodeRequest(protocol::encode(protocol::Request{apart}));
+        QVERIFY2(backApart.ok(), backApart.ok() ? "" : backApart.error().c_str());
+        QVERIFY(!std::get<protocol::EvaluateRequest>(*backApart).options.pytorchBeside);
     }
 
     void malformedRequests_data() {
@@ -182,6 +191,16 @@ private slots:
         QCOMPARE(t.speedupVsEager.value(), 2.0);
         QCOMPARE(t.speedupVsCompile.value(), 1.5);
         QCOMPARE(t.pytorchNote, r.pytorchNote);
+        QVERIFY(!t.besideTiming);
+
+        // The candidate timed in PyTorch's process, beside eager and torch.compile.
+        r.besideTiming = protocol::TimingStats{"torch-profiler, side by side", 20, 5.0, 5.1, 4.9, 5.5, 0.01};
+        auto beside = protocol::decodeResponse(protocol::encode(r));
+        QVERIFY(beside.ok());
+        const auto& b = std::get<protocol::EvaluateResult>(*beside);
+        QVERIFY(b.besideTiming);
+        QCOMPARE(b.besideTiming->medianUs, 5.0);
+        QCOMPARE(b.besideTiming->method, r.besideTiming->method);
     }
 
     void responseErrors_data() {

@@ -106,6 +106,7 @@ json optionsToJson(const EvalOptions& o) {
               {"profile", o.profile},
               {"pytorch", o.pytorch},
               {"pytorch_compile", o.pytorchCompile},
+              {"pytorch_beside", o.pytorchBeside},
               {"stress", o.stress}};
     if (!o.seeds.empty())
         j["seeds"] = o.seeds;
@@ -144,6 +145,7 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
         o.profile = value(j, "profile", o.profile);
         o.pytorch = value(j, "pytorch", o.pytorch);
         o.pytorchCompile = value(j, "pytorch_compile", o.pytorchCompile);
+        o.pytorchBeside = value(j, "pytorch_beside", o.pytorchBeside);
     } catch (const json::exception& e) {
         return Error{std::string("evaluate.options: ") + e.what()};
     }
@@ -301,6 +303,8 @@ json toJson(const EvaluateResult& r) {
         pytorch["eager"] = timingToJson(*r.eagerTiming);
     if (r.compileTiming)
         pytorch["compile"] = timingToJson(*r.compileTiming);
+    if (r.besideTiming)
+        pytorch["candidate_beside"] = timingToJson(*r.besideTiming);
     if (r.speedupVsEager)
         pytorch["speedup_vs_eager"] = *r.speedupVsEager;
     if (r.speedupVsCompile)
@@ -605,6 +609,8 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
             r.eagerTiming = timingFromJson(pytorch.at("eager"));
         if (pytorch.contains("compile"))
             r.compileTiming = timingFromJson(pytorch.at("compile"));
+        if (pytorch.contains("candidate_beside"))
+            r.besideTiming = timingFromJson(pytorch.at("candidate_beside"));
         if (pytorch.contains("speedup_vs_eager") && pytorch.at("speedup_vs_eager").is_number())
             r.speedupVsEager = pytorch.at("speedup_vs_eager").get<double>();
         if (pytorch.contains("speedup_vs_compile") && pytorch.at("speedup_vs_compile").is_number())
@@ -760,6 +766,7 @@ spec::Expected<EvaluateRequest> makeEvaluateRequest(const spec::TaskBundle& task
     if (torchForm && !hasBaseline && options.timing && !options.pytorch) {
         r.options.pytorch = true;
         r.options.pytorchCompile = false;
+        r.options.pytorchBeside = false;
     }
     if (r.options.pytorch && torchForm)
         r.yardstick =

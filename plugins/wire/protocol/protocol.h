@@ -92,6 +92,11 @@ struct EvalOptions {
     // yardstick of `speedup` (see EvaluateResult::speedupBase).
     bool pytorch = false;
     bool pytorchCompile = true; // with `pytorch`: torch.compile too (eager alone is much cheaper)
+    // With `pytorch`, on CUDA: the verified candidate is also timed in a PyTorch process of its own,
+    // side by side with PyTorch (EvaluateResult::besideTiming). That process starts for the one
+    // evaluation, seconds of Python and PyTorch start-up: off where PyTorch eager is timed in every
+    // evaluation as the yardstick of a task without a baseline kernel.
+    bool pytorchBeside = true;
 };
 
 struct EvaluateRequest {
@@ -216,8 +221,14 @@ struct EvaluateResult {
     std::string timingMode; // "default" or "kernelbench"; empty when nothing was timed
     // PyTorch on the same inputs and device, when asked for (options.pytorch): eager and
     // torch.compile, and the candidate's speedups over each (their median / the candidate's).
+    // Where the candidate could also be launched in PyTorch's process (CUDA, see
+    // Backend::portableLaunches), `besideTiming` is its time there, timed side by side with eager
+    // and torch.compile in shuffled rounds, and the speedups are the ratios of those three medians:
+    // one process, one GPU state. Otherwise PyTorch is timed in its process and the candidate in
+    // the worker's (candidateTiming).
     std::optional<TimingStats> eagerTiming;
     std::optional<TimingStats> compileTiming;
+    std::optional<TimingStats> besideTiming;
     std::optional<double> speedupVsEager;
     std::optional<double> speedupVsCompile;
     std::string pytorchNote; // what was not timed and why, or how (PyTorch's version, the method)
