@@ -181,7 +181,9 @@ int evalCommand(const QStringList& args) {
     p.addOption({QStringLiteral("pytorch"),
                  QStringLiteral("Also time the task's PyTorch form, eager and under torch.compile, on the same inputs "
                                 "and device, and report the kernel's speedup over each (needs a Python with "
-                                "PyTorch, see kforge import --help).")});
+                                "PyTorch, see kforge import --help). On CUDA the verified kernel is timed beside "
+                                "them in a PyTorch process of its own, so that the speedups come from one "
+                                "process.")});
     p.addOption({QStringLiteral("reference"),
                  QStringLiteral("kernel: the task's reference kernel (the default where it has one); torch: its "
                                 "PyTorch form, computed by PyTorch in float64."),
