@@ -2,7 +2,9 @@
 # PyTorch as the yardstick on a GPU host: every built-in CUDA task's baseline (or a kernel given
 # per task) evaluated with `kforge eval --pytorch` at the default sizes, so that each speedup over
 # the task's baseline stands beside the speedups over PyTorch eager and torch.compile, all timed in
-# the same call on the same inputs. Writes a Markdown table. Run on the host with the staged build:
+# the same call on the same inputs; "in PyTorch's process" is the kernel's time where it was also
+# timed beside PyTorch in one process (the speedups over PyTorch are then from there). Writes a
+# Markdown table. Run on the host with the staged build:
 #   tests/gpu/torch-yardstick.sh .gpu/headless OUT.md [TASK=KERNEL ...]
 set -eu
 staged=$1
@@ -19,8 +21,8 @@ trap 'rm -rf "$work"' EXIT
     echo "$(date -u '+%Y-%m-%d %H:%M UTC'); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1);" \
          "$(python3 -c 'import torch; print("PyTorch", torch.__version__)')"
     echo
-    echo "| task | kernel | status | kernel us | eager us | compile us | vs eager | vs compile | vs baseline | PyTorch timed by |"
-    echo "|---|---|---|---|---|---|---|---|---|---|"
+    echo "| task | kernel | status | kernel us | in PyTorch's process us | eager us | compile us | vs eager | vs compile | vs baseline | PyTorch timed by |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
 } >"$out"
 for dir in "$here"/tasks/*/; do
     task=$(basename "$dir")
@@ -39,7 +41,7 @@ import json, os, sys
 try:
     r = json.load(open(sys.argv[1]))
 except Exception:
-    print("| %s | %s | no result: %s | | | | | | | |" % (sys.argv[2], os.path.basename(sys.argv[3]), open(sys.argv[4]).read()[-160:].replace("\n", " ")))
+    print("| %s | %s | no result: %s | | | | | | | | |" % (sys.argv[2], os.path.basename(sys.argv[3]), open(sys.argv[4]).read()[-160:].replace("\n", " ")))
     sys.exit(0)
 t = r.get("timing", {})
 p = t.get("pytorch", {})
@@ -47,8 +49,9 @@ def us(x):
     return "%.1f" % x["median_us"] if x else ""
 def x(v):
     return "%.2fx" % v if v is not None else ""
-print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-    sys.argv[2], os.path.basename(sys.argv[3]), r["status"], us(t.get("candidate")), us(p.get("eager")),
+print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+    sys.argv[2], os.path.basename(sys.argv[3]), r["status"], us(t.get("candidate")), us(p.get("candidate_beside")),
+    us(p.get("eager")),
     us(p.get("compile")), x(p.get("speedup_vs_eager")), x(p.get("speedup_vs_compile")), x(t.get("speedup")),
     ((p.get("eager") or {}).get("method", "") + ("; " + p["note"] if "failed" in p.get("note", "") else ""))[:120]))
 PY
