@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -239,6 +238,8 @@ private:
     // The verified candidate timed beside PyTorch in a PyTorch process of its own (see
     // EvaluateResult::besideTiming); where it cannot be, the speedups stay those of timePyTorch().
     void timeBesidePyTorch(const SeedData& set);
+    // The speedups over PyTorch eager and torch.compile (those in m_result) of a kernel that took `kernel`.
+    void setPyTorchSpeedups(const protocol::TimingStats& kernel);
 
     // Uploads inputs, poisons outputs, zeroes scratch, runs, reads outputs back. Reports whether the
     // candidate modified its inputs through `inputsChanged`.
@@ -1117,21 +1118,27 @@ void Evaluation::timePyTorch() {
                                             "yardstick", 0, 0});
     }
     m_result.pytorchNote = timed->note;
-    // The same statistic as the speedup over the baseline: means in KernelBench's mode.
-    const bool means = m_req.options.timingMode == "kernelbench";
-    const auto of = [&](const protocol::TimingStats& t) { return means ? t.meanUs : t.medianUs; };
-    const double mine = of(*m_result.candidateTiming);
-    if (mine > 0.0 && m_result.eagerTiming && of(*m_result.eagerTiming) > 0.0)
-        m_result.speedupVsEager = of(*m_result.eagerTiming) / mine;
-    if (mine > 0.0 && m_result.compileTiming && of(*m_result.compileTiming) > 0.0)
-        m_result.speedupVsCompile = of(*m_result.compileTiming) / mine;
-    if (!means && m_req.options.pytorchBeside && m_backend.name() == "cuda")
+    setPyTorchSpeedups(*m_result.candidateTiming);
+    if (m_req.options.timingMode != "kernelbench" && m_req.options.pytorchBeside && m_backend.name() == "cuda")
         timeBesidePyTorch(set);
     // A task without a baseline kernel is measured against PyTorch eager, timed here.
     if (!m_req.baseline && m_result.speedupVsEager) {
         m_result.speedup = m_result.speedupVsEager;
         m_result.speedupBase = "pytorch eager";
     }
+}
+
+void Evaluation::setPyTorchSpeedups(const protocol::TimingStats& kernel) {
+    // The same statistic as the speedup over the baseline: means in KernelBench's mode.
+    const bool means = m_req.options.timingMode == "kernelbench";
+    const auto of = [&](const protocol::TimingStats& t) { return means ? t.meanUs : t.medianUs; };
+    const double mine = of(kernel);
+    m_result.speedupVsEager.reset();
+    m_result.speedupVsCompile.reset();
+    if (mine > 0.0 && m_result.eagerTiming && of(*m_result.eagerTiming) > 0.0)
+        m_result.speedupVsEager = of(*m_result.eagerTiming) / mine;
+    if (mine > 0.0 && m_result.compileTiming && of(*m_result.compileTiming) > 0.0)
+        m_result.speedupVsCompile = of(*m_result.compileTiming) / mine;
 }
 
 void Evaluation::timeBesidePyTorch(const SeedData& set) {
@@ -1160,11 +1167,7 @@ void Evaluation::timeBesidePyTorch(const SeedData& set) {
     if (!timed->kernel || !timed->eager || timed->kernel->medianUs <= 0.0 || timed->eager->medianUs <= 0.0)
         return skipped("no time came back for it: " + timed->note);
     const auto us = [](const std::optional<protocol::TimingStats>& t) {
-        if (!t)
-            return std::string("not timed");
-        char text[32];
-        std::snprintf(text, sizeof text, "%.2f us", t->medianUs);
-        return std::string(text);
+        return t ? formatNumber(t->medianUs, 4) + " us" : std::string("not timed");
     };
     m_result.diagnostics.push_back({"timing", "info",
                                     "timed in separate processes: the candidate " + us(m_result.candidateTiming)
@@ -1175,11 +1178,7 @@ void Evaluation::timeBesidePyTorch(const SeedData& set) {
     m_result.besideTiming = timed->kernel;
     m_result.eagerTiming = timed->eager;
     m_result.compileTiming = timed->compile;
-    const double mine = timed->kernel->medianUs;
-    m_result.speedupVsEager = timed->eager->medianUs / mine;
-    m_result.speedupVsCompile.reset();
-    if (timed->compile && timed->compile->medianUs > 0.0)
-        m_result.speedupVsCompile = timed->compile->medianUs / mine;
+    setPyTorchSpeedups(*timed->kernel);
     m_result.pytorchNote = timed->note;
 }
 
