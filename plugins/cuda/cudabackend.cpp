@@ -1240,21 +1240,41 @@ spec::Expected<nlohmann::json> CudaBackend::portableLaunches(harness::Program& p
     if (!prog)
         return spec::fail("the program was not built by the CUDA backend");
     // What run() does besides launching, another process would not: the plan is portable only
-    // without it.
-    if (!plan.tensorMaps.empty())
-        return spec::fail("the plan passes tensor maps, which are encoded for the worker's own buffers");
+    // without it. Tensor maps travel as the arguments of cuTensorMapEncodeTiled, to be encoded there
+    // for that process's tensors, exactly as encodeTensorMap() does here.
     if (!prog->m_globalSections.empty())
         return spec::fail("the program has module-scope variables, which the worker restores before every run");
+    nlohmann::json maps = nlohmann::json::array();
+    for (const spec::ResolvedTensorMap& m : plan.tensorMaps) {
+        const spec::ArgBinding buffer = harness::tensorMapBufferBinding(m);
+        maps.push_back({{buffer.kind == spec::ArgBinding::Kind::Output ? "output" : "input", m.buffer},
+                        {"name", m.name},
+                        {"line", m.line},
+                        {"element_bytes", spec::dtypeSize(m.dtype)},
+                        {"data_type", static_cast<int>(tensorMapDataType(m.dtype))},
+                        {"dims", m.dims},
+                        {"strides", m.strides},
+                        {"box", m.box},
+                        {"swizzle", static_cast<int>(tensorMapSwizzle(m.swizzle))},
+                        {"interleave", static_cast<int>(CU_TENSOR_MAP_INTERLEAVE_NONE)},
+                        {"l2_promotion", static_cast<int>(CU_TENSOR_MAP_L2_PROMOTION_L2_256B)},
+                        {"oob_fill", static_cast<int>(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)}});
+    }
     nlohmann::json launches = nlohmann::json::array();
     for (const spec::ResolvedLaunch& l : plan.launches) {
         const std::string where = launchWhere(l);
-        if (l.clusterBlocks() > 1)
-            return spec::fail(where + "a thread block cluster launch");
         const std::string symbol = prog->loweredName(l.kernel);
         if (symbol.empty())
             return spec::fail(where + "the compiled program has no kernel '" + l.kernel + "'");
         nlohmann::json args = nlohmann::json::array();
         for (const spec::ArgBinding& a : l.args) {
+            if (a.kind == spec::ArgBinding::Kind::TensorMap) {
+                if (a.index < 0 || static_cast<std::size_t>(a.index) >= plan.tensorMaps.size())
+                    return spec::fail(where + "argument '" + a.name + "': the plan has no tensor map "
+                                      + std::to_string(a.index));
+                args.push_back({{"tensor_map", a.index}});
+                continue;
+            }
             if (harness::isBufferBinding(a)) {
                 const char* kind = a.kind == spec::ArgBinding::Kind::Input    ? "input"
                                    : a.kind == spec::ArgBinding::Kind::Output ? "output"
@@ -1267,18 +1287,23 @@ spec::Expected<nlohmann::json> CudaBackend::portableLaunches(harness::Program& p
                 return spec::fail(where + "argument '" + a.name + "': " + value.error());
             args.push_back({{"bytes", hexOf(value->bytes.data(), value->size)}});
         }
-        launches.push_back({{"function", symbol},
-                            {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
-                            {"block", {l.block[0], l.block[1], l.block[2]}},
-                            {"smem", l.smemBytes},
-                            {"line", l.line},
-                            {"args", args}});
+        nlohmann::json launch{{"function", symbol},
+                              {"grid", {l.grid[0], l.grid[1], l.grid[2]}},
+                              {"block", {l.block[0], l.block[1], l.block[2]}},
+                              {"smem", l.smemBytes},
+                              {"line", l.line},
+                              {"args", args}};
+        if (l.clusterBlocks() > 1)
+            launch["cluster"] = {l.cluster[0], l.cluster[1], l.cluster[2]};
+        launches.push_back(std::move(launch));
     }
     nlohmann::json scratch = nlohmann::json::array();
     for (const auto& s : plan.scratch)
         scratch.push_back(s.count * spec::dtypeSize(s.dtype));
-    return nlohmann::json{
-        {"image", hexOf(prog->cubin().data(), prog->cubin().size())}, {"launches", launches}, {"scratch", scratch}};
+    return nlohmann::json{{"image", hexOf(prog->cubin().data(), prog->cubin().size())},
+                          {"launches", launches},
+                          {"scratch", scratch},
+                          {"tensor_maps", maps}};
 }
 
 spec::Status CudaBackend::resetGlobals(CudaProgram& program) {

@@ -171,8 +171,10 @@ public:
 
     // The plan's launches as a process of its own can repeat them with the driver alone (see
     // torchbridge.py's "kernel"): the compiled image in hex, and each launch's kernel symbol,
-    // extents, shared memory and arguments (buffers by task index, values as their bytes in hex).
-    // An error names what such a process could not reproduce (tensor maps, clusters, module state).
+    // extents, thread block cluster, shared memory and arguments (buffers by task index, values as
+    // their bytes in hex, tensor maps by index into "tensor_maps", which hold the encoding's
+    // arguments for that process's tensors). An error names what such a process could not
+    // reproduce (module state).
     virtual spec::Expected<nlohmann::json> portableLaunches(Program& program, const spec::LaunchPlan& plan) {
         (void)program;
         (void)plan;

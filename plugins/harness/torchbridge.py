@@ -16,8 +16,11 @@
 # is the kernels' own, from PyTorch's profiler (CUPTI), with L2 flushed by a 256 MiB read before
 # every call, as kforge times kernels; on the CPU it is wall-clock time.
 # A "time" request on a GPU may also carry "kernel": a verified CUDA kernel's launch plan as the
-# worker resolved it ({"image": CUBIN in hex, "launches": [{"function", "grid", "block", "smem",
-# "line", "args": [{"input"|"output"|"scratch": INDEX} or {"bytes": HEX}]}], "scratch": [BYTES...]})
+# worker resolved it ({"image": CUBIN in hex, "launches": [{"function", "grid", "block", "cluster"
+# (where it has one), "smem", "line", "args": [{"input"|"output"|"scratch": INDEX} or {"bytes": HEX}
+# or {"tensor_map": INDEX}]}], "scratch": [BYTES...], "tensor_maps": [{"input"|"output": INDEX,
+# "name", "line", "element_bytes", and cuTensorMapEncodeTiled's arguments as the worker passes them:
+# "data_type", "dims", "strides", "box", "swizzle", "interleave", "l2_promotion", "oob_fill"}]})
 # and "output_specs" ([{"name", "dtype", "shape", "atol", "rtol"}]). The kernel is then launched here
 # through the driver API, its outputs checked against eager's, and it is timed side by side with
 # eager and torch.compile in one process: shuffled rounds, every call after the same flush, so that
@@ -260,6 +263,31 @@ def time_cpu(fn, args, kw, reps):
 CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 
+CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4  # cuda.h's CUlaunchAttributeID
+
+
+def launch_structs():
+    """cuda.h's CUlaunchAttribute and CUlaunchConfig, for cuLaunchKernelEx."""
+    import ctypes
+
+    class Value(ctypes.Union):  # CUlaunchAttributeValue: 64 bytes, 8-byte aligned
+        _fields_ = [("pad", ctypes.c_char * 64), ("align", ctypes.c_uint64), ("cluster_dim", ctypes.c_uint * 3)]
+
+    class Attribute(ctypes.Structure):
+        _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4), ("value", Value)]
+
+    class Config(ctypes.Structure):
+        _fields_ = [("grid_x", ctypes.c_uint), ("grid_y", ctypes.c_uint), ("grid_z", ctypes.c_uint),
+                    ("block_x", ctypes.c_uint), ("block_y", ctypes.c_uint), ("block_z", ctypes.c_uint),
+                    ("smem", ctypes.c_uint), ("stream", ctypes.c_void_p), ("attrs", ctypes.POINTER(Attribute)),
+                    ("num_attrs", ctypes.c_uint)]
+
+    return Attribute, Config
+
+
+LaunchAttribute, LaunchConfig = launch_structs()
+
+
 class Driver:
     """The few driver API calls a kernel launch needs, in PyTorch's own context."""
 
@@ -297,11 +325,45 @@ class Driver:
                                                    self.c.c_int(smem)), "cuFuncSetAttribute(%s)" % name)
         return fn
 
-    def launch(self, fn, grid, block, smem, stream, params, where):
+    def launch(self, fn, grid, block, smem, stream, params, where, cluster=None):
         c = self.c
-        self.check(self.lib.cuLaunchKernel(fn, c.c_uint(grid[0]), c.c_uint(grid[1]), c.c_uint(grid[2]),
-                                           c.c_uint(block[0]), c.c_uint(block[1]), c.c_uint(block[2]),
-                                           c.c_uint(smem), c.c_void_p(stream), params, None), where)
+        if cluster is None:
+            self.check(self.lib.cuLaunchKernel(fn, c.c_uint(grid[0]), c.c_uint(grid[1]), c.c_uint(grid[2]),
+                                               c.c_uint(block[0]), c.c_uint(block[1]), c.c_uint(block[2]),
+                                               c.c_uint(smem), c.c_void_p(stream), params, None),
+                       "cuLaunchKernel (%s)" % where)
+            return
+        # A thread block cluster is a launch attribute, which only the extensible launch takes.
+        attr = LaunchAttribute(id=CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        attr.value.cluster_dim[:] = [int(x) for x in cluster]
+        config = LaunchConfig(*[int(x) for x in grid], *[int(x) for x in block], smem, stream, c.pointer(attr), 1)
+        self.check(self.lib.cuLaunchKernelEx(c.byref(config), fn, params, None), "cuLaunchKernelEx (%s)" % where)
+
+    def tensor_map(self, m, tensor, where):
+        """A CUtensorMap encoded as the worker encodes map `m`, over `tensor`: 128 bytes, 128-byte
+        aligned, in a buffer that must outlive the launches."""
+        c = self.c
+        rank = len(m["dims"])
+        span = int(m["element_bytes"])
+        for d in m["dims"]:
+            span *= int(d)
+        have = tensor.numel() * tensor.element_size()
+        if not tensor.is_contiguous() or span > have:
+            raise RuntimeError("%s: the tensor map spans %d bytes of a %s tensor of %d bytes" % (
+                where, span, "contiguous" if tensor.is_contiguous() else "non-contiguous", have))
+        if tensor.data_ptr() % 16:
+            raise RuntimeError("%s: the tensor's address is not 16-byte aligned" % where)
+        u64, u32 = c.c_uint64, c.c_uint32
+        raw = c.create_string_buffer(128 + 128)
+        holder = (u64 * 16).from_address(c.addressof(raw) + (-c.addressof(raw)) % 128)
+        holder.raw = raw  # the memory lives as long as the view
+        self.check(self.lib.cuTensorMapEncodeTiled(
+            c.byref(holder), c.c_int(int(m["data_type"])), u32(rank), c.c_void_p(tensor.data_ptr()),
+            (u64 * rank)(*[int(d) for d in m["dims"]]), (u64 * max(rank - 1, 1))(*[int(d) for d in m["strides"]]),
+            (u32 * rank)(*[int(b) for b in m["box"]]), (u32 * rank)(*([1] * rank)), c.c_int(int(m["interleave"])),
+            c.c_int(int(m["swizzle"])), c.c_int(int(m["l2_promotion"])), c.c_int(int(m["oob_fill"]))),
+            "cuTensorMapEncodeTiled (%s)" % where)
+        return holder
 
     def zero(self, ptr, count, stream):
         self.check(self.lib.cuMemsetD8Async(self.c.c_uint64(ptr), self.c.c_ubyte(0), self.c.c_size_t(count),
@@ -316,11 +378,19 @@ def kernel_call(req, inputs, device):
     module = drv.load(bytes.fromhex(spec["image"]))
     outputs = [torch.empty(o["shape"], dtype=DTYPES[o["dtype"]], device=device) for o in req["output_specs"]]
     scratch = [torch.empty(max(int(n), 1), dtype=torch.uint8, device=device) for n in spec.get("scratch", [])]
+    maps = []
+    for m in spec.get("tensor_maps", []):
+        kind = "output" if "output" in m else "input"
+        tensor = (outputs if kind == "output" else inputs)[int(m[kind])]
+        maps.append(drv.tensor_map(m, tensor, "tensormap %s (line %d)" % (m.get("name", "?"), m.get("line", 0))))
     launches = []
     for l in spec["launches"]:
         where = "line %d, kernel %s" % (l.get("line", 0), l["function"])
         holders = []
         for a in l["args"]:
+            if "tensor_map" in a:
+                holders.append(maps[int(a["tensor_map"])])
+                continue
             if "bytes" in a:
                 raw = bytes.fromhex(a["bytes"])
             else:
@@ -330,16 +400,16 @@ def kernel_call(req, inputs, device):
             holders.append(drv.c.create_string_buffer(raw, len(raw)))
         params = (drv.c.c_void_p * max(len(holders), 1))(*[drv.c.addressof(h) for h in holders])
         fn = drv.function(module, l["function"], int(l.get("smem", 0)))
-        launches.append((fn, l["grid"], l["block"], int(l.get("smem", 0)), params, holders, where))
+        launches.append((fn, l["grid"], l["block"], int(l.get("smem", 0)), params, holders, where, l.get("cluster")))
 
     def run():
         stream = torch.cuda.current_stream().cuda_stream
         for t, n in zip(scratch, spec.get("scratch", [])):
             drv.zero(t.data_ptr(), int(n), stream)  # as the worker does before every run
-        for fn, grid, block, smem, params, _, where in launches:
-            drv.launch(fn, grid, block, smem, stream, params, "cuLaunchKernel (%s)" % where)
+        for fn, grid, block, smem, params, _, where, cluster in launches:
+            drv.launch(fn, grid, block, smem, stream, params, where, cluster)
 
-    run.keep = (module, scratch, launches)  # alive as long as the function
+    run.keep = (module, scratch, maps, launches)  # alive as long as the function
     return run, outputs
 
 

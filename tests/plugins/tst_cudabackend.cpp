@@ -314,10 +314,25 @@ private slots:
         QVERIFY2(program->arch().rfind("sm_9", 0) == 0 || program->arch().rfind("sm_1", 0) == 0,
                  program->arch().c_str());
 
-        // Another process could not repeat a launch that passes tensor maps of the worker's buffers.
+        // Tensor maps go to another process as the encoding's arguments for its own tensors, the
+        // launch's argument naming the map: the same layout, box and swizzle the worker encodes.
         auto tma = backend.portableLaunches(*program, *plan);
-        QVERIFY(!tma.ok());
-        QVERIFY2(tma.error().find("tensor maps") != std::string::npos, tma.error().c_str());
+        QVERIFY2(tma.ok(), tma.ok() ? "" : tma.error().c_str());
+        const auto& maps = (*tma)["tensor_maps"];
+        QCOMPARE(maps.size(), 2u);
+        QCOMPARE(maps[0]["input"].get<int>(), 0);
+        QCOMPARE(maps[1]["output"].get<int>(), 0);
+        QCOMPARE(maps[0]["name"].get<std::string>(), std::string("tmX"));
+        QVERIFY2(maps[0]["dims"] == nlohmann::json::array({1000, 300}), maps[0].dump().c_str());
+        QVERIFY2(maps[0]["strides"] == nlohmann::json::array({4000}), maps[0].dump().c_str());
+        QVERIFY2(maps[0]["box"] == nlohmann::json::array({32, 16}), maps[0].dump().c_str());
+        QCOMPARE(maps[0]["element_bytes"].get<int>(), 4);
+        QCOMPARE(maps[0]["data_type"].get<int>(), static_cast<int>(CU_TENSOR_MAP_DATA_TYPE_FLOAT32));
+        QCOMPARE(maps[0]["swizzle"].get<int>(), static_cast<int>(CU_TENSOR_MAP_SWIZZLE_NONE));
+        QCOMPARE(maps[0]["l2_promotion"].get<int>(), static_cast<int>(CU_TENSOR_MAP_L2_PROMOTION_L2_256B));
+        QVERIFY2((*tma)["launches"][0]["args"] == nlohmann::json::parse(R"([{"tensor_map": 0}, {"tensor_map": 1}])"),
+                 (*tma)["launches"][0].dump().c_str());
+        QVERIFY(!(*tma)["launches"][0].contains("cluster"));
         // The odd sizes' plain kernel it can: the image, the kernel's symbol, its extents and its
         // arguments (buffers by task index, the size's bytes).
         auto plain = backend.portableLaunches(*program, *odd);
@@ -369,6 +384,11 @@ private slots:
         auto plan = spec::LaunchPlan::resolve(*kf, task->spec, task->spec.sizes, {}, hopper);
         auto out = backend.compile(src, plan->defines, "candidate");
         QVERIFY2(out.ok, out.log.c_str());
+        // Another process launches it with the same cluster (cuLaunchKernelEx there too).
+        auto portable = backend.portableLaunches(*out.program, *plan);
+        QVERIFY2(portable.ok(), portable.ok() ? "" : portable.error().c_str());
+        QVERIFY2((*portable)["launches"][0]["cluster"] == nlohmann::json::array({2, 1, 1}),
+                 (*portable)["launches"][0].dump().c_str());
     }
 
     void compileLogQuotesOnlyTheKernel() {
