@@ -12,8 +12,12 @@
 //   --skip-mib=N     allocate N MiB before the buffers, so that they lie elsewhere in the GPU's memory
 //   --cubin=FILE     add a variant with a cubin of the kernel built elsewhere (e.g. CuPy's cache)
 //   --no-cupti       leave CUPTI out: CUDA events only
+//   --pairs=K        instead time every pairing of K inputs and K outputs, each a cuMemAlloc of its own
+//                    (allocated x0, y0, x1, y1, ...): whether a read-and-write kernel's time depends
+//                    on where its input and output lie relative to each other
 // Built and run by tests/gpu/timing-probe.sh (arguments are passed on).
-//   timing-probe [KERNEL_FILE] [ROUNDS] [--runtime-init] [--placement] [--skip-mib=N] [--cubin=FILE] [--no-cupti]
+//   timing-probe [KERNEL_FILE] [ROUNDS] [--runtime-init] [--placement] [--pairs=K] [--skip-mib=N] [--cubin=FILE]
+//                [--no-cupti]
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
@@ -117,6 +121,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> positional;
     bool runtimeInit = false, placement = false, cupti = true;
     unsigned long long skipMiB = 0;
+    int pairs = 0;
     std::string extraCubin; // a cubin of the kernel built elsewhere (e.g. by another NVRTC)
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--runtime-init") == 0)
@@ -127,6 +132,8 @@ int main(int argc, char** argv) {
             cupti = false;
         else if (std::strncmp(argv[i], "--cubin=", 8) == 0)
             extraCubin = argv[i] + 8;
+        else if (std::strncmp(argv[i], "--pairs=", 8) == 0)
+            pairs = std::max(1, std::atoi(argv[i] + 8));
         else if (std::strncmp(argv[i], "--skip-mib=", 11) == 0)
             skipMiB = std::strtoull(argv[i] + 11, nullptr, 10);
         else
@@ -257,6 +264,7 @@ int main(int argc, char** argv) {
         CUfunction fn;
         size_t l2Fetch = 0;  // 0: the context's own
         CUdeviceptr py = 0;  // 0: as guarded says
+        CUdeviceptr px = 0;  // 0: as guarded says
         bool queued = false; // a spin, the flush, event, kernel, event all queued: the events time the kernel alone
     };
     size_t contextFetch = 0;
@@ -291,6 +299,23 @@ int main(int argc, char** argv) {
         vs.push_back({"worker-like (separate guarded allocations)", true, true, false, k});
         gx = region; // every variant reads the one x
     }
+    if (pairs > 0) {
+        vs.clear();
+        std::vector<CUdeviceptr> xs(pairs), ys(pairs);
+        for (int i = 0; i < pairs; ++i) {
+            CK(cuMemAlloc(&xs[i], bytes));
+            CK(cuMemAlloc(&ys[i], bytes));
+            CK(cuMemcpyHtoD(xs[i], hx.data(), bytes));
+        }
+        for (int i = 0; i < pairs; ++i)
+            for (int j = 0; j < pairs; ++j) {
+                Variant v{"x" + std::to_string(i) + " -> y" + std::to_string(j), true, true, false, k};
+                v.px = xs[i];
+                v.py = ys[j];
+                vs.push_back(v);
+            }
+        vs.push_back({"worker-like (guarded allocations made first)", true, true, false, k});
+    }
     std::map<std::string, std::vector<double>> times, eventTimes;
     CUevent before, after;
     CK(cuEventCreate(&before, CU_EVENT_DEFAULT));
@@ -303,7 +328,13 @@ int main(int argc, char** argv) {
     for (int r = 0; r < rounds; ++r) {
         for (const auto& v : vs) {
             CUstream st = v.nullStream ? nullptr : stream;
-            CUdeviceptr px = v.guarded ? gx : x, py = v.py ? v.py : v.guarded ? gy : y, pw = v.guarded ? gw : w;
+            CUdeviceptr px = v.px        ? v.px
+                             : v.guarded ? gx
+                                         : x,
+                        py = v.py        ? v.py
+                             : v.guarded ? gy
+                                         : y,
+                        pw = v.guarded ? gw : w;
             CK(cuCtxSetLimit(CU_LIMIT_MAX_L2_FETCH_GRANULARITY, v.l2Fetch ? v.l2Fetch : contextFetch));
             if (v.poison)
                 CK(cuMemsetD32Async(py, 0xffc00001u, size_t(M) * N, st));

@@ -3,7 +3,7 @@
 # timed runs of the rmsnorm task's kernel) and runs it twice, with CUDA initialised through the
 # driver API as the worker does and through the runtime API as PyTorch does. Prints one line per
 # variant: the kernel's median CUPTI time over the rounds, and its CUDA events' median. Further
-# options (--placement, --skip-mib=N, --cubin=FILE, --no-cupti) are passed on to both runs.
+# options (--placement, --pairs=K, --skip-mib=N, --cubin=FILE, --no-cupti) are passed on to both runs.
 # usage: tests/gpu/timing-probe.sh [KERNEL_FILE] [ROUNDS] [OPTION...]
 set -eu
 out=${OUT_DIR:-/tmp/kforge-timing-probe}
