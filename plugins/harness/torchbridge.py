@@ -208,16 +208,22 @@ def gpu_kernels(prof):
                   key=lambda e: e.time_range.start)
 
 
-def time_gpu(fn, args, kw, device, reps):
-    # The cache flush reads 256 MiB (L2 is 60 MiB or less) and waits: L2 then holds only clean lines,
-    # so the call's misses write nothing back that was not its own, as in kforge's timed runs. The
-    # flush's kernels are told apart by position: each call's group of kernels starts with them.
-    flush_src = torch.zeros(64 << 20, dtype=torch.float32, device=device)
+def l2_flush(device):
+    """The cache flush before every timed call: a read of 256 MiB (L2 is 60 MiB or less), then a
+    wait. L2 then holds only clean lines, so the call's misses write nothing back that was not its
+    own, as in kforge's timed runs."""
+    src = torch.zeros(64 << 20, dtype=torch.float32, device=device)
 
     def flush():
-        torch.sum(flush_src)
+        torch.sum(src)
         torch.cuda.synchronize()
 
+    return flush
+
+
+def time_gpu(fn, args, kw, device, reps):
+    # The flush's kernels are told apart by position: each call's group of kernels starts with them.
+    flush = l2_flush(device)
     flush()
     try:
         from torch.profiler import ProfilerActivity, profile
@@ -473,11 +479,7 @@ def time_beside(req):
                 calls["compile"] = lambda: compiled(*inputs, **kw)
             except Exception as e:  # noqa: BLE001 - reported, not fatal
                 note.append("torch.compile failed: %s" % short_error(file, e))
-        flush_src = torch.zeros(64 << 20, dtype=torch.float32, device=device)
-
-        def flush():
-            torch.sum(flush_src)
-            torch.cuda.synchronize()
+        flush = l2_flush(device)
 
         def profiled(f):
             with profile(activities=[ProfilerActivity.CUDA]) as prof:
