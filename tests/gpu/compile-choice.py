@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Does torch.compile pick a different kernel each time it compiles a task?
+
+torch.compile's time for one task has been seen to take one of two values in different processes
+(bias_gelu at 4096 x 4096 on an H200: 30.3 us or 38.3-38.9 us). Inductor benchmarks a few Triton
+configurations of each generated kernel the first time it runs and keeps the fastest (a 1-D
+pointwise kernel has two, a 2-D one six), and writes the choice to its cache, so every later
+process on the same host reuses it. If that benchmark's pick varies, the yardstick does too.
+
+This probe compiles the task's reference K times in one process, each with its own empty Inductor
+cache (so each compile benchmarks afresh), prints the configurations each one chose (Inductor's
+.best_config files) and times each compiled function the way the bridge times torch.compile
+(CUPTI kernel time through PyTorch's profiler, L2 flushed by a 256 MiB read before every call),
+with eager beside them. Run on a GPU host with PyTorch:
+
+    python3 tests/gpu/compile-choice.py bias_gelu [--compiles 6] [--reps 50] [--size M=4096 ...]
+"""
+
+import argparse
+import glob
+import json
+import os
+import random
+import sys
+import tempfile
+
+import torch
+
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+          "float64": torch.float64, "int32": torch.int32, "int64": torch.int64}
+
+
+def task_inputs(task, sizes, device):
+    def dim(d):
+        return int(d) if isinstance(d, int) else int(eval(str(d), {"__builtins__": {}}, dict(sizes)))
+
+    inputs = []
+    for spec in task["inputs"]:
+        shape = [dim(d) for d in spec["shape"]]
+        dtype = DTYPES[spec["dtype"]]
+        init = spec.get("init", {})
+        if dtype.is_floating_point:
+            low, high = float(init.get("low", -1.0)), float(init.get("high", 1.0))
+            t = torch.empty(shape, dtype=torch.float32, device=device).uniform_(low, high).to(dtype)
+        else:
+            low, high = int(init.get("low", 0)), int(init.get("high", 100))
+            t = torch.randint(low, high + 1, shape, dtype=dtype, device=device)
+        inputs.append(t)
+    return inputs
+
+
+def flusher(device):
+    src = torch.zeros(64 << 20, dtype=torch.float32, device=device)
+
+    def flush():
+        torch.sum(src)
+        torch.cuda.synchronize()
+
+    return flush
+
+
+def kernel_times(fn, inputs, kw, flush, reps):
+    """Per call, the summed CUPTI time of the kernels after the flush's own."""
+    from torch.profiler import ProfilerActivity, profile
+
+    def kernels(prof):
+        return sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+                       and not e.name.startswith(("Memcpy", "Memset"))), key=lambda e: e.time_range.start)
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        flush()
+    f = len(kernels(prof))
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            flush()
+            fn(*inputs, **kw)
+        torch.cuda.synchronize()
+    ks = kernels(prof)
+    k = len(ks) // reps
+    samples = sorted(sum(e.time_range.elapsed_us() for e in ks[i * k + f:(i + 1) * k]) for i in range(reps))
+    return samples[len(samples) // 2], [e.name for e in ks[f:k]]
+
+
+def chosen_configs(cache):
+    out = []
+    for path in sorted(glob.glob(os.path.join(cache, "**", "*.best_config"), recursive=True)):
+        try:
+            with open(path) as fh:
+                cfg = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        keep = {k: v for k, v in cfg.items() if k.isupper() or k in ("num_warps", "num_stages")}
+        out.append(os.path.basename(path).split(".")[0][:8] + " " + json.dumps(keep, sort_keys=True))
+    return out
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("task")
+    ap.add_argument("--tasks", default=os.path.join(here, "..", "..", "tasks"), help="the tasks folder")
+    ap.add_argument("--compiles", type=int, default=6, help="fresh compiles, each with an empty cache")
+    ap.add_argument("--reps", type=int, default=50, help="timed calls per compiled function")
+    ap.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="override a size")
+    args = ap.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("compile-choice: no CUDA device visible to PyTorch")
+
+    folder = os.path.join(args.tasks, args.task)
+    with open(os.path.join(folder, "task.json")) as fh:
+        task = json.load(fh)
+    sizes = dict(task.get("sizes", {}))
+    for s in args.size:
+        name, _, value = s.partition("=")
+        sizes[name] = int(value)
+    with open(os.path.join(folder, "reference.py")) as fh:
+        namespace = {"__name__": "kforge_reference"}
+        exec(compile(fh.read(), "reference.py", "exec"), namespace)
+    fn = namespace["reference"]
+    import inspect
+    names = set(inspect.signature(fn).parameters)
+    kw = {k: v for k, v in {**sizes, **task.get("scalars", {})}.items() if k in names}
+
+    device = "cuda:0"
+    torch.manual_seed(1)
+    inputs = task_inputs(task, sizes, device)
+    flush = flusher(device)
+    try:
+        from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
+    except ImportError:  # older PyTorch: point Inductor at the folder by its environment variable
+        import contextlib
+
+        @contextlib.contextmanager
+        def temporary_cache_dir(folder):
+            old = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = folder
+            try:
+                yield
+            finally:
+                if old is None:
+                    os.environ.pop("TORCHINDUCTOR_CACHE_DIR", None)
+                else:
+                    os.environ["TORCHINDUCTOR_CACHE_DIR"] = old
+
+    print("%s %s; PyTorch %s; %s" % (args.task, sizes, torch.__version__, torch.cuda.get_device_name(0)))
+    with torch.no_grad():
+        for _ in range(3):
+            fn(*inputs, **kw)
+        eager_us, eager_kernels = kernel_times(fn, inputs, kw, flush, args.reps)
+        print("eager: %.2f us  (%s)" % (eager_us, ", ".join(eager_kernels)))
+        compiled = []
+        for k in range(args.compiles):
+            cache = tempfile.mkdtemp(prefix="kforge-compile-choice-")
+            with temporary_cache_dir(cache):
+                torch._dynamo.reset()
+                f = torch.compile(fn)
+                for _ in range(3):  # compiles and benchmarks Inductor's configurations
+                    f(*inputs, **kw)
+                compiled.append((k, f, chosen_configs(cache)))
+        # Timed in shuffled order, after every compile, so that drift does not follow the index.
+        order = list(range(len(compiled)))
+        random.Random(7).shuffle(order)
+        results = {}
+        for k in order:
+            results[k] = kernel_times(compiled[k][1], inputs, kw, flush, args.reps)
+        for k, _, configs in compiled:
+            us, kernels = results[k]
+            print("compile %d: %.2f us  (%s)" % (k, us, ", ".join(kernels)))
+            for c in configs or ["(no .best_config written: a single configuration, or none benchmarked)"]:
+                print("    " + c)
+
+
+if __name__ == "__main__":
+    main()
