@@ -7,6 +7,7 @@
 #include "eval/resultformat.h"
 #include "eval/workerlocator.h"
 #include "eval/workerpool.h"
+#include "kernelfile.h"
 #include "safeio.h"
 #include "sourcescan.h"
 #include "task/evalrequest.h"
@@ -17,6 +18,10 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QRegularExpression>
+
+#include <algorithm>
+#include <map>
 
 namespace kforge::cli {
 
@@ -28,6 +33,7 @@ struct EvalArgs {
     QString task;
     QString kernel;
     task::EvalSettings settings;
+    std::map<std::string, std::int64_t> params; // --param NAME=VALUE
     bool json = false;
     int timeoutSeconds = 300;
 };
@@ -79,6 +85,80 @@ bool parseSeeds(const QString& option, const QString& text, std::vector<std::uin
     return true;
 }
 
+// "--param NAME=VALUE", repeatable: the names and values, each name once.
+bool parseParams(const QStringList& items, std::map<std::string, std::int64_t>& params, QString& error) {
+    static const QRegularExpression shape(QStringLiteral("^([A-Za-z_][A-Za-z0-9_]*)=(-?[0-9]+)$"));
+    for (const QString& item : items) {
+        const auto m = shape.match(item.trimmed());
+        if (!m.hasMatch()) {
+            error = QStringLiteral("--param '%1': expected NAME=VALUE with an integer VALUE, e.g. --param BLOCK=256")
+                        .arg(item);
+            return false;
+        }
+        bool ok = false;
+        const qlonglong value = m.captured(2).toLongLong(&ok);
+        const std::string name = m.captured(1).toStdString();
+        if (!ok) {
+            error = QStringLiteral("--param '%1': the value is out of range").arg(item);
+            return false;
+        }
+        if (!params.emplace(name, value).second) {
+            error = QStringLiteral("--param: %1 is given twice").arg(m.captured(1));
+            return false;
+        }
+    }
+    return true;
+}
+
+// The --param values against the kernel's own declarations: each a declared parameter, each value
+// one of its choices, and every requirement met. The worker checks them again; this says it before
+// one starts, naming the declaration's line.
+spec::Status checkParams(const protocol::KernelInput& kernel, const spec::Expected<spec::KernelFile>& kf,
+                         const std::map<std::string, std::int64_t>& params) {
+    if (!kf)
+        return spec::fail(kernel.file + ": " + kf.error());
+    for (const auto& [name, value] : params) {
+        const spec::ParamDecl* p = kf->findParam(name);
+        if (!p) {
+            std::string names;
+            for (const auto& d : kf->params)
+                names.append(names.empty() ? "" : ", ").append(d.name);
+            std::string message = "--param " + name;
+            message.append(": ").append(kernel.file).append(" declares no parameter ").append(name);
+            message.append(" (it declares ").append(names.empty() ? std::string("none") : names).append(")");
+            return spec::fail(message);
+        }
+        if (!p->choices.empty() && std::find(p->choices.begin(), p->choices.end(), value) == p->choices.end()) {
+            std::string choices;
+            for (std::int64_t c : p->choices)
+                choices.append(choices.empty() ? "" : ", ").append(std::to_string(c));
+            std::string message = "--param " + name + "=" + std::to_string(value);
+            message.append(": not one of the choices that ").append(kernel.file);
+            message.append(" line ").append(std::to_string(p->line)).append(" declares {").append(choices).append("}");
+            return spec::fail(message);
+        }
+    }
+    if (const spec::RequireDecl* broken = kf->brokenRequirement(params))
+        return spec::fail("--param: " + kernel.file + " line " + std::to_string(broken->line) + " requires '"
+                          + broken->condition + "', which does not hold for " + kf->paramText(params));
+    return spec::success();
+}
+
+// "  params   BLOCK=64, VW=8 (BLOCK set by --param)": the values the kernel ran with.
+QString paramsLine(const std::map<std::string, std::int64_t>& values, const std::map<std::string, std::int64_t>& set) {
+    if (values.empty())
+        return {};
+    QStringList all, given;
+    for (const auto& [name, value] : values)
+        all << QStringLiteral("%1=%2").arg(QString::fromStdString(name)).arg(value);
+    for (const auto& [name, value] : set)
+        given << QString::fromStdString(name);
+    return QStringLiteral("  params   %1 (%2)\n")
+        .arg(all.join(QStringLiteral(", ")),
+             given.isEmpty() ? QStringLiteral("the file's defaults")
+                             : given.join(QStringLiteral(", ")) + QStringLiteral(" set by --param, the rest defaults"));
+}
+
 // Runs one evaluation in a worker and prints it. Returns the process exit code.
 int runEval(const EvalArgs& a) {
     auto bundle = task::TaskCatalog::load(a.task);
@@ -98,6 +178,20 @@ int runEval(const EvalArgs& a) {
     auto request = task::makeEvalRequest(*bundle, a.settings, source, a.kernel);
     if (!request)
         return fail(ExitSetup, QString::fromStdString(request.error()));
+    const auto kf = spec::KernelFile::parse(request->candidate.source, a.settings.backend == QLatin1String("cuda")
+                                                                           ? spec::Dialect::Cuda
+                                                                           : spec::Dialect::OpenCL);
+    if (!a.params.empty()) {
+        if (auto st = checkParams(request->candidate, kf, a.params); !st)
+            return fail(ExitUsage, QString::fromStdString(st.error()));
+        request->candidate.params = a.params;
+    }
+    // Every parameter's value in this evaluation, defaults included (empty where the kernel
+    // declares none, or its file does not parse: the worker then says why).
+    std::map<std::string, std::int64_t> paramValues;
+    if (kf)
+        for (const auto& d : kf->params)
+            paramValues[d.name] = a.params.count(d.name) ? a.params.at(d.name) : d.value;
     auto worker = eval::WorkerLocator::find(a.settings.backend);
     if (!worker)
         return fail(ExitSetup, QString::fromStdString(worker.error()));
@@ -123,12 +217,19 @@ int runEval(const EvalArgs& a) {
         if (done)
             return;
         done = true;
-        if (a.json)
-            out() << QJsonDocument(eval::resultToJson(r))
-                         .toJson(QJsonDocument::Indented); // with "seeds" and "timing_seeds"
-        else
+        if (a.json) {
+            QJsonObject o = eval::resultToJson(r); // with "seeds" and "timing_seeds"
+            if (!paramValues.empty()) {
+                QJsonObject params;
+                for (const auto& [name, value] : paramValues)
+                    params.insert(QString::fromStdString(name), static_cast<qint64>(value));
+                o.insert(QStringLiteral("params"), params);
+            }
+            out() << QJsonDocument(o).toJson(QJsonDocument::Indented);
+        } else {
             out() << eval::formatResultText(r, QString::fromStdString(bundle->spec.name), a.settings.backend)
-                  << seedsLine(r);
+                  << paramsLine(paramValues, a.params) << seedsLine(r);
+        }
         out().flush();
         code = r.status == protocol::Status::Ok ? ExitCorrect : ExitNotCorrect;
         QCoreApplication::exit(0);
@@ -188,6 +289,10 @@ int evalCommand(const QStringList& args) {
                  QStringLiteral("kernel: the task's reference kernel (the default where it has one); torch: its "
                                 "PyTorch form, computed by PyTorch in float64."),
                  QStringLiteral("FORM"), QStringLiteral("kernel")});
+    p.addOption({QStringLiteral("param"),
+                 QStringLiteral("Set the kernel's parameter NAME (a // kforge:param of its file) to VALUE, one of "
+                                "its declared choices, instead of its default; repeat for several."),
+                 QStringLiteral("NAME=VALUE")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object instead of text.")});
     p.process(args);
 
@@ -222,6 +327,8 @@ int evalCommand(const QStringList& args) {
         if (p.isSet(name) && !parseSeeds(name, p.value(name), *target, error))
             return fail(ExitUsage, error);
     }
+    if (!parseParams(p.values(QStringLiteral("param")), a.params, error))
+        return fail(ExitUsage, error);
     a.settings.options.stress = !p.isSet(QStringLiteral("no-stress"));
     a.json = p.isSet(QStringLiteral("json"));
     return runEval(a);

@@ -562,4 +562,6 @@ def main():
             torch.cuda.empty_cache()
 
 
-main()
+# The worker runs this file with `python -c`; imported (by tests/gpu's probes), it only defines.
+if __name__ == "__main__":
+    main()

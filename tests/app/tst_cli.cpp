@@ -234,6 +234,72 @@ private slots:
                  "--no-stress must leave the stress inputs out");
     }
 
+    // --param runs the kernel with a declared parameter set to one of its choices (really: the
+    // launch plan and the -D the worker compiles with follow it), and says which values it ran with.
+    void evalWithParams() {
+        QTemporaryDir dir;
+        const QString kernel = dir.filePath(QStringLiteral("add.cl"));
+        QFile f(kernel);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("// kforge:param BLOCK in {64, 128, 256} = 256\n"
+                "// kforge:param PER in {1, 2} = 1\n"
+                "// kforge:require BLOCK * PER <= 256\n"
+                "// kforge:launch vector_add grid=(cdiv(N, BLOCK * PER)) block=(BLOCK)\n"
+                "__kernel void vector_add(__global const float* x, __global const float* y, __global float* z,\n"
+                "                         int N) {\n"
+                "#if BLOCK * PER > 256\n"
+                "#error the requirement was not checked\n"
+                "#endif\n"
+                "    for (int k = 0; k < PER; ++k) {\n"
+                "        const int i = get_group_id(0) * BLOCK * PER + k * BLOCK + get_local_id(0);\n"
+                "        if (i < N) z[i] = x[i] + y[i];\n"
+                "    }\n"
+                "}\n");
+        f.close();
+        const QStringList add{QStringLiteral("eval"),
+                              QStringLiteral("--task"),
+                              QStringLiteral("vector_add"),
+                              QStringLiteral("--variant"),
+                              QStringLiteral("small"),
+                              QStringLiteral("--kernel"),
+                              kernel,
+                              QStringLiteral("--no-timing")};
+
+        const Run text = kforge(add
+                                + QStringList{QStringLiteral("--param"), QStringLiteral("BLOCK=64"),
+                                              QStringLiteral("--param"), QStringLiteral("PER=2")});
+        QVERIFY2(text.exitCode == 0, text.out + text.err);
+        QVERIFY2(text.out.contains("params   BLOCK=64, PER=2 (BLOCK, PER set by --param"), text.out.constData());
+        const Run defaults = kforge(add);
+        QVERIFY2(defaults.out.contains("params   BLOCK=256, PER=1 (the file's defaults)"), defaults.out.constData());
+        const Run json =
+            kforge(add + QStringList{QStringLiteral("--param"), QStringLiteral("BLOCK=128"), QStringLiteral("--json")});
+        QCOMPARE(json.exitCode, 0);
+        const QJsonObject params = QJsonDocument::fromJson(json.out).object()[QStringLiteral("params")].toObject();
+        QCOMPARE(params[QStringLiteral("BLOCK")].toInt(), 128);
+        QCOMPARE(params[QStringLiteral("PER")].toInt(), 1);
+
+        // Wrong names, values and combinations are usage errors, said before any worker starts.
+        const QList<std::pair<QStringList, QByteArray>> bad{
+            {{QStringLiteral("BLOCK=96")},
+             "BLOCK=96: not one of the choices that " + kernel.toUtf8() + " line 1 declares {64, 128, 256}"},
+            {{QStringLiteral("WIDTH=2")}, "declares no parameter WIDTH (it declares BLOCK, PER)"},
+            {{QStringLiteral("PER=2")},
+             "line 3 requires 'BLOCK * PER <= 256', which does not hold for BLOCK=256, PER=2"},
+            {{QStringLiteral("BLOCK")}, "expected NAME=VALUE with an integer VALUE"},
+            {{QStringLiteral("BLOCK=64"), QStringLiteral("BLOCK=128")}, "BLOCK is given twice"},
+        };
+        for (const auto& [values, mentions] : bad) {
+            QStringList args = add;
+            for (const QString& v : values)
+                args << QStringLiteral("--param") << v;
+            const Run r = kforge(args);
+            QCOMPARE(r.exitCode, 2);
+            QVERIFY2(r.err.contains(mentions), r.err.constData());
+            QVERIFY2(r.out.isEmpty(), r.out.constData());
+        }
+    }
+
     void evalCudaWithoutDriver() {
         if (QFile::exists(QStringLiteral("/proc/driver/nvidia/version")))
             QSKIP("an NVIDIA driver is present; this checks the behaviour without one");

@@ -10,7 +10,7 @@ process on the same host reuses it. If that benchmark's pick varies, the yardsti
 This probe compiles the task's reference K times in one process, each with its own empty Inductor
 cache (so each compile benchmarks afresh), prints the configurations each one chose (Inductor's
 .best_config files) and times each compiled function the way the bridge times torch.compile
-(CUPTI kernel time through PyTorch's profiler, L2 flushed by a 256 MiB read before every call),
+(torchbridge.py's own time_gpu: CUPTI kernel time, L2 flushed before every call),
 with eager beside them. Run on a GPU host with PyTorch:
 
     python3 tests/gpu/compile-choice.py bias_gelu [--compiles 6] [--reps 50] [--size M=4096 ...]
@@ -26,8 +26,9 @@ import tempfile
 
 import torch
 
-DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-          "float64": torch.float64, "int32": torch.int32, "int64": torch.int64}
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "plugins", "harness"))
+import torchbridge  # noqa: E402 - the worker's bridge: its timing, flush and PyTorch settings (TF32 off)
 
 
 def task_inputs(task, sizes, device):
@@ -37,7 +38,7 @@ def task_inputs(task, sizes, device):
     inputs = []
     for spec in task["inputs"]:
         shape = [dim(d) for d in spec["shape"]]
-        dtype = DTYPES[spec["dtype"]]
+        dtype = torchbridge.DTYPES[spec["dtype"]]
         init = spec.get("init", {})
         if dtype.is_floating_point:
             low, high = float(init.get("low", -1.0)), float(init.get("high", 1.0))
@@ -49,36 +50,14 @@ def task_inputs(task, sizes, device):
     return inputs
 
 
-def flusher(device):
-    src = torch.zeros(64 << 20, dtype=torch.float32, device=device)
-
-    def flush():
-        torch.sum(src)
-        torch.cuda.synchronize()
-
-    return flush
-
-
-def kernel_times(fn, inputs, kw, flush, reps):
-    """Per call, the summed CUPTI time of the kernels after the flush's own."""
+def kernel_times(fn, inputs, kw, device, reps):
+    """The median as the bridge times torch.compile, and the kernels one call runs."""
     from torch.profiler import ProfilerActivity, profile
-
-    def kernels(prof):
-        return sorted((e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
-                       and not e.name.startswith(("Memcpy", "Memset"))), key=lambda e: e.time_range.start)
-
+    stats, _ = torchbridge.time_gpu(fn, inputs, kw, device, reps)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        flush()
-    f = len(kernels(prof))
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(reps):
-            flush()
-            fn(*inputs, **kw)
+        fn(*inputs, **kw)
         torch.cuda.synchronize()
-    ks = kernels(prof)
-    k = len(ks) // reps
-    samples = sorted(sum(e.time_range.elapsed_us() for e in ks[i * k + f:(i + 1) * k]) for i in range(reps))
-    return samples[len(samples) // 2], [e.name for e in ks[f:k]]
+    return stats["median_us"], [e.name for e in torchbridge.gpu_kernels(prof)]
 
 
 def chosen_configs(cache):
@@ -95,10 +74,9 @@ def chosen_configs(cache):
 
 
 def main():
-    here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("task")
-    ap.add_argument("--tasks", default=os.path.join(here, "..", "..", "tasks"), help="the tasks folder")
+    ap.add_argument("--tasks", default=os.path.join(HERE, "..", "..", "tasks"), help="the tasks folder")
     ap.add_argument("--compiles", type=int, default=6, help="fresh compiles, each with an empty cache")
     ap.add_argument("--reps", type=int, default=50, help="timed calls per compiled function")
     ap.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="override a size")
@@ -124,7 +102,6 @@ def main():
     device = "cuda:0"
     torch.manual_seed(1)
     inputs = task_inputs(task, sizes, device)
-    flush = flusher(device)
     try:
         from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
     except ImportError:  # older PyTorch: point Inductor at the folder by its environment variable
@@ -146,7 +123,7 @@ def main():
     with torch.no_grad():
         for _ in range(3):
             fn(*inputs, **kw)
-        eager_us, eager_kernels = kernel_times(fn, inputs, kw, flush, args.reps)
+        eager_us, eager_kernels = kernel_times(fn, inputs, kw, device, args.reps)
         print("eager: %.2f us  (%s)" % (eager_us, ", ".join(eager_kernels)))
         compiled = []
         for k in range(args.compiles):
@@ -162,7 +139,7 @@ def main():
         random.Random(7).shuffle(order)
         results = {}
         for k in order:
-            results[k] = kernel_times(compiled[k][1], inputs, kw, flush, args.reps)
+            results[k] = kernel_times(compiled[k][1], inputs, kw, device, args.reps)
         for k, _, configs in compiled:
             us, kernels = results[k]
             print("compile %d: %.2f us  (%s)" % (k, us, ", ".join(kernels)))
