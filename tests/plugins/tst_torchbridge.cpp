@@ -1,6 +1,8 @@
 // The worker's PyTorch bridge, with the Python that packaging/install-deps.sh --torch makes, on the
 // CPU (CI has no GPU): a kernel sent to be timed beside PyTorch is refused with a message saying why,
-// and the same bridge goes on answering plain timing requests.
+// and the same bridge goes on answering plain timing requests. Its driver-API side (tensor maps,
+// cluster launches, kernel arguments) is checked against a stand-in for libcuda
+// (torchbridge_driver.py).
 
 #include "inputs.h"
 #include "protocol.h"
@@ -9,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <QProcess>
 #include <QTest>
 
 using namespace kforge;
@@ -43,6 +46,20 @@ private slots:
         QVERIFY2(plain.ok(), plain.ok() ? "" : plain.error().c_str());
         QVERIFY(plain->eager && !plain->compile && !plain->kernel);
         QCOMPARE(plain->eager->count, 3);
+    }
+
+    // The tensor maps the bridge encodes over PyTorch's tensors, and those it refuses (a tensor
+    // not contiguous, too small, or not 16-byte aligned), the cluster launches and the layout of
+    // each kernel argument, with every driver call recorded by a stand-in for libcuda.
+    void driverCallsAgainstAStandIn() {
+        QProcess python;
+        python.setProcessChannelMode(QProcess::MergedChannels);
+        python.start(qEnvironmentVariable("KFORGE_PYTHON"),
+                     {QStringLiteral(KFORGE_DRIVER_CHECKS), QStringLiteral(KFORGE_SOURCE_HARNESS)});
+        QVERIFY2(python.waitForFinished(120000), "the driver checks did not finish in 2 minutes");
+        const QByteArray said = python.readAll();
+        QVERIFY2(python.exitStatus() == QProcess::NormalExit && python.exitCode() == 0, said.constData());
+        QVERIFY2(said.contains("all checks passed"), said.constData());
     }
 };
 
