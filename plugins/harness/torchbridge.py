@@ -371,8 +371,8 @@ class Driver:
             "cuTensorMapEncodeTiled (%s)" % where)
         return holder
 
-    def zero(self, ptr, count, stream):
-        self.check(self.lib.cuMemsetD8Async(self.c.c_uint64(ptr), self.c.c_ubyte(0), self.c.c_size_t(count),
+    def fill(self, ptr, byte, count, stream):
+        self.check(self.lib.cuMemsetD8Async(self.c.c_uint64(ptr), self.c.c_ubyte(byte), self.c.c_size_t(count),
                                             self.c.c_void_p(stream)), "cuMemsetD8Async")
 
 
@@ -411,17 +411,30 @@ def kernel_call(req, inputs, device):
     def run():
         stream = torch.cuda.current_stream().cuda_stream
         for t, n in zip(scratch, spec.get("scratch", [])):
-            drv.zero(t.data_ptr(), int(n), stream)  # as the worker does before every run
+            drv.fill(t.data_ptr(), 0, int(n), stream)  # as the worker does before every run
         for fn, grid, block, smem, params, _, where, cluster in launches:
             drv.launch(fn, grid, block, smem, stream, params, where, cluster)
 
+    def poison():
+        # Every output byte 0xFF (NaN in every float type) before each run, as the worker poisons
+        # outputs: a run must write all of its outputs again. A memset, not a kernel: the
+        # profile's kernel list is unchanged by it.
+        stream = torch.cuda.current_stream().cuda_stream
+        for t in outputs:
+            drv.fill(t.data_ptr(), 0xFF, t.numel() * t.element_size(), stream)
+
+    run.poison = poison
+    run.launches = len(launches)
     run.keep = (module, scratch, maps, launches)  # alive as long as the function
     return run, outputs
 
 
-def split_calls(kernels, order, flush_names, counts):
+def split_calls(kernels, order, flush_names, counts, timed=None):
     """Each call's kernel times from the profile of shuffled calls, each after the flush; None
-    when the kernels do not line up with the calls."""
+    when the kernels do not line up with the calls. A call of `name` runs counts[name] kernels,
+    of which the first timed[name] (all, by default) are its own and the rest checks that follow
+    it, which are not timed."""
+    timed = timed or counts
     samples = {name: [] for name in counts}
     pos, f = 0, len(flush_names)
     for name in order:
@@ -429,11 +442,26 @@ def split_calls(kernels, order, flush_names, counts):
             return None
         pos += f
         group = kernels[pos:pos + counts[name]]
-        if len(group) != counts[name]:
+        if len(group) != counts[name] or not 0 < timed[name] <= counts[name]:
             return None
-        samples[name].append(sum(e.time_range.elapsed_us() for e in group))
+        samples[name].append(sum(e.time_range.elapsed_us() for e in group[:timed[name]]))
         pos += counts[name]
     return samples if pos == len(kernels) else None
+
+
+def compare_outputs(outputs, expected, specs, when):
+    """The kernel's outputs against eager's, with twice the task's tolerances (both differ from the
+    exact answer the worker checked against)."""
+    for got, want, o in zip(outputs, expected, specs):
+        if got.is_floating_point():
+            ok = torch.allclose(got.double(), want.double(), atol=2 * float(o.get("atol", 0)),
+                                rtol=2 * float(o.get("rtol", 0)))
+        else:
+            ok = torch.equal(got, want)
+        if not ok:
+            diff = (got.double() - want.double()).abs()
+            raise RuntimeError("the kernel's output '%s' in PyTorch's process differs from eager's %s (max abs "
+                               "error %.3g)" % (o["name"], when, diff.nan_to_num(float("inf")).max().item()))
 
 
 def time_beside(req):
@@ -449,26 +477,21 @@ def time_beside(req):
     run, outputs = kernel_call(req, inputs, device)
     copies = [t.clone() for t in inputs]
     with torch.no_grad():
-        # The kernel does here what it did in the worker: its outputs against eager's, with twice the
-        # task's tolerances (both differ from the exact answer the worker checked against).
-        for t in outputs:
-            if t.is_floating_point():
-                t.fill_(float("nan"))
+        # The kernel does here what it did in the worker: every run on poisoned outputs, and every
+        # run's outputs checked (against eager's here), the timed ones too, so that a kernel cannot
+        # do less in the runs timed beside PyTorch than in the one checked first.
+        expected = [want.reshape(got.shape).to(got.dtype)
+                    for got, want in zip(outputs, call(fn, inputs, kw, False))]
+        run.poison()
         run()
         torch.cuda.synchronize()
-        expected = call(fn, inputs, kw, False)
-        for got, want, o in zip(outputs, expected, req["output_specs"]):
-            want = want.reshape(got.shape).to(got.dtype)
-            if got.is_floating_point():
-                ok = torch.allclose(got.double(), want.double(), atol=2 * float(o.get("atol", 0)),
-                                    rtol=2 * float(o.get("rtol", 0)))
-            else:
-                ok = torch.equal(got, want)
-            if not ok:
-                diff = (got.double() - want.double()).abs()
-                raise RuntimeError("the kernel's output '%s' in PyTorch's process differs from eager's (max abs "
-                                   "error %.3g)" % (o["name"], diff.nan_to_num(float("inf")).max().item()))
-        del expected
+        compare_outputs(outputs, expected, req["output_specs"], "")
+        runs = [1]
+
+        def checked():
+            runs[0] += 1
+            compare_outputs(outputs, expected, req["output_specs"], "in its run %d there" % runs[0])
+
         calls = {"kernel": run, "eager": lambda: fn(*inputs, **kw)}
         note = ["PyTorch %s on %s" % (torch.__version__, device)]
         if "compile" in req.get("modes", ["eager", "compile"]):
@@ -487,11 +510,24 @@ def time_beside(req):
                 torch.cuda.synchronize()
             return gpu_kernels(prof)
 
-        for f in calls.values():
+        before = {"kernel": run.poison}  # memsets: no kernels in the profile
+        after = {"kernel": checked}      # kernels that follow the call's own, not timed
+
+        def whole(name):
+            def f():
+                before.get(name, lambda: None)()
+                calls[name]()
+                after.get(name, lambda: None)()
+            return f
+
+        for name in calls:
             for _ in range(3):
-                f()
+                whole(name)()
         flush_names = [e.name for e in profiled(flush)]
-        counts = {name: len(profiled(f)) for name, f in calls.items()}
+        counts = {name: len(profiled(whole(name))) for name in calls}
+        timed = {name: len(profiled(f)) for name, f in calls.items()}
+        if timed["kernel"] != run.launches:
+            raise RuntimeError("the kernel's %d launches ran %d kernels" % (run.launches, timed["kernel"]))
         order = []
         rnd = random.Random(reps)
         for _ in range(reps):
@@ -500,10 +536,12 @@ def time_beside(req):
             order += names
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for name in order:
+                before.get(name, lambda: None)()
                 flush()
                 calls[name]()
+                after.get(name, lambda: None)()
             torch.cuda.synchronize()
-        samples = split_calls(gpu_kernels(prof), order, flush_names, counts)
+        samples = split_calls(gpu_kernels(prof), order, flush_names, counts, timed)
     for t, copy, spec in zip(inputs, copies, req["inputs"]):
         if not torch.equal(t.reshape(-1).view(torch.uint8), copy.reshape(-1).view(torch.uint8)):  # NaNs too
             raise RuntimeError("the kernel changed input '%s' in PyTorch's process" % spec["name"])
@@ -513,7 +551,8 @@ def time_beside(req):
     out = {"ok": True}
     for name, s in samples.items():
         out[name], out[name + "_samples"] = statistics(s, method), s
-    note.append("the kernel timed beside PyTorch in its process: %d shuffled rounds" % reps)
+    note.append("the kernel timed beside PyTorch in its process: %d shuffled rounds, each of its runs on poisoned "
+                "outputs and checked against eager's" % reps)
     out["note"] = "; ".join(note)
     return out
 

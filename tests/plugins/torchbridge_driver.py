@@ -15,6 +15,7 @@ import torch  # noqa: E402
 import torchbridge as tb  # noqa: E402
 
 CUDA_ERROR_INVALID_VALUE = 1
+RealDriver = tb.Driver  # the checks that go through kernel_call put a stand-in in its place
 
 
 class FakeCuda:
@@ -41,7 +42,7 @@ class FakeCuda:
 
 
 def driver():
-    d = tb.Driver.__new__(tb.Driver)  # no context: nothing here touches a GPU
+    d = RealDriver.__new__(RealDriver)  # no context: nothing here touches a GPU
     d.c = ctypes
     d.lib = FakeCuda()
     return d
@@ -155,8 +156,61 @@ def kernel_arguments():
           [params[i] for i in range(4)] == [ctypes.addressof(h) for h in holders] and where == "line 9, kernel k")
 
 
+def poisoned_and_checked_runs():
+    fake = driver()
+    tb.Driver = lambda device: fake
+    tb.torch.cuda.current_stream = lambda: type("Stream", (), {"cuda_stream": 0})()
+    req = {"kernel": {"image": "00", "launches": [
+               {"function": "k", "grid": [1, 1, 1], "block": [32, 1, 1], "args": [{"output": 0}, {"output": 1}]}]},
+           "output_specs": [{"name": "y", "dtype": "float32", "shape": [3, 5]},
+                            {"name": "n", "dtype": "int32", "shape": [7]}]}
+    run, outputs = tb.kernel_call(req, [], "cpu")
+    run.poison()
+    fills = [(value(a[0]), value(a[1]), value(a[2])) for n, a in fake.lib.calls if n == "cuMemsetD8Async"]
+    check("before each run every output byte is poisoned with 0xFF, by memsets",
+          fills == [(outputs[0].data_ptr(), 0xFF, 60), (outputs[1].data_ptr(), 0xFF, 28)] and run.launches == 1)
+
+    specs = [{"name": "y", "atol": 1e-3, "rtol": 0}, {"name": "n"}]
+    want = [torch.ones(3, 5), torch.arange(7, dtype=torch.int32)]
+    tb.compare_outputs([want[0] + 1.5e-3, want[1].clone()], want, specs, "")  # within twice the tolerance
+    y = want[0].clone()
+    y[2, 4] = float("nan")
+    raises("a float output left unwritten in a timed run is found, and the run named",
+           lambda: tb.compare_outputs([y, want[1]], want, specs, "in its run 7 there"),
+           "the kernel's output 'y' in PyTorch's process differs from eager's in its run 7 there (max abs error inf)")
+    raises("an integer output must be equal",
+           lambda: tb.compare_outputs([want[0], want[1] + 1], want, specs, "in its run 2 there"),
+           "output 'n' in PyTorch's process differs from eager's in its run 2 there")
+
+
+class Event:
+    def __init__(self, name, us):
+        self.name = name
+        self.time_range = type("Range", (), {"elapsed_us": lambda _self: us})()
+
+
+def split_calls():
+    # Per call: the flush's kernel, then the call's own, then (the kernel's) checks, not timed.
+    flush = [Event("flush", 500.0)]
+    kernels = (flush + [Event("k", 10.0), Event("cmp", 90.0), Event("cmp2", 80.0)]
+               + flush + [Event("eager", 12.0)]
+               + flush + [Event("k", 11.0), Event("cmp", 90.0), Event("cmp2", 80.0)])
+    order = ["kernel", "eager", "kernel"]
+    counts, timed = {"kernel": 3, "eager": 1}, {"kernel": 1, "eager": 1}
+    check("a call's time is its own kernels', not the checks after them",
+          tb.split_calls(kernels, order, ["flush"], counts, timed) == {"kernel": [10.0, 11.0], "eager": [12.0]})
+    check("without checks every kernel of a call counts",
+          tb.split_calls(kernels[4:6], ["eager"], ["flush"], {"eager": 1}) == {"eager": [12.0]})
+    check("a call short of its checks' kernels does not line up",
+          tb.split_calls(kernels[:-1], order, ["flush"], counts, timed) is None)
+    check("a call timed by none of its kernels is refused",
+          tb.split_calls(kernels, order, ["flush"], counts, {"kernel": 0, "eager": 1}) is None)
+
+
 structures()
 tensor_maps()
 launches()
 kernel_arguments()
+poisoned_and_checked_runs()
+split_calls()
 print("all checks passed")
