@@ -3,12 +3,14 @@
 // subset of CUDA C++ that the plain experts and the tasks' references use, with one host thread
 // per CUDA thread of a block (blocks one after another), so that __syncthreads and warp shuffles
 // behave as on a GPU. Not a timing model and not a memory model: shared memory is a function's
-// static storage (blocks run one at a time), global memory is host memory, and a kernel that
-// needs inline PTX, tensor cores, dynamic shared memory or atomics is out of its reach.
+// static storage (blocks run one at a time; dynamic shared memory a buffer of the launch's size),
+// global memory is host memory, and a kernel that needs inline PTX, tensor cores or atomics is out
+// of its reach.
 
 #include <algorithm>
 #include <barrier>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -42,6 +44,13 @@ struct Block {
 };
 inline Block* block = nullptr;
 
+// The launch's dynamic shared memory (smem=), 128-byte aligned: kernel files that declare it
+// (`extern __shared__`) are compiled from a copy in which the array's name stands for this.
+inline std::vector<std::max_align_t> dynamicBytes;
+inline void* dynamicShared() {
+    return dynamicBytes.data();
+}
+
 inline unsigned linearThread() {
     return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
 }
@@ -64,7 +73,9 @@ template <typename T> T shuffle(T v, int (*source)(int lane, int arg, int width)
 // Runs `kernel` over the grid: each block's threads at once, blocks one after another. `threaded`
 // false runs a block's threads one after another on this thread (kernels without barriers or
 // shuffles), much faster.
-inline void launch(dim3 grid, dim3 blockShape, bool threaded, const std::function<void()>& kernel) {
+inline void launch(dim3 grid, dim3 blockShape, std::size_t smemBytes, bool threaded,
+                   const std::function<void()>& kernel) {
+    dynamicBytes.assign(smemBytes / sizeof(std::max_align_t) + 1, std::max_align_t{});
     gridDim = grid;
     blockDim = blockShape;
     const unsigned threads = blockShape.x * blockShape.y * blockShape.z;

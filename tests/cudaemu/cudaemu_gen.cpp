@@ -2,8 +2,9 @@
 // configuration of its parameters: a header with every parameter as a #define (defaults, then the
 // NAME=VALUE arguments, each checked against the declared choices and requirements, as the worker
 // checks them), the list of its launched kernels, and whether it needs threads (barriers or warp
-// shuffles).
-//   cudaemu-gen KERNEL_FILE OUT_HEADER [NAME=VALUE ...]
+// shuffles); and a copy of the kernel file whose dynamic shared memory (`extern __shared__ T
+// name[];`) points at the launch's (cudaemu::dynamicShared()).
+//   cudaemu-gen KERNEL_FILE OUT_HEADER OUT_SOURCE [NAME=VALUE ...]
 
 #include "kernelfile.h"
 #include "taskspec.h"
@@ -12,14 +13,16 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
 
 using namespace kforge;
 
 int main(int argc, char** argv) {
-    if (argc < 3) {
-        std::cerr << "usage: cudaemu-gen KERNEL_FILE OUT_HEADER [NAME=VALUE ...]\n";
+    if (argc < 4) {
+        std::cerr << "usage: cudaemu-gen KERNEL_FILE OUT_HEADER OUT_SOURCE [NAME=VALUE ...]\n";
         return 2;
     }
     const std::string path = argv[1];
@@ -36,7 +39,7 @@ int main(int argc, char** argv) {
     std::map<std::string, std::int64_t> values;
     for (const auto& p : kf->params)
         values[p.name] = p.value;
-    for (int i = 3; i < argc; ++i) {
+    for (int i = 4; i < argc; ++i) {
         const std::string arg = argv[i];
         const auto eq = arg.find('=');
         const spec::ParamDecl* p = eq == std::string::npos ? nullptr : kf->findParam(arg.substr(0, eq));
@@ -73,5 +76,26 @@ int main(int argc, char** argv) {
         if (seen.insert(l.kernel).second)
             out << " X(" << l.kernel << ")";
     out << "\n";
-    return out ? 0 : 1;
+    if (!out)
+        return 1;
+
+    // `extern __shared__ [__align__(N)] T name[];` -> name as a macro for the launch's buffer.
+    static const std::regex dynamic(
+        R"(^(\s*)extern\s+__shared__\s+(?:__align__\s*\(\s*\d+\s*\)\s+)?([A-Za-z_][\w\s]*?)\s+([A-Za-z_]\w*)\s*\[\s*\]\s*;(.*)$)");
+    std::ofstream copy(argv[3]);
+    std::istringstream lines(*source);
+    std::set<std::string> names;
+    for (std::string line; std::getline(lines, line);) {
+        std::smatch m;
+        if (std::regex_match(line, m, dynamic)) {
+            copy << m[1] << "#define " << m[3] << " (reinterpret_cast<" << m[2] << "*>(cudaemu::dynamicShared()))"
+                 << " // was: extern __shared__ " << m[2] << " " << m[3] << "[];\n";
+            names.insert(m[3]);
+        } else {
+            copy << line << "\n";
+        }
+    }
+    for (const auto& name : names) // the names mean nothing special past the kernel file
+        copy << "#undef " << name << "\n";
+    return copy ? 0 : 1;
 }

@@ -34,7 +34,8 @@ struct Arg {
 };
 using Args = std::vector<Arg>;
 using Extents = std::array<std::uint64_t, 3>;
-using Launch = std::function<void(const Extents& grid, const Extents& block, const Args& args)>;
+using Launch =
+    std::function<void(const Extents& grid, const Extents& block, std::uint64_t smemBytes, const Args& args)>;
 
 struct Kernels {
     std::map<std::string, Launch> launch; // by kernel name
@@ -149,7 +150,7 @@ int run(int argc, char** argv) {
                 a.value = b.value;
             args.push_back(a);
         }
-        it->second(l.grid, l.block, args);
+        it->second(l.grid, l.block, l.smemBytes, args);
     }
 
     if (!out.empty()) {
@@ -206,7 +207,7 @@ int main(int argc, char** argv) {
 #include "cudaemu.h"
 
 #include KFORGE_EMU_HEADER
-#include KFORGE_EMU_SOURCE
+#include KFORGE_EMU_COPY
 
 namespace emu {
 
@@ -223,14 +224,14 @@ void call_(void (*f_)(A_kf_...), const Args& a_, std::index_sequence<I_kf_...>) 
 }
 
 template <typename... A_kf_> Launch launcher_(void (*f_)(A_kf_...), const char* name_) {
-    return [f_, name_](const Extents& g_, const Extents& b_, const Args& a_) {
+    return [f_, name_](const Extents& g_, const Extents& b_, std::uint64_t s_, const Args& a_) {
         if (a_.size() != sizeof...(A_kf_))
             throw std::runtime_error(std::string("kernel ") + name_ + " takes " + std::to_string(sizeof...(A_kf_))
                                      + " arguments; the plan binds " + std::to_string(a_.size()));
         const auto d_ = [](const Extents& e_) {
             return dim3{static_cast<unsigned>(e_[0]), static_cast<unsigned>(e_[1]), static_cast<unsigned>(e_[2])};
         };
-        cudaemu::launch(d_(g_), d_(b_), KFORGE_EMU_THREADED != 0,
+        cudaemu::launch(d_(g_), d_(b_), static_cast<std::size_t>(s_), KFORGE_EMU_THREADED != 0,
                         [&] { call_(f_, a_, std::index_sequence_for<A_kf_...>{}); });
     };
 }
