@@ -20,7 +20,6 @@
 #include <QJsonObject>
 #include <QRegularExpression>
 
-#include <algorithm>
 #include <map>
 
 namespace kforge::cli {
@@ -110,40 +109,6 @@ bool parseParams(const QStringList& items, std::map<std::string, std::int64_t>& 
     return true;
 }
 
-// The --param values against the kernel's own declarations: each a declared parameter, each value
-// one of its choices, and every requirement met. The worker checks them again; this says it before
-// one starts, naming the declaration's line.
-spec::Status checkParams(const protocol::KernelInput& kernel, const spec::Expected<spec::KernelFile>& kf,
-                         const std::map<std::string, std::int64_t>& params) {
-    if (!kf)
-        return spec::success(); // the worker reports the file's own error, as without --param
-    for (const auto& [name, value] : params) {
-        const spec::ParamDecl* p = kf->findParam(name);
-        if (!p) {
-            std::string names;
-            for (const auto& d : kf->params)
-                names.append(names.empty() ? "" : ", ").append(d.name);
-            std::string message = "--param " + name;
-            message.append(": ").append(kernel.file).append(" declares no parameter ").append(name);
-            message.append(" (it declares ").append(names.empty() ? std::string("none") : names).append(")");
-            return spec::fail(message);
-        }
-        if (!p->choices.empty() && std::find(p->choices.begin(), p->choices.end(), value) == p->choices.end()) {
-            std::string choices;
-            for (std::int64_t c : p->choices)
-                choices.append(choices.empty() ? "" : ", ").append(std::to_string(c));
-            std::string message = "--param " + name + "=" + std::to_string(value);
-            message.append(": not one of the choices that ").append(kernel.file);
-            message.append(" line ").append(std::to_string(p->line)).append(" declares {").append(choices).append("}");
-            return spec::fail(message);
-        }
-    }
-    if (const spec::RequireDecl* broken = kf->brokenRequirement(params))
-        return spec::fail("--param: " + kernel.file + " line " + std::to_string(broken->line) + " requires '"
-                          + broken->condition + "', which does not hold for " + kf->paramText(params));
-    return spec::success();
-}
-
 // "  params   BLOCK=64, VW=8 (BLOCK set by --param)": the values the kernel ran with.
 QString paramsLine(const std::map<std::string, std::int64_t>& values, const std::map<std::string, std::int64_t>& set) {
     if (values.empty())
@@ -182,8 +147,12 @@ int runEval(const EvalArgs& a) {
                                                                            ? spec::Dialect::Cuda
                                                                            : spec::Dialect::OpenCL);
     if (!a.params.empty()) {
-        if (auto st = checkParams(request->candidate, kf, a.params); !st)
-            return fail(ExitUsage, QString::fromStdString(st.error()));
+        // Checked as the worker will check them, but before one starts. A file that does not parse
+        // is left to the worker to report, as without --param.
+        if (auto st = kf ? kf->checkOverrides(a.params) : spec::success(); !st)
+            return fail(ExitUsage,
+                        QStringLiteral("--param: %1: %2")
+                            .arg(QString::fromStdString(request->candidate.file), QString::fromStdString(st.error())));
         request->candidate.params = a.params;
     }
     // Every parameter's value in this evaluation, defaults included (empty where the kernel

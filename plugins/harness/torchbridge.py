@@ -22,9 +22,9 @@
 # "name", "line", "element_bytes", and cuTensorMapEncodeTiled's arguments as the worker passes them:
 # "data_type", "dims", "strides", "box", "swizzle", "interleave", "l2_promotion", "oob_fill"}]})
 # and "output_specs" ([{"name", "dtype", "shape", "atol", "rtol"}]). The kernel is then launched here
-# through the driver API, its outputs checked against eager's, and it is timed side by side with
-# eager and torch.compile in one process: shuffled rounds, every call after the same flush, so that
-# the three see the same GPU. The answer adds "kernel" (STATS) and "kernel_samples". A worker sends
+# through the driver API, every run of it on poisoned outputs and checked against eager's, and it is
+# timed side by side with eager and torch.compile in one process: shuffled rounds, every call after
+# the same flush, so that the three see the same GPU. The answer adds "kernel" (STATS) and "kernel_samples". A worker sends
 # such a request to a bridge of its own that ends after it: the kernel's device code never runs
 # in a process that later computes references.
 # The reference file defines `reference(*inputs, **kw)` returning a tensor or a tuple of tensors in
@@ -513,9 +513,12 @@ def time_beside(req):
         before = {"kernel": run.poison}  # memsets: no kernels in the profile
         after = {"kernel": checked}      # kernels that follow the call's own, not timed
 
-        def whole(name):
+        def whole(name, between=lambda: None):
+            """A call of `name` with what goes before and after it; `between` (the flush) runs
+            after the poison and before the call."""
             def f():
                 before.get(name, lambda: None)()
+                between()
                 calls[name]()
                 after.get(name, lambda: None)()
             return f
@@ -536,10 +539,7 @@ def time_beside(req):
             order += names
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             for name in order:
-                before.get(name, lambda: None)()
-                flush()
-                calls[name]()
-                after.get(name, lambda: None)()
+                whole(name, flush)()
             torch.cuda.synchronize()
         samples = split_calls(gpu_kernels(prof), order, flush_names, counts, timed)
     for t, copy, spec in zip(inputs, copies, req["inputs"]):

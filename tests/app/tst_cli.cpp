@@ -282,10 +282,10 @@ private slots:
         // Wrong names, values and combinations are usage errors, said before any worker starts.
         const QList<std::pair<QStringList, QByteArray>> bad{
             {{QStringLiteral("BLOCK=96")},
-             "BLOCK=96: not one of the choices that " + kernel.toUtf8() + " line 1 declares {64, 128, 256}"},
-            {{QStringLiteral("WIDTH=2")}, "declares no parameter WIDTH (it declares BLOCK, PER)"},
-            {{QStringLiteral("PER=2")},
-             "line 3 requires 'BLOCK * PER <= 256', which does not hold for BLOCK=256, PER=2"},
+             "--param: " + kernel.toUtf8()
+                 + ": line 1: param BLOCK = 96 is not one of its declared choices {64, 128, 256}"},
+            {{QStringLiteral("WIDTH=2")}, "parameter 'WIDTH' is not declared by the kernel (it declares BLOCK, PER;"},
+            {{QStringLiteral("PER=2")}, "line 3: require 'BLOCK * PER <= 256' does not hold for BLOCK=256, PER=2"},
             {{QStringLiteral("BLOCK")}, "expected NAME=VALUE with an integer VALUE"},
             {{QStringLiteral("BLOCK=64"), QStringLiteral("BLOCK=128")}, "BLOCK is given twice"},
         };

@@ -804,6 +804,30 @@ std::string KernelFile::paramText(const std::map<std::string, std::int64_t>& val
     return s.empty() ? "no parameters" : s;
 }
 
+Status KernelFile::checkOverrides(const std::map<std::string, std::int64_t>& overrides) const {
+    for (const auto& [name, value] : overrides) {
+        const ParamDecl* p = findParam(name);
+        if (!p) {
+            std::string declared;
+            for (const auto& d : params)
+                declared.append(declared.empty() ? "" : ", ").append(d.name);
+            return fail("parameter '" + name + "' is not declared by the kernel (it declares "
+                        + (declared.empty() ? std::string("none") : declared) + "; declare it with '// kforge:param')");
+        }
+        if (!p->choices.empty() && std::find(p->choices.begin(), p->choices.end(), value) == p->choices.end()) {
+            std::string choices;
+            for (std::int64_t c : p->choices)
+                choices.append(choices.empty() ? "" : ", ").append(std::to_string(c));
+            std::string what = "param " + name + " = " + std::to_string(value);
+            what.append(" is not one of its declared choices {").append(choices).append("}");
+            return lineError(p->line, what);
+        }
+    }
+    if (const RequireDecl* broken = brokenRequirement(overrides))
+        return lineError(broken->line, "require '" + broken->condition + "' does not hold for " + paramText(overrides));
+    return success();
+}
+
 const TensorMapDecl* KernelFile::findTensorMap(const std::string& name) const {
     for (const auto& t : tensorMaps)
         if (t.name == name)

@@ -111,6 +111,12 @@ struct KernelFile {
     const RequireDecl* brokenRequirement(const std::map<std::string, std::int64_t>& values) const;
     // "BLOCK=256, TPR=512": the values a requirement's message quotes, defaults filled in.
     std::string paramText(const std::map<std::string, std::int64_t>& values) const;
+    // Whether `overrides` (parameter values replacing the defaults) keep to the file's own
+    // declarations: every name a declared parameter, every value one of its choices, every
+    // requirement met. The error names the parameters the file declares, or the line broken and
+    // the choices it offers. Where a kernel is resolved, and wherever a configuration is named
+    // before that (kforge eval --param).
+    Status checkOverrides(const std::map<std::string, std::int64_t>& overrides) const;
     const TensorMapDecl* findTensorMap(const std::string& name) const;
 };
 

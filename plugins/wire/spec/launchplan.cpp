@@ -248,27 +248,18 @@ Expected<LaunchPlan> LaunchPlan::resolve(const KernelFile& kf, const TaskSpec& t
     LaunchPlan plan;
     Variables vars = task.variables(sizes);
 
-    for (const auto& [name, value] : overrides)
-        if (!kf.findParam(name))
-            return fail("parameter '" + name + "' is not declared by the kernel (declare it with '// kforge:param')");
+    if (auto st = kf.checkOverrides(overrides); !st)
+        return Error{st.error()};
     for (const auto& p : kf.params) {
         if (vars.count(p.name) || task.findInput(p.name) || task.findOutput(p.name))
             return lineError(p.line,
                              "param " + p.name + " has the name of one of the task's sizes, scalars or buffers");
-        std::int64_t value = p.value;
-        if (auto it = overrides.find(p.name); it != overrides.end()) {
-            value = it->second;
-            if (!p.choices.empty() && std::find(p.choices.begin(), p.choices.end(), value) == p.choices.end())
-                return lineError(p.line, "param " + p.name + " = " + std::to_string(value)
-                                             + " is not one of its declared choices");
-        }
+        const auto it = overrides.find(p.name);
+        const std::int64_t value = it != overrides.end() ? it->second : p.value;
         plan.params[p.name] = value;
         vars[p.name] = static_cast<double>(value);
         plan.defines.push_back("-D" + p.name + "=" + std::to_string(value));
     }
-    if (const RequireDecl* broken = kf.brokenRequirement(plan.params))
-        return lineError(broken->line,
-                         "require '" + broken->condition + "' does not hold for " + kf.paramText(plan.params));
     // The device's multiprocessor count, for grids sized to the device (persistent kernels); a size,
     // scalar or parameter of that name keeps its own meaning.
     if (limits.multiprocessors > 0 && !vars.count("SMS"))
