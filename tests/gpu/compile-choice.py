@@ -73,6 +73,22 @@ def chosen_configs(cache):
     return out
 
 
+def print_triton_sources(cache):
+    """The @triton.jit functions of the generated code in an Inductor cache folder."""
+    for path in sorted(glob.glob(os.path.join(cache, "**", "*.py"), recursive=True)):
+        try:
+            with open(path) as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        if "@triton.jit" not in text:
+            continue
+        print("--- %s" % os.path.relpath(path, cache))
+        for block in text.split("\n\n\n"):
+            if "@triton.jit" in block or "triton_heuristics." in block:
+                print(block.strip() + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("task")
@@ -80,6 +96,7 @@ def main():
     ap.add_argument("--compiles", type=int, default=6, help="fresh compiles, each with an empty cache")
     ap.add_argument("--reps", type=int, default=50, help="timed calls per compiled function")
     ap.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="override a size")
+    ap.add_argument("--show-source", action="store_true", help="print the first compile's Triton kernels")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("compile-choice: no CUDA device visible to PyTorch")
@@ -91,10 +108,9 @@ def main():
     for s in args.size:
         name, _, value = s.partition("=")
         sizes[name] = int(value)
-    with open(os.path.join(folder, "reference.py")) as fh:
-        namespace = {"__name__": "kforge_reference"}
-        exec(compile(fh.read(), "reference.py", "exec"), namespace)
-    fn = namespace["reference"]
+    reference = os.path.join(folder, "reference.py")
+    with open(reference) as fh:
+        fn = torchbridge.load(reference, fh.read())  # loaded as the bridge loads it
     import inspect
     names = set(inspect.signature(fn).parameters)
     kw = {k: v for k, v in {**sizes, **task.get("scalars", {})}.items() if k in names}
@@ -134,6 +150,8 @@ def main():
                 for _ in range(3):  # compiles and benchmarks Inductor's configurations
                     f(*inputs, **kw)
                 compiled.append((k, f, chosen_configs(cache)))
+                if k == 0 and args.show_source:
+                    print_triton_sources(cache)
         # Timed in shuffled order, after every compile, so that drift does not follow the index.
         order = list(range(len(compiled)))
         random.Random(7).shuffle(order)

@@ -15,9 +15,6 @@
 //    |v| it tends to the right limits (exp overflows to inf, v / inf = -0; exp -> 0 gives v).
 //  - float4 needs N % 4 == 0 (every row then starts 16-byte aligned); otherwise each thread
 //    takes 4 * VEC columns strided by BLOCK, element-wise.
-//  - HINT chooses the cache policy of the float4 streams, each touched once: 0 the default, 1
-//    loads of x evict-first (__ldcs), 2 those and the stores of y streaming (__stcs), so that L2
-//    keeps room for the lines still in flight rather than for data no one reads again.
 //  - OCC is the number of threads per SM the registers are limited for (__launch_bounds__):
 //    2048 fits ROWS * VEC <= 2 in 32 registers, 1024 fits ROWS * VEC <= 8 in 64 (kforge:require;
 //    beyond that the loads spill).
@@ -27,32 +24,16 @@
 // `kforge eval --pytorch`, in PyTorch's process beside torch.compile's 30.43-30.45 us): the
 // defaults 30.56 us; torch.compile's form 30.78; BLOCK 256, ROWS 1, VEC 2 30.93; the earlier
 // defaults (BLOCK 256, ROWS 4, OCC 1024) 30.82 in an earlier call (torch.compile 30.29).
+// Cache hints do not help here (2026-12-05, same way, twice each): x loaded evict-first (__ldcs)
+// 31.97-32.19 us and y also stored streaming (__stcs) 32.22-32.35, against 30.66 with the default
+// policy.
 
 // kforge:param BLOCK in {64, 128, 256, 512} = 128
 // kforge:param ROWS in {1, 2, 4, 8} = 2
 // kforge:param VEC in {1, 2, 4} = 1
 // kforge:param OCC in {1024, 2048} = 2048
-// kforge:param HINT in {0, 1, 2} = 0
 // kforge:require ROWS * VEC <= 2 || (OCC == 1024 && ROWS * VEC <= 8)
 // kforge:launch bias_gelu grid=(cdiv(N, BLOCK * 4 * VEC), cdiv(M, ROWS)) block=(BLOCK, 1)
-
-__device__ __forceinline__ float4 load_x(const float4* p)
-{
-#if HINT >= 1
-    return __ldcs(p);
-#else
-    return *p;
-#endif
-}
-
-__device__ __forceinline__ void store_y(float4* p, float4 v)
-{
-#if HINT == 2
-    __stcs(p, v);
-#else
-    *p = v;
-#endif
-}
 
 __device__ __forceinline__ float gelu(float v)
 {
@@ -81,15 +62,15 @@ bias_gelu(const float* __restrict__ x, const float* __restrict__ b, float* __res
 #pragma unroll
             for (int k = 0; k < VEC; ++k)
                 if (row0 + r < M && c0 + k * BLOCK < n4)
-                    v[r][k] = load_x(x4 + (size_t)(row0 + r) * n4 + c0 + k * BLOCK);
+                    v[r][k] = x4[(size_t)(row0 + r) * n4 + c0 + k * BLOCK];
 #pragma unroll
         for (int r = 0; r < ROWS; ++r)
 #pragma unroll
             for (int k = 0; k < VEC; ++k)
                 if (row0 + r < M && c0 + k * BLOCK < n4)
-                    store_y(y4 + (size_t)(row0 + r) * n4 + c0 + k * BLOCK,
-                            make_float4(gelu(v[r][k].x + bb[k].x), gelu(v[r][k].y + bb[k].y),
-                                        gelu(v[r][k].z + bb[k].z), gelu(v[r][k].w + bb[k].w)));
+                    y4[(size_t)(row0 + r) * n4 + c0 + k * BLOCK] =
+                        make_float4(gelu(v[r][k].x + bb[k].x), gelu(v[r][k].y + bb[k].y), gelu(v[r][k].z + bb[k].z),
+                                    gelu(v[r][k].w + bb[k].w));
     } else {
         const int c0 = blockIdx.x * BLOCK * 4 * VEC + threadIdx.x;   // columns c0 + k * BLOCK, k < 4 * VEC
 #pragma unroll
