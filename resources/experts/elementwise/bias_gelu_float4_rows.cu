@@ -18,22 +18,29 @@
 //  - OCC is the number of threads per SM the registers are limited for (__launch_bounds__):
 //    2048 fits ROWS * VEC <= 2 in 32 registers, 1024 fits ROWS * VEC <= 8 in 64 (kforge:require;
 //    beyond that the loads spill).
-// Tuning: at 4096 x 4096, BLOCK = 128 covers a row with 8 blocks; ROWS = 2 gives 16384 blocks.
-// BLOCK 128, ROWS 1, VEC 2, OCC 2048 is torch.compile's pointwise form (1024 floats a block of
-// four warps, 8 a thread, 2048 threads a multiprocessor). Measured on the H200 (2026-12-04,
-// `kforge eval --pytorch`, in PyTorch's process beside torch.compile's 30.43-30.45 us): the
-// defaults 30.56 us; torch.compile's form 30.78; BLOCK 256, ROWS 1, VEC 2 30.93; the earlier
-// defaults (BLOCK 256, ROWS 4, OCC 1024) 30.82 in an earlier call (torch.compile 30.29).
-// Cache hints do not help here (2026-12-05, same way, twice each): x loaded evict-first (__ldcs)
-// 31.97-32.19 us and y also stored streaming (__stcs) 32.22-32.35, against 30.66 with the default
-// policy.
+//  - Two kernels, chosen by the launch plan's `when`: bias_gelu_fit where every block's columns
+//    and rows exist (N % (BLOCK * 4 * VEC) == 0, M % ROWS == 0), bias_gelu for every other size.
+//    bias_gelu_fit has no bounds checks and no scalar path: its loads go out a few instructions
+//    after the block starts.
+// Tuning: at 4096 x 4096, BLOCK = 128 with VEC = 2 covers a row with 4 blocks. BLOCK 128, ROWS 1,
+// VEC 2, OCC 2048 is torch.compile's pointwise form (1024 floats a block of four warps, 8 a
+// thread, 2048 threads a multiprocessor). Measured on the H200 in PyTorch's process beside
+// torch.compile: on 2026-12-04, with one kernel for all sizes, BLOCK 128, ROWS 2, VEC 1 took
+// 30.56 us (torch.compile 30.43-30.45), torch.compile's form 30.78, BLOCK 256, ROWS 1, VEC 2
+// 30.93. On 2026-12-05, side by side (tests/gpu/sidebyside.py, 40 rounds, twice): with
+// bias_gelu_fit, torch.compile's form 1.002-1.003x torch.compile, ROWS 2, VEC 1 0.991-0.996x,
+// ROWS 1, VEC 1 0.991x; the one-kernel form at ROWS 2, VEC 1 0.994-0.996x.
+// Cache hints do not help here (2026-12-05, `kforge eval --pytorch`, twice each): x loaded
+// evict-first (__ldcs) 31.97-32.19 us and y also stored streaming (__stcs) 32.22-32.35, against
+// 30.66 with the default policy.
 
 // kforge:param BLOCK in {64, 128, 256, 512} = 128
-// kforge:param ROWS in {1, 2, 4, 8} = 2
-// kforge:param VEC in {1, 2, 4} = 1
+// kforge:param ROWS in {1, 2, 4, 8} = 1
+// kforge:param VEC in {1, 2, 4} = 2
 // kforge:param OCC in {1024, 2048} = 2048
 // kforge:require ROWS * VEC <= 2 || (OCC == 1024 && ROWS * VEC <= 8)
-// kforge:launch bias_gelu grid=(cdiv(N, BLOCK * 4 * VEC), cdiv(M, ROWS)) block=(BLOCK, 1)
+// kforge:launch bias_gelu_fit grid=(N / (BLOCK * 4 * VEC), M / ROWS) block=(BLOCK, 1) when=mod(N, BLOCK * 4 * VEC) == 0 && mod(M, ROWS) == 0
+// kforge:launch bias_gelu grid=(cdiv(N, BLOCK * 4 * VEC), cdiv(M, ROWS)) block=(BLOCK, 1) when=mod(N, BLOCK * 4 * VEC) != 0 || mod(M, ROWS) != 0
 
 __device__ __forceinline__ float gelu(float v)
 {
@@ -87,4 +94,34 @@ bias_gelu(const float* __restrict__ x, const float* __restrict__ b, float* __res
                 }
         }
     }
+}
+
+// The whole-fit case, chosen by the launch plan: N is a multiple of BLOCK * 4 * VEC and M of
+// ROWS, so every float4 a thread would touch exists. No bounds checks: the loads go out a few
+// instructions after the block starts.
+extern "C" __global__ void __launch_bounds__(BLOCK, OCC / BLOCK)
+bias_gelu_fit(const float* __restrict__ x, const float* __restrict__ b, float* __restrict__ y, int M, int N)
+{
+    const unsigned n4 = (unsigned)N >> 2;
+    const unsigned c0 = blockIdx.x * BLOCK * VEC + threadIdx.x;
+    const size_t first = (size_t)(blockIdx.y * ROWS) * n4 + c0;
+    const float4* x4 = reinterpret_cast<const float4*>(x) + first;
+    float4* y4 = reinterpret_cast<float4*>(y) + first;
+    const float4* b4 = reinterpret_cast<const float4*>(b) + c0;
+    float4 v[ROWS][VEC], bb[VEC];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)   // all loads first
+#pragma unroll
+        for (int k = 0; k < VEC; ++k)
+            v[r][k] = x4[(size_t)r * n4 + k * BLOCK];
+#pragma unroll
+    for (int k = 0; k < VEC; ++k)
+        bb[k] = b4[k * BLOCK];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r)
+#pragma unroll
+        for (int k = 0; k < VEC; ++k)
+            y4[(size_t)r * n4 + k * BLOCK] = make_float4(gelu(v[r][k].x + bb[k].x), gelu(v[r][k].y + bb[k].y),
+                                                         gelu(v[r][k].z + bb[k].z), gelu(v[r][k].w + bb[k].w));
+    (void)M;
 }

@@ -8,7 +8,13 @@
 // scalar loop), into UNROLL independent partial sums; a remainder loop takes what is left of the
 // row. A warp shuffle reduces each warp and, when a row has several warps, one shared-memory slot
 // per warp is summed by the row's first thread.
-//  - float4 loads need N % 4 == 0 (every row then starts 16-byte aligned); otherwise the same
+//  - Two kernels, chosen by the launch plan's `when`: row_sum_fit where every row is whole
+//    rounds of TPR * UNROLL float4s and every block's rows exist (N % (4 * TPR * UNROLL) == 0,
+//    M % (BLOCK / TPR) == 0), row_sum for every other size. row_sum_fit has no bounds checks,
+//    no scalar path and no remainder loop: its loads go out a few instructions after the block
+//    starts. A block lives for a few microseconds at most, so the instructions before its first
+//    load and after its last are a visible part of its life.
+//  - float4 loads need N % 4 == 0 (every row then starts 16-byte aligned); otherwise row_sum's
 //    loops run on scalars, strided by TPR so that consecutive threads read consecutive floats.
 //  - Rows past M (the last block when BLOCK / TPR does not divide M) load and store nothing but
 //    still reach the block barrier.
@@ -20,10 +26,14 @@
 //    2048 keeps twice the loads in flight, at 32 registers a thread.
 // Tuning: at N = 4096 a row is 1024 float4s: TPR = 512 with UNROLL = 2 reads it in one round of
 // 2 loads per thread; TPR = 32 (a warp per row, no barrier) needs more rounds per thread.
-// Measured on the H200 (4096 x 4096, 2026-12-04): TPR 512, BLOCK 512, UNROLL 2, OCC 2048 took
-// 16.03-16.14 us with HINT 0 (0.988-0.991x torch.compile, 15.84-16.00 us, in the same
-// evaluations) and 16.00 us with HINT 1 (1.000x; torch.compile's kernel reads evict-first too);
-// HINT 2 was 5% slower than HINT 0 when the two were timed side by side.
+// Measured on the H200 (4096 x 4096): on 2026-12-04, with one kernel for all sizes, TPR 512,
+// BLOCK 512, UNROLL 2, OCC 2048 took 16.03-16.14 us with HINT 0 (0.988-0.991x torch.compile in
+// the same evaluations) and 16.00 us with HINT 1 (torch.compile's kernel reads evict-first too);
+// HINT 2 was 5% slower than HINT 0 side by side. Nsight Compute (2026-12-05) showed torch.compile's
+// kernel with the same grid, block and loads (two evict-first float4s a thread) but 64 instructions
+// a warp against 82, and 89% achieved occupancy against 87%; with row_sum_fit the defaults took
+// 15.74 us in three `kforge eval --pytorch` runs (1.000-1.001x torch.compile), against 15.90 us
+// (0.990-0.991x) for the one-kernel form in the same session.
 
 // kforge:param BLOCK in {128, 256, 512} = 512
 // kforge:param TPR in {32, 64, 128, 256, 512} = 512
@@ -31,7 +41,8 @@
 // kforge:param HINT in {0, 1, 2} = 1
 // kforge:param OCC in {1024, 2048} = 2048
 // kforge:require TPR <= BLOCK
-// kforge:launch row_sum grid=(cdiv(M, BLOCK / TPR)) block=(BLOCK)
+// kforge:launch row_sum_fit grid=(M / (BLOCK / TPR)) block=(BLOCK) when=N > 0 && mod(N, 4 * TPR * UNROLL) == 0 && mod(M, BLOCK / TPR) == 0
+// kforge:launch row_sum grid=(cdiv(M, BLOCK / TPR)) block=(BLOCK) when=N == 0 || mod(N, 4 * TPR * UNROLL) != 0 || mod(M, BLOCK / TPR) != 0
 
 #define ROWS (BLOCK / TPR)   // rows per block
 #define WPR (TPR / 32)       // warps per row
@@ -57,6 +68,32 @@ __device__ __forceinline__ float warp_sum(float v)
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
+}
+
+// Adds a thread's partial sums across its row's TPR threads and stores the row's sum.
+__device__ __forceinline__ void finish(const float (&part)[UNROLL], float* red, float* y, int r, int t,
+                                       int row, bool store)
+{
+    float acc = 0.0f;
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+        acc += part[u];
+    acc = warp_sum(acc);
+    if (WPR == 1) {
+        if (t == 0 && store)
+            y[row] = acc;
+    } else {
+        if ((threadIdx.x & 31) == 0)
+            red[threadIdx.x >> 5] = acc;
+        __syncthreads();
+        if (t == 0 && store) {
+            float s = 0.0f;
+#pragma unroll
+            for (int w = 0; w < WPR; ++w)
+                s += red[r * WPR + w];
+            y[row] = s;
+        }
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK, OCC / BLOCK)
@@ -87,6 +124,7 @@ row_sum(const float* __restrict__ x, float* __restrict__ y, int M, int N)
                 for (int u = 0; u < UNROLL; ++u)
                     part[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
             }
+#pragma unroll 1
             for (; i < n4; i += TPR) {
                 const float4 v = load4(x4 + i);
                 part[0] += (v.x + v.y) + (v.z + v.w);
@@ -103,29 +141,43 @@ row_sum(const float* __restrict__ x, float* __restrict__ y, int M, int N)
                 for (int u = 0; u < UNROLL; ++u)
                     part[u] += v[u];
             }
+#pragma unroll 1
             for (; j < N; j += TPR)
                 part[0] += xr[j];
         }
     }
 
-    float acc = 0.0f;
+    finish(part, red, y, r, t, row, row < M);
+}
+
+// The whole-fit case, chosen by the launch plan: N is a multiple of 4 * TPR * UNROLL and M of
+// ROWS, so every row is whole float4 rounds and every block's rows exist. No bounds checks and no
+// remainder loop: a thread goes from its first address to UNROLL loads in flight in a few
+// instructions, and its block's slot frees sooner.
+extern "C" __global__ void __launch_bounds__(BLOCK, OCC / BLOCK)
+row_sum_fit(const float* __restrict__ x, float* __restrict__ y, int M, int N)
+{
+    __shared__ float red[BLOCK / 32];
+    const int r = threadIdx.x / TPR, t = threadIdx.x % TPR;
+    const int row = blockIdx.x * ROWS + r;
+    const float4* x4 = reinterpret_cast<const float4*>(x + (size_t)(unsigned)row * (unsigned)N) + t;
+    const float4* const end = x4 + (N >> 2);
+
+    float part[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; ++u)
-        acc += part[u];
-    acc = warp_sum(acc);
-    if (WPR == 1) {
-        if (t == 0 && row < M)
-            y[row] = acc;
-    } else {
-        if ((threadIdx.x & 31) == 0)
-            red[threadIdx.x >> 5] = acc;
-        __syncthreads();
-        if (t == 0 && row < M) {
-            float s = 0.0f;
+        part[u] = 0.0f;
+#pragma unroll 1   // UNROLL sets the loads in flight; no further unrolling
+    do {   // N > 0: at least one round
+        float4 v[UNROLL];
 #pragma unroll
-            for (int w = 0; w < WPR; ++w)
-                s += red[r * WPR + w];
-            y[row] = s;
-        }
-    }
+        for (int u = 0; u < UNROLL; ++u)
+            v[u] = load4(x4 + u * TPR);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            part[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+        x4 += UNROLL * TPR;
+    } while (x4 < end);
+    finish(part, red, y, r, t, row, true);
+    (void)M;
 }
