@@ -39,7 +39,7 @@
 // kforge:param VEC in {1, 2, 4} = 2
 // kforge:param OCC in {1024, 2048} = 2048
 // kforge:require ROWS * VEC <= 2 || (OCC == 1024 && ROWS * VEC <= 8)
-// kforge:launch bias_gelu_fit grid=(N / (BLOCK * 4 * VEC), M / ROWS) block=(BLOCK, 1) when=mod(N, BLOCK * 4 * VEC) == 0 && mod(M, ROWS) == 0
+// kforge:launch bias_gelu_fit grid=(cdiv(N, BLOCK * 4 * VEC), cdiv(M, ROWS)) block=(BLOCK, 1) when=mod(N, BLOCK * 4 * VEC) == 0 && mod(M, ROWS) == 0
 // kforge:launch bias_gelu grid=(cdiv(N, BLOCK * 4 * VEC), cdiv(M, ROWS)) block=(BLOCK, 1) when=mod(N, BLOCK * 4 * VEC) != 0 || mod(M, ROWS) != 0
 
 __device__ __forceinline__ float gelu(float v)

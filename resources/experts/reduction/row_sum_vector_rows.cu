@@ -41,7 +41,7 @@
 // kforge:param HINT in {0, 1, 2} = 1
 // kforge:param OCC in {1024, 2048} = 2048
 // kforge:require TPR <= BLOCK
-// kforge:launch row_sum_fit grid=(M / (BLOCK / TPR)) block=(BLOCK) when=N > 0 && mod(N, 4 * TPR * UNROLL) == 0 && mod(M, BLOCK / TPR) == 0
+// kforge:launch row_sum_fit grid=(cdiv(M, BLOCK / TPR)) block=(BLOCK) when=N > 0 && mod(N, 4 * TPR * UNROLL) == 0 && mod(M, BLOCK / TPR) == 0
 // kforge:launch row_sum grid=(cdiv(M, BLOCK / TPR)) block=(BLOCK) when=N == 0 || mod(N, 4 * TPR * UNROLL) != 0 || mod(M, BLOCK / TPR) != 0
 
 #define ROWS (BLOCK / TPR)   // rows per block
