@@ -28,6 +28,26 @@ bool hasDisplay() {
            || !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
+QtMessageHandler g_previousHandler = nullptr;
+
+// The offscreen platform warns for every window call it cannot honour (raise, size hints,
+// reparenting) while the views are drawn: nothing a user can act on, so those lines are dropped.
+void quietOffscreenWarnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    if (type == QtWarningMsg && message.startsWith(QLatin1String("This plugin does not support")))
+        return;
+    if (g_previousHandler) {
+        g_previousHandler(type, context, message);
+        return;
+    }
+    std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, context, message)));
+}
+
+// Draws windows offscreen: the headless demo and render-views where there is no display.
+void useOffscreenPlatform() {
+    qputenv("QT_QPA_PLATFORM", "offscreen");
+    g_previousHandler = qInstallMessageHandler(quietOffscreenWarnings);
+}
+
 void setIdentity() {
     QCoreApplication::setOrganizationName(QStringLiteral("kforge"));
     QCoreApplication::setApplicationName(QStringLiteral("kforge"));
@@ -65,7 +85,7 @@ int runGui(int argc, char** argv, bool demo, const QString& runFile) {
 // kforge render-views: every view of a stored run as PNG files; works without a display.
 int renderViews(int argc, char** argv) {
     if (!hasDisplay())
-        qputenv("QT_QPA_PLATFORM", "offscreen");
+        useOffscreenPlatform();
     QApplication app(argc, argv);
     setIdentity();
     QCommandLineParser p;
@@ -148,7 +168,7 @@ int main(int argc, char** argv) {
                 cli::ExitUsage,
                 QStringLiteral("no display to show %1 (try: kforge render-views %1 --out DIR)").arg(command));
         // Headless: the demo search, then every view of its run as PNG files (offscreen).
-        qputenv("QT_QPA_PLATFORM", "offscreen");
+        useOffscreenPlatform();
         QApplication app(argc, argv);
         setIdentity();
         const QString store = demoStorePath();
