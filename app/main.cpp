@@ -35,17 +35,13 @@ QtMessageHandler g_previousHandler = nullptr;
 void quietOffscreenWarnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
     if (type == QtWarningMsg && message.startsWith(QLatin1String("This plugin does not support")))
         return;
-    if (g_previousHandler) {
-        g_previousHandler(type, context, message);
-        return;
-    }
-    std::fprintf(stderr, "%s\n", qPrintable(qFormatLogMessage(type, context, message)));
+    g_previousHandler(type, context, message);
 }
 
 // Draws windows offscreen: the headless demo and render-views where there is no display.
 void useOffscreenPlatform() {
     qputenv("QT_QPA_PLATFORM", "offscreen");
-    g_previousHandler = qInstallMessageHandler(quietOffscreenWarnings);
+    g_previousHandler = qInstallMessageHandler(quietOffscreenWarnings); // Qt's own when none was set
 }
 
 void setIdentity() {

@@ -48,6 +48,12 @@ __device__ __forceinline__ float gelu(float v)
     return v / (1.0f + __expf(-2.0f * u));
 }
 
+// GELU of v + b, element-wise.
+__device__ __forceinline__ float4 bias_gelu4(float4 v, float4 b)
+{
+    return make_float4(gelu(v.x + b.x), gelu(v.y + b.y), gelu(v.z + b.z), gelu(v.w + b.w));
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK, OCC / BLOCK)
 bias_gelu(const float* __restrict__ x, const float* __restrict__ b, float* __restrict__ y, int M, int N)
 {
@@ -75,9 +81,7 @@ bias_gelu(const float* __restrict__ x, const float* __restrict__ b, float* __res
 #pragma unroll
             for (int k = 0; k < VEC; ++k)
                 if (row0 + r < M && c0 + k * BLOCK < n4)
-                    y4[(size_t)(row0 + r) * n4 + c0 + k * BLOCK] =
-                        make_float4(gelu(v[r][k].x + bb[k].x), gelu(v[r][k].y + bb[k].y), gelu(v[r][k].z + bb[k].z),
-                                    gelu(v[r][k].w + bb[k].w));
+                    y4[(size_t)(row0 + r) * n4 + c0 + k * BLOCK] = bias_gelu4(v[r][k], bb[k]);
     } else {
         const int c0 = blockIdx.x * BLOCK * 4 * VEC + threadIdx.x;   // columns c0 + k * BLOCK, k < 4 * VEC
 #pragma unroll
@@ -121,7 +125,6 @@ bias_gelu_fit(const float* __restrict__ x, const float* __restrict__ b, float* _
     for (int r = 0; r < ROWS; ++r)
 #pragma unroll
         for (int k = 0; k < VEC; ++k)
-            y4[(size_t)r * n4 + k * BLOCK] = make_float4(gelu(v[r][k].x + bb[k].x), gelu(v[r][k].y + bb[k].y),
-                                                         gelu(v[r][k].z + bb[k].z), gelu(v[r][k].w + bb[k].w));
+            y4[(size_t)r * n4 + k * BLOCK] = bias_gelu4(v[r][k], bb[k]);
     (void)M;
 }

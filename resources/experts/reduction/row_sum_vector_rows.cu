@@ -32,8 +32,9 @@
 // HINT 2 was 5% slower than HINT 0 side by side. Nsight Compute (2026-12-05) showed torch.compile's
 // kernel with the same grid, block and loads (two evict-first float4s a thread) but 64 instructions
 // a warp against 82, and 89% achieved occupancy against 87%; with row_sum_fit the defaults took
-// 15.74 us in three `kforge eval --pytorch` runs (1.000-1.001x torch.compile), against 15.90 us
-// (0.990-0.991x) for the one-kernel form in the same session.
+// 15.74 us in four `kforge eval --pytorch` runs (1.000-1.001x torch.compile; three of them with
+// the row's warp sums added by a shuffle tree instead, no different side by side), against
+// 15.90 us (0.990-0.991x) for the one-kernel form in the same session.
 
 // kforge:param BLOCK in {128, 256, 512} = 512
 // kforge:param TPR in {32, 64, 128, 256, 512} = 512
@@ -68,6 +69,19 @@ __device__ __forceinline__ float warp_sum(float v)
     for (int o = 16; o > 0; o >>= 1)
         v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
+}
+
+// One round: UNROLL float4s, TPR apart from p, all loaded before any is added (UNROLL loads in
+// flight), each into its own partial sum.
+__device__ __forceinline__ void add_round(const float4* p, float (&part)[UNROLL])
+{
+    float4 v[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+        v[u] = load4(p + u * TPR);
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u)
+        part[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
 }
 
 // Adds a thread's partial sums across its row's TPR threads and stores the row's sum.
@@ -115,15 +129,8 @@ row_sum(const float* __restrict__ x, float* __restrict__ y, int M, int N)
             const int n4 = N >> 2;
             int i = t;
 #pragma unroll 1   // UNROLL sets the loads in flight; no further unrolling
-            for (; i + (UNROLL - 1) * TPR < n4; i += UNROLL * TPR) {
-                float4 v[UNROLL];
-#pragma unroll
-                for (int u = 0; u < UNROLL; ++u)   // all loads first: UNROLL in flight
-                    v[u] = load4(x4 + i + u * TPR);
-#pragma unroll
-                for (int u = 0; u < UNROLL; ++u)
-                    part[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
-            }
+            for (; i + (UNROLL - 1) * TPR < n4; i += UNROLL * TPR)
+                add_round(x4 + i, part);
 #pragma unroll 1
             for (; i < n4; i += TPR) {
                 const float4 v = load4(x4 + i);
@@ -169,13 +176,7 @@ row_sum_fit(const float* __restrict__ x, float* __restrict__ y, int M, int N)
         part[u] = 0.0f;
 #pragma unroll 1   // UNROLL sets the loads in flight; no further unrolling
     do {   // N > 0: at least one round
-        float4 v[UNROLL];
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
-            v[u] = load4(x4 + u * TPR);
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
-            part[u] += (v[u].x + v[u].y) + (v[u].z + v[u].w);
+        add_round(x4, part);
         x4 += UNROLL * TPR;
     } while (x4 < end);
     finish(part, red, y, r, t, row, true);
