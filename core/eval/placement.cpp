@@ -123,6 +123,46 @@ spec::Expected<QStringList> srunArguments(const WorkerPlace& place, const QStrin
     return args;
 }
 
+WorkerPool::SchedulerJobState describeSlurmJob(const QByteArray& answer) {
+    // One line of Name=value fields; values hold no spaces, except a few (Command, WorkDir, the
+    // comment) that we do not read. Several lines (a job array, a heterogeneous job): the first.
+    const QString line = QString::fromUtf8(answer).section(u'\n', 0, 0).trimmed();
+    const auto field = [&line](QLatin1String name) {
+        for (const QString& word : line.split(u' ', Qt::SkipEmptyParts))
+            if (word.startsWith(name) && word.size() > name.size() && word[name.size()] == u'=')
+                return word.mid(name.size() + 1);
+        return QString();
+    };
+    const QString state = field(QLatin1String("JobState"));
+    if (state.isEmpty())
+        return {};
+    static const QStringList ends{
+        QStringLiteral("COMPLETED"),     QStringLiteral("CANCELLED"), QStringLiteral("FAILED"),
+        QStringLiteral("TIMEOUT"),       QStringLiteral("PREEMPTED"), QStringLiteral("NODE_FAIL"),
+        QStringLiteral("OUT_OF_MEMORY"), QStringLiteral("BOOT_FAIL"), QStringLiteral("DEADLINE")};
+    QString sentence = QStringLiteral("Slurm says job %1 is %2").arg(field(QLatin1String("JobId")), state);
+    const QString limit = field(QLatin1String("TimeLimit"));
+    QString meaning;
+    if (state == QLatin1String("CANCELLED"))
+        meaning = QStringLiteral("it was cancelled (scancel, by its owner or an administrator)");
+    else if (state == QLatin1String("TIMEOUT"))
+        meaning = QStringLiteral("it reached its time limit")
+                  + (limit.isEmpty() ? QString() : QStringLiteral(" (--time=%1)").arg(limit));
+    else if (state == QLatin1String("PREEMPTED"))
+        meaning = QStringLiteral("a job of higher priority took its resources");
+    else if (state == QLatin1String("NODE_FAIL"))
+        meaning = QStringLiteral("its node failed");
+    else if (state == QLatin1String("OUT_OF_MEMORY"))
+        meaning = QStringLiteral("it used more memory than it asked for (--mem)");
+    else if (state == QLatin1String("DEADLINE"))
+        meaning = QStringLiteral("it reached its deadline (--deadline)");
+    if (!meaning.isEmpty())
+        sentence += QStringLiteral(": ") + meaning;
+    if (const QString reason = field(QLatin1String("Reason")); !reason.isEmpty() && reason != QLatin1String("None"))
+        sentence += QStringLiteral(" (reason: %1)").arg(reason);
+    return {sentence, ends.contains(state)};
+}
+
 spec::Expected<std::vector<int>> parseDevices(const QString& text, int available) {
     std::vector<int> devices;
     if (text == QLatin1String("all")) {
@@ -229,6 +269,13 @@ spec::Expected<Executor*> makeExecutor(const QString& backend, const Placement& 
             pool->setCheckDevices(true);
             pool->setStartTimeout(std::chrono::milliseconds::zero()); // queued as long as Slurm says
             pool->setCleanupCommand(scancel, {QStringLiteral("--name=") + jobName});
+            // A pilot that Slurm ends (cancelled, out of time, preempted) may die before it relays
+            // why; scontrol still knows for a few minutes after the job's end.
+            if (const QString scontrol = QStandardPaths::findExecutable(QStringLiteral("scontrol"));
+                !scontrol.isEmpty())
+                pool->setJobStateQuery(scontrol,
+                                       {QStringLiteral("--oneliner"), QStringLiteral("show"), QStringLiteral("job")},
+                                       describeSlurmJob);
             // A pilot's GPU is the only one it sees (Slurm sets CUDA_VISIBLE_DEVICES): device 0.
             if (backend == QLatin1String("cuda"))
                 group->add(pool, place.label(), 0);

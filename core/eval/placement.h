@@ -6,6 +6,7 @@
 // sources), so a remote host needs the worker program and nothing else of kforge's.
 
 #include "eval/executor.h"
+#include "eval/workerpool.h"
 #include "expected.h"
 
 #include <QString>
@@ -46,6 +47,13 @@ QStringList sshArguments(const WorkerPlace& place, const QString& backend);
 // stdio or task count from kforge (--pty, --input, --output, --error, --ntasks, --nodes).
 spec::Expected<QStringList> srunArguments(const WorkerPlace& place, const QString& backend, const QString& program,
                                           const QString& jobName, const QString& slurmArgs);
+
+// What became of a Slurm job, from `scontrol --oneliner show job <id>`'s answer: a sentence with its
+// state in Slurm's word and, for the usual ends of a pilot, what that means ("Slurm says job 17 is
+// TIMEOUT: it reached its time limit (--time=00:10:00)"), and whether that state is an end state
+// (COMPLETING, RUNNING and the like are not). The sentence is empty where the answer names no
+// state (a job Slurm has forgotten, an error).
+WorkerPool::SchedulerJobState describeSlurmJob(const QByteArray& answer);
 
 // "all" or a comma-separated list of device indices ("0,2"), checked against the `available`
 // devices (when known, i.e. >= 0).

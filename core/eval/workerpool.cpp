@@ -121,12 +121,23 @@ WorkerPool::~WorkerPool() {
         if (!process->waitForFinished(500))
             qCWarning(lcWorker) << "worker" << process->processId() << "did not exit after SIGKILL";
     }
+    // Scheduler queries still out: nobody is left to hear their answers.
+    for (const Loss& loss : m_losses)
+        loss.query->disconnect(this);
     runCleanup();
 }
 
 void WorkerPool::setCleanupCommand(QString program, QStringList arguments) {
     m_cleanupProgram = std::move(program);
     m_cleanupArguments = std::move(arguments);
+}
+
+void WorkerPool::setJobStateQuery(QString program, QStringList arguments, JobStateReader read,
+                                  std::chrono::milliseconds wait) {
+    m_jobStateProgram = std::move(program);
+    m_jobStateArguments = std::move(arguments);
+    m_readJobState = std::move(read);
+    m_jobStateWait = wait;
 }
 
 void WorkerPool::runCleanup() {
@@ -180,6 +191,12 @@ void WorkerPool::cancel(qint64 ticket) {
         schedulePump();
         return;
     }
+    // Lost already, the scheduler not yet heard: the loss is the answer, now.
+    for (const Loss& loss : m_losses)
+        if (loss.job.kind == Job::Kind::Evaluate && loss.job.id == ticket) {
+            settleLoss(loss.query);
+            return;
+        }
 }
 
 int WorkerPool::requestCeilings(int device, bool refresh) {
@@ -230,6 +247,8 @@ void WorkerPool::shutdown() {
         m_queue.pop_front();
         failJob(job, Status::RuntimeError, message, {});
     }
+    while (!m_losses.empty())
+        settleLoss(m_losses.front().query);
     for (auto& w : m_workers) {
         switch (w->state) {
         case Worker::State::Busy: {
@@ -576,8 +595,10 @@ void WorkerPool::handleHello(Worker& w, const QByteArray& line) {
     if (m_hostsFromWorkers && !hello->host.empty()) {
         w.node = hello->host;
         w.where = QString::fromStdString(hello->host);
-        if (!hello->job.empty())
-            w.where += QStringLiteral(" (%1 job %2)").arg(m_host, QString::fromStdString(hello->job));
+        if (!hello->job.empty()) {
+            w.schedulerJob = QString::fromStdString(hello->job);
+            w.where += QStringLiteral(" (%1 job %2)").arg(m_host, w.schedulerJob);
+        }
     }
     w.timer->stop();
     qCDebug(lcWorker).noquote() << workerName(w) << "said hello, version"
@@ -750,9 +771,8 @@ void WorkerPool::onFinished(int serial, int exitCode, bool crashed) {
             diagnostics.push_back(std::move(err));
         else
             diagnostics.push_back(workerDiagnostic(QStringLiteral("the worker wrote nothing to stderr"), "info"));
-        failJob(*job, Status::RuntimeError,
-                QStringLiteral("the worker %1 while %2; it will be restarted").arg(what, doing),
-                std::move(diagnostics));
+        failLost(*w, std::move(*job), QStringLiteral("the worker %1 while %2; it will be restarted").arg(what, doing),
+                 std::move(diagnostics));
         break;
     }
     case Worker::State::Idle:
@@ -871,6 +891,74 @@ void WorkerPool::failJob(const Job& job, Status status, const QString& what, std
     if (job.clock.isValid())
         result.wallSeconds = static_cast<double>(job.clock.elapsed()) / 1000.0;
     deliver(job, std::move(result));
+}
+
+void WorkerPool::failLost(const Worker& w, Job job, const QString& what, std::vector<Diagnostic> diagnostics) {
+    if (m_jobStateProgram.isEmpty() || w.schedulerJob.isEmpty() || m_shutDown) {
+        failJob(job, Status::RuntimeError, what, std::move(diagnostics));
+        return;
+    }
+    auto* query = new QProcess(this);
+    query->setProgram(m_jobStateProgram);
+    query->setArguments(m_jobStateArguments + QStringList{w.schedulerJob});
+    query->setProcessChannelMode(QProcess::MergedChannels);
+    query->setStandardInputFile(QProcess::nullDevice());
+    m_losses.push_back({std::move(job), what, std::move(diagnostics), query, {}});
+    connect(query, &QProcess::finished, this, [this, query](int exitCode, QProcess::ExitStatus status) {
+        onJobStateAnswer(query, status == QProcess::NormalExit && exitCode == 0);
+    });
+    connect(query, &QProcess::errorOccurred, this, [this, query](QProcess::ProcessError error) {
+        if (error == QProcess::FailedToStart) {
+            qCWarning(lcWorker).noquote() << "could not ask the scheduler about a lost worker:" << query->errorString();
+            settleLoss(query);
+        }
+    });
+    // However often it is asked, the loss goes out after the wait.
+    QTimer::singleShot(m_jobStateWait, query, [this, query] { settleLoss(query); });
+    qCDebug(lcWorker).noquote() << "asking" << m_jobStateProgram << query->arguments().join(u' ') << "why"
+                                << workerName(w) << "died";
+    query->start();
+}
+
+void WorkerPool::onJobStateAnswer(QProcess* query, bool answered) {
+    const auto it = std::find_if(m_losses.begin(), m_losses.end(), [query](const Loss& l) { return l.query == query; });
+    if (it == m_losses.end())
+        return;
+    SchedulerJobState state;
+    if (answered && m_readJobState)
+        state = m_readJobState(query->readAll());
+    if (state.said.isEmpty()) { // nothing to learn: an unknown job, an error
+        settleLoss(query);
+        return;
+    }
+    it->said = state.said;
+    if (state.ended) {
+        settleLoss(query);
+        return;
+    }
+    constexpr auto kAskAgain = 250ms;
+    QTimer::singleShot(kAskAgain, query, [query] { query->start(); });
+}
+
+void WorkerPool::settleLoss(QProcess* query) {
+    const auto it = std::find_if(m_losses.begin(), m_losses.end(), [query](const Loss& l) { return l.query == query; });
+    if (it == m_losses.end())
+        return;
+    Loss loss = std::move(*it);
+    m_losses.erase(it);
+    query->disconnect(this);
+    if (query->state() != QProcess::NotRunning)
+        query->kill();
+    query->deleteLater();
+    QString what = loss.what;
+    if (!loss.said.isEmpty()) {
+        // The scheduler's word is the likeliest reason: it goes into the message, and first
+        // after the worker's own line among the diagnostics.
+        what += QStringLiteral(" (%1)").arg(loss.said);
+        const auto at = loss.diagnostics.empty() ? loss.diagnostics.end() : loss.diagnostics.begin() + 1;
+        loss.diagnostics.insert(at, workerDiagnostic(loss.said));
+    }
+    failJob(loss.job, Status::RuntimeError, what, std::move(loss.diagnostics));
 }
 
 void WorkerPool::deliver(const Job& job, EvaluateResult result) {

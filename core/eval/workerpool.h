@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -60,6 +61,23 @@ public:
     // shutdown, or when the pool is destroyed. Slurm pilots cancel their jobs with it, pending
     // ones included.
     void setCleanupCommand(QString program, QStringList arguments);
+    // What a scheduler's answer about a job says: a sentence for the user (empty: nothing worth
+    // saying) and whether the job has reached its end state (Slurm shows COMPLETING for a while
+    // before CANCELLED or TIMEOUT: asked again, it says which).
+    struct SchedulerJobState {
+        QString said;
+        bool ended = true;
+    };
+    using JobStateReader = std::function<SchedulerJobState(const QByteArray& answer)>;
+    // Workers that a scheduler places: when one dies with an evaluation in flight and its hello
+    // line named a job, `program` `arguments` <job> asks the scheduler what became of that job,
+    // and `read` turns the answer into a sentence for the failure. A pilot killed by the scheduler
+    // often dies before it can relay why; the scheduler still knows (Slurm: CANCELLED, TIMEOUT,
+    // PREEMPTED, NODE_FAIL, OUT_OF_MEMORY). A job not yet at its end is asked about again; the
+    // failure waits at most `wait` and then goes out with the last sentence heard, or at once
+    // when the pool shuts down.
+    void setJobStateQuery(QString program, QStringList arguments, JobStateReader read,
+                          std::chrono::milliseconds wait = std::chrono::seconds(5));
 
     // Each new worker is asked for its devices before it takes work; one that has none it can use
     // (a remote host without the NVIDIA driver, say) counts as a failed start, so that such a host
@@ -128,6 +146,16 @@ private:
         qint64 checkId = 0;     // the device check's request id, while Checking
         QString where;          // from its hello (setHostsFromWorkers): "node3 (Slurm job 17)"
         std::string node;       // from its hello (setHostsFromWorkers): "node3"
+        QString schedulerJob;   // from its hello (setHostsFromWorkers): "17"
+    };
+
+    // An evaluation whose worker died, waiting for the scheduler to say why (setJobStateQuery).
+    struct Loss {
+        Job job;
+        QString what;
+        std::vector<protocol::Diagnostic> diagnostics;
+        QProcess* query = nullptr;
+        QString said; // the scheduler's latest sentence
     };
 
     Worker* worker(int serial);
@@ -159,6 +187,12 @@ private:
     std::optional<Job> takeJob(Worker& w);
     void failJob(const Job& job, protocol::Status status, const QString& what,
                  std::vector<protocol::Diagnostic> diagnostics);
+    // failJob for an evaluation its worker's death cost: after asking the scheduler about the
+    // worker's job, where there is one to ask.
+    void failLost(const Worker& w, Job job, const QString& what, std::vector<protocol::Diagnostic> diagnostics);
+    void onJobStateAnswer(QProcess* query, bool answered);
+    // The scheduler has said what it will say (or did not, in time): the loss goes out.
+    void settleLoss(QProcess* query);
     // Hands `result` back as the answer to `job`, recording where it ran.
     void deliver(const Job& job, protocol::EvaluateResult result);
     protocol::Diagnostic stderrDiagnostic(const Worker& w) const;
@@ -179,6 +213,11 @@ private:
     bool m_checkDevices = false;
     QString m_cleanupProgram; // empty: none, or already run
     QStringList m_cleanupArguments;
+    QString m_jobStateProgram; // empty: nobody to ask
+    QStringList m_jobStateArguments;
+    JobStateReader m_readJobState;
+    std::chrono::milliseconds m_jobStateWait{5000};
+    std::vector<Loss> m_losses;
 
     std::vector<std::unique_ptr<Worker>> m_workers;
     std::deque<Job> m_queue;

@@ -337,6 +337,32 @@ private slots:
         QVERIFY(text.out.contains("  tasks: " + QDir::cleanPath(qEnvironmentVariable("KFORGE_TASKS_DIR")).toUtf8()));
     }
 
+    void renderViewsWithoutADisplay() {
+        // A short run on the fake worker, then its views drawn where there is no display: the
+        // offscreen platform, every view a PNG, and none of the platform's warnings about window
+        // calls it cannot honour (one per window call; nothing a user can act on).
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        const Run run =
+            kforge({QStringLiteral("run"), QStringLiteral("--task"),
+                    QStringLiteral(KFORGE_ENGINE_TEST_DATA "/tasks/fake_scale"), QStringLiteral("--islands"),
+                    QStringLiteral("1"), QStringLiteral("--budget-evals"), QStringLiteral("6"),
+                    QStringLiteral("--no-experts"), QStringLiteral("--no-experience"), QStringLiteral("--db"), db},
+                   fakeOpenCl());
+        QVERIFY2(run.exitCode == 0, run.err.constData());
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            env.remove(QLatin1String(name));
+        const QString out = dir.filePath(QStringLiteral("views"));
+        const Run views = kforge({QStringLiteral("render-views"), db, QStringLiteral("--out"), out,
+                                  QStringLiteral("--experience"), dir.filePath(QStringLiteral("none.kforge-library"))},
+                                 env);
+        QVERIFY2(views.exitCode == 0, views.err.constData());
+        const QStringList pngs = QDir(out).entryList({QStringLiteral("*.png")}, QDir::Files);
+        QVERIFY2(pngs.size() >= 10, qPrintable(pngs.join(u' ')));
+        QVERIFY2(!views.err.contains("This plugin does not support"), views.err.constData());
+    }
+
     void tasksList() {
         const Run r = kforge({QStringLiteral("tasks")});
         QCOMPARE(r.exitCode, 0);

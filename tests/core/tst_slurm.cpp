@@ -99,6 +99,42 @@ private slots:
         }
     }
 
+    void whatSlurmSaysOfAJob() {
+        // scontrol --oneliner show job <id>: the state in Slurm's word, what the usual ends of a
+        // pilot mean, the reason where there is one; whether the job has ended; nothing from an
+        // answer that names no state.
+        const auto line = [](const char* state, const char* reason) {
+            return QByteArray("JobId=17 JobName=kforge-0123 UserId=me(1000) GroupId=me(1000) Priority=1 JobState=")
+                   + state + " Reason=" + reason
+                   + " Dependency=(null) ExitCode=0:15 RunTime=00:00:03 TimeLimit=01:00:00 NodeList=node3\n";
+        };
+        auto cancelled = eval::describeSlurmJob(line("CANCELLED", "None"));
+        QCOMPARE(cancelled.said, QStringLiteral("Slurm says job 17 is CANCELLED: it was cancelled (scancel, by its "
+                                                "owner or an administrator)"));
+        QVERIFY(cancelled.ended);
+        QCOMPARE(eval::describeSlurmJob(line("TIMEOUT", "TimeLimit")).said,
+                 QStringLiteral("Slurm says job 17 is TIMEOUT: it reached its time limit (--time=01:00:00) "
+                                "(reason: TimeLimit)"));
+        for (const char* state : {"PREEMPTED", "NODE_FAIL", "OUT_OF_MEMORY"}) {
+            const auto said = eval::describeSlurmJob(line(state, "None"));
+            QVERIFY2(said.said.startsWith(QStringLiteral("Slurm says job 17 is %1: ").arg(QLatin1String(state))),
+                     qPrintable(said.said));
+            QVERIFY(said.ended);
+        }
+        const auto failed = eval::describeSlurmJob(line("FAILED", "NonZeroExitCode"));
+        QCOMPARE(failed.said, QStringLiteral("Slurm says job 17 is FAILED (reason: NonZeroExitCode)"));
+        QVERIFY(failed.ended);
+        // On the way to its end: worth saying if nothing better comes, but worth asking again.
+        for (const char* state : {"COMPLETING", "RUNNING", "PENDING"}) {
+            const auto said = eval::describeSlurmJob(line(state, "None"));
+            QCOMPARE(said.said, QStringLiteral("Slurm says job 17 is %1").arg(QLatin1String(state)));
+            QVERIFY(!said.ended);
+        }
+        QVERIFY(eval::describeSlurmJob("slurm_load_jobs error: Invalid job id specified\n").said.isEmpty());
+        QVERIFY(eval::describeSlurmJob({}).said.isEmpty());
+        QVERIFY(eval::describeSlurmJob("JobId=17 XJobState=RUNNING").said.isEmpty()); // whole names only
+    }
+
     void srunCommandLine() {
         const auto place = eval::parseWorkerPlace(QStringLiteral("slurm"));
         const QString program = QStringLiteral("/opt/kforge/kforge-worker-cuda");
@@ -149,8 +185,8 @@ private slots:
     }
 
     void aCancelledPilotCostsItsEvaluation() {
-        // scancel of a pilot while it evaluates: that evaluation fails, naming the node and the
-        // job; a new pilot takes the next ones.
+        // scancel of a pilot while it evaluates: that evaluation fails, naming the node, the job
+        // and what Slurm says became of it; a new pilot takes the next ones.
         needCluster();
         auto executor = slurmExecutor(QStringLiteral("fake"), 1);
         QSignalSpy spy(executor.get(), &eval::Executor::evaluated);
@@ -170,7 +206,11 @@ private slots:
         QString said = QString::fromStdString(lost.message);
         for (const auto& d : lost.diagnostics)
             said += u'\n' + QString::fromStdString(d.message);
-        QVERIFY2(said.contains(QStringLiteral("CANCELLED")), qPrintable(said)); // slurmstepd's own words
+        // Slurm's own word, asked of scontrol when the pilot died: slurmstepd's line on the pilot's
+        // stderr comes through only when srun relays it before it exits.
+        QVERIFY2(
+            QString::fromStdString(lost.message).contains(QStringLiteral("Slurm says job %1 is CANCELLED").arg(job)),
+            qPrintable(said));
         const auto next = evaluateAll(*executor, fakeRequests(2, QStringLiteral("// plain")));
         QCOMPARE(next.size(), std::size_t{2});
         for (const auto& [nextTicket, r] : next)

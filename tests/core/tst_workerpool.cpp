@@ -1,6 +1,7 @@
 // The worker pool against kforge-worker-fake, a real process speaking the real protocol, in each
 // of its failure modes; and the worker locator's search order and messages.
 
+#include "eval/placement.h"
 #include "eval/workerlocator.h"
 #include "eval/workerpool.h"
 #include "llm/endpoints.h"
@@ -136,6 +137,10 @@ private slots:
     void shutdownFailsPending();
     void shutDownFollowsOnceTheWorkersExited();
     void destructorStopsBusyWorker();
+    void aLostSchedulerJobSaysWhy();
+    void aJobOnItsWayOutIsAskedAgain();
+    void aSilentSchedulerDelaysTheLossOnlyBriefly();
+    void shutdownDeliversLossesTheSchedulerHasNotExplained();
 
     void locate_data();
     void locate();
@@ -673,6 +678,118 @@ void TestWorkerPool::locateFakeFromEnvironment() {
     const auto path = WorkerLocator::find(QStringLiteral("fake"));
     QVERIFY2(path.ok(), path.ok() ? "" : path.error().c_str());
     QCOMPARE(*path, QFileInfo(fakeWorkerPath()).absoluteFilePath());
+}
+
+namespace {
+
+// A pool whose worker says it runs as job 4242 of a scheduler, as a Slurm pilot does.
+std::unique_ptr<WorkerPool> pilotPool() {
+    auto pool = std::make_unique<WorkerPool>(QStringLiteral("fake"), fakeWorkerPath());
+    pool->setPlacement(QStringLiteral("Slurm"), std::nullopt);
+    pool->setHostsFromWorkers(true);
+    pool->setExtraEnvironment({QStringLiteral("SLURM_JOB_ID=4242")});
+    return pool;
+}
+
+} // namespace
+
+void TestWorkerPool::aLostSchedulerJobSaysWhy() {
+    // The pilot dies mid-evaluation without a word of why; the scheduler is asked about its job
+    // (the id appended to the query), and its answer joins the failure.
+    auto pool = pilotPool();
+    pool->setJobStateQuery(
+        QStringLiteral("/bin/sh"),
+        {QStringLiteral("-c"), QStringLiteral("echo \"JobId=$0 JobName=kforge-x JobState=TIMEOUT Reason=TimeLimit "
+                                              "Dependency=(null) RunTime=00:10:00 TimeLimit=00:10:00\"")},
+        kforge::eval::describeSlurmJob);
+    QSignalSpy spy(pool.get(), &WorkerPool::evaluated);
+    const qint64 ticket = pool->submit(makeRequest(QStringLiteral("// fake:mode=crash")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, ticket).has_value(), kWaitMs);
+    const EvaluateResult lost = *resultFor(spy, ticket);
+    QVERIFY2(lost.status == Status::RuntimeError, qPrintable(describe(lost)));
+    const QString said = QStringLiteral("Slurm says job 4242 is TIMEOUT: it reached its time limit (--time=00:10:00)");
+    QVERIFY2(QString::fromStdString(lost.message).contains(said), qPrintable(describe(lost)));
+    QVERIFY2(QString::fromStdString(lost.message).contains(QStringLiteral("Slurm job 4242")),
+             qPrintable(describe(lost)));
+    QVERIFY2(lost.diagnostics.size() >= 3, qPrintable(describe(lost)));
+    QVERIFY2(QString::fromStdString(lost.diagnostics.at(1).message).startsWith(said), qPrintable(describe(lost)));
+    QVERIFY2(hasWorkerDiagnostic(lost, QStringLiteral("crashing on purpose")),
+             qPrintable(describe(lost))); // stderr kept
+    QCOMPARE(resultsFor(spy, ticket), 1);
+
+    const qint64 next = pool->submit(makeRequest(QStringLiteral("// plain")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, next).has_value(), kWaitMs);
+    QVERIFY2(resultFor(spy, next)->status == Status::Ok, qPrintable(describe(*resultFor(spy, next))));
+}
+
+void TestWorkerPool::aJobOnItsWayOutIsAskedAgain() {
+    // Slurm shows a cancelled job as COMPLETING until its processes are gone: asked again, it says
+    // CANCELLED, and that is what the failure says.
+    QTemporaryDir dir;
+    const QString asked = dir.filePath(QStringLiteral("asked"));
+    auto pool = pilotPool();
+    pool->setJobStateQuery(
+        QStringLiteral("/bin/sh"),
+        {QStringLiteral("-c"), QStringLiteral("if [ -e '%1' ]; then echo \"JobId=$0 JobState=CANCELLED Reason=None\"; "
+                                              "else touch '%1'; echo \"JobId=$0 JobState=COMPLETING Reason=None\"; fi")
+                                   .arg(asked)},
+        kforge::eval::describeSlurmJob, 20s);
+    QSignalSpy spy(pool.get(), &WorkerPool::evaluated);
+    const qint64 ticket = pool->submit(makeRequest(QStringLiteral("// fake:mode=crash")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, ticket).has_value(), kWaitMs);
+    const EvaluateResult lost = *resultFor(spy, ticket);
+    QVERIFY2(QString::fromStdString(lost.message).contains(QStringLiteral("Slurm says job 4242 is CANCELLED")),
+             qPrintable(describe(lost)));
+    QVERIFY2(!QString::fromStdString(lost.message).contains(QStringLiteral("COMPLETING")), qPrintable(describe(lost)));
+
+    // A job that never gets there: after the wait, the last word heard.
+    pool->setJobStateQuery(QStringLiteral("/bin/sh"),
+                           {QStringLiteral("-c"), QStringLiteral("echo \"JobId=$0 JobState=COMPLETING Reason=None\"")},
+                           kforge::eval::describeSlurmJob, 1s);
+    const qint64 second = pool->submit(makeRequest(QStringLiteral("// fake:mode=crash")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, second).has_value(), kWaitMs);
+    QVERIFY2(QString::fromStdString(resultFor(spy, second)->message)
+                 .contains(QStringLiteral("Slurm says job 4242 is COMPLETING")),
+             qPrintable(describe(*resultFor(spy, second))));
+}
+
+void TestWorkerPool::aSilentSchedulerDelaysTheLossOnlyBriefly() {
+    // A query that never answers is given up after its wait: the loss goes out as it was.
+    auto pool = pilotPool();
+    pool->setJobStateQuery(QStringLiteral("/bin/sh"), {QStringLiteral("-c"), QStringLiteral("exec sleep 30")},
+                           kforge::eval::describeSlurmJob, 200ms);
+    QSignalSpy spy(pool.get(), &WorkerPool::evaluated);
+    const qint64 ticket = pool->submit(makeRequest(QStringLiteral("// fake:mode=crash")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, ticket).has_value(), 20000); // well before the sleep ends
+    const EvaluateResult lost = *resultFor(spy, ticket);
+    QVERIFY2(lost.status == Status::RuntimeError, qPrintable(describe(lost)));
+    QVERIFY2(QString::fromStdString(lost.message).contains(QStringLiteral("crashed with signal")),
+             qPrintable(describe(lost)));
+    QVERIFY2(!QString::fromStdString(lost.message).contains(QStringLiteral("Slurm says")), qPrintable(describe(lost)));
+
+    // A query that cannot start at all: the same.
+    pool->setJobStateQuery(QStringLiteral("/nonexistent/scontrol"), {}, kforge::eval::describeSlurmJob);
+    const qint64 second = pool->submit(makeRequest(QStringLiteral("// fake:mode=crash")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, second).has_value(), kWaitMs);
+    QVERIFY2(resultFor(spy, second)->status == Status::RuntimeError, qPrintable(describe(*resultFor(spy, second))));
+}
+
+void TestWorkerPool::shutdownDeliversLossesTheSchedulerHasNotExplained() {
+    QTemporaryDir dir;
+    const QString asked = dir.filePath(QStringLiteral("asked"));
+    auto pool = pilotPool();
+    pool->setJobStateQuery(QStringLiteral("/bin/sh"),
+                           {QStringLiteral("-c"), QStringLiteral("touch '%1'; exec sleep 30").arg(asked)},
+                           kforge::eval::describeSlurmJob, 60s);
+    QSignalSpy spy(pool.get(), &WorkerPool::evaluated);
+    QSignalSpy down(pool.get(), &WorkerPool::shutDown);
+    const qint64 ticket = pool->submit(makeRequest(QStringLiteral("// fake:mode=crash")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(asked), kWaitMs);
+    QCOMPARE(spy.count(), 0); // waiting for the scheduler
+    pool->shutdown();
+    QTRY_COMPARE_WITH_TIMEOUT(resultsFor(spy, ticket), 1, 20000);
+    QVERIFY2(resultFor(spy, ticket)->status == Status::RuntimeError, qPrintable(describe(*resultFor(spy, ticket))));
+    QTRY_COMPARE_WITH_TIMEOUT(down.count(), 1, kWaitMs);
 }
 
 QTEST_GUILESS_MAIN(TestWorkerPool)
