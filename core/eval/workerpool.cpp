@@ -193,7 +193,7 @@ void WorkerPool::cancel(qint64 ticket) {
     }
     // Lost already, the scheduler not yet heard: the loss is the answer, now.
     for (const Loss& loss : m_losses)
-        if (loss.job.kind == Job::Kind::Evaluate && loss.job.id == ticket) {
+        if (loss.job && loss.job->kind == Job::Kind::Evaluate && loss.job->id == ticket) {
             settleLoss(loss.query);
             return;
         }
@@ -771,8 +771,8 @@ void WorkerPool::onFinished(int serial, int exitCode, bool crashed) {
             diagnostics.push_back(std::move(err));
         else
             diagnostics.push_back(workerDiagnostic(QStringLiteral("the worker wrote nothing to stderr"), "info"));
-        failLost(*w, std::move(*job), QStringLiteral("the worker %1 while %2; it will be restarted").arg(what, doing),
-                 std::move(diagnostics));
+        reportLoss(*w, std::move(*job), QStringLiteral("the worker %1 while %2; it will be restarted").arg(what, doing),
+                   std::move(diagnostics));
         break;
     }
     case Worker::State::Idle:
@@ -780,8 +780,9 @@ void WorkerPool::onFinished(int serial, int exitCode, bool crashed) {
             recordStartFailure(QStringLiteral("it %1 right after its hello line").arg(what));
             break;
         }
-        // Exit code 3 after an answer lands here: the answer already counted.
-        qCInfo(lcWorker).noquote() << workerName(*w) << what << "while idle";
+        // Exit code 3 after an answer lands here: the answer already counted. A pilot ended by its
+        // scheduler (its time limit, say) is worth a reason in the log.
+        reportLoss(*w, std::nullopt, what + QStringLiteral(" while idle"), {});
         break;
     case Worker::State::Stopping:
         qCDebug(lcWorker).noquote() << workerName(*w) << "stopped:" << what;
@@ -893,9 +894,13 @@ void WorkerPool::failJob(const Job& job, Status status, const QString& what, std
     deliver(job, std::move(result));
 }
 
-void WorkerPool::failLost(const Worker& w, Job job, const QString& what, std::vector<Diagnostic> diagnostics) {
+void WorkerPool::reportLoss(const Worker& w, std::optional<Job> job, const QString& what,
+                            std::vector<Diagnostic> diagnostics) {
     if (m_jobStateProgram.isEmpty() || w.schedulerJob.isEmpty() || m_shutDown) {
-        failJob(job, Status::RuntimeError, what, std::move(diagnostics));
+        if (job)
+            failJob(*job, Status::RuntimeError, what, std::move(diagnostics));
+        else
+            qCInfo(lcWorker).noquote() << workerName(w) << what;
         return;
     }
     auto* query = new QProcess(this);
@@ -903,7 +908,7 @@ void WorkerPool::failLost(const Worker& w, Job job, const QString& what, std::ve
     query->setArguments(m_jobStateArguments + QStringList{w.schedulerJob});
     query->setProcessChannelMode(QProcess::MergedChannels);
     query->setStandardInputFile(QProcess::nullDevice());
-    m_losses.push_back({std::move(job), what, std::move(diagnostics), query, {}});
+    m_losses.push_back({std::move(job), workerName(w), what, std::move(diagnostics), query, {}});
     connect(query, &QProcess::finished, this, [this, query](int exitCode, QProcess::ExitStatus status) {
         onJobStateAnswer(query, status == QProcess::NormalExit && exitCode == 0);
     });
@@ -950,6 +955,11 @@ void WorkerPool::settleLoss(QProcess* query) {
     if (query->state() != QProcess::NotRunning)
         query->kill();
     query->deleteLater();
+    if (!loss.job) {
+        qCInfo(lcWorker).noquote() << loss.worker + u' ' + loss.what
+                                          + (loss.said.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(loss.said));
+        return;
+    }
     QString what = loss.what;
     if (!loss.said.isEmpty()) {
         // The scheduler's word is the likeliest reason: it goes into the message, and first
@@ -958,7 +968,7 @@ void WorkerPool::settleLoss(QProcess* query) {
         const auto at = loss.diagnostics.empty() ? loss.diagnostics.end() : loss.diagnostics.begin() + 1;
         loss.diagnostics.insert(at, workerDiagnostic(loss.said));
     }
-    failJob(loss.job, Status::RuntimeError, what, std::move(loss.diagnostics));
+    failJob(*loss.job, Status::RuntimeError, what, std::move(loss.diagnostics));
 }
 
 void WorkerPool::deliver(const Job& job, EvaluateResult result) {

@@ -149,9 +149,11 @@ private:
         QString schedulerJob;   // from its hello (setHostsFromWorkers): "17"
     };
 
-    // An evaluation whose worker died, waiting for the scheduler to say why (setJobStateQuery).
+    // A worker that died, waiting for the scheduler to say why (setJobStateQuery), with the
+    // evaluation its death cost, if it held one; an idle worker's death is only logged.
     struct Loss {
-        Job job;
+        std::optional<Job> job;
+        QString worker; // its name, for the log
         QString what;
         std::vector<protocol::Diagnostic> diagnostics;
         QProcess* query = nullptr;
@@ -187,11 +189,12 @@ private:
     std::optional<Job> takeJob(Worker& w);
     void failJob(const Job& job, protocol::Status status, const QString& what,
                  std::vector<protocol::Diagnostic> diagnostics);
-    // failJob for an evaluation its worker's death cost: after asking the scheduler about the
-    // worker's job, where there is one to ask.
-    void failLost(const Worker& w, Job job, const QString& what, std::vector<protocol::Diagnostic> diagnostics);
+    // failJob for an evaluation its worker's death cost (or, without one, a line in the log):
+    // after asking the scheduler about the worker's job, where there is one to ask.
+    void reportLoss(const Worker& w, std::optional<Job> job, const QString& what,
+                    std::vector<protocol::Diagnostic> diagnostics);
     void onJobStateAnswer(QProcess* query, bool answered);
-    // The scheduler has said what it will say (or did not, in time): the loss goes out.
+    // The scheduler has said what it will say (or did not, in time): the loss is reported.
     void settleLoss(QProcess* query);
     // Hands `result` back as the answer to `job`, recording where it ran.
     void deliver(const Job& job, protocol::EvaluateResult result);

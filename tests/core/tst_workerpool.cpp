@@ -139,6 +139,7 @@ private slots:
     void destructorStopsBusyWorker();
     void aLostSchedulerJobSaysWhy();
     void aJobOnItsWayOutIsAskedAgain();
+    void anIdlePilotsEndIsLoggedWithItsReason();
     void aSilentSchedulerDelaysTheLossOnlyBriefly();
     void shutdownDeliversLossesTheSchedulerHasNotExplained();
 
@@ -751,6 +752,43 @@ void TestWorkerPool::aJobOnItsWayOutIsAskedAgain() {
     QVERIFY2(QString::fromStdString(resultFor(spy, second)->message)
                  .contains(QStringLiteral("Slurm says job 4242 is COMPLETING")),
              qPrintable(describe(*resultFor(spy, second))));
+}
+
+namespace {
+
+QStringList g_logged;
+QtMessageHandler g_previousHandler = nullptr;
+
+void keepMessage(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    g_logged << message;
+    g_previousHandler(type, context, message);
+}
+
+} // namespace
+
+void TestWorkerPool::anIdlePilotsEndIsLoggedWithItsReason() {
+    // A pilot that ends between evaluations (its time limit, say) costs nothing, but the log says
+    // what Slurm says of it: a user sees why pilots keep being replaced.
+    auto pool = pilotPool();
+    pool->setJobStateQuery(QStringLiteral("/bin/sh"),
+                           {QStringLiteral("-c"),
+                            QStringLiteral("echo \"JobId=$0 JobState=TIMEOUT Reason=TimeLimit TimeLimit=00:30:00\"")},
+                           kforge::eval::describeSlurmJob);
+    g_logged.clear();
+    g_previousHandler = qInstallMessageHandler(keepMessage);
+    const auto restore = qScopeGuard([] { qInstallMessageHandler(g_previousHandler); });
+    QSignalSpy spy(pool.get(), &WorkerPool::evaluated);
+    const qint64 ticket = pool->submit(makeRequest(QStringLiteral("// fake:mode=exit-after")), 30s);
+    QTRY_VERIFY_WITH_TIMEOUT(resultFor(spy, ticket).has_value(), kWaitMs);
+    QVERIFY2(resultFor(spy, ticket)->status == Status::Ok, qPrintable(describe(*resultFor(spy, ticket))));
+    const auto saidWhy = [] {
+        return std::any_of(g_logged.begin(), g_logged.end(), [](const QString& line) {
+            return line.contains(QStringLiteral("Slurm job 4242")) && line.contains(QStringLiteral("while idle"))
+                   && line.contains(QStringLiteral("(Slurm says job 4242 is TIMEOUT: it reached its time limit"));
+        });
+    };
+    QTRY_VERIFY2_WITH_TIMEOUT(saidWhy(), qPrintable(g_logged.join(u'\n')), kWaitMs);
+    QCOMPARE(resultsFor(spy, ticket), 1);
 }
 
 void TestWorkerPool::aSilentSchedulerDelaysTheLossOnlyBriefly() {
