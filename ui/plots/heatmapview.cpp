@@ -26,17 +26,42 @@ namespace {
 
 constexpr int kLevels = search::kLevels;
 
+// The pieces a level name may break between: its words, and a hyphenated word longer than `width`
+// after each hyphen ("shared-memory" as "shared-" and "memory"), each with whether a space comes
+// before it.
+struct Piece {
+    QString text;
+    bool spaced;
+};
+QList<Piece> breakable(const QString& text, qsizetype width = 0) {
+    QList<Piece> pieces;
+    for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
+        qsizetype from = 0;
+        for (qsizetype hyphen = word.size() > width ? word.indexOf(u'-') : -1; hyphen > 0 && hyphen + 1 < word.size();
+             hyphen = word.indexOf(u'-', hyphen + 1)) {
+            pieces.append({word.mid(from, hyphen + 1 - from), from == 0});
+            from = hyphen + 1;
+        }
+        pieces.append({word.mid(from), from == 0});
+    }
+    return pieces;
+}
+
 // Level names are phrases ("register tiling, async copy or tensor-core fragments"): break them
-// into short lines so four of them fit under a plot of ordinary width.
+// into short lines so four of them fit under a plot of ordinary width, between words and, where
+// a column is narrow, after a hyphen.
 QString wrapped(const QString& text, int width = 18) {
     QStringList lines;
     QString line;
-    for (const QString& word : text.split(QLatin1Char(' '), Qt::SkipEmptyParts)) {
-        if (!line.isEmpty() && line.size() + 1 + word.size() > width) {
+    for (const Piece& piece : breakable(text, width)) {
+        const QString joined =
+            line.isEmpty() ? piece.text : line + (piece.spaced ? QStringLiteral(" ") : QString()) + piece.text;
+        if (!line.isEmpty() && joined.size() > width) {
             lines << line;
-            line.clear();
+            line = piece.text;
+        } else {
+            line = joined;
         }
-        line += (line.isEmpty() ? QString() : QStringLiteral(" ")) + word;
     }
     if (!line.isEmpty())
         lines << line;
@@ -173,13 +198,14 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
         if (m_xLevelNames.size() != kLevels)
             return;
         const int column = m_plot->axisRect()->width() / kLevels;
-        // A word wider than a column ("vectorised") sets the labels smaller, down to a legible size.
+        // A word wider than a column ("vectorised") sets the labels smaller, down to a legible size;
+        // hyphenated words count by their parts, since they break after the hyphen.
         QFont font = m_plot->font();
         int longest = 1;
         const QFontMetrics base(font);
         for (const QString& name : std::as_const(m_xLevelNames))
-            for (const QString& word : name.split(QLatin1Char(' '), Qt::SkipEmptyParts))
-                longest = std::max(longest, base.horizontalAdvance(word));
+            for (const Piece& piece : breakable(name))
+                longest = std::max(longest, base.horizontalAdvance(piece.text));
         if (longest > column - 4 && font.pointSizeF() > 0)
             font.setPointSizeF(std::max(6.5, font.pointSizeF() * (column - 4) / longest));
         const QFontMetrics metrics(font);

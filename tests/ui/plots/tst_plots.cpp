@@ -209,6 +209,7 @@ private slots:
     void heatmapShowsTheStoredArchives();
     void heatmapAxesAndIslands();
     void heatmapClickSelectsElite();
+    void heatmapLevelNamesFitTheirColumns();
     void rooflineClickSelects();
     void islandsClickSelects();
     void selectionRedrawsItsLayerAlone();
@@ -402,6 +403,39 @@ void TestPlots::heatmapAxesAndIslands() {
     model.setIsland(1);
     QCOMPARE(eliteAt(model, 3, 1), 2);
     QCOMPARE(eliteAt(model, 0, 0), 1); // the seed belongs to every island
+}
+
+void TestPlots::heatmapLevelNamesFitTheirColumns() {
+    // The names under the columns ("shared-memory tiling", "vectorised / read-only loads") wrap,
+    // breaking after a hyphen where a column is narrow, so that no line is wider than its column,
+    // in a dock as narrow as the window's and wider ones; no word of a name is lost.
+    RunData data;
+    CandidateSelection selection;
+    data.apply(syntheticRun(40, 2));
+    for (const int width : {400, 600, 900}) {
+        HeatmapView view(&data, &selection);
+        view.resize(width, 520);
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QVERIFY(drawn(&view));
+        QVERIFY(drawn(&view)); // the labels follow the column width the first layout gave
+        auto* plot = view.findChild<QCustomPlot*>();
+        const double column = plot->axisRect()->width() / 4.0;
+        const QFontMetrics metrics(plot->xAxis->tickLabelFont());
+        const auto ticks = qSharedPointerCast<QCPAxisTickerText>(plot->xAxis->ticker())->ticks();
+        QCOMPARE(ticks.size(), 4);
+        for (const QString& label : ticks) {
+            for (const QString& line : label.split(u'\n'))
+                QVERIFY2(metrics.horizontalAdvance(line) <= column,
+                         qPrintable(QStringLiteral("'%1' of '%2' is wider than its column (%3 px) at width %4")
+                                        .arg(line, label)
+                                        .arg(column)
+                                        .arg(width)));
+            const QString name =
+                QString(label).replace(QStringLiteral("-\n"), QStringLiteral("-")).replace(u'\n', u' ');
+            QVERIFY2(!name.contains(QStringLiteral("  ")) && !name.trimmed().isEmpty(), qPrintable(label));
+        }
+    }
 }
 
 void TestPlots::heatmapClickSelectsElite() {
