@@ -889,7 +889,10 @@ void WorkerPool::failJob(const Job& job, Status status, const QString& what, std
     result.message = message.toStdString();
     result.diagnostics = std::move(diagnostics);
     // The time the request held a worker counts against the run's budget like any other.
-    if (job.clock.isValid())
+    // A lost one's clock stopped with its worker: not the wait for the scheduler's word.
+    if (job.heldMs >= 0)
+        result.wallSeconds = static_cast<double>(job.heldMs) / 1000.0;
+    else if (job.clock.isValid())
         result.wallSeconds = static_cast<double>(job.clock.elapsed()) / 1000.0;
     deliver(job, std::move(result));
 }
@@ -903,6 +906,8 @@ void WorkerPool::reportLoss(const Worker& w, std::optional<Job> job, const QStri
             qCInfo(lcWorker).noquote() << workerName(w) << what;
         return;
     }
+    if (job && job->clock.isValid())
+        job->heldMs = job->clock.elapsed();
     auto* query = new QProcess(this);
     query->setProgram(m_jobStateProgram);
     query->setArguments(m_jobStateArguments + QStringList{w.schedulerJob});

@@ -124,6 +124,7 @@ private:
         std::chrono::milliseconds timeout{0};
         int attempts = 0;
         QElapsedTimer clock; // since it was written to a worker; invalid while queued
+        qint64 heldMs = -1;  // how long it held its worker, once that worker has died; -1: still running
         QString where;       // the worker's host and job (setHostsFromWorkers); empty: the pool's
         std::string node;    // the worker's host as results name it; empty: the pool's
     };

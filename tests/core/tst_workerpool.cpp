@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <QDir>
+#include <QElapsedTimer>
 #include <QFile>
 #include <QScopeGuard>
 #include <QSignalSpy>
@@ -821,12 +822,21 @@ void TestWorkerPool::shutdownDeliversLossesTheSchedulerHasNotExplained() {
                            kforge::eval::describeSlurmJob, 60s);
     QSignalSpy spy(pool.get(), &WorkerPool::evaluated);
     QSignalSpy down(pool.get(), &WorkerPool::shutDown);
+    QElapsedTimer sinceSubmit;
+    sinceSubmit.start();
     const qint64 ticket = pool->submit(makeRequest(QStringLiteral("// fake:mode=crash")), 30s);
     QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(asked), kWaitMs);
-    QCOMPARE(spy.count(), 0); // waiting for the scheduler
+    const double untilAsked = static_cast<double>(sinceSubmit.elapsed()) / 1000.0;
+    QTest::qWait(1000); // the scheduler keeps it waiting
+    QCOMPARE(spy.count(), 0);
     pool->shutdown();
     QTRY_COMPARE_WITH_TIMEOUT(resultsFor(spy, ticket), 1, 20000);
-    QVERIFY2(resultFor(spy, ticket)->status == Status::RuntimeError, qPrintable(describe(*resultFor(spy, ticket))));
+    const EvaluateResult lost = *resultFor(spy, ticket);
+    QVERIFY2(lost.status == Status::RuntimeError, qPrintable(describe(lost)));
+    // The time it held a worker ended with the worker, before the scheduler was asked: the wait
+    // for an answer is not the evaluation's.
+    QVERIFY2(lost.wallSeconds <= untilAsked,
+             qPrintable(QStringLiteral("%1 s held, asked after %2 s").arg(lost.wallSeconds).arg(untilAsked)));
     QTRY_COMPARE_WITH_TIMEOUT(down.count(), 1, kWaitMs);
 }
 
