@@ -947,7 +947,11 @@ void WorkerPool::onJobStateAnswer(QProcess* query, bool answered) {
         return;
     }
     constexpr auto kAskAgain = 250ms;
-    QTimer::singleShot(kAskAgain, query, [query] { query->start(); });
+    QTimer::singleShot(kAskAgain, query, [this, query] {
+        // Unless the loss went out meanwhile (the wait ran out, a cancel, a shutdown).
+        if (std::any_of(m_losses.begin(), m_losses.end(), [query](const Loss& l) { return l.query == query; }))
+            query->start();
+    });
 }
 
 void WorkerPool::settleLoss(QProcess* query) {
