@@ -930,8 +930,12 @@ void WorkerPool::reportLoss(const Worker& w, std::optional<Job> job, const QStri
     query->start();
 }
 
+std::vector<WorkerPool::Loss>::iterator WorkerPool::lossAsking(const QProcess* query) {
+    return std::find_if(m_losses.begin(), m_losses.end(), [query](const Loss& l) { return l.query == query; });
+}
+
 void WorkerPool::onJobStateAnswer(QProcess* query, bool answered) {
-    const auto it = std::find_if(m_losses.begin(), m_losses.end(), [query](const Loss& l) { return l.query == query; });
+    const auto it = lossAsking(query);
     if (it == m_losses.end())
         return;
     SchedulerJobState state;
@@ -949,13 +953,13 @@ void WorkerPool::onJobStateAnswer(QProcess* query, bool answered) {
     constexpr auto kAskAgain = 250ms;
     QTimer::singleShot(kAskAgain, query, [this, query] {
         // Unless the loss went out meanwhile (the wait ran out, a cancel, a shutdown).
-        if (std::any_of(m_losses.begin(), m_losses.end(), [query](const Loss& l) { return l.query == query; }))
+        if (lossAsking(query) != m_losses.end())
             query->start();
     });
 }
 
 void WorkerPool::settleLoss(QProcess* query) {
-    const auto it = std::find_if(m_losses.begin(), m_losses.end(), [query](const Loss& l) { return l.query == query; });
+    const auto it = lossAsking(query);
     if (it == m_losses.end())
         return;
     Loss loss = std::move(*it);

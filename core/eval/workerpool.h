@@ -194,6 +194,8 @@ private:
     // after asking the scheduler about the worker's job, where there is one to ask.
     void reportLoss(const Worker& w, std::optional<Job> job, const QString& what,
                     std::vector<protocol::Diagnostic> diagnostics);
+    // The loss whose scheduler query `query` is; m_losses.end() once it has gone out.
+    std::vector<Loss>::iterator lossAsking(const QProcess* query);
     void onJobStateAnswer(QProcess* query, bool answered);
     // The scheduler has said what it will say (or did not, in time): the loss is reported.
     void settleLoss(QProcess* query);
