@@ -16,6 +16,7 @@
 #include <QStandardPaths>
 
 #include <cstdio>
+#include <cstring>
 
 using namespace kforge;
 
@@ -31,9 +32,13 @@ bool hasDisplay() {
 QtMessageHandler g_previousHandler = nullptr;
 
 // The offscreen platform warns for every window call it cannot honour (raise, size hints,
-// reparenting) while the views are drawn: nothing a user can act on, so those lines are dropped.
+// reparenting) while the views are drawn, and a headless session (a container, ssh, CI) has no
+// XDG_RUNTIME_DIR, for which Qt picks a private folder itself: nothing a user can act on, so
+// those lines are dropped.
 void quietOffscreenWarnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
-    if (type == QtWarningMsg && message.startsWith(QLatin1String("This plugin does not support")))
+    if (type == QtWarningMsg
+        && (message.startsWith(QLatin1String("This plugin does not support"))
+            || message.startsWith(QLatin1String("QStandardPaths: XDG_RUNTIME_DIR not set"))))
         return;
     g_previousHandler(type, context, message);
 }
@@ -86,9 +91,8 @@ int renderViews(int argc, char** argv) {
     setIdentity();
     QCommandLineParser p;
     p.setApplicationDescription(
-        QStringLiteral("Renders every view of a stored run (window, candidates, heatmap, islands, "
-                       "progress, roofline, lineage, diagnostics, LLM log, events, experience, code) "
-                       "to PNG files."));
+        QStringLiteral("Renders every view of a stored run to PNG files: the window, candidates, heatmap,\n"
+                       "islands, progress, roofline, lineage, diagnostics, LLM log, events, experience and code."));
     p.addHelpOption();
     p.addPositionalArgument(QStringLiteral("run-file"), QStringLiteral("The run store (.kforge)."));
     cli::addStoreOption(p);
@@ -106,7 +110,7 @@ int renderViews(int argc, char** argv) {
                  QStringLiteral("THEME")});
     QStringList args = QCoreApplication::arguments();
     args.removeAt(1);
-    p.process(args);
+    cli::process(p, args, QStringLiteral("render-views"));
     ui::RenderOptions o;
     o.storePath = p.positionalArguments().value(0, p.isSet(QStringLiteral("db")) ? cli::storePath(p) : QString());
     if (o.storePath.isEmpty())
@@ -156,6 +160,12 @@ int main(int argc, char** argv) {
         return renderViews(argc, argv);
     const bool demo = command == QLatin1String("demo");
     const bool runFile = command.endsWith(QLatin1String(".kforge"));
+    if (demo && argc > 2 && (std::strcmp(argv[2], "--help") == 0 || std::strcmp(argv[2], "-h") == 0)) {
+        QCoreApplication app(argc, argv);
+        setIdentity();
+        cli::out() << cli::demoHelp(QFileInfo(demoStorePath()).absolutePath());
+        return 0;
+    }
     if (command.isEmpty() || demo || runFile) {
         if (hasDisplay())
             return runGui(argc, argv, demo, runFile ? command : QString());

@@ -207,7 +207,7 @@ int benchCommand(const QStringList& args) {
         {QStringLiteral("run-option"),
          QStringLiteral("Pass this option on to every `kforge run` (repeatable), e.g. --run-option=--llm-model=M."),
          QStringLiteral("OPT")});
-    p.process(args);
+    process(p, args, QStringLiteral("bench"));
 
     const QStringList pos = p.positionalArguments();
     if (pos.size() != 2 || pos.front() != QLatin1String("kernelbench"))

@@ -19,6 +19,8 @@ std::optional<int> dispatch(const QString& command, const QStringList& args);
 // The demo search of the built-in demo task, headless, into `storePath` (for `kforge demo` without a
 // display); the window's demo runs the same search.
 int demoHeadless(const QString& storePath);
+// `kforge demo --help`; the demo's run stores go into `storeFolder`.
+QString demoHelp(const QString& storeFolder);
 
 // The usage text; `gui` adds the workbench's own lines.
 QString usage(bool gui);

@@ -1,10 +1,14 @@
 #include "cli/cliio.h"
 
+#include "cli/cli.h"
 #include "store/runstore.h"
 
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QFileInfo>
 #include <QStandardPaths>
+
+#include <cstdlib>
 
 namespace kforge::cli {
 
@@ -21,6 +25,31 @@ QTextStream& err() {
 int fail(int code, const QString& message) {
     err() << "kforge: " << message << Qt::endl;
     return code;
+}
+
+void process(QCommandLineParser& p, const QStringList& args, const QString& command) {
+    // A usage error exits with ExitUsage: process() would exit with 1, which `eval` and `run` use for
+    // a kernel that is not correct.
+    if (!p.parse(args)) {
+        fail(ExitUsage, QStringLiteral("%1 (see `kforge %2 --help`)").arg(p.errorText(), command));
+        std::exit(ExitUsage);
+    }
+    if (p.isSet(QStringLiteral("help"))) {
+        // QCommandLineParser's usage line names the program as it was started and not the command:
+        // "Usage: /usr/bin/kforge [options]" becomes "Usage: kforge eval [options]".
+        QString text = p.helpText();
+        const QString usage = QStringLiteral("Usage: ");
+        const qsizetype options = text.indexOf(QStringLiteral(" [options]"));
+        const qsizetype lineEnd = text.indexOf(QLatin1Char('\n'));
+        if (text.startsWith(usage) && options > 0 && (lineEnd < 0 || options < lineEnd)) {
+            const QString program = QFileInfo(QCoreApplication::arguments().value(0)).fileName();
+            text.replace(usage.size(), options - usage.size(), program + QLatin1Char(' ') + command);
+        }
+        out() << text;
+        out().flush();
+        std::exit(ExitCorrect);
+    }
+    p.process(args); // --help-all
 }
 
 QString defaultStorePath() {

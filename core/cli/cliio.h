@@ -4,6 +4,7 @@
 #include "expected.h"
 
 #include <QString>
+#include <QStringList>
 #include <QTextStream>
 
 #include <memory>
@@ -23,6 +24,10 @@ QTextStream& out();
 QTextStream& err();
 // Prints "kforge: <message>" to stderr and returns `code`.
 int fail(int code, const QString& message);
+
+// QCommandLineParser::process(args) for `kforge <command>`, whose --help names the command in its
+// usage line ("Usage: kforge eval [options]"). Help and bad options exit, as process() does.
+void process(QCommandLineParser& p, const QStringList& args, const QString& command);
 
 // Every command that reads runs takes the store the same way (--db FILE).
 QString defaultStorePath();

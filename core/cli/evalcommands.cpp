@@ -263,7 +263,7 @@ int evalCommand(const QStringList& args) {
                                 "its declared choices, instead of its default; repeat for several."),
                  QStringLiteral("NAME=VALUE")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object instead of text.")});
-    p.process(args);
+    process(p, args, QStringLiteral("eval"));
 
     EvalArgs a;
     a.task = p.value(QStringLiteral("task"));
@@ -309,7 +309,7 @@ int doctorCommand(const QStringList& args) {
         QStringLiteral("Lists the backends and devices kforge can use, and how to get what is missing."));
     p.addHelpOption();
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object instead of text.")});
-    p.process(args);
+    process(p, args, QStringLiteral("doctor"));
     doctor::Doctor d;
     QObject::connect(&d, &doctor::Doctor::finished, &d, [&](const QJsonObject& report) {
         if (p.isSet(QStringLiteral("json")))
@@ -327,7 +327,7 @@ int tasksCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Lists the built-in and user tasks."));
     p.addHelpOption();
-    p.process(args);
+    process(p, args, QStringLiteral("tasks"));
     const auto tasks = task::TaskCatalog::list();
     for (const auto& t : tasks) {
         auto bundle = spec::loadTaskDir(t.dir.toStdString());
@@ -340,6 +340,20 @@ int tasksCommand(const QStringList& args) {
     if (tasks.isEmpty())
         out() << "no tasks found (searched " << task::TaskCatalog::builtInDirs().join(QStringLiteral(", ")) << ")\n";
     return 0;
+}
+
+QString demoHelp(const QString& storeFolder) {
+    return QStringLiteral(
+               "Usage: kforge demo\n"
+               "Opens the workbench and runs a short search of the built-in %1 task (its medium sizes) on OpenCL:\n"
+               "the baseline, the expert library and the template tuner on two islands of four children, 40\n"
+               "evaluations. Without a GPU, OpenCL runs on the CPU through PoCL.\n"
+               "Without a display (DISPLAY and WAYLAND_DISPLAY unset) it runs the same search headless, prints the "
+               "best\n"
+               "kernel and its speedup, and writes every view of the run as PNG files beside the run.\n"
+               "Each demo is a new run store in %2\n"
+               "(open one with `kforge RUN.kforge`, list it with `kforge runs --db RUN.kforge`).\n")
+        .arg(kDemoTask, storeFolder);
 }
 
 int demoHeadless(const QString& storePath) {

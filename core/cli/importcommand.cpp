@@ -60,7 +60,7 @@ int importCommand(const QStringList& args) {
     p.addOption({QStringLiteral("rtol"), QStringLiteral("Relative tolerance of every output (default: by dtype)."),
                  QStringLiteral("X")});
     p.addOption({QStringLiteral("force"), QStringLiteral("Replace the task folder if it exists.")});
-    p.process(args);
+    process(p, args, QStringLiteral("import"));
 
     const QStringList files = p.positionalArguments();
     if (files.size() != 1)

@@ -176,11 +176,12 @@ int llmCommand(const QStringList& args) {
     p.setApplicationDescription(
         QStringLiteral(
             "Language models as kernel proposers.\n"
-            "  kforge llm endpoints          the endpoints kforge knows (built in, and from %1) and where each key "
-            "comes from\n"
+            "  kforge llm endpoints          the endpoints kforge knows and where each key comes from: the built-in\n"
+            "                                ones, and yours from %1\n"
             "  kforge llm set-key NAME       store an endpoint's API key in the system keyring (read from stdin)\n"
             "  kforge llm delete-key NAME    remove it\n"
-            "  kforge llm prices             the price table (USD per million tokens; override in %2)\n"
+            "  kforge llm prices             the price table (USD per million tokens), overridden by\n"
+            "                                %2\n"
             "  kforge llm calls [--run ID]   a run's LLM calls: operator, model, status, tokens, cost, latency\n"
             "  kforge llm show CALL          one call's prompt and answer\n"
             "  kforge llm strategies         a run's prompt strategies, as meta-prompt evolution rewrote them\n"
@@ -193,7 +194,7 @@ int llmCommand(const QStringList& args) {
     p.addOption(
         {QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print JSON.")});
-    p.process(args);
+    process(p, args, QStringLiteral("llm"));
     const QStringList pos = p.positionalArguments();
     const QString action = pos.value(0, QStringLiteral("endpoints"));
     const bool json = p.isSet(QStringLiteral("json"));

@@ -138,13 +138,12 @@ int runCommand(const QStringList& args) {
         "migration; a MAP-Elites archive keeps the best kernel of each kind (memory hierarchy, compute style,\n"
         "parallel granularity). The expert library seeds the islands and the template tuner searches the kernels'\n"
         "declared parameters; with --llm, language models also mutate, cross over and repair kernels, guided by\n"
-        "their diagnostics (see `kforge llm --help` for endpoints and keys). Every candidate is compiled, verified "
-        "against the task's\n"
-        "reference and timed paired with the task's baseline in a sandboxed worker; a new best is re-measured before\n"
-        "it is promoted. Everything goes into the run store (--db), and a run that was interrupted continues with\n"
-        "--resume; one run is used by one session at a time (a second --resume of it is refused). A store that\n"
-        "cannot be written (disk full, locked, read-only) stops the run, resumable, with exit code 3.\n"
-        "Ctrl-C stops the run cleanly (it can be resumed).\n"
+        "their diagnostics (see `kforge llm --help` for endpoints and keys). Every candidate is compiled,\n"
+        "verified against the task's reference and timed paired with the task's baseline in a sandboxed worker;\n"
+        "a new best is re-measured before it is promoted. Everything goes into the run store (--db), and a run\n"
+        "that was interrupted continues with --resume; one run is used by one session at a time (a second\n"
+        "--resume of it is refused). A store that cannot be written (disk full, locked, read-only) stops the run,\n"
+        "resumable, with exit code 3. Ctrl-C stops the run cleanly (it can be resumed).\n"
         "Exit code: 0 the run finished its budget or search space, 2 a usage error, 3 the task, store or worker\n"
         "cannot be used (or failed during the run), 4 stopped."));
     p.addHelpOption();
@@ -253,7 +252,7 @@ int runCommand(const QStringList& args) {
                  QStringLiteral("ID")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object at the end instead of text.")});
     p.addOption({QStringLiteral("quiet"), QStringLiteral("No progress lines.")});
-    p.process(args);
+    process(p, args, QStringLiteral("run"));
 
     search::Engine::Setup setup;
     setup.storePath = storePath(p);
@@ -504,7 +503,7 @@ int runsCommand(const QStringList& args) {
     p.addOption({QStringLiteral("top"),
                  QStringLiteral("For show: how many of the best candidates to list (default 10)."), QStringLiteral("N"),
                  QStringLiteral("10")});
-    p.process(args);
+    process(p, args, QStringLiteral("runs"));
     const QStringList pos = p.positionalArguments();
     const QString action = pos.value(0, QStringLiteral("list"));
     const QString path = storePath(p);
@@ -571,7 +570,7 @@ int exportCommand(const QStringList& args) {
     addStoreOption(p);
     p.addOption(
         {QStringLiteral("out"), QStringLiteral("Folder to write into (created if needed)."), QStringLiteral("DIR")});
-    p.process(args);
+    process(p, args, QStringLiteral("export"));
     if (!p.isSet(QStringLiteral("best")) && !p.isSet(QStringLiteral("candidate")))
         return fail(ExitUsage, QStringLiteral("export needs --best or --candidate ID"));
     if (!p.isSet(QStringLiteral("out")))
@@ -618,7 +617,7 @@ int reviewCommand(const QStringList& args) {
     p.addOption(
         {QStringLiteral("run"), QStringLiteral("The run (default: the newest in the store)."), QStringLiteral("ID")});
     p.addOption({QStringLiteral("note"), QStringLiteral("Why: kept with the decision."), QStringLiteral("TEXT")});
-    p.process(args);
+    process(p, args, QStringLiteral("review"));
     const QStringList pos = p.positionalArguments();
     const QString action = pos.value(0, QStringLiteral("list"));
     const QString path = storePath(p);
@@ -696,7 +695,7 @@ int experienceCommand(const QStringList& args) {
     p.addOption({QStringLiteral("limit"), QStringLiteral("How many to list (default 20)."), QStringLiteral("N"),
                  QStringLiteral("20")});
     p.addOption({QStringLiteral("json"), QStringLiteral("Print JSON.")});
-    p.process(args);
+    process(p, args, QStringLiteral("experience"));
     const QStringList pos = p.positionalArguments();
     const QString action = pos.value(0, QStringLiteral("list"));
     const QString path = p.isSet(QStringLiteral("library")) ? p.value(QStringLiteral("library"))

@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -70,6 +71,47 @@ private slots:
         QVERIFY(e.out.contains("--timing-seeds"));
         QVERIFY(e.out.contains("--no-stress"));
         QVERIFY(e.out.contains("3 the task, the kernel file or the worker cannot be used"));
+    }
+
+    void commandHelpNamesTheCommand() {
+        // Each command's --help says how to call that command, and its description fits a terminal.
+        const QString program = QFileInfo(qEnvironmentVariable("KFORGE_BIN")).fileName();
+        for (const char* command : {"eval", "import", "bench", "doctor", "tasks", "run", "runs", "export", "review",
+                                    "experience", "llm", "render-views"}) {
+            const Run r = kforge({QLatin1String(command), QStringLiteral("--help")});
+            QCOMPARE(r.exitCode, 0);
+            const QString text = QString::fromUtf8(r.out);
+            QVERIFY2(text.startsWith(QStringLiteral("Usage: %1 %2 [options]").arg(program, QLatin1String(command))),
+                     qPrintable(text.section(u'\n', 0, 0)));
+            const QString description = text.section(QStringLiteral("\nOptions:"), 0, 0);
+            for (const QString& line : description.split(u'\n'))
+                QVERIFY2(line.size() <= 110 || line.trimmed().startsWith(u'/'),
+                         qPrintable(QStringLiteral("%1: %2").arg(QLatin1String(command), line)));
+        }
+    }
+
+    void demoHelpRunsNothing() {
+        // `kforge demo --help` explains the demo; it neither opens a window nor starts a search.
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            env.remove(QLatin1String(name));
+        const Run r = kforge({QStringLiteral("demo"), QStringLiteral("--help")}, env);
+        QCOMPARE(r.exitCode, 0);
+        QVERIFY2(r.out.startsWith("Usage: kforge demo\n"), r.out.constData());
+        QVERIFY(r.out.contains("softmax"));
+        QVERIFY2(!r.err.contains("running the demo search headless"), r.err.constData());
+        QVERIFY(!r.out.contains("best:"));
+    }
+
+    void aBadOptionIsAUsageError() {
+        // Exit code 1 means "the kernel is not correct" to scripts; a mistyped option is a usage error.
+        const Run e = kforge(evalSoftmax({QStringLiteral("--no-such-option")}));
+        QCOMPARE(e.exitCode, 2);
+        QVERIFY2(e.err.contains("Unknown option 'no-such-option'"), e.err.constData());
+        QVERIFY2(e.err.contains("kforge eval --help"), e.err.constData());
+        const Run r = kforge({QStringLiteral("run"), QStringLiteral("--task")});
+        QCOMPARE(r.exitCode, 2);
+        QVERIFY2(r.err.contains("Missing value after '--task'"), r.err.constData());
     }
 
     void unknownCommand() {
@@ -351,7 +393,8 @@ private slots:
                    fakeOpenCl());
         QVERIFY2(run.exitCode == 0, run.err.constData());
         QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-        for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+        // A headless session (a container, ssh, CI) often has no XDG_RUNTIME_DIR either.
+        for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "XDG_RUNTIME_DIR"})
             env.remove(QLatin1String(name));
         const QString out = dir.filePath(QStringLiteral("views"));
         const Run views = kforge({QStringLiteral("render-views"), db, QStringLiteral("--out"), out,
@@ -361,6 +404,7 @@ private slots:
         const QStringList pngs = QDir(out).entryList({QStringLiteral("*.png")}, QDir::Files);
         QVERIFY2(pngs.size() >= 10, qPrintable(pngs.join(u' ')));
         QVERIFY2(!views.err.contains("This plugin does not support"), views.err.constData());
+        QVERIFY2(!views.err.contains("XDG_RUNTIME_DIR"), views.err.constData());
     }
 
     void tasksList() {
