@@ -487,8 +487,12 @@ template <typename T, typename Body> Expected<T> RunStore::write(Body&& body) {
 }
 
 RunStore::~RunStore() {
+    // A reader of the file itself (not of an upgraded copy in memory) leaves no -wal/-shm behind.
+    const bool fileReader = sqlite3_db_readonly(m_db, "main") == 1;
     if (sqlite3_close_v2(m_db) != SQLITE_OK)
         qCWarning(lcStore).noquote() << m_path << "did not close cleanly:" << sqlite3_errmsg(m_db);
+    else if (fileReader)
+        sqlite::tidyAfterReading(m_path);
 }
 
 int RunStore::schemaVersion() {

@@ -164,6 +164,21 @@ Expected<sqlite3*> open(const QString& path, const std::string& where) {
     return db;
 }
 
+void tidyAfterReading(const QString& path) {
+    const QFileInfo wal(path + QStringLiteral("-wal"));
+    if (!wal.exists() || wal.size() != 0 || !QFileInfo(path).isWritable()
+        || !QFileInfo(wal.absolutePath()).isWritable())
+        return;
+    sqlite3* db = nullptr;
+    if (sqlite3_open_v2(QFile::encodeName(path).constData(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr)
+        == SQLITE_OK) {
+        // A writer that holds its lock longer only means the files stay, as they would anyway.
+        sqlite3_busy_timeout(db, 100);
+        sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+    }
+    sqlite3_close_v2(db);
+}
+
 Status configure(sqlite3* db, const QString& path, const std::string& where, const QLoggingCategory& category,
                  bool foreignKeys) {
     // WAL: readers beside the writer, and a commit is one append, so a killed process loses at most

@@ -128,6 +128,14 @@ spec::Status checkHeader(const QString& path, const std::string& where, const Fi
 // Opens or creates the file with extended result codes and a busy timeout; closes it on failure.
 spec::Expected<sqlite3*> open(const QString& path, const std::string& where);
 
+// Call after closing a read-only connection to `path`. A read-only connection cannot remove the
+// write-ahead log and its index (-wal, -shm) when it is the last to close, as a writer's close does,
+// so every look at a file would leave both beside it. Where the log is empty and the file and its
+// folder are writable, a read-write connection reads once and closes: SQLite then removes both if no
+// other connection has the file open, and leaves them otherwise. With an empty log there is nothing
+// to checkpoint, so the database file itself is not changed.
+void tidyAfterReading(const QString& path);
+
 // WAL journal, synchronous NORMAL and, when asked, foreign keys. A file system without WAL only
 // earns a warning in `category`.
 spec::Status configure(sqlite3* db, const QString& path, const std::string& where, const QLoggingCategory& category,

@@ -233,6 +233,7 @@ private slots:
     void readingChangesNothing();
     void readingAReadOnlyStore();
     void readOnlyRefusesWrites();
+    void aReaderLeavesNoWriteAheadLogBehind();
     void aBusyStoreFailsTheWriteNamingIt();
     void runLockIsExclusive();
     void runLockOfAKilledProcessIsFree();
@@ -1617,6 +1618,53 @@ void TestRunStore::readOnlyRefusesWrites() {
     QVERIFY2(says(event.error(), QStringLiteral("opened for reading only")), event.error().c_str());
     QVERIFY(!RunStore::open(m_dir.filePath(QStringLiteral("missing.kforge")), OpenMode::ReadOnly));
     QVERIFY(!QFile::exists(m_dir.filePath(QStringLiteral("missing.kforge")))); // reading never creates
+}
+
+void TestRunStore::aReaderLeavesNoWriteAheadLogBehind() {
+    // A read-only connection cannot remove -wal and -shm when it closes last; every look at a run
+    // (`kforge runs`, the views) used to leave both beside the file.
+    const QString path = newPath();
+    const auto besides = [&] {
+        return QFile::exists(path + QStringLiteral("-wal")) || QFile::exists(path + QStringLiteral("-shm"));
+    };
+    {
+        auto store = openStore(path);
+        QVERIFY(store);
+        QVERIFY(store->createRun(makeRun()));
+    }
+    QVERIFY(!besides());
+    const QByteArray before = fileBytes(path);
+    {
+        auto reader = RunStore::open(path, OpenMode::ReadOnly);
+        QVERIFY2(reader, why(reader));
+        QVERIFY((*reader)->runs());
+        QVERIFY(besides()); // a reader needs the log's index while it reads
+    }
+    QVERIFY(!besides());
+    QCOMPARE(fileBytes(path), before);
+
+    // While a writer has the file open, its log stays: a reader's close must not take it away.
+    auto writer = openStore(path);
+    QVERIFY(writer);
+    QVERIFY(writer->createRun(makeRun()));
+    {
+        auto reader = RunStore::open(path, OpenMode::ReadOnly);
+        QVERIFY2(reader, why(reader));
+        auto runs = (*reader)->runs();
+        QVERIFY2(runs, why(runs));
+        QCOMPARE(runs->size(), 2);
+    }
+    QVERIFY(besides());
+    QVERIFY(writer->createRun(makeRun()));
+    {
+        auto reader = RunStore::open(path, OpenMode::ReadOnly);
+        QVERIFY2(reader, why(reader));
+        auto runs = (*reader)->runs();
+        QVERIFY2(runs, why(runs));
+        QCOMPARE(runs->size(), 3);
+    }
+    writer.reset();
+    QVERIFY(!besides());
 }
 
 void TestRunStore::aBusyStoreFailsTheWriteNamingIt() {
