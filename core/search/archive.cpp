@@ -32,6 +32,19 @@ bool Archive::remove(qint64 candidate) {
     return false;
 }
 
+bool Archive::rescore(qint64 candidate, const model::Fitness& fitness) {
+    for (auto it = m_cells.begin(); it != m_cells.end(); ++it) {
+        if (it->second.candidate != candidate)
+            continue;
+        if (fitness.correct)
+            it->second.fitness = fitness;
+        else
+            m_cells.erase(it);
+        return true;
+    }
+    return false;
+}
+
 std::optional<Elite> Archive::at(const model::Cell& cell) const {
     auto it = m_cells.find(cell);
     if (it == m_cells.end())

@@ -29,6 +29,10 @@ public:
     Insertion insert(const model::Cell& cell, qint64 candidate, const model::Fitness& fitness);
     // Takes a candidate out wherever it is (a veto); true if it was an elite.
     bool remove(qint64 candidate);
+    // A candidate measured again keeps its cell with the new figure, so that later kernels compete
+    // with it as re-measured; one that was not correct the second time leaves the archive. True if
+    // it was an elite.
+    bool rescore(qint64 candidate, const model::Fitness& fitness);
 
     std::optional<Elite> at(const model::Cell& cell) const;
     std::optional<model::Cell> cellOf(qint64 candidate) const;

@@ -493,6 +493,12 @@ void Engine::considerPromotion() {
 void Engine::onConfirmation(qint64 candidate, const protocol::EvaluateResult& result) {
     const auto verdict = m_promotions.confirm(candidate, result, m_population);
     m_record.buffer(verdict.event, verdict.data);
+    // From now on the kernel is judged by its re-measurement, as a parent and as an elite: the
+    // first measurement is the one it was picked for, so it errs high, and a kernel that was not
+    // correct the second time (a race that passed once) is no elite at all.
+    Entry& entry = m_population.at(candidate);
+    entry.fitness = model::fitnessOf(result);
+    m_islands.rescore(candidate, entry.fitness);
     if (verdict.bestChanged)
         bestMoved();
     m_outstanding = 0;

@@ -58,6 +58,11 @@ void IslandModel::remove(qint64 candidate) {
         island.archive.remove(candidate);
 }
 
+void IslandModel::rescore(qint64 candidate, const model::Fitness& fitness) {
+    for (Island& island : m_islands)
+        island.archive.rescore(candidate, fitness);
+}
+
 double IslandModel::curiosity(int island, const model::Cell& cell) const {
     const auto& c = m_islands.at(static_cast<size_t>(island)).curiosity;
     auto it = c.find(cell);

@@ -59,6 +59,9 @@ public:
     std::vector<Migration> migrate(int migrants, const std::function<bool(qint64)>& eligible);
     // Takes a candidate out of every archive (a veto).
     void remove(qint64 candidate);
+    // Gives a candidate measured again its new figure in every archive that holds it (see
+    // Archive::rescore).
+    void rescore(qint64 candidate, const model::Fitness& fitness);
 
     double curiosity(int island, const model::Cell& cell) const;
     int filledCells() const;                    // cells filled in the run-wide archive (the islands' union)

@@ -76,6 +76,29 @@ private slots:
         QCOMPARE(a.insert({0, 1, 0}, 3, ok(0.1)).outcome, Archive::Outcome::NewCell);
     }
 
+    void aRemeasuredEliteCompetesWithItsNewFigure() {
+        // First measured at 3.0 (the figure it was picked for), re-measured at 2.0: a kernel at
+        // 2.5 now takes the cell, which it could not have against the first figure.
+        Archive a;
+        const Cell cell{1, 0, 2};
+        a.insert(cell, 1, ok(3.0));
+        QVERIFY(a.rescore(1, ok(2.0)));
+        QCOMPARE(a.at(cell)->fitness.speedup, 2.0);
+        QCOMPARE(a.insert(cell, 2, ok(2.5)).outcome, Archive::Outcome::Improved);
+        QVERIFY(!a.rescore(1, ok(9.0))); // no longer an elite: nothing to rescore
+        QCOMPARE(a.at(cell)->candidate, qint64(2));
+    }
+
+    void anEliteThatFailsItsRemeasurementLeaves() {
+        Archive a;
+        a.insert({0, 0, 0}, 1, ok(1.0));
+        a.insert({0, 1, 0}, 2, ok(2.0));
+        QVERIFY(a.rescore(2, Fitness{false, 0.0}));
+        QVERIFY(!a.contains(2));
+        QCOMPARE(a.size(), 1);
+        QCOMPARE(a.at({0, 0, 0})->fitness.speedup, 1.0);
+    }
+
     void rankedBestFirstStable() {
         Archive a;
         a.insert({0, 0, 0}, 5, ok(1.0));

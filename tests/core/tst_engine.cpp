@@ -236,6 +236,52 @@ private slots:
         QVERIFY(origins.count(Origin::Seed) && origins.count(Origin::Expert) && origins.count(Origin::Tuner));
     }
 
+    void aKernelThatFailsItsRemeasurementIsNoParent() {
+        // The first promotion's re-measurement finds the kernel incorrect (a race that passed
+        // once): it is not promoted, and it leaves the archive, so no later child descends from it.
+        QTemporaryDir dir;
+        const auto firstConfirmation = [](const Stored& s) -> std::pair<qint64, int> {
+            int searched = 0;
+            for (const auto& e : s.evaluations) {
+                if (e.purpose == model::EvaluationPurpose::Confirm)
+                    return {e.candidateId, searched};
+                ++searched;
+            }
+            return {0, 0};
+        };
+        const QString plain = dir.filePath(QStringLiteral("plain.kforge"));
+        {
+            Engine engine(testSetup(plain, testConfig(40)));
+            runToEnd(engine);
+        }
+        const auto [candidate, before] = firstConfirmation(readStore(plain));
+        QVERIFY(candidate > 0);
+        const auto childrenOf = [](const Stored& s, qint64 parent) {
+            return std::count_if(s.candidates.begin(), s.candidates.end(),
+                                 [&](const Candidate& c) { return c.parents.contains(parent); });
+        };
+        QVERIFY2(childrenOf(readStore(plain), candidate) > 0, "the test needs a first promotion that has children");
+
+        const QString flaky = dir.filePath(QStringLiteral("flaky.kforge"));
+        qputenv("KFORGE_FAKE_COUNTER", QFile::encodeName(dir.filePath(QStringLiteral("counter"))));
+        qputenv("KFORGE_FAKE_MODE_AT", QByteArray::number(before + 1) + ":incorrect");
+        {
+            Engine engine(testSetup(flaky, testConfig(40)));
+            runToEnd(engine);
+        }
+        qunsetenv("KFORGE_FAKE_MODE_AT");
+        qunsetenv("KFORGE_FAKE_COUNTER");
+        const Stored s = readStore(flaky);
+        QCOMPARE(firstConfirmation(s).first, candidate);
+        const auto rejected = std::find_if(s.events.begin(), s.events.end(), [&](const store::EventRecord& e) {
+            return e.kind == model::EventKind::PromotionRejected
+                   && e.data.value(QStringLiteral("candidate")).toInteger() == candidate;
+        });
+        QVERIFY(rejected != s.events.end());
+        QCOMPARE(rejected->data.value(QStringLiteral("status")).toString(), QStringLiteral("incorrect"));
+        QCOMPARE(childrenOf(s, candidate), 0);
+    }
+
     void neverEvaluatesAConfigurationTwice() {
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));
