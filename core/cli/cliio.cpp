@@ -30,8 +30,9 @@ int fail(int code, const QString& message) {
 void process(QCommandLineParser& p, const QStringList& args, const QString& command) {
     // A usage error exits with ExitUsage: process() would exit with 1, which `eval` and `run` use for
     // a kernel that is not correct.
+    const QString program = QFileInfo(QCoreApplication::arguments().value(0)).fileName();
     if (!p.parse(args)) {
-        fail(ExitUsage, QStringLiteral("%1 (see `kforge %2 --help`)").arg(p.errorText(), command));
+        fail(ExitUsage, QStringLiteral("%1 (see `%2 %3 --help`)").arg(p.errorText(), program, command));
         std::exit(ExitUsage);
     }
     if (p.isSet(QStringLiteral("help"))) {
@@ -41,10 +42,8 @@ void process(QCommandLineParser& p, const QStringList& args, const QString& comm
         const QString usage = QStringLiteral("Usage: ");
         const qsizetype options = text.indexOf(QStringLiteral(" [options]"));
         const qsizetype lineEnd = text.indexOf(QLatin1Char('\n'));
-        if (text.startsWith(usage) && options > 0 && (lineEnd < 0 || options < lineEnd)) {
-            const QString program = QFileInfo(QCoreApplication::arguments().value(0)).fileName();
+        if (text.startsWith(usage) && options > 0 && (lineEnd < 0 || options < lineEnd))
             text.replace(usage.size(), options - usage.size(), program + QLatin1Char(' ') + command);
-        }
         out() << text;
         out().flush();
         std::exit(ExitCorrect);
