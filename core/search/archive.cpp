@@ -4,6 +4,16 @@
 
 namespace kforge::search {
 
+namespace {
+
+// The cell whose elite `candidate` is (a candidate is the elite of one cell at most).
+template <typename Cells> auto eliteOf(Cells& cells, qint64 candidate) {
+    return std::find_if(cells.begin(), cells.end(),
+                        [candidate](const auto& entry) { return entry.second.candidate == candidate; });
+}
+
+} // namespace
+
 Archive::Insertion Archive::insert(const model::Cell& cell, qint64 candidate, const model::Fitness& fitness) {
     Insertion result;
     if (!fitness.correct)
@@ -23,26 +33,21 @@ Archive::Insertion Archive::insert(const model::Cell& cell, qint64 candidate, co
 }
 
 bool Archive::remove(qint64 candidate) {
-    for (auto it = m_cells.begin(); it != m_cells.end(); ++it) {
-        if (it->second.candidate == candidate) {
-            m_cells.erase(it);
-            return true;
-        }
-    }
-    return false;
+    const auto it = eliteOf(m_cells, candidate);
+    if (it == m_cells.end())
+        return false;
+    m_cells.erase(it);
+    return true;
 }
 
 bool Archive::rescore(qint64 candidate, const model::Fitness& fitness) {
-    for (auto it = m_cells.begin(); it != m_cells.end(); ++it) {
-        if (it->second.candidate != candidate)
-            continue;
-        if (fitness.correct)
-            it->second.fitness = fitness;
-        else
-            m_cells.erase(it);
-        return true;
-    }
-    return false;
+    if (!fitness.correct)
+        return remove(candidate);
+    const auto it = eliteOf(m_cells, candidate);
+    if (it == m_cells.end())
+        return false;
+    it->second.fitness = fitness;
+    return true;
 }
 
 std::optional<Elite> Archive::at(const model::Cell& cell) const {
@@ -53,10 +58,10 @@ std::optional<Elite> Archive::at(const model::Cell& cell) const {
 }
 
 std::optional<model::Cell> Archive::cellOf(qint64 candidate) const {
-    for (const auto& [cell, elite] : m_cells)
-        if (elite.candidate == candidate)
-            return cell;
-    return std::nullopt;
+    const auto it = eliteOf(m_cells, candidate);
+    if (it == m_cells.end())
+        return std::nullopt;
+    return it->first;
 }
 
 std::vector<Elite> Archive::ranked() const {
