@@ -32,22 +32,23 @@ Archive::Insertion Archive::insert(const model::Cell& cell, qint64 candidate, co
     return result;
 }
 
-bool Archive::remove(qint64 candidate) {
+std::optional<model::Cell> Archive::remove(qint64 candidate) {
     const auto it = eliteOf(m_cells, candidate);
     if (it == m_cells.end())
-        return false;
+        return std::nullopt;
+    const model::Cell cell = it->first;
     m_cells.erase(it);
-    return true;
+    return cell;
 }
 
-bool Archive::rescore(qint64 candidate, const model::Fitness& fitness) {
+std::optional<model::Cell> Archive::rescore(qint64 candidate, const model::Fitness& fitness) {
     if (!fitness.correct)
         return remove(candidate);
     const auto it = eliteOf(m_cells, candidate);
     if (it == m_cells.end())
-        return false;
+        return std::nullopt;
     it->second.fitness = fitness;
-    return true;
+    return it->first;
 }
 
 std::optional<Elite> Archive::at(const model::Cell& cell) const {

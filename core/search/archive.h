@@ -27,12 +27,12 @@ public:
     // A correct candidate enters an empty cell, or replaces an elite it strictly beats. Ties keep
     // the incumbent, so the order of equal results cannot churn the archive.
     Insertion insert(const model::Cell& cell, qint64 candidate, const model::Fitness& fitness);
-    // Takes a candidate out wherever it is (a veto); true if it was an elite.
-    bool remove(qint64 candidate);
+    // Takes a candidate out wherever it is (a veto); the cell it left, if it was an elite.
+    std::optional<model::Cell> remove(qint64 candidate);
     // A candidate measured again keeps its cell with the new figure, so that later kernels compete
-    // with it as re-measured; one that was not correct the second time leaves the archive. True if
-    // it was an elite.
-    bool rescore(qint64 candidate, const model::Fitness& fitness);
+    // with it as re-measured; one that was not correct the second time leaves the archive. The cell
+    // it held, if it was an elite.
+    std::optional<model::Cell> rescore(qint64 candidate, const model::Fitness& fitness);
 
     std::optional<Elite> at(const model::Cell& cell) const;
     std::optional<model::Cell> cellOf(qint64 candidate) const;

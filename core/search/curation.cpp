@@ -101,9 +101,24 @@ void Curation::setPinned(qint64 candidate, bool pinned) {
                         QStringLiteral("the flags of candidate %1").arg(candidate));
 }
 
+void Curation::remeasured(qint64 candidate) {
+    refill(m_c.islands->rescore(candidate, m_c.population->at(candidate).fitness));
+}
+
+void Curation::refill(const std::vector<Place>& places) {
+    for (const Place& place : places) {
+        for (const auto& [id, e] : m_c.population->entries()) {
+            const bool ofIsland =
+                e.candidate.origin == model::Origin::Seed || m_c.islands->clamp(e.candidate.island) == place.island;
+            if (ofIsland && e.cell == place.cell && e.fitness.correct && !e.candidate.vetoed && !e.awaitingReview())
+                m_c.islands->offer(place, id, e.fitness);
+        }
+    }
+}
+
 bool Curation::veto(qint64 candidate) {
     m_c.population->setVetoed(candidate);
-    m_c.islands->remove(candidate);
+    refill(m_c.islands->remove(candidate));
     m_c.record->written(m_c.store->setCandidateFlags(m_c.runId, candidate, false, true),
                         QStringLiteral("the veto of candidate %1").arg(candidate));
     return m_c.promotions->recompute(*m_c.population);

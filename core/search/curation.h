@@ -1,7 +1,9 @@
 #pragma once
 // What people decide about a run's candidates, and what each decision changes. Pins and vetoes are
 // stored as the candidate's flags; a veto also takes the kernel out of every archive and may move
-// the confirmed best. A correct result that looks suspicious (judged by reviewReason) waits in the
+// the confirmed best. A cell an elite leaves (vetoed, or failing its re-measurement) or holds at a
+// lower figure goes to the best of the island's other kernels of that behaviour, so the heatmap
+// keeps showing what the run found there. A correct result that looks suspicious (judged by reviewReason) waits in the
 // review queue instead of entering an archive; accepting it admits it and puts it up for
 // promotion, rejecting it vetoes it. Every decision is stored before it counts: a failed write
 // stops the run through the recorder.
@@ -44,9 +46,14 @@ public:
     bool apply(const EngineCommand& command, int generation);
     // A resumed run's stored pins and vetoes, once their generation has replayed.
     bool replay(const std::vector<Steering::FlagChange>& changes);
+    // The candidate's fitness is now its re-measurement: its archives judge it by that figure.
+    void remeasured(qint64 candidate);
 
 private:
     void admit(const Entry& entry);
+    // Offers each place the island's placed, correct, unvetoed kernels of that cell that are not
+    // waiting for review (the task's baseline belongs to every island).
+    void refill(const std::vector<Place>& places);
     void setPinned(qint64 candidate, bool pinned);
     bool veto(qint64 candidate); // true when the confirmed best changed
 

@@ -498,7 +498,7 @@ void Engine::onConfirmation(qint64 candidate, const protocol::EvaluateResult& re
     // correct the second time (a race that passed once) is no elite at all.
     Entry& entry = m_population.at(candidate);
     entry.fitness = model::fitnessOf(result);
-    m_islands.rescore(candidate, entry.fitness);
+    m_curation.remeasured(candidate);
     if (verdict.bestChanged)
         bestMoved();
     m_outstanding = 0;

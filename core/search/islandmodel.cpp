@@ -53,14 +53,20 @@ std::vector<Migration> IslandModel::migrate(int migrants, const std::function<bo
     return moves;
 }
 
-void IslandModel::remove(qint64 candidate) {
-    for (Island& island : m_islands)
-        island.archive.remove(candidate);
+std::vector<Place> IslandModel::remove(qint64 candidate) {
+    return rescore(candidate, model::Fitness{}); // an incorrect figure takes it out
 }
 
-void IslandModel::rescore(qint64 candidate, const model::Fitness& fitness) {
-    for (Island& island : m_islands)
-        island.archive.rescore(candidate, fitness);
+std::vector<Place> IslandModel::rescore(qint64 candidate, const model::Fitness& fitness) {
+    std::vector<Place> places;
+    for (size_t i = 0; i < m_islands.size(); ++i)
+        if (auto cell = m_islands[i].archive.rescore(candidate, fitness))
+            places.push_back({static_cast<int>(i), *cell});
+    return places;
+}
+
+void IslandModel::offer(const Place& place, qint64 candidate, const model::Fitness& fitness) {
+    island(place.island).archive.insert(place.cell, candidate, fitness);
 }
 
 double IslandModel::curiosity(int island, const model::Cell& cell) const {

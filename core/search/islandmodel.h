@@ -30,6 +30,12 @@ struct ArchiveMember {
     model::Fitness fitness;
 };
 
+// A cell of one island's archive.
+struct Place {
+    int island = 0;
+    model::Cell cell{};
+};
+
 struct Migration {
     int from = 0;
     int to = 0;
@@ -57,11 +63,14 @@ public:
     // the ring; everyone picks its emigrants before anyone receives, so the ring's order does not
     // matter. Returns every attempt, accepted or not, in order.
     std::vector<Migration> migrate(int migrants, const std::function<bool(qint64)>& eligible);
-    // Takes a candidate out of every archive (a veto).
-    void remove(qint64 candidate);
+    // Takes a candidate out of every archive (a veto). Returns the cells it left.
+    std::vector<Place> remove(qint64 candidate);
     // Gives a candidate measured again its new figure in every archive that holds it (see
-    // Archive::rescore).
-    void rescore(qint64 candidate, const model::Fitness& fitness);
+    // Archive::rescore). Returns the cells it held, kept or left.
+    std::vector<Place> rescore(qint64 candidate, const model::Fitness& fitness);
+    // Puts a kernel up for a cell of one island again, as a plain archive insertion: no curiosity
+    // changes (it is no new result).
+    void offer(const Place& place, qint64 candidate, const model::Fitness& fitness);
 
     double curiosity(int island, const model::Cell& cell) const;
     int filledCells() const;                    // cells filled in the run-wide archive (the islands' union)

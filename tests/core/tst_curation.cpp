@@ -1,8 +1,10 @@
 // What people's decisions about candidates change, stored before they count: a suspicious result
 // waits in the review queue (requested once, also when a resumed run replays it) instead of
 // entering an archive; accepting admits it and puts it up for promotion; rejecting or vetoing
-// takes it out of every archive and can move the confirmed best; pins are stored as flags; a
-// resumed run's stored pins and vetoes come back; a decision the store refuses stops the run.
+// takes it out of every archive and can move the confirmed best, and the cell it leaves goes to
+// the island's next best kernel of that behaviour (as it does when an elite's re-measurement falls
+// short); pins are stored as flags; a resumed run's stored pins and vetoes come back; a decision
+// the store refuses stops the run.
 
 #include "search/curation.h"
 
@@ -83,6 +85,14 @@ struct Fixture {
     }
 
     QString place(qint64 id) { return curation.place(population.at(id), {}, config); }
+    // Puts candidates in the cell of `id` (where they would have lost to it or to each other).
+    void sameCellAs(qint64 id, std::initializer_list<qint64> others) {
+        for (qint64 other : others)
+            population.at(other).cell = population.at(id).cell;
+    }
+    std::optional<Elite> eliteOfCell(int island, qint64 id) const {
+        return islands.island(island).archive.at(*population.at(id).cell);
+    }
     bool inArchive(int island, qint64 id) const {
         for (const auto& m : islands.members())
             if (m.island == island && m.candidate == id)
@@ -184,6 +194,59 @@ private slots:
         QVERIFY(!f.inArchive(1, 3));
         QVERIFY(!f.curation.apply(command(K::Veto, 1), 1)); // never confirmed: the best stays
         QCOMPARE(f.events(), (QList<model::EventKind>{model::EventKind::Veto, model::EventKind::Veto}));
+    }
+
+    void aVetoedElitesCellGoesToTheNextBest() {
+        Fixture f;
+        f.sameCellAs(4, {2, 3});
+        f.config.reviewSpeedup = 0.0; // 4 (50x) enters without review here
+        for (qint64 id : {1, 2, 3, 4})
+            f.place(id);
+        QCOMPARE(f.eliteOfCell(1, 4)->candidate, qint64(4)); // 2 and 3 lost to it
+        f.curation.apply(command(K::Veto, 4), 1);
+        QCOMPARE(f.eliteOfCell(1, 4)->candidate, qint64(3));
+        f.curation.apply(command(K::Veto, 3), 1);
+        QCOMPARE(f.eliteOfCell(1, 4)->candidate, qint64(2));
+        QVERIFY(!f.eliteOfCell(0, 4)); // island 0 never had a kernel of that cell
+        f.curation.apply(command(K::Veto, 2), 1);
+        QVERIFY(!f.eliteOfCell(1, 4));                       // nothing left: the cell is empty
+        QCOMPARE(f.eliteOfCell(1, 1)->candidate, qint64(1)); // other cells are untouched
+    }
+
+    void aKernelWaitingForReviewDoesNotTakeAVetoedCell() {
+        Fixture f;
+        f.sameCellAs(2, {4});
+        for (qint64 id : {1, 2, 4})
+            f.place(id); // 4 (50x) waits for review
+        f.curation.apply(command(K::Veto, 2), 1);
+        QVERIFY(!f.eliteOfCell(1, 2));
+        f.curation.apply(command(K::AcceptReview, 4), 1);
+        QCOMPARE(f.eliteOfCell(1, 2)->candidate, qint64(4));
+    }
+
+    void aRemeasuredEliteYieldsToAKernelThatBeatsItsNewFigure() {
+        Fixture f;
+        f.sameCellAs(3, {2});
+        for (qint64 id : {1, 2, 3})
+            f.place(id);
+        QCOMPARE(f.eliteOfCell(1, 3)->candidate, qint64(3)); // 3x beat 2x
+        // Re-measured at 1.5x: the 2x kernel it turned away takes the cell.
+        f.population.at(3).fitness = model::fitnessOf(result(1.5));
+        f.curation.remeasured(3);
+        QCOMPARE(f.eliteOfCell(1, 3)->candidate, qint64(2));
+        // Re-measured at a figure that still wins: it keeps the cell with that figure.
+        Fixture g;
+        g.sameCellAs(3, {2});
+        for (qint64 id : {1, 2, 3})
+            g.place(id);
+        g.population.at(3).fitness = model::fitnessOf(result(2.5));
+        g.curation.remeasured(3);
+        QCOMPARE(g.eliteOfCell(1, 3)->candidate, qint64(3));
+        QCOMPARE(g.eliteOfCell(1, 3)->fitness.speedup, 2.5);
+        // Not correct the second time: out, and the cell goes to the 2x kernel.
+        g.population.at(3).fitness = model::Fitness{};
+        g.curation.remeasured(3);
+        QCOMPARE(g.eliteOfCell(1, 3)->candidate, qint64(2));
     }
 
     void pinsAreStoredFlags() {
