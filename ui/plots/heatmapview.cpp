@@ -82,29 +82,36 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     m_islandCombo = new QComboBox(this);
     m_summary = new ElidedLabel(this);
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    for (QComboBox* combo : {m_xCombo, m_yCombo, m_islandCombo}) {
+    for (QComboBox* combo : {m_xCombo, m_yCombo, m_islandCombo})
         combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-        // As wide as the longest title when there is room; cut short (by the style) when there is
-        // not, rather than widening the window.
+    // The axis titles are as wide as the longest one when there is room, and cut short (by the
+    // style) when there is not, rather than widening the window; "All islands" and "Island 3" are
+    // short enough to stay whole.
+    for (QComboBox* combo : {m_xCombo, m_yCombo})
         combo->setMinimumWidth(combo->fontMetrics().averageCharWidth() * 8 + 32);
-    }
+    m_islandCombo->setSizePolicy(QSizePolicy::Fixed, m_islandCombo->sizePolicy().verticalPolicy());
 
-    auto* bar = new QHBoxLayout;
-    bar->setContentsMargins(6, 4, 6, 0);
-    bar->addWidget(new QLabel(tr("X:"), this));
-    bar->addWidget(m_xCombo);
-    bar->addWidget(new QLabel(tr("Y:"), this));
-    bar->addWidget(m_yCombo);
-    bar->addWidget(new QLabel(tr("Island:"), this));
-    bar->addWidget(m_islandCombo);
-    bar->addStretch(1);
-    bar->addWidget(m_summary, 1);
+    m_choosers = new QHBoxLayout;
+    m_choosers->addWidget(new QLabel(tr("X:"), this));
+    m_choosers->addWidget(m_xCombo);
+    m_choosers->addWidget(new QLabel(tr("Y:"), this));
+    m_choosers->addWidget(m_yCombo);
+    m_choosers->addWidget(new QLabel(tr("Island:"), this));
+    m_choosers->addWidget(m_islandCombo);
+    m_bar = new QHBoxLayout;
+    m_bar->setContentsMargins(6, 4, 6, 0);
+    m_bar->addLayout(m_choosers);
+    m_bar->addStretch(1);
+    m_bar->addWidget(m_summary, 1);
+    m_summaryRow = new QHBoxLayout;
+    m_summaryRow->setContentsMargins(6, 2, 6, 0);
 
     m_plot = plotstyle::createPlot(this, QSize(300, 180), plotstyle::Hover::On);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addLayout(bar);
+    layout->addLayout(m_bar);
+    layout->addLayout(m_summaryRow);
     layout->addWidget(m_plot, 1);
 
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
@@ -401,8 +408,9 @@ void HeatmapView::refresh() {
     labelAxis(m_plot->yAxis, y, Qt::Vertical);
 
     m_emptyNote->setVisible(candidates == 0);
-    // Cells show first measurements, as the archive ranks them; the top one says whether a
-    // re-measurement confirmed it (the run's best is judged by confirmed speedups only).
+    // Cells show the archives' figures (a kernel's re-measurement once it had one; a run stored
+    // without archives, first measurements); the top one says whether a re-measurement confirmed
+    // it (the run's best is judged by confirmed speedups only).
     const CandidateRow* topRow = m_data && top ? m_data->candidate(top) : nullptr;
     const QString topText = topRow && topRow->confirmed()
                                 ? tr("top elite %1, confirmed %2")
@@ -410,8 +418,29 @@ void HeatmapView::refresh() {
                                 : tr("top elite %1 unconfirmed").arg(plotstyle::speedup(best));
     m_summary->setFullText(filled ? tr("%1 of %2 cells filled, %3").arg(filled).arg(kLevels * kLevels).arg(topText)
                                   : tr("no elites yet"));
+    placeSummary();
     updateOutline();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
+}
+
+void HeatmapView::placeSummary() {
+    // The summary shares the choosers' row while both fit; in a narrow dock it takes a row of its
+    // own below them rather than squeezing the choosers until their titles are cut.
+    const int needed = m_bar->contentsMargins().left() + m_bar->contentsMargins().right()
+                       + m_choosers->sizeHint().width() + m_bar->spacing() + m_summary->sizeHint().width();
+    const bool below = width() < needed;
+    if (below == (m_summaryRow->indexOf(m_summary) >= 0))
+        return;
+    (below ? m_bar : m_summaryRow)->removeWidget(m_summary);
+    if (below)
+        m_summaryRow->addWidget(m_summary, 1);
+    else
+        m_bar->addWidget(m_summary, 1);
+}
+
+void HeatmapView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    placeSummary();
 }
 
 void HeatmapView::updateOutline() {

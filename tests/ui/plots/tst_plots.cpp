@@ -4,6 +4,7 @@
 #include "appliedpalette.h"
 #include "candidateselection.h"
 #include "costplot.h"
+#include "elidedlabel.h"
 #include "heatmapmodel.h"
 #include "heatmapview.h"
 #include "islandsview.h"
@@ -16,6 +17,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QApplication>
+#include <QComboBox>
 #include <QDir>
 #include <QDockWidget>
 #include <QFileInfo>
@@ -210,6 +212,7 @@ private slots:
     void heatmapAxesAndIslands();
     void heatmapClickSelectsElite();
     void heatmapLevelNamesFitTheirColumns();
+    void heatmapSummaryMakesRoomForTheChoosers();
     void rooflineClickSelects();
     void islandsClickSelects();
     void selectionRedrawsItsLayerAlone();
@@ -403,6 +406,43 @@ void TestPlots::heatmapAxesAndIslands() {
     model.setIsland(1);
     QCOMPARE(eliteAt(model, 3, 1), 2);
     QCOMPARE(eliteAt(model, 0, 0), 1); // the seed belongs to every island
+}
+
+void TestPlots::heatmapSummaryMakesRoomForTheChoosers() {
+    // "N of 16 cells filled, top elite ..." sits beside the axis and island choosers in a wide view;
+    // in a dock too narrow for both it goes to a row of its own, uncut, and the choosers keep the
+    // room they had, and it comes back when the view widens again.
+    RunData data;
+    CandidateSelection selection;
+    data.apply(syntheticRun(40, 2));
+    HeatmapView view(&data, &selection);
+    auto* summary = view.findChild<ElidedLabel*>();
+    QComboBox* island = nullptr;
+    for (auto* combo : view.findChildren<QComboBox*>())
+        if (combo->itemText(0) == QStringLiteral("All islands"))
+            island = combo;
+    QVERIFY(summary && island);
+    const auto besideTheChoosers = [&] { return summary->geometry().top() < island->geometry().bottom(); };
+    view.resize(1200, 520);
+    view.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&view));
+    QVERIFY(summary->plainText().contains(QStringLiteral("cells filled")));
+    QTRY_VERIFY(besideTheChoosers());
+    QVERIFY(!summary->isElided());
+    const int roomWide = island->width();
+
+    view.resize(500, 520);
+    QTRY_VERIFY(!besideTheChoosers());
+    QVERIFY(!summary->isElided());
+    QCOMPARE(island->width(), roomWide);
+
+    // As narrow as the window's dock: the island chooser stays whole, the axis titles give way.
+    view.resize(400, 520);
+    QTRY_VERIFY(!besideTheChoosers());
+    QCOMPARE(island->width(), island->sizeHint().width());
+
+    view.resize(1200, 520);
+    QTRY_VERIFY(besideTheChoosers());
 }
 
 void TestPlots::heatmapLevelNamesFitTheirColumns() {
