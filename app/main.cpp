@@ -93,7 +93,7 @@ int renderViews(int argc, char** argv) {
     p.setApplicationDescription(
         QStringLiteral("Renders every view of a stored run to PNG files: the window, candidates, heatmap,\n"
                        "islands, progress, roofline, lineage, diagnostics, LLM log, events, experience and code."));
-    p.addHelpOption();
+    cli::addHelpOption(p);
     p.addPositionalArgument(QStringLiteral("run-file"), QStringLiteral("The run store (.kforge)."));
     cli::addStoreOption(p);
     p.addOption(

@@ -180,7 +180,7 @@ int benchCommand(const QStringList& args) {
         "problems correct and more than p times as fast). A problem with no seed kernel, no expert kernel that binds\n"
         "to it and no language model has nothing to search from: the table says so. Each problem runs in its own\n"
         "process; the runs are kept in OUT/runs.kforge, the tasks in OUT/tasks."));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addPositionalArgument(QStringLiteral("suite"), QStringLiteral("kernelbench"));
     p.addPositionalArgument(QStringLiteral("dir"), QStringLiteral("The KernelBench problems."));
     p.addOption({QStringLiteral("level"), QStringLiteral("Only this level (default: every level found)."),

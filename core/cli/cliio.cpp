@@ -27,12 +27,19 @@ int fail(int code, const QString& message) {
     return code;
 }
 
+void addHelpOption(QCommandLineParser& p) {
+    p.addOption({{QStringLiteral("h"), QStringLiteral("help")}, QStringLiteral("Displays this help.")});
+}
+
 void process(QCommandLineParser& p, const QStringList& args, const QString& command) {
     // A usage error exits with ExitUsage: process() would exit with 1, which `eval` and `run` use for
     // a kernel that is not correct.
     const QString program = QFileInfo(QCoreApplication::arguments().value(0)).fileName();
     if (!p.parse(args)) {
-        fail(ExitUsage, QStringLiteral("%1 (see `%2 %3 --help`)").arg(p.errorText(), program, command));
+        QString error = p.errorText(); // "Unknown option 'x'." ends in a full stop; the pointer follows it
+        if (error.endsWith(QLatin1Char('.')))
+            error.chop(1);
+        fail(ExitUsage, QStringLiteral("%1 (see `%2 %3 --help`)").arg(error, program, command));
         std::exit(ExitUsage);
     }
     if (p.isSet(QStringLiteral("help"))) {
@@ -48,7 +55,6 @@ void process(QCommandLineParser& p, const QStringList& args, const QString& comm
         out().flush();
         std::exit(ExitCorrect);
     }
-    p.process(args); // --help-all
 }
 
 QString defaultStorePath() {

@@ -25,6 +25,9 @@ QTextStream& err();
 // Prints "kforge: <message>" to stderr and returns `code`.
 int fail(int code, const QString& message);
 
+// -h, --help for a command. Not QCommandLineParser::addHelpOption(): its --help-all lists Qt's
+// window-system options (-platform, -style, ...), which no command takes.
+void addHelpOption(QCommandLineParser& p);
 // QCommandLineParser::process(args) for `kforge <command>`, whose --help names the command in its
 // usage line ("Usage: kforge eval [options]"). Help and bad options exit, as process() does.
 void process(QCommandLineParser& p, const QStringList& args, const QString& command);

@@ -222,7 +222,7 @@ int evalCommand(const QStringList& args) {
         "with --json); --seeds and --timing-seeds give them again to reproduce an evaluation.\n"
         "Exit code: 0 the kernel is correct, 1 it is not (or the worker crashed or hung on it), 2 a usage error,\n"
         "3 the task, the kernel file or the worker cannot be used (not found, or it could not be started)."));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addOption({QStringLiteral("task"), QStringLiteral("Task folder or built-in task name."), QStringLiteral("DIR")});
     p.addOption({QStringLiteral("kernel"),
                  QStringLiteral("Candidate kernel file (device code + // kforge: launch plan)."),
@@ -307,7 +307,7 @@ int doctorCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(
         QStringLiteral("Lists the backends and devices kforge can use, and how to get what is missing."));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addOption({QStringLiteral("json"), QStringLiteral("Print one JSON object instead of text.")});
     process(p, args, QStringLiteral("doctor"));
     doctor::Doctor d;
@@ -326,7 +326,7 @@ int doctorCommand(const QStringList& args) {
 int tasksCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(QStringLiteral("Lists the built-in and user tasks."));
-    p.addHelpOption();
+    addHelpOption(p);
     process(p, args, QStringLiteral("tasks"));
     const auto tasks = task::TaskCatalog::list();
     for (const auto& t : tasks) {

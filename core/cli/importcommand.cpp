@@ -43,7 +43,7 @@ int importCommand(const QStringList& args) {
         "worker's machine ($KFORGE_PYTHON; packaging/install-deps.sh --torch makes one).\n"
         "  kforge import model.py [--name N] [--out DIR]\n"
         "  kforge eval --task N --kernel my_kernel.cu --backend cuda"));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addPositionalArgument(QStringLiteral("file"), QStringLiteral("The Python file to import."));
     p.addOption({QStringLiteral("name"), QStringLiteral("The task's name (default: the file's name)."),
                  QStringLiteral("NAME")});

@@ -187,7 +187,7 @@ int llmCommand(const QStringList& args) {
             "  kforge llm strategies         a run's prompt strategies, as meta-prompt evolution rewrote them\n"
             "Keys come from the endpoint's environment variable or the keyring, never from a kforge file.")
             .arg(llm::userEndpointsPath(), llm::PriceTable::userPath()));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addPositionalArgument(QStringLiteral("action"),
                             QStringLiteral("endpoints, set-key, delete-key, prices, calls, show or strategies"));
     addStoreOption(p);

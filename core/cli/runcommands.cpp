@@ -146,7 +146,7 @@ int runCommand(const QStringList& args) {
         "resumable, with exit code 3. Ctrl-C stops the run cleanly (it can be resumed).\n"
         "Exit code: 0 the run finished its budget or search space, 2 a usage error, 3 the task, store or worker\n"
         "cannot be used (or failed during the run), 4 stopped."));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addOption({QStringLiteral("task"), QStringLiteral("Task folder or built-in task name (see `kforge tasks`)."),
                  QStringLiteral("DIR")});
     p.addOption({QStringLiteral("backend"), QStringLiteral("opencl or cuda (default opencl)."), QStringLiteral("B"),
@@ -494,7 +494,7 @@ int runsCommand(const QStringList& args) {
     QCommandLineParser p;
     p.setApplicationDescription(
         QStringLiteral("Lists the runs in a run store (`kforge runs list`) or shows one (`kforge runs show ID`)."));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list or show"));
     p.addPositionalArgument(QStringLiteral("id"), QStringLiteral("For show: the run id (default: the newest)."),
                             QStringLiteral("[ID]"));
@@ -558,7 +558,7 @@ int exportCommand(const QStringList& args) {
         "Writes a run's best kernel (or any candidate) to a folder: the kernel file with its tuned parameter values\n"
         "as defaults (so `kforge eval --kernel` reproduces it), the launch plan resolved at the run's sizes, and a\n"
         "report with its verification, timing and lineage."));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addOption({QStringLiteral("best"), QStringLiteral("Export the run's confirmed best kernel.")});
     p.addOption({QStringLiteral("torch"),
                  QStringLiteral("Also write model_new.py (ModelNew, a drop-in PyTorch module that runs the CUDA kernel "
@@ -609,7 +609,7 @@ int reviewCommand(const QStringList& args) {
         "  kforge review list [--run ID]\n"
         "  kforge review accept CANDIDATE [--note TEXT]   (it joins the search when the run is resumed)\n"
         "  kforge review reject CANDIDATE [--note TEXT]"));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, accept or reject"));
     p.addPositionalArgument(QStringLiteral("candidate"), QStringLiteral("For accept and reject: the candidate id."),
                             QStringLiteral("[ID]"));
@@ -673,7 +673,7 @@ int experienceCommand(const QStringList& args) {
         "  kforge experience forget-tuning [--task T]\n"
         "                                     clear the tuning cache: the times the tuner measured, kept per task,\n"
         "                                     sizes, device and kernel template so that later runs start from them"));
-    p.addHelpOption();
+    addHelpOption(p);
     p.addPositionalArgument(QStringLiteral("action"), QStringLiteral("list, export, import or forget-tuning"));
     p.addPositionalArgument(QStringLiteral("file"), QStringLiteral("For export and import: the JSON file."),
                             QStringLiteral("[FILE]"));

@@ -74,7 +74,9 @@ private slots:
     }
 
     void commandHelpNamesTheCommand() {
-        // Each command's --help says how to call that command, and its description fits a terminal.
+        // Each command's --help (or -h) says how to call that command, and its description fits a
+        // terminal. No command offers Qt's --help-all: the window-system options it lists apply to
+        // none of them.
         const QString program = QFileInfo(qEnvironmentVariable("KFORGE_BIN")).fileName();
         for (const char* command : {"eval", "import", "bench", "doctor", "tasks", "run", "runs", "export", "review",
                                     "experience", "llm", "render-views"}) {
@@ -83,6 +85,11 @@ private slots:
             const QString text = QString::fromUtf8(r.out);
             QVERIFY2(text.startsWith(QStringLiteral("Usage: %1 %2 [options]").arg(program, QLatin1String(command))),
                      qPrintable(text.section(u'\n', 0, 0)));
+            QVERIFY2(!text.contains(QStringLiteral("--help-all")), command);
+            QCOMPARE(kforge({QLatin1String(command), QStringLiteral("-h")}).out, r.out);
+            const Run all = kforge({QLatin1String(command), QStringLiteral("--help-all")});
+            QCOMPARE(all.exitCode, 2);
+            QVERIFY2(all.err.contains("Unknown option 'help-all' (see "), all.err.constData());
             const QString description = text.section(QStringLiteral("\nOptions:"), 0, 0);
             for (const QString& line : description.split(u'\n'))
                 QVERIFY2(line.size() <= 110 || line.trimmed().startsWith(u'/'),
