@@ -91,10 +91,16 @@ void RunStatusWidget::update() {
     // Against PyTorch: the best's last comparison, else eager and torch.compile as timed at the start.
     if (pytorch.bestVsEager || pytorch.bestVsCompile) {
         QStringList parts;
+        // A figure the paired rounds cannot tell from 1 says so; the tooltip has the interval.
+        const auto tie = [](const std::optional<protocol::RatioInterval>& i) {
+            return i && i->tie() ? tr(" (a tie)") : QString();
+        };
         if (pytorch.bestVsEager)
-            parts << tr("%1× eager").arg(*pytorch.bestVsEager, 0, 'f', 2);
+            parts << tr("%1× eager%2").arg(*pytorch.bestVsEager, 0, 'f', 2).arg(tie(pytorch.bestVsEagerInterval));
         if (pytorch.bestVsCompile)
-            parts << tr("%1× torch.compile").arg(*pytorch.bestVsCompile, 0, 'f', 2);
+            parts << tr("%1× torch.compile%2")
+                         .arg(*pytorch.bestVsCompile, 0, 'f', 2)
+                         .arg(tie(pytorch.bestVsCompileInterval));
         if (pytorch.bestFractionOfBound)
             parts << tr("%1% of roofline bound").arg(*pytorch.bestFractionOfBound * 100.0, 0, 'f', 0);
         m_pytorch->setFullText(tr("PyTorch: %1").arg(parts.join(QStringLiteral(", "))));

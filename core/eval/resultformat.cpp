@@ -72,13 +72,18 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
     if (r.besideTiming)
         out += timingLine("candidate in PyTorch's process", *r.besideTiming);
     const QString how = r.besideTiming ? QStringLiteral("side by side in one process") : QStringLiteral("in this run");
+    // Side by side, each speedup says whether it is one: "a tie" when the rounds vary by more.
+    const auto sure = [](const std::optional<protocol::RatioInterval>& i) {
+        return i ? QStringLiteral(": ") + q(i->describe()) : QString();
+    };
     if (r.speedupVsEager)
-        out +=
-            QStringLiteral("  speedup  %1x over PyTorch eager, timed %2\n").arg(*r.speedupVsEager, 0, 'f', 3).arg(how);
+        out += QStringLiteral("  speedup  %1x over PyTorch eager, timed %2%3\n")
+                   .arg(*r.speedupVsEager, 0, 'f', 3)
+                   .arg(how, sure(r.speedupVsEagerInterval));
     if (r.speedupVsCompile)
-        out += QStringLiteral("  speedup  %1x over torch.compile, timed %2\n")
+        out += QStringLiteral("  speedup  %1x over torch.compile, timed %2%3\n")
                    .arg(*r.speedupVsCompile, 0, 'f', 3)
-                   .arg(how);
+                   .arg(how, sure(r.speedupVsCompileInterval));
     if (!r.pytorchNote.empty())
         out += QStringLiteral("  pytorch  %1\n").arg(q(r.pytorchNote));
     for (const auto& d : r.diagnostics) {

@@ -480,6 +480,8 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
             line += QStringLiteral(", %1x over PyTorch eager").arg(*res.speedupVsEager, 0, 'f', 3);
         if (res.speedupVsCompile)
             line += QStringLiteral(", %1x over torch.compile").arg(*res.speedupVsCompile, 0, 'f', 3);
+        if (res.speedupVsCompileInterval)
+            line += QStringLiteral(" (%1)").arg(q(res.speedupVsCompileInterval->describe()));
         if (res.candidateTiming && res.baselineTiming)
             line += QStringLiteral(" (median %1 us vs %2 us, %3, %4 runs)")
                         .arg(res.candidateTiming->medianUs, 0, 'f', 2)

@@ -44,6 +44,8 @@ YardstickFigures yardstickFigures(const protocol::EvaluateResult* start, const p
             f.bestUs = headlineUs(*final, *final->candidateTiming);
         f.bestVsEager = final->speedupVsEager;
         f.bestVsCompile = final->speedupVsCompile;
+        f.bestVsEagerInterval = final->speedupVsEagerInterval;
+        f.bestVsCompileInterval = final->speedupVsCompileInterval;
         if (const double fraction = finalRoofline.value(QStringLiteral("fraction_of_bound")).toDouble(); fraction > 0)
             f.bestFractionOfBound = fraction;
         if (!final->pytorchNote.empty())
@@ -88,10 +90,13 @@ std::optional<double> YardstickFigures::overEager(double speedup) const {
 
 QString YardstickFigures::headline() const {
     QStringList parts;
+    const auto sure = [](const std::optional<protocol::RatioInterval>& i) {
+        return i ? QStringLiteral(" (%1)").arg(q(i->describe())) : QString();
+    };
     if (bestVsEager)
-        parts << QStringLiteral("%1 over PyTorch eager").arg(times(*bestVsEager));
+        parts << QStringLiteral("%1 over PyTorch eager%2").arg(times(*bestVsEager), sure(bestVsEagerInterval));
     if (bestVsCompile)
-        parts << QStringLiteral("%1 over torch.compile").arg(times(*bestVsCompile));
+        parts << QStringLiteral("%1 over torch.compile%2").arg(times(*bestVsCompile), sure(bestVsCompileInterval));
     if (parts.isEmpty())
         return startEagerUs ? QStringLiteral("PyTorch timed at the start only (the run did not end with a comparison)")
                             : QStringLiteral("no speedup over PyTorch: %1").arg(note);
@@ -129,6 +134,14 @@ QJsonObject YardstickFigures::toJson() const {
     put("best_us", bestUs);
     put("best_speedup_vs_eager", bestVsEager);
     put("best_speedup_vs_compile", bestVsCompile);
+    const auto interval = [&o](const char* key, const std::optional<protocol::RatioInterval>& i) {
+        o.insert(QLatin1String(key), i ? QJsonValue(QJsonObject{{QStringLiteral("low"), i->low},
+                                                                {QStringLiteral("high"), i->high},
+                                                                {QStringLiteral("rounds"), i->rounds}})
+                                       : QJsonValue());
+    };
+    interval("best_speedup_vs_eager_interval", bestVsEagerInterval);
+    interval("best_speedup_vs_compile_interval", bestVsCompileInterval);
     put("best_fraction_of_bound", bestFractionOfBound);
     o.insert(QStringLiteral("note"), note);
     return o;

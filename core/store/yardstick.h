@@ -23,6 +23,9 @@ struct YardstickFigures {
     std::optional<double> bestUs;
     std::optional<double> bestVsEager;
     std::optional<double> bestVsCompile;
+    // How sure those two are, where the best was timed side by side (protocol::RatioInterval).
+    std::optional<protocol::RatioInterval> bestVsEagerInterval;
+    std::optional<protocol::RatioInterval> bestVsCompileInterval;
     std::optional<double> bestFractionOfBound; // in that same evaluation
     QString note;                              // what PyTorch was, or why it was not timed
     // What the run's speedups are over: "the baseline", or "PyTorch eager" for a task without a
@@ -34,8 +37,9 @@ struct YardstickFigures {
     // a task measured against eager; otherwise through the first seed, which was timed beside both
     // (the candidate over the seed, times the seed over eager). Nothing where eager was not timed.
     std::optional<double> overEager(double speedup) const;
-    // One line for people: "1.21x over PyTorch eager, 0.93x over torch.compile (at the end, beside
-    // the best)"; or the note when nothing was timed.
+    // One line for people: "1.21x over PyTorch eager, 0.998x over torch.compile (a tie, 95% interval
+    // 0.993x-1.004x over 20 paired rounds)" (at the end, beside the best); or the note when nothing
+    // was timed.
     QString headline() const;
     // The lines of a report (start and end, with times).
     QString text() const;

@@ -1138,6 +1138,8 @@ void Evaluation::setPyTorchSpeedups(const protocol::TimingStats& kernel) {
     const double mine = of(kernel);
     m_result.speedupVsEager.reset();
     m_result.speedupVsCompile.reset();
+    m_result.speedupVsEagerInterval.reset();
+    m_result.speedupVsCompileInterval.reset();
     if (mine > 0.0 && m_result.eagerTiming && of(*m_result.eagerTiming) > 0.0)
         m_result.speedupVsEager = of(*m_result.eagerTiming) / mine;
     if (mine > 0.0 && m_result.compileTiming && of(*m_result.compileTiming) > 0.0)
@@ -1192,6 +1194,12 @@ void Evaluation::timeBesidePyTorch(const SeedData& set) {
     m_result.eagerTiming = timed->eager;
     m_result.compileTiming = timed->compile;
     setPyTorchSpeedups(*timed->kernel);
+    // Timed in the same rounds: each round's ratio, and how much they vary, say whether a
+    // speedup near 1 is one.
+    if (m_result.speedupVsEager)
+        m_result.speedupVsEagerInterval = pairedRatioInterval(timed->eagerSamples, timed->kernelSamples);
+    if (m_result.speedupVsCompile)
+        m_result.speedupVsCompileInterval = pairedRatioInterval(timed->compileSamples, timed->kernelSamples);
     m_result.pytorchNote = timed->note;
 }
 

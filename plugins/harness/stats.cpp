@@ -1,6 +1,7 @@
 #include "stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace kforge::harness {
@@ -32,6 +33,37 @@ protocol::TimingStats summarise(std::vector<double> s, const std::string& method
     t.meanUs = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
     t.spread = t.medianUs > 0 ? (quantile(s, 0.75) - quantile(s, 0.25)) / t.medianUs : 0.0;
     return t;
+}
+
+std::optional<protocol::RatioInterval> pairedRatioInterval(const std::vector<double>& theirs,
+                                                           const std::vector<double>& mine) {
+    const std::size_t n = mine.size();
+    if (theirs.size() != n || n < 6)
+        return std::nullopt;
+    std::vector<double> ratios;
+    ratios.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!(theirs[i] > 0.0) || !(mine[i] > 0.0))
+            return std::nullopt;
+        ratios.push_back(theirs[i] / mine[i]);
+    }
+    std::sort(ratios.begin(), ratios.end());
+    // The median lies between the k-th smallest and the k-th largest ratio unless at most k - 1
+    // ratios fall on one side of it, which happens with probability 2 P(Binomial(n, 1/2) < k):
+    // the largest k that keeps that at or below 5%.
+    double below = std::ldexp(1.0, -static_cast<int>(n)); // P(B = 0)
+    double mass = 1.0;                                    // C(n, j), as j grows
+    std::size_t k = 0;
+    for (std::size_t j = 0; j < n / 2; ++j) {
+        if (2.0 * below > 0.05)
+            break;
+        k = j + 1; // P(B <= j) small enough: the (j + 1)-th order statistic bounds the median
+        mass = mass * static_cast<double>(n - j) / static_cast<double>(j + 1);
+        below += mass * std::ldexp(1.0, -static_cast<int>(n));
+    }
+    if (k == 0)
+        return std::nullopt;
+    return protocol::RatioInterval{ratios[k - 1], ratios[n - k], static_cast<int>(n)};
 }
 
 } // namespace kforge::harness

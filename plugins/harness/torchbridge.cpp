@@ -394,6 +394,7 @@ spec::Expected<TorchBridge::Timings> TorchBridge::time(const protocol::KernelInp
     t.kernel = stats("kernel");
     t.eagerSamples = samples("eager_samples");
     t.compileSamples = samples("compile_samples");
+    t.kernelSamples = samples("kernel_samples");
     t.note = a->value("note", std::string());
     return t;
 }

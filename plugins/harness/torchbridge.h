@@ -52,7 +52,8 @@ public:
         std::optional<protocol::TimingStats> eager;
         std::optional<protocol::TimingStats> compile;
         std::optional<protocol::TimingStats> kernel;
-        std::vector<double> eagerSamples, compileSamples; // every call's time, in microseconds
+        // Every call's time, in microseconds; side by side, the i-th of each is from round i.
+        std::vector<double> eagerSamples, compileSamples, kernelSamples;
         std::string note;
     };
     spec::Expected<Timings> time(const protocol::KernelInput& form, const spec::TaskSpec& task,

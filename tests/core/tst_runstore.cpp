@@ -616,6 +616,7 @@ void TestRunStore::pytorchFigures() {
     last.speedupVsEager = 1.25;
     last.speedupVsCompile = 1.1;
     last.besideTiming = TimingStats{"torch-profiler, side by side in one process", 20, 3.2, 3.3, 3.1, 3.6, 0.01};
+    last.speedupVsCompileInterval = kforge::protocol::RatioInterval{0.98, 1.21, 20};
     QVERIFY(store->insertEvaluation(run, 2, kforge::model::EvaluationPurpose::Yardstick, last, {},
                                     QJsonObject{{QStringLiteral("fraction_of_bound"), 0.42}}));
 
@@ -634,13 +635,19 @@ void TestRunStore::pytorchFigures() {
     QVERIFY(stored.besideTiming);
     QCOMPARE(stored.besideTiming->medianUs, 3.2);
     const QString text = kforge::eval::formatResultText(stored, QStringLiteral("t"), QStringLiteral("cuda"));
-    QVERIFY2(text.contains(QStringLiteral("1.100x over torch.compile, timed side by side in one process")),
+    // Side by side, the speedup says how sure it is: here the rounds cannot tell 1.1x from 1.
+    QVERIFY2(text.contains(QStringLiteral("1.100x over torch.compile, timed side by side in one process: a tie, 95% "
+                                          "interval 0.980x-1.210x over 20 paired rounds")),
              qPrintable(text));
     QVERIFY2(text.contains(QStringLiteral("candidate in PyTorch's process 3.20 us median")), qPrintable(text));
     QVERIFY(kforge::eval::formatResultText(records->at(0).result, QStringLiteral("t"), QStringLiteral("cuda"))
                 .contains(QStringLiteral("0.400x over torch.compile, timed in this run")));
     QCOMPARE(f.overEager(2.0).value_or(0), 1.0); // twice the seed, which was half as fast as eager
-    QVERIFY(f.headline().contains(QStringLiteral("1.250x over PyTorch eager")));
+    QVERIFY(f.headline().contains(QStringLiteral("1.250x over PyTorch eager, 1.100x over torch.compile (a tie, ")));
+    QCOMPARE(
+        f.toJson().value(QStringLiteral("best_speedup_vs_compile_interval")).toObject().value(QStringLiteral("low")),
+        QJsonValue(0.98));
+    QVERIFY(f.toJson().value(QStringLiteral("best_speedup_vs_eager_interval")).isNull());
     QVERIFY(f.headline().contains(QStringLiteral("42.0% of its roofline bound")));
 
     // Not the best: no last comparison; a run that never timed PyTorch says so.

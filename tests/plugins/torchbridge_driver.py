@@ -205,6 +205,13 @@ def split_calls():
           tb.split_calls(kernels[:-1], order, ["flush"], counts, timed) is None)
     check("a call timed by none of its kernels is refused",
           tb.split_calls(kernels, order, ["flush"], counts, {"kernel": 0, "eager": 1}) is None)
+    # Shuffled rounds (eager first in round 1, the kernel first in round 2): the i-th time of each
+    # call is from round i, so that the evaluator can pair them round by round.
+    rounds = (flush + [Event("eager", 20.0)] + flush + [Event("k", 10.0)]
+              + flush + [Event("k", 11.0)] + flush + [Event("eager", 23.0)])
+    check("each call's times are in the order of the rounds",
+          tb.split_calls(rounds, ["eager", "kernel", "kernel", "eager"], ["flush"], {"kernel": 1, "eager": 1})
+          == {"kernel": [10.0, 11.0], "eager": [20.0, 23.0]})
 
 
 structures()

@@ -352,6 +352,49 @@ private slots:
         QCOMPARE(harness::summarise({}, "m").count, 0);
     }
 
+    void pairedRatiosSayWhetherASpeedupIsOne() {
+        // 20 rounds: the median of the per-round ratios lies between the 6th smallest and the 6th
+        // largest (2 P(Binomial(20, 1/2) <= 5) = 4.1% <= 5%; with the 7th it would be 11.5%).
+        std::vector<double> theirs, mine;
+        for (int i = 1; i <= 20; ++i) {
+            mine.push_back(10.0);
+            theirs.push_back(10.0 * (0.95 + 0.005 * i)); // ratios 0.955 .. 1.050, shuffled below
+        }
+        std::swap(theirs[0], theirs[19]);
+        std::swap(mine[0], mine[19]);
+        auto i = harness::pairedRatioInterval(theirs, mine);
+        QVERIFY(i);
+        QCOMPARE(i->rounds, 20);
+        QVERIFY(qFuzzyCompare(i->low, 0.98));   // the 6th: 0.95 + 0.005 * 6
+        QVERIFY(qFuzzyCompare(i->high, 1.025)); // the 15th
+        QVERIFY(i->tie() && !i->faster() && !i->slower());
+        QCOMPARE(i->describe(), std::string("a tie, 95% interval 0.980x-1.025x over 20 paired rounds"));
+
+        // Ratios paired by round, not by rank: a kernel 2% faster in every round is faster, although
+        // the two lists' values overlap.
+        std::vector<double> slowRounds, fastRounds;
+        for (int r = 0; r < 20; ++r) {
+            const double round = 10.0 + r; // rounds differ far more than the kernels do
+            slowRounds.push_back(round * 1.02);
+            fastRounds.push_back(round);
+        }
+        i = harness::pairedRatioInterval(slowRounds, fastRounds);
+        QVERIFY(i && i->faster());
+        QVERIFY(qFuzzyCompare(i->low, 1.02) && qFuzzyCompare(i->high, 1.02));
+        QVERIFY(harness::pairedRatioInterval(fastRounds, slowRounds)->slower());
+        QVERIFY(harness::pairedRatioInterval(fastRounds, slowRounds)->describe().starts_with("slower, "));
+
+        // Six rounds are the fewest that give 95% (the extremes: 2 / 64 = 3.1%); five give none.
+        QVERIFY(harness::pairedRatioInterval({1, 2, 3, 4, 5, 6}, {1, 1, 1, 1, 1, 1}));
+        QCOMPARE(harness::pairedRatioInterval({1, 2, 3, 4, 5, 6}, {1, 1, 1, 1, 1, 1})->low, 1.0);
+        QCOMPARE(harness::pairedRatioInterval({1, 2, 3, 4, 5, 6}, {1, 1, 1, 1, 1, 1})->high, 6.0);
+        QVERIFY(!harness::pairedRatioInterval({1, 2, 3, 4, 5}, {1, 1, 1, 1, 1}));
+        // Rounds that do not pair up, or a time that is not one, give none.
+        QVERIFY(!harness::pairedRatioInterval(theirs, std::vector<double>(19, 10.0)));
+        mine[3] = 0.0;
+        QVERIFY(!harness::pairedRatioInterval(theirs, mine));
+    }
+
     void kernelArgValues_data() {
         QTest::addColumn<QString>("type");
         QTest::addColumn<double>("value");

@@ -192,12 +192,20 @@ private slots:
         QCOMPARE(t.speedupVsCompile.value(), 1.5);
         QCOMPARE(t.pytorchNote, r.pytorchNote);
         QVERIFY(!t.besideTiming);
+        QVERIFY(!t.speedupVsEagerInterval && !t.speedupVsCompileInterval);
 
         // The candidate timed in PyTorch's process, beside eager and torch.compile.
         r.besideTiming = protocol::TimingStats{"torch-profiler, side by side", 20, 5.0, 5.1, 4.9, 5.5, 0.01};
+        r.speedupVsEagerInterval = protocol::RatioInterval{1.9, 2.1, 20};
+        r.speedupVsCompileInterval = protocol::RatioInterval{0.99, 1.01, 20};
         auto beside = protocol::decodeResponse(protocol::encode(r));
         QVERIFY(beside.ok());
         const auto& b = std::get<protocol::EvaluateResult>(*beside);
+        QVERIFY(b.speedupVsEagerInterval && b.speedupVsEagerInterval->faster());
+        QCOMPARE(b.speedupVsCompileInterval->low, 0.99);
+        QCOMPARE(b.speedupVsCompileInterval->high, 1.01);
+        QCOMPARE(b.speedupVsCompileInterval->rounds, 20);
+        QVERIFY(b.speedupVsCompileInterval->tie());
         QVERIFY(b.besideTiming);
         QCOMPARE(b.besideTiming->medianUs, 5.0);
         QCOMPARE(b.besideTiming->method, r.besideTiming->method);

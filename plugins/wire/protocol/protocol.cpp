@@ -3,6 +3,7 @@
 #include "safeio.h"
 
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -177,6 +178,16 @@ TimingStats timingFromJson(const nlohmann::json& j) {
     return t;
 }
 
+std::string RatioInterval::describe() const {
+    std::array<char, 96> text{};
+    std::snprintf(text.data(), text.size(), "%s, 95%% interval %.3fx-%.3fx over %d paired rounds",
+                  faster()   ? "faster"
+                  : slower() ? "slower"
+                             : "a tie",
+                  low, high, rounds);
+    return text.data();
+}
+
 std::string_view statusName(Status s) {
     for (const auto& [st, name] : kStatusNames)
         if (st == s)
@@ -309,6 +320,13 @@ json toJson(const EvaluateResult& r) {
         pytorch["speedup_vs_eager"] = *r.speedupVsEager;
     if (r.speedupVsCompile)
         pytorch["speedup_vs_compile"] = *r.speedupVsCompile;
+    const auto interval = [](const RatioInterval& i) {
+        return json{{"low", i.low}, {"high", i.high}, {"rounds", i.rounds}};
+    };
+    if (r.speedupVsEagerInterval)
+        pytorch["speedup_vs_eager_interval"] = interval(*r.speedupVsEagerInterval);
+    if (r.speedupVsCompileInterval)
+        pytorch["speedup_vs_compile_interval"] = interval(*r.speedupVsCompileInterval);
     if (!r.pytorchNote.empty())
         pytorch["note"] = r.pytorchNote;
     if (!pytorch.empty())
@@ -615,6 +633,15 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
             r.speedupVsEager = pytorch.at("speedup_vs_eager").get<double>();
         if (pytorch.contains("speedup_vs_compile") && pytorch.at("speedup_vs_compile").is_number())
             r.speedupVsCompile = pytorch.at("speedup_vs_compile").get<double>();
+        const auto interval = [&](const char* key) -> std::optional<RatioInterval> {
+            const json i = value(pytorch, key, json());
+            if (!i.is_object() || !i.contains("low") || !i.contains("high") || !i.at("low").is_number()
+                || !i.at("high").is_number())
+                return std::nullopt;
+            return RatioInterval{i.at("low").get<double>(), i.at("high").get<double>(), value(i, "rounds", 0)};
+        };
+        r.speedupVsEagerInterval = interval("speedup_vs_eager_interval");
+        r.speedupVsCompileInterval = interval("speedup_vs_compile_interval");
         r.pytorchNote = value<std::string>(pytorch, "note", "");
         for (const auto& d : value(j, "diagnostics", json::array())) {
             Diagnostic diag;

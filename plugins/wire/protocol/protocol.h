@@ -184,6 +184,23 @@ struct TimingStats {
     double maxUs = 0.0;
     double spread = 0.0; // (p75 - p25) / median
 };
+// How sure a speedup timed side by side is. Each round times both calls after the same cache
+// flush, so each round gives one ratio (their time / the kernel's); [low, high] is a 95% confidence
+// interval of the median of those ratios, from their order statistics (no assumption about how
+// times are distributed). An interval that holds 1 is a tie: the two differ by less than the
+// rounds vary.
+struct RatioInterval {
+    double low = 0.0;
+    double high = 0.0;
+    int rounds = 0;
+
+    bool faster() const { return low > 1.0; }
+    bool slower() const { return high < 1.0; }
+    bool tie() const { return !faster() && !slower(); }
+    // "a tie, 95% interval 0.993x-1.004x over 20 paired rounds" (or "faster, ...", "slower, ...").
+    std::string describe() const;
+};
+
 // Timing statistics as results carry them ({"method", "count", "median_us", ...}); missing fields
 // read as zero. The PyTorch bridge answers in the same form.
 TimingStats timingFromJson(const nlohmann::json& j);
@@ -231,6 +248,9 @@ struct EvaluateResult {
     std::optional<TimingStats> besideTiming;
     std::optional<double> speedupVsEager;
     std::optional<double> speedupVsCompile;
+    // With `besideTiming`: how sure each of those speedups is (see RatioInterval).
+    std::optional<RatioInterval> speedupVsEagerInterval;
+    std::optional<RatioInterval> speedupVsCompileInterval;
     std::string pytorchNote; // what was not timed and why, or how (PyTorch's version, the method)
     std::vector<Diagnostic> diagnostics;
     std::optional<ProfileResult> profile; // when asked for
