@@ -1195,11 +1195,22 @@ void Evaluation::timeBesidePyTorch(const SeedData& set) {
     m_result.compileTiming = timed->compile;
     setPyTorchSpeedups(*timed->kernel);
     // Timed in the same rounds: each round's ratio, and how much they vary, say whether a
-    // speedup near 1 is one.
+    // speedup near 1 is one. The speedup shown is a ratio of medians, not the median of the
+    // ratios; the interval is widened to hold it where it falls outside, so that "faster" never
+    // stands beside a figure below 1 (nor "slower" beside one above).
+    const auto sure = [](double speedup, const std::vector<double>& theirs, const std::vector<double>& mine) {
+        auto interval = pairedRatioInterval(theirs, mine);
+        if (interval) {
+            interval->low = std::min(interval->low, speedup);
+            interval->high = std::max(interval->high, speedup);
+        }
+        return interval;
+    };
     if (m_result.speedupVsEager)
-        m_result.speedupVsEagerInterval = pairedRatioInterval(timed->eagerSamples, timed->kernelSamples);
+        m_result.speedupVsEagerInterval = sure(*m_result.speedupVsEager, timed->eagerSamples, timed->kernelSamples);
     if (m_result.speedupVsCompile)
-        m_result.speedupVsCompileInterval = pairedRatioInterval(timed->compileSamples, timed->kernelSamples);
+        m_result.speedupVsCompileInterval =
+            sure(*m_result.speedupVsCompile, timed->compileSamples, timed->kernelSamples);
     m_result.pytorchNote = timed->note;
 }
 
