@@ -598,6 +598,42 @@ private slots:
     // A store of several runs opens with a picker (newest first, filterable); the run chosen is
     // the one shown, and File > Switch Run offers the others of that store. A store of one run
     // opens it directly.
+    void statusBarSaysWhenASpeedupOverPyTorchIsATie() {
+        // The best timed beside PyTorch at the end: a figure the paired rounds cannot tell from 1
+        // says so in the status bar; one they can does not, and the tooltip gives both intervals.
+        const QString store = m_dir.filePath(QStringLiteral("tie.kforge"));
+        qint64 runId = 0;
+        QVERIFY(kforgetest::writeSyntheticRun(store, 12, 2, &runId));
+        {
+            auto opened = store::RunStore::open(store);
+            QVERIFY(opened);
+            auto run = (*opened)->run(runId);
+            QVERIFY(run);
+            run->bestCandidate = 5;
+            run->bestSpeedup = 2.0;
+            QVERIFY((*opened)->updateRun(*run));
+            protocol::EvaluateResult last;
+            last.id = 5;
+            last.status = protocol::Status::Ok;
+            last.candidateTiming = protocol::TimingStats{"cupti-activity", 20, 50.0, 50.0, 49.0, 51.0, 0.01};
+            last.speedupVsEager = 1.32;
+            last.speedupVsEagerInterval = protocol::RatioInterval{1.30, 1.34, 20};
+            last.speedupVsCompile = 0.998;
+            last.speedupVsCompileInterval = protocol::RatioInterval{0.993, 1.004, 20};
+            QVERIFY((*opened)->insertEvaluation(runId, 5, model::EvaluationPurpose::Yardstick, last));
+        }
+        MainWindow w;
+        w.show();
+        QVERIFY(w.openRun(store));
+        QTRY_VERIFY(w.session()->data()->hasRun() && w.session()->data()->complete());
+        const QString text = w.statusWidget()->text();
+        QVERIFY2(text.contains(QStringLiteral("1.32× eager, 1.00× torch.compile (a tie)")), qPrintable(text));
+        bool hinted = false;
+        for (auto* label : w.statusWidget()->findChildren<QLabel*>())
+            hinted = hinted || label->toolTip().contains(QStringLiteral("a tie, 95% interval 0.993x-1.004x"));
+        QVERIFY(hinted);
+    }
+
     void aStoreOfSeveralRunsOpensWithAPicker() {
         const QString store = m_dir.filePath(QStringLiteral("several.kforge"));
         qint64 first = 0, second = 0, third = 0;
