@@ -51,15 +51,21 @@ std::optional<protocol::RatioInterval> pairedRatioInterval(const std::vector<dou
     // The median lies between the k-th smallest and the k-th largest ratio unless at most k - 1
     // ratios fall on one side of it, which happens with probability 2 P(Binomial(n, 1/2) < k):
     // the largest k that keeps that at or below 5%.
-    double below = std::ldexp(1.0, -static_cast<int>(n)); // P(B = 0)
-    double mass = 1.0;                                    // C(n, j), as j grows
+    // P(B = j) = C(n, j) / 2^n in logarithms, so that no term underflows or overflows however
+    // many rounds there are.
+    const double rounds = static_cast<double>(n);
+    const auto probability = [&](std::size_t j) {
+        const double x = static_cast<double>(j);
+        return std::exp(std::lgamma(rounds + 1.0) - std::lgamma(x + 1.0) - std::lgamma(rounds - x + 1.0)
+                        - rounds * std::log(2.0));
+    };
+    double below = 0.0; // P(B <= j - 1)
     std::size_t k = 0;
     for (std::size_t j = 0; j < n / 2; ++j) {
+        below += probability(j);
         if (2.0 * below > 0.05)
             break;
         k = j + 1; // P(B <= j) small enough: the (j + 1)-th order statistic bounds the median
-        mass = mass * static_cast<double>(n - j) / static_cast<double>(j + 1);
-        below += mass * std::ldexp(1.0, -static_cast<int>(n));
     }
     if (k == 0)
         return std::nullopt;
