@@ -608,6 +608,7 @@ void TestRunStore::pytorchFigures() {
     seed.compileTiming = TimingStats{"torch-profiler", 20, 4.2, 4.4, 4.0, 5.0, 0.01};
     seed.speedupVsEager = 0.5;
     seed.speedupVsCompile = 0.4;
+    seed.speedupVsEagerInterval = kforge::protocol::RatioInterval{0.45, 0.55, 20};
     seed.pytorchNote = "PyTorch 2.11 on cuda:0";
     QVERIFY(store->insertEvaluation(run, 1, kforge::model::EvaluationPurpose::Search, seed));
     QVERIFY(store->insertEvaluation(run, 2, kforge::model::EvaluationPurpose::Search, makeResult(2, true)));
@@ -649,6 +650,17 @@ void TestRunStore::pytorchFigures() {
         QJsonValue(0.98));
     QVERIFY(f.toJson().value(QStringLiteral("best_speedup_vs_eager_interval")).isNull());
     QVERIFY(f.headline().contains(QStringLiteral("42.0% of its roofline bound")));
+
+    // A candidate's exported report gives each speedup over PyTorch with its verdict.
+    const QString out = m_dir.filePath(QStringLiteral("pytorch-figures"));
+    auto written = kforge::store::exportCandidate(*store, run, 1, out);
+    QVERIFY2(written, why(written));
+    QFile report(out + QStringLiteral("/report.md"));
+    QVERIFY(report.open(QIODevice::ReadOnly));
+    const QString md = QString::fromUtf8(report.readAll());
+    QVERIFY2(md.contains(QStringLiteral("0.500x over PyTorch eager (slower, 95% interval 0.450x-0.550x over 20 "
+                                        "paired rounds), 0.400x over torch.compile (")),
+             qPrintable(md));
 
     // Not the best: no last comparison; a run that never timed PyTorch says so.
     QVERIFY(!kforge::store::yardstickFigures(*records, 3).bestVsEager);
