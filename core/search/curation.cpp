@@ -108,8 +108,11 @@ void Curation::remeasured(qint64 candidate) {
 void Curation::refill(const std::vector<Place>& places) {
     for (const Place& place : places) {
         for (const auto& [id, e] : m_c.population->entries()) {
-            const bool ofIsland =
-                e.candidate.origin == model::Origin::Seed || m_c.islands->clamp(e.candidate.island) == place.island;
+            // The island's own kernels, the baseline every island starts from, and the migrants
+            // it once took in.
+            const bool ofIsland = e.candidate.origin == model::Origin::Seed
+                                  || m_c.islands->clamp(e.candidate.island) == place.island
+                                  || m_c.islands->arrived(place.island, id);
             if (ofIsland && e.cell == place.cell && e.fitness.correct && !e.candidate.vetoed && !e.awaitingReview())
                 m_c.islands->offer(place, id, e.fitness);
         }

@@ -46,8 +46,11 @@ std::vector<Migration> IslandModel::migrate(int migrants, const std::function<bo
         const size_t to = (i + 1) % m_islands.size();
         for (const Emigrant& e : emigrants[i]) {
             const auto insertion = m_islands[to].archive.insert(e.cell, e.elite.candidate, e.elite.fitness);
-            moves.push_back({static_cast<int>(i), static_cast<int>(to), e.elite.candidate, e.elite.fitness.speedup,
-                             insertion.outcome != Archive::Outcome::Rejected});
+            const bool accepted = insertion.outcome != Archive::Outcome::Rejected;
+            if (accepted)
+                m_islands[to].arrived.insert(e.elite.candidate);
+            moves.push_back(
+                {static_cast<int>(i), static_cast<int>(to), e.elite.candidate, e.elite.fitness.speedup, accepted});
         }
     }
     return moves;
@@ -63,6 +66,10 @@ std::vector<Place> IslandModel::rescore(qint64 candidate, const model::Fitness& 
         if (auto cell = m_islands[i].archive.rescore(candidate, fitness))
             places.push_back({static_cast<int>(i), *cell});
     return places;
+}
+
+bool IslandModel::arrived(int island, qint64 candidate) const {
+    return count() > 0 && this->island(island).arrived.contains(candidate);
 }
 
 void IslandModel::offer(const Place& place, qint64 candidate, const model::Fitness& fitness) {

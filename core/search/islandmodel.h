@@ -20,6 +20,7 @@ struct Island {
     Archive archive;
     std::map<model::Cell, double> curiosity; // recent success of children of the cell's elite
     std::set<QString> expertsTried;          // template keys of the experts seeded or proposed here
+    std::set<qint64> arrived;                // migrants this island's archive took in
 };
 
 // One elite of one island's archive: what the run stores so views show the archives as they are.
@@ -68,6 +69,9 @@ public:
     // Gives a candidate measured again its new figure in every archive that holds it (see
     // Archive::rescore). Returns the cells it held, kept or left.
     std::vector<Place> rescore(qint64 candidate, const model::Fitness& fitness);
+    // Whether `candidate` belongs to `island`'s lineage without being born there: a migrant its
+    // archive once took in.
+    bool arrived(int island, qint64 candidate) const;
     // Puts a kernel up for a cell of one island again, as a plain archive insertion: no curiosity
     // changes (it is no new result).
     void offer(const Place& place, qint64 candidate, const model::Fitness& fitness);

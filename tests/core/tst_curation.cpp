@@ -2,9 +2,9 @@
 // waits in the review queue (requested once, also when a resumed run replays it) instead of
 // entering an archive; accepting admits it and puts it up for promotion; rejecting or vetoing
 // takes it out of every archive and can move the confirmed best, and the cell it leaves goes to
-// the island's next best kernel of that behaviour (as it does when an elite's re-measurement falls
-// short); pins are stored as flags; a resumed run's stored pins and vetoes come back; a decision
-// the store refuses stops the run.
+// the island's next best kernel of that behaviour, a migrant it took in included (as it does when
+// an elite's re-measurement falls short); pins are stored as flags; a resumed run's stored pins and vetoes come back; a
+// decision the store refuses stops the run.
 
 #include "search/curation.h"
 
@@ -211,6 +211,23 @@ private slots:
         f.curation.apply(command(K::Veto, 2), 1);
         QVERIFY(!f.eliteOfCell(1, 4));                       // nothing left: the cell is empty
         QCOMPARE(f.eliteOfCell(1, 1)->candidate, qint64(1)); // other cells are untouched
+    }
+
+    void aMigrantTakesBackACellItOnceHeld() {
+        Fixture f;
+        const auto anyone = [](qint64) { return true; };
+        for (qint64 id : {1, 2})
+            f.place(id);
+        f.islands.migrate(1, anyone); // 2 (2x), island 1's best, moves into island 0's cell
+        QCOMPARE(f.eliteOfCell(0, 2)->candidate, qint64(2));
+        f.sameCellAs(2, {3});
+        f.place(3);
+        f.islands.migrate(1, anyone); // 3 (3x) follows it and takes that cell from it
+        QCOMPARE(f.eliteOfCell(0, 2)->candidate, qint64(3));
+        QVERIFY(!f.islands.arrived(1, 3) && !f.islands.arrived(0, 4));
+        f.curation.apply(command(K::Veto, 3), 1);
+        QCOMPARE(f.eliteOfCell(1, 2).value_or(Elite{}).candidate, qint64(2)); // its own island's
+        QCOMPARE(f.eliteOfCell(0, 2).value_or(Elite{}).candidate, qint64(2)); // and the island it migrated to
     }
 
     void aKernelWaitingForReviewDoesNotTakeAVetoedCell() {
