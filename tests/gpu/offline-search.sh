@@ -1,6 +1,7 @@
 #!/bin/bash
 # The offline search (expert library + template tuner, no LLM) on a GPU host, one run per CUDA task,
-# each with its own evaluation budget; then each run's report and best kernel exported. Uses the
+# each with its own evaluation budget; then each run's report and best kernel exported, and a line a
+# task with the best against PyTorch and whether the paired rounds tell it apart. Uses the
 # folder staged by tests/gpu/stage-headless.sh, so the host needs no Qt.
 #   OUT=results TASKS="sgemm softmax" BUDGET=40 tests/gpu/offline-search.sh
 set -u
@@ -26,3 +27,26 @@ for t in $tasks; do
     "$kforge" runs show "$id" --db "$out/runs.kforge" --top 8 > "$out/$t.show.txt" 2>&1
     "$kforge" export --best --run "$id" --db "$out/runs.kforge" --out "$out/$t-best" > /dev/null 2>&1
 done
+
+# One line a task: the confirmed best against the better of eager and torch.compile, with the
+# verdict of the paired rounds ("a tie" when they cannot tell the two apart).
+python3 - "$out" $tasks <<'PY'
+import json, sys
+out, tasks = sys.argv[1], sys.argv[2:]
+print("task: best vs eager, vs torch.compile (verdict over the paired rounds)")
+for t in tasks:
+    try:
+        p = json.load(open(f"{out}/{t}.json"))["pytorch"]
+    except (OSError, ValueError, KeyError, TypeError):
+        print(f"{t}: no PyTorch comparison (see {out}/{t}.log)")
+        continue
+    def verdict(i):
+        if not isinstance(i, dict):
+            return "no interval"
+        word = "faster" if i["low"] > 1 else "slower" if i["high"] < 1 else "a tie"
+        return f"{word}, 95% interval {i['low']:.3f}x-{i['high']:.3f}x over {i['rounds']} rounds"
+    def x(v):
+        return "-" if v is None else f"{v:.3f}x"
+    print(f"{t}: {x(p.get('best_speedup_vs_eager'))} ({verdict(p.get('best_speedup_vs_eager_interval'))}), "
+          f"{x(p.get('best_speedup_vs_compile'))} ({verdict(p.get('best_speedup_vs_compile_interval'))})")
+PY
