@@ -287,17 +287,19 @@ private slots:
                 QVERIFY(f.open(QIODevice::WriteOnly));
                 f.write(reinterpret_cast<const char*>(v.data()), static_cast<qint64>(v.size() * sizeof(float)));
             };
-            const QString s = QString::number(seed);
-            write(QStringLiteral("x") + s + QStringLiteral(".bin"), x);
-            write(QStringLiteral("y") + s + QStringLiteral(".bin"), y);
+            const auto file = [seed](const char* name) {
+                return QStringLiteral("%1%2.bin").arg(QLatin1String(name)).arg(seed);
+            };
+            write(file("x"), x);
+            write(file("y"), y);
             if (seed == 2)
                 z[17] += 1.0f; // a wrong expectation
-            write(QStringLiteral("z") + s + QStringLiteral(".bin"), z);
+            write(file("z"), z);
             task["reference_data"].push_back(
                 {{"variant", "tiny"},
                  {"seed", seed},
-                 {"inputs", {{"x", "x" + s.toStdString() + ".bin"}, {"y", "y" + s.toStdString() + ".bin"}}},
-                 {"outputs", {{"z", "z" + s.toStdString() + ".bin"}}}});
+                 {"inputs", {{"x", file("x").toStdString()}, {"y", file("y").toStdString()}}},
+                 {"outputs", {{"z", file("z").toStdString()}}}});
         }
         QVERIFY(json.open(QIODevice::WriteOnly | QIODevice::Truncate));
         json.write(QByteArray::fromStdString(task.dump(2)));
