@@ -3,10 +3,11 @@
 // stored as the candidate's flags; a veto also takes the kernel out of every archive and may move
 // the confirmed best. A cell an elite leaves (vetoed, or failing its re-measurement) or holds at a
 // lower figure goes to the best of the island's other kernels of that behaviour (its own, the
-// baseline and the migrants it took in), so the heatmap keeps showing what the run found there. A correct result that
-// looks suspicious (judged by reviewReason) waits in the review queue instead of entering an archive; accepting it
-// admits it and puts it up for promotion, rejecting it vetoes it. Every decision is stored before it counts: a failed
-// write stops the run through the recorder.
+// baseline and the migrants it took in), so the heatmap keeps showing what the run found there.
+// A correct result that looks suspicious (judged by reviewReason) waits in the review queue
+// instead of entering an archive; accepting it admits it and puts it up for promotion, rejecting
+// it vetoes it. Every decision is stored before it counts: a failed write stops the run through
+// the recorder.
 
 #include "search/enginetypes.h"
 #include "search/islandmodel.h"

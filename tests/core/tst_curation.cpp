@@ -3,8 +3,8 @@
 // entering an archive; accepting admits it and puts it up for promotion; rejecting or vetoing
 // takes it out of every archive and can move the confirmed best, and the cell it leaves goes to
 // the island's next best kernel of that behaviour, a migrant it took in included (as it does when
-// an elite's re-measurement falls short); pins are stored as flags; a resumed run's stored pins and vetoes come back; a
-// decision the store refuses stops the run.
+// an elite's re-measurement falls short); pins are stored as flags; a resumed run's stored pins
+// and vetoes come back; a decision the store refuses stops the run.
 
 #include "search/curation.h"
 
