@@ -73,17 +73,15 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
         out += timingLine("candidate in PyTorch's process", *r.besideTiming);
     const QString how = r.besideTiming ? QStringLiteral("side by side in one process") : QStringLiteral("in this run");
     // Side by side, each speedup says whether it is one: "a tie" when the rounds vary by more.
-    const auto sure = [](const std::optional<protocol::RatioInterval>& i) {
-        return i ? QStringLiteral(": ") + q(i->describe()) : QString();
-    };
+    const QString sure = QStringLiteral(": %1");
     if (r.speedupVsEager)
         out += QStringLiteral("  speedup  %1x over PyTorch eager, timed %2%3\n")
                    .arg(*r.speedupVsEager, 0, 'f', 3)
-                   .arg(how, sure(r.speedupVsEagerInterval));
+                   .arg(how, verdictText(r.speedupVsEagerInterval, sure));
     if (r.speedupVsCompile)
         out += QStringLiteral("  speedup  %1x over torch.compile, timed %2%3\n")
                    .arg(*r.speedupVsCompile, 0, 'f', 3)
-                   .arg(how, sure(r.speedupVsCompileInterval));
+                   .arg(how, verdictText(r.speedupVsCompileInterval, sure));
     if (!r.pytorchNote.empty())
         out += QStringLiteral("  pytorch  %1\n").arg(q(r.pytorchNote));
     for (const auto& d : r.diagnostics) {
@@ -96,6 +94,10 @@ QString formatResultText(const protocol::EvaluateResult& r, const QString& taskN
                 .arg(q(d.severity), q(d.kind), where.isEmpty() ? QString() : QStringLiteral(" ") + where, q(d.message));
     }
     return out;
+}
+
+QString verdictText(const std::optional<protocol::RatioInterval>& interval, const QString& form) {
+    return interval ? form.arg(q(interval->describe())) : QString();
 }
 
 QJsonObject resultToJson(const protocol::EvaluateResult& r) {

@@ -477,19 +477,16 @@ Expected<QStringList> exportCandidate(RunStore& store, qint64 runId, qint64 cand
                         .arg(*res.speedup, 0, 'f', 3)
                         .arg(speedupBaseOf(res));
         // Side by side, each speedup over PyTorch says whether it is one ("a tie", "faster", "slower").
-        const auto sure = [](const std::optional<protocol::RatioInterval>& i) {
-            return i ? QStringLiteral(" (%1)").arg(q(i->describe())) : QString();
-        };
         if (res.speedupVsEager && res.speedupBase != "pytorch eager")
             line += QStringLiteral(", %1x over PyTorch eager%2")
                         .arg(*res.speedupVsEager, 0, 'f', 3)
-                        .arg(sure(res.speedupVsEagerInterval));
+                        .arg(eval::verdictText(res.speedupVsEagerInterval));
         else if (res.speedupVsEager)
-            line += sure(res.speedupVsEagerInterval);
+            line += eval::verdictText(res.speedupVsEagerInterval);
         if (res.speedupVsCompile)
             line += QStringLiteral(", %1x over torch.compile%2")
                         .arg(*res.speedupVsCompile, 0, 'f', 3)
-                        .arg(sure(res.speedupVsCompileInterval));
+                        .arg(eval::verdictText(res.speedupVsCompileInterval));
         if (res.candidateTiming && res.baselineTiming)
             line += QStringLiteral(" (median %1 us vs %2 us, %3, %4 runs)")
                         .arg(res.candidateTiming->medianUs, 0, 'f', 2)

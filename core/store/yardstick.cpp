@@ -1,5 +1,6 @@
 #include "store/yardstick.h"
 
+#include "eval/resultformat.h"
 #include "util/text.h"
 
 #include <QStringList>
@@ -90,13 +91,12 @@ std::optional<double> YardstickFigures::overEager(double speedup) const {
 
 QString YardstickFigures::headline() const {
     QStringList parts;
-    const auto sure = [](const std::optional<protocol::RatioInterval>& i) {
-        return i ? QStringLiteral(" (%1)").arg(q(i->describe())) : QString();
-    };
     if (bestVsEager)
-        parts << QStringLiteral("%1 over PyTorch eager%2").arg(times(*bestVsEager), sure(bestVsEagerInterval));
+        parts << QStringLiteral("%1 over PyTorch eager%2")
+                     .arg(times(*bestVsEager), eval::verdictText(bestVsEagerInterval));
     if (bestVsCompile)
-        parts << QStringLiteral("%1 over torch.compile%2").arg(times(*bestVsCompile), sure(bestVsCompileInterval));
+        parts << QStringLiteral("%1 over torch.compile%2")
+                     .arg(times(*bestVsCompile), eval::verdictText(bestVsCompileInterval));
     if (parts.isEmpty())
         return startEagerUs ? QStringLiteral("PyTorch timed at the start only (the run did not end with a comparison)")
                             : QStringLiteral("no speedup over PyTorch: %1").arg(note);
