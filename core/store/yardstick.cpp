@@ -135,10 +135,12 @@ QJsonObject YardstickFigures::toJson() const {
     put("best_speedup_vs_eager", bestVsEager);
     put("best_speedup_vs_compile", bestVsCompile);
     const auto interval = [&o](const char* key, const std::optional<protocol::RatioInterval>& i) {
-        o.insert(QLatin1String(key), i ? QJsonValue(QJsonObject{{QStringLiteral("low"), i->low},
-                                                                {QStringLiteral("high"), i->high},
-                                                                {QStringLiteral("rounds"), i->rounds}})
-                                       : QJsonValue());
+        o.insert(QLatin1String(key),
+                 i ? QJsonValue(QJsonObject{{QStringLiteral("low"), i->low},
+                                            {QStringLiteral("high"), i->high},
+                                            {QStringLiteral("rounds"), i->rounds},
+                                            {QStringLiteral("verdict"), QLatin1String(i->verdict())}})
+                   : QJsonValue());
     };
     interval("best_speedup_vs_eager_interval", bestVsEagerInterval);
     interval("best_speedup_vs_compile_interval", bestVsCompileInterval);

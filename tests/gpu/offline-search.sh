@@ -43,8 +43,7 @@ for t in tasks:
     def verdict(i):
         if not isinstance(i, dict):
             return "no interval"
-        word = "faster" if i["low"] > 1 else "slower" if i["high"] < 1 else "a tie"
-        return f"{word}, 95% interval {i['low']:.3f}x-{i['high']:.3f}x over {i['rounds']} rounds"
+        return f"{i['verdict']}, 95% interval {i['low']:.3f}x-{i['high']:.3f}x over {i['rounds']} rounds"
     def x(v):
         return "-" if v is None else f"{v:.3f}x"
     print(f"{t}: {x(p.get('best_speedup_vs_eager'))} ({verdict(p.get('best_speedup_vs_eager_interval'))}), "

@@ -206,6 +206,8 @@ private slots:
         QCOMPARE(b.speedupVsCompileInterval->high, 1.01);
         QCOMPARE(b.speedupVsCompileInterval->rounds, 20);
         QVERIFY(b.speedupVsCompileInterval->tie());
+        // The JSON names the verdict, for scripts reading `kforge eval --json`.
+        QVERIFY(protocol::encode(r).find(R"("verdict":"a tie")") != std::string::npos);
         QVERIFY(b.besideTiming);
         QCOMPARE(b.besideTiming->medianUs, 5.0);
         QCOMPARE(b.besideTiming->method, r.besideTiming->method);

@@ -180,11 +180,8 @@ TimingStats timingFromJson(const nlohmann::json& j) {
 
 std::string RatioInterval::describe() const {
     std::array<char, 96> text{};
-    std::snprintf(text.data(), text.size(), "%s, 95%% interval %.3fx-%.3fx over %d paired rounds",
-                  faster()   ? "faster"
-                  : slower() ? "slower"
-                             : "a tie",
-                  low, high, rounds);
+    std::snprintf(text.data(), text.size(), "%s, 95%% interval %.3fx-%.3fx over %d paired rounds", verdict(), low, high,
+                  rounds);
     return text.data();
 }
 
@@ -321,7 +318,7 @@ json toJson(const EvaluateResult& r) {
     if (r.speedupVsCompile)
         pytorch["speedup_vs_compile"] = *r.speedupVsCompile;
     const auto interval = [](const RatioInterval& i) {
-        return json{{"low", i.low}, {"high", i.high}, {"rounds", i.rounds}};
+        return json{{"low", i.low}, {"high", i.high}, {"rounds", i.rounds}, {"verdict", i.verdict()}};
     };
     if (r.speedupVsEagerInterval)
         pytorch["speedup_vs_eager_interval"] = interval(*r.speedupVsEagerInterval);

@@ -197,6 +197,8 @@ struct RatioInterval {
     bool faster() const { return low > 1.0; }
     bool slower() const { return high < 1.0; }
     bool tie() const { return !faster() && !slower(); }
+    // "faster", "slower" or "a tie": the word the interval's JSON carries as "verdict".
+    const char* verdict() const { return faster() ? "faster" : slower() ? "slower" : "a tie"; }
     // "a tie, 95% interval 0.993x-1.004x over 20 paired rounds" (or "faster, ...", "slower, ...").
     std::string describe() const;
 };
