@@ -254,6 +254,13 @@ int evalCommand(const QStringList& args) {
                                 "PyTorch, see kforge import --help). On CUDA the verified kernel is timed beside "
                                 "them in a PyTorch process of its own, so that the speedups come from one "
                                 "process.")});
+    p.addOption({QStringLiteral("pytorch-rounds"),
+                 QStringLiteral("With --pytorch: rounds of the comparison (default 20, %1 to %2); each times the "
+                                "kernel, eager and torch.compile once, after the same cache flush. More rounds "
+                                "narrow the interval that says whether a speedup near 1x is a tie.")
+                     .arg(protocol::kMinPyTorchRounds)
+                     .arg(protocol::kMaxPyTorchRounds),
+                 QStringLiteral("N"), QStringLiteral("20")});
     p.addOption({QStringLiteral("reference"),
                  QStringLiteral("kernel: the task's reference kernel (the default where it has one); torch: its "
                                 "PyTorch form, computed by PyTorch in float64."),
@@ -287,6 +294,15 @@ int evalCommand(const QStringList& args) {
     a.settings.options.device = p.value(QStringLiteral("device")).toInt(&ok);
     if (!ok || a.settings.options.device < 0)
         return fail(ExitUsage, QStringLiteral("--device must be a non-negative integer"));
+    a.settings.options.pytorchRounds = p.value(QStringLiteral("pytorch-rounds")).toInt(&ok);
+    if (!ok || a.settings.options.pytorchRounds < protocol::kMinPyTorchRounds
+        || a.settings.options.pytorchRounds > protocol::kMaxPyTorchRounds)
+        return fail(ExitUsage, QStringLiteral("--pytorch-rounds must be a whole number from %1 to %2, not '%3'")
+                                   .arg(protocol::kMinPyTorchRounds)
+                                   .arg(protocol::kMaxPyTorchRounds)
+                                   .arg(p.value(QStringLiteral("pytorch-rounds"))));
+    if (p.isSet(QStringLiteral("pytorch-rounds")) && !a.settings.options.pytorch)
+        return fail(ExitUsage, QStringLiteral("--pytorch-rounds needs --pytorch"));
     a.timeoutSeconds = p.value(QStringLiteral("timeout")).toInt(&ok);
     if (!ok || a.timeoutSeconds <= 0)
         return fail(ExitUsage, QStringLiteral("--timeout must be a positive number of seconds"));

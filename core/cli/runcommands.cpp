@@ -214,6 +214,12 @@ int runCommand(const QStringList& args) {
                  QStringLiteral("Do not time the task's PyTorch form (eager and torch.compile) at the start and beside "
                                 "the best at the end. A task without a baseline kernel still times eager: it is the "
                                 "yardstick of its speedups.")});
+    p.addOption({QStringLiteral("pytorch-rounds"),
+                 QStringLiteral("Rounds of each comparison with PyTorch (default 20, %1 to %2): more narrow the "
+                                "interval that tells a speedup near 1x from a tie.")
+                     .arg(protocol::kMinPyTorchRounds)
+                     .arg(protocol::kMaxPyTorchRounds),
+                 QStringLiteral("N")});
     p.addOption({QStringLiteral("experience"),
                  QStringLiteral("Experience library to start from and learn into (default %1).")
                      .arg(experience::ExperienceLibrary::defaultPath()),
@@ -320,6 +326,10 @@ int runCommand(const QStringList& args) {
         }
         c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
         c.pytorch = !p.isSet(QStringLiteral("no-pytorch"));
+        if (!parsePositive(p, QStringLiteral("pytorch-rounds"), protocol::kMinPyTorchRounds, v = c.pytorchRounds,
+                           error))
+            return fail(ExitUsage, error);
+        c.pytorchRounds = static_cast<int>(v);
         for (const QString& file : p.values(QStringLiteral("seed-kernel")))
             c.seedKernels << QFileInfo(file).absoluteFilePath();
         c.descriptors = p.value(QStringLiteral("descriptors"));

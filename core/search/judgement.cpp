@@ -36,6 +36,7 @@ spec::Expected<protocol::EvaluateRequest> candidateRequest(const spec::TaskBundl
     settings.pairWithBaseline = true;
     settings.options.device = config.device;
     settings.options.pytorch = withPyTorch && config.pytorch && task.referenceSource.count("torch") > 0;
+    settings.options.pytorchRounds = config.pytorchRounds;
     const QString file = QStringLiteral("candidate-%1.%2")
                              .arg(candidate.id)
                              .arg(config.backend == model::Backend::Cuda ? QStringLiteral("cu") : QStringLiteral("cl"));

@@ -36,6 +36,7 @@ QJsonObject RunConfig::toJson() const {
         {QStringLiteral("memory_review_ceiling"), memoryReviewCeiling},
         {QStringLiteral("reject_ceiling"), rejectCeiling},
         {QStringLiteral("pytorch"), pytorch},
+        {QStringLiteral("pytorch_rounds"), pytorchRounds},
         {QStringLiteral("seed_kernels"), QJsonArray::fromStringList(seedKernels)},
         {QStringLiteral("llm"), llm.toJson()},
     };
@@ -86,7 +87,8 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         && readString(json, "descriptors", c.descriptors, e) && readNumber(json, "review_speedup", c.reviewSpeedup, e)
         && readNumber(json, "review_ceiling", c.reviewCeiling, e)
         && readNumber(json, "memory_review_ceiling", c.memoryReviewCeiling, e)
-        && readNumber(json, "reject_ceiling", c.rejectCeiling, e) && readString(json, "devices", c.devices, e)
+        && readNumber(json, "reject_ceiling", c.rejectCeiling, e)
+        && readNumber(json, "pytorch_rounds", c.pytorchRounds, e) && readString(json, "devices", c.devices, e)
         && readString(json, "slurm_args", c.slurmArgs, e);
     if (!ok)
         return spec::fail(e);
@@ -181,6 +183,9 @@ spec::Status RunConfig::validate() const {
         return bad("workers must be between 1 and 64, not " + std::to_string(workers));
     if (device < 0)
         return bad("the device index cannot be negative");
+    if (pytorchRounds < protocol::kMinPyTorchRounds || pytorchRounds > protocol::kMaxPyTorchRounds)
+        return bad("PyTorch's rounds must be between " + std::to_string(protocol::kMinPyTorchRounds) + " and "
+                   + std::to_string(protocol::kMaxPyTorchRounds) + ", not " + std::to_string(pytorchRounds));
     for (const QString& place : workerPlaces)
         if (auto p = eval::parseWorkerPlace(place); !p)
             return bad(p.error());

@@ -57,6 +57,9 @@ struct RunConfig {
     // Time the task's PyTorch form (eager and torch.compile) beside the first seed and, at the end,
     // beside the best: the run's speedups over PyTorch. Only for tasks that have a PyTorch form.
     bool pytorch = true;
+    // Rounds of each of those comparisons (protocol::EvalOptions::pytorchRounds): more narrow the
+    // interval that tells a speedup near 1x from a tie.
+    int pytorchRounds = 20;
     // Kernel files to start from besides (or, for a task without a baseline kernel, instead of)
     // the baseline: a user's own kernels for the task.
     QStringList seedKernels;

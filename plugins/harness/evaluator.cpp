@@ -53,8 +53,6 @@ std::string formatNumber(double v, int precision = 3) {
     return s.str();
 }
 
-// PyTorch's calls timed per evaluation (eager and torch.compile each), in two rounds.
-constexpr int kPyTorchCalls = 20;
 // The least a candidate's time in PyTorch's process may be, as a fraction of its time in the
 // worker, for that figure to be used (processes differ by a few percent; see timeBesidePyTorch).
 constexpr double kBesideAgreement = 0.75;
@@ -1066,8 +1064,8 @@ void Evaluation::timePyTorchBefore() {
     const std::string previous = enterPhase("pytorch");
     if (materialise(m_timing.front())) {
         const auto hold = holdDevice(true); // PyTorch is timed alone, as kernels are
-        auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, m_timing.front().inputs, kPyTorchCalls / 2,
-                                   m_req.options.pytorchCompile);
+        auto timed = m_torch->time(*m_req.yardstick, m_req.task, m_sizes, m_timing.front().inputs,
+                                   m_req.options.pytorchRounds / 2, m_req.options.pytorchCompile);
         if (timed)
             m_torchBefore = std::move(*timed);
         else
@@ -1091,7 +1089,8 @@ void Evaluation::timePyTorch() {
     }
     // The second half of the calls, after the kernel's timed runs; with the first half, from
     // before them, the figures bracket the kernel's.
-    const int calls = m_torchBefore ? kPyTorchCalls - kPyTorchCalls / 2 : kPyTorchCalls;
+    const int rounds = m_req.options.pytorchRounds;
+    const int calls = m_torchBefore ? rounds - rounds / 2 : rounds;
     auto timed = [&] {
         const auto hold = holdDevice(true); // PyTorch is timed alone, as kernels are
         return m_torch->time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, calls, m_req.options.pytorchCompile);
@@ -1166,8 +1165,8 @@ void Evaluation::timeBesidePyTorch(const SeedData& set) {
     const auto timed = [&] {
         TorchBridge own(m_torch->device());
         const auto hold = holdDevice(true);
-        return own.time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, kPyTorchCalls, m_req.options.pytorchCompile,
-                        &*launches);
+        return own.time(*m_req.yardstick, m_req.task, m_sizes, set.inputs, m_req.options.pytorchRounds,
+                        m_req.options.pytorchCompile, &*launches);
     }();
     if (!timed)
         return skipped(timed.error());

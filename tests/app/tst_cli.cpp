@@ -180,6 +180,15 @@ private slots:
                                                   QStringLiteral("softmax"), QStringLiteral("--seeds"),
                                                   QStringLiteral("1,x")}
                                    << 2 << "'x' is not a non-negative integer";
+        // Too few rounds give no 95% interval, so no verdict.
+        QTest::newRow("too few PyTorch rounds")
+            << QStringList{QStringLiteral("eval"),      QStringLiteral("--task"),           QStringLiteral("softmax"),
+                           QStringLiteral("--pytorch"), QStringLiteral("--pytorch-rounds"), QStringLiteral("3")}
+            << 2 << "--pytorch-rounds must be a whole number from 6 to 1000, not '3'";
+        QTest::newRow("PyTorch rounds without PyTorch")
+            << QStringList{QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"),
+                           QStringLiteral("--pytorch-rounds"), QStringLiteral("60")}
+            << 2 << "--pytorch-rounds needs --pytorch";
     }
     void evalBadInput() {
         QFETCH(QStringList, args);

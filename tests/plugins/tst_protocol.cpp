@@ -93,6 +93,11 @@ private slots:
         auto backApart = protocol::decodeRequest(protocol::encode(protocol::Request{apart}));
         QVERIFY2(backApart.ok(), backApart.ok() ? "" : backApart.error().c_str());
         QVERIFY(!std::get<protocol::EvaluateRequest>(*backApart).options.pytorchBeside);
+        QCOMPARE(r.options.pytorchRounds, 20);
+        apart.options.pytorchRounds = 80;
+        auto backRounds = protocol::decodeRequest(protocol::encode(protocol::Request{apart}));
+        QVERIFY(backRounds.ok());
+        QCOMPARE(std::get<protocol::EvaluateRequest>(*backRounds).options.pytorchRounds, 80);
     }
 
     void malformedRequests_data() {
@@ -136,6 +141,9 @@ private slots:
             R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"seeds": []}, "task": )"
             + std::string(kTask) + "}")
                                      << "seeds";
+        QTest::newRow("too few PyTorch rounds") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"pytorch_rounds": 2}, "task": )"
+            + std::string(kTask) + "}") << "evaluate.options.pytorch_rounds: 2 is not between 6 and 1000";
     }
     void malformedRequests() {
         QFETCH(QString, line);

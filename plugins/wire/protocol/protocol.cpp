@@ -108,6 +108,7 @@ json optionsToJson(const EvalOptions& o) {
               {"pytorch", o.pytorch},
               {"pytorch_compile", o.pytorchCompile},
               {"pytorch_beside", o.pytorchBeside},
+              {"pytorch_rounds", o.pytorchRounds},
               {"stress", o.stress}};
     if (!o.seeds.empty())
         j["seeds"] = o.seeds;
@@ -147,6 +148,7 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
         o.pytorch = value(j, "pytorch", o.pytorch);
         o.pytorchCompile = value(j, "pytorch_compile", o.pytorchCompile);
         o.pytorchBeside = value(j, "pytorch_beside", o.pytorchBeside);
+        o.pytorchRounds = value(j, "pytorch_rounds", o.pytorchRounds);
     } catch (const json::exception& e) {
         return Error{std::string("evaluate.options: ") + e.what()};
     }
@@ -156,6 +158,9 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
         || o.timeCapSeconds <= 0)
         return Error{"evaluate.options: warmup >= 0, 1 <= min_repetitions <= max_repetitions, input_sets >= 1 and "
                      "time_cap_s > 0 are required"};
+    if (o.pytorchRounds < kMinPyTorchRounds || o.pytorchRounds > kMaxPyTorchRounds)
+        return Error{"evaluate.options.pytorch_rounds: " + std::to_string(o.pytorchRounds) + " is not between "
+                     + std::to_string(kMinPyTorchRounds) + " and " + std::to_string(kMaxPyTorchRounds)};
     return o;
 }
 
