@@ -1,6 +1,6 @@
 // expert:name reduce_sum_last_block
 // expert:tasks reduce_sum
-// expert:pattern one kernel: float4 loads (grid-strided or a contiguous chunk per block) with UNROLL loads in flight, per-block partials, and the last block to finish (threadfence + atomic ticket) sums them in a fixed order (deterministic)
+// expert:pattern one kernel: float4 loads (grid-strided or a contiguous chunk per block) with UNROLL loads in flight, per-block partials, and the last block to finish (threadfence + atomic ticket) sums them in a fixed order (deterministic); FINISH 1: a second, one-block launch sums them instead
 
 // Full sum in a single kernel. GRID blocks (a few per SM) each sum a share of x (SPLIT below):
 // every thread issues UNROLL float4 loads back to back before adding any (16 * UNROLL bytes in
@@ -18,6 +18,9 @@
 //    one contiguous window of GRID * BLOCK * UNROLL float4s), 1 a contiguous chunk of about
 //    N / (4 * GRID) float4s per block, read BLOCK float4s at a time (torch.compile's split form).
 //  - LOAD 1 reads x with ld.global.L1::evict_first (x is read once; L1 keeps nothing of it).
+//  - FINISH 1 leaves the ticket out: a second launch of one block sums the partials instead, in
+//    the same fixed order (torch.compile's two-kernel shape; kforge, like torch.profiler, sums
+//    the two kernels' times). Not yet timed on the H200.
 // Tuning: GRID is a multiple of the H200's 132 SMs; GRID * BLOCK threads should about fill the
 // machine (at most 64 registers per thread: 1024 or more resident per SM) with UNROLL float4s
 // each in flight. Blocks beyond what is resident simply run in a later wave. 64M floats are 16M
@@ -26,16 +29,20 @@
 // thread. Measured on the H200 (64M floats, 2026-12-04): the defaults took 61.5 us against
 // torch.compile's 61.4 (two kernels) in one kforge evaluation; grid-strided at GRID 528, 62.3
 // against 61.1. Loads that ask L2 for 256 bytes (ld.global.nc.L2::256B) were 8-9% slower.
+// UNROLL 1 (one float4 in flight per thread, as torch.compile's loop has it; the occupancy keeps
+// the bytes in flight) is in the space for the tuner; it has not been timed on the H200 yet.
 
 // kforge:param BLOCK in {256, 512, 1024} = 512
 // kforge:param GRID in {132, 264, 512, 528, 1056} = 512
-// kforge:param UNROLL in {2, 4, 8} = 4
+// kforge:param UNROLL in {1, 2, 4, 8} = 4
 // kforge:param OCC in {1024, 2048} = 2048
 // kforge:param SPLIT in {0, 1} = 1
 // kforge:param LOAD in {0, 1} = 1
+// kforge:param FINISH in {0, 1} = 0
 // kforge:scratch partial float32 [GRID]
 // kforge:scratch ticket int32 [1]
 // kforge:launch reduce_sum grid=(GRID) block=(BLOCK)
+// kforge:launch reduce_sum_finish grid=(1) block=(BLOCK) when=(FINISH == 1)
 
 #define NWARPS (BLOCK / 32)
 
@@ -78,7 +85,9 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __rest
            float* __restrict__ y, int N)
 {
     __shared__ float red[32];
+#if FINISH == 0
     __shared__ int last;
+#endif
     const int tid = threadIdx.x;
     const int n4 = N >> 2;
     const float4* x4 = reinterpret_cast<const float4*>(x);
@@ -95,7 +104,7 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __rest
 #else
     const int chunk = (n4 + GRID - 1) / GRID;   // block b: float4s [b * chunk, (b + 1) * chunk)
     const int stride = BLOCK;
-    const int end = min(n4, (blockIdx.x + 1) * chunk);
+    const int end = min(n4, (int)(blockIdx.x + 1) * chunk);
     int i = blockIdx.x * chunk + tid;
 #endif
 #pragma unroll 1   // UNROLL sets the loads in flight; no further unrolling
@@ -122,6 +131,11 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __rest
         acc += part[u];
     acc = block_sum(acc, red);
 
+#if FINISH == 1
+    if (tid == 0)
+        partial[blockIdx.x] = acc;   // reduce_sum_finish, the next launch, sums them
+}
+#else
     if (tid == 0) {
         partial[blockIdx.x] = acc;
         __threadfence();   // the partial is visible device-wide before the ticket is taken
@@ -138,5 +152,19 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __rest
         s += __ldcg(&partial[j]);
     s = block_sum(s, red);
     if (tid == 0)
+        y[0] = s;
+}
+#endif
+
+// FINISH 1: one block sums the GRID partials in a fixed order, as the last block does above.
+extern "C" __global__ void __launch_bounds__(BLOCK)
+reduce_sum_finish(const float* __restrict__ partial, float* __restrict__ y)
+{
+    __shared__ float red[32];
+    float s = 0.0f;
+    for (int j = threadIdx.x; j < GRID; j += BLOCK)
+        s += partial[j];
+    s = block_sum(s, red);
+    if (threadIdx.x == 0)
         y[0] = s;
 }
