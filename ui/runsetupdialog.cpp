@@ -133,6 +133,22 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     budgetForm->addRow(tr("E&valuations:"), m_budgetEvaluations);
     budgetForm->addRow(tr("Wall &time:"), m_budgetMinutes);
 
+    m_pytorch = new QCheckBox(tr("Compare with PyTorch (e&ager and torch.compile)"));
+    m_pytorch->setToolTip(tr("Times the task's PyTorch form beside the first seed at the start and beside the "
+                             "confirmed best at the end (one evaluation, not counted against the budget): the "
+                             "run's speedups over PyTorch. Needs a Python with PyTorch where the workers run; "
+                             "tasks without a PyTorch form are not compared."));
+    m_pytorch->setChecked(defaults.pytorch);
+    m_pytorchRounds = spin(protocol::kMinPyTorchRounds, protocol::kMaxPyTorchRounds, defaults.pytorchRounds,
+                           tr("Each round times the kernel, eager and torch.compile once after the same cache "
+                              "flush. More rounds narrow the interval that tells a speedup near 1x from a tie "
+                              "(about half as wide at 80 as at 20)."));
+    connect(m_pytorch, &QCheckBox::toggled, m_pytorchRounds, &QSpinBox::setEnabled);
+    auto* pytorchBox = new QGroupBox(tr("Yardstick"));
+    auto* pytorchForm = new QFormLayout(pytorchBox);
+    pytorchForm->addRow(m_pytorch);
+    pytorchForm->addRow(tr("&Paired rounds:"), m_pytorchRounds);
+
     m_expertRate =
         realSpin(0, 1, defaults.expertRate, 2, tr("Chance a child is an expert kernel not yet tried on its island"));
     m_useExperts = new QCheckBox(tr("Expert library (known patterns for the task's family)"));
@@ -209,6 +225,7 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     auto* left = new QVBoxLayout;
     left->addWidget(taskBox, 1);
     left->addWidget(budgetBox);
+    left->addWidget(pytorchBox);
     auto* right = new QVBoxLayout;
     right->addWidget(searchBox);
     right->addWidget(proposerBox);
@@ -231,6 +248,8 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
                                                                  {m_islands, "islands"},
                                                                  {m_children, "children"},
                                                                  {m_budgetEvaluations, "budgetEvaluations"},
+                                                                 {m_pytorch, "pytorch"},
+                                                                 {m_pytorchRounds, "pytorchRounds"},
                                                                  {m_useExperts, "useExperts"},
                                                                  {m_useLlm, "useLlm"},
                                                                  {m_models, "models"},
@@ -369,6 +388,8 @@ bool RunSetupDialog::check() {
         c.slurmArgs = m_slurmArgs->text().trimmed();
     c.budgetEvaluations = m_budgetEvaluations->value();
     c.budgetSeconds = m_budgetMinutes->value() * 60.0;
+    c.pytorch = m_pytorch->isChecked();
+    c.pytorchRounds = m_pytorchRounds->value();
     c.expertRate = m_useExperts->isChecked() ? m_expertRate->value() : 0.0;
     if (m_useLlm->isChecked()) {
         auto known = llm::loadEndpoints();
@@ -505,6 +526,8 @@ void RunSetupDialog::restoreChoices() {
     m_slurmArgs->setText(settings.value(QStringLiteral("slurmArgs")).toString());
     m_budgetEvaluations->setValue(settings.value(QStringLiteral("evaluations"), m_budgetEvaluations->value()).toInt());
     m_budgetMinutes->setValue(settings.value(QStringLiteral("minutes"), m_budgetMinutes->value()).toDouble());
+    m_pytorch->setChecked(settings.value(QStringLiteral("pytorch"), m_pytorch->isChecked()).toBool());
+    m_pytorchRounds->setValue(settings.value(QStringLiteral("pytorchRounds"), m_pytorchRounds->value()).toInt());
     m_useExperts->setChecked(settings.value(QStringLiteral("experts"), true).toBool());
     m_useExperience->setChecked(settings.value(QStringLiteral("experience"), true).toBool());
     m_useTuningCache->setChecked(settings.value(QStringLiteral("tuningCache"), true).toBool());
@@ -529,6 +552,8 @@ void RunSetupDialog::saveChoices() const {
     settings.setValue(QStringLiteral("slurmArgs"), m_slurmArgs->text());
     settings.setValue(QStringLiteral("evaluations"), m_budgetEvaluations->value());
     settings.setValue(QStringLiteral("minutes"), m_budgetMinutes->value());
+    settings.setValue(QStringLiteral("pytorch"), m_pytorch->isChecked());
+    settings.setValue(QStringLiteral("pytorchRounds"), m_pytorchRounds->value());
     settings.setValue(QStringLiteral("experts"), m_useExperts->isChecked());
     settings.setValue(QStringLiteral("experience"), m_useExperience->isChecked());
     settings.setValue(QStringLiteral("tuningCache"), m_useTuningCache->isChecked());

@@ -72,6 +72,8 @@ private:
     QLineEdit* m_slurmArgs = nullptr; // --slurm-args, enabled when a place is slurm
     QSpinBox* m_budgetEvaluations = nullptr;
     QDoubleSpinBox* m_budgetMinutes = nullptr;
+    QCheckBox* m_pytorch = nullptr;      // time PyTorch eager and torch.compile (RunConfig::pytorch)
+    QSpinBox* m_pytorchRounds = nullptr; // RunConfig::pytorchRounds
     QDoubleSpinBox* m_expertRate = nullptr;
     QCheckBox* m_useExperts = nullptr;
     QCheckBox* m_useExperience = nullptr;

@@ -469,6 +469,17 @@ private slots:
         QCOMPARE(d.setup().config.backend, model::Backend::OpenCL);
         QCOMPARE(d.setup().config.islands, 2);
         QCOMPARE(d.setup().config.llm.models.size(), 1);
+        // The yardstick: PyTorch compared by default, over the rounds chosen; without it, no rounds to choose.
+        QVERIFY(d.setup().config.pytorch);
+        auto* rounds = d.findChild<QSpinBox*>(QStringLiteral("pytorchRounds"));
+        QCOMPARE(rounds->minimum(), protocol::kMinPyTorchRounds);
+        rounds->setValue(80);
+        QVERIFY(d.check());
+        QCOMPARE(d.setup().config.pytorchRounds, 80);
+        d.findChild<QCheckBox*>(QStringLiteral("pytorch"))->setChecked(false);
+        QVERIFY(!rounds->isEnabled());
+        QVERIFY(d.check());
+        QVERIFY(!d.setup().config.pytorch);
     }
 
     // A CUDA run whose workers run here is checked for a GPU before the dialog closes: without the
