@@ -240,6 +240,30 @@ private slots:
         QCOMPARE(r.message, std::string("launch plan: grid X is 0"));
         QCOMPARE(r.diagnostics.front().kind, std::string("launch_plan"));
     }
+
+    // The evaluations that compare with PyTorch (the first seed's, the confirmed best's) carry the
+    // run's rounds; the others time no PyTorch at all.
+    void comparisonsWithPyTorchCarryTheRunsRounds() {
+        auto bundle = task();
+        bundle.referenceSource = {{"opencl", "kernel void r() {}"}, {"torch", "def reference(x): return x"}};
+        bundle.referenceFile = {{"opencl", "r.cl"}, {"torch", "reference.py"}};
+        bundle.baselineSource = {{"opencl", "kernel void b() {}"}};
+        bundle.baselineFile = {{"opencl", "b.cl"}};
+        RunConfig config;
+        config.pytorchRounds = 80;
+        model::Candidate candidate;
+        candidate.id = 7;
+        candidate.source = QStringLiteral("kernel void c() {}");
+        const auto compared = candidateRequest(bundle, config, candidate, true);
+        QVERIFY2(compared, compared ? "" : compared.error().c_str());
+        QVERIFY(compared->options.pytorch && compared->yardstick);
+        QCOMPARE(compared->options.pytorchRounds, 80);
+        const auto plain = candidateRequest(bundle, config, candidate, false);
+        QVERIFY(plain);
+        QVERIFY(!plain->options.pytorch && !plain->yardstick);
+        config.pytorch = false; // --no-pytorch
+        QVERIFY(!candidateRequest(bundle, config, candidate, true)->options.pytorch);
+    }
 };
 
 QTEST_GUILESS_MAIN(TestPromotion)
