@@ -250,6 +250,20 @@ private slots:
         }
     }
 
+    void runConfigKeepsPyTorchRounds() {
+        RunConfig c;
+        c.pytorchRounds = 120;
+        auto back = RunConfig::fromJson(c.toJson());
+        QVERIFY2(back, back ? "" : back.error().c_str());
+        QCOMPARE(back->pytorchRounds, 120);
+        QJsonObject json = c.toJson();
+        json.insert(QStringLiteral("pytorch_rounds"), 3);
+        const auto refused = RunConfig::fromJson(json);
+        QVERIFY(!refused);
+        QVERIFY2(QString::fromStdString(refused.error()).contains(QStringLiteral("rounds must be between 6 and 1000")),
+                 refused.error().c_str());
+    }
+
     void badJson_data() {
         QTest::addColumn<QJsonObject>("json");
         QTest::addColumn<QString>("message");
