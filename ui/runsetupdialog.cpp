@@ -149,6 +149,31 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     pytorchForm->addRow(m_pytorch);
     pytorchForm->addRow(tr("&Paired rounds:"), m_pytorchRounds);
 
+    m_confirmBest = new QCheckBox(tr("Re-measure a new best before promoting it"));
+    m_confirmBest->setToolTip(tr("On fresh inputs, paired with the baseline again: a lucky first timing does not "
+                                 "become the run's best"));
+    m_confirmBest->setChecked(defaults.confirmBest);
+    m_reviewCeiling = realSpin(0, 10, defaults.reviewCeiling, 2,
+                               tr("Compute throughput above this share of the measured compute roof waits for your "
+                                  "review instead of being accepted (0: never)"));
+    m_memoryReviewCeiling = realSpin(0, 10, defaults.memoryReviewCeiling, 2,
+                                     tr("Memory throughput above this share of the measured DRAM bandwidth waits for "
+                                        "review (well-tuned memory-bound kernels reach 0.90-0.98; 0: never)"));
+    m_rejectCeiling = realSpin(1, 10, defaults.rejectCeiling, 2,
+                               tr("Throughput above this multiple of the roof that binds the kernel is impossible: "
+                                  "it is rejected (the margin over 1 is the roof's own measurement error)"));
+    for (auto* box : {m_reviewCeiling, m_memoryReviewCeiling, m_rejectCeiling})
+        box->setSingleStep(0.05);
+    m_reviewCeiling->setSuffix(tr(" of the compute roof"));
+    m_memoryReviewCeiling->setSuffix(tr(" of DRAM bandwidth"));
+    m_rejectCeiling->setSuffix(tr("x the roof"));
+    auto* reviewBox = new QGroupBox(tr("Review"));
+    auto* reviewForm = new QFormLayout(reviewBox);
+    reviewForm->addRow(m_confirmBest);
+    reviewForm->addRow(tr("Review &flops above:"), m_reviewCeiling);
+    reviewForm->addRow(tr("Review b&ytes above:"), m_memoryReviewCeiling);
+    reviewForm->addRow(tr("Re&ject above:"), m_rejectCeiling);
+
     m_expertRate =
         realSpin(0, 1, defaults.expertRate, 2, tr("Chance a child is an expert kernel not yet tried on its island"));
     m_useExperts = new QCheckBox(tr("Expert library (known patterns for the task's family)"));
@@ -226,6 +251,7 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     left->addWidget(taskBox, 1);
     left->addWidget(budgetBox);
     left->addWidget(pytorchBox);
+    left->addWidget(reviewBox);
     auto* right = new QVBoxLayout;
     right->addWidget(searchBox);
     right->addWidget(proposerBox);
@@ -250,6 +276,10 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
                                                                  {m_budgetEvaluations, "budgetEvaluations"},
                                                                  {m_pytorch, "pytorch"},
                                                                  {m_pytorchRounds, "pytorchRounds"},
+                                                                 {m_confirmBest, "confirmBest"},
+                                                                 {m_reviewCeiling, "reviewCeiling"},
+                                                                 {m_memoryReviewCeiling, "memoryReviewCeiling"},
+                                                                 {m_rejectCeiling, "rejectCeiling"},
                                                                  {m_useExperts, "useExperts"},
                                                                  {m_useLlm, "useLlm"},
                                                                  {m_models, "models"},
@@ -265,7 +295,7 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     connect(browseStoreButton, &QPushButton::clicked, this, &RunSetupDialog::browseStore);
     loadTasks();
     restoreChoices();
-    resize(900, 620);
+    resize(900, 720);
 }
 
 void RunSetupDialog::loadTasks() {
@@ -390,6 +420,10 @@ bool RunSetupDialog::check() {
     c.budgetSeconds = m_budgetMinutes->value() * 60.0;
     c.pytorch = m_pytorch->isChecked();
     c.pytorchRounds = m_pytorchRounds->value();
+    c.confirmBest = m_confirmBest->isChecked();
+    c.reviewCeiling = m_reviewCeiling->value();
+    c.memoryReviewCeiling = m_memoryReviewCeiling->value();
+    c.rejectCeiling = m_rejectCeiling->value();
     c.expertRate = m_useExperts->isChecked() ? m_expertRate->value() : 0.0;
     if (m_useLlm->isChecked()) {
         auto known = llm::loadEndpoints();
@@ -528,6 +562,11 @@ void RunSetupDialog::restoreChoices() {
     m_budgetMinutes->setValue(settings.value(QStringLiteral("minutes"), m_budgetMinutes->value()).toDouble());
     m_pytorch->setChecked(settings.value(QStringLiteral("pytorch"), m_pytorch->isChecked()).toBool());
     m_pytorchRounds->setValue(settings.value(QStringLiteral("pytorchRounds"), m_pytorchRounds->value()).toInt());
+    m_confirmBest->setChecked(settings.value(QStringLiteral("confirmBest"), m_confirmBest->isChecked()).toBool());
+    for (auto [box, key] :
+         {std::pair{m_reviewCeiling, "reviewCeiling"}, std::pair{m_memoryReviewCeiling, "memoryReviewCeiling"},
+          std::pair{m_rejectCeiling, "rejectCeiling"}})
+        box->setValue(settings.value(QLatin1String(key), box->value()).toDouble());
     m_useExperts->setChecked(settings.value(QStringLiteral("experts"), true).toBool());
     m_useExperience->setChecked(settings.value(QStringLiteral("experience"), true).toBool());
     m_useTuningCache->setChecked(settings.value(QStringLiteral("tuningCache"), true).toBool());
@@ -554,6 +593,11 @@ void RunSetupDialog::saveChoices() const {
     settings.setValue(QStringLiteral("minutes"), m_budgetMinutes->value());
     settings.setValue(QStringLiteral("pytorch"), m_pytorch->isChecked());
     settings.setValue(QStringLiteral("pytorchRounds"), m_pytorchRounds->value());
+    settings.setValue(QStringLiteral("confirmBest"), m_confirmBest->isChecked());
+    for (auto [box, key] :
+         {std::pair{m_reviewCeiling, "reviewCeiling"}, std::pair{m_memoryReviewCeiling, "memoryReviewCeiling"},
+          std::pair{m_rejectCeiling, "rejectCeiling"}})
+        settings.setValue(QLatin1String(key), box->value());
     settings.setValue(QStringLiteral("experts"), m_useExperts->isChecked());
     settings.setValue(QStringLiteral("experience"), m_useExperience->isChecked());
     settings.setValue(QStringLiteral("tuningCache"), m_useTuningCache->isChecked());

@@ -74,6 +74,10 @@ private:
     QDoubleSpinBox* m_budgetMinutes = nullptr;
     QCheckBox* m_pytorch = nullptr;      // time PyTorch eager and torch.compile (RunConfig::pytorch)
     QSpinBox* m_pytorchRounds = nullptr; // RunConfig::pytorchRounds
+    QCheckBox* m_confirmBest = nullptr;  // RunConfig::confirmBest
+    QDoubleSpinBox* m_reviewCeiling = nullptr;
+    QDoubleSpinBox* m_memoryReviewCeiling = nullptr;
+    QDoubleSpinBox* m_rejectCeiling = nullptr;
     QDoubleSpinBox* m_expertRate = nullptr;
     QCheckBox* m_useExperts = nullptr;
     QCheckBox* m_useExperience = nullptr;

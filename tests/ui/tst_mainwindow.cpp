@@ -480,6 +480,15 @@ private slots:
         QVERIFY(!rounds->isEnabled());
         QVERIFY(d.check());
         QVERIFY(!d.setup().config.pytorch);
+        // Review and promotion: the run configuration's defaults, and what is chosen.
+        QVERIFY(d.setup().config.confirmBest);
+        QCOMPARE(d.findChild<QDoubleSpinBox*>(QStringLiteral("rejectCeiling"))->value(), 1.1);
+        QCOMPARE(d.findChild<QDoubleSpinBox*>(QStringLiteral("rejectCeiling"))->minimum(), 1.0);
+        d.findChild<QDoubleSpinBox*>(QStringLiteral("memoryReviewCeiling"))->setValue(0.95);
+        d.findChild<QCheckBox*>(QStringLiteral("confirmBest"))->setChecked(false);
+        QVERIFY(d.check());
+        QCOMPARE(d.setup().config.memoryReviewCeiling, 0.95);
+        QVERIFY(!d.setup().config.confirmBest);
     }
 
     // A CUDA run whose workers run here is checked for a GPU before the dialog closes: without the
