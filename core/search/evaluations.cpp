@@ -4,6 +4,7 @@
 #include "task/evalrequest.h"
 
 #include <chrono>
+#include <utility>
 
 namespace kforge::search {
 
@@ -45,6 +46,8 @@ diagnose::Ceilings Evaluations::ceilingsFor(const std::string& device) const {
 void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& problem) {
     if (m_ceilingsAnswers <= 0 || m_closed)
         return;
+    if (m_remeasuring)
+        return onRemeasured(ceilings, problem);
     --m_ceilingsAnswers;
     const bool first = m_measuringCeilings;
     // Before generation 0: the first generation's results are judged against them.
@@ -98,6 +101,65 @@ void Evaluations::releaseHeld(bool all) {
         judgeAndSettle(h.pending, h.result);
 }
 
+bool Evaluations::remeasureFor(const Pending& pending, const protocol::EvaluateResult& result) {
+    const QString model = QString::fromStdString(result.device);
+    if (m_remeasuring == model) { // another result that waits for the same measurement
+        m_heldForRoofs.push_back({pending, result});
+        return true;
+    }
+    if (m_remeasured.count(model) || m_measuringCeilings || m_ceilingsAnswers > 0 || m_ceilingsFailed
+        || !m_ceilingsByModel.count(model))
+        return false;
+    m_remeasured.insert(model);
+    m_ceilingsAnswers = m_executor->requestCeilings(m_c.config->device, /*refresh=*/true);
+    if (m_ceilingsAnswers <= 0) {
+        m_ceilingsAnswers = 0;
+        return false;
+    }
+    m_remeasuring = model;
+    m_heldForRoofs.push_back({pending, result});
+    emit notice(QStringLiteral("candidate %1 broke a measured roof of %2: measuring its ceilings again before "
+                               "judging it")
+                    .arg(pending.candidate)
+                    .arg(model));
+    return true;
+}
+
+void Evaluations::onRemeasured(const diagnose::Ceilings& ceilings, const QString& problem) {
+    --m_ceilingsAnswers;
+    // Only the model asked about takes new roofs; a failed measurement keeps the ones it had.
+    if (problem.isEmpty() && ceilings.device == *m_remeasuring) {
+        // A roof is the most the device was seen to do: the workers keep the higher of a new and a
+        // cached measurement, and so does this where they have no cache.
+        QJsonObject data = ceilings.toJson();
+        const QJsonObject before = m_ceilingsByModel[ceilings.device].toJson();
+        for (auto it = before.begin(); it != before.end(); ++it)
+            if (it.key().endsWith(QLatin1String("_per_s")) && it.value().toDouble() > data.value(it.key()).toDouble())
+                data.insert(it.key(), it.value());
+        const bool primary = ceilings.device == m_ceilings.device;
+        m_ceilingsByModel[ceilings.device] = diagnose::Ceilings::fromJson(data);
+        if (primary)
+            m_ceilings = m_ceilingsByModel[ceilings.device];
+        data.insert(QStringLiteral("primary"), primary);
+        data.insert(QStringLiteral("remeasured"), true);
+        if (!m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
+                                 QStringLiteral("the device's ceilings")))
+            return;
+    } else if (!problem.isEmpty()) {
+        emit notice(
+            QStringLiteral("the ceilings could not be measured again (%1): the roofs stay as they were").arg(problem));
+    }
+    if (m_ceilingsAnswers == 0)
+        releaseHeldForRoofs();
+}
+
+void Evaluations::releaseHeldForRoofs() {
+    m_remeasuring.reset();
+    const std::vector<Held> ready = std::exchange(m_heldForRoofs, {});
+    for (const Held& h : ready)
+        judgeAndSettle(h.pending, h.result);
+}
+
 void Evaluations::handOn(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result) {
     QMetaObject::invokeMethod(
         this,
@@ -144,6 +206,7 @@ void Evaluations::evaluate(qint64 candidate, model::EvaluationPurpose purpose, b
 
 void Evaluations::stop() {
     releaseHeld(true); // results that came in are results
+    releaseHeldForRoofs();
     m_stopping = true;
     for (const auto& [ticket, pending] : m_tickets)
         m_executor->cancel(ticket);
@@ -152,6 +215,7 @@ void Evaluations::stop() {
 void Evaluations::close() {
     m_closed = true;
     m_held.clear();
+    m_heldForRoofs.clear();
     for (const auto& [ticket, pending] : m_tickets)
         m_executor->cancel(ticket);
     m_tickets.clear();
@@ -185,6 +249,8 @@ void Evaluations::judgeAndSettle(const Pending& pending, const protocol::Evaluat
         context.tf32 = use.tf32;
     }
     const Judgement j = judge(result, context);
+    if (j.impossible && remeasureFor(pending, result))
+        return;
     if (j.impossible)
         emit notice(
             QStringLiteral("candidate %1 rejected: impossible timing: %2").arg(pending.candidate).arg(*j.impossible));

@@ -5,7 +5,10 @@
 // on. Stopping cancels what is in flight: answers that arrive after that are not results (a
 // resumed run evaluates those candidates again). The device's ceilings, which judging needs, are
 // measured here before the first evaluation: in every place the workers run, since a run may mix
-// GPU models, and each result is judged against the ceilings of the model it ran on.
+// GPU models, and each result is judged against the ceilings of the model it ran on. A roof is a
+// measurement too (on a busy machine, a low one): the first result that breaks a model's roof is
+// held while that model's ceilings are measured again (the workers keep the highest of each roof),
+// and judged against those; later ones are judged at once.
 
 #include "search/descriptors.h"
 #include "search/population.h"
@@ -21,6 +24,8 @@
 #include <QObject>
 
 #include <map>
+#include <optional>
+#include <set>
 
 namespace kforge::search {
 
@@ -64,7 +69,7 @@ public:
     // `withPyTorch`: time the task's PyTorch form beside it (always for a Yardstick evaluation).
     void evaluate(qint64 candidate, model::EvaluationPurpose purpose, bool withPyTorch = false);
     // Requests out, and results waiting for their model's ceilings.
-    int inFlight() const { return static_cast<int>(m_tickets.size() + m_held.size()); }
+    int inFlight() const { return static_cast<int>(m_tickets.size() + m_held.size() + m_heldForRoofs.size()); }
     // Cancels every evaluation in flight; drained() follows once the last has answered.
     void stop();
     // The end of the run: cancels what is in flight and hands nothing on from here.
@@ -96,6 +101,11 @@ private:
     void onCeilings(const diagnose::Ceilings& ceilings, const QString& problem);
     // Judges the held results whose model's ceilings are known now (all of them with `all`).
     void releaseHeld(bool all);
+    // The first result that breaks its model's roof: held, and that model's ceilings measured
+    // again. False when the model was measured again already (or cannot be): judge it now.
+    bool remeasureFor(const Pending& pending, const protocol::EvaluateResult& result);
+    void onRemeasured(const diagnose::Ceilings& ceilings, const QString& problem);
+    void releaseHeldForRoofs();
     void handOn(qint64 candidate, model::EvaluationPurpose purpose, const protocol::EvaluateResult& result);
     // Stores a result and counts it against the budget, then hands it on; nothing when the store
     // refuses it (the run fails through the recorder).
@@ -114,6 +124,10 @@ private:
     bool m_ceilingsFailed = false; // a place could not measure them: its model is unknown
     bool m_measuringCeilings = false;
     std::vector<Held> m_held; // results waiting for their model's ceilings
+    // Measuring a model's ceilings again (remeasureFor): the model, and the results that wait for it.
+    std::optional<QString> m_remeasuring;
+    std::set<QString> m_remeasured; // models measured again this session
+    std::vector<Held> m_heldForRoofs;
 };
 
 } // namespace kforge::search

@@ -18,6 +18,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QSysInfo>
 #include <QTemporaryDir>
@@ -627,6 +628,49 @@ private slots:
                      qPrintable(QStringLiteral("candidate %1 descends from the rejected kernel").arg(c.id)));
         QVERIFY(notices.join(QLatin1Char('\n'))
                     .contains(QStringLiteral("candidate %1 rejected: impossible timing").arg(cheat->id)));
+        // The roof was measured again before the verdict, and held.
+        QVERIFY(notices.join(QLatin1Char('\n'))
+                    .contains(QStringLiteral("candidate %1 broke a measured roof of Fake Device").arg(cheat->id)));
+        QCOMPARE(countEvents(s, QStringLiteral("ceilings")), 2);
+    }
+
+    // A roof measured low (a busy machine at the start) is measured again when a kernel breaks it,
+    // and the kernel is judged against the new measurement: an honest kernel is not lost to it.
+    void aRoofBrokenIsMeasuredAgainBeforeTheVerdict() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("runs.kforge"));
+        const QString roofFile = dir.filePath(QStringLiteral("roof"));
+        const auto writeRoof = [&](const char* factor) {
+            QFile f(roofFile);
+            return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(factor) > 0;
+        };
+        QVERIFY(writeRoof("1"));
+        qputenv("KFORGE_FAKE_ROOF_FILE", QFile::encodeName(roofFile));
+        const auto restore = qScopeGuard([] { qunsetenv("KFORGE_FAKE_ROOF_FILE"); });
+        Engine engine(testSetup(db, testConfig(30)));
+        // Measured again now, DRAM would read 4 GB/s: the kernel's 3.1 GB/s is under that roof.
+        connect(&engine, &Engine::generationCompleted, this, [&](int generation) {
+            if (generation == 0)
+                QVERIFY(writeRoof("4"));
+        });
+        injectAfterFirstGeneration(engine, this, QStringLiteral("// fake:time_us=2\n"));
+        QStringList notices;
+        connect(&engine, &Engine::notice, this, [&](const QString& message) { notices << message; });
+        const RunSummary summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        const Stored s = readStore(db);
+        const auto kernel = std::find_if(s.candidates.begin(), s.candidates.end(),
+                                         [](const auto& c) { return c.origin == Origin::Human; });
+        QVERIFY(kernel != s.candidates.end());
+        for (const auto& e : s.evaluations)
+            if (e.candidateId == kernel->id)
+                QVERIFY2(e.result.status == protocol::Status::Ok, e.result.message.c_str());
+        QVERIFY(!notices.join(QLatin1Char('\n')).contains(QStringLiteral("impossible timing")));
+        QList<double> dram;
+        for (const auto& e : s.events)
+            if (e.kindName == QLatin1String("ceilings"))
+                dram << e.data.value(QStringLiteral("dram_bytes_per_s")).toDouble();
+        QCOMPARE(dram, (QList<double>{1e9, 4e9}));
     }
 
     void eachResultIsJudgedAgainstItsOwnModelsRoofs() {
