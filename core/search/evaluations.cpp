@@ -50,11 +50,6 @@ void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& 
         return onRemeasured(ceilings, problem);
     --m_ceilingsAnswers;
     const bool first = m_measuringCeilings;
-    // Before generation 0: the first generation's results are judged against them.
-    const auto record = [this](const QJsonObject& data) {
-        return m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
-                                   QStringLiteral("the device's ceilings"));
-    };
     if (problem.isEmpty() && m_ceilingsByModel.count(ceilings.device) == 0) {
         m_ceilingsByModel[ceilings.device] = ceilings;
         QJsonObject data = ceilings.toJson();
@@ -64,7 +59,7 @@ void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& 
             m_measuringCeilings = false;
             m_ceilings = ceilings;
         }
-        if (!record(data))
+        if (!recordCeilings(data))
             return;
         if (first)
             emit ceilingsReady();
@@ -78,7 +73,7 @@ void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& 
             data.insert(QStringLiteral("problem"), problem);
             emit notice(QStringLiteral("no device ceilings (%1): roofline data will hold achieved throughput only")
                             .arg(problem));
-            if (!record(data))
+            if (!recordCeilings(data))
                 return;
             emit ceilingsReady();
         } else {
@@ -88,6 +83,12 @@ void Evaluations::onCeilings(const diagnose::Ceilings& ceilings, const QString& 
         }
     }
     releaseHeld(m_ceilingsAnswers == 0 || m_ceilingsFailed);
+}
+
+bool Evaluations::recordCeilings(const QJsonObject& data) {
+    // At generation 0: the first generation's results are judged against the first ones.
+    return m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
+                               QStringLiteral("the device's ceilings"));
 }
 
 void Evaluations::releaseHeld(bool all) {
@@ -142,8 +143,7 @@ void Evaluations::onRemeasured(const diagnose::Ceilings& ceilings, const QString
             m_ceilings = m_ceilingsByModel[ceilings.device];
         data.insert(QStringLiteral("primary"), primary);
         data.insert(QStringLiteral("remeasured"), true);
-        if (!m_c.record->written(m_c.store->insertEvent(m_c.runId, 0, model::EventKind::Ceilings, data),
-                                 QStringLiteral("the device's ceilings")))
+        if (!recordCeilings(data))
             return;
     } else if (!problem.isEmpty()) {
         emit notice(

@@ -99,6 +99,8 @@ private:
     void onEvaluated(qint64 ticket, const protocol::EvaluateResult& result);
     void judgeAndSettle(const Pending& pending, const protocol::EvaluateResult& result);
     void onCeilings(const diagnose::Ceilings& ceilings, const QString& problem);
+    // Stores measured ceilings as a run event; false when the store refused them (the run fails).
+    bool recordCeilings(const QJsonObject& data);
     // Judges the held results whose model's ceilings are known now (all of them with `all`).
     void releaseHeld(bool all);
     // The first result that breaks its model's roof: held, and that model's ceilings measured
