@@ -22,6 +22,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <limits>
 #include <unistd.h>
 
 namespace kforge::cli {
@@ -326,9 +327,12 @@ int runCommand(const QStringList& args) {
         }
         c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
         c.pytorch = !p.isSet(QStringLiteral("no-pytorch"));
-        if (!parsePositive(p, QStringLiteral("pytorch-rounds"), protocol::kMinPyTorchRounds, v = c.pytorchRounds,
-                           error))
+        if (!parsePositive(p, QStringLiteral("pytorch-rounds"), 1, v = c.pytorchRounds, error))
             return fail(ExitUsage, error);
+        if (const std::string problem =
+                protocol::pytorchRoundsProblem(static_cast<int>(std::min<qint64>(v, std::numeric_limits<int>::max())));
+            !problem.empty())
+            return fail(ExitUsage, QStringLiteral("--pytorch-rounds: %1").arg(QString::fromStdString(problem)));
         c.pytorchRounds = static_cast<int>(v);
         for (const QString& file : p.values(QStringLiteral("seed-kernel")))
             c.seedKernels << QFileInfo(file).absoluteFilePath();

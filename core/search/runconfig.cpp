@@ -183,9 +183,8 @@ spec::Status RunConfig::validate() const {
         return bad("workers must be between 1 and 64, not " + std::to_string(workers));
     if (device < 0)
         return bad("the device index cannot be negative");
-    if (pytorchRounds < protocol::kMinPyTorchRounds || pytorchRounds > protocol::kMaxPyTorchRounds)
-        return bad("PyTorch's rounds must be between " + std::to_string(protocol::kMinPyTorchRounds) + " and "
-                   + std::to_string(protocol::kMaxPyTorchRounds) + ", not " + std::to_string(pytorchRounds));
+    if (const std::string problem = protocol::pytorchRoundsProblem(pytorchRounds); !problem.empty())
+        return bad("PyTorch's paired rounds: " + problem);
     for (const QString& place : workerPlaces)
         if (auto p = eval::parseWorkerPlace(place); !p)
             return bad(p.error());

@@ -184,7 +184,7 @@ private slots:
         QTest::newRow("too few PyTorch rounds")
             << QStringList{QStringLiteral("eval"),      QStringLiteral("--task"),           QStringLiteral("softmax"),
                            QStringLiteral("--pytorch"), QStringLiteral("--pytorch-rounds"), QStringLiteral("3")}
-            << 2 << "--pytorch-rounds must be a whole number from 6 to 1000, not '3'";
+            << 2 << "--pytorch-rounds: 3 is not between 6 and 1000";
         QTest::newRow("PyTorch rounds without PyTorch")
             << QStringList{QStringLiteral("eval"), QStringLiteral("--task"), QStringLiteral("softmax"),
                            QStringLiteral("--pytorch-rounds"), QStringLiteral("60")}

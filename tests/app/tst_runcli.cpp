@@ -80,14 +80,13 @@ private slots:
         QTest::newRow("bad islands") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"),
                                                     QStringLiteral("--islands"), QStringLiteral("zero")}
                                      << 2 << QStringLiteral("--islands must be an integer of at least 1");
-        QTest::newRow("too few PyTorch rounds")
-            << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--pytorch-rounds"),
-                           QStringLiteral("5")}
-            << 2 << QStringLiteral("--pytorch-rounds must be an integer of at least 6");
+        QTest::newRow("too few PyTorch rounds") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"),
+                                                               QStringLiteral("--pytorch-rounds"), QStringLiteral("5")}
+                                                << 2 << QStringLiteral("--pytorch-rounds: 5 is not between 6 and 1000");
         QTest::newRow("too many PyTorch rounds")
             << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--pytorch-rounds"),
                            QStringLiteral("5000")}
-            << 2 << QStringLiteral("PyTorch's rounds must be between 6 and 1000, not 5000");
+            << 2 << QStringLiteral("--pytorch-rounds: 5000 is not between 6 and 1000");
         QTest::newRow("unknown task") << QStringList{QStringLiteral("--task"), QStringLiteral("no_such_task")} << 3
                                       << QStringLiteral("no task named 'no_such_task'");
         QTest::newRow("unknown variant") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"),

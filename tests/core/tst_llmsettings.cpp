@@ -260,7 +260,8 @@ private slots:
         json.insert(QStringLiteral("pytorch_rounds"), 3);
         const auto refused = RunConfig::fromJson(json);
         QVERIFY(!refused);
-        QVERIFY2(QString::fromStdString(refused.error()).contains(QStringLiteral("rounds must be between 6 and 1000")),
+        QVERIFY2(QString::fromStdString(refused.error())
+                     .contains(QStringLiteral("PyTorch's paired rounds: 3 is not between 6 and 1000")),
                  refused.error().c_str());
     }
 

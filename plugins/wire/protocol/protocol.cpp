@@ -158,9 +158,8 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
         || o.timeCapSeconds <= 0)
         return Error{"evaluate.options: warmup >= 0, 1 <= min_repetitions <= max_repetitions, input_sets >= 1 and "
                      "time_cap_s > 0 are required"};
-    if (o.pytorchRounds < kMinPyTorchRounds || o.pytorchRounds > kMaxPyTorchRounds)
-        return Error{"evaluate.options.pytorch_rounds: " + std::to_string(o.pytorchRounds) + " is not between "
-                     + std::to_string(kMinPyTorchRounds) + " and " + std::to_string(kMaxPyTorchRounds)};
+    if (const std::string problem = pytorchRoundsProblem(o.pytorchRounds); !problem.empty())
+        return Error{"evaluate.options.pytorch_rounds: " + problem};
     return o;
 }
 
@@ -181,6 +180,13 @@ TimingStats timingFromJson(const nlohmann::json& j) {
     t.maxUs = value(j, "max_us", 0.0);
     t.spread = value(j, "spread", 0.0);
     return t;
+}
+
+std::string pytorchRoundsProblem(int rounds) {
+    if (rounds >= kMinPyTorchRounds && rounds <= kMaxPyTorchRounds)
+        return {};
+    return std::to_string(rounds) + " is not between " + std::to_string(kMinPyTorchRounds) + " and "
+           + std::to_string(kMaxPyTorchRounds);
 }
 
 std::string RatioInterval::describe() const {
