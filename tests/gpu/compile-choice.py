@@ -89,6 +89,33 @@ def print_triton_sources(cache):
                 print(block.strip() + "\n")
 
 
+def print_ptx_memory_ops(folders):
+    """Each Triton kernel's global loads and stores, cache policies and thread count, from its PTX."""
+    import collections
+    import re
+
+    pattern = re.compile(r"(ld\.global|st\.global|createpolicy|red\.global|atom\.global|\.maxntid|\.reqntid)")
+    operands = re.compile(r"%\w+|\[.*?\]|\{.*?\}|(?<![\w.])(0[xX][0-9a-fA-F]+|-?\d+)\b")  # registers, addresses
+    seen = set()
+    for folder in folders:
+        for path in sorted(glob.glob(os.path.join(folder, "**", "*.ptx"), recursive=True)):
+            if os.path.basename(path) in seen:
+                continue
+            seen.add(os.path.basename(path))
+            try:
+                with open(path) as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                continue
+            ops = collections.Counter()
+            for line in lines:
+                if pattern.search(line):
+                    ops[operands.sub("_", " ".join(line.split()))] += 1
+            print("--- ptx %s" % os.path.basename(path))
+            for op, n in ops.most_common():
+                print("    %3d x %s" % (n, op))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("task")
@@ -96,7 +123,8 @@ def main():
     ap.add_argument("--compiles", type=int, default=6, help="fresh compiles, each with an empty cache")
     ap.add_argument("--reps", type=int, default=50, help="timed calls per compiled function")
     ap.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="override a size")
-    ap.add_argument("--show-source", action="store_true", help="print the first compile's Triton kernels")
+    ap.add_argument("--show-source", action="store_true",
+                    help="print the first compile's Triton kernels, and their PTX loads and stores")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("compile-choice: no CUDA device visible to PyTorch")
@@ -152,6 +180,7 @@ def main():
                 compiled.append((k, f, chosen_configs(cache)))
                 if k == 0 and args.show_source:
                     print_triton_sources(cache)
+                    print_ptx_memory_ops([cache] + [os.environ[v] for v in ("TRITON_CACHE_DIR",) if v in os.environ])
         # Timed in shuffled order, after every compile, so that drift does not follow the index.
         order = list(range(len(compiled)))
         random.Random(7).shuffle(order)

@@ -4,7 +4,7 @@
 # and a Python with PyTorch and CuPy (PYTHON, default python3). Writes to OUT (default
 # /tmp/kforge-memory-probe):
 #  - reduce_sum.choice.txt: what torch.compile generates for reduce_sum (its Triton source: the
-#    split, the block and the loop);
+#    split, the block and the loop; and from its PTX, the loads with their cache policies);
 #  - reduce_sum.sbs.txt, vector_add.sbs.txt: tests/gpu/sidebyside.py over the library kernels'
 #    variants (UNROLL 1, as Triton's loop; a grid of whole waves; FINISH 1, the last-block ticket
 #    replaced by a second launch, torch.compile's two-kernel shape);
@@ -26,7 +26,8 @@ export KFORGE_TASKS_DIR="$PWD/tasks" KFORGE_RESOURCES_DIR="$PWD/resources" KFORG
 timeout 120 "$py" tests/gpu/compile-choice.py reduce_sum --compiles 1 --reps 20 --show-source \
     > "$out/reduce_sum.choice.txt" 2>&1
 echo "compile-choice reduce_sum: exit $?"
-grep -E "XBLOCK|R0_BLOCK|RBLOCK|num_warps|def triton|numel" "$out/reduce_sum.choice.txt" | head -20
+grep -E "XBLOCK|R0_BLOCK|RBLOCK|num_warps|def triton|numel|--- ptx|global|maxntid|reqntid" \
+    "$out/reduce_sum.choice.txt" | head -40
 
 lib=resources/experts/reduction/reduce_sum_last_block.cu
 timeout 200 "$py" tests/gpu/sidebyside.py --task reduce_sum --rounds 40 --kernel $lib --kernel $lib:UNROLL=1 \
