@@ -8,9 +8,9 @@
 #  - reduce_sum.sbs.txt, vector_add.sbs.txt: tests/gpu/sidebyside.py over the library kernels'
 #    variants (UNROLL 1, as Triton's loop; a grid of whole waves; FINISH 1, the last-block ticket
 #    replaced by a second launch, torch.compile's two-kernel shape);
-#  - eval.*.txt: `kforge eval --pytorch` of the library kernels at their defaults and of
-#    reduce_sum's at UNROLL 1 and FINISH 1, with ROUNDS paired rounds each (default 80), for their
-#    verdicts.
+#  - eval.*.txt: `kforge eval --pytorch` of the library kernels at their defaults, of reduce_sum's
+#    at UNROLL 1 and FINISH 1 and of vector_add's at BLOCK 128 (after its defaults, in the same
+#    file), with ROUNDS paired rounds each (default 80), for their verdicts.
 # usage: OUT=results ROUNDS=80 tests/gpu/memory-bound-probe.sh
 set -u
 headless=${KFORGE_HEADLESS:-.gpu/headless}
@@ -42,18 +42,21 @@ timeout 150 "$py" tests/gpu/sidebyside.py --task vector_add --rounds 40 --kernel
 echo "sidebyside vector_add: exit $?"
 tail -9 "$out/vector_add.sbs.txt"
 
-evaluate() { # name task kernel [--param P=V]...
+evaluate() { # file task kernel [--param P=V]...: appended to eval.<file>.txt, which stays one of 8 files
     local name=$1 task=$2 kernel=$3
     shift 3
     local start
     start=$(date +%s)
+    echo "=== $task $kernel $*" >> "$out/eval.$name.txt"
     timeout 300 "$headless/bin/kforge-headless" eval --backend cuda --pytorch --pytorch-rounds "$rounds" \
-        --task "$task" --kernel "$kernel" "$@" > "$out/eval.$name.txt" 2>&1
-    echo "eval $name: exit $? after $(( $(date +%s) - start )) s"
-    grep -E "speedup .*(eager|torch.compile)" "$out/eval.$name.txt"
+        --task "$task" --kernel "$kernel" "$@" > "$out/eval.tmp" 2>&1
+    echo "eval $name $*: exit $? after $(( $(date +%s) - start )) s"
+    cat "$out/eval.tmp" >> "$out/eval.$name.txt" && rm -f "$out/eval.tmp"
+    grep -E "speedup .*(eager|torch.compile)" "$out/eval.$name.txt" | tail -2
 }
 evaluate reduce_sum reduce_sum $lib
 evaluate reduce_sum.unroll1 reduce_sum $lib --param UNROLL=1
 evaluate reduce_sum.finish1 reduce_sum $lib --param FINISH=1
 evaluate vector_add vector_add $add
+evaluate vector_add vector_add $add --param BLOCK=128   # Triton's shape: 128 threads, two float4s each
 date -u +%Y-%m-%dT%H:%M:%SZ
