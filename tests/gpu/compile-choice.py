@@ -110,7 +110,8 @@ def print_ptx_memory_ops(folders):
             ops = collections.Counter()
             for line in lines:
                 if pattern.search(line):
-                    ops[operands.sub("_", " ".join(line.split()))] += 1
+                    text = " ".join(line.split())
+                    ops[text if text.startswith(".") else operands.sub("_", text)] += 1  # thread counts kept
             print("--- ptx %s" % os.path.basename(path))
             for op, n in ops.most_common():
                 print("    %3d x %s" % (n, op))
