@@ -3,14 +3,16 @@
 # Uses the folder staged by tests/gpu/stage-headless.sh (KFORGE_HEADLESS, default .gpu/headless)
 # and a Python with PyTorch and CuPy (PYTHON, default python3). Writes to OUT (default
 # /tmp/kforge-memory-probe):
-#  - reduce_sum.choice.txt: what torch.compile generates for reduce_sum (its Triton source: the
-#    split, the block and the loop; and from its PTX, the loads with their cache policies);
+#  - vector_add.choice.txt: what torch.compile generates for vector_add (its Triton source, and
+#    from its PTX the loads and stores with their cache policies; reduce_sum's was read on
+#    2026-12-06: two L1- and L2-evict-first float4 loads a thread, see OFFLINE-SEARCH.md);
 #  - reduce_sum.sbs.txt, vector_add.sbs.txt: tests/gpu/sidebyside.py over the library kernels'
-#    variants (UNROLL 1, as Triton's loop; a grid of whole waves; FINISH 1, the last-block ticket
-#    replaced by a second launch, torch.compile's two-kernel shape);
+#    variants (LOAD 2, torch.compile's L1 and L2 evict-first load; Triton's shape of 256 threads
+#    with two float4s in flight; FINISH 1, torch.compile's two launches);
 #  - eval.*.txt: `kforge eval --pytorch` of the library kernels at their defaults, of reduce_sum's
-#    at UNROLL 1 and FINISH 1 and of vector_add's at BLOCK 128 (after its defaults, in the same
-#    file), with ROUNDS paired rounds each (default 80), for their verdicts.
+#    at LOAD 2 and at Triton's shape with LOAD 2, and of vector_add's at BLOCK 128 (after its
+#    defaults, in the same file), with ROUNDS paired rounds each (default 80), for their verdicts.
+# Timed on 2026-12-06 and settled: UNROLL 1 (4.5% slower) and FINISH 1 (no better than the ticket).
 # usage: OUT=results ROUNDS=80 tests/gpu/memory-bound-probe.sh
 set -u
 headless=${KFORGE_HEADLESS:-.gpu/headless}
@@ -23,18 +25,18 @@ export KFORGE_TASKS_DIR="$PWD/tasks" KFORGE_RESOURCES_DIR="$PWD/resources" KFORG
 { date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader; } \
     | tee "$out/gpu.txt"
 
-timeout 120 "$py" tests/gpu/compile-choice.py reduce_sum --compiles 1 --reps 20 --show-source \
-    > "$out/reduce_sum.choice.txt" 2>&1
-echo "compile-choice reduce_sum: exit $?"
-grep -E "XBLOCK|R0_BLOCK|RBLOCK|num_warps|def triton|numel|--- ptx|global|maxntid|reqntid" \
-    "$out/reduce_sum.choice.txt" | head -40
+timeout 120 "$py" tests/gpu/compile-choice.py vector_add --compiles 1 --reps 20 --show-source \
+    > "$out/vector_add.choice.txt" 2>&1
+echo "compile-choice vector_add: exit $?"
+grep -E "XBLOCK|num_warps|def triton|numel|--- ptx|global|maxntid|reqntid" "$out/vector_add.choice.txt" | head -40
 
 lib=resources/experts/reduction/reduce_sum_last_block.cu
-timeout 200 "$py" tests/gpu/sidebyside.py --task reduce_sum --rounds 40 --kernel $lib --kernel $lib:UNROLL=1 \
-    --kernel $lib:UNROLL=2 --kernel $lib:GRID=528 --kernel $lib:UNROLL=1,GRID=528 --kernel $lib:FINISH=1 \
-    --kernel $lib:FINISH=1,UNROLL=1 --kernel $lib:FINISH=1,UNROLL=2,GRID=528 > "$out/reduce_sum.sbs.txt" 2>&1
+triton=BLOCK=256,UNROLL=2,LOAD=2   # torch.compile's loop: 256 threads, two float4s in flight, L2 evict-first
+timeout 200 "$py" tests/gpu/sidebyside.py --task reduce_sum --rounds 40 --kernel $lib --kernel $lib:LOAD=2 \
+    --kernel $lib:$triton --kernel $lib:BLOCK=256,UNROLL=2 --kernel $lib:UNROLL=2,LOAD=2 \
+    --kernel $lib:FINISH=1,$triton --kernel $lib:OCC=1024,$triton > "$out/reduce_sum.sbs.txt" 2>&1
 echo "sidebyside reduce_sum: exit $?"
-tail -12 "$out/reduce_sum.sbs.txt"
+tail -10 "$out/reduce_sum.sbs.txt"
 
 add=resources/experts/elementwise/vector_add_float4.cu
 timeout 150 "$py" tests/gpu/sidebyside.py --task vector_add --rounds 40 --kernel $add --kernel $add:BLOCK=128 \
@@ -55,8 +57,8 @@ evaluate() { # file task kernel [--param P=V]...: appended to eval.<file>.txt, w
     grep -E "speedup .*(eager|torch.compile)" "$out/eval.$name.txt" | tail -2
 }
 evaluate reduce_sum reduce_sum $lib
-evaluate reduce_sum.unroll1 reduce_sum $lib --param UNROLL=1
-evaluate reduce_sum.finish1 reduce_sum $lib --param FINISH=1
+evaluate reduce_sum.load2 reduce_sum $lib --param LOAD=2
+evaluate reduce_sum.triton reduce_sum $lib --param BLOCK=256 --param UNROLL=2 --param LOAD=2
 evaluate vector_add vector_add $add
 evaluate vector_add vector_add $add --param BLOCK=128   # Triton's shape: 128 threads, two float4s each
 date -u +%Y-%m-%dT%H:%M:%SZ
