@@ -22,7 +22,6 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <limits>
 #include <unistd.h>
 
 namespace kforge::cli {
@@ -327,13 +326,16 @@ int runCommand(const QStringList& args) {
         }
         c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
         c.pytorch = !p.isSet(QStringLiteral("no-pytorch"));
-        if (!parsePositive(p, QStringLiteral("pytorch-rounds"), 1, v = c.pytorchRounds, error))
-            return fail(ExitUsage, error);
-        if (const std::string problem =
-                protocol::pytorchRoundsProblem(static_cast<int>(std::min<qint64>(v, std::numeric_limits<int>::max())));
-            !problem.empty())
-            return fail(ExitUsage, QStringLiteral("--pytorch-rounds: %1").arg(QString::fromStdString(problem)));
-        c.pytorchRounds = static_cast<int>(v);
+        if (p.isSet(QStringLiteral("pytorch-rounds"))) {
+            bool ok = false;
+            const int rounds = p.value(QStringLiteral("pytorch-rounds")).toInt(&ok);
+            if (!ok)
+                return fail(ExitUsage, QStringLiteral("--pytorch-rounds must be a whole number, not '%1'")
+                                           .arg(p.value(QStringLiteral("pytorch-rounds"))));
+            if (const std::string problem = protocol::pytorchRoundsProblem(rounds); !problem.empty())
+                return fail(ExitUsage, QStringLiteral("--pytorch-rounds: %1").arg(QString::fromStdString(problem)));
+            c.pytorchRounds = rounds;
+        }
         for (const QString& file : p.values(QStringLiteral("seed-kernel")))
             c.seedKernels << QFileInfo(file).absoluteFilePath();
         c.descriptors = p.value(QStringLiteral("descriptors"));

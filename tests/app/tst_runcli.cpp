@@ -83,6 +83,10 @@ private slots:
         QTest::newRow("too few PyTorch rounds") << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"),
                                                                QStringLiteral("--pytorch-rounds"), QStringLiteral("5")}
                                                 << 2 << QStringLiteral("--pytorch-rounds: 5 is not between 6 and 1000");
+        QTest::newRow("PyTorch rounds not a number")
+            << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--pytorch-rounds"),
+                           QStringLiteral("many")}
+            << 2 << QStringLiteral("--pytorch-rounds must be a whole number, not 'many'");
         QTest::newRow("too many PyTorch rounds")
             << QStringList{QStringLiteral("--task"), QStringLiteral("softmax"), QStringLiteral("--pytorch-rounds"),
                            QStringLiteral("5000")}

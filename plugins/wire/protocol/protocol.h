@@ -105,7 +105,7 @@ struct EvalOptions {
 };
 inline constexpr int kMinPyTorchRounds = 6;
 inline constexpr int kMaxPyTorchRounds = 1000;
-// What is wrong with `rounds` as EvaluateOptions::pytorchRounds ("3 is not between 6 and 1000"), or ""
+// What is wrong with `rounds` as EvalOptions::pytorchRounds ("3 is not between 6 and 1000"), or ""
 // when it is fine: the one check behind the protocol, the run configuration and the command lines.
 std::string pytorchRoundsProblem(int rounds);
 
