@@ -1,6 +1,7 @@
 #include "cli/cliio.h"
 
 #include "cli/cli.h"
+#include "protocol.h"
 #include "store/runstore.h"
 
 #include <QCommandLineParser>
@@ -75,6 +76,24 @@ spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString
         return spec::fail(path.toStdString()
                           + ": no such run store (start one with `kforge run --task NAME --db FILE`)");
     return store::RunStore::open(path, forWriting ? store::OpenMode::ReadWrite : store::OpenMode::ReadOnly);
+}
+
+bool readPyTorchRounds(const QCommandLineParser& p, int& rounds, QString& error) {
+    const QString name = QStringLiteral("pytorch-rounds");
+    if (!p.isSet(name))
+        return true;
+    bool ok = false;
+    const int value = p.value(name).toInt(&ok);
+    if (!ok) {
+        error = QStringLiteral("--pytorch-rounds must be a whole number, not '%1'").arg(p.value(name));
+        return false;
+    }
+    if (const std::string problem = protocol::pytorchRoundsProblem(value); !problem.empty()) {
+        error = QStringLiteral("--pytorch-rounds: %1").arg(QString::fromStdString(problem));
+        return false;
+    }
+    rounds = value;
+    return true;
 }
 
 } // namespace kforge::cli

@@ -41,6 +41,10 @@ QString storePath(const QCommandLineParser& p);
 // on a read-only file or folder; `forWriting` (review decisions) opens and upgrades it as a run does.
 spec::Expected<std::unique_ptr<store::RunStore>> openExistingStore(const QString& path, bool forWriting = false);
 
+// --pytorch-rounds of `kforge eval` and `kforge run`, read into `rounds` when it is set: false with
+// `error` set when it is not a whole number or protocol::pytorchRoundsProblem() refuses it.
+bool readPyTorchRounds(const QCommandLineParser& p, int& rounds, QString& error);
+
 // The --llm* options of `kforge run`, and the settings they make (endpoints resolved from the
 // built-in presets, the user's file and --llm-endpoint). False with `error` set on bad input.
 void addLlmOptions(QCommandLineParser& p);

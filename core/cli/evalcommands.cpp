@@ -294,12 +294,8 @@ int evalCommand(const QStringList& args) {
     a.settings.options.device = p.value(QStringLiteral("device")).toInt(&ok);
     if (!ok || a.settings.options.device < 0)
         return fail(ExitUsage, QStringLiteral("--device must be a non-negative integer"));
-    a.settings.options.pytorchRounds = p.value(QStringLiteral("pytorch-rounds")).toInt(&ok);
-    if (!ok)
-        return fail(ExitUsage, QStringLiteral("--pytorch-rounds must be a whole number, not '%1'")
-                                   .arg(p.value(QStringLiteral("pytorch-rounds"))));
-    if (const std::string problem = protocol::pytorchRoundsProblem(a.settings.options.pytorchRounds); !problem.empty())
-        return fail(ExitUsage, QStringLiteral("--pytorch-rounds: %1").arg(QString::fromStdString(problem)));
+    if (QString error; !readPyTorchRounds(p, a.settings.options.pytorchRounds, error))
+        return fail(ExitUsage, error);
     if (p.isSet(QStringLiteral("pytorch-rounds")) && !a.settings.options.pytorch)
         return fail(ExitUsage, QStringLiteral("--pytorch-rounds needs --pytorch"));
     a.timeoutSeconds = p.value(QStringLiteral("timeout")).toInt(&ok);

@@ -326,16 +326,8 @@ int runCommand(const QStringList& args) {
         }
         c.confirmBest = !p.isSet(QStringLiteral("no-confirm"));
         c.pytorch = !p.isSet(QStringLiteral("no-pytorch"));
-        if (p.isSet(QStringLiteral("pytorch-rounds"))) {
-            bool ok = false;
-            const int rounds = p.value(QStringLiteral("pytorch-rounds")).toInt(&ok);
-            if (!ok)
-                return fail(ExitUsage, QStringLiteral("--pytorch-rounds must be a whole number, not '%1'")
-                                           .arg(p.value(QStringLiteral("pytorch-rounds"))));
-            if (const std::string problem = protocol::pytorchRoundsProblem(rounds); !problem.empty())
-                return fail(ExitUsage, QStringLiteral("--pytorch-rounds: %1").arg(QString::fromStdString(problem)));
-            c.pytorchRounds = rounds;
-        }
+        if (!readPyTorchRounds(p, c.pytorchRounds, error))
+            return fail(ExitUsage, error);
         for (const QString& file : p.values(QStringLiteral("seed-kernel")))
             c.seedKernels << QFileInfo(file).absoluteFilePath();
         c.descriptors = p.value(QStringLiteral("descriptors"));
