@@ -181,7 +181,7 @@ def main():
                 compiled.append((k, f, chosen_configs(cache)))
                 if k == 0 and args.show_source:
                     print_triton_sources(cache)
-                    print_ptx_memory_ops([cache] + [os.environ[v] for v in ("TRITON_CACHE_DIR",) if v in os.environ])
+                    print_ptx_memory_ops([cache, os.environ.get("TRITON_CACHE_DIR", cache)])
         # Timed in shuffled order, after every compile, so that drift does not follow the index.
         order = list(range(len(compiled)))
         random.Random(7).shuffle(order)
