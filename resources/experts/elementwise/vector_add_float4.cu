@@ -9,11 +9,45 @@
 //  - x, y and z are separate buffers, each 256-byte aligned, so float4 number i covers floats
 //    4i .. 4i + 3 whatever N is; the last, partial float4 (N % 4 floats) is done element-wise.
 //  - Stores use the default write-back policy; nothing is re-read.
+//  - LOAD picks the loads' cache policy: 0 the default; 1 ld.global.L1::evict_first (x and y are
+//    read once, L1 keeps nothing of them); 2 also asks L2 to evict them first
+//    (createpolicy.fractional.L2::evict_first and an L2::cache_hint load), the load torch.compile's
+//    Triton kernels use for data read once.
 // Tuning: N = 16M floats is 4M float4s; BLOCK = 256 and VPT = 2 give 8192 blocks.
 
 // kforge:param BLOCK in {128, 256, 512, 1024} = 256
 // kforge:param VPT in {1, 2, 4} = 2
+// kforge:param LOAD in {0, 1, 2} = 0
 // kforge:launch vector_add grid=(cdiv(N, BLOCK * VPT * 4)) block=(BLOCK)
+
+// LOAD 2's L2 policy: the inputs' lines are the first L2 evicts (made once a thread).
+__device__ __forceinline__ unsigned long long l2_evict_first()
+{
+    unsigned long long policy = 0;
+#if LOAD == 2
+    asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
+    return policy;
+}
+
+__device__ __forceinline__ float4 load4(const float4* p, unsigned long long policy)
+{
+    float4 v;
+#if LOAD == 2
+    asm("ld.global.L1::evict_first.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "l"(p), "l"(policy));
+#elif LOAD == 1
+    (void)policy;
+    asm("ld.global.L1::evict_first.v4.f32 {%0, %1, %2, %3}, [%4];"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "l"(p));
+#else
+    (void)policy;
+    v = *p;
+#endif
+    return v;
+}
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 vector_add(const float* __restrict__ x, const float* __restrict__ y, float* __restrict__ z, int N)
@@ -24,13 +58,14 @@ vector_add(const float* __restrict__ x, const float* __restrict__ y, float* __re
     const int n4 = N >> 2;   // whole float4s
     const int i0 = blockIdx.x * (BLOCK * VPT) + threadIdx.x;
 
+    const unsigned long long policy = l2_evict_first();
     float4 a[VPT], b[VPT];
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
         const int i = i0 + v * BLOCK;
         if (i < n4) {
-            a[v] = x4[i];
-            b[v] = y4[i];
+            a[v] = load4(x4 + i, policy);
+            b[v] = load4(y4 + i, policy);
         }
     }
 #pragma unroll
