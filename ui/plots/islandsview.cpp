@@ -191,12 +191,14 @@ void IslandsView::refresh() {
         int correct = 0;
         qint64 best = 0; // confirmed: re-measured before promotion, as the run's best is judged
         double bestSpeedup = 0.0;
-        qint64 top = 0; // the highest first measurement never re-measured, when above the best
+        int bestIsland = -1; // where the best was made: another island's when it is a migrant
+        qint64 top = 0;      // the highest first measurement never re-measured, when above the best
         double topSpeedup = 0.0;
         void consider(const CandidateRow& r) {
             if (r.confirmed() && r.confirmedSpeedup > bestSpeedup) {
                 bestSpeedup = r.confirmedSpeedup;
                 best = r.id;
+                bestIsland = r.island;
             } else if (!r.confirmed() && r.correct && r.speedup > topSpeedup) {
                 topSpeedup = r.speedup;
                 top = r.id;
@@ -265,8 +267,13 @@ void IslandsView::refresh() {
         QString label = tr("island %1\n%2 cand., %3 correct").arg(i).arg(lane.count).arg(lane.correct);
         // As many digits as the status bar's best, so that close values read apart.
         const auto speedup = [](double s) { return QStringLiteral("%1×").arg(s, 0, 'f', s >= 100 ? 1 : 3); };
-        label +=
-            lane.best ? tr("\nbest %1 (#%2)").arg(speedup(lane.bestSpeedup)).arg(lane.best) : tr("\nno confirmed best");
+        if (!lane.best)
+            label += tr("\nno confirmed best");
+        else if (lane.bestIsland >= 0 && lane.bestIsland != i)
+            label +=
+                tr("\nbest %1 (#%2 from island %3)").arg(speedup(lane.bestSpeedup)).arg(lane.best).arg(lane.bestIsland);
+        else
+            label += tr("\nbest %1 (#%2)").arg(speedup(lane.bestSpeedup)).arg(lane.best);
         if (lane.top && lane.topSpeedup > lane.bestSpeedup)
             label += tr("\n%1 unconfirmed (#%2)").arg(speedup(lane.topSpeedup)).arg(lane.top);
         ticker->addTick(laneY(i), label);

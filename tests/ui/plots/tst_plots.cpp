@@ -223,6 +223,7 @@ private slots:
     void lineageGraphSelectsZoomsAndWalks();
     void lineageGraphOfAHugeRunShowsANeighbourhood();
     void bestsAreConfirmedSpeedups();
+    void islandsNameAMigrantBest();
     void rooflineSaysWhyItIsEmpty();
     void rooflineLabelsEveryHopperRoofApart();
     void exportDrawsAViewInABackgroundTab();
@@ -981,6 +982,33 @@ void TestPlots::bestsAreConfirmedSpeedups() {
     QCOMPARE(progress.islandBest(1), 10.50);
     QCOMPARE(progress.islandBest(2), 4.0);
     QCOMPARE(progress.unconfirmedSteps(), 5);
+}
+
+// An island's best may be a kernel another island made and sent it: the lane says so, so that
+// "best 9.1x (#12)" on an island without a dot that fast is not a puzzle.
+void TestPlots::islandsNameAMigrantBest() {
+    RunData data;
+    IslandsView islands(&data, nullptr);
+    islands.resize(700, 420);
+    islands.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&islands));
+    RunDelta d = delta(true);
+    d.islands = 2;
+    CandidateRow own = row(1, {0, 0, 0}, 2.0, true, 0, 0);
+    own.confirmedSpeedup = 2.0;
+    CandidateRow fast = row(2, {1, 1, 0}, 9.0, true, 1, 1); // made on island 1, migrated to island 0
+    fast.confirmedSpeedup = 9.1;
+    d.added << own << fast;
+    d.archives =
+        QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 1, 2.0}, {0, {1, 1, 0}, 2, 9.1}, {1, {1, 1, 0}, 2, 9.1}};
+    d.archivesChanged = true;
+    data.apply(d);
+    QVERIFY(drawn(&islands));
+    const QStringList lanes = islands.laneLabels();
+    QCOMPARE(lanes.size(), 2);
+    QVERIFY2(lanes[0].contains(QStringLiteral("best 9.100× (#2 from island 1)")), qPrintable(lanes[0]));
+    QVERIFY2(lanes[1].contains(QStringLiteral("best 9.100× (#2)")), qPrintable(lanes[1]));
+    QVERIFY2(!lanes[1].contains(QStringLiteral("from island")), qPrintable(lanes[1]));
 }
 
 // A stored run without roofline figures does not show an empty plot without a word.
