@@ -16,13 +16,10 @@ namespace kforge::ui {
 
 CostPlot::CostPlot(RunData* data, QWidget* parent) : QWidget(parent), m_data(data) {
     m_plot = plotstyle::createSolePlot(this, QSize(280, 160), plotstyle::Hover::Off);
-    m_plot->xAxis->setLabel(tr("generation"));
+    plotstyle::generationAxis(m_plot->xAxis);
     m_plot->yAxis->setLabel(tr("LLM spend (USD)"));
     m_plot->yAxis2->setVisible(true);
     m_plot->yAxis2->setLabel(tr("tokens"));
-    auto ticker = QSharedPointer<QCPAxisTicker>::create();
-    ticker->setTickStepStrategy(QCPAxisTicker::tssReadability);
-    m_plot->xAxis->setTicker(ticker);
     m_plot->yAxis2->setNumberFormat(QStringLiteral("gb"));
     plotstyle::applyPalette(m_plot); // the second axis too
 

@@ -79,7 +79,7 @@ IslandsView::IslandsView(RunData* data, CandidateSelection* selection, QWidget* 
     : QWidget(parent), m_data(data), m_selection(selection) {
     m_plot = plotstyle::createSolePlot(this, QSize(280, 160), plotstyle::Hover::On);
 
-    m_plot->xAxis->setLabel(tr("generation"));
+    plotstyle::generationAxis(m_plot->xAxis);
     m_plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
     m_plot->yAxis->grid()->setVisible(false);
     m_plot->yAxis->setTickLength(0, 0);

@@ -30,10 +30,23 @@ constexpr double kBandGap = 22.0;
 constexpr double kRadius = 5.0;
 constexpr int kNodeId = 0; // QGraphicsItem::data key holding the candidate
 
-// Speedup on a log scale: 0.5x at the bottom of the gradient, 1x a third up, 4x at the top.
-QColor speedupColour(double speedup, const QPalette& palette) {
-    const double t = std::clamp((std::log2(std::max(speedup, 1e-3)) + 1.0) / 3.0, 0.0, 1.0);
+// Speedup on a log scale: 0.5x at the bottom of the gradient, `top` (4x or more) at the top.
+QColor speedupColour(double speedup, double top, const QPalette& palette) {
+    const double t = std::clamp((std::log2(std::max(speedup, 1e-3)) + 1.0) / (std::log2(top) + 1.0), 0.0, 1.0);
     return QColor::fromRgb(plotstyle::speedupGradient(palette).color(t, QCPRange(0.0, 1.0)));
+}
+
+// The gradient's top: 4x, or the run's best speedup (rounded up to two significant digits) where
+// that is higher, so that a run whose kernels are all far above 4x still shows them apart.
+double colourTop(const RunData& data, const QList<int>& rows) {
+    double best = 0.0;
+    for (int row : rows)
+        if (const CandidateRow& r = data.candidateAt(row); r.correct)
+            best = std::max(best, r.speedup);
+    if (best <= 4.0)
+        return 4.0;
+    const double scale = std::pow(10.0, std::floor(std::log10(best)) - 1.0);
+    return std::ceil(best / scale) * scale;
 }
 
 } // namespace
@@ -118,6 +131,7 @@ void LineageGraph::refresh() {
         for (int row = 0; row < n; ++row)
             rows << row;
     }
+    m_colourTop = m_data ? colourTop(*m_data, rows) : 4.0;
     rebuild(rows);
     if (m_neighbourhood)
         m_note = tr("%1 candidates: showing #%2's ancestry and its descendants %3 generations on (%4 nodes); select "
@@ -131,8 +145,9 @@ void LineageGraph::refresh() {
     else
         m_note.clear();
     // What the marks mean, and the note when there is one.
-    const QString key = tr("colour: speedup over the baseline, 0.5× (dark) to 4× (light); grey: failed; hollow: not "
-                           "evaluated; thick rim: pinned; cross: vetoed");
+    const QString key = tr("colour: speedup over the baseline, 0.5× (dark) to %1× (light); grey: failed; hollow: "
+                           "not evaluated; thick rim: pinned; cross: vetoed")
+                            .arg(m_colourTop);
     m_noteLabel->setText(m_note.isEmpty() ? key : m_note + QLatin1Char('\n') + key);
     m_noteLabel->setVisible(m_data && m_data->hasRun());
     placeNote();
@@ -267,7 +282,7 @@ void LineageGraph::rebuild(const QList<int>& rows) {
         QPen pen(theme::ink(pal, 0.75), r.pinned ? 2.4 : 0.8);
         QBrush brush = Qt::NoBrush;
         if (r.evaluated())
-            brush = r.correct ? QBrush(speedupColour(r.speedup, pal)) : QBrush(failed);
+            brush = r.correct ? QBrush(speedupColour(r.speedup, m_colourTop, pal)) : QBrush(failed);
         auto* node = m_scene->addEllipse(p.x() - kRadius, p.y() - kRadius, 2 * kRadius, 2 * kRadius, pen, brush);
         node->setData(kNodeId, r.id);
         QString tip = QStringLiteral("#%1 %2").arg(r.id).arg(r.label.toHtmlEscaped());

@@ -65,6 +65,7 @@ private:
     QGraphicsEllipseItem* m_ring = nullptr; // around the selected node
     QLabel* m_noteLabel = nullptr;
     QString m_note;
+    double m_colourTop = 4.0; // the speedup at the light end of the nodes' colours
     int m_edges = 0;
     bool m_neighbourhood = false;
     qint64 m_centre = 0;   // the candidate a neighbourhood was drawn around

@@ -179,6 +179,30 @@ void replotWhenShown(QCustomPlot* plot) {
     whenShown(plot, [plot] { plot->replot(QCustomPlot::rpQueuedReplot); });
 }
 
+namespace {
+
+// QCustomPlot's readable steps (1, 2, 2.5, 5 times a power of ten), never below one and never a
+// fraction: a generation is a whole number.
+class WholeNumberTicker : public QCPAxisTicker {
+protected:
+    double getTickStep(const QCPRange& range) override {
+        return std::max(1.0, std::floor(QCPAxisTicker::getTickStep(range)));
+    }
+    int getSubTickCount(double tickStep) override {
+        const auto step = static_cast<int>(tickStep);
+        return step % 5 == 0 ? 4 : step % 2 == 0 ? 1 : 0;
+    }
+};
+
+} // namespace
+
+void generationAxis(QCPAxis* axis) {
+    axis->setLabel(QObject::tr("generation"));
+    auto ticker = QSharedPointer<WholeNumberTicker>::create();
+    ticker->setTickStepStrategy(QCPAxisTicker::tssReadability);
+    axis->setTicker(ticker);
+}
+
 QCPItemText* cornerNote(QCustomPlot* plot) {
     auto* note = new QCPItemText(plot);
     note->position->setType(QCPItemPosition::ptAxisRectRatio);

@@ -16,6 +16,7 @@
 
 #include <functional>
 
+class QCPAxis;
 class QCPColorGradient;
 class QCPItemText;
 class QCPLayerable;
@@ -88,6 +89,10 @@ private:
 // whenShown() keeps waiting there, so that what is exported or grabbed is what the run holds now
 // even for a view in a background tab.
 void flushRefreshes(QWidget* root);
+
+// Labels `axis` "generation" and ticks it at whole generations only (0, 1, 2 or 0, 5, 10, never
+// 2.5), as few as read well at the axis's length.
+void generationAxis(QCPAxis* axis);
 
 // A note in the top left corner of the axis rect, on a translucent plate of the palette's base
 // colour, left-aligned and clipped to the axis rect; its colours follow the palette.

@@ -43,11 +43,8 @@ int ProgressPlot::unconfirmedSteps() const {
 ProgressPlot::ProgressPlot(RunData* data, QWidget* parent) : QWidget(parent), m_data(data) {
     m_plot = plotstyle::createSolePlot(this, QSize(280, 160), plotstyle::Hover::Off);
 
-    m_plot->xAxis->setLabel(tr("generation"));
+    plotstyle::generationAxis(m_plot->xAxis);
     m_plot->yAxis->setLabel(tr("speedup over baseline (×)"));
-    auto ticker = QSharedPointer<QCPAxisTicker>::create();
-    ticker->setTickStepStrategy(QCPAxisTicker::tssReadability);
-    m_plot->xAxis->setTicker(ticker);
     m_plot->xAxis->setRange(0, 10);
     m_plot->yAxis->setRange(0, 2);
 

@@ -224,6 +224,7 @@ private slots:
     void lineageGraphOfAHugeRunShowsANeighbourhood();
     void bestsAreConfirmedSpeedups();
     void islandsNameAMigrantBest();
+    void generationAxesTickWholeGenerations();
     void rooflineSaysWhyItIsEmpty();
     void rooflineLabelsEveryHopperRoofApart();
     void exportDrawsAViewInABackgroundTab();
@@ -775,6 +776,13 @@ void TestPlots::costPlotSumsSpendAndTokensPerGeneration() {
     QVERIFY(none.spendByGeneration().isEmpty());
 }
 
+// Shows `view` at `size` and waits until it is on screen.
+bool shownAt(QWidget* view, QSize size) {
+    view->resize(size);
+    view->show();
+    return QTest::qWaitForWindowExposed(view);
+}
+
 // A chain-and-fan lineage: candidate n's parent is n - 4 (two islands, four a generation).
 RunDelta lineageRun(int candidates) {
     RunDelta d = delta(true);
@@ -836,6 +844,18 @@ void TestPlots::lineageGraphSelectsZoomsAndWalks() {
     QTest::keyClick(&graph, Qt::Key_0, Qt::ControlModifier);
     QVERIFY(std::abs(graph.zoom() - before) < 1e-6);
     snapshot(&graph, QStringLiteral("lineage-graph"));
+
+    // The colours span 0.5x to 4x, or to the run's best where that is higher (rounded up).
+    auto* key = graph.findChild<QLabel*>(QStringLiteral("lineageGraphNote"));
+    QVERIFY(key);
+    QVERIFY2(key->text().contains(QStringLiteral("0.5× (dark) to 4× (light)")), qPrintable(key->text()));
+    RunDelta faster = delta();
+    CandidateRow far = row(41, {0, 0, 0}, 9.107, true, 0, 10);
+    far.parents = {37};
+    faster.added << far;
+    data.apply(faster);
+    plotstyle::flushRefreshes(&graph);
+    QVERIFY2(key->text().contains(QStringLiteral("0.5× (dark) to 9.2× (light)")), qPrintable(key->text()));
 }
 
 // Beyond kMaxNodes the graph draws the selected candidate's ancestry and descendants, says so, and
@@ -944,11 +964,8 @@ void TestPlots::bestsAreConfirmedSpeedups() {
     RunData data;
     IslandsView islands(&data, nullptr);
     ProgressPlot progress(&data);
-    for (QWidget* view : std::initializer_list<QWidget*>{&islands, &progress}) {
-        view->resize(700, 420);
-        view->show();
-        QVERIFY(QTest::qWaitForWindowExposed(view));
-    }
+    for (QWidget* view : std::initializer_list<QWidget*>{&islands, &progress})
+        QVERIFY(shownAt(view, QSize(700, 420)));
     RunDelta d = delta(true);
     d.islands = 3;
     d.added << row(1, {0, 0, 0}, 1.0, true, 0, 0);
@@ -989,9 +1006,7 @@ void TestPlots::bestsAreConfirmedSpeedups() {
 void TestPlots::islandsNameAMigrantBest() {
     RunData data;
     IslandsView islands(&data, nullptr);
-    islands.resize(700, 420);
-    islands.show();
-    QVERIFY(QTest::qWaitForWindowExposed(&islands));
+    QVERIFY(shownAt(&islands, QSize(700, 420)));
     RunDelta d = delta(true);
     d.islands = 2;
     CandidateRow own = row(1, {0, 0, 0}, 2.0, true, 0, 0);
@@ -1009,6 +1024,33 @@ void TestPlots::islandsNameAMigrantBest() {
     QVERIFY2(lanes[0].contains(QStringLiteral("best 9.100× (#2 from island 1)")), qPrintable(lanes[0]));
     QVERIFY2(lanes[1].contains(QStringLiteral("best 9.100× (#2)")), qPrintable(lanes[1]));
     QVERIFY2(!lanes[1].contains(QStringLiteral("from island")), qPrintable(lanes[1]));
+}
+
+// Generations are whole numbers: a short run's axis does not read 0.5 or 2.5, a long one's thins out.
+void TestPlots::generationAxesTickWholeGenerations() {
+    RunData data;
+    IslandsView islands(&data, nullptr);
+    ProgressPlot progress(&data);
+    for (QWidget* view : std::initializer_list<QWidget*>{&islands, &progress})
+        QVERIFY(shownAt(view, QSize(700, 420)));
+    for (int generations : {2, 7, 130}) {
+        RunDelta d = delta(true);
+        d.islands = 2;
+        for (int g = 0; g < generations; ++g)
+            d.added << row(g + 1, {0, 0, 0}, 1.0 + g * 0.01, true, g % 2, g);
+        data.apply(d);
+        QVERIFY(drawn(&islands) && drawn(&progress));
+        for (QWidget* view : std::initializer_list<QWidget*>{&islands, &progress}) {
+            auto* plot = view->findChild<QCustomPlot*>();
+            plot->replot();
+            const QVector<double> ticks = plot->xAxis->tickVector();
+            QVERIFY(ticks.size() >= 2);
+            for (double t : ticks)
+                QVERIFY2(t == std::round(t),
+                         qPrintable(QStringLiteral("%1 generations: a tick at %2").arg(generations).arg(t)));
+            QCOMPARE(plot->xAxis->label(), QStringLiteral("generation"));
+        }
+    }
 }
 
 // A stored run without roofline figures does not show an empty plot without a word.
