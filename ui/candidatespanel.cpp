@@ -52,10 +52,11 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
     m_view->horizontalHeader()->setStretchLastSection(true);
     m_view->horizontalHeader()->setSectionsMovable(true);
     const int digit = m_view->fontMetrics().horizontalAdvance(QLatin1Char('0'));
+    // Widths in digits, enough for the usual contents (Origin: "tuner (neighbour)").
     for (auto [column, chars] : std::initializer_list<std::pair<int, int>>{{CandidateTableModel::Id, 7},
                                                                            {CandidateTableModel::Island, 6},
                                                                            {CandidateTableModel::Generation, 5},
-                                                                           {CandidateTableModel::Origin, 9},
+                                                                           {CandidateTableModel::Origin, 17},
                                                                            {CandidateTableModel::Label, 26},
                                                                            {CandidateTableModel::Params, 16},
                                                                            {CandidateTableModel::Status, 13},
