@@ -96,23 +96,26 @@ def print_ptx_memory_ops(folders):
 
     pattern = re.compile(r"(ld\.global|st\.global|createpolicy|red\.global|atom\.global|\.maxntid|\.reqntid)")
     operands = re.compile(r"%\w+|\[.*?\]|\{.*?\}|(?<![\w.])(0[xX][0-9a-fA-F]+|-?\d+)\b")  # registers, addresses
+    # Autotuning compiles one PTX per configuration, each under its own cache folder with the same
+    # file name: every distinct one is listed, with its folder, and a folder read twice is skipped.
     seen = set()
     for folder in folders:
         for path in sorted(glob.glob(os.path.join(folder, "**", "*.ptx"), recursive=True)):
-            if os.path.basename(path) in seen:
-                continue
-            seen.add(os.path.basename(path))
             try:
                 with open(path) as fh:
-                    lines = fh.read().splitlines()
+                    text = fh.read()
             except OSError:
                 continue
+            if text in seen:
+                continue
+            seen.add(text)
+            lines = text.splitlines()
             ops = collections.Counter()
             for line in lines:
                 if pattern.search(line):
                     text = " ".join(line.split())
                     ops[text if text.startswith(".") else operands.sub("_", text)] += 1  # thread counts kept
-            print("--- ptx %s" % os.path.basename(path))
+            print("--- ptx %s (%s)" % (os.path.basename(path), os.path.basename(os.path.dirname(path))))
             for op, n in ops.most_common():
                 print("    %3d x %s" % (n, op))
 
