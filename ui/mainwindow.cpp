@@ -393,6 +393,7 @@ void MainWindow::startDemo(const QString& task, const QString& storePath) {
     setup.config.islands = 2;
     setup.config.childrenPerIsland = 4;
     setup.config.budgetEvaluations = 40;
+    setup.useTuningCache = false; // every demo searches afresh, as `kforge demo --help` says
     setup.storePath = storePath;
     startRun(setup);
 }

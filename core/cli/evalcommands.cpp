@@ -362,6 +362,8 @@ QString demoHelp(const QString& storeFolder) {
                "Without a display (DISPLAY and WAYLAND_DISPLAY unset) it runs the same search headless, prints the "
                "best\n"
                "kernel and its speedup, and writes every view of the run as PNG files beside the run.\n"
+               "Each demo searches afresh: it starts from the experience library's kernels but neither reads nor\n"
+               "adds to its tuning cache, so a second demo is not cut short by what the first one measured.\n"
                "Each demo is a new run store in %2\n"
                "(open one with `kforge RUN.kforge`, list it with `kforge runs --db RUN.kforge`).\n")
         .arg(kDemoTask, storeFolder);
@@ -373,13 +375,13 @@ int demoHeadless(const QString& storePath) {
            "of opening the window"
         << Qt::endl;
     // The same short search the window's demo starts: the baseline, the expert library and the
-    // tuner on two islands, on OpenCL (PoCL on the CPU where there is no GPU).
+    // tuner on two islands, on OpenCL (PoCL on the CPU where there is no GPU), without the tuning cache.
     return *dispatch(QStringLiteral("run"),
                      {QStringLiteral("kforge"), QStringLiteral("--task"), kDemoTask, QStringLiteral("--backend"),
                       QStringLiteral("opencl"), QStringLiteral("--variant"), QStringLiteral("medium"),
                       QStringLiteral("--islands"), QStringLiteral("2"), QStringLiteral("--children"),
                       QStringLiteral("4"), QStringLiteral("--budget-evals"), QStringLiteral("40"),
-                      QStringLiteral("--db"), storePath});
+                      QStringLiteral("--no-tuning-cache"), QStringLiteral("--db"), storePath});
 }
 
 } // namespace kforge::cli

@@ -42,8 +42,16 @@ int RunBudget::left(const RunConfig& config, qint64 inFlight) const {
 }
 
 std::optional<QString> RunBudget::spent(const RunConfig& config, qint64 inFlight) const {
-    if (config.budgetEvaluations > 0 && left(config, inFlight) <= 0)
-        return QStringLiteral("evaluation budget reached (%1 of %2)").arg(m_evaluations).arg(config.budgetEvaluations);
+    if (config.budgetEvaluations > 0 && left(config, inFlight) <= 0) {
+        // Short of the budget only by what is still running and the evaluation kept back for
+        // re-measuring the best, which the message names so that "39 of 40" is not a puzzle.
+        QString why = QStringLiteral("%1 of %2").arg(m_evaluations).arg(config.budgetEvaluations);
+        if (inFlight > 0)
+            why += QStringLiteral(", %1 in flight").arg(inFlight);
+        if (config.confirmBest && m_evaluations + inFlight < config.budgetEvaluations)
+            why += QStringLiteral(", the last kept for re-measuring the best");
+        return QStringLiteral("evaluation budget reached (%1)").arg(why);
+    }
     if (config.budgetSeconds > 0.0 && elapsedSeconds() >= config.budgetSeconds)
         return QStringLiteral("time budget reached (%1 s)").arg(config.budgetSeconds);
     return std::nullopt;

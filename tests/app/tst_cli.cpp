@@ -106,6 +106,7 @@ private slots:
         QCOMPARE(r.exitCode, 0);
         QVERIFY2(r.out.startsWith("Usage: kforge demo\n"), r.out.constData());
         QVERIFY(r.out.contains("softmax"));
+        QVERIFY(r.out.contains("tuning cache")); // what makes every demo a whole search
         QVERIFY2(!r.err.contains("running the demo search headless"), r.err.constData());
         QVERIFY(!r.out.contains("best:"));
     }

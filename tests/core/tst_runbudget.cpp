@@ -49,6 +49,22 @@ private slots:
         const auto spent = b.spent(config, 0);
         QVERIFY(spent);
         QCOMPARE(*spent, QStringLiteral("evaluation budget reached (10 of 10)"));
+
+        // One short, kept for re-measuring the best (and some still running): the message says so.
+        RunBudget reserved;
+        config.confirmBest = true;
+        reserved.startSession();
+        for (int i = 0; i < 7; ++i)
+            reserved.counted();
+        QCOMPARE(*reserved.spent(config, 2),
+                 QStringLiteral(
+                     "evaluation budget reached (7 of 10, 2 in flight, the last kept for re-measuring the best)"));
+        reserved.counted();
+        reserved.counted();
+        QCOMPARE(*reserved.spent(config, 0),
+                 QStringLiteral("evaluation budget reached (9 of 10, the last kept for re-measuring the best)"));
+        reserved.counted(); // the re-measurement itself
+        QCOMPARE(*reserved.spent(config, 0), QStringLiteral("evaluation budget reached (10 of 10)"));
     }
 
     void wallTimeCountsEarlierSessions() {
