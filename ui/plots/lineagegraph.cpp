@@ -435,6 +435,13 @@ void LineageGraph::resizeEvent(QResizeEvent* event) {
     placeNote();
 }
 
+// Scrolling moves the viewport's children with its pixels (QWidget::scroll): the note goes back
+// to the bottom left corner, or a pan or a fit would carry it out of view.
+void LineageGraph::scrollContentsBy(int dx, int dy) {
+    QGraphicsView::scrollContentsBy(dx, dy);
+    placeNote();
+}
+
 void LineageGraph::showEvent(QShowEvent* event) {
     QGraphicsView::showEvent(event);
     if (!m_fitted && !m_nodes.isEmpty()) {

@@ -23,7 +23,9 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QJsonObject>
+#include <QLabel>
 #include <QMainWindow>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
@@ -856,6 +858,22 @@ void TestPlots::lineageGraphSelectsZoomsAndWalks() {
     data.apply(faster);
     plotstyle::flushRefreshes(&graph);
     QVERIFY2(key->text().contains(QStringLiteral("0.5× (dark) to 9.2× (light)")), qPrintable(key->text()));
+
+    // The key stays in the bottom left corner while the graph is zoomed and panned: scrolling moves
+    // the viewport's children along with its pixels.
+    const QRect home = key->geometry();
+    QApplication::sendEvent(graph.viewport(), &wheel);
+    QApplication::sendEvent(graph.viewport(), &wheel);
+    QVERIFY(graph.horizontalScrollBar()->maximum() > 0);
+    for (int value : {graph.horizontalScrollBar()->minimum(), graph.horizontalScrollBar()->maximum()}) {
+        graph.horizontalScrollBar()->setValue(value);
+        graph.verticalScrollBar()->setValue(graph.verticalScrollBar()->maximum());
+        QCOMPARE(key->geometry().left(), home.left());
+        QVERIFY2(
+            graph.viewport()->rect().contains(key->geometry()),
+            qPrintable(
+                QStringLiteral("key at %1,%2 %3x%4").arg(key->x()).arg(key->y()).arg(key->width()).arg(key->height())));
+    }
 }
 
 // Beyond kMaxNodes the graph draws the selected candidate's ancestry and descendants, says so, and
