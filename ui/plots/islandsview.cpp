@@ -212,9 +212,12 @@ void IslandsView::refresh() {
     const int n = m_data ? m_data->candidateCount() : 0;
     m_points.reserve(n);
     // A lane's best is the best elite of the island's archive as the engine stored it (a migrant
-    // included); runs recorded before archives were stored derive it from the island's kernels.
-    // Either way it is judged as the run's best is, by confirmed speedups; a higher first
-    // measurement that was never re-measured is shown beside it, called unconfirmed.
+    // included), or a kernel the island made that was re-measured, where that is better: an
+    // archive cell may hold a first measurement that beat a kernel's lower re-measured speedup,
+    // and the run's best must not vanish from its island's lane. Runs recorded before archives
+    // were stored derive it from the island's kernels. Either way it is judged as the run's best
+    // is, by confirmed speedups; a higher first measurement that was never re-measured is shown
+    // beside it, called unconfirmed.
     const bool archivesStored = m_data && m_data->archives().has_value();
     if (archivesStored)
         for (const auto& m : *m_data->archives())
@@ -250,7 +253,7 @@ void IslandsView::refresh() {
             const int band = bandOf(limits, r.speedup);
             bx[band].push_back(x);
             by[band].push_back(y);
-            if (!archivesStored && plotstyle::isArchiveCandidate(r))
+            if (plotstyle::isArchiveCandidate(r) && (!archivesStored || r.confirmed()))
                 lane.consider(r);
         }
     }

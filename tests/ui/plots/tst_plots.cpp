@@ -226,6 +226,7 @@ private slots:
     void lineageGraphOfAHugeRunShowsANeighbourhood();
     void bestsAreConfirmedSpeedups();
     void islandsNameAMigrantBest();
+    void islandsShowTheirConfirmedBestOutsideTheArchive();
     void generationAxesTickWholeGenerations();
     void rooflineSaysWhyItIsEmpty();
     void rooflineLabelsEveryHopperRoofApart();
@@ -1042,6 +1043,34 @@ void TestPlots::islandsNameAMigrantBest() {
     QVERIFY2(lanes[0].contains(QStringLiteral("best 9.100× (#2 from island 1)")), qPrintable(lanes[0]));
     QVERIFY2(lanes[1].contains(QStringLiteral("best 9.100× (#2)")), qPrintable(lanes[1]));
     QVERIFY2(!lanes[1].contains(QStringLiteral("from island")), qPrintable(lanes[1]));
+}
+
+// An archive cell can hold a kernel measured once (9.3x) over one whose re-measurement came out
+// lower (14.5x first, 8.9x confirmed): the lane still names its confirmed best, which may be the
+// run's best, and shows the one-off measurement beside it as unconfirmed.
+void TestPlots::islandsShowTheirConfirmedBestOutsideTheArchive() {
+    RunData data;
+    IslandsView islands(&data, nullptr);
+    QVERIFY(shownAt(&islands, QSize(700, 420)));
+    RunDelta d = delta(true);
+    d.islands = 2;
+    CandidateRow once = row(1, {1, 1, 0}, 9.278, true, 1, 1);
+    CandidateRow remeasured = row(2, {1, 1, 0}, 14.48, true, 1, 2);
+    remeasured.confirmedSpeedup = 8.898;
+    CandidateRow other = row(3, {0, 0, 0}, 2.0, true, 0, 0);
+    d.added << once << remeasured << other;
+    d.archives = QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 3, 2.0}, {1, {1, 1, 0}, 1, 9.278}};
+    d.archivesChanged = true;
+    d.run.bestCandidate = 2;
+    d.run.bestSpeedup = 8.898;
+    data.apply(d);
+    QVERIFY(drawn(&islands));
+    const QStringList lanes = islands.laneLabels();
+    QCOMPARE(lanes.size(), 2);
+    QVERIFY2(lanes[1].contains(QStringLiteral("best 8.898× (#2)")), qPrintable(lanes[1]));
+    QVERIFY2(lanes[1].contains(QStringLiteral("9.278× unconfirmed (#1)")), qPrintable(lanes[1]));
+    QVERIFY2(lanes[0].contains(QStringLiteral("no confirmed best")), qPrintable(lanes[0]));
+    QVERIFY2(!lanes[0].contains(QStringLiteral("#2")), qPrintable(lanes[0])); // not island 0's
 }
 
 // Generations are whole numbers: a short run's axis does not read 0.5 or 2.5, a long one's thins out.
