@@ -198,7 +198,7 @@ void IslandsView::refresh() {
             if (r.confirmed() && r.confirmedSpeedup > bestSpeedup) {
                 bestSpeedup = r.confirmedSpeedup;
                 best = r.id;
-                bestIsland = r.island;
+                bestIsland = r.origin == model::Origin::Seed ? -1 : r.island; // seeds are every island's
             } else if (!r.confirmed() && r.correct && r.speedup > topSpeedup) {
                 topSpeedup = r.speedup;
                 top = r.id;

@@ -1043,6 +1043,23 @@ void TestPlots::islandsNameAMigrantBest() {
     QVERIFY2(lanes[0].contains(QStringLiteral("best 9.100× (#2 from island 1)")), qPrintable(lanes[0]));
     QVERIFY2(lanes[1].contains(QStringLiteral("best 9.100× (#2)")), qPrintable(lanes[1]));
     QVERIFY2(!lanes[1].contains(QStringLiteral("from island")), qPrintable(lanes[1]));
+
+    // The baseline belongs to every island: where it is a lane's best, it came from nowhere else.
+    RunData seeded;
+    IslandsView seedLanes(&seeded, nullptr);
+    QVERIFY(shownAt(&seedLanes, QSize(700, 420)));
+    RunDelta s = delta(true);
+    s.islands = 2;
+    CandidateRow baseline = row(1, {0, 0, 0}, 1.0, true, 0, 0);
+    baseline.origin = model::Origin::Seed;
+    baseline.confirmedSpeedup = 1.0;
+    s.added << baseline;
+    s.archives = QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 1, 1.0}, {1, {0, 0, 0}, 1, 1.0}};
+    s.archivesChanged = true;
+    seeded.apply(s);
+    QVERIFY(drawn(&seedLanes));
+    QVERIFY2(seedLanes.laneLabels()[1].contains(QStringLiteral("best 1.000× (#1)")),
+             qPrintable(seedLanes.laneLabels()[1]));
 }
 
 // An archive cell can hold a kernel measured once (9.3x) over one whose re-measurement came out
