@@ -40,10 +40,8 @@ BandLimits bandLimits(double best) {
         return kBandLimits;
     BandLimits limits{};
     for (size_t k = 0; k < limits.size(); ++k) {
-        const double raw = std::pow(best, static_cast<double>(k) / static_cast<double>(limits.size()));
-        // Two significant digits read better on a legend than 3.98107.
-        const double scale = std::pow(10.0, std::floor(std::log10(raw)) - 1.0);
-        limits[k] = std::round(raw / scale) * scale;
+        limits[k] = plotstyle::twoSignificantDigits(
+            std::pow(best, static_cast<double>(k) / static_cast<double>(limits.size())));
     }
     return limits;
 }

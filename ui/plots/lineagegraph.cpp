@@ -43,10 +43,7 @@ double colourTop(const RunData& data, const QList<int>& rows) {
     for (int row : rows)
         if (const CandidateRow& r = data.candidateAt(row); r.correct)
             best = std::max(best, r.speedup);
-    if (best <= 4.0)
-        return 4.0;
-    const double scale = std::pow(10.0, std::floor(std::log10(best)) - 1.0);
-    return std::ceil(best / scale) * scale;
+    return best <= 4.0 ? 4.0 : plotstyle::twoSignificantDigits(best, plotstyle::Rounding::Up);
 }
 
 } // namespace

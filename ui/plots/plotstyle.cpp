@@ -24,6 +24,12 @@ bool onIsland(const CandidateRow& row, int island) {
     return island < 0 || row.island == island || row.origin == model::Origin::Seed;
 }
 
+double twoSignificantDigits(double value, Rounding rounding) {
+    const double scale = std::pow(10.0, std::floor(std::log10(value)) - 1.0);
+    const double digits = value / scale;
+    return (rounding == Rounding::Up ? std::ceil(digits) : std::round(digits)) * scale;
+}
+
 QCPColorGradient speedupGradient() {
     return speedupGradient(QGuiApplication::palette());
 }

@@ -45,6 +45,11 @@ QCPColorGradient speedupGradient(const QPalette& palette);
 QColor islandColor(int island);
 QColor failedColor();
 
+// `value` (> 0) to two significant digits, which read better on a legend than 3.98107: the
+// nearest such number, or the next one up (a scale's top, which must not fall below `value`).
+enum class Rounding { Nearest, Up };
+double twoSignificantDigits(double value, Rounding rounding = Rounding::Nearest);
+
 QString speedup(double value);                       // "1.84×"
 QString rate(double perSecond, const QString& unit); // "4.00 TB/s", "60.0 TFLOP/s"
 

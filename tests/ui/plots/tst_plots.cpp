@@ -786,6 +786,16 @@ bool shownAt(QWidget* view, QSize size) {
     return QTest::qWaitForWindowExposed(view);
 }
 
+// A first delta of a two-island run with these candidates and these stored archives.
+RunDelta twoIslands(const QList<CandidateRow>& rows, const QList<store::ArchiveMemberRecord>& archives) {
+    RunDelta d = delta(true);
+    d.islands = 2;
+    d.added = rows;
+    d.archives = archives;
+    d.archivesChanged = true;
+    return d;
+}
+
 // A chain-and-fan lineage: candidate n's parent is n - 4 (two islands, four a generation).
 RunDelta lineageRun(int candidates) {
     RunDelta d = delta(true);
@@ -1026,17 +1036,11 @@ void TestPlots::islandsNameAMigrantBest() {
     RunData data;
     IslandsView islands(&data, nullptr);
     QVERIFY(shownAt(&islands, QSize(700, 420)));
-    RunDelta d = delta(true);
-    d.islands = 2;
     CandidateRow own = row(1, {0, 0, 0}, 2.0, true, 0, 0);
     own.confirmedSpeedup = 2.0;
     CandidateRow fast = row(2, {1, 1, 0}, 9.0, true, 1, 1); // made on island 1, migrated to island 0
     fast.confirmedSpeedup = 9.1;
-    d.added << own << fast;
-    d.archives =
-        QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 1, 2.0}, {0, {1, 1, 0}, 2, 9.1}, {1, {1, 1, 0}, 2, 9.1}};
-    d.archivesChanged = true;
-    data.apply(d);
+    data.apply(twoIslands({own, fast}, {{0, {0, 0, 0}, 1, 2.0}, {0, {1, 1, 0}, 2, 9.1}, {1, {1, 1, 0}, 2, 9.1}}));
     QVERIFY(drawn(&islands));
     const QStringList lanes = islands.laneLabels();
     QCOMPARE(lanes.size(), 2);
@@ -1048,15 +1052,10 @@ void TestPlots::islandsNameAMigrantBest() {
     RunData seeded;
     IslandsView seedLanes(&seeded, nullptr);
     QVERIFY(shownAt(&seedLanes, QSize(700, 420)));
-    RunDelta s = delta(true);
-    s.islands = 2;
     CandidateRow baseline = row(1, {0, 0, 0}, 1.0, true, 0, 0);
     baseline.origin = model::Origin::Seed;
     baseline.confirmedSpeedup = 1.0;
-    s.added << baseline;
-    s.archives = QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 1, 1.0}, {1, {0, 0, 0}, 1, 1.0}};
-    s.archivesChanged = true;
-    seeded.apply(s);
+    seeded.apply(twoIslands({baseline}, {{0, {0, 0, 0}, 1, 1.0}, {1, {0, 0, 0}, 1, 1.0}}));
     QVERIFY(drawn(&seedLanes));
     QVERIFY2(seedLanes.laneLabels()[1].contains(QStringLiteral("best 1.000× (#1)")),
              qPrintable(seedLanes.laneLabels()[1]));
@@ -1069,15 +1068,11 @@ void TestPlots::islandsShowTheirConfirmedBestOutsideTheArchive() {
     RunData data;
     IslandsView islands(&data, nullptr);
     QVERIFY(shownAt(&islands, QSize(700, 420)));
-    RunDelta d = delta(true);
-    d.islands = 2;
     CandidateRow once = row(1, {1, 1, 0}, 9.278, true, 1, 1);
     CandidateRow remeasured = row(2, {1, 1, 0}, 14.48, true, 1, 2);
     remeasured.confirmedSpeedup = 8.898;
     CandidateRow other = row(3, {0, 0, 0}, 2.0, true, 0, 0);
-    d.added << once << remeasured << other;
-    d.archives = QList<store::ArchiveMemberRecord>{{0, {0, 0, 0}, 3, 2.0}, {1, {1, 1, 0}, 1, 9.278}};
-    d.archivesChanged = true;
+    RunDelta d = twoIslands({once, remeasured, other}, {{0, {0, 0, 0}, 3, 2.0}, {1, {1, 1, 0}, 1, 9.278}});
     d.run.bestCandidate = 2;
     d.run.bestSpeedup = 8.898;
     data.apply(d);
