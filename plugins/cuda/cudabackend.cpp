@@ -696,18 +696,19 @@ spec::Expected<CudaProgram::Kernel*> CudaBackend::kernel(CudaProgram& program, c
             // An empty answer may as well mean "not supported for this module" as "no parameters".
             k.paramsKnown = !k.paramSizes.empty();
         }
+        // Without opting in, static and dynamic shared memory together may not pass 48 KiB.
+        m_driver.funcGetAttribute(&k.staticSmemBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.function);
+        k.dynamicSmemLimit = std::max(0, 48 * 1024 - k.staticSmemBytes);
         it = program.m_kernels.emplace(name, std::move(k)).first;
     }
     CudaProgram::Kernel& k = it->second;
     if (smemBytes > static_cast<std::uint64_t>(k.dynamicSmemLimit)) {
-        // Above 48 KiB a kernel must opt in before launch; the limit counts static shared memory too.
-        int staticBytes = 0;
-        m_driver.funcGetAttribute(&staticBytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k.function);
+        // Past 48 KiB with its static bytes, a kernel must opt in before launch (for its dynamic bytes).
         if (const CUresult e = m_driver.funcSetAttribute(k.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                          static_cast<int>(smemBytes));
             e != CUDA_SUCCESS)
             return spec::fail("smem=" + std::to_string(smemBytes) + " bytes of dynamic shared memory plus the kernel's "
-                              + std::to_string(staticBytes) + " static bytes is more than " + m_deviceName
+                              + std::to_string(k.staticSmemBytes) + " static bytes is more than " + m_deviceName
                               + " allows per block (" + std::to_string(m_limits.maxSharedBytes)
                               + "): cuFuncSetAttribute failed with " + m_driver.describe(e));
         k.dynamicSmemLimit = static_cast<int>(smemBytes);

@@ -123,7 +123,8 @@ private:
 
     struct Kernel {
         CUfunction function = nullptr;
-        int dynamicSmemLimit = 48 * 1024;    // what the function may use without opting in
+        int staticSmemBytes = 0;             // its own __shared__ variables
+        int dynamicSmemLimit = 48 * 1024;    // dynamic bytes it may take as it stands (less its static ones)
         std::vector<std::size_t> paramSizes; // from cuFuncGetParamInfo, when the driver has it
         bool paramsKnown = false;
     };

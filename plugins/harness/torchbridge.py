@@ -326,7 +326,7 @@ class Driver:
         fn = self.c.c_void_p()
         self.check(self.lib.cuModuleGetFunction(self.c.byref(fn), module, name.encode()),
                    "cuModuleGetFunction(%s)" % name)
-        if smem > 48 * 1024:
+        if smem > 0:  # past 48 KiB with its static shared memory, a kernel must opt in
             self.check(self.lib.cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                                    self.c.c_int(smem)), "cuFuncSetAttribute(%s)" % name)
         return fn

@@ -6,15 +6,17 @@
 #  - vector_add.choice.txt: what torch.compile generates for vector_add (its Triton source, its
 #    autotuner's choice, and every configuration's PTX loads and stores);
 #  - reduce_sum.sbs.txt, vector_add.sbs.txt: tests/gpu/sidebyside.py over the library kernels'
-#    variants: reduce_sum in Triton's shape (512 threads, two L1- and L2-evict-first float4 loads
-#    each, UNROLL 2 LOAD 2) with the ticket and with Triton's second launch (FINISH 1), and over a
-#    grid of 528 (four blocks an SM); vector_add at BLOCK 128 and 256;
-#  - eval.*.txt: `kforge eval --pytorch` of the library kernels at their defaults and of the
-#    variants that came closest on an H100 on 2026-12-06 (reduce_sum FINISH 1 UNROLL 2 LOAD 2 at
-#    0.997x; vector_add BLOCK 128 at 0.996x, a tie), with ROUNDS paired rounds each (default 80).
-# Settled on 2026-12-06: UNROLL 1 (4.5% slower), FINISH 1 alone (no better than the ticket), the
-# L2 evict-first load alone (no better than L1's, H100), BLOCK 256 with two loads (1.3% slower,
-# H100), and evict-first loads for vector_add (1.5-2% slower, H100). See OFFLINE-SEARCH.md.
+#    variants: reduce_sum at its defaults (a one-warp second launch sums the partials, FINISH 1),
+#    with the last-block ticket instead (FINISH 0), with Triton's L2 evict-first loads (LOAD 2)
+#    and with eight float4s in flight (UNROLL 8); vector_add at its defaults, VPT 1 (the offline
+#    search's best on an H100) and BLOCK 128;
+#  - eval.*.txt: `kforge eval --pytorch` of reduce_sum's defaults and ticket, and of vector_add's
+#    defaults and VPT 1, with ROUNDS paired rounds each (default 80).
+# Settled on an H100 on 2026-12-06 (OFFLINE-SEARCH.md): the expert's main loop is as fast as
+# Triton's under ncu; the ticket was reduce_sum's gap (0.990x against a tie, 0.999x, with the
+# one-warp finish); UNROLL 1 (4.5% slower), the L2 evict-first load alone, BLOCK 256 with two
+# loads, evict-first loads for vector_add (1.5-2% slower) and bulk copies (1-4% slower) are not
+# what is missing.
 # usage: OUT=results ROUNDS=80 tests/gpu/memory-bound-probe.sh
 set -u
 headless=${KFORGE_HEADLESS:-.gpu/headless}
@@ -33,16 +35,14 @@ echo "compile-choice vector_add: exit $?"
 grep -E "XBLOCK|num_warps|--- ptx|global|reqntid" "$out/vector_add.choice.txt" | head -40
 
 lib=resources/experts/reduction/reduce_sum_last_block.cu
-triton=UNROLL=2,LOAD=2   # torch.compile's loop at the expert's BLOCK 512: two float4s in flight, L2 evict-first
-timeout 200 "$py" tests/gpu/sidebyside.py --task reduce_sum --rounds 40 --kernel $lib --kernel $lib:$triton \
-    --kernel $lib:FINISH=1,$triton --kernel $lib:GRID=528,$triton --kernel $lib:FINISH=1,GRID=528,$triton \
-    > "$out/reduce_sum.sbs.txt" 2>&1
+timeout 200 "$py" tests/gpu/sidebyside.py --task reduce_sum --rounds 40 --kernel $lib --kernel $lib:FINISH=0 \
+    --kernel $lib:LOAD=2 --kernel $lib:UNROLL=8 > "$out/reduce_sum.sbs.txt" 2>&1
 echo "sidebyside reduce_sum: exit $?"
-tail -8 "$out/reduce_sum.sbs.txt"
+tail -6 "$out/reduce_sum.sbs.txt"
 
 add=resources/experts/elementwise/vector_add_float4.cu
-timeout 150 "$py" tests/gpu/sidebyside.py --task vector_add --rounds 40 --kernel $add --kernel $add:BLOCK=128 \
-    > "$out/vector_add.sbs.txt" 2>&1
+timeout 150 "$py" tests/gpu/sidebyside.py --task vector_add --rounds 40 --kernel $add --kernel $add:VPT=1 \
+    --kernel $add:BLOCK=128 > "$out/vector_add.sbs.txt" 2>&1
 echo "sidebyside vector_add: exit $?"
 tail -5 "$out/vector_add.sbs.txt"
 
@@ -59,7 +59,7 @@ evaluate() { # file task kernel [--param P=V]...: appended to eval.<file>.txt, w
     grep -E "speedup .*(eager|torch.compile)" "$out/eval.$name.txt" | tail -2
 }
 evaluate reduce_sum reduce_sum $lib
-evaluate reduce_sum reduce_sum $lib --param FINISH=1 --param UNROLL=2 --param LOAD=2
+evaluate reduce_sum reduce_sum $lib --param FINISH=0
 evaluate vector_add vector_add $add
-evaluate vector_add vector_add $add --param BLOCK=128
+evaluate vector_add vector_add $add --param VPT=1
 date -u +%Y-%m-%dT%H:%M:%SZ

@@ -1,16 +1,17 @@
 // expert:name reduce_sum_last_block
 // expert:tasks reduce_sum
-// expert:pattern one kernel: float4 loads (grid-strided or a contiguous chunk per block) with UNROLL loads in flight, per-block partials, and the last block to finish (threadfence + atomic ticket) sums them in a fixed order (deterministic); FINISH 1: a second, one-block launch sums them instead
+// expert:pattern float4 loads (grid-strided or a contiguous chunk per block) with UNROLL loads in flight and per-block partials, summed in a fixed order (deterministic) by a second, one-warp launch (FINISH 1, the default) or, in one kernel, by the last block to finish (FINISH 0: threadfence + atomic ticket)
 
-// Full sum in a single kernel. GRID blocks (a few per SM) each sum a share of x (SPLIT below):
-// every thread issues UNROLL float4 loads back to back before adding any (16 * UNROLL bytes in
-// flight per thread, where the baseline has one float), into UNROLL independent partial sums; the
-// block reduces them (warp shuffles, then one shared-memory slot per warp) and thread 0 stores the
-// block's sum in a scratch slot. It then makes that store visible (__threadfence) and takes a
-// ticket from an atomic counter in scratch memory (zeroed by the harness before every run); the
-// block that draws the last ticket reads all GRID partials (through L2: __ldcg) and sums them in
-// a fixed order into y. No second launch, and the result does not depend on which block finished
-// last, so it is deterministic.
+// Full sum. GRID blocks (a few per SM) each sum a share of x (SPLIT below): every thread issues
+// UNROLL float4 loads back to back before adding any (16 * UNROLL bytes in flight per thread,
+// where the baseline has one float), into UNROLL independent partial sums; the block reduces them
+// (warp shuffles, then one shared-memory slot per warp) and thread 0 stores the block's sum in a
+// scratch slot. With FINISH 1 a second launch of one warp sums the GRID partials. With FINISH 0
+// (the expert's name) there is no second launch: each block makes its store visible
+// (__threadfence) and takes a ticket from an atomic counter in scratch memory (zeroed by the
+// harness before every run); the block that draws the last ticket reads all GRID partials
+// (through L2: __ldcg) and sums them into y. Either way the partials are summed in a fixed
+// order, so the result does not depend on which block finished last: it is deterministic.
 //  - x is a single buffer (256-byte aligned), so its first 4 * (N / 4) floats are read as
 //    float4s whatever N is; the N % 4 leftover floats are added by the first threads of block 0.
 //  - Indices are 32-bit: fine for N < 2^31 - 8 * GRID * BLOCK.
@@ -20,9 +21,12 @@
 //  - LOAD 1 reads x with ld.global.L1::evict_first (x is read once; L1 keeps nothing of it);
 //    LOAD 2 also asks L2 to evict x first (createpolicy.fractional.L2::evict_first and an
 //    L2::cache_hint load), which is how torch.compile's Triton kernel loads it.
-//  - FINISH 1 leaves the ticket out: a second launch of one block sums the partials instead, in
-//    the same fixed order (torch.compile's two-kernel shape; kforge, like torch.profiler, sums
-//    the two kernels' times). Not yet timed on the H200.
+//  - FINISH 1 (the default) leaves the ticket out: a second launch, one warp, sums the partials
+//    instead, in the same fixed order (torch.compile's two-kernel shape; kforge, like
+//    torch.profiler, sums the two kernels' times). The last block's fence, ticket and sum took
+//    longer than that launch: on an H100 (2026-12-06) the ticket read 0.990x torch.compile and
+//    FINISH 1 with a one-warp finish 0.999x, a tie over 80 paired rounds (with a 512-thread
+//    finish block it had read 0.992x-0.996x).
 // Tuning: GRID is a multiple of the H200's 132 SMs; GRID * BLOCK threads should about fill the
 // machine (at most 64 registers per thread: 1024 or more resident per SM) with UNROLL float4s
 // each in flight. Blocks beyond what is resident simply run in a later wave. 64M floats are 16M
@@ -40,11 +44,11 @@
 // kforge:param OCC in {1024, 2048} = 2048
 // kforge:param SPLIT in {0, 1} = 1
 // kforge:param LOAD in {0, 1, 2} = 1
-// kforge:param FINISH in {0, 1} = 0
+// kforge:param FINISH in {0, 1} = 1
 // kforge:scratch partial float32 [GRID]
 // kforge:scratch ticket int32 [1]
 // kforge:launch reduce_sum grid=(GRID) block=(BLOCK)
-// kforge:launch reduce_sum_finish grid=(1) block=(BLOCK) when=(FINISH == 1)
+// kforge:launch reduce_sum_finish grid=(1) block=(32) when=(FINISH == 1)
 
 #define NWARPS (BLOCK / 32)
 
@@ -175,15 +179,25 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __rest
 }
 #endif
 
-// FINISH 1: one block sums the GRID partials in a fixed order, as the last block does above.
-extern "C" __global__ void __launch_bounds__(BLOCK)
+// FINISH 1: one warp sums the GRID partials in a fixed order: GRID / 4 float4s (GRID is a
+// multiple of 4, and scratch is 256-byte aligned), all of a lane's loads in flight at once, then
+// shuffles. No shared memory and no barrier: the launch is as short as it can be.
+extern "C" __global__ void __launch_bounds__(32)
 reduce_sum_finish(const float* __restrict__ partial, float* __restrict__ y)
 {
-    __shared__ float red[32];
+    constexpr int PER_LANE = (GRID / 4 + 31) / 32;
+    const float4* p4 = reinterpret_cast<const float4*>(partial);
+    float4 v[PER_LANE];
+#pragma unroll
+    for (int k = 0; k < PER_LANE; ++k) {   // all loads first
+        const int j = threadIdx.x + 32 * k;
+        v[k] = j < GRID / 4 ? p4[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
     float s = 0.0f;
-    for (int j = threadIdx.x; j < GRID; j += BLOCK)
-        s += partial[j];
-    s = block_sum(s, red);
+#pragma unroll
+    for (int k = 0; k < PER_LANE; ++k)
+        s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+    s = warp_sum(s);
     if (threadIdx.x == 0)
         y[0] = s;
 }
