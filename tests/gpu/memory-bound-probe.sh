@@ -9,10 +9,9 @@
 #    variants: reduce_sum at its defaults (a one-warp second launch sums the partials, FINISH 1),
 #    with the last-block ticket instead (FINISH 0), with Triton's L2 evict-first loads (LOAD 2)
 #    and with eight float4s in flight (UNROLL 8); vector_add at its defaults, VPT 1 (the offline
-#    search's best on an H100), BLOCK 128, and with two neighbouring float4s a thread (ADJACENT 1;
-#    at BLOCK 128 exactly torch.compile's layout);
+#    search's best on an H100) and BLOCK 128;
 #  - eval.*.txt: `kforge eval --pytorch` of reduce_sum's defaults and ticket, and of vector_add's
-#    defaults, VPT 1 and torch.compile's layout, with ROUNDS paired rounds each (default 80).
+#    defaults and VPT 1, with ROUNDS paired rounds each (default 80).
 # Settled on an H100 on 2026-12-06 (OFFLINE-SEARCH.md): the expert's main loop is as fast as
 # Triton's under ncu; the ticket was reduce_sum's gap (0.990x against a tie, 0.999x, with the
 # one-warp finish); UNROLL 1 (4.5% slower), the L2 evict-first load alone, BLOCK 256 with two
@@ -43,10 +42,9 @@ tail -6 "$out/reduce_sum.sbs.txt"
 
 add=resources/experts/elementwise/vector_add_float4.cu
 timeout 150 "$py" tests/gpu/sidebyside.py --task vector_add --rounds 40 --kernel $add --kernel $add:VPT=1 \
-    --kernel $add:BLOCK=128 --kernel $add:ADJACENT=1 --kernel $add:BLOCK=128,ADJACENT=1 \
-    > "$out/vector_add.sbs.txt" 2>&1
+    --kernel $add:BLOCK=128 > "$out/vector_add.sbs.txt" 2>&1
 echo "sidebyside vector_add: exit $?"
-tail -7 "$out/vector_add.sbs.txt"
+tail -5 "$out/vector_add.sbs.txt"
 
 evaluate() { # file task kernel [--param P=V]...: appended to eval.<file>.txt, which stays one of 8 files
     local name=$1 task=$2 kernel=$3
@@ -64,5 +62,4 @@ evaluate reduce_sum reduce_sum $lib
 evaluate reduce_sum reduce_sum $lib --param FINISH=0
 evaluate vector_add vector_add $add
 evaluate vector_add vector_add $add --param VPT=1
-evaluate vector_add vector_add $add --param BLOCK=128 --param ADJACENT=1
 date -u +%Y-%m-%dT%H:%M:%SZ

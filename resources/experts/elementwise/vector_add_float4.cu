@@ -5,11 +5,9 @@
 // Vector add at memory speed. Each thread handles VPT float4s (4 * VPT floats), spaced BLOCK
 // float4s apart so that a warp's accesses stay contiguous (512 bytes per instruction instead of
 // the baseline's 128); all 2 * VPT loads are issued before the first add, so more bytes are in
-// flight per thread, and the grid shrinks by 4 * VPT.
-//  - ADJACENT 1 gives each thread VPT neighbouring float4s instead (4 * VPT contiguous floats),
-//    as torch.compile's Triton kernel lays them out (XBLOCK 1024 over 128 threads: two float4s
-//    side by side a thread); a warp's instruction then spans 16 * VPT * 32 bytes, and its next
-//    one fills the gaps from the same lines.
+// flight per thread, and the grid shrinks by 4 * VPT. torch.compile's Triton kernel lays its
+// floats out the same way (XBLOCK 1024 over 128 threads: four floats a thread, repeated every
+// 512). Neighbouring float4s a thread instead were 5-6% slower (H100, 2026-12-06).
 //  - x, y and z are separate buffers, each 256-byte aligned, so float4 number i covers floats
 //    4i .. 4i + 3 whatever N is; the last, partial float4 (N % 4 floats) is done element-wise.
 //  - Stores use the default write-back policy; nothing is re-read.
@@ -23,7 +21,6 @@
 // kforge:param BLOCK in {128, 256, 512, 1024} = 256
 // kforge:param VPT in {1, 2, 4} = 2
 // kforge:param LOAD in {0, 1, 2} = 0
-// kforge:param ADJACENT in {0, 1} = 0
 // kforge:launch vector_add grid=(cdiv(N, BLOCK * VPT * 4)) block=(BLOCK)
 
 // LOAD 2's L2 policy: the inputs' lines are the first L2 evicts (made once a thread).
@@ -62,17 +59,13 @@ vector_add(const float* __restrict__ x, const float* __restrict__ y, float* __re
     const float4* y4 = reinterpret_cast<const float4*>(y);
     float4* z4 = reinterpret_cast<float4*>(z);
     const int n4 = N >> 2;   // whole float4s
-#if ADJACENT
-    const int i0 = (blockIdx.x * BLOCK + threadIdx.x) * VPT, step = 1;
-#else
-    const int i0 = blockIdx.x * (BLOCK * VPT) + threadIdx.x, step = BLOCK;
-#endif
+    const int i0 = blockIdx.x * (BLOCK * VPT) + threadIdx.x;
 
     const unsigned long long policy = l2_evict_first();
     float4 a[VPT], b[VPT];
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
-        const int i = i0 + v * step;
+        const int i = i0 + v * BLOCK;
         if (i < n4) {
             a[v] = load4(x4 + i, policy);
             b[v] = load4(y4 + i, policy);
@@ -80,7 +73,7 @@ vector_add(const float* __restrict__ x, const float* __restrict__ y, float* __re
     }
 #pragma unroll
     for (int v = 0; v < VPT; ++v) {
-        const int i = i0 + v * step;
+        const int i = i0 + v * BLOCK;
         if (i < n4) {
             z4[i] = make_float4(a[v].x + b[v].x, a[v].y + b[v].y, a[v].z + b[v].z, a[v].w + b[v].w);
         } else if (i == n4) {   // the partial float4 at the end, if N % 4 != 0
