@@ -1,7 +1,7 @@
 # The driver-API side of torchbridge.py without a GPU: its ctypes copies of cuda.h's structures,
 # the tensor maps it encodes over PyTorch's tensors (and the ones it refuses), the cluster launches,
-# and how a kernel's launch arguments are marshalled, all against a stand-in for libcuda that
-# records every call. Run by tst_torchbridge with the Python that has PyTorch:
+# the opt-in to dynamic shared memory, and how a kernel's launch arguments are marshalled, all
+# against a stand-in for libcuda that records every call. Run by tst_torchbridge with the Python that has PyTorch:
 #   python3 torchbridge_driver.py PLUGINS/harness
 # Prints one line per check; exits non-zero on the first that fails, naming it.
 
@@ -133,6 +133,24 @@ def launches():
         "cuLaunchKernelEx (line 5, kernel k) failed")
 
 
+def shared_memory_opt_in():
+    # A kernel's static shared memory counts toward the 48 KiB it may use without opting in, so a
+    # launch that asks for any dynamic shared memory opts in (for exactly that many bytes).
+    d = driver()
+    d.function(5, "k", 0)
+    check("a launch without dynamic shared memory does not opt in",
+          not any(n == "cuFuncSetAttribute" for n, _ in d.lib.calls))
+    for smem in (48 * 1024, 100 * 1024):
+        d.lib.calls.clear()
+        d.function(5, "k", smem)
+        opt_in = [[value(a[1]), value(a[2])] for n, a in d.lib.calls if n == "cuFuncSetAttribute"]
+        check("smem=%d opts in to %d dynamic bytes" % (smem, smem),
+              opt_in == [[tb.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem]], opt_in)
+    d.lib.fail["cuFuncSetAttribute"] = CUDA_ERROR_INVALID_VALUE
+    raises("a refused opt-in is an error naming the kernel", lambda: d.function(5, "k", 300 * 1024),
+           "cuFuncSetAttribute(k)")
+
+
 def kernel_arguments():
     fake = driver()
     tb.Driver = lambda device: fake  # kernel_call makes its own; this one has no GPU behind it
@@ -217,6 +235,7 @@ def split_calls():
 structures()
 tensor_maps()
 launches()
+shared_memory_opt_in()
 kernel_arguments()
 poisoned_and_checked_runs()
 split_calls()
