@@ -1,7 +1,8 @@
 # The driver-API side of torchbridge.py without a GPU: its ctypes copies of cuda.h's structures,
 # the tensor maps it encodes over PyTorch's tensors (and the ones it refuses), the cluster launches,
 # the opt-in to dynamic shared memory, and how a kernel's launch arguments are marshalled, all
-# against a stand-in for libcuda that records every call. Run by tst_torchbridge with the Python that has PyTorch:
+# against a stand-in for libcuda that records every call. Run by tst_torchbridge with the Python
+# that has PyTorch:
 #   python3 torchbridge_driver.py PLUGINS/harness
 # Prints one line per check; exits non-zero on the first that fails, naming it.
 
