@@ -45,6 +45,7 @@
 // kforge:param SPLIT in {0, 1} = 1
 // kforge:param LOAD in {0, 1, 2} = 1
 // kforge:param FINISH in {0, 1} = 1
+// kforge:require mod(GRID, 4) == 0
 // kforge:scratch partial float32 [GRID]
 // kforge:scratch ticket int32 [1]
 // kforge:launch reduce_sum grid=(GRID) block=(BLOCK)
@@ -180,8 +181,8 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __rest
 #endif
 
 // FINISH 1: one warp sums the GRID partials in a fixed order: GRID / 4 float4s (GRID is a
-// multiple of 4, and scratch is 256-byte aligned), all of a lane's loads in flight at once, then
-// shuffles. No shared memory and no barrier: the launch is as short as it can be.
+// multiple of 4, kforge:require; scratch is 256-byte aligned), all of a lane's loads in flight at
+// once, then shuffles. No shared memory and no barrier: the launch is as short as it can be.
 extern "C" __global__ void __launch_bounds__(32)
 reduce_sum_finish(const float* __restrict__ partial, float* __restrict__ y)
 {
