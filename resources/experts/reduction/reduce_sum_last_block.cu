@@ -1,6 +1,6 @@
 // expert:name reduce_sum_last_block
 // expert:tasks reduce_sum
-// expert:pattern float4 loads (grid-strided or a contiguous chunk per block) with UNROLL loads in flight and per-block partials, summed in a fixed order (deterministic) by a second, one-warp launch (FINISH 1, the default) or, in one kernel, by the last block to finish (FINISH 0: threadfence + atomic ticket)
+// expert:pattern float4 loads (grid-strided or a contiguous chunk per block) with UNROLL loads in flight and per-block partials, summed in a fixed order (deterministic) by a second, one-warp launch (FINISH 1, the default) or, in one kernel, by the last block to finish (FINISH 0: threadfence + atomic ticket, the whole block sums; FINISH 2: acq_rel atomic ticket, one warp sums)
 
 // Full sum. GRID blocks (a few per SM) each sum a share of x (SPLIT below): every thread issues
 // UNROLL float4 loads back to back before adding any (16 * UNROLL bytes in flight per thread,
@@ -27,6 +27,13 @@
 //    longer than that launch: on an H100 (2026-12-06) the ticket read 0.990x torch.compile and
 //    FINISH 1 with a one-warp finish 0.999x, a tie over 80 paired rounds (with a 512-thread
 //    finish block it had read 0.992x-0.996x).
+//  - FINISH 2 is the ticket with FINISH 1's one-warp sum: only the block's first warp goes on
+//    past its block sum; its lane 0 stores the partial and draws the ticket with one acq_rel
+//    atomic (no separate fence), and in the last block that warp sums the partials as the second
+//    launch would. On an H100 (2026-12-06) it read the same as FINISH 1 (0.995 side by side, 0.999x
+//    torch.compile over 80 paired rounds, a tie); on the H200 the ticket had been the faster
+//    finish (00:50 UTC: 1.000x against FINISH 1's 0.992x, with the 512-thread finish), so the
+//    tuner tries both.
 // Tuning: GRID is a multiple of the H200's 132 SMs; GRID * BLOCK threads should about fill the
 // machine (at most 64 registers per thread: 1024 or more resident per SM) with UNROLL float4s
 // each in flight. Blocks beyond what is resident simply run in a later wave. 64M floats are 16M
@@ -44,7 +51,7 @@
 // kforge:param OCC in {1024, 2048} = 2048
 // kforge:param SPLIT in {0, 1} = 1
 // kforge:param LOAD in {0, 1, 2} = 1
-// kforge:param FINISH in {0, 1} = 1
+// kforge:param FINISH in {0, 1, 2} = 1
 // kforge:require mod(GRID, 4) == 0
 // kforge:scratch partial float32 [GRID]
 // kforge:scratch ticket int32 [1]
@@ -103,6 +110,30 @@ __device__ __forceinline__ float block_sum(float v, float* red)
     return v;
 }
 
+// One warp sums the GRID partials in a fixed order: GRID / 4 float4s (GRID is required to be a
+// multiple of 4; scratch is 256-byte aligned), all of a lane's loads in flight at once, then
+// shuffles. No shared memory and no barrier. Loads go through L2 (__ldcg): under FINISH 2 other
+// SMs wrote the partials.
+__device__ __forceinline__ void warp_finish(const float* __restrict__ partial, float* __restrict__ y)
+{
+    constexpr int PER_LANE = (GRID / 4 + 31) / 32;
+    const float4* p4 = reinterpret_cast<const float4*>(partial);
+    const int lane = threadIdx.x & 31;
+    float4 v[PER_LANE];
+#pragma unroll
+    for (int k = 0; k < PER_LANE; ++k) {   // all loads first
+        const int j = lane + 32 * k;
+        v[k] = j < GRID / 4 ? __ldcg(p4 + j) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < PER_LANE; ++k)
+        s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+    s = warp_sum(s);
+    if (lane == 0)
+        y[0] = s;
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK, OCC / BLOCK)
 reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __restrict__ ticket,
            float* __restrict__ y, int N)
@@ -159,6 +190,22 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __rest
     if (tid == 0)
         partial[blockIdx.x] = acc;   // reduce_sum_finish, the next launch, sums them
 }
+#elif FINISH == 2
+    if (tid >= 32)
+        return;   // only the first warp takes part in the ticket
+    int last = 0;
+    if (tid == 0) {
+        partial[blockIdx.x] = acc;
+        // Release: the partial is visible device-wide before the ticket counts it; acquire: the
+        // last ticket sees every block's released partial.
+        asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(last) : "l"(ticket) : "memory");
+        last = last == GRID - 1;
+    }
+    if (!__shfl_sync(0xffffffffu, last, 0))
+        return;
+    asm volatile("fence.acq_rel.gpu;" ::: "memory");   // lanes 1-31 read after lane 0's acquire
+    warp_finish(partial, y);
+}
 #else
     if (tid == 0) {
         partial[blockIdx.x] = acc;
@@ -180,25 +227,9 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __rest
 }
 #endif
 
-// FINISH 1: one warp sums the GRID partials in a fixed order: GRID / 4 float4s (GRID is a
-// multiple of 4, kforge:require; scratch is 256-byte aligned), all of a lane's loads in flight at
-// once, then shuffles. No shared memory and no barrier: the launch is as short as it can be.
+// FINISH 1's second launch: one warp, no shared memory, no barrier, as short as a launch can be.
 extern "C" __global__ void __launch_bounds__(32)
 reduce_sum_finish(const float* __restrict__ partial, float* __restrict__ y)
 {
-    constexpr int PER_LANE = (GRID / 4 + 31) / 32;
-    const float4* p4 = reinterpret_cast<const float4*>(partial);
-    float4 v[PER_LANE];
-#pragma unroll
-    for (int k = 0; k < PER_LANE; ++k) {   // all loads first
-        const int j = threadIdx.x + 32 * k;
-        v[k] = j < GRID / 4 ? p4[j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    }
-    float s = 0.0f;
-#pragma unroll
-    for (int k = 0; k < PER_LANE; ++k)
-        s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
-    s = warp_sum(s);
-    if (threadIdx.x == 0)
-        y[0] = s;
+    warp_finish(partial, y);
 }
