@@ -7,11 +7,12 @@
 // where the baseline has one float), into UNROLL independent partial sums; the block reduces them
 // (warp shuffles, then one shared-memory slot per warp) and thread 0 stores the block's sum in a
 // scratch slot. With FINISH 1 a second launch of one warp sums the GRID partials. With FINISH 0
-// (the expert's name) there is no second launch: each block makes its store visible
-// (__threadfence) and takes a ticket from an atomic counter in scratch memory (zeroed by the
-// harness before every run); the block that draws the last ticket reads all GRID partials
-// (through L2: __ldcg) and sums them into y. Either way the partials are summed in a fixed
-// order, so the result does not depend on which block finished last: it is deterministic.
+// (the expert's name) and FINISH 2 there is no second launch: each block makes its store visible
+// (__threadfence, or FINISH 2's acq_rel atomic) and takes a ticket from an atomic counter in
+// scratch memory (zeroed by the harness before every run); the block that draws the last ticket
+// reads all GRID partials (through L2: __ldcg) and sums them into y. Every way the partials are
+// summed in a fixed order, so the result does not depend on which block finished last: it is
+// deterministic.
 //  - x is a single buffer (256-byte aligned), so its first 4 * (N / 4) floats are read as
 //    float4s whatever N is; the N % 4 leftover floats are added by the first threads of block 0.
 //  - Indices are 32-bit: fine for N < 2^31 - 8 * GRID * BLOCK.
