@@ -204,7 +204,9 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ partial, int* __rest
     }
     if (!__shfl_sync(0xffffffffu, last, 0))
         return;
-    asm volatile("fence.acq_rel.gpu;" ::: "memory");   // lanes 1-31 read after lane 0's acquire
+    // The shuffle carries the ticket but orders no memory. __syncwarp does: lanes 1-31 read the
+    // partials after lane 0's acquire, which saw every other block's release.
+    __syncwarp();
     warp_finish(partial, y);
 }
 #else
