@@ -4,6 +4,9 @@
 # task with the best against PyTorch and whether the paired rounds tell it apart. Uses the
 # folder staged by tests/gpu/stage-headless.sh, so the host needs no Qt.
 #   OUT=results TASKS="sgemm softmax" BUDGET=40 tests/gpu/offline-search.sh
+# TASK_TIMEOUT (default 300) stops one task's run; DEADLINE (seconds since the epoch) stops the
+# whole loop in time: a task starts only with TASK_MIN (default 60) seconds left, and its run is
+# stopped at the deadline.
 set -u
 headless=${KFORGE_HEADLESS:-.gpu/headless}
 out=${OUT:-/tmp/kforge-offline}
@@ -20,7 +23,16 @@ printf '{"id":1,"type":"ceilings","device":0,"refresh":false}\n{"id":2,"type":"s
     | "$headless/bin/kforge-worker-cuda" > "$out/ceilings.jsonl" 2> "$out/ceilings.log"
 for t in $tasks; do
     start=$(date +%s)
-    timeout "${TASK_TIMEOUT:-300}" "$kforge" run --task "$t" --backend cuda --budget-evals "$budget" \
+    limit=${TASK_TIMEOUT:-300}
+    if [ -n "${DEADLINE:-}" ]; then
+        left=$(( DEADLINE - start ))
+        if [ "$left" -lt "${TASK_MIN:-60}" ]; then
+            echo "$t: not run, ${left} s left before the deadline"
+            continue
+        fi
+        [ "$left" -lt "$limit" ] && limit=$left
+    fi
+    timeout "$limit" "$kforge" run --task "$t" --backend cuda --budget-evals "$budget" \
         --db "$out/runs.kforge" --json ${RUN_ARGS:-} > "$out/$t.json" 2> "$out/$t.log"
     echo "$t: exit $? after $(( $(date +%s) - start )) s: $(tr -d '\n ' < "$out/$t.json" | head -c 400)"
     id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['run'])" "$out/$t.json" 2>/dev/null) || continue
