@@ -156,9 +156,10 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     m_reviewCeiling = realSpin(0, 10, defaults.reviewCeiling, 2,
                                tr("Compute throughput above this share of the measured compute roof waits for your "
                                   "review instead of being accepted (0: never)"));
-    m_memoryReviewCeiling = realSpin(0, 10, defaults.memoryReviewCeiling, 2,
-                                     tr("Memory throughput above this share of the measured DRAM bandwidth waits for "
-                                        "review (well-tuned memory-bound kernels reach 0.90-0.98; 0: never)"));
+    m_memoryReviewCeiling =
+        realSpin(0, 10, defaults.memoryReviewCeiling, 2,
+                 tr("Memory throughput above this share of the measured DRAM bandwidth waits for "
+                    "review (well-tuned memory-bound kernels reach 0.90-0.98 of it, the best up to 1.02; 0: never)"));
     m_rejectCeiling = realSpin(1, 10, defaults.rejectCeiling, 2,
                                tr("Throughput above this multiple of the roof that binds the kernel is impossible: "
                                   "it is rejected (the margin over 1 is the roof's own measurement error)"));

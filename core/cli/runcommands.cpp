@@ -236,8 +236,8 @@ int runCommand(const QStringList& args) {
                  QStringLiteral("F")});
     p.addOption({QStringLiteral("memory-review-ceiling"),
                  QStringLiteral("Memory throughput above this share of the measured DRAM bandwidth waits for review "
-                                "(default 1.0: only a kernel faster than the measurement; well-tuned memory-bound "
-                                "kernels reach 90-98% of it; 0: never)."),
+                                "(default 1.03: a kernel more than 3% faster than the measurement; well-tuned "
+                                "memory-bound kernels reach 90-98% of it, the best up to 102%; 0: never)."),
                  QStringLiteral("F")});
     p.addOption({QStringLiteral("reject-ceiling"),
                  QStringLiteral("Throughput above this multiple of that roof is impossible: the kernel is rejected "

@@ -47,12 +47,15 @@ struct RunConfig {
     // Physics does: compute throughput above reviewCeiling of the measured compute roof, and memory
     // throughput above memoryReviewCeiling of the measured DRAM bandwidth, wait for a person (0:
     // never); above rejectCeiling times the roof that binds it is impossible and the kernel is
-    // rejected. The margin over 1 allows for the roof being a measurement itself. Well-tuned
+    // rejected. The margins over 1 allow for the roof being a measurement itself. Well-tuned
     // memory-bound kernels (PyTorch's own among them) move their bytes at 90-98% of the measured
-    // DRAM bandwidth, so only a kernel faster than that measurement is suspicious; FP32 and tensor
-    // kernels rarely come within 10% of their measured peaks.
+    // DRAM bandwidth, and the best of them at up to 101-102%: no micro-kernel reaches every
+    // GPU's best streaming pattern (on an H100, torch.compile's gemv reads at 101% of the fastest
+    // of the worker's seven read forms). So only a kernel more than 3% faster than that
+    // measurement is suspicious; FP32 and tensor kernels rarely come within 10% of their
+    // measured peaks.
     double reviewCeiling = 0.9;
-    double memoryReviewCeiling = 1.0;
+    double memoryReviewCeiling = 1.03;
     double rejectCeiling = 1.1;
     // Time the task's PyTorch form (eager and torch.compile) beside the first seed and, at the end,
     // beside the best: the run's speedups over PyTorch. Only for tasks that have a PyTorch form.

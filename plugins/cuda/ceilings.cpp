@@ -61,6 +61,44 @@ extern "C" __global__ void kf_l2_read(const float4* __restrict__ src, unsigned l
         out[first] = acc;
 }
 
+// DRAM read: one sweep, UNROLL float4 loads in flight per thread, read once (ld.global.cs: L1 and
+// L2 evict first). CHUNK 0 strides over the grid, as kf_l2_read does; CHUNK 1 gives each block a
+// contiguous share of the buffer, the way row-wise kernels (gemv, norms) stream theirs. Which
+// reaches more of the hardware differs between GPUs, so the roof is the best of them.
+#define KF_DRAM_READ(NAME, UNROLL, CHUNK)                                                                           \
+extern "C" __global__ void NAME(const float4* __restrict__ src, unsigned long long n, float* out) {                 \
+    unsigned long long i, end, stride;                                                                              \
+    if (CHUNK) {                                                                                                    \
+        const unsigned long long share = (n + gridDim.x - 1) / gridDim.x;                                           \
+        i = blockIdx.x * share + threadIdx.x;                                                                       \
+        end = min(n, (blockIdx.x + 1) * share);                                                                     \
+        stride = blockDim.x;                                                                                        \
+    } else {                                                                                                        \
+        i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;                                              \
+        end = n;                                                                                                    \
+        stride = (unsigned long long)gridDim.x * blockDim.x;                                                        \
+    }                                                                                                               \
+    float acc = 0.0f;                                                                                               \
+    for (; i + (UNROLL - 1) * stride < end; i += UNROLL * stride) {                                                 \
+        float4 v[UNROLL];                                                                                           \
+        _Pragma("unroll") for (int k = 0; k < UNROLL; ++k)                                                          \
+            asm volatile("ld.global.cs.v4.f32 {%0, %1, %2, %3}, [%4];"                                              \
+                         : "=f"(v[k].x), "=f"(v[k].y), "=f"(v[k].z), "=f"(v[k].w) : "l"(src + i + k * stride));     \
+        _Pragma("unroll") for (int k = 0; k < UNROLL; ++k) acc += (v[k].x + v[k].y) + (v[k].z + v[k].w);            \
+    }                                                                                                               \
+    for (; i < end; i += stride) {                                                                                  \
+        float4 v;                                                                                                   \
+        asm volatile("ld.global.cs.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)     \
+                     : "l"(src + i));                                                                               \
+        acc += (v.x + v.y) + (v.z + v.w);                                                                           \
+    }                                                                                                               \
+    if (acc == 1.0e-30f) /* the buffer is zeros: never true, but the compiler cannot know */                        \
+        out[threadIdx.x] = acc;                                                                                     \
+}
+KF_DRAM_READ(kf_dram_read_strided8, 8, 0)
+KF_DRAM_READ(kf_dram_read_chunk4, 4, 1)
+KF_DRAM_READ(kf_dram_read_chunk8, 8, 1)
+
 // FP32: eight independent FFMA chains per thread hide the FMA latency at any occupancy.
 extern "C" __global__ void kf_ffma(float* out, float a, float b, int iters) {
     float x[8];
@@ -216,8 +254,10 @@ extern "C" __global__ void kf_wgmma_bf16(float*, unsigned, int) {}
 #endif
 )";
 
-const std::vector<std::string> kKernels{"kf_copy",     "kf_l2_read",   "kf_ffma",       "kf_mma_f16",   "kf_mma_bf16",
-                                        "kf_mma_tf32", "kf_wgmma_f16", "kf_wgmma_bf16", "kf_wgmma_tf32"};
+const std::vector<std::string> kKernels{
+    "kf_copy",       "kf_l2_read",   "kf_dram_read_strided8", "kf_dram_read_chunk4", "kf_dram_read_chunk8",
+    "kf_ffma",       "kf_mma_f16",   "kf_mma_bf16",           "kf_mma_tf32",         "kf_wgmma_f16",
+    "kf_wgmma_bf16", "kf_wgmma_tf32"};
 
 // ---- driver objects -----------------------------------------------------------------------------------
 
@@ -381,24 +421,43 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
         });
 
         attempt("dram_read_bytes_per_s", [&] {
-            // Read-mostly kernels (reductions, norms, softmax) stream faster than a copy, which pays
-            // for read/write turnarounds: one sweep of ld.global.cg over 2 GiB.
+            // Read-mostly kernels (reductions, norms, gemv, softmax) stream faster than a copy, which
+            // pays for read/write turnarounds: one sweep over 2 GiB. No one access pattern reaches the
+            // hardware's best on every GPU (grid-strided loads fall ~2% short of row-wise streams on
+            // an H100), so each form below is timed and the roof is the fastest: a roof that honest
+            // kernels pass sends them to review.
             std::size_t bytes = std::min<std::size_t>(std::size_t{2} << 30, freeBytes / 4) & ~std::size_t{0xffff};
             if (bytes < 8 * l2)
                 throw std::runtime_error("only " + mib(freeBytes) + " free, too little for a buffer well beyond the "
                                          + mib(l2) + " L2");
             MemoryHandle buf = bench.allocate(bytes);
             MemoryHandle out = bench.allocate(std::size_t{4} << 20);
-            CUfunction f = function("kf_l2_read");
-            const unsigned block = 256;
-            const unsigned grid = bench.fullGrid(f, block);
             CUdeviceptr s = buf.get(), o = out.get();
             unsigned long long n = bytes / 16;
             int passes = 1;
-            const double seconds = bench.best(f, grid, block, {&s, &n, &passes, &o}, kReps);
-            m.result.ceilings["dram_read_bytes_per_s"] = static_cast<double>(bytes) / seconds;
-            how.push_back("DRAM read: one ld.global.cg sweep over " + mib(bytes) + ", best of "
-                          + std::to_string(kReps));
+            double bestSeconds = 0.0;
+            std::string bestForm;
+            const auto time = [&](const char* name, const std::string& form, unsigned block, bool l2Read) {
+                CUfunction f = function(name);
+                const unsigned grid = bench.fullGrid(f, block);
+                const double seconds = l2Read ? bench.best(f, grid, block, {&s, &n, &passes, &o}, kReps)
+                                              : bench.best(f, grid, block, {&s, &n, &o}, kReps);
+                if (bestSeconds == 0.0 || seconds < bestSeconds) {
+                    bestSeconds = seconds;
+                    bestForm = form + ", " + std::to_string(grid) + " x " + std::to_string(block) + " threads";
+                }
+            };
+            time("kf_l2_read", "ld.global.cg, grid-strided, 4 loads in flight", 256, true);
+            for (const unsigned block : {256u, 512u}) {
+                time("kf_dram_read_strided8", "ld.global.cs, grid-strided, 8 loads in flight", block, false);
+                time("kf_dram_read_chunk4", "ld.global.cs, a contiguous share per block, 4 loads in flight", block,
+                     false);
+                time("kf_dram_read_chunk8", "ld.global.cs, a contiguous share per block, 8 loads in flight", block,
+                     false);
+            }
+            m.result.ceilings["dram_read_bytes_per_s"] = static_cast<double>(bytes) / bestSeconds;
+            how.push_back("DRAM read: one sweep over " + mib(bytes) + ", the fastest of 7 forms (" + bestForm
+                          + "), best of " + std::to_string(kReps));
         });
         // The roofline's DRAM roof is the faster of the two, so that no honest kernel sits above it.
         for (const char* key : {"dram_copy_bytes_per_s", "dram_read_bytes_per_s"}) {
