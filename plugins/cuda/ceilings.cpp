@@ -423,9 +423,9 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
         attempt("dram_read_bytes_per_s", [&] {
             // Read-mostly kernels (reductions, norms, gemv, softmax) stream faster than a copy, which
             // pays for read/write turnarounds: one sweep over 2 GiB. No one access pattern reaches the
-            // hardware's best on every GPU (grid-strided loads fall ~2% short of row-wise streams on
-            // an H100), so each form below is timed and the roof is the fastest: a roof that honest
-            // kernels pass sends them to review.
+            // hardware's best on every GPU (on H100s the first form below, four loads in flight a
+            // thread, read 1-3% slower than a gemv kernel streams its rows), so each form is timed and
+            // the roof is the fastest: a roof that honest kernels pass sends them to review.
             std::size_t bytes = std::min<std::size_t>(std::size_t{2} << 30, freeBytes / 4) & ~std::size_t{0xffff};
             if (bytes < 8 * l2)
                 throw std::runtime_error("only " + mib(freeBytes) + " free, too little for a buffer well beyond the "
