@@ -86,7 +86,34 @@ QJsonObject summaryJson(const search::RunSummary& s) {
         o.insert(QStringLiteral("best_candidate"), QJsonValue());
         o.insert(QStringLiteral("best_speedup"), QJsonValue());
     }
+    QJsonArray pending;
+    for (const auto& r : s.pendingReviews)
+        pending.append(QJsonObject{{QStringLiteral("candidate"), r.candidate},
+                                   {QStringLiteral("label"), r.label},
+                                   {QStringLiteral("speedup"), r.speedup},
+                                   {QStringLiteral("reason"), r.reason}});
+    o.insert(QStringLiteral("awaiting_review"), pending);
     return o;
+}
+
+// "review: ..." when correct kernels wait for a person: the run's best may be slower than they are,
+// and an offline run has no one to say so. Empty when none waits.
+QString pendingReviewText(const search::RunSummary& s) {
+    if (s.pendingReviews.isEmpty())
+        return {};
+    const search::PendingReview& r = s.pendingReviews.first();
+    // One arg() call each, so that a '%' in a label or a reason is never taken for a marker.
+    const QString who =
+        QStringLiteral("candidate %1 (%2), %3x over %4 in its evaluation")
+            .arg(QString::number(r.candidate), r.label, QString::number(r.speedup, 'f', 3), s.speedupBase);
+    const QString head = s.pendingReviews.size() == 1
+                             ? QStringLiteral("review: %1, waits for a person").arg(who)
+                             : QStringLiteral("review: %1 kernels wait for a person, the fastest %2")
+                                   .arg(s.pendingReviews.size())
+                                   .arg(who);
+    return QStringLiteral("%1: %2\n  (kforge review list --run %3 --db FILE; accepted, it joins the search when the "
+                          "run is resumed)\n")
+        .arg(head, r.reason, QString::number(s.runId));
 }
 
 // SIGINT/SIGTERM ask the engine to stop (in-flight evaluations are cancelled; the run stays
@@ -437,6 +464,7 @@ int runCommand(const QStringList& args) {
                                                               .arg(*s.bestFractionOfBound * 100.0, 0, 'f', 1)
                                                         : QString());
             }
+            out() << pendingReviewText(s);
             if (s.evaluations > 0)
                 out() << s.pytorch.text();
             out() << QStringLiteral("%1 evaluations, %2 candidates, %3 generations, %4 of wall time\n")

@@ -606,6 +606,11 @@ void Engine::finish(RunState state, QString message) {
             s.candidates = *stored; // a generation whose write failed was rolled back
     s.generations = m_completedGeneration + 1;
     s.wallSeconds = m_budget.elapsedSeconds();
+    for (const auto& [id, e] : m_population.entries())
+        if (!e.review.isEmpty() && e.reviewState == model::ReviewState::Pending && e.fitness.correct)
+            s.pendingReviews.append({id, e.candidate.label, e.fitness.speedup, e.review});
+    std::stable_sort(s.pendingReviews.begin(), s.pendingReviews.end(),
+                     [](const PendingReview& a, const PendingReview& b) { return a.speedup > b.speedup; });
     emit finished(s);
 }
 

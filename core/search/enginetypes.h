@@ -5,6 +5,7 @@
 #include "model/candidate.h"
 #include "store/yardstick.h"
 
+#include <QList>
 #include <QMetaType>
 #include <QString>
 
@@ -51,6 +52,15 @@ struct RunProgress {
     int llmPending = 0;
 };
 
+// A correct kernel that waits for a person (`kforge review`). An offline run has no one to accept
+// it, so its confirmed best may be slower than this.
+struct PendingReview {
+    qint64 candidate = 0;
+    QString label;
+    double speedup = 0.0; // over the run's speedup base, in its search evaluation
+    QString reason;
+};
+
 struct RunSummary {
     qint64 runId = 0;
     QString storePath;
@@ -66,6 +76,7 @@ struct RunSummary {
     qint64 candidates = 0;
     int generations = 0;
     double wallSeconds = 0.0;
+    QList<PendingReview> pendingReviews; // fastest first
 };
 
 } // namespace kforge::search

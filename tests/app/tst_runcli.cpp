@@ -239,6 +239,48 @@ private slots:
         QCOMPARE(lost, 1);
     }
 
+    void theEndSaysWhatWaitsForReview() {
+        // A seed whose tuned form (B 2) is twice as fast, but only on inputs it has seen: the seed
+        // is the user's own and is taken, the tuner's kernel waits for a person, and an offline
+        // run's summary says so, with the way to look at it.
+        QTemporaryDir dir;
+        const QString seed = dir.filePath(QStringLiteral("seed.cl"));
+        QFile f(seed);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("// fake:time_us=100/B\n// fake:fresh_inputs_speed=fail\n// kforge:param B in {1, 2} = 1\n"
+                "// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
+                "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+                "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
+        f.close();
+        const QStringList seeded{QStringLiteral("--seed-kernel"), seed};
+        const Run json = headless(fakeRun(dir.filePath(QStringLiteral("a.kforge")), 6, seeded), fakeOpenCl(dir));
+        QVERIFY2(json.exitCode == 0, json.err.constData());
+        const QJsonObject summary = QJsonDocument::fromJson(json.out).object();
+        const QJsonArray pending = summary.value(QStringLiteral("awaiting_review")).toArray();
+        QCOMPARE(pending.size(), 1);
+        const QJsonObject waiting = pending.first().toObject();
+        QVERIFY(waiting.value(QStringLiteral("candidate")).toInt()
+                != summary.value(QStringLiteral("best_candidate")).toInt());
+        QVERIFY(waiting.value(QStringLiteral("speedup")).toDouble()
+                > summary.value(QStringLiteral("best_speedup")).toDouble());
+        QVERIFY2(waiting.value(QStringLiteral("reason")).toString().contains(QStringLiteral("repeated inputs")),
+                 json.out.constData());
+
+        QStringList text = fakeRun(dir.filePath(QStringLiteral("b.kforge")), 6, seeded);
+        text.removeAll(QStringLiteral("--json"));
+        const Run printed = headless(text, fakeOpenCl(dir));
+        QVERIFY2(printed.exitCode == 0, printed.err.constData());
+        QVERIFY2(printed.out.contains("review: candidate ") && printed.out.contains("waits for a person")
+                     && printed.out.contains("repeated inputs") && printed.out.contains("kforge review list --run 1"),
+                 printed.out.constData());
+
+        // A run with nothing waiting says nothing of reviews.
+        const Run plain = headless(fakeRun(dir.filePath(QStringLiteral("c.kforge")), 6), fakeOpenCl(dir));
+        QVERIFY2(plain.exitCode == 0, plain.err.constData());
+        QVERIFY(
+            QJsonDocument::fromJson(plain.out).object().value(QStringLiteral("awaiting_review")).toArray().isEmpty());
+    }
+
     void workerThatCannotStartFailsTheRun() {
         QTemporaryDir dir;
         const QString db = dir.filePath(QStringLiteral("runs.kforge"));

@@ -751,6 +751,11 @@ private slots:
         QVERIFY(reviews.first().state == model::ReviewState::Pending);
         QVERIFY2(reviews.first().reason.contains(QStringLiteral("repeated inputs")),
                  qPrintable(reviews.first().reason));
+        // The summary says that a faster kernel waits, and why.
+        QCOMPARE(summary.pendingReviews.size(), 1);
+        QCOMPARE(summary.pendingReviews.first().candidate, cached->id);
+        QVERIFY(summary.pendingReviews.first().speedup > summary.bestSpeedup);
+        QCOMPARE(summary.pendingReviews.first().reason, reviews.first().reason);
     }
 
     void everyEvaluationDrawsItsOwnSeeds() {
