@@ -435,25 +435,27 @@ CeilingsMeasurement measureCeilings(const CeilingsDevice& dev) {
             CUdeviceptr s = buf.get(), o = out.get();
             unsigned long long n = bytes / 16;
             int passes = 1;
+            // The sweep kernel also serves the L2 roof and takes a pass count; the streaming forms do not.
+            const std::vector<void*> sweepArgs{&s, &n, &passes, &o}, streamArgs{&s, &n, &o};
             double bestSeconds = 0.0;
             std::string bestForm;
-            const auto time = [&](const char* name, const std::string& form, unsigned block, bool l2Read) {
+            const auto time = [&](const char* name, const std::string& form, unsigned block,
+                                  const std::vector<void*>& args) {
                 CUfunction f = function(name);
                 const unsigned grid = bench.fullGrid(f, block);
-                const double seconds = l2Read ? bench.best(f, grid, block, {&s, &n, &passes, &o}, kReps)
-                                              : bench.best(f, grid, block, {&s, &n, &o}, kReps);
+                const double seconds = bench.best(f, grid, block, args, kReps);
                 if (bestSeconds == 0.0 || seconds < bestSeconds) {
                     bestSeconds = seconds;
                     bestForm = form + ", " + std::to_string(grid) + " x " + std::to_string(block) + " threads";
                 }
             };
-            time("kf_l2_read", "ld.global.cg, grid-strided, 4 loads in flight", 256, true);
+            time("kf_l2_read", "ld.global.cg, grid-strided, 4 loads in flight", 256, sweepArgs);
             for (const unsigned block : {256u, 512u}) {
-                time("kf_dram_read_strided8", "ld.global.cs, grid-strided, 8 loads in flight", block, false);
+                time("kf_dram_read_strided8", "ld.global.cs, grid-strided, 8 loads in flight", block, streamArgs);
                 time("kf_dram_read_chunk4", "ld.global.cs, a contiguous share per block, 4 loads in flight", block,
-                     false);
+                     streamArgs);
                 time("kf_dram_read_chunk8", "ld.global.cs, a contiguous share per block, 8 loads in flight", block,
-                     false);
+                     streamArgs);
             }
             m.result.ceilings["dram_read_bytes_per_s"] = static_cast<double>(bytes) / bestSeconds;
             how.push_back("DRAM read: one sweep over " + mib(bytes) + ", the fastest of 7 forms (" + bestForm
