@@ -1,8 +1,9 @@
 #pragma once
-// Runs kforge-headless ($KFORGE_HEADLESS_BIN) with arguments and collects what it said, for the
-// command-line tests.
+// For the command-line tests: runs kforge-headless ($KFORGE_HEADLESS_BIN) with arguments and
+// collects what it said, and writes the files (kernels, tasks) they hand it.
 
 #include <QByteArray>
+#include <QFile>
 #include <QProcess>
 #include <QStringList>
 
@@ -23,6 +24,12 @@ inline HeadlessRun runHeadless(const QStringList& args,
         qFatal("kforge %s did not finish", qPrintable(args.join(QLatin1Char(' '))));
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
             p.readAllStandardError()};
+}
+
+// Writes `bytes` as the whole of the file at `path`; false if it could not be written.
+inline bool writeFile(const QString& path, const QByteArray& bytes) {
+    QFile f(path);
+    return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
 }
 
 } // namespace kforgetest

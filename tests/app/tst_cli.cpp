@@ -1,5 +1,7 @@
 // The kforge command line, run as a user would run it.
 
+#include "headlessrun.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -298,23 +300,21 @@ private slots:
     void evalWithParams() {
         QTemporaryDir dir;
         const QString kernel = dir.filePath(QStringLiteral("add.cl"));
-        QFile f(kernel);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("// kforge:param BLOCK in {64, 128, 256} = 256\n"
-                "// kforge:param PER in {1, 2} = 1\n"
-                "// kforge:require BLOCK * PER <= 256\n"
-                "// kforge:launch vector_add grid=(cdiv(N, BLOCK * PER)) block=(BLOCK)\n"
-                "__kernel void vector_add(__global const float* x, __global const float* y, __global float* z,\n"
-                "                         int N) {\n"
-                "#if BLOCK * PER > 256\n"
-                "#error the requirement was not checked\n"
-                "#endif\n"
-                "    for (int k = 0; k < PER; ++k) {\n"
-                "        const int i = get_group_id(0) * BLOCK * PER + k * BLOCK + get_local_id(0);\n"
-                "        if (i < N) z[i] = x[i] + y[i];\n"
-                "    }\n"
-                "}\n");
-        f.close();
+        QVERIFY(kforgetest::writeFile(
+            kernel, "// kforge:param BLOCK in {64, 128, 256} = 256\n"
+                    "// kforge:param PER in {1, 2} = 1\n"
+                    "// kforge:require BLOCK * PER <= 256\n"
+                    "// kforge:launch vector_add grid=(cdiv(N, BLOCK * PER)) block=(BLOCK)\n"
+                    "__kernel void vector_add(__global const float* x, __global const float* y, __global float* z,\n"
+                    "                         int N) {\n"
+                    "#if BLOCK * PER > 256\n"
+                    "#error the requirement was not checked\n"
+                    "#endif\n"
+                    "    for (int k = 0; k < PER; ++k) {\n"
+                    "        const int i = get_group_id(0) * BLOCK * PER + k * BLOCK + get_local_id(0);\n"
+                    "        if (i < N) z[i] = x[i] + y[i];\n"
+                    "    }\n"
+                    "}\n"));
         const QStringList add{QStringLiteral("eval"),
                               QStringLiteral("--task"),
                               QStringLiteral("vector_add"),

@@ -245,13 +245,11 @@ private slots:
         // run's summary says so, with the way to look at it.
         QTemporaryDir dir;
         const QString seed = dir.filePath(QStringLiteral("seed.cl"));
-        QFile f(seed);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write("// fake:time_us=100/B\n// fake:fresh_inputs_speed=fail\n// kforge:param B in {1, 2} = 1\n"
-                "// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
-                "__kernel void scale(__global const float* x, __global float* y, int N)\n"
-                "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n");
-        f.close();
+        QVERIFY(kforgetest::writeFile(
+            seed, "// fake:time_us=100/B\n// fake:fresh_inputs_speed=fail\n// kforge:param B in {1, 2} = 1\n"
+                  "// kforge:launch scale grid=(cdiv(N, 64)) block=(64)\n"
+                  "__kernel void scale(__global const float* x, __global float* y, int N)\n"
+                  "{ const int i = get_global_id(0); if (i < N) y[i] = 2.0f * x[i]; }\n"));
         const QStringList seeded{QStringLiteral("--seed-kernel"), seed};
         const Run json = headless(fakeRun(dir.filePath(QStringLiteral("a.kforge")), 6, seeded), fakeOpenCl(dir));
         QVERIFY2(json.exitCode == 0, json.err.constData());

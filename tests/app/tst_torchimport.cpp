@@ -214,10 +214,7 @@ private slots:
         QVERIFY(source.contains("float acc = linear_bias[j];"));
         source.replace("float acc = linear_bias[j];", "float acc = 0.0f; // the bias forgotten");
         const QString wrong = m_dir.filePath(QStringLiteral("linear_nobias.cl"));
-        QFile f(wrong);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(source);
-        f.close();
+        QVERIFY(kforgetest::writeFile(wrong, source));
         const QJsonObject r = evalJson(imported(QStringLiteral("linear")), wrong, {QStringLiteral("--no-timing")});
         QCOMPARE(r[QStringLiteral("status")].toString(), QStringLiteral("incorrect"));
         QVERIFY(r[QStringLiteral("outputs")].toArray().at(0).toObject()[QStringLiteral("mismatches")].toInt() > 0);
@@ -266,10 +263,8 @@ private slots:
         QFile right(data(QStringLiteral("linear.cl")));
         QVERIFY(right.open(QIODevice::ReadOnly));
         const QString wrong = m_dir.filePath(u"linear_nobias_tight.cl"_s);
-        QFile f(wrong);
-        QVERIFY(f.open(QIODevice::WriteOnly));
-        f.write(right.readAll().replace("float acc = linear_bias[j];", "float acc = 0.0f;"));
-        f.close();
+        QVERIFY(
+            kforgetest::writeFile(wrong, right.readAll().replace("float acc = linear_bias[j];", "float acc = 0.0f;")));
         const QJsonObject bad = evalJson(imported(QStringLiteral("linear")), wrong, {u"--no-timing"_s}, env);
         QCOMPARE(bad[u"status"_s].toString(), u"incorrect"_s);
 
