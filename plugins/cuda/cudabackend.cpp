@@ -1078,6 +1078,42 @@ spec::Expected<std::uint64_t> CudaBackend::digest(harness::BufferId id, std::siz
     return harness::digestFinish(result, bytes, key);
 }
 
+CUresult CudaBackend::launchFlushKernel(unsigned blocks, unsigned threads, unsigned long long count) {
+    CUdeviceptr data = m_flushBuffer ? m_flushBuffer.get() : m_digestSum.get(); // read only when count > 0
+    CUdeviceptr sink = m_digestSum.get();
+    void* params[] = {&data, &count, &sink};
+    return m_driver.launchKernel(m_flushFunction, blocks, 1, 1, threads, 1, 1, 0, m_stream.get(), params, nullptr);
+}
+
+void CudaBackend::prepareTimedRun() {
+    if (!ready("prepareTimedRun"))
+        return;
+    // The fills and uploads before the run end here, while the device is shared, not inside the
+    // turn of another worker that times alone, nor inside this one's.
+    if (const CUresult e = m_driver.streamSynchronize(m_stream.get()); e != CUDA_SUCCESS) {
+        noteError(e);
+        return;
+    }
+    // With all earlier work over, CUPTI's records of it can go now: its forced flush is host work
+    // that needs no turn. run() then keeps every record but the worker's own kernels queued since.
+    if (m_watched && m_timingMode == harness::TimingMode::Default && m_cuptiActive) {
+        CuptiTimer::instance().discard();
+        m_helpersQueued = 0;
+        // The first launch after a forced flush costs CUPTI host time (a fresh record buffer): an
+        // empty flush pays it here rather than inside the turn.
+        if (loadHelpers().empty()) {
+            CUresult e = launchFlushKernel(1, 32, 0);
+            if (e == CUDA_SUCCESS) {
+                ++m_helpersQueued;
+                e = m_driver.streamSynchronize(m_stream.get());
+            }
+            if (e != CUDA_SUCCESS)
+                noteError(e);
+        }
+        m_cuptiDiscarded = true;
+    }
+}
+
 void CudaBackend::flushCaches() {
     if (!ready("flushCaches"))
         return;
@@ -1095,19 +1131,14 @@ void CudaBackend::flushCaches() {
             noteError(e);
     }
     if (loadHelpers().empty()) {
-        // Read, then wait: the flush kernel is over before the run's launches, so CUPTI's record of
-        // it ends before the run begins (run() leaves such records out) and the profiler's passes
-        // start from the same state.
-        CUdeviceptr data = m_flushBuffer.get();
-        unsigned long long count = m_flushBytes / 16;
-        CUdeviceptr sink = m_digestSum.get();
-        void* params[] = {&data, &count, &sink};
+        // A read, queued without waiting: the run's launches follow it on the same stream, so its
+        // kernel comes before the run's in CUPTI's records on that stream, and run() leaves it out
+        // by that place (a name alone could be a candidate's); the events start after it.
         const auto blocks = static_cast<unsigned>(2 * std::max(m_multiprocessors, 1));
-        CUresult e = m_driver.launchKernel(m_flushFunction, blocks, 1, 1, 512, 1, 1, 0, stream, params, nullptr);
-        if (e == CUDA_SUCCESS)
-            e = m_driver.streamSynchronize(stream);
-        if (e != CUDA_SUCCESS)
+        if (const CUresult e = launchFlushKernel(blocks, 512, m_flushBytes / 16); e != CUDA_SUCCESS)
             noteError(e);
+        else
+            ++m_helpersQueued;
         return;
     }
     // Without the worker's kernels, a memset evicts too (leaving dirty lines behind).
@@ -1324,6 +1355,11 @@ spec::Status CudaBackend::resetGlobals(CudaProgram& program) {
 spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, const spec::LaunchPlan& plan,
                                                     const harness::Bindings& bindings,
                                                     const harness::AfterLaunch& afterLaunch) {
+    // What prepareTimedRun() and flushCaches() left for this run, taken whatever the run's outcome:
+    // the older records may be gone already, and the worker's kernels queued since are this run's
+    // first records on the stream.
+    const bool discarded = std::exchange(m_cuptiDiscarded, false);
+    int helpers = std::exchange(m_helpersQueued, 0);
     if (auto st = ready("run"); !st)
         return spec::Error{st.error()};
     auto* prog = dynamic_cast<CudaProgram*>(&program);
@@ -1416,8 +1452,13 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
         f();
         cuptiSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
     };
-    if (cupti)
+    if (cupti && !discarded) { // else the discard's time is the evaluation's "prepare" step
+        // The worker's kernels queued before go with the older records once they are over.
+        if (helpers > 0)
+            m_driver.streamSynchronize(m_stream.get());
         timedCupti([] { CuptiTimer::instance().discard(); });
+        helpers = 0;
+    }
     const CUstream stream = m_stream.get();
 
     // A launch that fails after others were queued must not return while those still write into
@@ -1486,10 +1527,23 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     std::vector<KernelRecord> collected;
     timedCupti([&] { collected = CuptiTimer::instance().collect(dropped); });
     for (auto& r : collected)
-        // The cache flush's kernel ended before the run began (flushCaches() waits for it); its
-        // record may still arrive with the run's.
-        if (r.contextId == m_cuptiContext && !(r.name == m_flushKernelName && r.end <= hostBeforeLaunch))
+        if (r.contextId == m_cuptiContext)
             records.push_back(std::move(r));
+    // The worker's kernels (the cache flush) were queued on its stream before the run's first
+    // launch, so they are the earliest records there. Only those are left out: a candidate's kernel
+    // of the same name still counts.
+    for (; helpers > 0; --helpers) {
+        const auto byStart = [](const KernelRecord& a, const KernelRecord& b) {
+            return a.start != b.start ? a.start < b.start : a.correlationId < b.correlationId;
+        };
+        auto first = records.end();
+        for (auto it = records.begin(); it != records.end(); ++it)
+            if (it->streamId == m_cuptiStream && (first == records.end() || byStart(*it, *first)))
+                first = it;
+        if (first == records.end() || first->name != m_flushKernelName)
+            break;
+        records.erase(first);
+    }
     if (records.empty() && !m_cuptiSeenKernel) {
         // CUPTI accepted the subscription but records nothing (seen under some profilers): events
         // time this and every later run, so that all samples are alike.

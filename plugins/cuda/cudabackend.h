@@ -185,8 +185,11 @@ public:
     std::string timingMethod() const override;
     void setWatched(bool watched) override { m_watched = watched; }
     spec::Status setTimingMode(harness::TimingMode mode) override;
+    // Before a timed run's turn: waits for the queued fills, discards CUPTI's older records and
+    // pays CUPTI's first-launch cost with an empty flush, all while the device is shared.
+    void prepareTimedRun() override;
     // Evicts every cache line a previous run left (a read of twice the L2 by the worker's own
-    // kernel, waited for), so that the next run starts from cold, clean caches.
+    // kernel, queued before the run's launches), so that the next run starts from cold, clean caches.
     void flushCaches() override;
 
     // One extra run of the plan under CUPTI's range profiler (rangeprofiler.h); activity tracing is
@@ -210,6 +213,8 @@ public:
 private:
     // Compiles and loads the digest and flush kernels once; the problem, or empty when they are there.
     const std::string& loadHelpers();
+    // Queues the worker's flush kernel, reading `count` 16-byte words of the flush buffer.
+    CUresult launchFlushKernel(unsigned blocks, unsigned threads, unsigned long long count);
 
     struct Buffer {
         MemoryHandle memory;    // empty for a view
@@ -256,6 +261,8 @@ private:
     MemoryHandle m_flushBuffer;
     std::size_t m_flushBytes = 0;
     unsigned char m_flushValue = 0;
+    int m_helpersQueued = 0;       // the worker's kernels on the stream since CUPTI's last discard
+    bool m_cuptiDiscarded = false; // prepareTimedRun() discarded CUPTI's older records already
     // The worker's digest and flush kernels, compiled and loaded at first use on a context.
     ModuleHandle m_helperModule;
     CUfunction m_digestFunction = nullptr;

@@ -234,8 +234,13 @@ public:
             return spec::success();
         return spec::fail("the " + name() + " backend has no KernelBench timing mode");
     }
+    // Called before a timed run takes the device alone (and before its flushCaches()): finishes the
+    // device work queued so far and does the timer's bookkeeping that need not hold the device, so
+    // that the exclusive turn holds only the cache flush and the run.
+    virtual void prepareTimedRun() {}
     // Evicts the device caches (e.g. by writing a buffer larger than L2) so that the next timed run
-    // starts cold, as it would inside a real workload.
+    // starts cold, as it would inside a real workload. May be queued without waiting: the run
+    // follows it on the device.
     virtual void flushCaches() {}
 
     // Hardware metrics of one run of the plan (an extra, untimed run). Backends without counters

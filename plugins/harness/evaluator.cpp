@@ -542,6 +542,11 @@ Expected<RunResult> Evaluation::runOnce(Prepared& p, std::size_t set, const Seed
     }
     poisoning.reset();
     if (flushCaches) {
+        {
+            // The fills end and the timer's older records go while other workers may use the device.
+            const Step step(*this, "prepare");
+            m_backend.prepareTimedRun();
+        }
         hold.release();
         hold = holdDevice(true);
         const Step step(*this, "flush caches");

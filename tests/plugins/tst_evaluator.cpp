@@ -83,7 +83,15 @@ public:
         std::memcpy(data, at(id) + offset, bytes);
         return spec::success();
     }
-    void flushCaches() override { m_timed = true; }
+    void prepareTimedRun() override { m_prepared = true; }
+    void flushCaches() override {
+        m_timed = true;
+        ++flushes;
+        if (!std::exchange(m_prepared, false))
+            ++unpreparedFlushes;
+    }
+    int flushes = 0;
+    int unpreparedFlushes = 0; // flushes that prepareTimedRun() did not come before
     std::string timingMethod() const override { return "scripted"; }
 
     spec::Expected<harness::RunResult> run(harness::Program& program, const spec::LaunchPlan&,
@@ -148,6 +156,7 @@ private:
     std::map<harness::BufferId, Buffer> m_buffers;
     harness::BufferId m_next = 0;
     bool m_timed = false;
+    bool m_prepared = false;
 };
 
 // vector_add (small) with the candidate's script named in its source; the task's baseline timed
@@ -194,6 +203,16 @@ const protocol::IntegrityCheck* check(const protocol::EvaluateResult& r, const s
 class TestEvaluator : public QObject {
     Q_OBJECT
 private slots:
+    // Each timed run's turn with the device alone holds only the cache flush and the run: the
+    // backend finishes earlier work and its timer's bookkeeping before the turn.
+    void timedRunsArePreparedBeforeTheirTurn() {
+        ScriptedBackend backend;
+        harness::Evaluator evaluator(backend, 0);
+        const auto r = evaluator.evaluate(request("steady", true));
+        QVERIFY2(r.status == protocol::Status::Ok, r.message.c_str());
+        QVERIFY(backend.flushes >= 10); // five timed runs each of the candidate and the baseline
+        QCOMPARE(backend.unpreparedFlushes, 0);
+    }
     void steadyKernelPasses() {
         const auto r = evaluate("steady", false);
         QVERIFY2(r.status == protocol::Status::Ok, r.message.c_str());
