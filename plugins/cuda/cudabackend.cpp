@@ -1529,17 +1529,15 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
     for (auto& r : collected)
         if (r.contextId == m_cuptiContext)
             records.push_back(std::move(r));
+    std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
+        return a.start != b.start ? a.start < b.start : a.correlationId < b.correlationId;
+    });
     // The worker's kernels (the cache flush) were queued on its stream before the run's first
     // launch, so they are the earliest records there. Only those are left out: a candidate's kernel
     // of the same name still counts.
     for (; helpers > 0; --helpers) {
-        const auto byStart = [](const KernelRecord& a, const KernelRecord& b) {
-            return a.start != b.start ? a.start < b.start : a.correlationId < b.correlationId;
-        };
-        auto first = records.end();
-        for (auto it = records.begin(); it != records.end(); ++it)
-            if (it->streamId == m_cuptiStream && (first == records.end() || byStart(*it, *first)))
-                first = it;
+        const auto first = std::find_if(records.begin(), records.end(),
+                                        [&](const KernelRecord& r) { return r.streamId == m_cuptiStream; });
         if (first == records.end() || first->name != m_flushKernelName)
             break;
         records.erase(first);
@@ -1553,9 +1551,6 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
         return harness::RunResult{eventUs, {}, {}};
     }
     m_cuptiSeenKernel = true;
-    std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
-        return a.start != b.start ? a.start < b.start : a.correlationId < b.correlationId;
-    });
 
     if (m_trace) {
         std::fprintf(stderr,
