@@ -124,11 +124,11 @@ private slots:
             if (diagnose::usesTf32TensorCores(e.source))
                 tf32 << e.name;
         tf32.sort();
-        QCOMPARE(tf32, (QStringList{QStringLiteral("attention_3xtf32"), QStringLiteral("attention_3xtf32_wgmma"),
-                                    QStringLiteral("conv2d_halo_3xtf32_wgmma"),
-                                    QStringLiteral("conv2d_implicit_3xtf32"), QStringLiteral("gemm_bias_relu_3xtf32"),
-                                    QStringLiteral("gemm_bias_relu_3xtf32_wgmma"), QStringLiteral("sgemm_3xtf32"),
-                                    QStringLiteral("sgemm_3xtf32_wgmma")}));
+        QCOMPARE(tf32,
+                 (QStringList{QStringLiteral("attention_3xtf32"), QStringLiteral("attention_3xtf32_wgmma"),
+                              QStringLiteral("conv2d_halo_3xtf32_wgmma"), QStringLiteral("conv2d_implicit_3xtf32"),
+                              QStringLiteral("gemm_bias_relu_3xtf32"), QStringLiteral("gemm_bias_relu_3xtf32_wgmma"),
+                              QStringLiteral("sgemm_3xtf32"), QStringLiteral("sgemm_3xtf32_wgmma")}));
     }
 
     void builtInExpertBindsToItsTasks_data() {
