@@ -1096,7 +1096,7 @@ void CudaBackend::prepareTimedRun() {
     }
     // With all earlier work over, CUPTI's records of it can go now: its forced flush is host work
     // that needs no turn. run() then keeps every record but the worker's own kernels queued since.
-    if (m_watched && m_timingMode == harness::TimingMode::Default && m_cuptiActive) {
+    if (timesWithCupti()) {
         CuptiTimer::instance().discard();
         m_helpersQueued = 0;
         // The first launch after a forced flush costs CUPTI host time (a fresh record buffer): an
@@ -1445,7 +1445,7 @@ spec::Expected<harness::RunResult> CudaBackend::run(harness::Program& program, c
 
     // An unwatched run (the trusted reference) skips CUPTI's two forced flushes; its records are
     // discarded with the next watched run's.
-    const bool cupti = m_watched && m_timingMode == harness::TimingMode::Default && m_cuptiActive;
+    const bool cupti = timesWithCupti();
     double cuptiSeconds = 0.0; // host time in CUPTI's flushes, reported as the run's "cupti" step
     const auto timedCupti = [&cuptiSeconds](auto&& f) {
         const auto t = std::chrono::steady_clock::now();

@@ -215,6 +215,9 @@ private:
     const std::string& loadHelpers();
     // Queues the worker's flush kernel, reading `count` 16-byte words of the flush buffer.
     CUresult launchFlushKernel(unsigned blocks, unsigned threads, unsigned long long count);
+    // Whether the next run is timed by CUPTI's activity records: a watched run (a candidate's or the
+    // baseline's) in the default timing mode, with tracing on.
+    bool timesWithCupti() const { return m_watched && m_timingMode == harness::TimingMode::Default && m_cuptiActive; }
 
     struct Buffer {
         MemoryHandle memory;    // empty for a view
