@@ -58,6 +58,7 @@ const std::set<std::string>& knownFacts() {
         // roofline
         "intensity", "achieved_gb_per_s", "achieved_gflop_per_s", "peak_gb_per_s", "peak_gflop_per_s",
         "memory_fraction", "compute_fraction", "fraction_of_bound", "bound_memory", "bound_compute", "bound_latency",
+        "split_tf32_fraction",
         // hardware profile
         "achieved_occupancy", "sm_throughput", "dram_throughput"};
     return facts;
@@ -398,6 +399,7 @@ Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task
         if (r.peakFlops > 0.0) {
             facts["peak_gflop_per_s"] = r.peakFlops / 1e9;
             facts["compute_fraction"] = r.computeFraction;
+            facts["split_tf32_fraction"] = r.splitTf32Fraction;
         }
         if (r.boundSeconds > 0.0)
             facts["fraction_of_bound"] = r.fractionOfBound;

@@ -32,9 +32,10 @@ using Labels = std::map<std::string, QString>;
 // local_bytes (spill), occupancy, mismatches, unwritten, unwritten_fraction, non_finite,
 // first_mismatch_row/col, max_abs_error, max_rel_error, rows/cols of the first mismatching output,
 // inputs_changed, constant_output, speedup, spread, median_us, and from the roofline: intensity,
-// memory_fraction, compute_fraction, fraction_of_bound, bound_memory/compute/latency; from a
-// profile: achieved_occupancy, sm_throughput, dram_throughput. A fact that is unknown is absent;
-// a rule that needs it does not fire.
+// memory_fraction, compute_fraction, fraction_of_bound, bound_memory/compute/latency,
+// split_tf32_fraction (of the third of the TF32 roof a 3xTF32 kernel can reach; 0 where that does
+// not apply, see Roofline::splitTf32Fraction); from a profile: achieved_occupancy, sm_throughput,
+// dram_throughput. A fact that is unknown is absent; a rule that needs it does not fire.
 Facts factsOf(const protocol::EvaluateResult& result, const spec::TaskSpec& task, const spec::Sizes& sizes,
               const std::optional<Roofline>& roofline);
 

@@ -18,6 +18,8 @@ double get(const std::map<std::string, double>& m, const char* key) {
 // Below this share of both roofs a kernel is limited by neither: launch overhead, too little
 // parallelism, or dependency chains.
 constexpr double kLatencyFraction = 0.10;
+// TF32 products per float32 product in a float32-accurate (3xTF32) kernel: big*big, big*small, small*big.
+constexpr double kSplitTf32Products = 3.0;
 
 } // namespace
 
@@ -172,22 +174,25 @@ Ceilings Ceilings::fromJson(const QJsonObject& j) {
 }
 
 QJsonObject Roofline::toJson() const {
-    return {{QStringLiteral("flops"), flops},
-            {QStringLiteral("bytes"), bytes},
-            {QStringLiteral("seconds"), seconds},
-            {QStringLiteral("intensity"), intensity},
-            {QStringLiteral("achieved_flops_per_s"), achievedFlops},
-            {QStringLiteral("achieved_bytes_per_s"), achievedBytes},
-            {QStringLiteral("peak_flops_per_s"), peakFlops},
-            {QStringLiteral("peak_name"), peakName},
-            {QStringLiteral("peak_bytes_per_s"), peakBytes},
-            {QStringLiteral("bound_seconds"), boundSeconds},
-            {QStringLiteral("fraction_of_bound"), fractionOfBound},
-            {QStringLiteral("compute_fraction"), computeFraction},
-            {QStringLiteral("memory_fraction"), memoryFraction},
-            {QStringLiteral("bound"), bound},
-            {QStringLiteral("from_profile"), fromProfile},
-            {QStringLiteral("written_bytes"), writtenBytes}};
+    QJsonObject json{{QStringLiteral("flops"), flops},
+                     {QStringLiteral("bytes"), bytes},
+                     {QStringLiteral("seconds"), seconds},
+                     {QStringLiteral("intensity"), intensity},
+                     {QStringLiteral("achieved_flops_per_s"), achievedFlops},
+                     {QStringLiteral("achieved_bytes_per_s"), achievedBytes},
+                     {QStringLiteral("peak_flops_per_s"), peakFlops},
+                     {QStringLiteral("peak_name"), peakName},
+                     {QStringLiteral("peak_bytes_per_s"), peakBytes},
+                     {QStringLiteral("bound_seconds"), boundSeconds},
+                     {QStringLiteral("fraction_of_bound"), fractionOfBound},
+                     {QStringLiteral("compute_fraction"), computeFraction},
+                     {QStringLiteral("memory_fraction"), memoryFraction},
+                     {QStringLiteral("bound"), bound},
+                     {QStringLiteral("from_profile"), fromProfile},
+                     {QStringLiteral("written_bytes"), writtenBytes}};
+    if (splitTf32Fraction > 0.0)
+        json.insert(QStringLiteral("split_tf32_fraction"), splitTf32Fraction);
+    return json;
 }
 
 Roofline Roofline::fromJson(const QJsonObject& j) {
@@ -208,6 +213,7 @@ Roofline Roofline::fromJson(const QJsonObject& j) {
     r.bound = j.value(QStringLiteral("bound")).toString();
     r.fromProfile = j.value(QStringLiteral("from_profile")).toBool();
     r.writtenBytes = j.value(QStringLiteral("written_bytes")).toDouble();
+    r.splitTf32Fraction = j.value(QStringLiteral("split_tf32_fraction")).toDouble();
     return r;
 }
 
@@ -232,6 +238,7 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
             r.writtenBytes += static_cast<double>(*n) * static_cast<double>(spec::dtypeSize(output.dtype));
     r.writtenBytes = std::min(r.writtenBytes, r.bytes);
     // Measured traffic and work replace the formulas when the candidate was profiled.
+    bool flopsMeasured = false;
     if (result.profile && result.profile->status == "ok") {
         const auto& m = result.profile->metrics;
         const double dram = get(m, "dram_bytes");
@@ -245,6 +252,7 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
         if (measuredFlops > 0.0) {
             r.flops = measuredFlops;
             r.fromProfile = true;
+            flopsMeasured = true;
         }
     }
     r.intensity = r.bytes > 0.0 ? r.flops / r.bytes : 0.0;
@@ -284,6 +292,8 @@ spec::Expected<Roofline> computeRoofline(const spec::TaskSpec& task, const spec:
     r.boundSeconds = std::max(computeSeconds, memorySeconds);
     r.fractionOfBound = r.boundSeconds / r.seconds;
     r.computeFraction = r.achievedFlops / r.peakFlops;
+    if (r.peakName.startsWith(QLatin1String("tf32_")) && !flopsMeasured)
+        r.splitTf32Fraction = kSplitTf32Products * r.computeFraction;
     r.memoryFraction = r.achievedBytes / r.peakBytes;
     if (r.computeFraction < kLatencyFraction && r.memoryFraction < kLatencyFraction)
         r.bound = QStringLiteral("latency");

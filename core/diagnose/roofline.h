@@ -82,6 +82,12 @@ struct Roofline {
     bool fromProfile = false;     // bytes and flops measured by CUPTI rather than from the formulas
     double writtenBytes = 0.0;    // of `bytes`, what the outputs take (formula bytes only; 0 when measured):
                                   // writes may still sit in the cache when the kernel ends
+    // Float32 data on TF32 tensor cores, counted in the task's FLOPs (not measured): a float32-accurate
+    // kernel there (3xTF32: x = big + small, three TF32 products per product) issues three products
+    // per FLOP counted, so it can reach a third of the TF32 roof; this is computeFraction against that
+    // third (3 x computeFraction). 0 otherwise: another roof, or measured FLOPs, which count every
+    // product the kernel issues.
+    double splitTf32Fraction = 0.0;
 
     QJsonObject toJson() const;
     static Roofline fromJson(const QJsonObject& json);

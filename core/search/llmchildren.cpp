@@ -183,12 +183,16 @@ llm::KernelContext LlmChildren::contextOf(const Entry& e) {
     for (const auto& c : e.result->compile)
         if (c.role == "candidate" && !c.log.empty())
             k.compileLog = q(c.log).left(kMaxLog);
-    if (const auto& r = e.roofline)
+    if (const auto& r = e.roofline) {
         k.roofline = QStringLiteral("%1-bound; %2% of the DRAM roof, %3% of the %4 roof")
                          .arg(r->bound)
                          .arg(r->memoryFraction * 100.0, 0, 'f', 0)
                          .arg(r->computeFraction * 100.0, 0, 'f', 0)
                          .arg(diagnose::peakTitle(r->peakName));
+        if (r->splitTf32Fraction > 0.0)
+            k.roofline += QStringLiteral(" (%1% of the third of it a 3xTF32 kernel can reach)")
+                              .arg(r->splitTf32Fraction * 100.0, 0, 'f', 0);
+    }
     return k;
 }
 

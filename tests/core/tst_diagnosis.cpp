@@ -179,6 +179,15 @@ const std::vector<RuleCase>& ruleCases() {
              roof.achievedFlops = 1.8e13;
          },
          QStringLiteral("compute-bound at 30% of the FP32 peak (18000 of 60000 GFLOP/s)")},
+        {QStringLiteral("compute-bound-split-tf32"),
+         [](EvaluateResult&, Roofline& roof) {
+             roof.bound = QStringLiteral("compute");
+             roof.peakName = QStringLiteral("tf32_wgmma");
+             roof.computeFraction = 0.17;
+             roof.splitTf32Fraction = 0.51;
+         },
+         QStringLiteral("compute-bound at 17% of the TF32 tensor (wgmma) peak: 51% of the third of it that a "
+                        "float32-accurate 3xTF32 kernel")},
         {QStringLiteral("compute-bound-near-roof"),
          [](EvaluateResult&, Roofline& roof) {
              roof.bound = QStringLiteral("compute");
@@ -527,6 +536,21 @@ void TestDiagnosis::computeFindingsNameTheirPeak() {
              QStringLiteral("compute-bound at 30% of the TF32 tensor (mma.sync) peak (94800 of 316000 GFLOP/s)"));
     QCOMPARE(kforge::diagnose::labelsOf(roof).at("peak"), QStringLiteral("TF32 tensor (mma.sync)"));
     QVERIFY(kforge::diagnose::labelsOf(std::nullopt).empty());
+    QVERIFY(!findRule(findings, QStringLiteral("compute-bound-split-tf32")));
+
+    // Counted in the task's FLOPs, a float32-accurate (3xTF32) kernel can reach a third of the TF32
+    // roof: 17% of it is half-way there, and the finding says so instead of "30% of the roof".
+    roof.computeFraction = 0.17;
+    roof.splitTf32Fraction = 0.51;
+    Findings split = m_builtIn.diagnose(healthyResult(), m_task, m_sizes, roof);
+    QVERIFY2(findRule(split, QStringLiteral("compute-bound-split-tf32")), qPrintable(describe(split)));
+    QVERIFY2(!findRule(split, QStringLiteral("compute-bound-low")), qPrintable(describe(split)));
+    // Above the third, the kernel cannot be doing three products per product: the plain finding.
+    roof.computeFraction = 0.4;
+    roof.splitTf32Fraction = 1.2;
+    split = m_builtIn.diagnose(healthyResult(), m_task, m_sizes, roof);
+    QVERIFY2(findRule(split, QStringLiteral("compute-bound-low")), qPrintable(describe(split)));
+    QVERIFY2(!findRule(split, QStringLiteral("compute-bound-split-tf32")), qPrintable(describe(split)));
     // A label the evaluation does not have reads "?", as an unknown number does.
     QCOMPARE(m_builtIn.apply({{"bound_compute", 1.0}, {"compute_fraction", 0.95}, {"achieved_gflop_per_s", 1.0}})
                  .value(0)

@@ -181,6 +181,28 @@ private slots:
 
     void cleanupTestCase() { m_server.stop(); }
 
+    // What a language model reads of a kernel's roofline: the bound and the roofs' fractions, and for
+    // float32 data on TF32 tensor cores how far along the third of that roof a 3xTF32 kernel can
+    // reach it is (17% of the roof is half-way there, not a sixth of the way).
+    void kernelContextShowsTheRoofline() {
+        Entry e;
+        e.candidate.id = 7;
+        e.result = protocol::EvaluateResult{};
+        e.result->status = protocol::Status::Ok;
+        diagnose::Roofline r;
+        r.bound = QStringLiteral("compute");
+        r.memoryFraction = 0.04;
+        r.computeFraction = 0.17;
+        r.peakName = QStringLiteral("tf32_wgmma");
+        e.roofline = r;
+        QCOMPARE(LlmChildren::contextOf(e).roofline,
+                 QStringLiteral("compute-bound; 4% of the DRAM roof, 17% of the TF32 tensor (wgmma) roof"));
+        e.roofline->splitTf32Fraction = 0.51;
+        QCOMPARE(LlmChildren::contextOf(e).roofline,
+                 QStringLiteral("compute-bound; 4% of the DRAM roof, 17% of the TF32 tensor (wgmma) roof (51% of "
+                                "the third of it a 3xTF32 kernel can reach)"));
+    }
+
     void scriptedRunShowsEveryOperatorAndStopsOnMoney() {
         const QString db = m_dir.filePath(QStringLiteral("llm.kforge"));
         Engine::Setup s = setupFor(db, 400);

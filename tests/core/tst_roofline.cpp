@@ -175,8 +175,21 @@ private slots:
         QCOMPARE(peakTitle(QStringLiteral("int8_dp4a")), QStringLiteral("int8_dp4a")); // not known: as it is
         QCOMPARE(r->peakFlops, 5e13);
         QCOMPARE(r->computeFraction, 1e9 / 1e-4 / 5e13);
-        QCOMPARE(computeRoofline(t, t.sizes, timed(100.0), c, TensorInstructions::MmaSync, false)->peakName,
-                 QStringLiteral("fp32"));
+        // Counted in the task's FLOPs, a float32-accurate (3xTF32) kernel can reach a third of that
+        // roof; the roofline says how far along that third it is, and keeps it through the store.
+        QCOMPARE(r->splitTf32Fraction, 3.0 * r->computeFraction);
+        QCOMPARE(Roofline::fromJson(r->toJson()).splitTf32Fraction, r->splitTf32Fraction);
+        // Measured FLOPs count every product the kernel issued: no third.
+        auto profiled = timed(100.0);
+        profiled.profile = protocol::ProfileResult{"ok", "", {{"tensor_flops", 3e9}}};
+        const auto measured = computeRoofline(t, t.sizes, profiled, c, TensorInstructions::MmaSync, true);
+        QVERIFY(measured && measured->fromProfile);
+        QCOMPARE(measured->peakName, QStringLiteral("tf32_tensor"));
+        QCOMPARE(measured->splitTf32Fraction, 0.0);
+        QVERIFY(!measured->toJson().contains(QStringLiteral("split_tf32_fraction")));
+        const auto fp32 = computeRoofline(t, t.sizes, timed(100.0), c, TensorInstructions::MmaSync, false);
+        QCOMPARE(fp32->peakName, QStringLiteral("fp32"));
+        QCOMPARE(fp32->splitTf32Fraction, 0.0);
         // On Hopper, a kernel on TF32 wgmma has the wgmma roof, one on mma.sync keeps its own, and
         // one whose instructions are unknown the faster of the two.
         c.tf32WgmmaFlops = 8e13;
