@@ -1096,7 +1096,9 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
               "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.intensity') END, "
               "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.achieved_flops_per_s') END, "
               "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.achieved_bytes_per_s') END, "
-              "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.bound') END "
+              "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.bound') END, "
+              "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.peak_name') END, "
+              "CASE WHEN json_valid(roofline_json) THEN json_extract(roofline_json, '$.split_tf32_fraction') END "
               "FROM evaluations"
                   + sliceWhere(slice, evaluationsRun(slice), "candidate_id"));
     bindSlice(query, runId, slice, 1);
@@ -1126,6 +1128,8 @@ Expected<QList<EvaluationSummary>> RunStore::evaluationSummaries(qint64 runId, c
         e.achievedFlops = optionalReal(row, 14).value_or(0.0);
         e.achievedBytes = optionalReal(row, 15).value_or(0.0);
         e.bound = row.text(16, texts);
+        e.peakName = row.text(17, texts);
+        e.splitTf32Fraction = optionalReal(row, 18).value_or(0.0);
         return std::move(e);
     };
     return readRows<EvaluationSummary>(query, where(), "cannot read the evaluations of run " + number(runId), read);

@@ -168,13 +168,15 @@ struct EvaluationSummary {
     QString message;
     // Of its findings and roofline point, what a list of a million candidates shows, taken out of
     // their JSON by SQLite (evaluations() gives them whole): how many findings and the most severe
-    // one's message; the point's intensity, achieved rates and bound (zero and empty when none).
+    // one's message; the point's intensity, achieved rates, bound and roof (zero and empty when none).
     int findingCount = 0;
     QString topFinding;
     double intensity = 0.0;
     double achievedFlops = 0.0;
     double achievedBytes = 0.0;
     QString bound;
+    QString peakName;               // the compute roof it is held to (diagnose::Roofline::peakName)
+    double splitTf32Fraction = 0.0; // diagnose::Roofline::splitTf32Fraction
     std::optional<model::Cell> cell;
     std::optional<protocol::EvaluateResult> result; // only for rows without a stored cell, compile errors aside
     QString device;                                 // the model it ran on; empty when none answered

@@ -15,6 +15,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace kforge::ui {
 
@@ -166,6 +167,7 @@ void RooflineView::refresh() {
     const bool mixed = m_data && m_data->deviceModels().size() > 1 && ceilings.valid();
     int elsewhere = 0;
     int timed = 0;
+    m_splitTf32Roofs.clear();
     for (int row = 0; row < n; ++row) {
         const CandidateRow& r = m_data->candidateAt(row);
         if (r.candidateUs > 0.0)
@@ -177,6 +179,8 @@ void RooflineView::refresh() {
             ++elsewhere;
             continue;
         }
+        if (r.splitTf32Fraction > 0.0)
+            m_splitTf32Roofs.insert(r.peakName);
         m_points.push_back({r.intensity, r.achievedFlops, r.id});
         xLo = std::min(xLo, r.intensity);
         xHi = std::max(xHi, r.intensity);
@@ -308,7 +312,7 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
     const bool sameTensorPeak = same(c.fp16TensorFlops, c.bf16TensorFlops);
     const bool sameWgmmaPeak = same(c.fp16WgmmaFlops, c.bf16WgmmaFlops);
     const QString mma = c.hasWgmmaRoofs() ? tr(" (mma.sync)") : QString();
-    std::array<Compute, 7> computes = {
+    std::vector<Compute> computes = {
         Compute{c.fp32Flops, tr("FP32"), Qt::SolidLine},
         Compute{c.tf32TensorFlops, tr("TF32 tensor") + mma, Qt::DotLine},
         Compute{c.tf32WgmmaFlops, tr("TF32 tensor (wgmma)"), Qt::DotLine},
@@ -317,6 +321,12 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
         Compute{c.fp16WgmmaFlops, sameWgmmaPeak ? tr("FP16/BF16 tensor (wgmma)") : tr("FP16 tensor (wgmma)"),
                 Qt::DashLine},
         Compute{sameWgmmaPeak ? 0.0 : c.bf16WgmmaFlops, tr("BF16 tensor (wgmma)"), Qt::DashDotLine}};
+    // Float32 kernels on TF32 tensor cores, counted in the task's FLOPs: a float32-accurate one
+    // (3xTF32) issues three TF32 products per product and can reach a third of its TF32 roof.
+    if (m_splitTf32Roofs.contains(QStringLiteral("tf32_tensor")))
+        computes.push_back({c.tf32TensorFlops / 3.0, tr("3xTF32") + mma, Qt::DotLine});
+    if (m_splitTf32Roofs.contains(QStringLiteral("tf32_wgmma")))
+        computes.push_back({c.tf32WgmmaFlops / 3.0, tr("3xTF32 (wgmma)"), Qt::DotLine});
     // Highest first: each label sits just above its roof unless the roof above leaves too little
     // room there (the H200's TF32 wgmma roof lies a factor 1.3 under its FP16 mma.sync one), then
     // just below it. The room is measured in decades of the y axis as laid out now.
@@ -371,6 +381,10 @@ void RooflineView::onMouseMove(QMouseEvent* event) {
         lines << tr("%1, %2").arg(intensityText(r.intensity), plotstyle::rate(r.achievedFlops, QStringLiteral("FLOP")));
         if (!r.bound.isEmpty())
             lines << tr("%1-bound").arg(r.bound);
+        if (r.splitTf32Fraction > 0.0)
+            lines << tr("%1% of what a 3xTF32 kernel can reach on %2")
+                         .arg(r.splitTf32Fraction * 100.0, 0, 'f', 0)
+                         .arg(diagnose::peakTitle(r.peakName));
         return lines;
     });
 }

@@ -47,10 +47,13 @@ struct CandidateRow {
     double confirmedSpeedup = 0.0;   // of a re-measurement before promotion; 0 when none
     std::optional<model::Cell> cell; // behaviour cell, once compiled
     bool hasRoofline = false;
-    double intensity = 0.0;     // FLOP per byte
-    double achievedFlops = 0.0; // per second
-    double achievedBytes = 0.0; // per second
-    QString bound;              // memory, compute, latency
+    double intensity = 0.0;         // FLOP per byte
+    double achievedFlops = 0.0;     // per second
+    double achievedBytes = 0.0;     // per second
+    QString bound;                  // memory, compute, latency
+    QString peakName;               // the compute roof it is held to: "fp32", "tf32_wgmma"... (diagnose::peakTitle)
+    double splitTf32Fraction = 0.0; // float32 on TF32 tensor cores: of the third of that roof a 3xTF32
+                                    // kernel can reach (diagnose::Roofline::splitTf32Fraction); 0 otherwise
     int findings = 0;
     QString topFinding;                       // the most severe finding's message
     std::optional<model::ReviewState> review; // none when it never needed one

@@ -183,6 +183,8 @@ void RunReader::applyEvaluation(const store::EvaluationSummary& e, CandidateRow&
     row.achievedFlops = e.achievedFlops;
     row.achievedBytes = e.achievedBytes;
     row.bound = e.bound;
+    row.peakName = e.peakName;
+    row.splitTf32Fraction = e.splitTf32Fraction;
     row.findings = e.findingCount;
     row.topFinding = e.topFinding;
     if (e.cell) {

@@ -1203,6 +1203,29 @@ void TestPlots::rooflineLabelsEveryHopperRoofApart() {
           QStringLiteral("FP16/BF16 tensor (wgmma) 972")})
         QVERIFY2(names.filter(roof).size() == 1,
                  qPrintable(roof + QStringLiteral(" in ") + names.join(QStringLiteral(" | "))));
+    QVERIFY2(names.filter(QStringLiteral("3xTF32")).isEmpty(), qPrintable(names.join(QStringLiteral(" | "))));
+
+    // Float32 kernels held to the TF32 wgmma roof in the task's FLOPs: a float32-accurate (3xTF32)
+    // one can reach a third of it, and that third is drawn and named beside the others.
+    RunDelta split;
+    for (const CandidateRow& r : run.added) {
+        if (!r.hasRoofline || r.id % 3 != 0)
+            continue;
+        CandidateRow row = r;
+        row.peakName = QStringLiteral("tf32_wgmma");
+        row.splitTf32Fraction = 0.5;
+        split.changed.push_back(row);
+    }
+    QVERIFY(!split.changed.isEmpty());
+    data.apply(split);
+    QTRY_VERIFY(roofLabels(plot, &overlap).filter(QStringLiteral("3xTF32")).size() == 1);
+    QVERIFY2(overlap.isEmpty(), qPrintable(overlap));
+    const QStringList withThird = roofLabels(plot, &overlap);
+    QVERIFY2(withThird.filter(QStringLiteral("3xTF32 (wgmma) 163")).size() == 1,
+             qPrintable(withThird.join(QStringLiteral(" | "))));
+    QVERIFY2(withThird.filter(QStringLiteral("3xTF32 (mma.sync)")).isEmpty(),
+             qPrintable(withThird.join(QStringLiteral(" | "))));
+    snapshot(&view, QStringLiteral("roofline-hopper-3xtf32"));
 }
 
 // A view in a background dock tab redraws only when shown; exporting it draws what the run holds
