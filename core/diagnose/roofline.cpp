@@ -18,8 +18,6 @@ double get(const std::map<std::string, double>& m, const char* key) {
 // Below this share of both roofs a kernel is limited by neither: launch overhead, too little
 // parallelism, or dependency chains.
 constexpr double kLatencyFraction = 0.10;
-// TF32 products per float32 product in a float32-accurate (3xTF32) kernel: big*big, big*small, small*big.
-constexpr double kSplitTf32Products = 3.0;
 
 } // namespace
 

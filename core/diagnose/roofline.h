@@ -62,6 +62,10 @@ TensorUse tensorUseOf(const QString& source);
 // "FP16 tensor (wgmma)"...; a name it does not know as it is.
 QString peakTitle(const QString& peakName);
 
+// TF32 products per float32 product in a float32-accurate (3xTF32) kernel: big*big, big*small,
+// small*big. Such a kernel can reach 1 / kSplitTf32Products of a TF32 roof in the task's FLOPs.
+inline constexpr double kSplitTf32Products = 3.0;
+
 struct Roofline {
     double flops = 0.0;           // per run of the launch plan
     double bytes = 0.0;           // compulsory DRAM traffic (task formula) or measured (profile)

@@ -324,9 +324,9 @@ void RooflineView::refreshCeilings(double xLo, double xHi) {
     // Float32 kernels on TF32 tensor cores, counted in the task's FLOPs: a float32-accurate one
     // (3xTF32) issues three TF32 products per product and can reach a third of its TF32 roof.
     if (m_splitTf32Roofs.contains(QStringLiteral("tf32_tensor")))
-        computes.push_back({c.tf32TensorFlops / 3.0, tr("3xTF32") + mma, Qt::DotLine});
+        computes.push_back({c.tf32TensorFlops / diagnose::kSplitTf32Products, tr("3xTF32") + mma, Qt::DotLine});
     if (m_splitTf32Roofs.contains(QStringLiteral("tf32_wgmma")))
-        computes.push_back({c.tf32WgmmaFlops / 3.0, tr("3xTF32 (wgmma)"), Qt::DotLine});
+        computes.push_back({c.tf32WgmmaFlops / diagnose::kSplitTf32Products, tr("3xTF32 (wgmma)"), Qt::DotLine});
     // Highest first: each label sits just above its roof unless the roof above leaves too little
     // room there (the H200's TF32 wgmma roof lies a factor 1.3 under its FP16 mma.sync one), then
     // just below it. The room is measured in decades of the y axis as laid out now.
