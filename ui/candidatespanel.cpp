@@ -68,6 +68,12 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
                                                                            {CandidateTableModel::Cell, 30},
                                                                            {CandidateTableModel::Findings, 30}})
         m_view->setColumnWidth(column, chars * digit + 12);
+    // What a candidate is worth comes first, so a dock of the default width shows it beside the id;
+    // where it came from follows. The model's columns keep their order; only the header's changes.
+    int visual = 1;
+    for (int column : {CandidateTableModel::Status, CandidateTableModel::Speedup, CandidateTableModel::Confirmed,
+                       CandidateTableModel::VsEager, CandidateTableModel::Time})
+        m_view->horizontalHeader()->moveSection(m_view->horizontalHeader()->visualIndex(column), visual++);
 
     auto* filters = new QHBoxLayout;
     filters->addWidget(m_text, 1);
@@ -101,6 +107,13 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
     connect(m_data, &RunData::candidatesAdded, this, showDevices);
     connect(m_data, &RunData::candidatesChanged, this, showDevices);
     connect(m_data, &RunData::cleared, this, showDevices);
+    // Speedups over PyTorch eager exist only where the run timed eager (a machine with PyTorch).
+    const auto showEager = [this] {
+        m_view->setColumnHidden(CandidateTableModel::VsEager, !m_data->pytorch().overEager(1.0).has_value());
+    };
+    showEager();
+    connect(m_data, &RunData::runChanged, this, showEager);
+    connect(m_data, &RunData::cleared, this, showEager);
     connect(m_data, &RunData::runChanged, this, &CandidatesPanel::fillIslands);
     connect(m_data, &RunData::cleared, this, &CandidatesPanel::fillIslands);
     // A filter typed for one run would hide the next run's candidates and make its table look empty.

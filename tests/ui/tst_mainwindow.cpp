@@ -596,6 +596,39 @@ private slots:
         QTRY_VERIFY(table->isColumnHidden(CandidateTableModel::Device));
     }
 
+    // In the window's first layout the candidate table shows each candidate's status and speedup
+    // beside its id, without scrolling; the confirmed speedup follows, then where it came from.
+    void candidateTableShowsWhatACandidateIsWorthFirst() {
+        const QString store = m_dir.filePath(QStringLiteral("worth.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(store, 10));
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QVERIFY(w.openRun(store));
+        QTableView* table = w.candidatesPanel()->view();
+        QTRY_COMPARE(table->model()->rowCount(), 10);
+        const QHeaderView* header = table->horizontalHeader();
+        QCOMPARE(header->visualIndex(CandidateTableModel::Id), 0);
+        // The offscreen screen is 800 pixels wide, the smallest a workbench would see: the dock is at
+        // its narrowest and the status and the measured speedup still show.
+        int previous = 0;
+        for (int column : {CandidateTableModel::Status, CandidateTableModel::Speedup, CandidateTableModel::Confirmed}) {
+            QVERIFY2(header->visualIndex(column) > previous, qPrintable(QString::number(column)));
+            previous = header->visualIndex(column);
+            if (column == CandidateTableModel::Confirmed)
+                continue;
+            QVERIFY2(header->sectionViewportPosition(column) + header->sectionSize(column)
+                         <= table->viewport()->width(),
+                     qPrintable(QStringLiteral("column %1 ends at %2 of %3")
+                                    .arg(column)
+                                    .arg(header->sectionViewportPosition(column) + header->sectionSize(column))
+                                    .arg(table->viewport()->width())));
+        }
+        QVERIFY(header->visualIndex(CandidateTableModel::Origin) > previous);
+        // No PyTorch timed in this run: no column of empty speedups over eager.
+        QVERIFY(table->isColumnHidden(CandidateTableModel::VsEager));
+    }
+
     // A filter typed for one run does not hide the next run's candidates.
     void anotherRunStartsUnfiltered() {
         const QString first = m_dir.filePath(QStringLiteral("first.kforge"));
@@ -641,6 +674,14 @@ private slots:
             last.speedupVsCompile = 0.998;
             last.speedupVsCompileInterval = protocol::RatioInterval{0.993, 1.004, 20};
             QVERIFY((*opened)->insertEvaluation(runId, 5, model::EvaluationPurpose::Yardstick, last));
+            protocol::EvaluateResult start; // the seed, timed beside eager at the start
+            start.id = 1;
+            start.status = protocol::Status::Ok;
+            start.candidateTiming = protocol::TimingStats{"cupti-activity", 20, 80.0, 80.0, 79.0, 81.0, 0.01};
+            start.eagerTiming = protocol::TimingStats{"cupti-activity", 20, 64.0, 64.0, 63.0, 65.0, 0.01};
+            start.speedup = 1.0;
+            start.speedupVsEager = 0.8;
+            QVERIFY((*opened)->insertEvaluation(runId, 1, model::EvaluationPurpose::Search, start));
         }
         MainWindow w;
         w.show();
@@ -652,6 +693,8 @@ private slots:
         for (auto* label : w.statusWidget()->findChildren<QLabel*>())
             hinted = hinted || label->toolTip().contains(QStringLiteral("a tie, 95% interval 0.993x-1.004x"));
         QVERIFY(hinted);
+        // With eager timed, the candidate table gives each correct candidate's speedup over it.
+        QVERIFY(!w.candidatesPanel()->view()->isColumnHidden(CandidateTableModel::VsEager));
     }
 
     void aStoreOfSeveralRunsOpensWithAPicker() {
