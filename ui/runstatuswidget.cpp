@@ -1,5 +1,6 @@
 #include "runstatuswidget.h"
 
+#include "diagnose/roofline.h"
 #include "elidedlabel.h"
 #include "runsession.h"
 #include "store/runexport.h"
@@ -102,7 +103,9 @@ void RunStatusWidget::update() {
                          .arg(*pytorch.bestVsCompile, 0, 'f', 2)
                          .arg(tie(pytorch.bestVsCompileInterval));
         if (pytorch.bestFractionOfBound)
-            parts << tr("%1% of roofline bound").arg(*pytorch.bestFractionOfBound * 100.0, 0, 'f', 0);
+            parts << tr("%1% of roofline bound%2")
+                         .arg(*pytorch.bestFractionOfBound * 100.0, 0, 'f', 0)
+                         .arg(diagnose::splitTf32Note(pytorch.bestSplitTf32Fraction.value_or(0.0)));
         m_pytorch->setFullText(tr("PyTorch: %1").arg(parts.join(QStringLiteral(", "))));
     } else if (pytorch.startEagerUs) {
         m_pytorch->setFullText(

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "cli/cliio.h"
 
+#include "diagnose/roofline.h"
 #include "experience/experiencelibrary.h"
 #include "search/engine.h"
 #include "store/runexport.h"
@@ -82,6 +83,8 @@ QJsonObject summaryJson(const search::RunSummary& s) {
         o.insert(QStringLiteral("best_label"), s.bestLabel);
         o.insert(QStringLiteral("best_fraction_of_bound"),
                  s.bestFractionOfBound ? QJsonValue(*s.bestFractionOfBound) : QJsonValue());
+        if (s.bestSplitTf32Fraction)
+            o.insert(QStringLiteral("best_split_tf32_fraction"), *s.bestSplitTf32Fraction);
     } else {
         o.insert(QStringLiteral("best_candidate"), QJsonValue());
         o.insert(QStringLiteral("best_speedup"), QJsonValue());
@@ -460,9 +463,11 @@ int runCommand(const QStringList& args) {
                              .arg(s.bestLabel)
                              .arg(s.bestSpeedup, 0, 'f', 3)
                              .arg(s.speedupBase)
-                             .arg(s.bestFractionOfBound ? QStringLiteral("; %1% of its roofline bound")
-                                                              .arg(*s.bestFractionOfBound * 100.0, 0, 'f', 1)
-                                                        : QString());
+                             .arg(s.bestFractionOfBound
+                                      ? QStringLiteral("; %1% of its roofline bound%2")
+                                            .arg(*s.bestFractionOfBound * 100.0, 0, 'f', 1)
+                                            .arg(diagnose::splitTf32Note(s.bestSplitTf32Fraction.value_or(0.0)))
+                                      : QString());
             }
             out() << pendingReviewText(s);
             if (s.evaluations > 0)

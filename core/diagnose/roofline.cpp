@@ -128,6 +128,13 @@ QString peakTitle(const QString& peakName) {
     return peakName;
 }
 
+QString splitTf32Note(double splitTf32Fraction) {
+    if (splitTf32Fraction <= 0.0)
+        return {};
+    return QStringLiteral(" (%1% of the third of the TF32 roof that a 3xTF32 kernel can reach)")
+        .arg(splitTf32Fraction * 100.0, 0, 'f', 0);
+}
+
 QString Ceilings::summary() const {
     QStringList parts;
     auto rate = [](double v, const QString& unit) {

@@ -65,6 +65,9 @@ QString peakTitle(const QString& peakName);
 // TF32 products per float32 product in a float32-accurate (3xTF32) kernel: big*big, big*small,
 // small*big. Such a kernel can reach 1 / kSplitTf32Products of a TF32 roof in the task's FLOPs.
 inline constexpr double kSplitTf32Products = 3.0;
+// For people, after a fraction of a TF32 roof or of a bound: " (59% of the third of the TF32 roof
+// that a 3xTF32 kernel can reach)" for Roofline::splitTf32Fraction 0.59; empty for 0.
+QString splitTf32Note(double splitTf32Fraction);
 
 struct Roofline {
     double flops = 0.0;           // per run of the launch plan

@@ -595,10 +595,15 @@ void Engine::finish(RunState state, QString message) {
                                                                : QStringLiteral("the task has no PyTorch form");
     }
     if (best.candidate)
-        if (const auto& roof = m_population.at(best.candidate).roofline; roof && roof->fractionOfBound > 0.0)
+        if (const auto& roof = m_population.at(best.candidate).roofline; roof && roof->fractionOfBound > 0.0) {
             s.bestFractionOfBound = roof->fractionOfBound;
-    if (!s.pytorch.bestFractionOfBound)
+            if (roof->splitTf32Fraction > 0.0)
+                s.bestSplitTf32Fraction = roof->splitTf32Fraction;
+        }
+    if (!s.pytorch.bestFractionOfBound) {
         s.pytorch.bestFractionOfBound = s.bestFractionOfBound;
+        s.pytorch.bestSplitTf32Fraction = s.bestSplitTf32Fraction;
+    }
     s.evaluations = m_budget.evaluations(); // counted as they were stored
     s.candidates = m_population.size();
     if (m_store && m_run.id != 0)

@@ -71,7 +71,8 @@ struct RunSummary {
     QString bestLabel;
     QString speedupBase = QStringLiteral("the baseline"); // or "PyTorch eager" for a task without a baseline kernel
     std::optional<double> bestFractionOfBound;            // of its roofline bound, in its search evaluation
-    store::YardstickFigures pytorch;                      // PyTorch eager and torch.compile, at the start and the end
+    std::optional<double> bestSplitTf32Fraction; // of a 3xTF32 kernel's third of a TF32 roof, in that evaluation
+    store::YardstickFigures pytorch;             // PyTorch eager and torch.compile, at the start and the end
     qint64 evaluations = 0;
     qint64 candidates = 0;
     int generations = 0;

@@ -189,9 +189,7 @@ llm::KernelContext LlmChildren::contextOf(const Entry& e) {
                          .arg(r->memoryFraction * 100.0, 0, 'f', 0)
                          .arg(r->computeFraction * 100.0, 0, 'f', 0)
                          .arg(diagnose::peakTitle(r->peakName));
-        if (r->splitTf32Fraction > 0.0)
-            k.roofline += QStringLiteral(" (%1% of the third of it a 3xTF32 kernel can reach)")
-                              .arg(r->splitTf32Fraction * 100.0, 0, 'f', 0);
+        k.roofline += diagnose::splitTf32Note(r->splitTf32Fraction);
     }
     return k;
 }

@@ -4,6 +4,7 @@
 
 #include "util/text.h"
 
+#include "diagnose/roofline.h"
 #include "eval/resultformat.h"
 #include "expression.h"
 #include "launchplan.h"
@@ -157,7 +158,10 @@ Expected<RunReport> describeRun(RunStore& store, qint64 runId, int top) {
         QString fraction;
         if (auto it = l.search.find(r.bestCandidate); it != l.search.end())
             if (const double f = it->second.roofline.value(QStringLiteral("fraction_of_bound")).toDouble(); f > 0)
-                fraction = QStringLiteral("; %1% of its roofline bound").arg(f * 100.0, 0, 'f', 1);
+                fraction = QStringLiteral("; %1% of its roofline bound%2")
+                               .arg(f * 100.0, 0, 'f', 1)
+                               .arg(diagnose::splitTf32Note(
+                                   it->second.roofline.value(QStringLiteral("split_tf32_fraction")).toDouble()));
         t += QStringLiteral("best: candidate %1, %2x over %3 (re-measured)%4\n")
                  .arg(r.bestCandidate)
                  .arg(r.bestSpeedup, 0, 'f', 3)

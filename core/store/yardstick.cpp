@@ -1,5 +1,6 @@
 #include "store/yardstick.h"
 
+#include "diagnose/roofline.h"
 #include "eval/resultformat.h"
 #include "util/text.h"
 
@@ -49,6 +50,8 @@ YardstickFigures yardstickFigures(const protocol::EvaluateResult* start, const p
         f.bestVsCompileInterval = final->speedupVsCompileInterval;
         if (const double fraction = finalRoofline.value(QStringLiteral("fraction_of_bound")).toDouble(); fraction > 0)
             f.bestFractionOfBound = fraction;
+        if (const double split = finalRoofline.value(QStringLiteral("split_tf32_fraction")).toDouble(); split > 0)
+            f.bestSplitTf32Fraction = split;
         if (!final->pytorchNote.empty())
             f.note = q(final->pytorchNote);
     } else if (final) {
@@ -101,7 +104,9 @@ QString YardstickFigures::headline() const {
         return startEagerUs ? QStringLiteral("PyTorch timed at the start only (the run did not end with a comparison)")
                             : QStringLiteral("no speedup over PyTorch: %1").arg(note);
     if (bestFractionOfBound)
-        parts << QStringLiteral("%1% of its roofline bound").arg(*bestFractionOfBound * 100.0, 0, 'f', 1);
+        parts << QStringLiteral("%1% of its roofline bound%2")
+                     .arg(*bestFractionOfBound * 100.0, 0, 'f', 1)
+                     .arg(diagnose::splitTf32Note(bestSplitTf32Fraction.value_or(0.0)));
     return parts.join(QStringLiteral(", "));
 }
 
@@ -145,6 +150,7 @@ QJsonObject YardstickFigures::toJson() const {
     interval("best_speedup_vs_eager_interval", bestVsEagerInterval);
     interval("best_speedup_vs_compile_interval", bestVsCompileInterval);
     put("best_fraction_of_bound", bestFractionOfBound);
+    put("best_split_tf32_fraction", bestSplitTf32Fraction);
     o.insert(QStringLiteral("note"), note);
     return o;
 }

@@ -27,7 +27,10 @@ struct YardstickFigures {
     std::optional<protocol::RatioInterval> bestVsEagerInterval;
     std::optional<protocol::RatioInterval> bestVsCompileInterval;
     std::optional<double> bestFractionOfBound; // in that same evaluation
-    QString note;                              // what PyTorch was, or why it was not timed
+    // A float32 kernel on TF32 tensor cores: of the third of that roof a 3xTF32 kernel can reach
+    // (diagnose::Roofline::splitTf32Fraction), in that same evaluation.
+    std::optional<double> bestSplitTf32Fraction;
+    QString note; // what PyTorch was, or why it was not timed
     // What the run's speedups are over: "the baseline", or "PyTorch eager" for a task without a
     // baseline kernel (read from the first seed's result).
     QString speedupBase = QStringLiteral("the baseline");

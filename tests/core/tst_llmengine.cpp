@@ -200,7 +200,7 @@ private slots:
         e.roofline->splitTf32Fraction = 0.51;
         QCOMPARE(LlmChildren::contextOf(e).roofline,
                  QStringLiteral("compute-bound; 4% of the DRAM roof, 17% of the TF32 tensor (wgmma) roof (51% of "
-                                "the third of it a 3xTF32 kernel can reach)"));
+                                "the third of the TF32 roof that a 3xTF32 kernel can reach)"));
     }
 
     void scriptedRunShowsEveryOperatorAndStopsOnMoney() {

@@ -630,7 +630,18 @@ void TestRunStore::pytorchFigures() {
     QCOMPARE(f.bestVsEager.value_or(0), 1.25);
     QCOMPARE(f.bestVsCompile.value_or(0), 1.1);
     QCOMPARE(f.bestFractionOfBound.value_or(0), 0.42);
+    QVERIFY(!f.bestSplitTf32Fraction);
+    QVERIFY(f.toJson().value(QStringLiteral("best_split_tf32_fraction")).isNull());
     QCOMPARE(f.speedupBase, QStringLiteral("the baseline"));
+    // A float32 kernel on TF32 tensor cores: the headline also says how far along the third of that
+    // roof a 3xTF32 kernel can reach the best is.
+    const auto split = kforge::store::yardstickFigures(
+        &seed, &last,
+        QJsonObject{{QStringLiteral("fraction_of_bound"), 0.2}, {QStringLiteral("split_tf32_fraction"), 0.59}});
+    QVERIFY2(split.headline().contains(QStringLiteral("20.0% of its roofline bound (59% of the third of the TF32 roof "
+                                                      "that a 3xTF32 kernel can reach)")),
+             qPrintable(split.headline()));
+    QCOMPARE(split.toJson().value(QStringLiteral("best_split_tf32_fraction")).toDouble(), 0.59);
     // The best was timed in PyTorch's process too: kept, and the text says where the speedups are from.
     const auto& stored = records->at(1).result;
     QVERIFY(stored.besideTiming);
