@@ -66,7 +66,9 @@ QString peakTitle(const QString& peakName);
 // small*big. Such a kernel can reach 1 / kSplitTf32Products of a TF32 roof in the task's FLOPs.
 inline constexpr double kSplitTf32Products = 3.0;
 // For people, after a fraction of a TF32 roof or of a bound: " (59% of the third of the TF32 roof
-// that a 3xTF32 kernel can reach)" for Roofline::splitTf32Fraction 0.59; empty for 0.
+// that a 3xTF32 kernel can reach)" for Roofline::splitTf32Fraction 0.59; empty for 0, and above 1:
+// a kernel past the third cannot be issuing three products per product, so the third is not its
+// ceiling (one TF32 product a product, where the task's tolerance lets that pass).
 QString splitTf32Note(double splitTf32Fraction);
 
 struct Roofline {

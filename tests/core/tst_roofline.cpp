@@ -179,6 +179,12 @@ private slots:
         // roof; the roofline says how far along that third it is, and keeps it through the store.
         QCOMPARE(r->splitTf32Fraction, 3.0 * r->computeFraction);
         QCOMPARE(Roofline::fromJson(r->toJson()).splitTf32Fraction, r->splitTf32Fraction);
+        // People read it after the fraction of the roof; past the third the kernel cannot be doing
+        // three products a product, and nothing is said.
+        QCOMPARE(splitTf32Note(0.59),
+                 QStringLiteral(" (59% of the third of the TF32 roof that a 3xTF32 kernel can reach)"));
+        QVERIFY(splitTf32Note(0.0).isEmpty());
+        QVERIFY(splitTf32Note(1.4).isEmpty());
         // Measured FLOPs count every product the kernel issued: no third.
         auto profiled = timed(100.0);
         profiled.profile = protocol::ProfileResult{"ok", "", {{"tensor_flops", 3e9}}};
