@@ -10,10 +10,15 @@
 #include <QHeaderView>
 #include <QItemSelectionModel>
 #include <QLineEdit>
+#include <QSettings>
 #include <QTableView>
 #include <QVBoxLayout>
 
 namespace kforge::ui {
+
+namespace {
+const QString kColumnsKey = QStringLiteral("candidates/columns");
+} // namespace
 
 CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, QWidget* parent)
     : QWidget(parent), m_data(data), m_selection(selection) {
@@ -99,21 +104,11 @@ CandidatesPanel::CandidatesPanel(RunData* data, CandidateSelection* selection, Q
                 m_selection->select(current.data(CandidateTableModel::CandidateRole).toLongLong());
             });
     connect(m_selection, &CandidateSelection::currentChanged, this, &CandidatesPanel::follow);
-    // Which device a time is from matters only when a run has more than one model.
-    const auto showDevices = [this] {
-        m_view->setColumnHidden(CandidateTableModel::Device, m_data->deviceModels().size() <= 1);
-    };
-    showDevices();
-    connect(m_data, &RunData::candidatesAdded, this, showDevices);
-    connect(m_data, &RunData::candidatesChanged, this, showDevices);
-    connect(m_data, &RunData::cleared, this, showDevices);
-    // Speedups over PyTorch eager exist only where the run timed eager (a machine with PyTorch).
-    const auto showEager = [this] {
-        m_view->setColumnHidden(CandidateTableModel::VsEager, !m_data->pytorch().overEager(1.0).has_value());
-    };
-    showEager();
-    connect(m_data, &RunData::runChanged, this, showEager);
-    connect(m_data, &RunData::cleared, this, showEager);
+    hideEmptyColumns();
+    connect(m_data, &RunData::candidatesAdded, this, &CandidatesPanel::hideEmptyColumns);
+    connect(m_data, &RunData::candidatesChanged, this, &CandidatesPanel::hideEmptyColumns);
+    connect(m_data, &RunData::runChanged, this, &CandidatesPanel::hideEmptyColumns);
+    connect(m_data, &RunData::cleared, this, &CandidatesPanel::hideEmptyColumns);
     connect(m_data, &RunData::runChanged, this, &CandidatesPanel::fillIslands);
     connect(m_data, &RunData::cleared, this, &CandidatesPanel::fillIslands);
     // A filter typed for one run would hide the next run's candidates and make its table look empty.
@@ -138,6 +133,29 @@ void CandidatesPanel::fillIslands() {
     for (int i = 0; i < islands; ++i)
         m_island->addItem(tr("Island %1").arg(i), i);
     m_island->setCurrentIndex(std::max(0, m_island->findData(current)));
+}
+
+void CandidatesPanel::hideEmptyColumns() {
+    // Which device a time is from matters only when a run has more than one model; speedups over
+    // PyTorch eager exist only where the run timed eager (a machine with PyTorch).
+    m_view->setColumnHidden(CandidateTableModel::Device, m_data->deviceModels().size() <= 1);
+    m_view->setColumnHidden(CandidateTableModel::VsEager, !m_data->pytorch().overEager(1.0).has_value());
+}
+
+void CandidatesPanel::saveColumns() const {
+    QSettings().setValue(kColumnsKey, QVariantMap{{QStringLiteral("columns"), int(CandidateTableModel::ColumnCount)},
+                                                  {QStringLiteral("header"), m_view->horizontalHeader()->saveState()}});
+}
+
+void CandidatesPanel::restoreColumns() {
+    const QVariantMap saved = QSettings().value(kColumnsKey).toMap();
+    if (saved.value(QStringLiteral("columns")).toInt() != CandidateTableModel::ColumnCount)
+        return; // none saved, or saved by a version with other columns: the default layout stays
+    QHeaderView* header = m_view->horizontalHeader();
+    if (!header->restoreState(saved.value(QStringLiteral("header")).toByteArray()))
+        return;
+    hideEmptyColumns(); // they follow the run shown, not the last session
+    m_view->sortByColumn(header->sortIndicatorSection(), header->sortIndicatorOrder());
 }
 
 void CandidatesPanel::follow(qint64 candidate) {

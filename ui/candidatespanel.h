@@ -30,10 +30,16 @@ public:
     QList<qint64> selectedCandidates() const;
     // Shows every candidate again: no text, any state, origin and island.
     void clearFilters();
+    // The columns' order, widths and sort order, kept across sessions (QSettings
+    // "candidates/columns"); a layout saved for another set of columns is left unused.
+    void saveColumns() const;
+    void restoreColumns();
 
 private:
     void follow(qint64 candidate);
     void fillIslands();
+    // Device: only when the run mixes device models; vs eager: only when the run timed eager.
+    void hideEmptyColumns();
 
     RunData* m_data;
     CandidateSelection* m_selection;

@@ -680,6 +680,7 @@ void MainWindow::restoreLayout() {
         resize(1500, 950);
     const bool restored =
         restoreState(settings.value(QStringLiteral("mainwindow/state")).toByteArray(), kLayoutVersion);
+    m_candidates->restoreColumns();
     fitToScreen();
     if (!restored) {
         // The side docks share the width with the code; the bottom docks take a quarter of the height.
@@ -738,6 +739,7 @@ void MainWindow::closeEvent(QCloseEvent* event) {
     QSettings settings;
     settings.setValue(QStringLiteral("mainwindow/geometry"), saveGeometry());
     settings.setValue(QStringLiteral("mainwindow/state"), saveState(kLayoutVersion));
+    m_candidates->saveColumns();
     event->accept();
 }
 

@@ -103,6 +103,13 @@ void fillSetup(RunSetupDialog& d, const QString& store, int port, int budget) {
     d.setStorePath(store);
 }
 
+// Shows `w` with the run of `store` open, once its candidate table lists `rows` candidates.
+bool showRun(MainWindow& w, const QString& store, int rows) {
+    w.show();
+    return QTest::qWaitForWindowActive(&w) && w.openRun(store)
+           && QTest::qWaitFor([&] { return w.candidatesPanel()->view()->model()->rowCount() == rows; });
+}
+
 } // namespace
 
 class TestMainWindow : public QObject {
@@ -553,11 +560,8 @@ private slots:
         const QString store = m_dir.filePath(QStringLiteral("keys.kforge"));
         QVERIFY(kforgetest::writeSyntheticRun(store, 40));
         MainWindow w;
-        w.show();
-        QVERIFY(QTest::qWaitForWindowActive(&w));
-        QVERIFY(w.openRun(store));
+        QVERIFY(showRun(w, store, 40));
         QTableView* table = w.candidatesPanel()->view();
-        QTRY_COMPARE(table->model()->rowCount(), 40);
         table->setFocus();
         QTRY_VERIFY(table->hasFocus());
         table->setCurrentIndex(table->model()->index(3, CandidateTableModel::Status));
@@ -602,11 +606,8 @@ private slots:
         const QString store = m_dir.filePath(QStringLiteral("worth.kforge"));
         QVERIFY(kforgetest::writeSyntheticRun(store, 10));
         MainWindow w;
-        w.show();
-        QVERIFY(QTest::qWaitForWindowActive(&w));
-        QVERIFY(w.openRun(store));
+        QVERIFY(showRun(w, store, 10));
         QTableView* table = w.candidatesPanel()->view();
-        QTRY_COMPARE(table->model()->rowCount(), 10);
         const QHeaderView* header = table->horizontalHeader();
         QCOMPARE(header->visualIndex(CandidateTableModel::Id), 0);
         // The offscreen screen is 800 pixels wide, the smallest a workbench would see: the dock is at
@@ -627,6 +628,48 @@ private slots:
         QVERIFY(header->visualIndex(CandidateTableModel::Origin) > previous);
         // No PyTorch timed in this run: no column of empty speedups over eager.
         QVERIFY(table->isColumnHidden(CandidateTableModel::VsEager));
+    }
+
+    // Columns moved, resized or sorted by are where the user left them in the next session; a
+    // layout saved for another set of columns is not applied.
+    void candidateColumnsAreKeptAcrossSessions() {
+        const QString store = m_dir.filePath(QStringLiteral("columns.kforge"));
+        QVERIFY(kforgetest::writeSyntheticRun(store, 10));
+        const QString key = QStringLiteral("candidates/columns");
+        int defaultOrigin = 0;
+        {
+            MainWindow w;
+            QVERIFY(showRun(w, store, 10));
+            QHeaderView* header = w.candidatesPanel()->view()->horizontalHeader();
+            defaultOrigin = header->visualIndex(CandidateTableModel::Origin);
+            header->moveSection(defaultOrigin, 1);
+            header->resizeSection(CandidateTableModel::Label, 333);
+            w.candidatesPanel()->view()->sortByColumn(CandidateTableModel::Speedup, Qt::DescendingOrder);
+            QVERIFY(w.close());
+        }
+        {
+            MainWindow w;
+            QVERIFY(showRun(w, store, 10));
+            QTableView* table = w.candidatesPanel()->view();
+            QCOMPARE(table->horizontalHeader()->visualIndex(CandidateTableModel::Origin), 1);
+            QCOMPARE(table->horizontalHeader()->sectionSize(CandidateTableModel::Label), 333);
+            QCOMPARE(table->horizontalHeader()->sortIndicatorSection(), int(CandidateTableModel::Speedup));
+            const auto speedup = [table](int row) {
+                return table->model()->index(row, CandidateTableModel::Speedup).data(CandidateTableModel::SortRole);
+            };
+            QVERIFY(speedup(0).toDouble() >= speedup(9).toDouble());
+            QVERIFY(table->isColumnHidden(CandidateTableModel::VsEager)); // follows the run, not the session
+        }
+        QSettings settings;
+        QVariantMap saved = settings.value(key).toMap();
+        saved.insert(QStringLiteral("columns"), 3);
+        settings.setValue(key, saved);
+        {
+            MainWindow w;
+            QCOMPARE(w.candidatesPanel()->view()->horizontalHeader()->visualIndex(CandidateTableModel::Origin),
+                     defaultOrigin);
+        }
+        settings.remove(key);
     }
 
     // A filter typed for one run does not hide the next run's candidates.
