@@ -129,7 +129,7 @@ QString peakTitle(const QString& peakName) {
 }
 
 QString splitTf32Note(double splitTf32Fraction) {
-    if (splitTf32Fraction <= 0.0 || splitTf32Fraction > 1.0)
+    if (!heldToSplitTf32Third(splitTf32Fraction))
         return {};
     return QStringLiteral(" (%1% of the third of the TF32 roof that a 3xTF32 kernel can reach)")
         .arg(splitTf32Fraction * 100.0, 0, 'f', 0);

@@ -65,10 +65,15 @@ QString peakTitle(const QString& peakName);
 // TF32 products per float32 product in a float32-accurate (3xTF32) kernel: big*big, big*small,
 // small*big. Such a kernel can reach 1 / kSplitTf32Products of a TF32 roof in the task's FLOPs.
 inline constexpr double kSplitTf32Products = 3.0;
+// Whether the third of a TF32 roof is a kernel's ceiling, by its Roofline::splitTf32Fraction: not
+// for 0 (another roof, or measured FLOPs), nor above 1: a kernel past the third cannot be issuing
+// three products per product (one TF32 product a product, where the task's tolerance lets that pass).
+inline bool heldToSplitTf32Third(double splitTf32Fraction) {
+    return splitTf32Fraction > 0.0 && splitTf32Fraction <= 1.0;
+}
 // For people, after a fraction of a TF32 roof or of a bound: " (59% of the third of the TF32 roof
-// that a 3xTF32 kernel can reach)" for Roofline::splitTf32Fraction 0.59; empty for 0, and above 1:
-// a kernel past the third cannot be issuing three products per product, so the third is not its
-// ceiling (one TF32 product a product, where the task's tolerance lets that pass).
+// that a 3xTF32 kernel can reach)" for Roofline::splitTf32Fraction 0.59; empty where that third is
+// not the kernel's ceiling (heldToSplitTf32Third).
 QString splitTf32Note(double splitTf32Fraction);
 
 struct Roofline {

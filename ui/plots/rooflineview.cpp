@@ -381,7 +381,7 @@ void RooflineView::onMouseMove(QMouseEvent* event) {
         lines << tr("%1, %2").arg(intensityText(r.intensity), plotstyle::rate(r.achievedFlops, QStringLiteral("FLOP")));
         if (!r.bound.isEmpty())
             lines << tr("%1-bound").arg(r.bound);
-        if (r.splitTf32Fraction > 0.0 && r.splitTf32Fraction <= 1.0) // above it, not three products a product
+        if (diagnose::heldToSplitTf32Third(r.splitTf32Fraction))
             lines << tr("%1% of what a 3xTF32 kernel can reach on %2")
                          .arg(r.splitTf32Fraction * 100.0, 0, 'f', 0)
                          .arg(diagnose::peakTitle(r.peakName));
