@@ -179,7 +179,7 @@ void RooflineView::refresh() {
             ++elsewhere;
             continue;
         }
-        if (r.splitTf32Fraction > 0.0)
+        if (diagnose::heldToSplitTf32Third(r.splitTf32Fraction))
             m_splitTf32Roofs.insert(r.peakName);
         m_points.push_back({r.intensity, r.achievedFlops, r.id});
         xLo = std::min(xLo, r.intensity);

@@ -59,7 +59,7 @@ private:
     QCPGraph* m_selected = nullptr;
     QList<QCPGraph*> m_roofs;
     QList<QCPItemText*> m_roofLabels;
-    QSet<QString> m_splitTf32Roofs; // the TF32 roofs that float32 kernels of the run are held to
+    QSet<QString> m_splitTf32Roofs; // the TF32 roofs whose third holds float32 kernels of the run
     QCPItemText* m_note = nullptr;
     QVector<plotstyle::PlotPoint> m_points; // every point drawn, for picking
     plotstyle::RefreshTimer* m_refresh = nullptr;
