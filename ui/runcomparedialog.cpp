@@ -6,6 +6,7 @@
 #include "rundata.h"
 #include "runsession.h"
 #include "sidebysidediff.h"
+#include "timeformat.h"
 
 #include <QFileInfo>
 #include <QHeaderView>
@@ -176,7 +177,7 @@ void RunCompareDialog::refresh() {
                        .arg(best->id)
                        .arg(confirmed ? QString() : tr(", unconfirmed"))
                  : tr("none yet"),
-            best && best->candidateUs > 0 ? tr("%1 µs").arg(best->candidateUs, 0, 'f', 2) : QString(),
+            best ? formatKernelTime(best->candidateUs) : QString(),
             has ? data->pytorch().speedupBase : QString()};
         for (int row = 0; row < values.size(); ++row)
             m_summary->setItem(row, side, new QTableWidgetItem(values[row]));

@@ -4,6 +4,7 @@
 #include "elidedlabel.h"
 #include "runsession.h"
 #include "store/runexport.h"
+#include "timeformat.h"
 
 #include <QHBoxLayout>
 #include <QProgressBar>
@@ -109,9 +110,9 @@ void RunStatusWidget::update() {
         m_pytorch->setFullText(tr("PyTorch: %1").arg(parts.join(QStringLiteral(", "))));
     } else if (pytorch.startEagerUs) {
         m_pytorch->setFullText(
-            tr("PyTorch: eager %1 µs, torch.compile %2 (compared with the best at the end)")
-                .arg(*pytorch.startEagerUs, 0, 'f', 1)
-                .arg(pytorch.startCompileUs ? tr("%1 µs").arg(*pytorch.startCompileUs, 0, 'f', 1) : tr("not timed")));
+            tr("PyTorch: eager %1, torch.compile %2 (compared with the best at the end)")
+                .arg(formatKernelTime(*pytorch.startEagerUs),
+                     pytorch.startCompileUs ? formatKernelTime(*pytorch.startCompileUs) : tr("not timed")));
     } else {
         m_pytorch->setFullText(data->complete() ? tr("PyTorch: no comparison") : QString());
     }

@@ -1,6 +1,7 @@
 #include "candidatetablemodel.h"
 
 #include "theme.h"
+#include "timeformat.h"
 
 #include <QColor>
 #include <QFont>
@@ -113,7 +114,7 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
         case Time:
             if (sort)
                 return r.candidateUs > 0 ? r.candidateUs : 1e300;
-            return r.candidateUs > 0 ? QStringLiteral("%1 µs").arg(r.candidateUs, 0, 'f', 2) : QString();
+            return formatKernelTime(r.candidateUs);
         case Device:
             return r.device;
         case Cell:
@@ -150,8 +151,12 @@ QVariant CandidateTableModel::data(const QModelIndex& index, int role) const {
         if (index.column() == Confirmed && r.confirmed())
             return m_data->run().bestCandidate == r.id ? tr("The run's best: re-measured before promotion")
                                                        : tr("Re-measured before promotion; not the run's best");
-        if (index.column() == Time && r.candidateUs > 0 && !r.device.isEmpty())
-            return tr("Median on %1, with the baseline timed in the same evaluation").arg(r.device);
+        if (index.column() == Time && r.candidateUs > 0)
+            return r.device.isEmpty() ? tr("Median %1 µs, with the baseline timed in the same evaluation")
+                                            .arg(r.candidateUs, 0, 'f', 2)
+                                      : tr("Median %1 µs on %2, with the baseline timed in the same evaluation")
+                                            .arg(r.candidateUs, 0, 'f', 2)
+                                            .arg(r.device);
         return {};
     case Qt::TextAlignmentRole:
         if (index.column() == Id || index.column() == Island || index.column() == Generation

@@ -8,6 +8,7 @@
 #include "runreader.h"
 #include "runsession.h"
 #include "syntheticrun.h"
+#include "timeformat.h"
 #include "workerthread.h"
 
 #include <QAbstractItemModelTester>
@@ -17,6 +18,9 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <cmath>
+#include <limits>
 
 using namespace kforge;
 using namespace kforge::ui;
@@ -168,11 +172,40 @@ private slots:
             QCOMPARE(onA100->device, mixed ? QStringLiteral("NVIDIA A100") : QStringLiteral("NVIDIA H200"));
             QCOMPARE(table.indexOf(15, CandidateTableModel::Device).data().toString(), onA100->device);
             QCOMPARE(table.indexOf(16, CandidateTableModel::Device).data().toString(), QStringLiteral("NVIDIA H200"));
-            QVERIFY(table.indexOf(16, CandidateTableModel::Time)
-                        .data(Qt::ToolTipRole)
-                        .toString()
-                        .contains(QStringLiteral("NVIDIA H200")));
+            const QString tip = table.indexOf(16, CandidateTableModel::Time).data(Qt::ToolTipRole).toString();
+            QVERIFY2(tip.contains(QStringLiteral("NVIDIA H200")), qPrintable(tip));
+            // The column reads in the unit that suits the time; the tooltip keeps the exact figure.
+            QCOMPARE(table.indexOf(16, CandidateTableModel::Time).data().toString(),
+                     formatKernelTime(onH200->candidateUs));
+            QVERIFY2(tip.contains(QString::number(onH200->candidateUs, 'f', 2) + QStringLiteral(" µs")),
+                     qPrintable(tip));
         }
+    }
+
+    void kernelTimesReadInTheirUnit_data() {
+        QTest::addColumn<double>("microseconds");
+        QTest::addColumn<QString>("text");
+        QTest::newRow("never timed") << 0.0 << QString();
+        QTest::newRow("negative") << -3.0 << QString();
+        QTest::newRow("not a number") << std::nan("") << QString();
+        QTest::newRow("infinite") << std::numeric_limits<double>::infinity() << QString();
+        QTest::newRow("nanoseconds") << 0.85 << QStringLiteral("850 ns");
+        QTest::newRow("rounds up to a microsecond") << 0.9996 << QStringLiteral("1.000 µs");
+        QTest::newRow("microseconds") << 1.5 << QStringLiteral("1.500 µs");
+        QTest::newRow("carry into two digits") << 9.99961 << QStringLiteral("10.00 µs");
+        QTest::newRow("tens") << 21.6 << QStringLiteral("21.60 µs");
+        QTest::newRow("hundreds") << 451.54 << QStringLiteral("451.5 µs");
+        QTest::newRow("rounds up to a millisecond") << 999.96 << QStringLiteral("1.000 ms");
+        QTest::newRow("milliseconds") << 11269.83 << QStringLiteral("11.27 ms");
+        QTest::newRow("hundred milliseconds") << 103856.2 << QStringLiteral("103.9 ms");
+        QTest::newRow("seconds") << 1234567.0 << QStringLiteral("1.235 s");
+        QTest::newRow("long") << 2.5e9 << QStringLiteral("2500.0 s");
+    }
+
+    void kernelTimesReadInTheirUnit() {
+        QFETCH(double, microseconds);
+        QFETCH(QString, text);
+        QCOMPARE(formatKernelTime(microseconds), text);
     }
 
     // The run's best is judged by confirmed speedups (re-measured before promotion): the Confirmed
