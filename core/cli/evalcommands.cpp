@@ -132,8 +132,8 @@ int runEval(const EvalArgs& a) {
     QString source;
     if (!a.kernel.isEmpty()) {
         // Checked as task files are: a regular file (a FIFO or a device would block or never end)
-        // of at most the size a kernel can have.
-        auto text = spec::readRegularFile(a.kernel.toStdString(), spec::kMaxSourceBytes, a.kernel.toStdString());
+        // of at most the size a kernel can have, of UTF-8 text.
+        auto text = spec::readTextFile(a.kernel.toStdString());
         if (!text)
             return fail(ExitSetup, QString::fromStdString(text.error()));
         source = QString::fromStdString(*text);

@@ -1,5 +1,6 @@
 #include "propose/expertlibrary.h"
 
+#include "sourcescan.h"
 #include "util/resourcelocator.h"
 
 #include <QDir>
@@ -8,7 +9,6 @@
 #include <QHash>
 #include <QRegularExpression>
 #include <QSet>
-#include <QStringDecoder>
 
 #include <algorithm>
 #include <utility>
@@ -99,10 +99,13 @@ spec::Expected<Expert> readExpert(const QString& path, const QString& family) {
     const QByteArray bytes = f.readAll();
     if (f.error() != QFileDevice::NoError)
         return spec::Error{problem(path, 0, QStringLiteral("cannot read: %1").arg(f.errorString())).toStdString()};
-    QStringDecoder decoder(QStringDecoder::Utf8);
-    const QString source = decoder.decode(bytes);
-    if (decoder.hasError())
-        return spec::Error{problem(path, 0, QStringLiteral("not UTF-8 text")).toStdString()};
+    const std::string raw = bytes.toStdString();
+    if (const std::size_t at = spec::firstInvalidUtf8(raw); at != std::string_view::npos)
+        return spec::Error{problem(path, spec::lineAt(raw, at),
+                                   QStringLiteral("byte 0x%1 is not UTF-8; expert files are UTF-8 text")
+                                       .arg(QString::number(static_cast<unsigned char>(raw[at]), 16).toUpper()))
+                               .toStdString()};
+    const QString source = QString::fromStdString(raw);
 
     auto header = parseHeader(source, path);
     if (!header)

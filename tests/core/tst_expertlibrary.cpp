@@ -245,7 +245,7 @@ private slots:
         QTest::newRow("unknown directive") << replaced("// kforge:param", "// kforge:parm") << 4 << "kforge:parm";
         QTest::newRow("launch of a missing kernel") << replaced("void softmax", "void other") << 5 << "not defined";
         QTest::newRow("no launch plan") << without("// kforge:launch") << 0 << "no launch plan";
-        QTest::newRow("not UTF-8") << good + "// \xff\xfe\n" << 0 << "UTF-8";
+        QTest::newRow("not UTF-8") << good + "// \xff\xfe\n" << 7 << "byte 0xFF is not UTF-8";
     }
     void badFilesAreReported() {
         QFETCH(QByteArray, content);

@@ -141,6 +141,15 @@ private slots:
             R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"seeds": []}, "task": )"
             + std::string(kTask) + "}")
                                      << "seeds";
+        QTest::newRow("negative seed") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"seeds": [1, -1]}, "task": )"
+            + std::string(kTask) + "}") << "evaluate.options.seeds: -1 is not a seed";
+        QTest::newRow("fractional timing seed") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"timing_seeds": [2.5]}, "task": )"
+            + std::string(kTask) + "}") << "evaluate.options.timing_seeds: 2.5 is not a seed";
+        QTest::newRow("param beyond 64 bits") << QString::fromStdString(
+            R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": "", "params": {"B": 18446744073709551615}}, "task": )"
+            + std::string(kTask) + "}") << "candidate.params.B: must be an integer";
         QTest::newRow("too few PyTorch rounds") << QString::fromStdString(
             R"({"id": 3, "type": "evaluate", "reference": {"source": ""}, "candidate": {"source": ""}, "options": {"pytorch_rounds": 2}, "task": )"
             + std::string(kTask) + "}") << "evaluate.options.pytorch_rounds: 2 is not between 6 and 1000";
@@ -362,6 +371,35 @@ private slots:
         r.message = std::string("log \xff\xfe end");
         const std::string line = protocol::encode(r);
         QVERIFY(protocol::decodeResponse(line).ok());
+
+        // Every line kforge or a worker writes, whatever its strings hold: a host name, a request.
+        protocol::Hello hello;
+        hello.protocol = protocol::kVersion;
+        hello.host = "h\xe9te";
+        const auto decodedHello = protocol::decodeHello(protocol::encode(hello));
+        QVERIFY(decodedHello.ok());
+        QCOMPARE(decodedHello->host, std::string("h\xef\xbf\xbdte"));
+        protocol::EvaluateRequest request;
+        request.id = 2;
+        request.candidate.source = "// \xb5s";
+        QVERIFY(!protocol::encode(protocol::Request{request}).empty());
+    }
+
+    void numbersOutOfRangeAreNotTaken() {
+        // An integer field with a number its type cannot hold reads as absent, never as a wrapped or
+        // undefined value.
+        const auto result = protocol::decodeResponse(
+            R"({"id": 1, "type": "result", "status": "ok", "timing": {"candidate": {"count": 5.1e86, "median_us": 3.5}}})");
+        QVERIFY2(result.ok(), result ? "" : result.error().c_str());
+        const auto& r = std::get<protocol::EvaluateResult>(*result);
+        QVERIFY(r.candidateTiming);
+        QCOMPARE(r.candidateTiming->count, 0);
+        QCOMPARE(r.candidateTiming->medianUs, 3.5);
+        const auto ceilings = protocol::decodeRequest(R"({"id": 4, "type": "ceilings", "device": 4294967296})");
+        QVERIFY(ceilings.ok());
+        QCOMPARE(std::get<protocol::CeilingsRequest>(*ceilings).device, 0);
+        QVERIFY(!protocol::decodeRequest(R"({"id": 1.5, "type": "probe"})").ok());
+        QVERIFY(!protocol::decodeRequest(R"({"id": 18446744073709551615, "type": "probe"})").ok());
     }
 };
 

@@ -1,4 +1,5 @@
 #include "launchplan.h"
+#include "sourcescan.h"
 #include "taskspec.h"
 
 #include <nlohmann/json.hpp>
@@ -207,6 +208,18 @@ private slots:
         QVERIFY2(ok.ok(), ok.ok() ? "" : ok.error().c_str());
         QCOMPARE(ok->referenceSource.at("opencl"), std::string("// ref"));
 
+        // Kernel files are UTF-8 text (the worker protocol carries nothing else): a Latin-1 byte is
+        // named with its place, not passed on to break the request that would carry it.
+        writeFile(root + QStringLiteral("/baseline.cl"), "// base\n// 4 \xb5s a row\n");
+        auto latin1 = loadTaskDir(root.toStdString());
+        QVERIFY(!latin1.ok());
+        QVERIFY2(
+            QString::fromStdString(latin1.error())
+                .contains(QStringLiteral("baseline.opencl: baseline.cl: line 2, column 6: byte 0xB5 is not UTF-8")),
+            latin1.error().c_str());
+        writeFile(root + QStringLiteral("/baseline.cl"), "// base\n// 4 \xc2\xb5s a row\n");
+        QVERIFY(loadTaskDir(root.toStdString()).ok());
+
         // Reference data files must exist and hold exactly the tensor's bytes.
         json task = validTask();
         task["reference_data"] =
@@ -223,6 +236,40 @@ private slots:
         QVERIFY2(withData.ok(), withData.ok() ? "" : withData.error().c_str());
         QVERIFY(withData->spec.findReferenceData("small", 1) != nullptr);
         QVERIFY(withData->spec.findReferenceData("small", 2) == nullptr);
+    }
+
+    void utf8IsCheckedStrictly_data() {
+        QTest::addColumn<QByteArray>("text");
+        QTest::addColumn<int>("invalidAt"); // -1: all of it is UTF-8
+        QTest::newRow("ascii") << QByteArray("__global float* x;\n") << -1;
+        QTest::newRow("empty") << QByteArray() << -1;
+        QTest::newRow("two bytes") << QByteArray("// \xc2\xb5s") << -1;
+        QTest::newRow("three bytes") << QByteArray("// \xe2\x82\xac") << -1;
+        QTest::newRow("four bytes") << QByteArray("// \xf0\x9f\x98\x80") << -1;
+        QTest::newRow("latin-1") << QByteArray("// \xb5s") << 3;
+        QTest::newRow("overlong slash") << QByteArray("a\xc0\xaf") << 1;
+        QTest::newRow("overlong three bytes") << QByteArray("\xe0\x80\xaf") << 0;
+        QTest::newRow("surrogate") << QByteArray("ab\xed\xa0\x80") << 2;
+        QTest::newRow("past U+10FFFF") << QByteArray("\xf4\x90\x80\x80") << 0;
+        QTest::newRow("cut short at the end") << QByteArray("ok \xe2\x82") << 3;
+        QTest::newRow("continuation alone") << QByteArray("\x80") << 0;
+        QTest::newRow("lead byte F5") << QByteArray("\xf5\x80\x80\x80") << 0;
+    }
+
+    void utf8IsCheckedStrictly() {
+        QFETCH(QByteArray, text);
+        QFETCH(int, invalidAt);
+        const std::size_t at =
+            firstInvalidUtf8(std::string_view(text.constData(), static_cast<std::size_t>(text.size())));
+        QCOMPARE(at == std::string_view::npos ? -1 : static_cast<int>(at), invalidAt);
+        // Exactly what the JSON the worker protocol writes accepts.
+        bool dumped = true;
+        try {
+            (void)json(text.toStdString()).dump();
+        } catch (const json::exception&) {
+            dumped = false;
+        }
+        QCOMPARE(dumped, invalidAt < 0);
     }
 
     // ---- hostile task folders -------------------------------------------------------------------

@@ -5,7 +5,9 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <unistd.h>
+#include <utility>
 
 namespace kforge::protocol {
 
@@ -24,6 +26,13 @@ constexpr std::pair<Status, std::string_view> kStatusNames[] = {
     {Status::Timeout, "timeout"}, {Status::Incorrect, "incorrect"},        {Status::Rejected, "rejected"},
 };
 
+// Lines go out as one line of JSON whatever the strings in them hold: a byte that is not UTF-8 (a
+// host name, a message quoting a compiler) becomes U+FFFD instead of an exception. Kernel sources
+// never need it: they are refused when they are read if they are not UTF-8 (spec::readTextFile).
+std::string oneLine(const json& j) {
+    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 // Lines come from another process (a worker, or kforge) and may be anything: deep nesting, numbers
 // beyond double's range (1e999) and invalid UTF-8 become errors, never exceptions.
 Expected<json> parseLine(const std::string& line) {
@@ -40,23 +49,59 @@ Expected<json> parseLine(const std::string& line) {
     return std::move(*j);
 }
 
+// A JSON integer as an integer type T when T holds it; nullopt for anything else. nlohmann's own
+// get<int>() of 1e300 is undefined behaviour, and of -1 as an unsigned type wraps around.
+template <typename T> std::optional<T> integerAs(const json& v) {
+    if (v.is_number_unsigned()) {
+        const auto u = v.get<std::uint64_t>();
+        return std::in_range<T>(u) ? std::optional<T>(static_cast<T>(u)) : std::nullopt;
+    }
+    if (v.is_number_integer()) {
+        const auto i = v.get<std::int64_t>();
+        return std::in_range<T>(i) ? std::optional<T>(static_cast<T>(i)) : std::nullopt;
+    }
+    return std::nullopt;
+}
+
+// A field's value, or `fallback` where it is missing, null or of another type (an integer field
+// holding a fraction, or a number its type cannot hold, included).
 template <typename T> T value(const json& j, const char* key, T fallback) {
     auto it = j.find(key);
     if (it == j.end() || it->is_null())
         return fallback;
-    try {
-        return it->get<T>();
-    } catch (const json::exception&) {
-        return fallback;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        return integerAs<T>(*it).value_or(fallback);
+    } else {
+        try {
+            return it->get<T>();
+        } catch (const json::exception&) {
+            return fallback;
+        }
     }
+}
+
+// A list of seeds: unsigned 64-bit integers, at least one.
+Expected<std::vector<std::uint64_t>> seedList(const json& j, const std::string& field) {
+    if (!j.is_array() || j.empty())
+        return Error{field + ": needs a list of at least one seed"};
+    std::vector<std::uint64_t> seeds;
+    for (const json& v : j) {
+        const auto seed = integerAs<std::uint64_t>(v);
+        if (!seed)
+            return Error{field + ": " + v.dump(-1, ' ', false, json::error_handler_t::replace)
+                         + " is not a seed (an integer from 0 to 2^64 - 1)"};
+        seeds.push_back(*seed);
+    }
+    return seeds;
 }
 
 // A message's "id", which every request and response carries; `what` names the message in the error.
 Expected<std::int64_t> idOf(const json& j, const char* what) {
     auto id = j.find("id");
-    if (id == j.end() || !id->is_number_integer())
+    const auto value = id == j.end() ? std::nullopt : integerAs<std::int64_t>(*id);
+    if (!value)
         return Error{std::string(what) + ": 'id' is missing or not an integer"};
-    return id->get<std::int64_t>();
+    return *value;
 }
 
 json kernelToJson(const KernelInput& k) {
@@ -83,12 +128,13 @@ Expected<KernelInput> kernelFromJson(const json& j, const std::string& field) {
         if (!p->is_object())
             return Error{field + ".params: must be an object of name: integer"};
         for (const auto& [name, v] : p->items()) {
-            if (!v.is_number_integer()) {
+            const auto param = integerAs<std::int64_t>(v);
+            if (!param) {
                 std::string message = field;
                 message.append(".params.").append(name).append(": must be an integer");
                 return Error{message};
             }
-            k.params[name] = v.get<std::int64_t>();
+            k.params[name] = *param;
         }
     }
     return k;
@@ -124,15 +170,13 @@ Expected<EvalOptions> optionsFromJson(const json& j) {
     if (!j.is_object())
         return Error{"evaluate.options: must be an object"};
     try {
-        if (j.contains("seeds")) {
-            o.seeds = j.at("seeds").get<std::vector<std::uint64_t>>();
-            if (o.seeds.empty())
-                return Error{"evaluate.options.seeds: needs at least one seed"};
-        }
-        if (j.contains("timing_seeds")) {
-            o.timingSeeds = j.at("timing_seeds").get<std::vector<std::uint64_t>>();
-            if (o.timingSeeds.empty())
-                return Error{"evaluate.options.timing_seeds: needs at least one seed"};
+        for (auto [key, seeds] : {std::pair{"seeds", &o.seeds}, std::pair{"timing_seeds", &o.timingSeeds}}) {
+            if (!j.contains(key))
+                continue;
+            auto list = seedList(j.at(key), std::string("evaluate.options.") + key);
+            if (!list)
+                return Error{list.error()};
+            *seeds = std::move(*list);
         }
         o.stress = value(j, "stress", o.stress);
         o.timing = value(j, "timing", o.timing);
@@ -219,9 +263,13 @@ void sayWhere(Hello& hello) {
 }
 
 std::string encode(const Hello& h) {
-    return json{{"kforge", kMagic}, {"protocol", h.protocol}, {"backend", h.backend}, {"version", h.workerVersion},
-                {"pid", h.pid},     {"host", h.host},         {"job", h.job}}
-        .dump();
+    return oneLine(json{{"kforge", kMagic},
+                        {"protocol", h.protocol},
+                        {"backend", h.backend},
+                        {"version", h.workerVersion},
+                        {"pid", h.pid},
+                        {"host", h.host},
+                        {"job", h.job}});
 }
 
 std::string encode(const Request& r) {
@@ -229,22 +277,21 @@ std::string encode(const Request& r) {
         [](const auto& req) -> std::string {
             using T = std::decay_t<decltype(req)>;
             if constexpr (std::is_same_v<T, ProbeRequest>) {
-                return json{{"id", req.id}, {"type", "probe"}}.dump();
+                return oneLine(json{{"id", req.id}, {"type", "probe"}});
             } else if constexpr (std::is_same_v<T, CeilingsRequest>) {
-                return json{{"id", req.id}, {"type", "ceilings"}, {"device", req.device}, {"refresh", req.refresh}}
-                    .dump();
+                return oneLine(
+                    json{{"id", req.id}, {"type", "ceilings"}, {"device", req.device}, {"refresh", req.refresh}});
             } else if constexpr (std::is_same_v<T, ShutdownRequest>) {
-                return json{{"id", req.id}, {"type", "shutdown"}}.dump();
+                return oneLine(json{{"id", req.id}, {"type", "shutdown"}});
             } else if constexpr (std::is_same_v<T, DisassembleRequest>) {
-                return json{{"id", req.id},
-                            {"type", "disassemble"},
-                            {"task", req.task.toJson()},
-                            {"variant", req.variant},
-                            {"kernel", kernelToJson(req.kernel)},
-                            {"arch", req.arch},
-                            {"device", req.device},
-                            {"machine_code", req.machineCode}}
-                    .dump(-1, ' ', false, json::error_handler_t::replace);
+                return oneLine(json{{"id", req.id},
+                                    {"type", "disassemble"},
+                                    {"task", req.task.toJson()},
+                                    {"variant", req.variant},
+                                    {"kernel", kernelToJson(req.kernel)},
+                                    {"arch", req.arch},
+                                    {"device", req.device},
+                                    {"machine_code", req.machineCode}});
             } else {
                 json j{{"id", req.id},
                        {"type", "evaluate"},
@@ -257,7 +304,7 @@ std::string encode(const Request& r) {
                     j["baseline"] = kernelToJson(*req.baseline);
                 if (req.yardstick)
                     j["yardstick"] = kernelToJson(*req.yardstick);
-                return j.dump();
+                return oneLine(j);
             }
         },
         r);
@@ -359,7 +406,7 @@ json toJson(const EvaluateResult& r) {
 }
 
 std::string encode(const EvaluateResult& r) {
-    return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace);
+    return oneLine(toJson(r));
 }
 
 json toJson(const ProbeResult& r) {
@@ -376,19 +423,18 @@ json toJson(const ProbeResult& r) {
 }
 
 std::string encode(const ProbeResult& r) {
-    return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace);
+    return oneLine(toJson(r));
 }
 
 std::string encode(const CeilingsResult& r) {
-    return json{{"id", r.id},
-                {"type", "ceilings"},
-                {"ok", r.ok},
-                {"message", r.message},
-                {"device", r.device},
-                {"cached", r.cached},
-                {"measured_at", r.measuredAt},
-                {"ceilings", r.ceilings}}
-        .dump(-1, ' ', false, json::error_handler_t::replace);
+    return oneLine(json{{"id", r.id},
+                        {"type", "ceilings"},
+                        {"ok", r.ok},
+                        {"message", r.message},
+                        {"device", r.device},
+                        {"cached", r.cached},
+                        {"measured_at", r.measuredAt},
+                        {"ceilings", r.ceilings}});
 }
 
 json toJson(const DisassembleResult& r) {
@@ -410,7 +456,7 @@ json toJson(const DisassembleResult& r) {
 }
 
 std::string encode(const DisassembleResult& r) {
-    return toJson(r).dump(-1, ' ', false, json::error_handler_t::replace);
+    return oneLine(toJson(r));
 }
 
 Expected<DisassembleResult> disassembleResultFromJson(const json& j) {
@@ -442,7 +488,7 @@ Expected<DisassembleResult> disassembleResultFromJson(const json& j) {
 std::string encodeError(std::optional<std::int64_t> id, const std::string& message) {
     json j{{"type", "error"}, {"message", message}};
     j["id"] = id ? json(*id) : json(nullptr);
-    return j.dump(-1, ' ', false, json::error_handler_t::replace);
+    return oneLine(j);
 }
 
 Expected<Hello> decodeHello(const std::string& line) {
@@ -615,8 +661,10 @@ Expected<EvaluateResult> evaluateResultFromJson(const json& j) {
         for (const auto& c : value(j, "checks", json::array()))
             r.checks.push_back(
                 {value<std::string>(c, "name", ""), value(c, "passed", false), value<std::string>(c, "detail", "")});
-        r.seeds = value(j, "seeds", std::vector<std::uint64_t>{});
-        r.timingSeeds = value(j, "timing_seeds", std::vector<std::uint64_t>{});
+        for (auto [key, seeds] : {std::pair{"seeds", &r.seeds}, std::pair{"timing_seeds", &r.timingSeeds}})
+            if (auto it = j.find(key); it != j.end())
+                if (auto list = seedList(*it, std::string("result.") + key))
+                    *seeds = std::move(*list);
         r.stressSets = value(j, "stress_sets", std::vector<std::string>{});
         r.phaseSeconds = value(j, "phase_s", std::map<std::string, double>{});
         r.host = value<std::string>(j, "host", "");

@@ -664,6 +664,56 @@ int lineAt(const std::string& text, std::size_t pos) {
     return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(pos), '\n'));
 }
 
+std::size_t firstInvalidUtf8(std::string_view text) {
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+    const std::size_t n = text.size();
+    std::size_t i = 0;
+    while (i < n) {
+        const unsigned char c = byte(i);
+        if (c < 0x80) {
+            ++i;
+            continue;
+        }
+        // The length of the sequence a lead byte starts, and the range its second byte must lie in
+        // (which is what excludes overlong forms, surrogates and code points past U+10FFFF).
+        std::size_t length = 0;
+        unsigned char lo = 0x80, hi = 0xbf;
+        if (c >= 0xc2 && c <= 0xdf) {
+            length = 2;
+        } else if (c >= 0xe0 && c <= 0xef) {
+            length = 3;
+            lo = c == 0xe0 ? 0xa0 : 0x80;
+            hi = c == 0xed ? 0x9f : 0xbf;
+        } else if (c >= 0xf0 && c <= 0xf4) {
+            length = 4;
+            lo = c == 0xf0 ? 0x90 : 0x80;
+            hi = c == 0xf4 ? 0x8f : 0xbf;
+        } else {
+            return i;
+        }
+        if (i + 1 >= n || byte(i + 1) < lo || byte(i + 1) > hi)
+            return i;
+        for (std::size_t k = 2; k < length; ++k)
+            if (i + k >= n || (byte(i + k) & 0xc0) != 0x80)
+                return i;
+        i += length;
+    }
+    return std::string_view::npos;
+}
+
+std::optional<std::string> notUtf8Problem(const std::string& source, const std::string& shownName) {
+    const std::size_t at = firstInvalidUtf8(source);
+    if (at == std::string_view::npos)
+        return std::nullopt;
+    const std::size_t lineStart = at == 0 ? std::string::npos : source.rfind('\n', at - 1);
+    const std::size_t column = lineStart == std::string::npos ? at + 1 : at - lineStart;
+    static constexpr char hex[] = "0123456789ABCDEF";
+    const auto b = static_cast<unsigned char>(source[at]);
+    return shownName + ": line " + std::to_string(lineAt(source, at)) + ", column " + std::to_string(column)
+           + ": byte 0x" + hex[b >> 4] + hex[b & 0xf]
+           + " is not UTF-8; kernel files are UTF-8 text (save the file as UTF-8)";
+}
+
 std::vector<KernelHead> findKernelHeads(const std::string& code, Dialect dialect) {
     std::vector<KernelHead> heads;
     const std::size_t n = code.size();

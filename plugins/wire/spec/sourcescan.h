@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -99,6 +100,14 @@ std::size_t matchingParen(const std::string& code, std::size_t open, std::size_t
 
 // 1-based line of an offset.
 int lineAt(const std::string& text, std::size_t pos);
+
+// The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong forms,
+// no surrogates, nothing past U+10FFFF), or npos when all of `text` is. The worker protocol is JSON,
+// which carries UTF-8 text only.
+std::size_t firstInvalidUtf8(std::string_view text);
+
+// Null when `source` is UTF-8; else "NAME: line L, column C: byte 0xB5 is not UTF-8 ...".
+std::optional<std::string> notUtf8Problem(const std::string& source, const std::string& shownName);
 
 // A finding of the shared preprocessor check: always an error that rejects the candidate.
 struct SourceFinding {

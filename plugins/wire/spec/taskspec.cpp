@@ -654,8 +654,14 @@ const ReferenceData* TaskSpec::findReferenceData(const std::string& variant, std
     return nullptr;
 }
 
-Expected<std::string> readTextFile(const std::filesystem::path& path) {
-    return readRegularFile(path, kMaxSourceBytes, path.string());
+Expected<std::string> readTextFile(const std::filesystem::path& path, const std::string& shownName) {
+    const std::string name = shownName.empty() ? path.string() : shownName;
+    auto text = readRegularFile(path, kMaxSourceBytes, name);
+    if (!text)
+        return text;
+    if (auto problem = notUtf8Problem(*text, name))
+        return fail(*problem);
+    return text;
 }
 
 Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir) {
@@ -690,7 +696,7 @@ Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir) {
             auto p = resolveInside(bundle.dir, name, field);
             if (!p)
                 return fail(file.string() + ": " + p.error());
-            auto src = readRegularFile(*p, kMaxSourceBytes, name);
+            auto src = readTextFile(*p, name);
             if (!src)
                 return fail(file.string() + ": " + field + ": " + src.error());
             (*map)[backend] = *src;

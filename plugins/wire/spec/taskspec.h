@@ -114,8 +114,9 @@ struct TaskBundle {
 
 Expected<TaskBundle> loadTaskDir(const std::filesystem::path& dir);
 
-// A kernel source file: a regular file of at most kMaxSourceBytes.
-Expected<std::string> readTextFile(const std::filesystem::path& path);
+// A kernel source file: a regular file of at most kMaxSourceBytes, of UTF-8 text (the worker
+// protocol carries nothing else). Errors name the file as `shownName` (default: the path).
+Expected<std::string> readTextFile(const std::filesystem::path& path, const std::string& shownName = {});
 
 bool isIdentifier(const std::string& s);
 
