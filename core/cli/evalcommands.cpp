@@ -8,10 +8,10 @@
 #include "eval/workerlocator.h"
 #include "eval/workerpool.h"
 #include "kernelfile.h"
-#include "safeio.h"
 #include "sourcescan.h"
 #include "task/evalrequest.h"
 #include "task/taskcatalog.h"
+#include "taskspec.h"
 
 #include <QCommandLineParser>
 #include <QCoreApplication>

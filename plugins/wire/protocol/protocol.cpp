@@ -87,9 +87,12 @@ Expected<std::vector<std::uint64_t>> seedList(const json& j, const std::string& 
     std::vector<std::uint64_t> seeds;
     for (const json& v : j) {
         const auto seed = integerAs<std::uint64_t>(v);
-        if (!seed)
-            return Error{field + ": " + v.dump(-1, ' ', false, json::error_handler_t::replace)
-                         + " is not a seed (an integer from 0 to 2^64 - 1)"};
+        if (!seed) {
+            std::string shown = oneLine(v);
+            if (shown.size() > 40)
+                shown = shown.substr(0, 40) + "...";
+            return Error{field + ": " + shown + " is not a seed (an integer from 0 to 2^64 - 1)"};
+        }
         seeds.push_back(*seed);
     }
     return seeds;
