@@ -88,10 +88,11 @@ Expected<std::vector<std::uint64_t>> seedList(const json& j, const std::string& 
     for (const json& v : j) {
         const auto seed = integerAs<std::uint64_t>(v);
         if (!seed) {
-            std::string shown = oneLine(v);
-            if (shown.size() > 40)
-                shown = shown.substr(0, 40) + "...";
-            return Error{field + ": " + shown + " is not a seed (an integer from 0 to 2^64 - 1)"};
+            const std::string shown = oneLine(v);
+            std::string message = field;
+            message.append(": ").append(shown, 0, 40).append(shown.size() > 40 ? "..." : "");
+            message.append(" is not a seed (an integer from 0 to 2^64 - 1)");
+            return Error{message};
         }
         seeds.push_back(*seed);
     }
