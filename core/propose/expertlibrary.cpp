@@ -100,10 +100,9 @@ spec::Expected<Expert> readExpert(const QString& path, const QString& family) {
     if (f.error() != QFileDevice::NoError)
         return spec::Error{problem(path, 0, QStringLiteral("cannot read: %1").arg(f.errorString())).toStdString()};
     const std::string raw = bytes.toStdString();
-    if (const std::size_t at = spec::firstInvalidUtf8(raw); at != std::string_view::npos)
-        return spec::Error{problem(path, spec::lineAt(raw, at),
-                                   QStringLiteral("byte 0x%1 is not UTF-8; expert files are UTF-8 text")
-                                       .arg(QString::number(static_cast<unsigned char>(raw[at]), 16).toUpper()))
+    if (const auto bad = spec::findNotUtf8(raw))
+        return spec::Error{problem(path, bad->line,
+                                   QString::fromStdString(bad->what) + QStringLiteral("; expert files are UTF-8 text"))
                                .toStdString()};
     const QString source = QString::fromStdString(raw);
 

@@ -16,7 +16,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -45,7 +44,7 @@ const spec::TaskSpec& task() {
 }
 
 int lineCount(const std::string& source) {
-    return 1 + static_cast<int>(std::count(source.begin(), source.end(), '\n'));
+    return spec::lineAt(source, source.size());
 }
 
 void scan(const std::string& source, spec::Dialect dialect) {

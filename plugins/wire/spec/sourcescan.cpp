@@ -701,17 +701,16 @@ std::size_t firstInvalidUtf8(std::string_view text) {
     return std::string_view::npos;
 }
 
-std::optional<std::string> notUtf8Problem(const std::string& source, const std::string& shownName) {
-    const std::size_t at = firstInvalidUtf8(source);
+std::optional<NotUtf8> findNotUtf8(const std::string& text) {
+    const std::size_t at = firstInvalidUtf8(text);
     if (at == std::string_view::npos)
         return std::nullopt;
-    const std::size_t lineStart = at == 0 ? std::string::npos : source.rfind('\n', at - 1);
+    const std::size_t lineStart = at == 0 ? std::string::npos : text.rfind('\n', at - 1);
     const std::size_t column = lineStart == std::string::npos ? at + 1 : at - lineStart;
     static constexpr char hex[] = "0123456789ABCDEF";
-    const auto b = static_cast<unsigned char>(source[at]);
-    return shownName + ": line " + std::to_string(lineAt(source, at)) + ", column " + std::to_string(column)
-           + ": byte 0x" + hex[b >> 4] + hex[b & 0xf]
-           + " is not UTF-8; kernel files are UTF-8 text (save the file as UTF-8)";
+    const auto b = static_cast<unsigned char>(text[at]);
+    return NotUtf8{lineAt(text, at), static_cast<int>(column),
+                   std::string("byte 0x") + hex[b >> 4] + hex[b & 0xf] + " is not UTF-8"};
 }
 
 std::vector<KernelHead> findKernelHeads(const std::string& code, Dialect dialect) {

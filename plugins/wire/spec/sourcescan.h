@@ -106,8 +106,14 @@ int lineAt(const std::string& text, std::size_t pos);
 // which carries UTF-8 text only.
 std::size_t firstInvalidUtf8(std::string_view text);
 
-// Null when `source` is UTF-8; else "NAME: line L, column C: byte 0xB5 is not UTF-8 ...".
-std::optional<std::string> notUtf8Problem(const std::string& source, const std::string& shownName);
+// Where `text` stops being UTF-8 (1-based line and column) and what is there ("byte 0xB5 is not
+// UTF-8"); null when all of it is. Each reader of files says which files must be UTF-8, and why.
+struct NotUtf8 {
+    int line = 0;
+    int column = 0;
+    std::string what;
+};
+std::optional<NotUtf8> findNotUtf8(const std::string& text);
 
 // A finding of the shared preprocessor check: always an error that rejects the candidate.
 struct SourceFinding {

@@ -659,8 +659,9 @@ Expected<std::string> readTextFile(const std::filesystem::path& path, const std:
     auto text = readRegularFile(path, kMaxSourceBytes, name);
     if (!text)
         return text;
-    if (auto problem = notUtf8Problem(*text, name))
-        return fail(*problem);
+    if (const auto bad = findNotUtf8(*text))
+        return fail(name + ": line " + std::to_string(bad->line) + ", column " + std::to_string(bad->column) + ": "
+                    + bad->what + "; kernel files are UTF-8 text (save the file as UTF-8)");
     return text;
 }
 
