@@ -11,6 +11,7 @@
 #include <QItemSelectionModel>
 #include <QLineEdit>
 #include <QSettings>
+#include <QStyle>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -156,6 +157,20 @@ void CandidatesPanel::restoreColumns() {
         return;
     hideEmptyColumns(); // they follow the run shown, not the last session
     m_view->sortByColumn(header->sortIndicatorSection(), header->sortIndicatorOrder());
+}
+
+int CandidatesPanel::leadingColumnsWidth() const {
+    const QHeaderView* header = m_view->horizontalHeader();
+    const int last = header->visualIndex(CandidateTableModel::Time);
+    int width = 0;
+    for (int visual = 0; visual <= last; ++visual) {
+        const int column = header->logicalIndex(visual);
+        if (!header->isSectionHidden(column))
+            width += header->sectionSize(column);
+    }
+    const QMargins margins = layout()->contentsMargins();
+    return width + 2 * m_view->frameWidth() + m_view->style()->pixelMetric(QStyle::PM_ScrollBarExtent, nullptr, m_view)
+           + margins.left() + margins.right();
 }
 
 void CandidatesPanel::follow(qint64 candidate) {

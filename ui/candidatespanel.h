@@ -34,6 +34,9 @@ public:
     // "candidates/columns"); a layout saved for another set of columns is left unused.
     void saveColumns() const;
     void restoreColumns();
+    // The width that shows every column up to Time (what a candidate is worth and its kernel time,
+    // with its unit), frame, scroll bar and margins included: the docked panel's default width.
+    int leadingColumnsWidth() const;
 
 private:
     void follow(qint64 candidate);

@@ -46,6 +46,7 @@
 #include <QMessageBox>
 #include <QScopeGuard>
 #include <QScreen>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -628,6 +629,26 @@ private slots:
         QVERIFY(header->visualIndex(CandidateTableModel::Origin) > previous);
         // No PyTorch timed in this run: no column of empty speedups over eager.
         QVERIFY(table->isColumnHidden(CandidateTableModel::VsEager));
+
+        // On a screen with room for it (the default window is 1500 pixels wide), the dock is as wide
+        // as the panel's leading columns: the kernel time shows whole, with its unit, with a vertical
+        // scroll bar beside it.
+        CandidatesPanel panel(w.session()->data(), w.session()->selection());
+        panel.resize(panel.leadingColumnsWidth(), 120); // a few rows: the scroll bar shows
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QTableView* alone = panel.view();
+        QTRY_VERIFY(alone->verticalScrollBar()->isVisible());
+        const QHeaderView* aloneHeader = alone->horizontalHeader();
+        const int timeEnd = aloneHeader->sectionViewportPosition(CandidateTableModel::Time)
+                            + aloneHeader->sectionSize(CandidateTableModel::Time);
+        QVERIFY2(timeEnd <= alone->viewport()->width(),
+                 qPrintable(QStringLiteral("Time ends at %1 of %2").arg(timeEnd).arg(alone->viewport()->width())));
+        QVERIFY(aloneHeader->sectionViewportPosition(CandidateTableModel::Origin) >= timeEnd);
+        const QString time = alone->model()->index(0, CandidateTableModel::Time).data().toString();
+        QVERIFY2(time.endsWith(QLatin1String("s")), qPrintable(time)); // "8.557 ms", "937.8 µs"
+        QVERIFY2(alone->fontMetrics().horizontalAdvance(time) < aloneHeader->sectionSize(CandidateTableModel::Time),
+                 qPrintable(time));
     }
 
     // Columns moved, resized or sorted by are where the user left them in the next session; a
