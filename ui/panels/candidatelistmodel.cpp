@@ -41,9 +41,14 @@ QVariant CandidateListModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole: {
         if (!row)
             return tr("#%1 (not loaded yet)").arg(id);
-        QStringList parts{QStringLiteral("#%1 %2").arg(id).arg(originTitle(row->origin))};
-        if (!row->label.isEmpty())
-            parts << row->label;
+        // "#8 tuner VW=8", "#1 seed · baseline": a label that begins with the origin does not repeat it.
+        const QString origin = originTitle(row->origin);
+        QStringList parts;
+        if (row->label.startsWith(origin + QLatin1Char(' ')))
+            parts << QStringLiteral("#%1 %2").arg(id).arg(row->label);
+        else
+            parts << QStringLiteral("#%1 %2").arg(id).arg(origin) << row->label;
+        parts.removeAll(QString());
         if (!row->evaluated())
             parts << tr("not evaluated");
         else if (row->status != QLatin1String("ok"))

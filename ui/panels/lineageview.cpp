@@ -13,6 +13,7 @@
 #include <QLabel>
 #include <QListView>
 #include <QMenu>
+#include <QPainter>
 #include <QPushButton>
 #include <QScopedValueRollback>
 #include <QSet>
@@ -30,8 +31,8 @@ QLabel* factLabel() {
     return label;
 }
 
-QListView* candidateList(CandidateListModel* model, const QString& placeholder) {
-    auto* view = new QListView;
+CandidateListView* candidateList(CandidateListModel* model, const QString& placeholder) {
+    auto* view = new CandidateListView;
     view->setModel(model);
     view->setEditTriggers(QAbstractItemView::NoEditTriggers);
     view->setUniformItemSizes(true);
@@ -58,6 +59,24 @@ QWidget* titled(const QString& title, QWidget* content, QLabel** titleLabel = nu
 }
 
 } // namespace
+
+void CandidateListView::setEmptyText(const QString& text) {
+    if (text == m_emptyText)
+        return;
+    m_emptyText = text;
+    viewport()->update();
+}
+
+void CandidateListView::paintEvent(QPaintEvent* event) {
+    QListView::paintEvent(event);
+    if (m_emptyText.isEmpty() || !model() || model()->rowCount(rootIndex()) > 0)
+        return;
+    QPainter painter(viewport());
+    painter.setPen(palette().color(QPalette::PlaceholderText));
+    const int margin = fontMetrics().height() / 3;
+    painter.drawText(viewport()->rect().adjusted(margin, margin, -margin, -margin),
+                     Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, m_emptyText);
+}
 
 LineageView::LineageView(RunData* data, CandidateSelection* selection, QWidget* parent)
     : QWidget(parent), m_data(data), m_selection(selection) {
@@ -150,6 +169,37 @@ void LineageView::setCandidate(qint64 candidate) {
                                                       : tr("Ancestry (%1 generations back)").arg(ancestry.size()));
     updateFacts();
     updateCompareButton();
+    updateEmptyTexts();
+}
+
+void LineageView::updateEmptyTexts() {
+    const CandidateRow* row = m_data && m_candidate > 0 ? m_data->candidate(m_candidate) : nullptr;
+    if (!row) {
+        for (CandidateListView* view : {m_parentsView, m_childrenView, m_ancestryView})
+            view->setEmptyText(QString());
+        return;
+    }
+    QString root;
+    switch (row->origin) {
+    case model::Origin::Seed:
+        root = tr("None: the search starts from this kernel (the task's baseline or a seed)");
+        break;
+    case model::Origin::Expert:
+        root = tr("None: a kernel from the expert library");
+        break;
+    case model::Origin::Experience:
+        root = tr("None: a kernel from the experience library of earlier runs");
+        break;
+    case model::Origin::Tuner:
+    case model::Origin::Llm:
+    case model::Origin::Human:
+        root = tr("None: made from no other candidate of this run");
+        break;
+    }
+    m_parentsView->setEmptyText(root);
+    m_ancestryView->setEmptyText(row->parents.isEmpty() ? tr("None: this candidate has no parents")
+                                                        : tr("None: its parents are not loaded yet"));
+    m_childrenView->setEmptyText(tr("None so far: no candidate has been made from this one"));
 }
 
 void LineageView::updateFacts() {

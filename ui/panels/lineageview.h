@@ -4,11 +4,11 @@
 // Clicking a listed candidate, or moving onto it with the keyboard, selects it; "Compare with parent" opens the pair
 // side by side through the shared selection (for a crossover, its menu offers each parent).
 
+#include <QListView>
 #include <QPointer>
 #include <QWidget>
 
 class QLabel;
-class QListView;
 class QModelIndex;
 class QPushButton;
 
@@ -17,6 +17,21 @@ namespace kforge::ui {
 class CandidateListModel;
 class CandidateSelection;
 class RunData;
+
+// A list of candidates that says in its own area why it is empty ("None: a kernel from the expert
+// library"), instead of showing a blank box.
+class CandidateListView : public QListView {
+public:
+    using QListView::QListView;
+    void setEmptyText(const QString& text);
+    QString emptyText() const { return m_emptyText; }
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+
+private:
+    QString m_emptyText;
+};
 
 class LineageView : public QWidget {
     Q_OBJECT
@@ -27,14 +42,16 @@ public:
     CandidateListModel* parentsModel() const { return m_parents; }
     CandidateListModel* childrenModel() const { return m_children; }
     CandidateListModel* ancestryModel() const { return m_ancestry; }
-    QListView* parentsView() const { return m_parentsView; }
-    QListView* childrenView() const { return m_childrenView; }
+    CandidateListView* parentsView() const { return m_parentsView; }
+    CandidateListView* childrenView() const { return m_childrenView; }
+    CandidateListView* ancestryView() const { return m_ancestryView; }
     QPushButton* compareButton() const { return m_compare; }
 
 private:
     void setCandidate(qint64 candidate);
     void updateFacts();
     void updateCompareButton();
+    void updateEmptyTexts();
     void onCandidatesAdded(int first, int last);
     void onCandidatesChanged(const QList<int>& rows);
     void activate(const QModelIndex& index);
@@ -57,9 +74,9 @@ private:
     CandidateListModel* m_parents = nullptr;
     CandidateListModel* m_children = nullptr;
     CandidateListModel* m_ancestry = nullptr;
-    QListView* m_parentsView = nullptr;
-    QListView* m_childrenView = nullptr;
-    QListView* m_ancestryView = nullptr;
+    CandidateListView* m_parentsView = nullptr;
+    CandidateListView* m_childrenView = nullptr;
+    CandidateListView* m_ancestryView = nullptr;
     QLabel* m_ancestryTitle = nullptr;
 };
 

@@ -468,8 +468,36 @@ private slots:
         QCOMPARE(compare.last().at(0).toLongLong(), 1);
         QCOMPARE(compare.last().at(1).toLongLong(), 4);
 
+        // A list with nothing in it says why instead of showing a blank box.
+        QVERIFY(view.childrenView()->emptyText().startsWith(QStringLiteral("None so far")));
+        QVERIFY(view.parentsView()->emptyText().contains(QStringLiteral("made from no other candidate")));
+        QCOMPARE(view.parentsView()->model()->index(0, 0).data().toString(),
+                 QStringLiteral("#2 LLM · variant 2 · 1.00×"));
+
         selection.select(1);
         QVERIFY(!view.compareButton()->isEnabled()); // a seed has no parent
+        QVERIFY(view.parentsView()->emptyText().contains(QStringLiteral("the search starts from this kernel")));
+        QCOMPARE(view.ancestryView()->emptyText(), QStringLiteral("None: this candidate has no parents"));
+        QCOMPARE(view.childrenModel()->index(0, 0).data().toString(), QStringLiteral("#2 LLM · variant 2 · 1.00×"));
+        // A label that begins with the origin does not repeat it.
+        auto expert = delta();
+        CandidateRow library = row(6, {});
+        library.origin = model::Origin::Expert;
+        library.label = QStringLiteral("expert softmax/exp_once_rows");
+        CandidateRow tuned = row(10, {6});
+        tuned.origin = model::Origin::Tuner;
+        tuned.label = QStringLiteral("tuner VW=8");
+        expert.added = {library, tuned};
+        data.apply(expert);
+        selection.select(10);
+        QCOMPARE(view.parentsModel()->index(0, 0).data().toString(),
+                 QStringLiteral("#6 expert softmax/exp_once_rows · 1.00×"));
+        selection.select(6);
+        QCOMPARE(view.parentsView()->emptyText(), QStringLiteral("None: a kernel from the expert library"));
+        QCOMPARE(view.childrenModel()->index(0, 0).data().toString(), QStringLiteral("#10 tuner VW=8 · 1.00×"));
+        QVERIFY(view.childrenView()->emptyText().startsWith(QStringLiteral("None so far"))); // kept, not shown
+        selection.select(0);
+        QVERIFY(view.parentsView()->emptyText().isEmpty()); // nothing selected: blank lists
 
         // A damaged store whose lineage loops (9 -> 7 -> 8 -> 7 ...): the ancestry ends where it
         // would repeat itself.
