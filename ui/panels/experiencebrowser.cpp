@@ -24,6 +24,8 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace kforge::ui {
 
 namespace {
@@ -65,7 +67,7 @@ ExperienceBrowser::ExperienceBrowser(QWidget* parent)
     // Unsorted until the user asks: the library's own order is by relevance to the search.
     m_view->sortByColumn(-1, Qt::AscendingOrder);
     // kind, task, backend, transformation, speedup, reason, origin, date
-    setColumnWidths(m_view, {8, 16, 6, 26, 6, 18, 18, 10});
+    setColumnWidths(m_view, {8, 16, 6, 34, 6, 18, 48, 10}); // origin: "NAME.kforge#run/candidate"
 
     m_summary = makeDetailTitle();
     m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
@@ -151,6 +153,10 @@ void ExperienceBrowser::onLoaded(qint64 request, const QList<experience::Insight
     m_total = total;
     m_received = static_cast<int>(insights.size());
     m_model->setInsights(insights);
+    // The reason is the user's words for a pin, veto or edit: a column of nothing where none is shown.
+    m_view->setColumnHidden(InsightModel::ReasonColumn,
+                            std::none_of(insights.begin(), insights.end(),
+                                         [](const experience::Insight& i) { return !i.reason.isEmpty(); }));
     if (total == 0) {
         showMessage(
             tr("The experience library at %1 is empty.\n\nkforge adds an insight when a change clearly helps or "

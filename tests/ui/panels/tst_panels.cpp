@@ -150,7 +150,7 @@ experience::Insight insight(const QString& kind, const QString& transformation, 
     i.before = QStringLiteral("a\nb\n");
     i.after = QStringLiteral("a\nc\n") + transformation;
     i.diff = QStringLiteral("--- before\n+++ after\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
-    i.origin = QStringLiteral("/runs/sgemm.kforge#1/17");
+    i.origin = QStringLiteral("/runs/sgemm.kforge#run1/candidate17");
     i.at = QDateTime::currentDateTimeUtc();
     return i;
 }
@@ -655,7 +655,9 @@ private slots:
             QVERIFY2(library, library ? "" : library.error().c_str());
             QVERIFY((*library)->add(insight(QStringLiteral("helped"), QStringLiteral("register tiling 8x8"), 2.1)));
             QVERIFY((*library)->add(insight(QStringLiteral("hurt"), QStringLiteral("BLOCK 256 -> 1024"), 0.6)));
-            QVERIFY((*library)->add(insight(QStringLiteral("human_pin"), QStringLiteral("vectorised loads"), 1.4)));
+            auto pin = insight(QStringLiteral("human_pin"), QStringLiteral("vectorised loads"), 1.4);
+            pin.reason = QStringLiteral("clean and fast");
+            QVERIFY((*library)->add(pin));
         }
         ExperienceBrowser browser;
         QAbstractItemModelTester tester(browser.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
@@ -664,6 +666,10 @@ private slots:
         QTRY_COMPARE(loaded.size(), 1);
         QCOMPARE(loaded.last().at(0).toInt(), 3);
         QCOMPARE(browser.insightsView()->model()->rowCount(), 3);
+        QVERIFY(!browser.insightsView()->isColumnHidden(InsightModel::ReasonColumn)); // the pin's reason
+        const QModelIndex origin = browser.model()->index(0, InsightModel::OriginColumn);
+        QCOMPARE(origin.data().toString(), QStringLiteral("sgemm (run 1, #17)"));
+        QCOMPARE(origin.data(Qt::ToolTipRole).toString(), QStringLiteral("/runs/sgemm.kforge#run1/candidate17"));
 
         browser.kindFilter()->setCurrentIndex(browser.kindFilter()->findData(QStringLiteral("hurt")));
         QCOMPARE(browser.insightsView()->model()->rowCount(), 1);
@@ -674,6 +680,8 @@ private slots:
         QTRY_COMPARE(loaded.size(), 2);
         QCOMPARE(browser.model()->rowCount(), 1);
         QCOMPARE(browser.model()->insightAt(0).transformation, QStringLiteral("register tiling 8x8"));
+        // No insight shown has a reason (the user's words for a pin, veto or edit): no empty column.
+        QVERIFY(browser.insightsView()->isColumnHidden(InsightModel::ReasonColumn));
         browser.insightsView()->setCurrentIndex(browser.insightsView()->model()->index(0, 0));
         QVERIFY(browser.shownDiff().contains(QStringLiteral("+c")));
     }
