@@ -67,7 +67,7 @@ ExperienceBrowser::ExperienceBrowser(QWidget* parent)
     // Unsorted until the user asks: the library's own order is by relevance to the search.
     m_view->sortByColumn(-1, Qt::AscendingOrder);
     // kind, task, backend, transformation, speedup, reason, origin, date
-    setColumnWidths(m_view, {8, 16, 6, 34, 6, 18, 48, 10}); // origin: "NAME.kforge#run/candidate"
+    setColumnWidths(m_view, {8, 16, 6, 34, 6, 18, 48, 10}); // origin: "NAME (run 1, #2)"
 
     m_summary = makeDetailTitle();
     m_summary->setAlignment(Qt::AlignTop | Qt::AlignLeft);
