@@ -2,10 +2,25 @@
 
 #include "util/textdiff.h"
 
+#include <QRegularExpression>
+
 namespace kforge::experience {
 
 QString HarvestContext::originOf(qint64 candidate) const {
     return QStringLiteral("%1#run%2/candidate%3").arg(storePath).arg(runId).arg(candidate);
+}
+
+std::optional<RunCandidate> parseOrigin(const QString& origin) {
+    static const QRegularExpression kOrigin(QStringLiteral("^(.*)#run(\\d+)/candidate(\\d+)$"));
+    const auto match = kOrigin.match(origin);
+    if (!match.hasMatch())
+        return std::nullopt;
+    bool runOk = false, candidateOk = false;
+    RunCandidate out{match.captured(1), match.captured(2).toLongLong(&runOk),
+                     match.captured(3).toLongLong(&candidateOk)};
+    if (!runOk || !candidateOk)
+        return std::nullopt;
+    return out;
 }
 
 std::optional<Insight> changeInsight(const KernelOutcome& parent, const KernelOutcome& child,

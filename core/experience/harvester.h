@@ -23,6 +23,14 @@ struct HarvestContext {
     QString originOf(qint64 candidate) const; // "<store>#run<id>/candidate<id>"
 };
 
+// An origin written by HarvestContext::originOf, read back; null for any other text.
+struct RunCandidate {
+    QString storePath;
+    qint64 runId = 0;
+    qint64 candidate = 0;
+};
+std::optional<RunCandidate> parseOrigin(const QString& origin);
+
 // A kernel as the harvest sees it.
 struct KernelOutcome {
     qint64 id = 0;

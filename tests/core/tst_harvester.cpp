@@ -76,6 +76,21 @@ private slots:
         }
     }
 
+    // An insight's origin is read back as written: the UI names the store, run and candidate.
+    void originsReadBack() {
+        HarvestContext context;
+        context.storePath = QStringLiteral("/runs/demo#2.kforge");
+        context.runId = 3;
+        const auto back = parseOrigin(context.originOf(17));
+        QVERIFY(back);
+        QCOMPARE(back->storePath, QStringLiteral("/runs/demo#2.kforge"));
+        QCOMPARE(back->runId, 3);
+        QCOMPARE(back->candidate, 17);
+        QVERIFY(!parseOrigin(QStringLiteral("/runs/demo.kforge#1/17")));
+        QVERIFY(!parseOrigin(QStringLiteral("imported from a colleague")));
+        QVERIFY(!parseOrigin(QStringLiteral("/runs/demo.kforge#run99999999999999999999/candidate1")));
+    }
+
     void unevaluatedChildrenTeachNothing() {
         const auto parent = kernel(1, QStringLiteral("baseline"), model::Origin::Seed, true, 1.0);
         auto child = kernel(2, QStringLiteral("tuner"), model::Origin::Tuner, false, 0.0);

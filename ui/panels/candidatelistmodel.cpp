@@ -43,12 +43,10 @@ QVariant CandidateListModel::data(const QModelIndex& index, int role) const {
             return tr("#%1 (not loaded yet)").arg(id);
         // "#8 tuner VW=8", "#1 seed · baseline": a label that begins with the origin does not repeat it.
         const QString origin = originTitle(row->origin);
-        QStringList parts;
-        if (row->label.startsWith(origin + QLatin1Char(' ')))
-            parts << QStringLiteral("#%1 %2").arg(id).arg(row->label);
-        else
-            parts << QStringLiteral("#%1 %2").arg(id).arg(origin) << row->label;
-        parts.removeAll(QString());
+        const bool named = row->label.startsWith(origin + QLatin1Char(' '));
+        QStringList parts{QStringLiteral("#%1 %2").arg(id).arg(named ? row->label : origin)};
+        if (!named && !row->label.isEmpty())
+            parts << row->label;
         if (!row->evaluated())
             parts << tr("not evaluated");
         else if (row->status != QLatin1String("ok"))

@@ -2,9 +2,10 @@
 
 #include "panelstyle.h"
 
+#include "experience/harvester.h"
+
 #include <QFileInfo>
 #include <QLocale>
-#include <QRegularExpression>
 
 namespace kforge::ui {
 
@@ -101,17 +102,18 @@ QVariant InsightModel::data(const QModelIndex& index, int role) const {
         case ReasonColumn:
             return insight.reason;
         case OriginColumn: {
-            // "<run store path>#run1/candidate2": the store's name, the run and the candidate are what
-            // people recognise, "demo-softmax-20261207-055534 (run 1, #2)"; the tooltip has the whole.
+            // The store's name, the run and the candidate are what people recognise:
+            // "demo-softmax-20261207-055534 (run 1, #2)"; the tooltip has the whole origin.
+            if (const auto from = experience::parseOrigin(insight.origin))
+                return tr("%1 (run %2, #%3)")
+                    .arg(QFileInfo(from->storePath).completeBaseName())
+                    .arg(from->runId)
+                    .arg(from->candidate);
             const qsizetype hash = insight.origin.lastIndexOf(u'#');
             if (hash < 0)
                 return QFileInfo(insight.origin).fileName().isEmpty() ? insight.origin
                                                                       : QFileInfo(insight.origin).fileName();
-            const QFileInfo store(insight.origin.left(hash));
-            static const QRegularExpression kRunCandidate(QStringLiteral("^#run(\\d+)/candidate(\\d+)$"));
-            if (const auto match = kRunCandidate.match(insight.origin.mid(hash)); match.hasMatch())
-                return tr("%1 (run %2, #%3)").arg(store.completeBaseName(), match.captured(1), match.captured(2));
-            return store.fileName() + insight.origin.mid(hash);
+            return QFileInfo(insight.origin.left(hash)).fileName() + insight.origin.mid(hash);
         }
         case DateColumn:
             return QLocale().toString(insight.at.toLocalTime().date(), QLocale::ShortFormat);
