@@ -2,13 +2,12 @@
 // baseline must evaluate correct; every integrity test kernel (tests/kernels/cuda) must be caught
 // with the status its first line names; an illegal-address kernel and an endless loop must each
 // cost one restarted worker and nothing more; every CUDA expert kernel (resources/experts) must be
-// correct on the tasks it names; a kernel file with TMA tensor maps (tests/kernels/tensormap) must
-// be correct through the worker's descriptors where its when= picks the TMA kernel, and through its
-// plain kernel elsewhere; a kernel file launched in thread block clusters (tests/kernels/cluster)
-// must be correct on a GPU with clusters, fail without its cluster= and be refused on one without;
-// the device's digest of a buffer (which spares the evaluator read-backs) must be the host's digest
-// of the same bytes. Qt-free, so it runs on bare GPU hosts. Exits 77 (a skip for ctest) when
-// there is no usable CUDA device.
+// correct on the tasks it names, at their small and (where there is one) medium variants; a kernel file with TMA tensor
+// maps (tests/kernels/tensormap) must be correct through the worker's descriptors where its when= picks the TMA kernel,
+// and through its plain kernel elsewhere; a kernel file launched in thread block clusters (tests/kernels/cluster) must
+// be correct on a GPU with clusters, fail without its cluster= and be refused on one without; the device's digest of a
+// buffer (which spares the evaluator read-backs) must be the host's digest of the same bytes. Qt-free, so it runs on
+// bare GPU hosts. Exits 77 (a skip for ctest) when there is no usable CUDA device.
 
 #include "cudabackend.h"
 #include "digest.h"
@@ -266,7 +265,9 @@ int main(int argc, char** argv) {
     }
 
     // Every CUDA expert kernel (resources/experts, honest by construction) is correct on each task
-    // its "// expert:tasks" line names, at the test sizes.
+    // its "// expert:tasks" line names, at the test sizes: the small variant (sizes that fit no
+    // tile, so the kernels for odd sizes run) and, where the task has one, the medium variant
+    // (aligned sizes, so the fast paths a launch plan's when= picks for them run too).
     std::vector<fs::path> experts;
     if (fs::is_directory(opt.experts))
         for (const auto& e : fs::recursive_directory_iterator(opt.experts))
@@ -297,15 +298,21 @@ int main(int argc, char** argv) {
                 record({name + " on " + task, false, bundle.error()});
                 continue;
             }
-            auto req =
-                protocol::makeEvaluateRequest(*bundle, "cuda", "small", quickOptions(), *source, k.filename().string());
-            if (!req) {
-                record({name + " on " + task, false, req.error()});
-                continue;
+            std::vector<std::string> variants{"small"};
+            if (bundle->spec.variants.count("medium"))
+                variants.emplace_back("medium");
+            for (const auto& variant : variants) {
+                const std::string label = name + " on " + task + (variant == "small" ? "" : " (" + variant + ")");
+                auto req = protocol::makeEvaluateRequest(*bundle, "cuda", variant, quickOptions(), *source,
+                                                         k.filename().string());
+                if (!req) {
+                    record({label, false, req.error()});
+                    continue;
+                }
+                const auto r = worker.evaluate(std::move(*req), 120s);
+                record({label, r.status == protocol::Status::Ok,
+                        std::string(protocol::statusName(r.status)) + ": " + r.message});
             }
-            const auto r = worker.evaluate(std::move(*req), 120s);
-            record({name + " on " + task, r.status == protocol::Status::Ok,
-                    std::string(protocol::statusName(r.status)) + ": " + r.message});
         }
     }
 
