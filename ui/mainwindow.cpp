@@ -682,15 +682,23 @@ void MainWindow::restoreLayout() {
         restoreState(settings.value(QStringLiteral("mainwindow/state")).toByteArray(), kLayoutVersion);
     m_candidates->restoreColumns();
     fitToScreen();
-    if (!restored) {
-        // The side docks share the width with the code; the bottom docks take a quarter of the height.
-        // The candidates dock is at least wide enough to show each candidate's worth and time.
-        const int side = std::clamp(width() * 3 / 10, 300, 560);
-        const int candidates = std::clamp(m_candidates->leadingColumnsWidth(), side, std::max(side, width() * 2 / 5));
-        const auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
-        resizeDocks({dock("candidates"), dock("heatmap")}, {candidates, side}, Qt::Horizontal);
-        resizeDocks({dock("diagnostics")}, {std::clamp(height() / 4, 160, 260)}, Qt::Vertical);
-    }
+    // Without a saved layout the docks get their default sizes when the window is first shown, at
+    // the size it is shown at (a caller may still resize it before that).
+    m_defaultDockSizes = !restored;
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+    QMainWindow::showEvent(event);
+    if (!m_defaultDockSizes)
+        return;
+    m_defaultDockSizes = false;
+    // The side docks share the width with the code; the bottom docks take a quarter of the height.
+    // The candidates dock is at least wide enough to show each candidate's worth and time.
+    const int side = std::clamp(width() * 3 / 10, 300, 560);
+    const int candidates = std::clamp(m_candidates->leadingColumnsWidth(), side, std::max(side, width() * 2 / 5));
+    const auto dock = [this](const char* name) { return findChild<QDockWidget*>(QLatin1String(name)); };
+    resizeDocks({dock("candidates"), dock("heatmap")}, {candidates, side}, Qt::Horizontal);
+    resizeDocks({dock("diagnostics")}, {std::clamp(height() / 4, 160, 260)}, Qt::Vertical);
 }
 
 void MainWindow::fitToScreen() {

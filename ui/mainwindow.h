@@ -17,6 +17,7 @@ class QAction;
 class QDockWidget;
 class QLabel;
 class QMessageBox;
+class QShowEvent;
 
 namespace kforge::ui {
 
@@ -82,6 +83,7 @@ public:
 
 protected:
     void closeEvent(QCloseEvent* event) override;
+    void showEvent(QShowEvent* event) override;
 
 private:
     void createViews();
@@ -126,6 +128,7 @@ private:
     QList<QDockWidget*> m_docks;
     QString m_experiencePath;
     bool m_closeAfterStop = false;
+    bool m_defaultDockSizes = false; // no saved layout: size the docks when first shown
 
     QAction* m_newRun = nullptr;
     QAction* m_open = nullptr;

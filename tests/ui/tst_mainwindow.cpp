@@ -336,6 +336,23 @@ private slots:
         settings.remove(QStringLiteral("mainwindow")); // the other tests start with the default layout
     }
 
+    // Without a saved layout the docks get their shares of the width the window is first shown at,
+    // also when it is resized between being made and shown (as `kforge render-views` does): the
+    // MAP-Elites dock three tenths, the candidates dock at least as much.
+    void defaultDocksFollowTheSizeShown() {
+        QSettings().remove(QStringLiteral("mainwindow"));
+        MainWindow w;
+        w.resize(1700, 1050);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        const auto* heatmap = w.findChild<QDockWidget*>(QStringLiteral("heatmap"));
+        const auto* candidates = w.findChild<QDockWidget*>(QStringLiteral("candidates"));
+        QVERIFY(heatmap && candidates);
+        const int side = 1700 * 3 / 10;
+        QTRY_VERIFY2(std::abs(heatmap->width() - side) <= 12, qPrintable(QString::number(heatmap->width())));
+        QVERIFY2(candidates->width() >= side - 12, qPrintable(QString::number(candidates->width())));
+    }
+
     // The views show the run that is open: the tab in front when a run opens draws it without being
     // clicked (Islands), a plot in front follows another run opened (Progress), and a tab brought to
     // the front later catches up.

@@ -5,6 +5,8 @@
 #include "rundata.h"
 #include "theme.h"
 
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QLocale>
 
 #include <qcustomplot.h>
@@ -31,6 +33,7 @@ CostPlot::CostPlot(RunData* data, QWidget* parent) : QWidget(parent), m_data(dat
     m_tokens->setLineStyle(QCPGraph::lsLine);
 
     m_note = plotstyle::cornerNote(m_plot);
+    m_empty = plotstyle::centredNote(m_plot);
 
     const auto applyPalette = [this] {
         const QPalette palette = m_plot->palette();
@@ -70,7 +73,7 @@ QMap<int, double> CostPlot::tokensByGeneration() const {
 }
 
 QString CostPlot::note() const {
-    return m_note->text();
+    return m_empty->visible() ? m_empty->text() : m_note->text();
 }
 
 void CostPlot::refresh() {
@@ -125,9 +128,7 @@ void CostPlot::refresh() {
 
     const QLocale locale;
     QString text;
-    if (calls == 0) {
-        text = m_data && m_data->hasRun() ? tr("no language model calls in this run") : QString();
-    } else {
+    if (calls > 0) {
         text = tr("%1 calls, $%2 spent, %3 tokens").arg(calls).arg(usd, 0, 'f', 4).arg(locale.toString(tokens));
         if (unpriced > 0)
             text += tr("; %1 without a known price (not in the spend)").arg(unpriced);
@@ -136,6 +137,24 @@ void CostPlot::refresh() {
     }
     m_note->setText(text);
     m_note->setVisible(!text.isEmpty());
+    const bool empty = calls == 0 && m_data && m_data->hasRun();
+    if (empty) {
+        // The models the run was configured with (stored with it), as their specs.
+        QStringList models;
+        const QJsonObject llm = m_data->run().config.value(QStringLiteral("llm")).toObject();
+        for (const auto& m : llm.value(QStringLiteral("models")).toArray())
+            models << m.toString();
+        models.removeAll(QString());
+        m_empty->setText(models.isEmpty()
+                             ? tr("This run uses no language model\n"
+                                  "Its candidates come from the expert library, the tuner and seeds;\n"
+                                  "a run with language-model proposers shows their spend and tokens here")
+                             : tr("No language model calls so far\nModels: %1").arg(models.join(QStringLiteral(", "))));
+    }
+    m_empty->setVisible(empty);
+    // No made-up scale under the note: the ranges above are placeholders until a call is made.
+    m_plot->yAxis->setTickLabels(!empty);
+    m_plot->yAxis2->setTickLabels(!empty);
     plotstyle::replotWhenShown(m_plot);
 }
 

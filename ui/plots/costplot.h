@@ -27,7 +27,7 @@ public:
     // As drawn: money (USD) and tokens of each generation's calls, keyed by generation.
     QMap<int, double> spendByGeneration() const;
     QMap<int, double> tokensByGeneration() const;
-    QString note() const; // the totals above the plot, or why it is empty
+    QString note() const; // the totals above the plot, or, in its middle, why it is empty
 
 private:
     void refresh();
@@ -36,7 +36,8 @@ private:
     QCustomPlot* m_plot = nullptr;
     QCPBars* m_spend = nullptr;
     QCPGraph* m_tokens = nullptr;
-    QCPItemText* m_note = nullptr;
+    QCPItemText* m_note = nullptr;  // the totals, top left
+    QCPItemText* m_empty = nullptr; // a run without calls, centred
     plotstyle::RefreshTimer* m_refresh = nullptr;
 };
 

@@ -2,6 +2,7 @@
 
 #include "candidateselection.h"
 #include "elidedlabel.h"
+#include "flowlayout.h"
 #include "heatmapmodel.h"
 #include "plotexport.h"
 #include "plotstyle.h"
@@ -84,34 +85,34 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
     for (QComboBox* combo : {m_xCombo, m_yCombo, m_islandCombo})
         combo->setSizeAdjustPolicy(QComboBox::AdjustToContents);
-    // The axis titles are as wide as the longest one when there is room, and cut short (by the
-    // style) when there is not, rather than widening the window; "All islands" and "Island 3" are
-    // short enough to stay whole.
+    // The axis titles are as wide as the longest one; only in a view narrower than one chooser
+    // are they cut (by the style), rather than widening the window.
     for (QComboBox* combo : {m_xCombo, m_yCombo})
         combo->setMinimumWidth(combo->fontMetrics().averageCharWidth() * 8 + 32);
-    m_islandCombo->setSizePolicy(QSizePolicy::Fixed, m_islandCombo->sizePolicy().verticalPolicy());
 
-    m_choosers = new QHBoxLayout;
-    m_choosers->addWidget(new QLabel(tr("X:"), this));
-    m_choosers->addWidget(m_xCombo);
-    m_choosers->addWidget(new QLabel(tr("Y:"), this));
-    m_choosers->addWidget(m_yCombo);
-    m_choosers->addWidget(new QLabel(tr("Island:"), this));
-    m_choosers->addWidget(m_islandCombo);
-    m_bar = new QHBoxLayout;
+    // The choosers, each with its label, and the summary flow into as many lines as the view's
+    // width needs: one in a wide view, more in a narrow dock, where nothing is cut.
+    m_bar = new FlowLayout;
     m_bar->setContentsMargins(6, 4, 6, 0);
-    m_bar->addLayout(m_choosers);
-    m_bar->addStretch(1);
-    m_bar->addWidget(m_summary, 1);
-    m_summaryRow = new QHBoxLayout;
-    m_summaryRow->setContentsMargins(6, 2, 6, 0);
+    m_bar->setSpacing(6);
+    const auto chooser = [this](const QString& label, QComboBox* combo) {
+        auto* box = new QWidget(this);
+        auto* row = new QHBoxLayout(box);
+        row->setContentsMargins(0, 0, 0, 0);
+        row->addWidget(new QLabel(label, box));
+        row->addWidget(combo);
+        m_bar->addWidget(box);
+    };
+    chooser(tr("X:"), m_xCombo);
+    chooser(tr("Y:"), m_yCombo);
+    chooser(tr("Island:"), m_islandCombo);
+    m_bar->addWidget(m_summary);
 
     m_plot = plotstyle::createPlot(this, QSize(300, 180), plotstyle::Hover::On);
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addLayout(m_bar);
-    layout->addLayout(m_summaryRow);
     layout->addWidget(m_plot, 1);
 
     for (QCPAxis* axis : {m_plot->xAxis, m_plot->yAxis}) {
@@ -170,12 +171,8 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     m_outline->setBrush(Qt::NoBrush);
     m_outline->setSelectable(false);
     m_outline->setVisible(false);
-    m_emptyNote = new QCPItemText(m_plot);
-    m_emptyNote->position->setType(QCPItemPosition::ptAxisRectRatio);
-    m_emptyNote->position->setCoords(0.5, 0.5);
+    m_emptyNote = plotstyle::centredNote(m_plot);
     m_emptyNote->setText(tr("No candidate has a behaviour cell yet"));
-    m_emptyNote->setPadding(QMargins(8, 4, 8, 4));
-    m_emptyNote->setSelectable(false);
     addExportMenu(m_plot, QStringLiteral("heatmap"));
     applyPalette();
     // The cells' texts take their colours on the refresh.
@@ -264,10 +261,6 @@ void HeatmapView::applyPalette() {
     m_scale->setGradient(plotstyle::speedupGradient(palette));
     for (QCPItemStraightLine* line : m_separators)
         line->setPen(QPen(palette.color(QPalette::Base), 2));
-    m_emptyNote->setColor(theme::ink(palette, 0.7));
-    QColor noteBrush = palette.color(QPalette::Base);
-    noteBrush.setAlpha(230);
-    m_emptyNote->setBrush(noteBrush);
     plotstyle::applyPalette(m_plot); // the colour scale came after setUp
 }
 
@@ -418,29 +411,8 @@ void HeatmapView::refresh() {
                                 : tr("top elite %1 unconfirmed").arg(plotstyle::speedup(best));
     m_summary->setFullText(filled ? tr("%1 of %2 cells filled, %3").arg(filled).arg(kLevels * kLevels).arg(topText)
                                   : tr("no elites yet"));
-    placeSummary();
     updateOutline();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
-}
-
-void HeatmapView::placeSummary() {
-    // The summary shares the choosers' row while both fit; in a narrow dock it takes a row of its
-    // own below them rather than squeezing the choosers until their titles are cut.
-    const int needed = m_bar->contentsMargins().left() + m_bar->contentsMargins().right()
-                       + m_choosers->sizeHint().width() + m_bar->spacing() + m_summary->sizeHint().width();
-    const bool below = width() < needed;
-    if (below == (m_summaryRow->indexOf(m_summary) >= 0))
-        return;
-    (below ? m_bar : m_summaryRow)->removeWidget(m_summary);
-    if (below)
-        m_summaryRow->addWidget(m_summary, 1);
-    else
-        m_bar->addWidget(m_summary, 1);
-}
-
-void HeatmapView::resizeEvent(QResizeEvent* event) {
-    QWidget::resizeEvent(event);
-    placeSummary();
 }
 
 void HeatmapView::updateOutline() {

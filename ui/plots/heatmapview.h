@@ -21,14 +21,13 @@ class QCPItemStraightLine;
 class QCPItemText;
 class QComboBox;
 class QCustomPlot;
-class QHBoxLayout;
 class QMouseEvent;
-class QResizeEvent;
 
 namespace kforge::ui {
 
 class CandidateSelection;
 class ElidedLabel;
+class FlowLayout;
 class HeatmapModel;
 class RunData;
 
@@ -44,15 +43,11 @@ public:
     // The centre of a cell in plot() coordinates, with the plot laid out as it is now.
     QPoint cellCenter(int xLevel, int yLevel) const;
 
-protected:
-    void resizeEvent(QResizeEvent* event) override;
-
 private:
     void applyPalette(); // colours that are not the cells' texts, for the plot's palette
     void refresh();
     void updateCombos();
     void updateOutline();
-    void placeSummary(); // beside the choosers, or below them where the view is too narrow
     void onAxisChosen(bool xChanged);
     QModelIndex cellAt(const QPoint& pos) const;
     void onMouseMove(QMouseEvent* event);
@@ -66,9 +61,7 @@ private:
     QComboBox* m_yCombo = nullptr;
     QComboBox* m_islandCombo = nullptr;
     ElidedLabel* m_summary = nullptr;
-    QHBoxLayout* m_bar = nullptr;        // the choosers, and the summary where it fits
-    QHBoxLayout* m_choosers = nullptr;   // axis and island choosers with their labels
-    QHBoxLayout* m_summaryRow = nullptr; // the summary of a narrow view
+    FlowLayout* m_bar = nullptr; // the choosers and the summary, in as many lines as they need
     QCustomPlot* m_plot = nullptr;
     QStringList m_xLevelNames; // as the model names them; wrapped to the columns' width
     int m_xWrap = 18;          // characters a line of them holds

@@ -209,14 +209,17 @@ void generationAxis(QCPAxis* axis) {
     axis->setTicker(ticker);
 }
 
-QCPItemText* cornerNote(QCustomPlot* plot) {
+namespace {
+
+QCPItemText* makeNote(QCustomPlot* plot, QPointF at, Qt::Alignment alignment, QMargins padding) {
     auto* note = new QCPItemText(plot);
     note->position->setType(QCPItemPosition::ptAxisRectRatio);
-    note->position->setCoords(0.02, 0.03);
-    note->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
-    note->setTextAlignment(Qt::AlignLeft);
-    note->setPadding(QMargins(6, 3, 6, 3));
+    note->position->setCoords(at);
+    note->setPositionAlignment(alignment);
+    note->setTextAlignment(alignment & Qt::AlignHorizontal_Mask);
+    note->setPadding(padding);
     note->setClipToAxisRect(true);
+    note->setSelectable(false);
     const auto applyPalette = [plot, note] {
         const QPalette& palette = plot->palette();
         note->setColor(theme::ink(palette, 0.75));
@@ -227,6 +230,16 @@ QCPItemText* cornerNote(QCustomPlot* plot) {
     applyPalette();
     theme::onPaletteChange(plot, applyPalette);
     return note;
+}
+
+} // namespace
+
+QCPItemText* cornerNote(QCustomPlot* plot) {
+    return makeNote(plot, QPointF(0.02, 0.03), Qt::AlignLeft | Qt::AlignTop, QMargins(6, 3, 6, 3));
+}
+
+QCPItemText* centredNote(QCustomPlot* plot) {
+    return makeNote(plot, QPointF(0.5, 0.5), Qt::AlignCenter, QMargins(10, 6, 10, 6));
 }
 
 void RefreshTimer::followCandidates(RunData* data) {

@@ -102,6 +102,9 @@ void generationAxis(QCPAxis* axis);
 // A note in the top left corner of the axis rect, on a translucent plate of the palette's base
 // colour, left-aligned and clipped to the axis rect; its colours follow the palette.
 QCPItemText* cornerNote(QCustomPlot* plot);
+// The same plate in the middle of the axis rect, its lines centred: what a plot says in place of
+// data it has none of ("No candidate has a behaviour cell yet").
+QCPItemText* centredNote(QCustomPlot* plot);
 
 // A candidate drawn as a point, in plot coordinates, for picking.
 struct PlotPoint {

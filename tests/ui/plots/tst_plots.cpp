@@ -5,6 +5,7 @@
 #include "candidateselection.h"
 #include "costplot.h"
 #include "elidedlabel.h"
+#include "flowlayout.h"
 #include "heatmapmodel.h"
 #include "heatmapview.h"
 #include "islandsview.h"
@@ -22,6 +23,7 @@
 #include <QDockWidget>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QJsonArray>
 #include <QJsonObject>
 #include <QLabel>
 #include <QMainWindow>
@@ -215,6 +217,7 @@ private slots:
     void heatmapClickSelectsElite();
     void heatmapLevelNamesFitTheirColumns();
     void heatmapSummaryMakesRoomForTheChoosers();
+    void flowLayoutWrapsItsItemsIntoLines();
     void rooflineClickSelects();
     void islandsClickSelects();
     void selectionRedrawsItsLayerAlone();
@@ -415,7 +418,7 @@ void TestPlots::heatmapAxesAndIslands() {
 
 void TestPlots::heatmapSummaryMakesRoomForTheChoosers() {
     // "N of 16 cells filled, top elite ..." sits beside the axis and island choosers in a wide view;
-    // in a dock too narrow for both it goes to a row of its own, uncut, and the choosers keep the
+    // in a dock too narrow for both it goes to a line of its own, uncut, and the choosers keep the
     // room they had, and it comes back when the view widens again.
     RunData data;
     CandidateSelection selection;
@@ -441,13 +444,68 @@ void TestPlots::heatmapSummaryMakesRoomForTheChoosers() {
     QVERIFY(!summary->isElided());
     QCOMPARE(island->width(), roomWide);
 
-    // As narrow as the window's dock: the island chooser stays whole, the axis titles give way.
-    view.resize(400, 520);
-    QTRY_VERIFY(!besideTheChoosers());
-    QCOMPARE(island->width(), island->sizeHint().width());
+    // As narrow as the window's dock: the choosers wrap onto more lines instead of cutting the
+    // axis titles ("Memory hierarchy"), and the summary stays whole; the plot starts below them.
+    for (const int width : {400, 340}) {
+        view.resize(width, 520);
+        QTRY_VERIFY(!besideTheChoosers());
+        for (auto* combo : view.findChildren<QComboBox*>()) {
+            QVERIFY2(combo->width() >= combo->sizeHint().width(), qPrintable(combo->currentText()));
+            QVERIFY(combo->mapTo(&view, QPoint(combo->width(), 0)).x() <= view.width());
+        }
+        QVERIFY(!summary->isElided());
+        QVERIFY(summary->mapTo(&view, QPoint(0, summary->height())).y() <= view.plot()->geometry().top());
+    }
 
     view.resize(1200, 520);
     QTRY_VERIFY(besideTheChoosers());
+}
+
+void TestPlots::flowLayoutWrapsItsItemsIntoLines() {
+    // Items 100, 80 and 120 pixels wide with 10 between them: one line where all fit (320), a
+    // line per item as the width shrinks, the height growing with the lines; an item wider than
+    // the whole line gets the line. Items never overlap and keep their order.
+    QWidget host;
+    auto* flow = new FlowLayout(&host);
+    flow->setContentsMargins(0, 0, 0, 0);
+    flow->setSpacing(10);
+    struct Item : QWidget {
+        using QWidget::QWidget;
+        QSize hint;
+        QSize sizeHint() const override { return hint; }
+    };
+    QList<QWidget*> items;
+    for (const int width : {100, 80, 120}) {
+        auto* item = new Item(&host);
+        item->hint = QSize(width, 20);
+        item->setMinimumSize(40, 20); // like a combo box that may cut its text
+        flow->addWidget(item);
+        items << item;
+    }
+    QVERIFY(flow->hasHeightForWidth());
+    QCOMPARE(flow->sizeHint(), QSize(320, 20));
+    QCOMPARE(flow->minimumSize(), QSize(40, 20));
+    QCOMPARE(flow->heightForWidth(320), 20);
+    QCOMPARE(flow->heightForWidth(319), 50); // the third item on a second line
+    QCOMPARE(flow->heightForWidth(189), 80); // one a line
+    struct Case {
+        int width, lines;
+    };
+    for (const Case c : {Case{400, 1}, Case{200, 2}, Case{150, 3}}) {
+        flow->setGeometry(QRect(0, 0, c.width, flow->heightForWidth(c.width)));
+        QCOMPARE(flow->lineCount(), c.lines);
+        for (int i = 0; i < items.size(); ++i) {
+            QVERIFY(items[i]->geometry().right() < c.width);
+            if (i > 0) {
+                const QRect before = items[i - 1]->geometry(), at = items[i]->geometry();
+                QVERIFY(!before.intersects(at));
+                QVERIFY(at.top() > before.top() || at.left() > before.right()); // reading order
+            }
+        }
+    }
+    flow->setGeometry(QRect(0, 0, 90, flow->heightForWidth(90)));
+    QCOMPARE(items[2]->geometry().width(), 90);
+    QCOMPARE(flow->lineCount(), 3);
 }
 
 void TestPlots::heatmapLevelNamesFitTheirColumns() {
@@ -775,7 +833,26 @@ void TestPlots::costPlotSumsSpendAndTokensPerGeneration() {
     offline.apply(delta(true));
     CostPlot none(&offline);
     plotstyle::flushRefreshes(&none);
-    QCOMPARE(none.note(), QStringLiteral("no language model calls in this run"));
+    none.resize(700, 420);
+    QVERIFY2(none.note().startsWith(QStringLiteral("This run uses no language model\n")), qPrintable(none.note()));
+    QVERIFY(!none.plot()->yAxis->tickLabels() && !none.plot()->yAxis2->tickLabels()); // no made-up scale
+    QVERIFY(plot.plot()->yAxis->tickLabels() && plot.plot()->yAxis2->tickLabels());
+    snapshot(&none, QStringLiteral("llm-cost-none"));
+
+    // Language models configured, no call made yet: the note names them.
+    RunDelta waiting = delta(true);
+    waiting.run.config.insert(QStringLiteral("llm"),
+                              QJsonObject{{QStringLiteral("models"), QJsonArray{QStringLiteral("local/qwen")}}});
+    RunData started;
+    started.apply(waiting);
+    CostPlot soon(&started);
+    plotstyle::flushRefreshes(&soon);
+    QCOMPARE(soon.note(), QStringLiteral("No language model calls so far\nModels: local/qwen"));
+
+    RunData idle;
+    CostPlot nothing(&idle);
+    plotstyle::flushRefreshes(&nothing);
+    QVERIFY2(nothing.note().isEmpty(), qPrintable(nothing.note())); // no run: nothing to explain
     QVERIFY(none.spendByGeneration().isEmpty());
 }
 
