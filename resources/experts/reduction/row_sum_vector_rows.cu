@@ -36,10 +36,10 @@
 // the row's warp sums added by a shuffle tree instead, no different side by side), against
 // 15.90 us (0.990-0.991x) for the one-kernel form in the same session.
 // On an H100 (2026-12-07, 40 paired rounds in PyTorch's process) the defaults took 22.11 us
-// against torch.compile's 22.06-22.08 us (0.998-0.999x, 0.996x-1.000x). Tried and dropped the
-// same day: persistent blocks (2-8 a SM) that issue the next row's loads before reducing the
-// current one took 22.43-22.62 us (0.975-0.984x): a block a row already keeps four rows a SM in
-// flight, and the persistent grid's last round leaves SMs idle.
+// against torch.compile's 22.06-22.08 us (0.998-0.999x, 0.996x-1.000x). Tried and dropped, on
+// the H100 on 2026-12-06 and again on 2026-12-07 (tests/gpu/OFFLINE-SEARCH.md): blocks that take
+// several rows and issue the next row's loads before reducing the current one (0.956-0.984x, the
+// slower the longer a block lives), and bulk copies into a shared-memory ring (7-11% slower).
 
 // kforge:param BLOCK in {128, 256, 512} = 512
 // kforge:param TPR in {32, 64, 128, 256, 512} = 512
