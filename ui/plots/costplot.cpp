@@ -1,5 +1,6 @@
 #include "costplot.h"
 
+#include "model/kinds.h"
 #include "plotexport.h"
 #include "plotstyle.h"
 #include "rundata.h"
@@ -85,11 +86,13 @@ void CostPlot::refresh() {
     std::map<int, Generation> generations;
     double usd = 0.0;
     qint64 tokens = 0;
-    int calls = 0, unpriced = 0, unreported = 0;
+    int calls = 0, inFlight = 0, unpriced = 0, unreported = 0;
     if (m_data)
         for (const auto& call : m_data->llmCalls()) {
-            if (call.status == QLatin1String("in-flight"))
-                continue; // nothing spent that is known yet
+            if (call.status == QLatin1String("in-flight")) {
+                ++inFlight; // nothing spent that is known yet
+                continue;
+            }
             ++calls;
             Generation& g = generations[std::max(0, call.generation)];
             if (call.costUsd) {
@@ -145,11 +148,21 @@ void CostPlot::refresh() {
         for (const auto& m : llm.value(QStringLiteral("models")).toArray())
             models << m.toString();
         models.removeAll(QString());
-        m_empty->setText(models.isEmpty()
-                             ? tr("This run uses no language model\n"
-                                  "Its candidates come from the expert library, the tuner and seeds;\n"
-                                  "a run with language-model proposers shows their spend and tokens here")
-                             : tr("No language model calls so far\nModels: %1").arg(models.join(QStringLiteral(", "))));
+        const model::RunState state = m_data->run().state;
+        const bool ended =
+            state == model::RunState::Finished || state == model::RunState::Stopped || state == model::RunState::Failed;
+        QString why;
+        if (models.isEmpty())
+            why = tr("This run uses no language model\n"
+                     "Its candidates come from the expert library, the tuner and seeds;\n"
+                     "a run with language-model proposers shows their spend and tokens here");
+        else if (ended)
+            why = tr("No language model calls in this run\nModels: %1").arg(models.join(QStringLiteral(", ")));
+        else
+            why = tr("No language model call has finished yet%1\nModels: %2")
+                      .arg(inFlight > 0 ? tr(" (%n in flight)", nullptr, inFlight) : QString(),
+                           models.join(QStringLiteral(", ")));
+        m_empty->setText(why);
     }
     m_empty->setVisible(empty);
     // No made-up scale under the note: the ranges above are placeholders until a call is made.

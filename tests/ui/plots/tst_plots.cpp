@@ -839,15 +839,25 @@ void TestPlots::costPlotSumsSpendAndTokensPerGeneration() {
     QVERIFY(plot.plot()->yAxis->tickLabels() && plot.plot()->yAxis2->tickLabels());
     snapshot(&none, QStringLiteral("llm-cost-none"));
 
-    // Language models configured, no call made yet: the note names them.
+    // Language models configured, no call finished yet: the note names them, and the calls in
+    // flight; once the run has ended, that it made none.
     RunDelta waiting = delta(true);
+    waiting.run.state = model::RunState::Running;
     waiting.run.config.insert(QStringLiteral("llm"),
                               QJsonObject{{QStringLiteral("models"), QJsonArray{QStringLiteral("local/qwen")}}});
+    waiting.llmCalls = {call(1, 0, std::nullopt, std::nullopt, std::nullopt, "in-flight")};
     RunData started;
     started.apply(waiting);
     CostPlot soon(&started);
     plotstyle::flushRefreshes(&soon);
-    QCOMPARE(soon.note(), QStringLiteral("No language model calls so far\nModels: local/qwen"));
+    QCOMPARE(soon.note(), QStringLiteral("No language model call has finished yet (1 in flight)\nModels: local/qwen"));
+    waiting.run.state = model::RunState::Finished;
+    waiting.llmCalls.clear();
+    RunData ended;
+    ended.apply(waiting);
+    CostPlot over(&ended);
+    plotstyle::flushRefreshes(&over);
+    QCOMPARE(over.note(), QStringLiteral("No language model calls in this run\nModels: local/qwen"));
 
     RunData idle;
     CostPlot nothing(&idle);
