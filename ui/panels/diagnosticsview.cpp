@@ -127,14 +127,18 @@ DiagnosticsView::DiagnosticsView(RunData* data, CandidateDetails* details, Candi
     m_findingsView->setEditTriggers(QAbstractItemView::NoEditTriggers);
     m_findingsView->setSortingEnabled(true);
     m_findingsView->sortByColumn(FindingModel::SeverityColumn, Qt::DescendingOrder);
-    m_findingsView->setWordWrap(false);
+    // A finding is read whole: the message and the direction share the width and wrap, and each
+    // row is as tall as its text (a candidate has a handful of findings, so sizing rows to their
+    // contents costs nothing).
+    m_findingsView->setWordWrap(true);
+    m_findingsView->setTextElideMode(Qt::ElideNone);
     m_findingsView->verticalHeader()->hide();
-    m_findingsView->horizontalHeader()->setStretchLastSection(true);
-    m_findingsView->horizontalHeader()->setSectionResizeMode(FindingModel::SeverityColumn,
-                                                             QHeaderView::ResizeToContents);
-    m_findingsView->horizontalHeader()->setSectionResizeMode(FindingModel::KindColumn, QHeaderView::ResizeToContents);
-    m_findingsView->horizontalHeader()->setSectionResizeMode(FindingModel::LineColumn, QHeaderView::ResizeToContents);
-    m_findingsView->setColumnWidth(FindingModel::MessageColumn, 280);
+    m_findingsView->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    QHeaderView* columns = m_findingsView->horizontalHeader();
+    for (int column : {FindingModel::SeverityColumn, FindingModel::KindColumn, FindingModel::LineColumn})
+        columns->setSectionResizeMode(column, QHeaderView::ResizeToContents);
+    columns->setSectionResizeMode(FindingModel::MessageColumn, QHeaderView::Stretch);
+    columns->setSectionResizeMode(FindingModel::DirectionColumn, QHeaderView::Stretch);
     m_findingsView->setColumnWidth(FindingModel::EvidenceColumn, 220);
     // A click and the keyboard's Enter both jump to the line; a double click may report it twice,
     // which is harmless since going to a line is idempotent.

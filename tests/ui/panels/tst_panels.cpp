@@ -292,6 +292,28 @@ private slots:
         QCOMPARE(findings->model()->rowCount(), 3);
         QAbstractItemModelTester tester(findings->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
 
+        // Each finding reads whole: in a narrow view its message and direction wrap in their
+        // columns, and its row is as tall as the text needs.
+        view.resize(560, 500);
+        bool wrapped = false;
+        const auto fits = [&] {
+            wrapped = false;
+            for (int r = 0; r < findings->model()->rowCount(); ++r)
+                for (int column : {int(FindingModel::MessageColumn), int(FindingModel::DirectionColumn)}) {
+                    const QModelIndex cell = findings->model()->index(r, column);
+                    const QRect rect = findings->visualRect(cell);
+                    const QRect text = findings->fontMetrics().boundingRect(QRect(0, 0, rect.width() - 8, 10000),
+                                                                            Qt::TextWordWrap, cell.data().toString());
+                    if (rect.height() < text.height())
+                        return false;
+                    wrapped |= text.height() > findings->fontMetrics().height();
+                }
+            return true;
+        };
+        QTRY_VERIFY(fits());
+        QVERIFY(wrapped); // the check above saw text on more than one line
+        view.resize(900, 500);
+
         QSignalSpy lines(&view, &DiagnosticsView::lineActivated);
         int withLine = -1;
         for (int r = 0; r < findings->model()->rowCount(); ++r)
