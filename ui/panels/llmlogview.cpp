@@ -9,7 +9,6 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QJsonArray>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLocale>
@@ -144,8 +143,7 @@ void LlmLogView::updatePage() {
     if (!m_data)
         return;
     const bool calls = !m_data->llmCalls().isEmpty();
-    const bool configured =
-        !m_data->run().config.value(QLatin1String("llm")).toObject().value(QLatin1String("models")).toArray().isEmpty();
+    const bool configured = !m_data->llmModels().isEmpty();
     if (calls || configured) {
         m_stack->setCurrentIndex(1);
         return;

@@ -6,8 +6,6 @@
 #include "rundata.h"
 #include "theme.h"
 
-#include <QJsonArray>
-#include <QJsonObject>
 #include <QLocale>
 
 #include <qcustomplot.h>
@@ -142,19 +140,14 @@ void CostPlot::refresh() {
     m_note->setVisible(!text.isEmpty());
     const bool empty = calls == 0 && m_data && m_data->hasRun();
     if (empty) {
-        // The models the run was configured with (stored with it), as their specs.
-        QStringList models;
-        const QJsonObject llm = m_data->run().config.value(QStringLiteral("llm")).toObject();
-        for (const auto& m : llm.value(QStringLiteral("models")).toArray())
-            models << m.toString();
-        models.removeAll(QString());
+        const QStringList models = m_data->llmModels();
         const model::RunState state = m_data->run().state;
         const bool ended =
             state == model::RunState::Finished || state == model::RunState::Stopped || state == model::RunState::Failed;
         QString why;
         if (models.isEmpty())
-            why = tr("This run uses no language model\n"
-                     "Its candidates come from the expert library, the tuner and seeds;\n"
+            why = tr("This run used no language model\n"
+                     "Its candidates came from the seeds, the tuner and the expert library;\n"
                      "a run with language-model proposers shows their spend and tokens here");
         else if (ended)
             why = tr("No language model calls in this run\nModels: %1").arg(models.join(QStringLiteral(", ")));

@@ -1,5 +1,8 @@
 #include "rundata.h"
 
+#include <QJsonArray>
+#include <QJsonObject>
+
 namespace kforge::ui {
 
 QString originTitle(model::Origin origin, std::optional<model::TunerStrategy> strategy) {
@@ -38,6 +41,15 @@ RunData::RunData(QObject* parent) : QObject(parent) {
         return 0;
     }();
     Q_UNUSED(registered);
+}
+
+QStringList RunData::llmModels() const {
+    QStringList models;
+    const QJsonObject llm = m_run.config.value(QStringLiteral("llm")).toObject();
+    for (const auto& m : llm.value(QStringLiteral("models")).toArray())
+        if (const QString spec = m.toString(); !spec.isEmpty())
+            models << spec;
+    return models;
 }
 
 int RunData::rowOf(qint64 candidate) const {

@@ -17,6 +17,7 @@
 #include <QList>
 #include <QObject>
 #include <QString>
+#include <QStringList>
 
 #include <array>
 #include <optional>
@@ -130,6 +131,9 @@ public:
     const std::optional<QList<store::ArchiveMemberRecord>>& archives() const { return m_archives; }
     // PyTorch eager and torch.compile as the run measured them, and what its speedups are over.
     const store::YardstickFigures& pytorch() const { return m_pytorch; }
+    // The language models the run was set up with, as their specs ("endpoint/model"), from its
+    // stored configuration; none for a run without language models.
+    QStringList llmModels() const;
 
     // The live engine's last progress; state Finished when the run is only being viewed.
     const search::RunProgress& progress() const { return m_progress; }

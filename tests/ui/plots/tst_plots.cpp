@@ -834,7 +834,7 @@ void TestPlots::costPlotSumsSpendAndTokensPerGeneration() {
     CostPlot none(&offline);
     plotstyle::flushRefreshes(&none);
     none.resize(700, 420);
-    QVERIFY2(none.note().startsWith(QStringLiteral("This run uses no language model\n")), qPrintable(none.note()));
+    QVERIFY2(none.note().startsWith(QStringLiteral("This run used no language model\n")), qPrintable(none.note()));
     QVERIFY(!none.plot()->yAxis->tickLabels() && !none.plot()->yAxis2->tickLabels()); // no made-up scale
     QVERIFY(plot.plot()->yAxis->tickLabels() && plot.plot()->yAxis2->tickLabels());
     snapshot(&none, QStringLiteral("llm-cost-none"));
