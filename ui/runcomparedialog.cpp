@@ -1,6 +1,7 @@
 #include "runcomparedialog.h"
 
 #include "candidatedetails.h"
+#include "model/candidate.h"
 #include "plotexport.h"
 #include "plotstyle.h"
 #include "rundata.h"
@@ -271,7 +272,8 @@ void RunCompareDialog::refreshKernels() {
     m_kernelsShown[1] = ids[1];
     const auto title = [this](int side, qint64 id) { return tr("%1: best #%2").arg(runName(*session(side))).arg(id); };
     m_diff->setTexts(title(0, ids[0]), details[0]->candidate.source, title(1, ids[1]), details[1]->candidate.source,
-                     session(0)->data()->run().backend);
+                     session(0)->data()->run().backend,
+                     model::formatParamChanges(details[0]->candidate.params, details[1]->candidate.params));
     m_metrics->setText(metricsTable(compareMetrics(*details[0], *details[1]), ids[0], ids[1], palette()));
 }
 

@@ -6,6 +6,8 @@
 #include <QRegularExpression>
 #include <QStringList>
 
+#include <set>
+
 namespace kforge::model {
 
 QString formatParams(const ParamValues& params) {
@@ -13,6 +15,24 @@ QString formatParams(const ParamValues& params) {
     for (const auto& [name, value] : params)
         parts << QStringLiteral("%1=%2").arg(QString::fromStdString(name)).arg(value);
     return parts.join(QLatin1Char(' '));
+}
+
+QString formatParamChanges(const ParamValues& before, const ParamValues& after) {
+    std::set<std::string> names;
+    for (const auto& values : {before, after})
+        for (const auto& [name, value] : values)
+            names.insert(name);
+    const auto valueIn = [](const ParamValues& values, const std::string& name) {
+        const auto it = values.find(name);
+        return it == values.end() ? QStringLiteral("\u2014") : QString::number(it->second);
+    };
+    QStringList changes;
+    for (const std::string& name : names) {
+        const QString from = valueIn(before, name), to = valueIn(after, name);
+        if (from != to)
+            changes << QStringLiteral("%1 %2 \u2192 %3").arg(QString::fromStdString(name), from, to);
+    }
+    return changes.join(QStringLiteral(", "));
 }
 
 QString candidateKey(const QString& source, const ParamValues& completeParams) {

@@ -20,6 +20,9 @@ namespace kforge::model {
 // Values of a kernel file's declared `// kforge:param`s that differ from, or pin, the defaults.
 using ParamValues = std::map<std::string, std::int64_t>;
 QString formatParams(const ParamValues& params); // "BX=16 BY=8", "" when empty
+// What changes from one set of values to another: "BX 16 → 32, BY 8 → 4" ("—" for a name one side
+// lacks), "" when they are the same.
+QString formatParamChanges(const ParamValues& before, const ParamValues& after);
 
 // A cell of the MAP-Elites archive: one level (0..levels-1) per behaviour dimension.
 inline constexpr int kDimensions = 3;

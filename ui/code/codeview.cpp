@@ -9,6 +9,7 @@
 #include "elidedlabel.h"
 #include "listingservice.h"
 #include "listingview.h"
+#include "model/candidate.h"
 #include "rundata.h"
 #include "sidebysidediff.h"
 #include "theme.h"
@@ -428,7 +429,8 @@ void CodeView::refreshDiff() {
     QString beforeTitle = titleOf(parent, *before);
     if (parents.size() > 1)
         beforeTitle += tr("  (first of %1 parents)").arg(parents.size());
-    m_diff->setTexts(beforeTitle, before->candidate.source, titleOf(id, *own), own->candidate.source, m_dialect);
+    m_diff->setTexts(beforeTitle, before->candidate.source, titleOf(id, *own), own->candidate.source, m_dialect,
+                     model::formatParamChanges(before->candidate.params, own->candidate.params));
     showContent(m_diffPage);
 }
 
@@ -465,7 +467,8 @@ void CodeView::refreshCompare() {
     m_compareShownWhat = compareWhat();
     if (m_compareShownWhat == CompareWhat::Source)
         m_compare->setTexts(titleOf(left, *before), before->candidate.source, titleOf(right, *after),
-                            after->candidate.source, m_dialect);
+                            after->candidate.source, m_dialect,
+                            model::formatParamChanges(before->candidate.params, after->candidate.params));
     else if (!compareListings(*before, *after))
         return;
     m_metricRows = ui::compareMetrics(*before, *after);

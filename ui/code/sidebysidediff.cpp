@@ -83,7 +83,8 @@ SideBySideDiff::SideBySideDiff(QWidget* parent) : QWidget(parent) {
 }
 
 void SideBySideDiff::setTexts(const QString& leftTitle, const QString& left, const QString& rightTitle,
-                              const QString& right, spec::Dialect dialect) {
+                              const QString& right, spec::Dialect dialect, const QString& paramChanges) {
+    m_paramChanges = paramChanges;
     m_leftTitle->setFullText(leftTitle, Qt::PlainText);
     m_rightTitle->setFullText(rightTitle, Qt::PlainText);
     setDialect(m_left, dialect);
@@ -195,11 +196,17 @@ void SideBySideDiff::goToChange(int index) {
     updateSummary();
 }
 
+QString SideBySideDiff::summary() const {
+    return m_summary->text();
+}
+
 void SideBySideDiff::updateSummary() {
     const int count = static_cast<int>(m_changes.size());
     QString text;
     if (m_left->text().isEmpty() && m_right->text().isEmpty())
         text = QString();
+    else if (count == 0 && !m_paramChanges.isEmpty())
+        text = tr("the same source; parameters %1").arg(m_paramChanges);
     else if (count == 0)
         text = tr("identical");
     else

@@ -21,13 +21,16 @@ class SideBySideDiff : public QWidget {
 public:
     explicit SideBySideDiff(QWidget* parent = nullptr);
 
+    // `paramChanges` ("BLOCK 64 → 32"): how the two kernels' parameters differ, which the summary
+    // names where the two texts are the same (a tuner's child and its parent).
     void setTexts(const QString& leftTitle, const QString& left, const QString& rightTitle, const QString& right,
-                  spec::Dialect dialect);
+                  spec::Dialect dialect, const QString& paramChanges = QString());
     void clear();
 
     QsciScintilla* leftEditor() const { return m_left; }
     QsciScintilla* rightEditor() const { return m_right; }
     int addedLines() const { return m_added; }
+    QString summary() const; // "+3 −2 lines   2 changes", "identical", ...
     int removedLines() const { return m_removed; }
     int changeCount() const { return static_cast<int>(m_changes.size()); }
     int currentChange() const { return m_change; } // -1 before the first step
@@ -63,6 +66,7 @@ private:
     QList<Change> m_changes;
     int m_change = -1;
     int m_added = 0;
+    QString m_paramChanges; // as setTexts() was given them
     int m_removed = 0;
     // The first line each editor was moved to by follow(): its own scroll notification, which comes
     // later, must not move the other editor back (the alignment is not one-to-one inside changes).

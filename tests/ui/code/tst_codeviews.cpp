@@ -585,6 +585,23 @@ private slots:
         QVERIFY2(view.placeholderText().contains(QStringLiteral("seed")), qPrintable(view.placeholderText()));
     }
 
+    // A tuner's child has its parent's source with other parameter values: the diff says so rather
+    // than calling the two identical.
+    void diffNamesParameterChangesOfTheSameSource() {
+        const model::ParamValues parent{{"BLOCK", 64}, {"VW", 16}}, child{{"BLOCK", 32}, {"VW", 16}, {"UNROLL", 2}};
+        QCOMPARE(model::formatParamChanges(parent, child),
+                 QStringLiteral("BLOCK 64 \u2192 32, UNROLL \u2014 \u2192 2"));
+        QVERIFY(model::formatParamChanges(parent, parent).isEmpty());
+        SideBySideDiff diff;
+        const QString source = QStringLiteral("// kforge:param BLOCK in {32, 64} = 64\n__global__ void k() {}\n");
+        diff.setTexts(QStringLiteral("#3"), source, QStringLiteral("#4"), source, spec::Dialect::Cuda,
+                      model::formatParamChanges(parent, child));
+        QCOMPARE(diff.summary(),
+                 QStringLiteral("the same source; parameters BLOCK 64 \u2192 32, UNROLL \u2014 \u2192 2"));
+        diff.setTexts(QStringLiteral("#3"), source, QStringLiteral("#4"), source, spec::Dialect::Cuda);
+        QCOMPARE(diff.summary(), QStringLiteral("identical"));
+    }
+
     // Compare puts the two kernels' figures above their code: time, speedup, registers, occupancy,
     // memory and the roofline fraction, each with the right one's change, better and worse told
     // apart; a figure only one side has shows a dash on the other and no change.
