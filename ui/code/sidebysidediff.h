@@ -30,10 +30,10 @@ public:
     QsciScintilla* leftEditor() const { return m_left; }
     QsciScintilla* rightEditor() const { return m_right; }
     int addedLines() const { return m_added; }
-    QString summary() const; // "+3 −2 lines   2 changes", "identical", ...
     int removedLines() const { return m_removed; }
     int changeCount() const { return static_cast<int>(m_changes.size()); }
     int currentChange() const { return m_change; } // -1 before the first step
+    QString summary() const;                       // "+3 −2 lines   2 changes", "identical", ...
     QAction* nextChangeAction() const { return m_nextAction; }
     QAction* previousChangeAction() const { return m_previousAction; }
 
@@ -66,8 +66,8 @@ private:
     QList<Change> m_changes;
     int m_change = -1;
     int m_added = 0;
-    QString m_paramChanges; // as setTexts() was given them
     int m_removed = 0;
+    QString m_paramChanges; // as setTexts() was given them
     // The first line each editor was moved to by follow(): its own scroll notification, which comes
     // later, must not move the other editor back (the alignment is not one-to-one inside changes).
     int m_leftExpected = -1;

@@ -1,8 +1,5 @@
 #include "flowlayout.h"
 
-#include <QStyle>
-#include <QWidget>
-
 #include <algorithm>
 
 namespace kforge::ui {
