@@ -128,6 +128,9 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
                                tr("Every evaluation counts, re-measurements included (0: no limit)"));
     m_budgetMinutes = realSpin(0, 100000, 0, 1, tr("Wall time over all sessions of the run (0: no limit)"));
     m_budgetMinutes->setSuffix(tr(" min"));
+    // 0 is "no limit": the boxes say so rather than showing a limit of nothing.
+    m_budgetEvaluations->setSpecialValueText(tr("no limit"));
+    m_budgetMinutes->setSpecialValueText(tr("no limit"));
     auto* budgetBox = new QGroupBox(tr("Budget"));
     auto* budgetForm = new QFormLayout(budgetBox);
     budgetForm->addRow(tr("E&valuations:"), m_budgetEvaluations);
@@ -168,6 +171,8 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
     m_reviewCeiling->setSuffix(tr(" of the compute roof"));
     m_memoryReviewCeiling->setSuffix(tr(" of DRAM bandwidth"));
     m_rejectCeiling->setSuffix(tr("x the roof"));
+    m_reviewCeiling->setSpecialValueText(tr("never"));
+    m_memoryReviewCeiling->setSpecialValueText(tr("never"));
     auto* reviewBox = new QGroupBox(tr("Review"));
     auto* reviewForm = new QFormLayout(reviewBox);
     reviewForm->addRow(m_confirmBest);
@@ -203,6 +208,8 @@ RunSetupDialog::RunSetupDialog(QWidget* parent) : QDialog(parent) {
         realSpin(0, 100000, 0, 2, tr("Hard stop on money spent (0: none); models without a price are not counted"));
     m_llmBudgetUsd->setPrefix(QStringLiteral("$ "));
     m_llmBudgetTokens = spin(0, 2000000000, 0, tr("Hard stop on tokens, input plus output (0: none)"));
+    m_llmBudgetUsd->setSpecialValueText(tr("no limit"));
+    m_llmBudgetTokens->setSpecialValueText(tr("no limit"));
     auto* proposerBox = new QGroupBox(tr("Proposers"));
     auto* proposerForm = new QFormLayout(proposerBox);
     proposerForm->addRow(m_useExperts);

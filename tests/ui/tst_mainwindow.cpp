@@ -509,7 +509,16 @@ private slots:
         QVERIFY(d.setup().config.confirmBest);
         QCOMPARE(d.findChild<QDoubleSpinBox*>(QStringLiteral("rejectCeiling"))->value(), 1.1);
         QCOMPARE(d.findChild<QDoubleSpinBox*>(QStringLiteral("rejectCeiling"))->minimum(), 1.0);
-        d.findChild<QDoubleSpinBox*>(QStringLiteral("memoryReviewCeiling"))->setValue(0.95);
+        // 0 reads as what it means, not as a limit or a ceiling of nothing.
+        auto* memoryReview = d.findChild<QDoubleSpinBox*>(QStringLiteral("memoryReviewCeiling"));
+        memoryReview->setValue(0.0);
+        QCOMPARE(memoryReview->text(), QStringLiteral("never"));
+        auto* evaluations = d.findChild<QSpinBox*>(QStringLiteral("budgetEvaluations"));
+        const int budget = evaluations->value();
+        evaluations->setValue(0);
+        QCOMPARE(evaluations->text(), QStringLiteral("no limit"));
+        evaluations->setValue(budget);
+        memoryReview->setValue(0.95);
         d.findChild<QCheckBox*>(QStringLiteral("confirmBest"))->setChecked(false);
         QVERIFY(d.check());
         QCOMPARE(d.setup().config.memoryReviewCeiling, 0.95);

@@ -172,7 +172,6 @@ HeatmapView::HeatmapView(RunData* data, CandidateSelection* selection, QWidget* 
     m_outline->setSelectable(false);
     m_outline->setVisible(false);
     m_emptyNote = plotstyle::centredNote(m_plot);
-    m_emptyNote->setText(tr("No candidate has a behaviour cell yet"));
     addExportMenu(m_plot, QStringLiteral("heatmap"));
     applyPalette();
     // The cells' texts take their colours on the refresh.
@@ -400,6 +399,8 @@ void HeatmapView::refresh() {
     labelAxis(m_plot->xAxis, x, Qt::Horizontal);
     labelAxis(m_plot->yAxis, y, Qt::Vertical);
 
+    m_emptyNote->setText(m_data && m_data->hasRun() ? tr("No candidate has a behaviour cell yet")
+                                                    : tr("No run is open."));
     m_emptyNote->setVisible(candidates == 0);
     // Cells show the archives' figures (a kernel's re-measurement once it had one; a run stored
     // without archives, first measurements); the top one says whether a re-measurement confirmed
@@ -409,8 +410,9 @@ void HeatmapView::refresh() {
                                 ? tr("top elite %1, confirmed %2")
                                       .arg(plotstyle::speedup(best), plotstyle::speedup(topRow->confirmedSpeedup))
                                 : tr("top elite %1 unconfirmed").arg(plotstyle::speedup(best));
-    m_summary->setFullText(filled ? tr("%1 of %2 cells filled, %3").arg(filled).arg(kLevels * kLevels).arg(topText)
-                                  : tr("no elites yet"));
+    m_summary->setFullText(!m_data || !m_data->hasRun() ? QString()
+                           : filled ? tr("%1 of %2 cells filled, %3").arg(filled).arg(kLevels * kLevels).arg(topText)
+                                    : tr("no elites yet"));
     updateOutline();
     m_plot->replot(QCustomPlot::rpQueuedReplot);
 }

@@ -572,6 +572,19 @@ void TestPlots::heatmapClickSelectsElite() {
     HeatmapView nothing(&empty, &selection);
     nothing.resize(700, 520);
     snapshot(&nothing, QStringLiteral("heatmap-empty"));
+    // The note in the middle says why nothing is there: no run, then no candidate placed yet.
+    const auto note = [](const HeatmapView& v) {
+        QStringList shown;
+        for (const auto* text : v.plot()->findChildren<QCPItemText*>())
+            if (text->visible() && text->position->type() == QCPItemPosition::ptAxisRectRatio)
+                shown << text->text();
+        return shown;
+    };
+    plotstyle::flushRefreshes(&nothing);
+    QCOMPARE(note(nothing), QStringList{QStringLiteral("No run is open.")});
+    empty.apply(delta(true));
+    plotstyle::flushRefreshes(&nothing);
+    QCOMPARE(note(nothing), QStringList{QStringLiteral("No candidate has a behaviour cell yet")});
 }
 
 void TestPlots::rooflineClickSelects() {
