@@ -144,6 +144,16 @@ QString explanationOf(const QStringList& outside) {
     return cut.trimmed() + QStringLiteral(" ...");
 }
 
+// The answer's lines, without the CRs that end them: "\r\n" and "\r\r\n" (a CRLF converted twice on
+// the way) end a line as "\n" does, so the same kernel reads the same whichever way it came.
+QStringList answerLines(const QString& answer) {
+    QStringList lines = answer.split(QLatin1Char('\n'));
+    for (QString& line : lines)
+        while (line.endsWith(QLatin1Char('\r')))
+            line.chop(1);
+    return lines;
+}
+
 spec::Error answerError(const QString& what) {
     return spec::fail(what.toStdString());
 }
@@ -151,9 +161,7 @@ spec::Error answerError(const QString& what) {
 } // namespace
 
 spec::Expected<ParsedAnswer> parseAnswer(const QString& answer, spec::Dialect dialect) {
-    QString text = answer;
-    text.replace(QLatin1String("\r\n"), QLatin1String("\n"));
-    const QStringList lines = text.split(QLatin1Char('\n'));
+    const QStringList lines = answerLines(answer);
     const std::vector<Block> blocks = findBlocks(lines, nullptr);
     const QString example = dialect == spec::Dialect::Cuda ? QStringLiteral("```cuda") : QStringLiteral("```opencl");
     if (blocks.empty())
@@ -196,8 +204,12 @@ spec::Expected<ParsedAnswer> parseAnswer(const QString& answer, spec::Dialect di
         result.warnings << QStringLiteral(
             "the answer ends inside the code block (no closing fence): it may have been cut off");
 
+    // One line end at the end, whatever blank lines the block closed with (or, unclosed, the answer
+    // ended with): the same kernel reads the same from any answer.
     result.source = chosen->lines.join(QLatin1Char('\n'));
-    if (!result.source.isEmpty() && !result.source.endsWith(QLatin1Char('\n')))
+    while (result.source.endsWith(QLatin1Char('\n')))
+        result.source.chop(1);
+    if (!result.source.isEmpty())
         result.source += QLatin1Char('\n');
     if (result.source.size() > kMaxKernelChars)
         return answerError(QStringLiteral("the code block is %1 characters long, more than a kernel file may be (%2)")
@@ -249,12 +261,11 @@ spec::Expected<ParsedAnswer> parseAnswer(const QString& answer, spec::Dialect di
 }
 
 spec::Expected<QString> parseStrategyAnswer(const QString& answer) {
-    QString text = answer;
-    text.replace(QLatin1String("\r\n"), QLatin1String("\n"));
-    const std::vector<Block> blocks = findBlocks(text.split(QLatin1Char('\n')), nullptr);
+    const QStringList lines = answerLines(answer);
+    const std::vector<Block> blocks = findBlocks(lines, nullptr);
     QString strategy;
     if (blocks.empty()) {
-        strategy = text;
+        strategy = lines.join(QLatin1Char('\n'));
     } else {
         static const QStringList textual{QStringLiteral("text"),
                                          QStringLiteral("txt"),

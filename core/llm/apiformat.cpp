@@ -6,9 +6,9 @@
 #include <QJsonParseError>
 #include <QJsonValue>
 #include <QUrl>
-#include <QUrlQuery>
 
 #include <algorithm>
+#include <cmath>
 
 namespace kforge::llm {
 
@@ -18,11 +18,18 @@ QString where(const Endpoint& endpoint) {
     return QStringLiteral("%1 (%2)").arg(endpoint.name, chatUrl(endpoint));
 }
 
+// A count as the server reported it: a whole number of tokens, or unknown. A negative, fractional or
+// absurd one (no answer holds a trillion tokens; 1e300 would not even fit the integer) is unknown
+// rather than a made-up cost.
 std::optional<qint64> tokenCount(const QJsonObject& usage, const QString& key) {
+    constexpr double kMaxTokens = 1e12;
     const QJsonValue v = usage.value(key);
-    if (!v.isDouble() || v.toDouble() < 0)
+    if (!v.isDouble())
         return std::nullopt;
-    return static_cast<qint64>(v.toDouble());
+    const double d = v.toDouble();
+    if (!(d >= 0 && d <= kMaxTokens) || d != std::floor(d))
+        return std::nullopt;
+    return static_cast<qint64>(d);
 }
 
 // A body quoted in a message: short, on one line.
@@ -113,16 +120,20 @@ QString redactedUrl(const QString& text) {
         static const QStringList secret = {
             QStringLiteral("key"), QStringLiteral("token"), QStringLiteral("secret"),     QStringLiteral("pass"),
             QStringLiteral("sig"), QStringLiteral("auth"),  QStringLiteral("credential"), QStringLiteral("session")};
-        QUrlQuery query(url);
-        auto items = query.queryItems(QUrl::FullyDecoded);
-        for (auto& item : items) {
-            const QString& name = item.first;
+        // Pair by pair in the encoded query, everything but a secret's value kept as it was (a
+        // rebuilt query would drop empty pairs and re-encode the rest): redacting a redacted URL
+        // changes nothing, so a stored endpoint reads and writes back the same.
+        QStringList pairs = url.query(QUrl::FullyEncoded).split(QLatin1Char('&'));
+        for (QString& pair : pairs) {
+            const qsizetype eq = pair.indexOf(QLatin1Char('='));
+            if (eq < 0)
+                continue;
+            const QString name = QUrl::fromPercentEncoding(pair.left(eq).toUtf8());
             if (std::any_of(secret.begin(), secret.end(),
                             [&](const QString& s) { return name.contains(s, Qt::CaseInsensitive); }))
-                item.second = QStringLiteral("***");
+                pair = pair.left(eq + 1) + QStringLiteral("***");
         }
-        query.setQueryItems(items);
-        url.setQuery(query);
+        url.setQuery(pairs.join(QLatin1Char('&')), QUrl::TolerantMode);
     }
     return url.toString(QUrl::PrettyDecoded);
 }

@@ -2,10 +2,15 @@
 
 #include "llm/apiformat.h"
 #include "llm/endpoints.h"
+#include "util/numbers.h"
 #include "util/secretenvironment.h"
 
 #include <QJsonArray>
 #include <QRegularExpression>
+
+#include <cmath>
+#include <optional>
+#include <type_traits>
 
 namespace kforge::llm {
 
@@ -37,13 +42,20 @@ spec::Expected<ModelChoice> ModelChoice::parse(const QString& text) {
     if (!m.hasMatch())
         return spec::fail("model '" + text.toStdString()
                           + "': expected ENDPOINT:MODEL[=WEIGHT][@ISLAND,...], e.g. openai:gpt-4.1-mini");
+    // Control characters (a tab, a NUL pasted from elsewhere) are in no model's or island's name.
+    static const QRegularExpression control(QStringLiteral(R"([\x00-\x1f\x7f])"));
+    if (text.trimmed().contains(control))
+        return spec::fail("model '" + text.toStdString() + "': holds a control character");
     ModelChoice c;
     c.endpoint = m.captured(1);
     c.model = m.captured(2).trimmed();
+    if (c.model.isEmpty())
+        return spec::fail("model '" + text.toStdString() + "': the model name after '" + c.endpoint.toStdString()
+                          + ":' is empty");
     if (m.capturedLength(3) > 0) {
         bool ok = false;
         c.weight = m.captured(3).toDouble(&ok);
-        if (!ok || c.weight <= 0.0)
+        if (!ok || !std::isfinite(c.weight) || c.weight <= 0.0)
             return spec::fail("model '" + text.toStdString() + "': the weight '" + m.captured(3).toStdString()
                               + "' must be a positive number");
     }
@@ -142,7 +154,16 @@ spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
             return spec::success();
         if (!v.isDouble())
             return bad(QStringLiteral("'%1' must be a number").arg(QLatin1String(key)));
-        target = static_cast<std::remove_reference_t<decltype(target)>>(v.toDouble());
+        using T = std::remove_reference_t<decltype(target)>;
+        if constexpr (std::is_integral_v<T>) {
+            const std::optional<T> whole = util::wholeNumber<T>(v.toDouble());
+            if (!whole)
+                return bad(QStringLiteral("'%1' must be a whole number, not %2")
+                               .arg(QLatin1String(key), QString::number(v.toDouble(), 'g', 15)));
+            target = *whole;
+        } else {
+            target = v.toDouble();
+        }
         return spec::success();
     };
     // A braced list is evaluated left to right: the first bad key is the one reported.

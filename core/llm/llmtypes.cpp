@@ -1,10 +1,13 @@
 #include "llm/llmtypes.h"
 
 #include "llm/apiformat.h"
+#include "util/numbers.h"
 
 #include <QJsonValue>
 #include <QStringList>
 #include <QUrl>
+
+#include <optional>
 
 namespace kforge::llm {
 
@@ -130,9 +133,10 @@ bool readInt(const QJsonObject& json, const QString& key, int minimum, int* out,
     double d = *out;
     if (!readNumber(json, key, minimum, &d, error))
         return false;
-    if (d != static_cast<double>(static_cast<int>(d)))
+    const std::optional<int> whole = util::wholeNumber<int>(d);
+    if (!whole)
         return setError(error, QStringLiteral("%1: expected a whole number").arg(key));
-    *out = static_cast<int>(d);
+    *out = *whole;
     return true;
 }
 

@@ -3,10 +3,13 @@
 #include "llm/modelname.h"
 #include "llm/userconfig.h"
 #include "util/jsonreader.h"
+#include "util/numbers.h"
 #include "util/resourcelocator.h"
 
 #include <QFileInfo>
 #include <QJsonValue>
+
+#include <optional>
 
 namespace kforge::llm {
 
@@ -67,11 +70,11 @@ spec::Expected<ModelTable> ModelTable::fromJson(const QJsonObject& json, const Q
         }
         const QJsonValue budget = entry.value(QStringLiteral("thinkingBudget"));
         if (!budget.isUndefined()) {
-            const double b = budget.toDouble(-1.0);
-            if (!budget.isDouble() || b != static_cast<int>(b) || (b != 0.0 && (b < 1024.0 || b > 128000.0)))
+            const std::optional<int> b = util::wholeNumber<int>(budget.toDouble(-1.0));
+            if (!budget.isDouble() || !b || (*b != 0 && (*b < 1024 || *b > 128000)))
                 return reader.error(reader.keyPath(path, QStringLiteral("thinkingBudget")),
                                     QStringLiteral("expected 0 (off) or a whole number of tokens from 1024 to 128000"));
-            p.thinkingBudget = static_cast<int>(b);
+            p.thinkingBudget = *b;
         }
         table.m_models[it.key().trimmed()] = p;
     }

@@ -13,6 +13,10 @@
 
 namespace kforge::llm {
 
+namespace {
+constexpr double kMaxUsdPerMillion = 1e6;
+} // namespace
+
 spec::Expected<PriceTable> PriceTable::builtIn() {
     const QString relative = QStringLiteral("llm/prices.json");
     const QString path = util::ResourceLocator::find(relative);
@@ -55,9 +59,12 @@ spec::Expected<PriceTable> PriceTable::fromJson(const QJsonObject& json, const Q
         for (const auto& [key, out] : {std::pair{QStringLiteral("input"), &price.inputPerMillion},
                                        std::pair{QStringLiteral("output"), &price.outputPerMillion}}) {
             const QJsonValue v = entry.value(key);
-            if (!v.isDouble() || v.toDouble() < 0)
+            // No model costs a million dollars per million tokens: a larger figure is a typo, and
+            // would make every cost infinite.
+            if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() > kMaxUsdPerMillion)
                 return reader.error(reader.keyPath(path, key),
-                                    QStringLiteral("expected a number >= 0 (USD per million tokens)"));
+                                    QStringLiteral("expected a number from 0 to %1 (USD per million tokens)")
+                                        .arg(kMaxUsdPerMillion, 0, 'f', 0));
             *out = v.toDouble();
         }
         table.set(it.key().trimmed(), price);

@@ -1,9 +1,13 @@
 #include "search/runconfig.h"
 
 #include "eval/placement.h"
+#include "util/numbers.h"
 
 #include <QJsonArray>
 #include <QJsonValue>
+
+#include <optional>
+#include <type_traits>
 
 namespace kforge::search {
 
@@ -52,7 +56,17 @@ template <typename T> bool readNumber(const QJsonObject& json, const char* key, 
         error = std::string("run configuration: '") + key + "' must be a number";
         return false;
     }
-    target = static_cast<T>(v.toDouble());
+    if constexpr (std::is_integral_v<T>) {
+        const std::optional<T> whole = util::wholeNumber<T>(v.toDouble());
+        if (!whole) {
+            error = std::string("run configuration: '") + key + "' must be a whole number, not "
+                    + QString::number(v.toDouble(), 'g', 15).toStdString();
+            return false;
+        }
+        target = *whole;
+    } else {
+        target = v.toDouble();
+    }
     return true;
 }
 
@@ -109,8 +123,8 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         if (!parsed)
             return spec::fail("run configuration: 'seed' must be a non-negative integer, not '"
                               + seed.toString().toStdString() + "'");
-    } else if (seed.isDouble()) {
-        c.seed = static_cast<std::uint64_t>(seed.toDouble());
+    } else if (seed.isDouble() && util::wholeNumber<std::uint64_t>(seed.toDouble())) {
+        c.seed = *util::wholeNumber<std::uint64_t>(seed.toDouble());
     } else if (!seed.isUndefined()) {
         return spec::fail("run configuration: 'seed' must be a non-negative integer");
     }

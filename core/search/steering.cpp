@@ -1,5 +1,7 @@
 #include "search/steering.h"
 
+#include "util/numbers.h"
+
 #include <QJsonArray>
 #include <QMutexLocker>
 
@@ -179,7 +181,8 @@ std::vector<Steering::FlagChange> Steering::storedActionsAt(int generation) {
     if (it == m_stored.end())
         return changes;
     for (const auto& record : it->second) {
-        const qint64 id = static_cast<qint64>(record.data.value(QStringLiteral("candidate")).toDouble());
+        const qint64 id =
+            util::wholeNumber<qint64>(record.data.value(QStringLiteral("candidate")).toDouble()).value_or(0);
         const auto kind = record.kind == model::EventKind::Veto  ? FlagChange::Kind::Veto
                           : record.kind == model::EventKind::Pin ? FlagChange::Kind::Pin
                                                                  : FlagChange::Kind::Unpin;

@@ -1,6 +1,7 @@
 #include "store/runstore.h"
 
 #include "util/logging.h"
+#include "util/numbers.h"
 #include "util/sqlitedb.h"
 
 #include <sqlite3.h>
@@ -1274,7 +1275,8 @@ QList<qint64> parseIdList(const std::string& text) {
     QList<qint64> ids;
     const QJsonDocument document = QJsonDocument::fromJson(QByteArray::fromStdString(text));
     for (const auto& v : document.array())
-        ids.push_back(static_cast<qint64>(v.toDouble()));
+        if (const std::optional<qint64> id = util::wholeNumber<qint64>(v.toDouble()))
+            ids.push_back(*id);
     return ids;
 }
 

@@ -105,6 +105,16 @@ void TestAnswerParser::goodAnswers_data() {
     QTest::newRow("longer fence holds a shorter one")
         << fenced(QStringLiteral("cuda"), kCuda + QStringLiteral("/*\n```\n*/\n"), QStringLiteral("````"))
         << Dialect::Cuda << kCuda + QStringLiteral("/*\n```\n*/\n") << QString() << QStringList{};
+    // The same kernel reads the same whatever its block ends with or its lines end in.
+    QTest::newRow("blank lines before the closing fence")
+        << fenced(QStringLiteral("cuda"), kCuda + QStringLiteral("\n\n")) << Dialect::Cuda << kCuda << QString()
+        << QStringList{};
+    QTest::newRow("truncated after blank lines")
+        << QStringLiteral("```cuda\n") + kCuda + QStringLiteral("\n\n") << Dialect::Cuda << kCuda << QString()
+        << QStringList{QStringLiteral("no closing fence")};
+    QTest::newRow("CRLF converted twice")
+        << QString(fenced(QStringLiteral("cuda"), kCuda)).replace(QStringLiteral("\n"), QStringLiteral("\r\r\n"))
+        << Dialect::Cuda << kCuda << QString() << QStringList{};
 }
 
 void TestAnswerParser::goodAnswers() {

@@ -304,6 +304,38 @@ private slots:
         QVERIFY2(QString::fromStdString(failed.error()).contains(bad), failed.error().c_str());
         QVERIFY2(QString::fromStdString(failed.error()).contains(QStringLiteral("models.x.input")),
                  failed.error().c_str());
+        // A price no model has is a typo, refused before it makes every cost infinite.
+        const auto absurd = PriceTable::fromJson(
+            QJsonDocument::fromJson(R"({"models": {"x": {"input": 1, "output": 1e300}}})").object(),
+            QStringLiteral("prices.json"));
+        QVERIFY(!absurd.ok());
+        QVERIFY2(QString::fromStdString(absurd.error())
+                     .contains(QStringLiteral("models.x.output: expected a number from 0 to 1000000")),
+                 absurd.error().c_str());
+    }
+
+    // Token counts are whole numbers a server can have counted; anything else (1e300, which no
+    // integer holds; a fraction; a negative) leaves the usage, and so the cost, unknown.
+    void implausibleTokenCountsAreUnknown_data() { addApiRows(); }
+    void implausibleTokenCountsAreUnknown() {
+        QFETCH(Api, api);
+        const Endpoint endpoint = fakeEndpoint(api, QStringLiteral("http://127.0.0.1:9/v1"), false);
+        const QByteArray body =
+            api == Api::OpenAI
+                ? R"({"model":"m","choices":[{"message":{"content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1e300,"completion_tokens":12.5}})"
+                : R"({"model":"m","content":[{"type":"text","text":"hi"}],"stop_reason":"end_turn","usage":{"input_tokens":-4,"output_tokens":9.5e18}})";
+        const ChatResult r = parseResponse(endpoint, body);
+        QVERIFY2(r.ok, qPrintable(r.message));
+        QCOMPARE(r.text, QStringLiteral("hi"));
+        QVERIFY(!r.usage.inputTokens);
+        QVERIFY(!r.usage.outputTokens);
+        const ChatResult counted = parseResponse(
+            endpoint,
+            api == Api::OpenAI
+                ? R"({"choices":[{"message":{"content":""}}],"usage":{"prompt_tokens":120,"completion_tokens":4e9}})"
+                : R"({"content":[],"usage":{"input_tokens":120,"output_tokens":4e9}})");
+        QCOMPARE(counted.usage.inputTokens.value_or(-1), qint64{120});
+        QCOMPARE(counted.usage.outputTokens.value_or(-1), qint64{4000000000});
     }
 
     void endpointPresets() {
@@ -1029,6 +1061,31 @@ private slots:
         auto back = LlmSettings::fromJson(s.toJson());
         QVERIFY(back);
         QVERIFY(back->endpoints.at(0).credentialsLeftOut);
+    }
+
+    // What is stored and shown of a base URL: no user, password or secret-looking query value,
+    // everything else as it was, and redacting again changes nothing (a stored endpoint reads and
+    // writes back the same).
+    void redactedUrls_data() {
+        QTest::addColumn<QString>("url");
+        QTest::addColumn<QString>("redacted");
+        QTest::newRow("user and token") << "https://alice:pw@llm.example/v1?api-version=2024&token=tok-1"
+                                        << "https://llm.example/v1?api-version=2024&token=***";
+        QTest::newRow("empty pairs kept") << "https://llm.example/v1?a=1&&key=k&&&b=2#frag"
+                                          << "https://llm.example/v1?a=1&&key=***&&&b=2#frag";
+        QTest::newRow("encoded name") << "https://llm.example/v1?api%5Fkey=k%26more"
+                                      << "https://llm.example/v1?api_key=***";
+        QTest::newRow("name alone") << "https://llm.example/v1?session"
+                                    << "https://llm.example/v1?session";
+        QTest::newRow("no query") << "http://127.0.0.1:8000/v1"
+                                  << "http://127.0.0.1:8000/v1";
+    }
+
+    void redactedUrls() {
+        QFETCH(QString, url);
+        QFETCH(QString, redacted);
+        QCOMPARE(redactedUrl(url), redacted);
+        QCOMPARE(redactedUrl(redacted), redacted);
     }
 
     void noKeyNoAuthHeader() {

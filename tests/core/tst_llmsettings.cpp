@@ -7,6 +7,7 @@
 #include "llm/pricetable.h"
 #include "llm/userconfig.h"
 #include "search/runconfig.h"
+#include "util/numbers.h"
 #include "util/secretenvironment.h"
 
 #include <QDir>
@@ -15,6 +16,9 @@
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <cstdint>
+#include <limits>
 
 using namespace kforge;
 using namespace kforge::search;
@@ -206,6 +210,14 @@ private slots:
                                     << "the weight 'lots' must be a positive number";
         QTest::newRow("bad island") << "openai:gpt-4o@one"
                                     << "'one' is not an island number";
+        QTest::newRow("blank model") << "openai:   =2"
+                                     << "the model name after 'openai:' is empty";
+        QTest::newRow("infinite weight") << "openai:gpt-4o=inf"
+                                         << "the weight 'inf' must be a positive number";
+        QTest::newRow("NaN weight") << "openai:gpt-4o=nan"
+                                    << "the weight 'nan' must be a positive number";
+        QTest::newRow("control character")
+            << QStringLiteral("openai:gpt-4o@4") + QChar(0) + QStringLiteral("1") << "holds a control character";
     }
 
     void badModelSpecs() {
@@ -278,6 +290,68 @@ private slots:
                                                           {QStringLiteral("name"), QStringLiteral("x")},
                                                           {QStringLiteral("api"), QStringLiteral("grpc")}}}}}
                                       << "endpoints[0]";
+        // Whole numbers only, and only those the setting's integer holds: a cast of 1e300 to an
+        // int is undefined, not a large number.
+        QTest::newRow("huge max_tokens") << QJsonObject{{QStringLiteral("max_tokens"), 1e300}}
+                                         << "'max_tokens' must be a whole number, not 1e+300";
+        QTest::newRow("fractional meta interval")
+            << QJsonObject{{QStringLiteral("meta_interval"), 2.5}} << "'meta_interval' must be a whole number, not 2.5";
+        QTest::newRow("endpoint concurrency past int")
+            << QJsonObject{{QStringLiteral("endpoints"),
+                            QJsonArray{QJsonObject{{QStringLiteral("name"), QStringLiteral("x")},
+                                                   {QStringLiteral("api"), QStringLiteral("openai")},
+                                                   {QStringLiteral("baseUrl"), QStringLiteral("http://127.0.0.1:1/v1")},
+                                                   {QStringLiteral("maxConcurrent"), 4294967297.0}}}}}
+            << "maxConcurrent: expected a whole number";
+    }
+
+    // util::wholeNumber, which every integer setting is read through: whole numbers the type
+    // holds, to its very limits, and nothing else.
+    void wholeNumberBounds() {
+        using kforge::util::wholeNumber;
+        QCOMPARE(wholeNumber<int>(2147483647.0).value_or(0), 2147483647);
+        QVERIFY(!wholeNumber<int>(2147483648.0));
+        QCOMPARE(wholeNumber<int>(-2147483648.0).value_or(0), std::numeric_limits<int>::min());
+        QVERIFY(!wholeNumber<int>(-2147483649.0));
+        QVERIFY(!wholeNumber<int>(2.5));
+        QVERIFY(!wholeNumber<int>(std::numeric_limits<double>::quiet_NaN()));
+        QVERIFY(!wholeNumber<int>(std::numeric_limits<double>::infinity()));
+        QVERIFY(!wholeNumber<qint64>(9223372036854775808.0)); // 2^63, what 2^63 - 1 rounds to
+        QCOMPARE(wholeNumber<qint64>(-9223372036854775808.0).value_or(0), std::numeric_limits<qint64>::min());
+        QVERIFY(!wholeNumber<std::uint64_t>(-1.0));
+        QVERIFY(!wholeNumber<std::uint64_t>(18446744073709551616.0)); // 2^64
+        QCOMPARE(wholeNumber<std::uint64_t>(18446744073709549568.0).value_or(0),
+                 std::uint64_t{18446744073709549568u}); // the largest double below 2^64
+        QCOMPARE(wholeNumber<std::uint64_t>(-0.0).value_or(1), std::uint64_t{0});
+    }
+
+    void runConfigNumbersAreWholeAndFit_data() {
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<double>("value");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("islands 2.5") << "islands" << 2.5 << "'islands' must be a whole number, not 2.5";
+        QTest::newRow("islands past int") << "islands" << 3e9 << "'islands' must be a whole number, not 3000000000";
+        QTest::newRow("budget 1e300") << "budget_evaluations" << 1e300
+                                      << "'budget_evaluations' must be a whole number, not 1e+300";
+        QTest::newRow("negative seed") << "seed" << -1.0 << "'seed' must be a non-negative integer";
+        QTest::newRow("seed past 2^64") << "seed" << 1e20 << "'seed' must be a non-negative integer";
+    }
+
+    void runConfigNumbersAreWholeAndFit() {
+        QFETCH(QString, key);
+        QFETCH(double, value);
+        QFETCH(QString, message);
+        QJsonObject json = RunConfig().toJson();
+        json.insert(key, value);
+        const auto c = RunConfig::fromJson(json);
+        QVERIFY(!c);
+        QVERIFY2(QString::fromStdString(c.error()).contains(message), c.error().c_str());
+        // The largest seed a double holds exactly is read as it is.
+        json.insert(key, RunConfig().toJson().value(key));
+        json.insert(QStringLiteral("seed"), 9007199254740992.0);
+        const auto fine = RunConfig::fromJson(json);
+        QVERIFY2(fine, fine ? "" : fine.error().c_str());
+        QCOMPARE(fine->seed, std::uint64_t{9007199254740992});
     }
 
     void badJson() {

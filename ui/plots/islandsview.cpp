@@ -5,6 +5,7 @@
 #include "plotstyle.h"
 #include "rundata.h"
 #include "theme.h"
+#include "util/numbers.h"
 
 #include <qcustomplot.h>
 
@@ -172,7 +173,7 @@ void IslandsView::onEventsAdded(int first, int last) {
             continue;
         m_migrations.push_back(
             {e.generation, e.data.value(QLatin1String("from")).toInt(), e.data.value(QLatin1String("to")).toInt(),
-             static_cast<qint64>(e.data.value(QLatin1String("candidate")).toDouble()),
+             util::wholeNumber<qint64>(e.data.value(QLatin1String("candidate")).toDouble()).value_or(0),
              e.data.value(QLatin1String("speedup")).toDouble(), e.data.value(QLatin1String("accepted")).toBool()});
         any = true;
     }
