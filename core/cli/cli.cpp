@@ -39,25 +39,25 @@ QString usage(bool gui) {
                              "The headless commands of kforge, for servers without a display or GUI libraries.\n\n");
     text += QStringLiteral(
         "commands:\n"
-        "  run      evolve kernels for a task, headless (kforge run --help)\n"
-        "  runs     list the runs in a run store, or show one (kforge runs --help)\n"
-        "  export   write a run's best kernel, its launch plan and a report (kforge export --help)\n"
-        "  review   the results waiting for a person's review (kforge review --help)\n"
-        "  experience  the experience library: list, export, import (kforge experience --help)\n"
-        "  llm      language-model endpoints, keys, prices, and a run's LLM calls (kforge llm --help)\n"
-        "  eval     evaluate one kernel on a task (kforge eval --help)\n"
-        "  import   a PyTorch operator (KernelBench format) as a task (kforge import --help)\n"
-        "  bench    import and search many KernelBench problems; a table with fast_p (kforge bench --help)\n"
-        "  doctor   list backends and devices, and how to get what is missing\n"
-        "  tasks    list the built-in and user tasks\n");
+        "  run           evolve kernels for a task, headless (kforge run --help)\n"
+        "  runs          list the runs in a run store, or show one (kforge runs --help)\n"
+        "  export        write a run's best kernel, its launch plan and a report (kforge export --help)\n"
+        "  review        the results waiting for a person's review (kforge review --help)\n"
+        "  experience    the experience library: list, export, import (kforge experience --help)\n"
+        "  llm           language-model endpoints, keys, prices, and a run's LLM calls (kforge llm --help)\n"
+        "  eval          evaluate one kernel on a task (kforge eval --help)\n"
+        "  import        a PyTorch operator (KernelBench format) as a task (kforge import --help)\n"
+        "  bench         import and search many KernelBench problems; a table with fast_p (kforge bench --help)\n"
+        "  doctor        list backends and devices, and how to get what is missing\n"
+        "  tasks         list the built-in and user tasks\n");
     if (gui)
         text += QStringLiteral(
-            "  demo     open the workbench and run a short search of the built-in demo task on OpenCL;\n"
-            "           without a display, evaluate it headless\n"
+            "  demo          open the workbench and run a short search of the built-in demo task on OpenCL;\n"
+            "                without a display, evaluate it headless\n"
             "  render-views  write every view of a stored run as PNG files (kforge render-views --help)\n");
     text += QStringLiteral("options:\n"
-                           "  --version  print the version\n"
-                           "  --help     print this help\n");
+                           "  --version     print the version\n"
+                           "  --help        print this help\n");
     return text;
 }
 

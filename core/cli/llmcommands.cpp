@@ -75,7 +75,7 @@ void addLlmOptions(QCommandLineParser& p) {
     p.addOption(
         {QStringLiteral("llm-endpoint"),
          QStringLiteral("Define or change an endpoint: NAME=URL[,api=openai|anthropic][,key-env=VAR][,concurrency=N]\n"
-                        "[,timeout=S][,retries=N][,stream=0|1] (e.g. local=http://127.0.0.1:8000/v1)."),
+                        "[,timeout=S][,retries=N][,stream=0|1][,cache=0|1] (e.g. local=http://127.0.0.1:8000/v1)."),
          QStringLiteral("SPEC")});
     p.addOption({QStringLiteral("llm-rate"), QStringLiteral("Share of children an LLM proposes (default 0.5)."),
                  QStringLiteral("F")});
@@ -244,10 +244,16 @@ int llmCommand(const QStringList& args) {
             return fail(ExitSetup, q(table.error()));
         for (const QString& model : table->models()) {
             const auto price = table->find(model);
-            out() << QStringLiteral("%1  in $%2  out $%3 per million tokens\n")
+            QString cache;
+            if (price->cachedInputPerMillion)
+                cache += QStringLiteral("  cached in $%1").arg(*price->cachedInputPerMillion, 0, 'f', 3);
+            if (price->cacheWritePerMillion)
+                cache += QStringLiteral("  cache write $%1").arg(*price->cacheWritePerMillion, 0, 'f', 2);
+            out() << QStringLiteral("%1  in $%2  out $%3%4 per million tokens\n")
                          .arg(model, -28)
                          .arg(price->inputPerMillion, 0, 'f', 2)
-                         .arg(price->outputPerMillion, 0, 'f', 2);
+                         .arg(price->outputPerMillion, 0, 'f', 2)
+                         .arg(cache);
         }
         return 0;
     }
@@ -324,6 +330,10 @@ int llmCommand(const QStringList& args) {
                           {QStringLiteral("attempts"), c.attempts}};
             o.insert(QStringLiteral("input_tokens"), c.inputTokens ? QJsonValue(*c.inputTokens) : QJsonValue());
             o.insert(QStringLiteral("output_tokens"), c.outputTokens ? QJsonValue(*c.outputTokens) : QJsonValue());
+            o.insert(QStringLiteral("cached_input_tokens"),
+                     c.cachedInputTokens ? QJsonValue(*c.cachedInputTokens) : QJsonValue());
+            o.insert(QStringLiteral("cache_write_tokens"),
+                     c.cacheWriteTokens ? QJsonValue(*c.cacheWriteTokens) : QJsonValue());
             o.insert(QStringLiteral("cost_usd"), c.costUsd ? QJsonValue(*c.costUsd) : QJsonValue());
             o.insert(QStringLiteral("candidate"), c.candidateId ? QJsonValue(*c.candidateId) : QJsonValue());
             list.append(o);

@@ -32,6 +32,27 @@ std::optional<qint64> tokenCount(const QJsonObject& usage, const QString& key) {
     return static_cast<qint64>(d);
 }
 
+// The prompt's tokens of an OpenAI usage object: all of them, and the part read from the prompt cache.
+void readOpenAiInput(const QJsonObject& usage, Usage* u) {
+    u->inputTokens = tokenCount(usage, QStringLiteral("prompt_tokens"));
+    u->cachedInputTokens =
+        tokenCount(usage.value(QStringLiteral("prompt_tokens_details")).toObject(), QStringLiteral("cached_tokens"));
+}
+
+// Anthropic counts the prompt in three parts: input_tokens (not cached), those written to the cache
+// and those read from it. Nothing changes when the object holds no input_tokens (a message_delta
+// that only counts the output).
+void readAnthropicInput(const QJsonObject& usage, Usage* u) {
+    const std::optional<qint64> fresh = tokenCount(usage, QStringLiteral("input_tokens"));
+    if (!fresh)
+        return;
+    const std::optional<qint64> written = tokenCount(usage, QStringLiteral("cache_creation_input_tokens"));
+    const std::optional<qint64> read = tokenCount(usage, QStringLiteral("cache_read_input_tokens"));
+    u->inputTokens = *fresh + written.value_or(0) + read.value_or(0);
+    u->cacheWriteTokens = written;
+    u->cachedInputTokens = read;
+}
+
 // A body quoted in a message: short, on one line.
 QString excerpt(const QByteArray& body) {
     QString s = QString::fromUtf8(body.left(300)).simplified();
@@ -142,7 +163,8 @@ QString chatUrl(const Endpoint& endpoint) {
     return redactedUrl(requestUrl(endpoint));
 }
 
-QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const ModelParams& params) {
+QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const ModelParams& params,
+                       bool cacheSystemPrompt) {
     QJsonArray messages;
     if (api == Api::OpenAI && !request.system.isEmpty())
         messages.append(QJsonObject{{QStringLiteral("role"), QStringLiteral("system")},
@@ -151,8 +173,17 @@ QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const M
         messages.append(QJsonObject{{QStringLiteral("role"), m.role}, {QStringLiteral("content"), m.content}});
     QJsonObject o;
     o[QStringLiteral("model")] = request.model;
-    if (api == Api::Anthropic && !request.system.isEmpty())
-        o[QStringLiteral("system")] = request.system;
+    if (api == Api::Anthropic && !request.system.isEmpty()) {
+        // A run's calls share their system prompt: cached, later calls read it at a tenth of the
+        // input price. (A prompt shorter than the model's minimum is simply not cached.)
+        if (cacheSystemPrompt)
+            o[QStringLiteral("system")] = QJsonArray{QJsonObject{
+                {QStringLiteral("type"), QStringLiteral("text")},
+                {QStringLiteral("text"), request.system},
+                {QStringLiteral("cache_control"), QJsonObject{{QStringLiteral("type"), QStringLiteral("ephemeral")}}}}};
+        else
+            o[QStringLiteral("system")] = request.system;
+    }
     o[QStringLiteral("messages")] = messages;
     const bool thinking = api == Api::Anthropic && params.thinkingBudget > 0;
     if (thinking) {
@@ -225,7 +256,7 @@ ChatResult parseResponse(const Endpoint& endpoint, const QByteArray& body) {
             return malformed(QStringLiteral("choices[0].message.content is not text"));
         r.text = content.toString();
         r.stopReason = choice.value(QStringLiteral("finish_reason")).toString();
-        r.usage.inputTokens = tokenCount(usage, QStringLiteral("prompt_tokens"));
+        readOpenAiInput(usage, &r.usage);
         r.usage.outputTokens = tokenCount(usage, QStringLiteral("completion_tokens"));
     } else {
         const QJsonValue content = o.value(QStringLiteral("content"));
@@ -235,7 +266,7 @@ ChatResult parseResponse(const Endpoint& endpoint, const QByteArray& body) {
             if (block.toObject().value(QStringLiteral("type")).toString() == QLatin1String("text"))
                 r.text += block.toObject().value(QStringLiteral("text")).toString();
         r.stopReason = o.value(QStringLiteral("stop_reason")).toString();
-        r.usage.inputTokens = tokenCount(usage, QStringLiteral("input_tokens"));
+        readAnthropicInput(usage, &r.usage);
         r.usage.outputTokens = tokenCount(usage, QStringLiteral("output_tokens"));
     }
     r.ok = true;
@@ -325,7 +356,7 @@ QString StreamAccumulator::consumeOpenAi(const QJsonObject& o) {
     if (const QString model = o.value(QStringLiteral("model")).toString(); !model.isEmpty())
         m_result.model = model;
     if (const QJsonValue usage = o.value(QStringLiteral("usage")); usage.isObject()) {
-        m_result.usage.inputTokens = tokenCount(usage.toObject(), QStringLiteral("prompt_tokens"));
+        readOpenAiInput(usage.toObject(), &m_result.usage);
         m_result.usage.outputTokens = tokenCount(usage.toObject(), QStringLiteral("completion_tokens"));
     }
     const QJsonArray choices = o.value(QStringLiteral("choices")).toArray();
@@ -345,7 +376,8 @@ QString StreamAccumulator::consumeAnthropic(const QString& type, const QJsonObje
         if (const QString model = message.value(QStringLiteral("model")).toString(); !model.isEmpty())
             m_result.model = model;
         const QJsonObject usage = message.value(QStringLiteral("usage")).toObject();
-        m_result.usage.inputTokens = tokenCount(usage, QStringLiteral("input_tokens"));
+        m_result.usage = Usage{};
+        readAnthropicInput(usage, &m_result.usage);
         // Its output_tokens is a placeholder (usually 1): the count is known only from
         // message_delta, so a stream that ends before it has an unknown output, and cost.
     } else if (type == QLatin1String("content_block_delta")) {
@@ -363,8 +395,7 @@ QString StreamAccumulator::consumeAnthropic(const QString& type, const QJsonObje
         const QJsonObject usage = o.value(QStringLiteral("usage")).toObject();
         if (auto out = tokenCount(usage, QStringLiteral("output_tokens")))
             m_result.usage.outputTokens = out;
-        if (auto in = tokenCount(usage, QStringLiteral("input_tokens")))
-            m_result.usage.inputTokens = in;
+        readAnthropicInput(usage, &m_result.usage);
     } else if (type == QLatin1String("message_stop")) {
         m_ended = true;
     } else if (type == QLatin1String("error")) {

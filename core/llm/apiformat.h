@@ -27,8 +27,11 @@ QString chatUrl(const Endpoint& endpoint);
 // password, signature...), which show as "***".
 QString redactedUrl(const QString& url);
 // The body: max_tokens or max_completion_tokens, a temperature or none, reasoning effort and
-// Anthropic's extended thinking, as `params` (the model's entry in the ModelTable) says.
-QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const ModelParams& params = {});
+// Anthropic's extended thinking, as `params` (the model's entry in the ModelTable) says. With
+// `cacheSystemPrompt`, Anthropic's system prompt is one text block marked for the prompt cache
+// (cache_control: ephemeral); OpenAI's API caches long prompts without being asked.
+QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const ModelParams& params = {},
+                       bool cacheSystemPrompt = false);
 // content-type, accept, and the key's header unless `key` is empty (a local server without auth).
 HttpHeaders requestHeaders(Api api, const QString& key, bool stream);
 

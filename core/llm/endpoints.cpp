@@ -14,6 +14,7 @@
 #include <QUrl>
 
 #include <algorithm>
+#include <cmath>
 
 namespace kforge::llm {
 
@@ -231,7 +232,7 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
             if (!keyRequiredGiven)
                 e.keyRequired = true;
         } else if (key == QLatin1String("keyring") || key == QLatin1String("key-required")
-                   || key == QLatin1String("stream")) {
+                   || key == QLatin1String("stream") || key == QLatin1String("cache")) {
             const auto flag = parseFlag(value.toLower());
             if (!flag)
                 return bad(i, QStringLiteral("expected 0 or 1"));
@@ -239,6 +240,8 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
                 e.keyring = *flag;
             else if (key == QLatin1String("stream"))
                 e.stream = *flag;
+            else if (key == QLatin1String("cache"))
+                e.cachePrompts = *flag;
             else {
                 e.keyRequired = *flag;
                 keyRequiredGiven = true;
@@ -253,7 +256,7 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
                    || key == QLatin1String("backoff")) {
             const double s = value.toDouble(&ok);
             const bool zeroAllowed = key == QLatin1String("backoff");
-            if (!ok || s < 0 || (!zeroAllowed && s == 0))
+            if (!ok || !std::isfinite(s) || s < 0 || (!zeroAllowed && s == 0))
                 return bad(i, QStringLiteral("expected seconds (a number %1 0)")
                                   .arg(zeroAllowed ? QStringLiteral(">=") : QStringLiteral(">")));
             if (key == QLatin1String("connect-timeout"))
@@ -265,7 +268,7 @@ spec::Expected<Endpoint> parseEndpointSpec(const QString& spec, const QList<Endp
         } else {
             return bad(i,
                        QStringLiteral("unknown key \"%1\" (expected api, key-env, keyring, key-required, concurrency, "
-                                      "connect-timeout, timeout, retries, backoff, stream)")
+                                      "connect-timeout, timeout, retries, backoff, stream, cache)")
                            .arg(key));
         }
     }

@@ -322,9 +322,13 @@ private:
         curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, t->errorBuffer);
         // Signals would interrupt the application's threads; the threaded resolver needs none.
         curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS,
-                         static_cast<long>(std::max(1.0, ep.connectTimeoutSeconds * 1000.0)));
-        curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max(1.0, ep.totalTimeoutSeconds * 1000.0)));
+        // In milliseconds, from 1 ms to a year: a setting of 1e300 s is a very long wait, not an
+        // overflowing cast.
+        const auto millis = [](double seconds) {
+            return static_cast<long>(std::clamp(seconds * 1000.0, 1.0, 365.0 * 86400.0 * 1000.0));
+        };
+        curl_easy_setopt(easy, CURLOPT_CONNECTTIMEOUT_MS, millis(ep.connectTimeoutSeconds));
+        curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, millis(ep.totalTimeoutSeconds));
         curl_easy_setopt(easy, CURLOPT_ACCEPT_ENCODING, "");
         curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
         curl_easy_setopt(easy, CURLOPT_USERAGENT, "kforge/" KFORGE_VERSION);
@@ -621,7 +625,7 @@ qint64 LlmClient::submit(ChatRequest request) {
     t->endpoint = static_cast<int>(index);
     t->key = key;
     t->url = requestUrl(ep).toUtf8();
-    t->body = requestBody(ep.api, request, ep.stream, m_models.find(request.model));
+    t->body = requestBody(ep.api, request, ep.stream, m_models.find(request.model), ep.cachePrompts);
     t->headers = requestHeaders(ep.api, key, ep.stream);
     t->request = std::move(request);
     t->client = this;

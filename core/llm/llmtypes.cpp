@@ -81,6 +81,7 @@ QJsonObject Endpoint::toJson(bool withCredentials) const {
     o[QStringLiteral("maxRetries")] = maxRetries;
     o[QStringLiteral("backoffSeconds")] = backoffSeconds;
     o[QStringLiteral("stream")] = stream;
+    o[QStringLiteral("cachePrompts")] = cachePrompts;
     return o;
 }
 
@@ -99,6 +100,7 @@ const QStringList& endpointKeys() {
                                   QStringLiteral("maxRetries"),
                                   QStringLiteral("backoffSeconds"),
                                   QStringLiteral("stream"),
+                                  QStringLiteral("cachePrompts"),
                                   QStringLiteral("credentialsLeftOut")};
     return keys;
 }
@@ -183,6 +185,7 @@ std::optional<Endpoint> Endpoint::fromJson(const QJsonObject& json, QString* err
     if (!readBool(json, QStringLiteral("keyring"), &e.keyring, error)
         || !readBool(json, QStringLiteral("keyRequired"), &e.keyRequired, error)
         || !readBool(json, QStringLiteral("stream"), &e.stream, error)
+        || !readBool(json, QStringLiteral("cachePrompts"), &e.cachePrompts, error)
         || !readBool(json, QStringLiteral("credentialsLeftOut"), &e.credentialsLeftOut, error)
         || !readInt(json, QStringLiteral("maxConcurrent"), 1, &e.maxConcurrent, error)
         || !readInt(json, QStringLiteral("maxRetries"), 0, &e.maxRetries, error)

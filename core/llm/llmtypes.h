@@ -33,6 +33,10 @@ struct Endpoint {
     int maxRetries = 4;                 // on 429, 5xx, 529, network errors and timeouts
     double backoffSeconds = 1.0;        // first wait; doubles per retry (capped at 60 s), with jitter
     bool stream = true;                 // server-sent events
+    // Anthropic: mark the system prompt (the same for every call of a run) for the API's prompt
+    // cache, so later calls read it at a tenth of the input price. OpenAI caches long prompts by
+    // itself. Off for an Anthropic-compatible server that refuses cache_control.
+    bool cachePrompts = true;
     // Read back from a stored run whose base URL held a user, a password or a key-like query
     // parameter: those were left out (see toJson), and are taken again from the configuration.
     bool credentialsLeftOut = false;
@@ -74,10 +78,14 @@ enum class ErrorKind {
 };
 QString errorKindName(ErrorKind kind);
 
-// Tokens as the server reported them; unknown (not zero) when usage never arrived.
+// Tokens as the server reported them; unknown (not zero) when usage never arrived. inputTokens
+// counts the whole prompt; of it, cachedInputTokens were read from the API's prompt cache and
+// cacheWriteTokens written to it (Anthropic), each priced apart.
 struct Usage {
     std::optional<qint64> inputTokens;
     std::optional<qint64> outputTokens;
+    std::optional<qint64> cachedInputTokens;
+    std::optional<qint64> cacheWriteTokens;
     bool known() const { return inputTokens.has_value() && outputTokens.has_value(); }
 };
 

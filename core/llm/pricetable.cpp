@@ -11,6 +11,9 @@
 #include <QJsonValue>
 #include <QStandardPaths>
 
+#include <algorithm>
+#include <utility>
+
 namespace kforge::llm {
 
 namespace {
@@ -53,19 +56,39 @@ spec::Expected<PriceTable> PriceTable::fromJson(const QJsonObject& json, const Q
         if (!it.value().isObject())
             return reader.error(path, QStringLiteral("expected {\"input\": USD, \"output\": USD} per million tokens"));
         const QJsonObject entry = it.value().toObject();
-        if (auto e = reader.checkKeys(entry, path, {QStringLiteral("input"), QStringLiteral("output")}))
+        if (auto e = reader.checkKeys(entry, path,
+                                      {QStringLiteral("input"), QStringLiteral("output"), QStringLiteral("cachedInput"),
+                                       QStringLiteral("cacheWrite")}))
             return *e;
         Price price;
-        for (const auto& [key, out] : {std::pair{QStringLiteral("input"), &price.inputPerMillion},
-                                       std::pair{QStringLiteral("output"), &price.outputPerMillion}}) {
+        const std::pair<QString, double*> required[] = {{QStringLiteral("input"), &price.inputPerMillion},
+                                                        {QStringLiteral("output"), &price.outputPerMillion}};
+        const std::pair<QString, std::optional<double>*> optional[] = {
+            {QStringLiteral("cachedInput"), &price.cachedInputPerMillion},
+            {QStringLiteral("cacheWrite"), &price.cacheWritePerMillion}};
+        // No model costs a million dollars per million tokens: a larger figure is a typo, and
+        // would make every cost infinite.
+        auto read = [&](const QString& key) -> spec::Expected<double> {
             const QJsonValue v = entry.value(key);
-            // No model costs a million dollars per million tokens: a larger figure is a typo, and
-            // would make every cost infinite.
             if (!v.isDouble() || v.toDouble() < 0 || v.toDouble() > kMaxUsdPerMillion)
                 return reader.error(reader.keyPath(path, key),
                                     QStringLiteral("expected a number from 0 to %1 (USD per million tokens)")
                                         .arg(kMaxUsdPerMillion, 0, 'f', 0));
-            *out = v.toDouble();
+            return v.toDouble();
+        };
+        for (const auto& [key, out] : required) {
+            auto v = read(key);
+            if (!v)
+                return spec::Error{v.error()};
+            *out = *v;
+        }
+        for (const auto& [key, out] : optional) {
+            if (!entry.contains(key))
+                continue;
+            auto v = read(key);
+            if (!v)
+                return spec::Error{v.error()};
+            *out = *v;
         }
         table.set(it.key().trimmed(), price);
     }
@@ -109,7 +132,13 @@ std::optional<double> PriceTable::cost(const QString& model, const Usage& usage)
     const auto price = find(model);
     if (!price)
         return std::nullopt;
-    return (static_cast<double>(*usage.inputTokens) * price->inputPerMillion
+    // The cached parts are within the prompt's count; a server that says otherwise is held to it.
+    const double input = static_cast<double>(*usage.inputTokens);
+    const double cached = std::min(static_cast<double>(usage.cachedInputTokens.value_or(0)), input);
+    const double written = std::min(static_cast<double>(usage.cacheWriteTokens.value_or(0)), input - cached);
+    const double fresh = input - cached - written;
+    return (fresh * price->inputPerMillion + cached * price->cachedInputPerMillion.value_or(price->inputPerMillion)
+            + written * price->cacheWritePerMillion.value_or(1.25 * price->inputPerMillion)
             + static_cast<double>(*usage.outputTokens) * price->outputPerMillion)
            / 1e6;
 }

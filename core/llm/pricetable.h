@@ -19,6 +19,11 @@ namespace kforge::llm {
 struct Price {
     double inputPerMillion = 0.0;
     double outputPerMillion = 0.0;
+    // Prompt tokens read from the API's prompt cache; unknown: the input price (no discount assumed).
+    std::optional<double> cachedInputPerMillion;
+    // Prompt tokens written to it (Anthropic); unknown: 1.25 times the input price, the Messages
+    // API's five-minute cache write.
+    std::optional<double> cacheWritePerMillion;
 };
 
 class PriceTable {
@@ -46,7 +51,8 @@ public:
     // "claude-sonnet-4-5-20250929" finds "claude-sonnet-4-5" and "gpt-4o-mini-2024-07-18" finds
     // "gpt-4o-mini", while "gpt-4o" never finds "gpt-4".
     std::optional<Price> find(const QString& model) const;
-    // Unknown when the usage is unknown or the model is not in the table.
+    // Unknown when the usage is unknown or the model is not in the table. Cached and cache-written
+    // prompt tokens are priced apart from the rest.
     std::optional<double> cost(const QString& model, const Usage& usage) const;
 
 private:

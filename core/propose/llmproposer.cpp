@@ -464,6 +464,8 @@ qint64 LlmProposer::record(const InFlight& call, const llm::ChatResult& result, 
     r.message = message;
     r.inputTokens = result.usage.inputTokens;
     r.outputTokens = result.usage.outputTokens;
+    r.cachedInputTokens = result.usage.cachedInputTokens;
+    r.cacheWriteTokens = result.usage.cacheWriteTokens;
     r.costUsd = result.costUsd;
     r.latencySeconds = result.latencySeconds;
     r.attempts = result.attempts;

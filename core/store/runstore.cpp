@@ -269,6 +269,12 @@ CREATE TABLE listings (
     FOREIGN KEY (run_id, candidate_id) REFERENCES candidates(run_id, id) ON DELETE CASCADE
 );
 )sql",
+    // 10: the prompt tokens an LLM call read from the API's prompt cache and wrote to it (part of
+    // input_tokens, priced apart); NULL where the server did not say.
+    R"sql(
+ALTER TABLE llm_calls ADD COLUMN cached_input_tokens INTEGER;
+ALTER TABLE llm_calls ADD COLUMN cache_write_tokens INTEGER;
+)sql",
 };
 
 std::optional<qint64> optionalInt(const Statement& row, int column) {
@@ -1289,8 +1295,8 @@ Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
         Statement insert(
             m_db, "INSERT INTO llm_calls(run_id, generation, island, operator, stage, endpoint, model, strategy_id, "
                   "parents_json, candidate_id, status, message, input_tokens, output_tokens, cost_usd, latency_s, "
-                  "attempts, system_prompt, prompt, answer, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                  "?, ?, ?, ?, ?, ?)");
+                  "attempts, system_prompt, prompt, answer, at, cached_input_tokens, cache_write_tokens) VALUES (?, ?, "
+                  "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, runId).bindInt(2, c.generation).bindInt(3, c.island).bindText(4, c.op).bindText(5, c.stage);
         insert.bindText(6, c.endpoint).bindText(7, c.model);
         c.strategyId ? insert.bindInt(8, *c.strategyId) : insert.bindNull(8);
@@ -1301,6 +1307,8 @@ Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
         c.outputTokens ? insert.bindInt(14, *c.outputTokens) : insert.bindNull(14);
         insert.bindDouble(15, c.costUsd).bindDouble(16, c.latencySeconds).bindInt(17, c.attempts);
         insert.bindText(18, c.systemPrompt).bindText(19, c.prompt).bindText(20, c.answer).bindText(21, now());
+        c.cachedInputTokens ? insert.bindInt(22, *c.cachedInputTokens) : insert.bindNull(22);
+        c.cacheWriteTokens ? insert.bindInt(23, *c.cacheWriteTokens) : insert.bindNull(23);
         if (!insert.run())
             return failure(where(), "cannot record an LLM call of run " + number(runId), insert);
         return sqlite3_last_insert_rowid(m_db);
@@ -1310,12 +1318,16 @@ Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
 Status RunStore::completeLlmCall(qint64 runId, qint64 callId, const LlmCallRecord& c) {
     return write<spec::Done>([&]() -> Status {
         Statement update(m_db, "UPDATE llm_calls SET status = ?, message = ?, input_tokens = ?, output_tokens = ?, "
-                               "cost_usd = ?, latency_s = ?, attempts = ?, answer = ? WHERE run_id = ? AND id = ?");
+                               "cost_usd = ?, latency_s = ?, attempts = ?, answer = ?, cached_input_tokens = ?, "
+                               "cache_write_tokens = ? WHERE run_id = ? AND id = ?");
         update.bindText(1, c.status).bindText(2, c.message);
         c.inputTokens ? update.bindInt(3, *c.inputTokens) : update.bindNull(3);
         c.outputTokens ? update.bindInt(4, *c.outputTokens) : update.bindNull(4);
         update.bindDouble(5, c.costUsd).bindDouble(6, c.latencySeconds).bindInt(7, c.attempts);
-        update.bindText(8, c.answer).bindInt(9, runId).bindInt(10, callId);
+        update.bindText(8, c.answer);
+        c.cachedInputTokens ? update.bindInt(9, *c.cachedInputTokens) : update.bindNull(9);
+        c.cacheWriteTokens ? update.bindInt(10, *c.cacheWriteTokens) : update.bindNull(10);
+        update.bindInt(11, runId).bindInt(12, callId);
         if (!update.run())
             return failure(where(), "cannot complete LLM call " + number(callId) + " of run " + number(runId), update);
         return success();
@@ -1339,7 +1351,7 @@ Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId, const Slice& sli
         m_db,
         "SELECT id, generation, island, operator, stage, endpoint, model, strategy_id, parents_json, candidate_id, "
         "status, message, input_tokens, output_tokens, cost_usd, latency_s, attempts, system_prompt, prompt, answer, "
-        "at "
+        "at, cached_input_tokens, cache_write_tokens "
         "FROM llm_calls"
             + sliceWhere(slice, "run_id", "candidate_id"));
     bindSlice(query, runId, slice, 1);
@@ -1366,6 +1378,8 @@ Expected<QList<LlmCallRecord>> RunStore::llmCalls(qint64 runId, const Slice& sli
         c.prompt = row.text(18);
         c.answer = row.text(19);
         c.at = parseTimestamp(row.text(20));
+        c.cachedInputTokens = optionalInt(row, 21);
+        c.cacheWriteTokens = optionalInt(row, 22);
         return c;
     };
     return readRows<LlmCallRecord>(query, where(), "cannot read the LLM calls of run " + number(runId), read);

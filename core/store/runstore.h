@@ -122,8 +122,10 @@ struct LlmCallRecord {
     std::optional<qint64> candidateId;
     QString status; // in-flight, ok, unparsable, duplicate, or the client's error kind (cancelled ...)
     QString message;
-    std::optional<qint64> inputTokens;
+    std::optional<qint64> inputTokens; // the whole prompt, cached parts included
     std::optional<qint64> outputTokens;
+    std::optional<qint64> cachedInputTokens; // of inputTokens: read from the API's prompt cache
+    std::optional<qint64> cacheWriteTokens;  // of inputTokens: written to it (Anthropic)
     std::optional<double> costUsd;
     double latencySeconds = 0.0;
     int attempts = 0;

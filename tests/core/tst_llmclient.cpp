@@ -386,7 +386,7 @@ private slots:
         QTest::newRow("minimal") << "local=http://127.0.0.1:8000/v1"
                                  << "";
         QTest::newRow("full") << "lab=https://lab.example/v1,api=anthropic,key-env=LAB_KEY,concurrency=2,stream=0,"
-                                 "timeout=30,connect-timeout=2,retries=1,backoff=0.5,keyring=1"
+                                 "timeout=30,connect-timeout=2,retries=1,backoff=0.5,keyring=1,cache=0"
                               << "";
         QTest::newRow("preset") << "openai,concurrency=7"
                                 << "";
@@ -408,6 +408,8 @@ private slots:
                                    << "KEY=VALUE";
         QTest::newRow("bad-timeout") << "l=http://h/v1,timeout=-1"
                                      << "part 2";
+        QTest::newRow("infinite-timeout") << "l=http://h/v1,timeout=inf"
+                                          << "expected seconds";
     }
 
     void endpointSpec() {
@@ -432,11 +434,13 @@ private slots:
                 QCOMPARE(parsed->connectTimeoutSeconds, 2.0);
                 QCOMPARE(parsed->maxRetries, 1);
                 QCOMPARE(parsed->backoffSeconds, 0.5);
+                QVERIFY(!parsed->cachePrompts);
             } else if (spec.startsWith(QLatin1String("openai"))) {
                 QCOMPARE(parsed->maxConcurrent, 7);
                 QCOMPARE(parsed->keyEnv, QStringLiteral("OPENAI_API_KEY"));
             } else {
                 QVERIFY2(!parsed->keyRequired, "a command-line endpoint without key-env needs no key");
+                QVERIFY2(parsed->cachePrompts, "the prompt cache is used unless turned off");
             }
         } else {
             QVERIFY(!parsed.ok());
@@ -490,6 +494,84 @@ private slots:
         QCOMPARE(r->attempts, 1);
         QCOMPARE(r->httpStatus, 200);
         QVERIFY(r->latencySeconds >= 0.0);
+    }
+
+    // The prompt cache: Anthropic's only for a system prompt marked for it (the endpoint's
+    // cachePrompts), OpenAI's always. Tokens read from it or written to it are counted within
+    // the input and priced apart, so the cost is the one the API bills.
+    void promptCacheIsPricedApart_data() {
+        QTest::addColumn<Api>("api");
+        QTest::addColumn<bool>("stream");
+        QTest::addColumn<bool>("cachePrompts");
+        for (const bool stream : {false, true}) {
+            const QString how = stream ? QStringLiteral("stream") : QStringLiteral("json");
+            QTest::newRow(qPrintable(QStringLiteral("openai-%1").arg(how))) << Api::OpenAI << stream << true;
+            QTest::newRow(qPrintable(QStringLiteral("anthropic-%1").arg(how))) << Api::Anthropic << stream << true;
+            QTest::newRow(qPrintable(QStringLiteral("anthropic-%1-uncached").arg(how)))
+                << Api::Anthropic << stream << false;
+        }
+    }
+
+    void promptCacheIsPricedApart() {
+        QFETCH(Api, api);
+        QFETCH(bool, stream);
+        QFETCH(bool, cachePrompts);
+        FakeServer server(m_dir);
+        QJsonObject counts = usage(3000, 200);
+        counts[QStringLiteral("cached")] = 2000;
+        counts[QStringLiteral("cache_write")] = api == Api::Anthropic ? 500 : 0;
+        QVERIFY(
+            server.start({rule({{QStringLiteral("text"), QStringLiteral("ok")}, {QStringLiteral("usage"), counts}})}));
+        PriceTable prices;
+        Price gpt{2.5, 10.0};
+        gpt.cachedInputPerMillion = 1.25;
+        prices.set(QStringLiteral("gpt-4o"), gpt);
+        Price claude{3.0, 15.0};
+        claude.cachedInputPerMillion = 0.3;
+        claude.cacheWritePerMillion = 3.75;
+        prices.set(QStringLiteral("claude-3-5-sonnet"), claude);
+        Endpoint endpoint = fakeEndpoint(api, server.baseUrl(), stream);
+        endpoint.cachePrompts = cachePrompts;
+        LlmClient client({endpoint}, prices);
+        const auto r = runOne(client, chatRequest(api));
+        QVERIFY(r);
+        QVERIFY2(r->ok, qPrintable(r->message));
+        QCOMPARE(r->usage.inputTokens.value_or(-1), qint64{3000});
+        QCOMPARE(r->usage.outputTokens.value_or(-1), qint64{200});
+        double expected = 0.0;
+        if (api == Api::OpenAI) {
+            QCOMPARE(r->usage.cachedInputTokens.value_or(-1), qint64{2000});
+            expected = (1000 * 2.5 + 2000 * 1.25 + 200 * 10.0) / 1e6;
+        } else if (cachePrompts) {
+            QCOMPARE(r->usage.cachedInputTokens.value_or(-1), qint64{2000});
+            QCOMPARE(r->usage.cacheWriteTokens.value_or(-1), qint64{500});
+            expected = (500 * 3.0 + 2000 * 0.3 + 500 * 3.75 + 200 * 15.0) / 1e6;
+        } else {
+            QVERIFY2(!r->usage.cachedInputTokens && !r->usage.cacheWriteTokens, "nothing was asked of the cache");
+            expected = (3000 * 3.0 + 200 * 15.0) / 1e6;
+        }
+        QVERIFY(r->costUsd);
+        QVERIFY2(qFuzzyCompare(*r->costUsd, expected), qPrintable(QString::number(*r->costUsd, 'g', 10)));
+        // What was sent: Anthropic's system prompt as a cached block only when the endpoint asks.
+        const QJsonObject body = server.requests().at(0).value(QStringLiteral("body")).toObject();
+        if (api == Api::Anthropic)
+            QCOMPARE(body.value(QStringLiteral("system")).isArray(), cachePrompts);
+    }
+
+    // Without a cached price a cached token costs the input price; a written one 1.25 times it.
+    void cachePricesDefault() {
+        PriceTable prices;
+        prices.set(QStringLiteral("m"), Price{2.0, 8.0});
+        Usage u;
+        u.inputTokens = 1000;
+        u.outputTokens = 100;
+        u.cachedInputTokens = 600;
+        u.cacheWriteTokens = 300;
+        QVERIFY(
+            qFuzzyCompare(*prices.cost(QStringLiteral("m"), u), (100 * 2.0 + 600 * 2.0 + 300 * 2.5 + 100 * 8.0) / 1e6));
+        // Counts beyond the prompt (a server's mistake) are held to it.
+        u.cachedInputTokens = 5000;
+        QVERIFY(qFuzzyCompare(*prices.cost(QStringLiteral("m"), u), (1000 * 2.0 + 100 * 8.0) / 1e6));
     }
 
     void streamedAnswer_data() { addApiRows(); }
@@ -867,7 +949,19 @@ private slots:
             QVERIFY(!headers.contains(QStringLiteral("x-api-key")));
         } else {
             QVERIFY(log.at(0).value(QStringLiteral("path")).toString().endsWith(QStringLiteral("/v1/messages")));
-            QCOMPARE(body.value(QStringLiteral("system")).toString(), request.system);
+            // The system prompt, the same for all of a run's calls, goes as one block marked for
+            // the prompt cache.
+            const QJsonArray system = body.value(QStringLiteral("system")).toArray();
+            QCOMPARE(system.size(), 1);
+            QCOMPARE(system.at(0).toObject().value(QStringLiteral("type")).toString(), QStringLiteral("text"));
+            QCOMPARE(system.at(0).toObject().value(QStringLiteral("text")).toString(), request.system);
+            QCOMPARE(system.at(0)
+                         .toObject()
+                         .value(QStringLiteral("cache_control"))
+                         .toObject()
+                         .value(QStringLiteral("type"))
+                         .toString(),
+                     QStringLiteral("ephemeral"));
             QCOMPARE(messages.size(), 3);
             for (const QJsonValue& m : messages)
                 QVERIFY(m.toObject().value(QStringLiteral("role")).toString() != QLatin1String("system"));

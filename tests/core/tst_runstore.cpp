@@ -275,7 +275,7 @@ void TestRunStore::createOpenReopen() {
 void TestRunStore::schema() {
     const QString path = newPath();
     QVERIFY(openStore(path));
-    QCOMPARE(RunStore::schemaVersion(), 9);
+    QCOMPARE(RunStore::schemaVersion(), 10);
     RawDb db(path);
     QCOMPARE(db.value("SELECT max(version) FROM schema_version").toInt(), RunStore::schemaVersion());
     QCOMPARE(db.value("SELECT count(*) FROM schema_version").toInt(), 1);
@@ -348,6 +348,8 @@ void TestRunStore::llmOperatorIsStoredAndDerivedForOlderRuns() {
         QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN tuner_strategy"));
         QVERIFY(db.exec("DROP TABLE queued_commands"));
         QVERIFY(db.exec("DROP TABLE listings"));
+        QVERIFY(db.exec("ALTER TABLE llm_calls DROP COLUMN cached_input_tokens"));
+        QVERIFY(db.exec("ALTER TABLE llm_calls DROP COLUMN cache_write_tokens"));
         QVERIFY(db.exec("UPDATE schema_version SET version = 5"));
     }
     auto store = openStore(path);
@@ -396,6 +398,8 @@ void TestRunStore::tunerStrategyIsStoredAndUnknownForOlderRuns() {
         QVERIFY(db.exec("ALTER TABLE candidates DROP COLUMN tuner_strategy"));
         QVERIFY(db.exec("DROP TABLE queued_commands"));
         QVERIFY(db.exec("DROP TABLE listings"));
+        QVERIFY(db.exec("ALTER TABLE llm_calls DROP COLUMN cached_input_tokens"));
+        QVERIFY(db.exec("ALTER TABLE llm_calls DROP COLUMN cache_write_tokens"));
         QVERIFY(db.exec("UPDATE schema_version SET version = 6"));
     }
     {
@@ -710,6 +714,7 @@ void TestRunStore::llmCallStoredWhenSentCompletedWhenEnded() {
     ended.status = QStringLiteral("cancelled");
     ended.message = QStringLiteral("anthropic: cancelled, the run ended while the call was in flight");
     ended.inputTokens = 1500; // what a stream had reported before it was cut
+    ended.cacheWriteTokens = 1100;
     ended.answer = QStringLiteral("Rewrite: fuse the");
     ended.attempts = 1;
     ended.latencySeconds = 2.5;
@@ -724,7 +729,8 @@ void TestRunStore::llmCallStoredWhenSentCompletedWhenEnded() {
     QCOMPARE(c.message, ended.message);
     QCOMPARE(c.answer, ended.answer);
     QCOMPARE(c.inputTokens, std::optional<qint64>(1500));
-    QVERIFY(!c.outputTokens && !c.costUsd);
+    QCOMPARE(c.cacheWriteTokens, std::optional<qint64>(1100));
+    QVERIFY(!c.outputTokens && !c.costUsd && !c.cachedInputTokens);
     QCOMPARE(c.attempts, 1);
     QCOMPARE(c.latencySeconds, 2.5);
     QCOMPARE(c.generation, 3);
@@ -749,6 +755,7 @@ void TestRunStore::llmCallsAndStrategies() {
     known.status = QStringLiteral("ok");
     known.inputTokens = 1200;
     known.outputTokens = 340;
+    known.cachedInputTokens = 800;
     known.costUsd = 0.001024;
     known.latencySeconds = 3.5;
     known.attempts = 2;
@@ -773,11 +780,14 @@ void TestRunStore::llmCallsAndStrategies() {
     QCOMPARE(a.candidateId, std::optional<qint64>(1));
     QCOMPARE(a.strategyId, std::optional<qint64>(4));
     QCOMPARE(*a.inputTokens, 1200);
+    QCOMPARE(a.cachedInputTokens, std::optional<qint64>(800));
+    QVERIFY2(!a.cacheWriteTokens, "a count the server never gave stays unknown");
     QCOMPARE(*a.costUsd, 0.001024);
     QCOMPARE(a.attempts, 2);
     QCOMPARE(a.answer, known.answer);
     const auto& b = calls->at(1);
     QVERIFY(!b.inputTokens && !b.outputTokens && !b.costUsd && !b.candidateId && !b.strategyId);
+    QVERIFY(!b.cachedInputTokens && !b.cacheWriteTokens);
 
     kforge::store::StrategyRecord seed{1, QStringLiteral("structure"), std::nullopt, QStringLiteral("structure-fuse"),
                                        0, QStringLiteral("Fuse."),     false,        {}};
@@ -1040,7 +1050,7 @@ void TestRunStore::refusesForeignFile_data() {
     QTest::newRow("other application") << QByteArray("sql:PRAGMA application_id = 1234;")
                                        << QStringLiteral("belongs to another application, id 0x000004d2");
     QTest::newRow("newer kforge") << QByteArray("newer")
-                                  << QStringLiteral("written by a newer kforge (schema 10, this build reads up to 9)");
+                                  << QStringLiteral("written by a newer kforge (schema 11, this build reads up to 10)");
     QTest::newRow("damaged kforge") << QByteArray("damaged")
                                     << QStringLiteral("damaged kforge run store (no schema_version table)");
     QTest::newRow("folder") << QByteArray("folder") << QStringLiteral("is a folder, not a run store");
@@ -1055,7 +1065,7 @@ void TestRunStore::refusesForeignFile() {
     } else if (content == "newer" || content == "damaged") {
         QVERIFY(openStore(path));
         RawDb db(path);
-        QVERIFY(db.exec(content == "newer" ? "UPDATE schema_version SET version = 10" : "DROP TABLE schema_version"));
+        QVERIFY(db.exec(content == "newer" ? "UPDATE schema_version SET version = 11" : "DROP TABLE schema_version"));
     } else if (content.startsWith("sql:")) {
         RawDb db(path);
         QVERIFY(db.exec(content.mid(4).constData()));

@@ -25,7 +25,12 @@
 //      "text": "answer text",  "{{n}}" becomes the request's seq, so answers can differ
 //      "model": "name",         optional; the model the answer names (default: the requested one)
 //      "stop_reason": "...",    optional; default "stop" (OpenAI) or "end_turn" (Anthropic)
-//      "usage": {"input": 12, "output": 34},   absent: the answer reports no usage at all
+//      "usage": {"input": 12, "output": 34},   absent: the answer reports no usage at all; with
+//                               "cached": N and "cache_write": N, that many of the input tokens
+//                               come from the prompt cache or go into it, as each API reports them
+//                               (OpenAI: prompt_tokens_details.cached_tokens, always; Anthropic:
+//                               cache_read/cache_creation_input_tokens, only when the request
+//                               marks its system prompt with cache_control)
 //      "error": {"type": "...", "code": "...", "message": "..."},   for a non-200 status; "{{key}}"
 //                               in the message is replaced by the key the request carried (servers
 //                               do echo keys; the client must redact them)
@@ -92,6 +97,8 @@ struct Rule {
     bool hasUsage = false;
     qint64 inputTokens = 0;
     qint64 outputTokens = 0;
+    qint64 cachedTokens = 0;
+    qint64 cacheWriteTokens = 0;
     QJsonObject error;
     int chunkChars = 8;
     int chunkDelayMs = 0;
@@ -220,6 +227,8 @@ bool Server::loadScript(const QString& path, QString* error) {
             r.hasUsage = true;
             r.inputTokens = u.value(QStringLiteral("input")).toInteger();
             r.outputTokens = u.value(QStringLiteral("output")).toInteger();
+            r.cachedTokens = u.value(QStringLiteral("cached")).toInteger();
+            r.cacheWriteTokens = u.value(QStringLiteral("cache_write")).toInteger();
         }
         r.error = o.value(QStringLiteral("error")).toObject();
         r.chunkChars = std::max(1, o.value(QStringLiteral("chunk_chars")).toInt(8));
@@ -429,6 +438,37 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& request
         answer(c, request, api, &rule);
 }
 
+namespace {
+
+// OpenAI's usage: the whole prompt, and the part its automatic prompt cache served.
+QJsonObject openAiUsage(const Rule& rule) {
+    QJsonObject u{{QStringLiteral("prompt_tokens"), rule.inputTokens},
+                  {QStringLiteral("completion_tokens"), rule.outputTokens},
+                  {QStringLiteral("total_tokens"), rule.inputTokens + rule.outputTokens}};
+    if (rule.cachedTokens > 0)
+        u[QStringLiteral("prompt_tokens_details")] = QJsonObject{{QStringLiteral("cached_tokens"), rule.cachedTokens}};
+    return u;
+}
+
+// Anthropic's prompt counts: the cache is used only for a prompt that asks for it (a system block
+// with cache_control), and then input_tokens counts only what was neither read nor written.
+QJsonObject anthropicInputUsage(const Rule& rule, const QJsonObject& requestBody, qint64 outputTokens) {
+    bool marked = false;
+    for (const QJsonValue& block : requestBody.value(QStringLiteral("system")).toArray())
+        marked = marked || block.toObject().contains(QStringLiteral("cache_control"));
+    const qint64 read = marked ? rule.cachedTokens : 0;
+    const qint64 written = marked ? rule.cacheWriteTokens : 0;
+    QJsonObject u{{QStringLiteral("input_tokens"), rule.inputTokens - read - written},
+                  {QStringLiteral("output_tokens"), outputTokens}};
+    if (marked) {
+        u[QStringLiteral("cache_read_input_tokens")] = read;
+        u[QStringLiteral("cache_creation_input_tokens")] = written;
+    }
+    return u;
+}
+
+} // namespace
+
 void Server::answer(const std::shared_ptr<Connection>& c, const Request& request, const QString& api,
                     const Rule* rule) {
     const bool openai = api == QLatin1String("openai");
@@ -495,10 +535,7 @@ void Server::answer(const std::shared_ptr<Connection>& c, const Request& request
             {QStringLiteral("logprobs"), QJsonValue()},
             {QStringLiteral("finish_reason"), rule->stopReason.isEmpty() ? QStringLiteral("stop") : rule->stopReason}}};
         if (rule->hasUsage)
-            out[QStringLiteral("usage")] =
-                QJsonObject{{QStringLiteral("prompt_tokens"), rule->inputTokens},
-                            {QStringLiteral("completion_tokens"), rule->outputTokens},
-                            {QStringLiteral("total_tokens"), rule->inputTokens + rule->outputTokens}};
+            out[QStringLiteral("usage")] = openAiUsage(*rule);
         out[QStringLiteral("system_fingerprint")] = QJsonValue();
     } else {
         out[QStringLiteral("id")] = QStringLiteral("msg_fake%1").arg(m_seq);
@@ -510,8 +547,7 @@ void Server::answer(const std::shared_ptr<Connection>& c, const Request& request
         out[QStringLiteral("stop_reason")] = rule->stopReason.isEmpty() ? QStringLiteral("end_turn") : rule->stopReason;
         out[QStringLiteral("stop_sequence")] = QJsonValue();
         if (rule->hasUsage)
-            out[QStringLiteral("usage")] = QJsonObject{{QStringLiteral("input_tokens"), rule->inputTokens},
-                                                       {QStringLiteral("output_tokens"), rule->outputTokens}};
+            out[QStringLiteral("usage")] = anthropicInputUsage(*rule, body, rule->outputTokens);
     }
     sendSimple(c, request, 200, rule->headers, "application/json", compact(out));
 }
@@ -583,10 +619,7 @@ void Server::sendStream(const std::shared_ptr<Connection>& c, const Request& req
                                 {QStringLiteral("model"), model},
                                 {QStringLiteral("system_fingerprint"), QJsonValue()},
                                 {QStringLiteral("choices"), QJsonArray{}},
-                                {QStringLiteral("usage"),
-                                 QJsonObject{{QStringLiteral("prompt_tokens"), rule.inputTokens},
-                                             {QStringLiteral("completion_tokens"), rule.outputTokens},
-                                             {QStringLiteral("total_tokens"), rule.inputTokens + rule.outputTokens}}}};
+                                {QStringLiteral("usage"), openAiUsage(rule)}};
             add("data: " + compact(o) + "\n\n");
         }
         add("data: [DONE]\n\n");
@@ -602,8 +635,7 @@ void Server::sendStream(const std::shared_ptr<Connection>& c, const Request& req
                             {QStringLiteral("stop_reason"), QJsonValue()},
                             {QStringLiteral("stop_sequence"), QJsonValue()}};
         if (rule.hasUsage)
-            message[QStringLiteral("usage")] =
-                QJsonObject{{QStringLiteral("input_tokens"), rule.inputTokens}, {QStringLiteral("output_tokens"), 1}};
+            message[QStringLiteral("usage")] = anthropicInputUsage(rule, requestBody, 1);
         add(event("message_start",
                   {{QStringLiteral("type"), QStringLiteral("message_start")}, {QStringLiteral("message"), message}}));
         add(event("content_block_start",

@@ -1,9 +1,11 @@
 // Settings, on any bytes: a run's configuration (stored with every run and read back on resume),
-// its language-model settings and endpoints, and the user's model and price tables. Each is read or
-// refused with a message (naming the file, for the tables); what is read writes back to JSON that
+// its language-model settings and endpoints, the user's model and price tables, and the insights
+// of an experience library's export, which teams share as files. Each is read or refused with a
+// message (naming the file, for the tables and insights); what is read writes back to JSON that
 // reads the same, so a resumed run continues with the settings it stored; a model spec reads back
 // from what it prints. Links QtCore, like the code it tests, so only full builds have it.
 
+#include "experience/experiencelibrary.h"
 #include "fuzzcheck.h"
 #include "llm/llmsettings.h"
 #include "llm/modeltable.h"
@@ -100,6 +102,22 @@ void checkTables(const QJsonObject& json) {
     }
 }
 
+// One insight of an experience library's export, which teams share as files.
+void checkInsight(const QJsonObject& json) {
+    const QString where = QStringLiteral("fuzz/insights.json: insights[0]");
+    const auto insight = experience::Insight::fromJson(json, where);
+    if (!insight) {
+        KFORGE_FUZZ_CHECK(insight.error().rfind(where.toStdString(), 0) == 0,
+                          "an insight's error does not name where it is: " + insight.error());
+        return;
+    }
+    const QJsonObject written = insight->toJson();
+    const auto again = experience::Insight::fromJson(written, where);
+    KFORGE_FUZZ_CHECK(again.ok(), "an insight does not read back as written: " + (again ? std::string() : again.error())
+                                      + "\n" + str(written));
+    KFORGE_FUZZ_CHECK(again->toJson() == written, "an insight changes on a second trip: " + str(written));
+}
+
 void checkModelSpec(const QByteArray& bytes) {
     const QString text = QString::fromUtf8(bytes.left(bytes.indexOf('\n') < 0 ? bytes.size() : bytes.indexOf('\n')));
     const spec::Expected<ModelChoice> choice = ModelChoice::parse(text);
@@ -139,5 +157,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     checkRunConfig(json);
     checkEndpoint(json);
     checkTables(json);
+    checkInsight(json);
     return 0;
 }

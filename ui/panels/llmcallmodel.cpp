@@ -47,6 +47,13 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
             return tr("The model's price is unknown or the server reported no usage");
         if (index.column() == CandidateColumn && call->candidateId)
             return tr("Activate to select candidate #%1").arg(*call->candidateId);
+        if (index.column() == InputTokensColumn && (call->cachedInputTokens || call->cacheWriteTokens)) {
+            const QLocale locale;
+            return tr("Of the prompt's tokens, %1 were read from the API's prompt cache and %2 written to it; "
+                      "each is priced apart from the rest")
+                .arg(locale.toString(call->cachedInputTokens.value_or(0)),
+                     locale.toString(call->cacheWriteTokens.value_or(0)));
+        }
         return {};
     case Qt::TextAlignmentRole:
         switch (index.column()) {
@@ -94,7 +101,13 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
         case StatusColumn:
             return call->status;
         case InputTokensColumn:
-            return call->inputTokens ? locale.toString(*call->inputTokens) : QStringLiteral("?");
+            if (!call->inputTokens)
+                return QStringLiteral("?");
+            // The part the API's prompt cache served, priced at its discount.
+            if (call->cachedInputTokens.value_or(0) > 0)
+                return tr("%1 (%2 cached)")
+                    .arg(locale.toString(*call->inputTokens), locale.toString(*call->cachedInputTokens));
+            return locale.toString(*call->inputTokens);
         case OutputTokensColumn:
             return call->outputTokens ? locale.toString(*call->outputTokens) : QStringLiteral("?");
         case CostColumn:
@@ -119,6 +132,8 @@ QVariant LlmCallModel::headerData(int section, Qt::Orientation orientation, int 
             return tr("init, mutate, crossover, repair or meta (a strategy rewrite)");
         case StageColumn:
             return tr("structure or tuning");
+        case InputTokensColumn:
+            return tr("The prompt's tokens, with those the API's prompt cache served");
         case CostColumn:
             return tr("US dollars; ? where the price or the usage is unknown");
         case CandidateColumn:

@@ -216,12 +216,24 @@ private slots:
         const int resetsAfterOpen = static_cast<int>(resets.size());
         auto second = delta();
         second.llmCalls = {call(3, std::nullopt, 0.02)};
+        second.llmCalls[0].cachedInputTokens = 1000;
+        second.llmCalls[0].cacheWriteTokens = 0;
         data.apply(second);
         QCOMPARE(model.rowCount(), 3);
         QCOMPARE(resets.size(), resetsAfterOpen); // a new call is an insert, not a reset
         QCOMPARE(inserts.size(), 2);
         QCOMPARE(model.index(1, LlmCallModel::CostColumn).data().toString(), QStringLiteral("?"));
         QCOMPARE(model.index(0, LlmCallModel::ModelColumn).data().toString(), QStringLiteral("local:qwen2.5-coder"));
+        // The prompt cache's share of the input, where the server reported one.
+        const QLocale locale;
+        QCOMPARE(model.index(0, LlmCallModel::InputTokensColumn).data().toString(), locale.toString(1200));
+        QCOMPARE(model.index(2, LlmCallModel::InputTokensColumn).data().toString(),
+                 QStringLiteral("%1 (%2 cached)").arg(locale.toString(1200), locale.toString(1000)));
+        QVERIFY(model.index(2, LlmCallModel::InputTokensColumn)
+                    .data(Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("read from the API's prompt cache")));
+        QCOMPARE(model.index(2, LlmCallModel::InputTokensColumn).data(LlmCallModel::SortRole).toLongLong(), 1200);
 
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         auto link = delta();
