@@ -47,7 +47,7 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
             return tr("The model's price is unknown or the server reported no usage");
         if (index.column() == CandidateColumn && call->candidateId)
             return tr("Activate to select candidate #%1").arg(*call->candidateId);
-        if (index.column() == InputTokensColumn && (call->cachedInputTokens || call->cacheWriteTokens)) {
+        if (index.column() == CachedTokensColumn && (call->cachedInputTokens || call->cacheWriteTokens)) {
             const QLocale locale;
             return tr("Of the prompt's tokens, %1 were read from the API's prompt cache and %2 written to it; "
                       "each is priced apart from the rest")
@@ -61,6 +61,7 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
         case GenerationColumn:
         case IslandColumn:
         case InputTokensColumn:
+        case CachedTokensColumn:
         case OutputTokensColumn:
         case CostColumn:
         case LatencyColumn:
@@ -73,6 +74,8 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) { // unknown figures sort first; the rest as shown
         case InputTokensColumn:
             return call->inputTokens.value_or(-1);
+        case CachedTokensColumn:
+            return call->cachedInputTokens.value_or(-1);
         case OutputTokensColumn:
             return call->outputTokens.value_or(-1);
         case CostColumn:
@@ -101,13 +104,9 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
         case StatusColumn:
             return call->status;
         case InputTokensColumn:
-            if (!call->inputTokens)
-                return QStringLiteral("?");
-            // The part the API's prompt cache served, priced at its discount.
-            if (call->cachedInputTokens.value_or(0) > 0)
-                return tr("%1 (%2 cached)")
-                    .arg(locale.toString(*call->inputTokens), locale.toString(*call->cachedInputTokens));
-            return locale.toString(*call->inputTokens);
+            return call->inputTokens ? locale.toString(*call->inputTokens) : QStringLiteral("?");
+        case CachedTokensColumn: // most servers never say: blank, not "?" in every row
+            return call->cachedInputTokens ? locale.toString(*call->cachedInputTokens) : QString();
         case OutputTokensColumn:
             return call->outputTokens ? locale.toString(*call->outputTokens) : QStringLiteral("?");
         case CostColumn:
@@ -133,7 +132,10 @@ QVariant LlmCallModel::headerData(int section, Qt::Orientation orientation, int 
         case StageColumn:
             return tr("structure or tuning");
         case InputTokensColumn:
-            return tr("The prompt's tokens, with those the API's prompt cache served");
+            return tr("The prompt's tokens, cached ones included");
+        case CachedTokensColumn:
+            return tr("Of the prompt's tokens, those the API's prompt cache served, at its discount; blank where "
+                      "the server did not say");
         case CostColumn:
             return tr("US dollars; ? where the price or the usage is unknown");
         case CandidateColumn:
@@ -161,6 +163,8 @@ QVariant LlmCallModel::headerData(int section, Qt::Orientation orientation, int 
         return tr("Status");
     case InputTokensColumn:
         return tr("In tokens");
+    case CachedTokensColumn:
+        return tr("Cached");
     case OutputTokensColumn:
         return tr("Out tokens");
     case CostColumn:

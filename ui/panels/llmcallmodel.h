@@ -26,6 +26,7 @@ public:
         ModelColumn,
         StatusColumn,
         InputTokensColumn,
+        CachedTokensColumn, // of the input: read from the API's prompt cache; blank where not reported
         OutputTokensColumn,
         CostColumn,
         LatencyColumn,

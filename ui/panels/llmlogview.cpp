@@ -60,8 +60,8 @@ LlmLogView::LlmLogView(RunData* data, CandidateSelection* selection, QWidget* pa
     m_view = makeRecordTable(m_textFilter, QStringLiteral("llmCalls"));
     m_view->sortByColumn(LlmCallModel::CallColumn, Qt::AscendingOrder);
     m_view->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
-    // call, gen, island, operator, stage, model, status, in, out, cost, latency, candidate
-    setColumnWidths(m_view, {4, 3, 3, 8, 8, 22, 13, 7, 7, 6, 6, 6});
+    // call, gen, island, operator, stage, model, status, in, cached, out, cost, latency, candidate
+    setColumnWidths(m_view, {4, 3, 3, 8, 8, 22, 13, 7, 7, 7, 6, 6, 6});
 
     m_callTitle = makeDetailTitle();
     m_systemPrompt = makeCodePane(tr("No system prompt"));
@@ -182,6 +182,7 @@ void LlmLogView::addToTotals(int first, int last) {
         const auto& call = calls[row];
         ++m_calls;
         m_inputTokens += call.inputTokens.value_or(0);
+        m_cachedTokens += call.cachedInputTokens.value_or(0);
         m_outputTokens += call.outputTokens.value_or(0);
         if (call.costUsd)
             m_knownUsd += *call.costUsd;
@@ -193,7 +194,7 @@ void LlmLogView::addToTotals(int first, int last) {
 
 void LlmLogView::resetTotals() {
     m_calls = 0;
-    m_inputTokens = m_outputTokens = 0;
+    m_inputTokens = m_cachedTokens = m_outputTokens = 0;
     m_knownUsd = 0.0;
     m_unknownCost = 0;
     if (m_data && !m_data->llmCalls().isEmpty())
@@ -204,10 +205,13 @@ void LlmLogView::resetTotals() {
 
 void LlmLogView::updateTotalsLabel() {
     const QLocale locale;
+    const QString input =
+        m_cachedTokens > 0
+            ? tr("%1 input (%2 cached)").arg(locale.toString(m_inputTokens), locale.toString(m_cachedTokens))
+            : tr("%1 input").arg(locale.toString(m_inputTokens));
     QString text = (m_calls == 1 ? tr("1 call") : tr("%1 calls").arg(m_calls))
-                   + tr(" · %1 input and %2 output tokens · $%3")
-                         .arg(locale.toString(m_inputTokens), locale.toString(m_outputTokens),
-                              locale.toString(m_knownUsd, 'f', 2));
+                   + tr(" · %1 and %2 output tokens · $%3")
+                         .arg(input, locale.toString(m_outputTokens), locale.toString(m_knownUsd, 'f', 2));
     if (m_unknownCost > 0)
         text += (m_unknownCost == 1 ? tr(" known; 1 call of unknown cost")
                                     : tr(" known; %1 calls of unknown cost").arg(m_unknownCost));

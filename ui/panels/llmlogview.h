@@ -70,6 +70,7 @@ private:
     // Running totals, grown with each added call.
     int m_calls = 0;
     qint64 m_inputTokens = 0;
+    qint64 m_cachedTokens = 0; // of m_inputTokens, read from the APIs' prompt caches
     qint64 m_outputTokens = 0;
     double m_knownUsd = 0.0;
     int m_unknownCost = 0;

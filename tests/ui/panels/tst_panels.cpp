@@ -224,16 +224,17 @@ private slots:
         QCOMPARE(inserts.size(), 2);
         QCOMPARE(model.index(1, LlmCallModel::CostColumn).data().toString(), QStringLiteral("?"));
         QCOMPARE(model.index(0, LlmCallModel::ModelColumn).data().toString(), QStringLiteral("local:qwen2.5-coder"));
-        // The prompt cache's share of the input, where the server reported one.
+        // The prompt cache's share of the input, where the server reported one; blank elsewhere.
         const QLocale locale;
         QCOMPARE(model.index(0, LlmCallModel::InputTokensColumn).data().toString(), locale.toString(1200));
-        QCOMPARE(model.index(2, LlmCallModel::InputTokensColumn).data().toString(),
-                 QStringLiteral("%1 (%2 cached)").arg(locale.toString(1200), locale.toString(1000)));
-        QVERIFY(model.index(2, LlmCallModel::InputTokensColumn)
+        QCOMPARE(model.index(0, LlmCallModel::CachedTokensColumn).data().toString(), QString());
+        QCOMPARE(model.index(2, LlmCallModel::CachedTokensColumn).data().toString(), locale.toString(1000));
+        QVERIFY(model.index(2, LlmCallModel::CachedTokensColumn)
                     .data(Qt::ToolTipRole)
                     .toString()
                     .contains(QStringLiteral("read from the API's prompt cache")));
-        QCOMPARE(model.index(2, LlmCallModel::InputTokensColumn).data(LlmCallModel::SortRole).toLongLong(), 1200);
+        QCOMPARE(model.index(2, LlmCallModel::CachedTokensColumn).data(LlmCallModel::SortRole).toLongLong(), 1000);
+        QCOMPARE(model.index(0, LlmCallModel::CachedTokensColumn).data(LlmCallModel::SortRole).toLongLong(), -1);
 
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         auto link = delta();
@@ -395,7 +396,15 @@ private slots:
         QAbstractItemModelTester tester(table->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
         QCOMPARE(table->model()->rowCount(), 2);
         QVERIFY2(view.totalsText().contains(QStringLiteral("1 call of unknown cost")), qPrintable(view.totalsText()));
-        QVERIFY2(view.totalsText().contains(QStringLiteral("2,400")), qPrintable(view.totalsText()));
+        QVERIFY2(view.totalsText().contains(QStringLiteral("2,400 input and")), qPrintable(view.totalsText()));
+        auto cached = delta();
+        cached.llmCalls = {call(3, 5, 0.01)};
+        cached.llmCalls[0].cachedInputTokens = 900;
+        data.apply(cached);
+        QVERIFY2(view.totalsText().contains(QStringLiteral("3,600 input (900 cached) and 900 output tokens")),
+                 qPrintable(view.totalsText()));
+        QCOMPARE(table->model()->rowCount(), 3);
+        QCOMPARE(table->model()->index(2, LlmCallModel::CachedTokensColumn).data().toString(), QStringLiteral("900"));
 
         table->setFocus();
         table->setCurrentIndex(table->model()->index(0, 0));
