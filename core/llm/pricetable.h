@@ -17,6 +17,9 @@
 namespace kforge::llm {
 
 struct Price {
+    Price() = default;
+    Price(double input, double output) : inputPerMillion(input), outputPerMillion(output) {}
+
     double inputPerMillion = 0.0;
     double outputPerMillion = 0.0;
     // Prompt tokens read from the API's prompt cache; unknown: the input price (no discount assumed).

@@ -47,13 +47,11 @@ QVariant LlmCallModel::data(const QModelIndex& index, int role) const {
             return tr("The model's price is unknown or the server reported no usage");
         if (index.column() == CandidateColumn && call->candidateId)
             return tr("Activate to select candidate #%1").arg(*call->candidateId);
-        if (index.column() == CachedTokensColumn && (call->cachedInputTokens || call->cacheWriteTokens)) {
-            const QLocale locale;
+        if (index.column() == CachedTokensColumn && (call->cachedInputTokens || call->cacheWriteTokens))
             return tr("Of the prompt's tokens, %1 were read from the API's prompt cache and %2 written to it; "
                       "each is priced apart from the rest")
                 .arg(locale.toString(call->cachedInputTokens.value_or(0)),
                      locale.toString(call->cacheWriteTokens.value_or(0)));
-        }
         return {};
     case Qt::TextAlignmentRole:
         switch (index.column()) {
