@@ -1,5 +1,7 @@
 #include "llm/apiformat.h"
 
+#include "util/numbers.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -8,7 +10,6 @@
 #include <QUrl>
 
 #include <algorithm>
-#include <cmath>
 
 namespace kforge::llm {
 
@@ -22,14 +23,12 @@ QString where(const Endpoint& endpoint) {
 // absurd one (no answer holds a trillion tokens; 1e300 would not even fit the integer) is unknown
 // rather than a made-up cost.
 std::optional<qint64> tokenCount(const QJsonObject& usage, const QString& key) {
-    constexpr double kMaxTokens = 1e12;
+    constexpr qint64 kMaxTokens = 1'000'000'000'000;
     const QJsonValue v = usage.value(key);
-    if (!v.isDouble())
+    const std::optional<qint64> n = v.isDouble() ? util::wholeNumber<qint64>(v.toDouble()) : std::nullopt;
+    if (!n || *n < 0 || *n > kMaxTokens)
         return std::nullopt;
-    const double d = v.toDouble();
-    if (!(d >= 0 && d <= kMaxTokens) || d != std::floor(d))
-        return std::nullopt;
-    return static_cast<qint64>(d);
+    return n;
 }
 
 // The prompt's tokens of an OpenAI usage object: all of them, and the part read from the prompt cache.

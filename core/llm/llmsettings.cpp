@@ -38,13 +38,14 @@ QString ModelChoice::spec() const {
 spec::Expected<ModelChoice> ModelChoice::parse(const QString& text) {
     // endpoint:model[=weight][@islands]; model names may hold ':' (ollama's "qwen2.5-coder:7b").
     static const QRegularExpression re(QStringLiteral(R"(^([A-Za-z0-9_.-]+):([^=@]+?)(?:=([^@]*))?(?:@(.*))?$)"));
-    const auto m = re.match(text.trimmed());
+    const QString trimmed = text.trimmed();
+    const auto m = re.match(trimmed);
     if (!m.hasMatch())
         return spec::fail("model '" + text.toStdString()
                           + "': expected ENDPOINT:MODEL[=WEIGHT][@ISLAND,...], e.g. openai:gpt-4.1-mini");
     // Control characters (a tab, a NUL pasted from elsewhere) are in no model's or island's name.
     static const QRegularExpression control(QStringLiteral(R"([\x00-\x1f\x7f])"));
-    if (text.trimmed().contains(control))
+    if (trimmed.contains(control))
         return spec::fail("model '" + text.toStdString() + "': holds a control character");
     ModelChoice c;
     c.endpoint = m.captured(1);
@@ -154,16 +155,11 @@ spec::Expected<LlmSettings> LlmSettings::fromJson(const QJsonObject& json) {
             return spec::success();
         if (!v.isDouble())
             return bad(QStringLiteral("'%1' must be a number").arg(QLatin1String(key)));
-        using T = std::remove_reference_t<decltype(target)>;
-        if constexpr (std::is_integral_v<T>) {
-            const std::optional<T> whole = util::wholeNumber<T>(v.toDouble());
-            if (!whole)
-                return bad(QStringLiteral("'%1' must be a whole number, not %2")
-                               .arg(QLatin1String(key), QString::number(v.toDouble(), 'g', 15)));
-            target = *whole;
-        } else {
-            target = v.toDouble();
-        }
+        const auto value = util::numberAs<std::remove_reference_t<decltype(target)>>(v.toDouble());
+        if (!value)
+            return bad(QStringLiteral("'%1' must be a whole number, not %2")
+                           .arg(QLatin1String(key), QString::number(v.toDouble(), 'g', 15)));
+        target = *value;
         return spec::success();
     };
     // A braced list is evaluated left to right: the first bad key is the one reported.

@@ -7,7 +7,6 @@
 #include <QJsonValue>
 
 #include <optional>
-#include <type_traits>
 
 namespace kforge::search {
 
@@ -56,17 +55,13 @@ template <typename T> bool readNumber(const QJsonObject& json, const char* key, 
         error = std::string("run configuration: '") + key + "' must be a number";
         return false;
     }
-    if constexpr (std::is_integral_v<T>) {
-        const std::optional<T> whole = util::wholeNumber<T>(v.toDouble());
-        if (!whole) {
-            error = std::string("run configuration: '") + key + "' must be a whole number, not "
-                    + QString::number(v.toDouble(), 'g', 15).toStdString();
-            return false;
-        }
-        target = *whole;
-    } else {
-        target = v.toDouble();
+    const std::optional<T> value = util::numberAs<T>(v.toDouble());
+    if (!value) {
+        error = std::string("run configuration: '") + key + "' must be a whole number, not "
+                + QString::number(v.toDouble(), 'g', 15).toStdString();
+        return false;
     }
+    target = *value;
     return true;
 }
 
@@ -123,10 +118,11 @@ spec::Expected<RunConfig> RunConfig::fromJson(const QJsonObject& json) {
         if (!parsed)
             return spec::fail("run configuration: 'seed' must be a non-negative integer, not '"
                               + seed.toString().toStdString() + "'");
-    } else if (seed.isDouble() && util::wholeNumber<std::uint64_t>(seed.toDouble())) {
-        c.seed = *util::wholeNumber<std::uint64_t>(seed.toDouble());
     } else if (!seed.isUndefined()) {
-        return spec::fail("run configuration: 'seed' must be a non-negative integer");
+        const auto whole = seed.isDouble() ? util::wholeNumber<std::uint64_t>(seed.toDouble()) : std::nullopt;
+        if (!whole)
+            return spec::fail("run configuration: 'seed' must be a non-negative integer");
+        c.seed = *whole;
     }
     const QJsonValue confirm = json.value(QLatin1String("confirm_best"));
     if (confirm.isBool())

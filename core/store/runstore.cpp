@@ -1299,16 +1299,16 @@ Expected<qint64> RunStore::insertLlmCall(qint64 runId, const LlmCallRecord& c) {
                   "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, runId).bindInt(2, c.generation).bindInt(3, c.island).bindText(4, c.op).bindText(5, c.stage);
         insert.bindText(6, c.endpoint).bindText(7, c.model);
-        c.strategyId ? insert.bindInt(8, *c.strategyId) : insert.bindNull(8);
+        insert.bindInt(8, c.strategyId);
         insert.bindText(9, idList(c.parents));
-        c.candidateId ? insert.bindInt(10, *c.candidateId) : insert.bindNull(10);
+        insert.bindInt(10, c.candidateId);
         insert.bindText(11, c.status).bindText(12, c.message);
-        c.inputTokens ? insert.bindInt(13, *c.inputTokens) : insert.bindNull(13);
-        c.outputTokens ? insert.bindInt(14, *c.outputTokens) : insert.bindNull(14);
+        insert.bindInt(13, c.inputTokens);
+        insert.bindInt(14, c.outputTokens);
         insert.bindDouble(15, c.costUsd).bindDouble(16, c.latencySeconds).bindInt(17, c.attempts);
         insert.bindText(18, c.systemPrompt).bindText(19, c.prompt).bindText(20, c.answer).bindText(21, now());
-        c.cachedInputTokens ? insert.bindInt(22, *c.cachedInputTokens) : insert.bindNull(22);
-        c.cacheWriteTokens ? insert.bindInt(23, *c.cacheWriteTokens) : insert.bindNull(23);
+        insert.bindInt(22, c.cachedInputTokens);
+        insert.bindInt(23, c.cacheWriteTokens);
         if (!insert.run())
             return failure(where(), "cannot record an LLM call of run " + number(runId), insert);
         return sqlite3_last_insert_rowid(m_db);
@@ -1321,12 +1321,12 @@ Status RunStore::completeLlmCall(qint64 runId, qint64 callId, const LlmCallRecor
                                "cost_usd = ?, latency_s = ?, attempts = ?, answer = ?, cached_input_tokens = ?, "
                                "cache_write_tokens = ? WHERE run_id = ? AND id = ?");
         update.bindText(1, c.status).bindText(2, c.message);
-        c.inputTokens ? update.bindInt(3, *c.inputTokens) : update.bindNull(3);
-        c.outputTokens ? update.bindInt(4, *c.outputTokens) : update.bindNull(4);
+        update.bindInt(3, c.inputTokens);
+        update.bindInt(4, c.outputTokens);
         update.bindDouble(5, c.costUsd).bindDouble(6, c.latencySeconds).bindInt(7, c.attempts);
         update.bindText(8, c.answer);
-        c.cachedInputTokens ? update.bindInt(9, *c.cachedInputTokens) : update.bindNull(9);
-        c.cacheWriteTokens ? update.bindInt(10, *c.cacheWriteTokens) : update.bindNull(10);
+        update.bindInt(9, c.cachedInputTokens);
+        update.bindInt(10, c.cacheWriteTokens);
         update.bindInt(11, runId).bindInt(12, callId);
         if (!update.run())
             return failure(where(), "cannot complete LLM call " + number(callId) + " of run " + number(runId), update);
@@ -1408,7 +1408,7 @@ Status RunStore::insertStrategy(qint64 runId, const StrategyRecord& st) {
         Statement insert(m_db, "INSERT INTO strategies(id, run_id, stage, parent, seed, generation, text, retired, at) "
                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
         insert.bindInt(1, st.id).bindInt(2, runId).bindText(3, st.stage);
-        st.parent ? insert.bindInt(4, *st.parent) : insert.bindNull(4);
+        insert.bindInt(4, st.parent);
         insert.bindText(5, st.seed)
             .bindInt(6, st.generation)
             .bindText(7, st.text)

@@ -25,4 +25,13 @@ template <typename T> std::optional<T> wholeNumber(double d) {
     return static_cast<T>(d);
 }
 
+// `d` as a setting of type T: as it is for a floating-point T; for an integer T only when whole and
+// in range (wholeNumber).
+template <typename T> std::optional<T> numberAs(double d) {
+    if constexpr (std::is_integral_v<T>)
+        return wholeNumber<T>(d);
+    else
+        return static_cast<T>(d);
+}
+
 } // namespace kforge::util

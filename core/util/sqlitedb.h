@@ -43,6 +43,10 @@ public:
     Statement& bindInt(int index, qint64 value);
     Statement& bindDouble(int index, double value);
     Statement& bindNull(int index);
+    // NULL for an unknown value.
+    Statement& bindInt(int index, std::optional<qint64> value) {
+        return value ? bindInt(index, *value) : bindNull(index);
+    }
     Statement& bindDouble(int index, std::optional<double> value) {
         return value ? bindDouble(index, *value) : bindNull(index);
     }
