@@ -175,7 +175,7 @@ QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const M
     if (api == Api::Anthropic && !request.system.isEmpty()) {
         // A run's calls share their system prompt: cached, later calls read it at a tenth of the
         // input price. (A prompt shorter than the model's minimum is simply not cached.)
-        if (cacheSystemPrompt)
+        if (marksSystemPromptForCache(api, request, cacheSystemPrompt))
             o[QStringLiteral("system")] = QJsonArray{QJsonObject{
                 {QStringLiteral("type"), QStringLiteral("text")},
                 {QStringLiteral("text"), request.system},
@@ -187,7 +187,7 @@ QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const M
     const bool thinking = api == Api::Anthropic && params.thinkingBudget > 0;
     if (thinking) {
         // The answer keeps its room: thinking counts against max_tokens.
-        o[QStringLiteral("max_tokens")] = request.maxTokens + params.thinkingBudget;
+        o[QStringLiteral("max_tokens")] = outputTokenLimit(api, request, params);
         o[QStringLiteral("thinking")] = QJsonObject{{QStringLiteral("type"), QStringLiteral("enabled")},
                                                     {QStringLiteral("budget_tokens"), params.thinkingBudget}};
     } else if (api == Api::OpenAI && params.maxCompletionTokens) {
@@ -205,6 +205,15 @@ QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const M
     if (api == Api::OpenAI && stream)
         o[QStringLiteral("stream_options")] = QJsonObject{{QStringLiteral("include_usage"), true}};
     return QJsonDocument(o).toJson(QJsonDocument::Compact);
+}
+
+qint64 outputTokenLimit(Api api, const ChatRequest& request, const ModelParams& params) {
+    const qint64 limit = request.maxTokens;
+    return api == Api::Anthropic && params.thinkingBudget > 0 ? limit + params.thinkingBudget : limit;
+}
+
+bool marksSystemPromptForCache(Api api, const ChatRequest& request, bool cacheSystemPrompt) {
+    return api == Api::Anthropic && cacheSystemPrompt && !request.system.isEmpty();
 }
 
 HttpHeaders requestHeaders(Api api, const QString& key, bool stream) {

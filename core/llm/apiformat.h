@@ -32,6 +32,12 @@ QString redactedUrl(const QString& url);
 // (cache_control: ephemeral); OpenAI's API caches long prompts without being asked.
 QByteArray requestBody(Api api, const ChatRequest& request, bool stream, const ModelParams& params = {},
                        bool cacheSystemPrompt = false);
+// The most output tokens a request can be billed for: max_tokens, and with Anthropic's extended
+// thinking (params.thinkingBudget) the thinking budget on top, which is billed as output.
+qint64 outputTokenLimit(Api api, const ChatRequest& request, const ModelParams& params);
+// Whether requestBody marks the system prompt for the API's prompt cache (Anthropic), so that a
+// call may be billed for writing it there.
+bool marksSystemPromptForCache(Api api, const ChatRequest& request, bool cacheSystemPrompt);
 // content-type, accept, and the key's header unless `key` is empty (a local server without auth).
 HttpHeaders requestHeaders(Api api, const QString& key, bool stream);
 

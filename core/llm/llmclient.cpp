@@ -569,6 +569,19 @@ LlmClient::~LlmClient() {
     m_worker.reset();
 }
 
+Usage LlmClient::worstUsage(const ChatRequest& request, qint64 promptTokens, qint64 systemTokens) const {
+    Usage worst;
+    worst.inputTokens = promptTokens;
+    worst.outputTokens = request.maxTokens;
+    for (const Endpoint& ep : m_endpoints)
+        if (ep.name == request.endpoint) {
+            worst.outputTokens = outputTokenLimit(ep.api, request, m_models.find(request.model));
+            if (marksSystemPromptForCache(ep.api, request, ep.cachePrompts))
+                worst.cacheWriteTokens = std::min(systemTokens, promptTokens);
+        }
+    return worst;
+}
+
 qint64 LlmClient::submit(ChatRequest request) {
     const qint64 ticket = m_worker->nextTicket.fetch_add(1);
     auto refuse = [&](const QString& message) {

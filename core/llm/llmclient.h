@@ -46,6 +46,13 @@ public:
     // Every request submitted before this call.
     void cancelAll();
 
+    // The most `request` can be billed for, by kind of token, given `promptTokens` (the caller's
+    // upper estimate of the whole prompt) of which `systemTokens` are the system prompt: that
+    // prompt written to the API's cache where the endpoint marks it for caching (a write costs more
+    // than input), and as output max_tokens plus any thinking budget the model's entry gives. For
+    // an unknown endpoint, the prompt uncached and max_tokens.
+    Usage worstUsage(const ChatRequest& request, qint64 promptTokens, qint64 systemTokens) const;
+
     const QList<Endpoint>& endpoints() const { return m_endpoints; }
     const PriceTable& prices() const { return m_prices; }
     // What each model accepts (max_completion_tokens, temperature, thinking); by default the

@@ -403,10 +403,14 @@ bool LlmProposer::send(InFlight call) {
     const llm::ModelChoice& model = call.choice;
     if (m_refusedBy.count(model.endpoint))
         return false;
-    llm::Usage worst;
-    worst.inputTokens = static_cast<qint64>(std::ceil(static_cast<double>(call.inputEstimate) * m_inputScale));
-    worst.outputTokens = m_settings.maxTokens;
-    call.worst = {*worst.inputTokens + *worst.outputTokens, m_prices->cost(model.model, worst).value_or(0.0)};
+    llm::ChatRequest request;
+    request.endpoint = model.endpoint;
+    request.model = model.model;
+    request.system = call.prompt.system;
+    request.messages = call.prompt.messages;
+    request.maxTokens = m_settings.maxTokens;
+    request.temperature = m_settings.temperature;
+    call.worst = worstCase(request, call.inputEstimate);
     switch (m_budget.admit(spentAmount(), call.worst)) {
     case LlmBudget::Admission::Send:
         break;
@@ -419,13 +423,6 @@ bool LlmProposer::send(InFlight call) {
         return false;
     }
 
-    llm::ChatRequest request;
-    request.endpoint = model.endpoint;
-    request.model = model.model;
-    request.system = call.prompt.system;
-    request.messages = call.prompt.messages;
-    request.maxTokens = m_settings.maxTokens;
-    request.temperature = m_settings.temperature;
     m_budget.reserve(call.worst);
     // Stored now, completed when it ends: a call in flight when the run ends is in the record too.
     llm::ChatResult none;
@@ -435,6 +432,21 @@ bool LlmProposer::send(InFlight call) {
     const qint64 ticket = m_client->submit(request);
     m_inFlight.emplace(ticket, std::move(call));
     return true;
+}
+
+LlmBudget::Amount LlmProposer::worstCase(const llm::ChatRequest& request, qint64 inputEstimate) const {
+    // Estimates scaled so that they are never below what servers said. A written cache costs more
+    // than input at list prices, a price table may say otherwise: the dearer of the two is kept.
+    const auto scaled = [&](qint64 estimate) {
+        return static_cast<qint64>(std::ceil(static_cast<double>(estimate) * m_inputScale));
+    };
+    const llm::Usage worst =
+        m_client->worstUsage(request, scaled(inputEstimate), scaled(estimateTokens(request.system)));
+    llm::Usage uncached = worst;
+    uncached.cacheWriteTokens.reset();
+    const double usd = std::max(m_prices->cost(request.model, worst).value_or(0.0),
+                                m_prices->cost(request.model, uncached).value_or(0.0));
+    return {*worst.inputTokens + *worst.outputTokens, usd};
 }
 
 void LlmProposer::account(const InFlight& call, const llm::ChatResult& result) {

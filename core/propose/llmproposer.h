@@ -172,6 +172,9 @@ private:
     QList<llm::Endpoint> calledEndpoints() const;
     LlmBudget::Amount spentAmount() const { return {m_spend.tokens(), m_spend.usd}; }
     void learnInputTokens(qint64 estimate, std::optional<qint64> reported);
+    // The most `request` can spend, its whole prompt estimated at `inputEstimate` tokens: what
+    // the budget reserves while it is in flight.
+    LlmBudget::Amount worstCase(const llm::ChatRequest& request, qint64 inputEstimate) const;
     QStringList experienceFor(const LlmJob& job) const;
     static QString modelKey(const llm::ModelChoice& choice);
     std::optional<llm::ModelChoice> helperModel() const;

@@ -1029,6 +1029,55 @@ private slots:
         }
     }
 
+    // What the budget reserves for a call covers what the call can be billed for: as output the
+    // limit the body sends (max_tokens with any thinking budget on top), and where the system
+    // prompt is marked for the cache, its writing, which costs more than input.
+    void worstUsageCoversTheRequest_data() {
+        QTest::addColumn<Api>("api");
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("cachePrompts");
+        QTest::newRow("gpt-4o") << Api::OpenAI << QStringLiteral("gpt-4o") << true;
+        QTest::newRow("gpt-5 (reasoning)") << Api::OpenAI << QStringLiteral("gpt-5") << true;
+        QTest::newRow("claude-3-5-haiku") << Api::Anthropic << QStringLiteral("claude-3-5-haiku") << true;
+        QTest::newRow("claude-3-5-haiku, cache off") << Api::Anthropic << QStringLiteral("claude-3-5-haiku") << false;
+        QTest::newRow("claude-sonnet-4-5 (thinking)")
+            << Api::Anthropic << QStringLiteral("claude-sonnet-4-5-20250929") << true;
+    }
+    void worstUsageCoversTheRequest() {
+        QFETCH(Api, api);
+        QFETCH(QString, model);
+        QFETCH(bool, cachePrompts);
+        FakeServer server(m_dir);
+        QVERIFY(server.start({rule({{QStringLiteral("text"), QStringLiteral("ok")}})}));
+        Endpoint endpoint = fakeEndpoint(api, server.baseUrl(), false);
+        endpoint.cachePrompts = cachePrompts;
+        LlmClient client({endpoint}, testPrices());
+        ChatRequest request = chatRequest(api);
+        request.model = model;
+        const Usage worst = client.worstUsage(request, 5000, 2000);
+        const auto r = runOne(client, request);
+        QVERIFY(r);
+        QVERIFY2(r->ok, qPrintable(r->message));
+        const QJsonObject body = server.requests().at(0).value(QStringLiteral("body")).toObject();
+        const int sentLimit = body.contains(QStringLiteral("max_completion_tokens"))
+                                  ? body.value(QStringLiteral("max_completion_tokens")).toInt()
+                                  : body.value(QStringLiteral("max_tokens")).toInt();
+        QVERIFY(sentLimit >= request.maxTokens);
+        QCOMPARE(worst.outputTokens.value_or(-1), qint64{sentLimit});
+        QCOMPARE(worst.inputTokens.value_or(-1), qint64{5000});
+        const bool marked = body.value(QStringLiteral("system")).isArray();
+        QCOMPARE(marked, api == Api::Anthropic && cachePrompts);
+        QCOMPARE(worst.cacheWriteTokens.value_or(0), marked ? qint64{2000} : qint64{0});
+
+        // A system prompt counted above the whole prompt is held to it; an endpoint the client does
+        // not know gives max_tokens and no cache.
+        QCOMPARE(client.worstUsage(request, 500, 2000).cacheWriteTokens.value_or(0), marked ? qint64{500} : qint64{0});
+        request.endpoint = QStringLiteral("elsewhere");
+        const Usage unknown = client.worstUsage(request, 5000, 2000);
+        QCOMPARE(unknown.outputTokens.value_or(-1), qint64{request.maxTokens});
+        QVERIFY(!unknown.cacheWriteTokens);
+    }
+
     void modelTableFiles() {
         auto builtIn = ModelTable::loadDefault(QString());
         QVERIFY2(builtIn, builtIn ? "" : builtIn.error().c_str());

@@ -364,6 +364,50 @@ private slots:
         }
     }
 
+    // Answers that bill everything a request allows (Anthropic: max_tokens with the thinking
+    // budget on top, and the system prompt written to the prompt cache at 1.25x the input price)
+    // still never take the run past its money budget: the reservation covers them.
+    void budgetHoldsWhenAnswersBillTheirWholeLimit() {
+        kforgetest::ScriptedLlmServer server;
+        QJsonArray rules = script().value(QStringLiteral("rules")).toArray();
+        for (QJsonValueRef r : rules) {
+            QJsonObject o = r.toObject();
+            o[QStringLiteral("usage")] = QJsonObject{{QStringLiteral("input"), 2000},
+                                                     {QStringLiteral("output"), QStringLiteral("max")},
+                                                     {QStringLiteral("cache_write"), 1500}};
+            r = o;
+        }
+        const int port = startServer(server, QStringLiteral("limit"), QJsonObject{{QStringLiteral("rules"), rules}});
+        QVERIFY(port > 0);
+        const QString db = m_dir.filePath(QStringLiteral("limit.kforge"));
+        Engine::Setup s = setupFor(db, 1000);
+        llm::Endpoint& endpoint = s.config.llm.endpoints[0];
+        endpoint.api = llm::Api::Anthropic;
+        endpoint.baseUrl = QStringLiteral("http://127.0.0.1:%1/v1").arg(port);
+        s.config.llm.models[0].model = QStringLiteral("claude-sonnet-4-5"); // thinks, in the built-in table
+        const double usd = 0.4;
+        s.config.llm.budgetUsd = usd;
+        Engine engine(s);
+        const auto summary = runToEnd(engine);
+        QCOMPARE(summary.state, RunState::Finished);
+        QVERIFY2(summary.message.contains(QLatin1String("LLM money budget reached")), qPrintable(summary.message));
+        auto st = store::RunStore::open(db);
+        QVERIFY(st);
+        auto calls = (*st)->llmCalls(summary.runId);
+        QVERIFY(calls);
+        int billed = 0;
+        for (const auto& c : *calls)
+            if (c.status == QLatin1String("ok")) {
+                ++billed;
+                QVERIFY2(c.outputTokens.value_or(0) > s.config.llm.maxTokens, "the thinking budget is billed too");
+                QCOMPARE(c.cacheWriteTokens.value_or(-1), qint64{1500});
+            }
+        QVERIFY(billed >= 2);
+        const double money = spent(**st, summary.runId);
+        qInfo() << billed << "calls billed, $" << money << ":" << summary.message;
+        QVERIFY2(money <= usd, qPrintable(QString::number(money)));
+    }
+
     // An endpoint the run calls without its key: the run does not start, and says which key is missing where.
     void missingKeyFailsTheStart() {
         qunsetenv("KFORGE_TEST_ABSENT_KEY");

@@ -30,7 +30,9 @@
 //                               come from the prompt cache or go into it, as each API reports them
 //                               (OpenAI: prompt_tokens_details.cached_tokens, always; Anthropic:
 //                               cache_read/cache_creation_input_tokens, only when the request
-//                               marks its system prompt with cache_control)
+//                               marks its system prompt with cache_control); "output": "max"
+//                               bills the whole limit the request set (max_completion_tokens or
+//                               max_tokens, thinking budget included), as an answer that ran out
 //      "error": {"type": "...", "code": "...", "message": "..."},   for a non-200 status; "{{key}}"
 //                               in the message is replaced by the key the request carried (servers
 //                               do echo keys; the client must redact them)
@@ -97,6 +99,7 @@ struct Rule {
     bool hasUsage = false;
     qint64 inputTokens = 0;
     qint64 outputTokens = 0;
+    bool outputAtLimit = false; // "output": "max"
     qint64 cachedTokens = 0;
     qint64 cacheWriteTokens = 0;
     QJsonObject error;
@@ -227,6 +230,7 @@ bool Server::loadScript(const QString& path, QString* error) {
             r.hasUsage = true;
             r.inputTokens = u.value(QStringLiteral("input")).toInteger();
             r.outputTokens = u.value(QStringLiteral("output")).toInteger();
+            r.outputAtLimit = u.value(QStringLiteral("output")).toString() == QLatin1String("max");
             r.cachedTokens = u.value(QStringLiteral("cached")).toInteger();
             r.cacheWriteTokens = u.value(QStringLiteral("cache_write")).toInteger();
         }
@@ -441,10 +445,20 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& request
 namespace {
 
 // OpenAI's usage: the whole prompt, and the part its automatic prompt cache served.
-QJsonObject openAiUsage(const Rule& rule) {
+qint64 outputTokens(const Rule& rule, const QJsonObject& requestBody) {
+    if (!rule.outputAtLimit)
+        return rule.outputTokens;
+    const QJsonValue limit = requestBody.contains(QStringLiteral("max_completion_tokens"))
+                                 ? requestBody.value(QStringLiteral("max_completion_tokens"))
+                                 : requestBody.value(QStringLiteral("max_tokens"));
+    return limit.toInteger();
+}
+
+QJsonObject openAiUsage(const Rule& rule, const QJsonObject& requestBody) {
+    const qint64 output = outputTokens(rule, requestBody);
     QJsonObject u{{QStringLiteral("prompt_tokens"), rule.inputTokens},
-                  {QStringLiteral("completion_tokens"), rule.outputTokens},
-                  {QStringLiteral("total_tokens"), rule.inputTokens + rule.outputTokens}};
+                  {QStringLiteral("completion_tokens"), output},
+                  {QStringLiteral("total_tokens"), rule.inputTokens + output}};
     if (rule.cachedTokens > 0)
         u[QStringLiteral("prompt_tokens_details")] = QJsonObject{{QStringLiteral("cached_tokens"), rule.cachedTokens}};
     return u;
@@ -535,7 +549,7 @@ void Server::answer(const std::shared_ptr<Connection>& c, const Request& request
             {QStringLiteral("logprobs"), QJsonValue()},
             {QStringLiteral("finish_reason"), rule->stopReason.isEmpty() ? QStringLiteral("stop") : rule->stopReason}}};
         if (rule->hasUsage)
-            out[QStringLiteral("usage")] = openAiUsage(*rule);
+            out[QStringLiteral("usage")] = openAiUsage(*rule, body);
         out[QStringLiteral("system_fingerprint")] = QJsonValue();
     } else {
         out[QStringLiteral("id")] = QStringLiteral("msg_fake%1").arg(m_seq);
@@ -547,7 +561,7 @@ void Server::answer(const std::shared_ptr<Connection>& c, const Request& request
         out[QStringLiteral("stop_reason")] = rule->stopReason.isEmpty() ? QStringLiteral("end_turn") : rule->stopReason;
         out[QStringLiteral("stop_sequence")] = QJsonValue();
         if (rule->hasUsage)
-            out[QStringLiteral("usage")] = anthropicInputUsage(*rule, body, rule->outputTokens);
+            out[QStringLiteral("usage")] = anthropicInputUsage(*rule, body, outputTokens(*rule, body));
     }
     sendSimple(c, request, 200, rule->headers, "application/json", compact(out));
 }
@@ -619,7 +633,7 @@ void Server::sendStream(const std::shared_ptr<Connection>& c, const Request& req
                                 {QStringLiteral("model"), model},
                                 {QStringLiteral("system_fingerprint"), QJsonValue()},
                                 {QStringLiteral("choices"), QJsonArray{}},
-                                {QStringLiteral("usage"), openAiUsage(rule)}};
+                                {QStringLiteral("usage"), openAiUsage(rule, requestBody)}};
             add("data: " + compact(o) + "\n\n");
         }
         add("data: [DONE]\n\n");
@@ -659,7 +673,8 @@ void Server::sendStream(const std::shared_ptr<Connection>& c, const Request& req
                                         rule.stopReason.isEmpty() ? QStringLiteral("end_turn") : rule.stopReason},
                                        {QStringLiteral("stop_sequence"), QJsonValue()}}}};
         if (rule.hasUsage)
-            delta[QStringLiteral("usage")] = QJsonObject{{QStringLiteral("output_tokens"), rule.outputTokens}};
+            delta[QStringLiteral("usage")] =
+                QJsonObject{{QStringLiteral("output_tokens"), outputTokens(rule, requestBody)}};
         add(event("message_delta", delta));
         add(event("message_stop", {{QStringLiteral("type"), QStringLiteral("message_stop")}}));
     }
