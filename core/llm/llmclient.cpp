@@ -573,13 +573,21 @@ Usage LlmClient::worstUsage(const ChatRequest& request, qint64 promptTokens, qin
     Usage worst;
     worst.inputTokens = promptTokens;
     worst.outputTokens = request.maxTokens;
-    for (const Endpoint& ep : m_endpoints)
-        if (ep.name == request.endpoint) {
-            worst.outputTokens = outputTokenLimit(ep.api, request, m_models.find(request.model));
-            if (marksSystemPromptForCache(ep.api, request, ep.cachePrompts))
-                worst.cacheWriteTokens = std::min(systemTokens, promptTokens);
-        }
+    if (const qsizetype index = endpointIndex(request.endpoint); index >= 0) {
+        const Endpoint& ep = m_endpoints.at(index);
+        worst.outputTokens = outputTokenLimit(ep.api, request, m_models.find(request.model));
+        if (marksSystemPromptForCache(ep.api, request, ep.cachePrompts))
+            worst.cacheWriteTokens = std::min(systemTokens, promptTokens);
+    }
     return worst;
+}
+
+qsizetype LlmClient::endpointIndex(const QString& name) const {
+    qsizetype index = -1;
+    for (qsizetype i = 0; i < m_endpoints.size(); ++i)
+        if (m_endpoints.at(i).name == name)
+            index = i;
+    return index;
 }
 
 qint64 LlmClient::submit(ChatRequest request) {
@@ -593,10 +601,7 @@ qint64 LlmClient::submit(ChatRequest request) {
         postFinished(ticket, r);
         return ticket;
     };
-    qsizetype index = -1;
-    for (qsizetype i = 0; i < m_endpoints.size(); ++i)
-        if (m_endpoints.at(i).name == request.endpoint)
-            index = i;
+    const qsizetype index = endpointIndex(request.endpoint);
     if (index < 0) {
         QStringList names;
         for (const Endpoint& e : m_endpoints)

@@ -68,6 +68,8 @@ signals:
 private:
     class Worker;
 
+    // The endpoint of that name (the last, should two share it); -1 for none.
+    qsizetype endpointIndex(const QString& name) const;
     void postFinished(qint64 ticket, const ChatResult& result);
     void postStreamed(qint64 ticket, const QString& delta);
 
